@@ -1,0 +1,37 @@
+#include "core/data_dir.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "moesim_build_info.h"
+
+namespace moesim {
+
+std::string data_dir() {
+  if (const char* env = std::getenv("MOESIM_DATA"); env && *env) return env;
+  return MOESIM_DATA_DIR_DEFAULT;
+}
+
+std::vector<std::string> list_presets(const std::string& kind) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir() + "/" + kind, ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string resolve_preset(const std::string& kind, const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  if (fs::is_regular_file(name_or_path)) return name_or_path;
+  std::string p = data_dir() + "/" + kind + "/" + name_or_path + ".json";
+  if (fs::is_regular_file(p)) return p;
+  std::string known;
+  for (const auto& s : list_presets(kind)) known += (known.empty() ? "" : ", ") + s;
+  throw Error("unknown " + std::string(kind == "models" ? "model" : "hardware profile") + " '" +
+              name_or_path + "' (known: " + known + "; or give a path to a JSON file)");
+}
+
+}  // namespace moesim

@@ -1,0 +1,25 @@
+// Errors. Every failure that a user can cause (bad input, bad flag, bad file) is reported as a
+// moesim::Error whose message names the file, the line or byte offset and the field, so that the CLI can
+// print it and exit non-zero. Programming errors use assert.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace moesim {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// "FILE:LINE: FIELD: MESSAGE" (line 0 = whole file; empty field omitted).
+[[nodiscard]] Error input_error(std::string_view file, uint64_t line, std::string_view field,
+                                std::string_view message);
+// "FILE: at byte OFFSET: FIELD: MESSAGE" for binary inputs.
+[[nodiscard]] Error binary_input_error(std::string_view file, uint64_t offset, std::string_view field,
+                                       std::string_view message);
+
+}  // namespace moesim

@@ -1,0 +1,51 @@
+// HardwareProfile: the machine a simulation models, loaded from data/hardware/*.json.
+// Each field in a profile is {"value": V, "source": "..."} or {"value": V, "assumption": "why; replace by
+// `moesim calibrate`"}; V is a number or a string with a unit ("3.5GB/s", "80us", "64GiB").
+// Sections: ssd, memory, cpu, gpu, link. Cost models built from these are linear in bytes with a fixed
+// overhead (ARCHITECTURE.md §5); calibrated profiles replace the defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/json_io.h"
+
+namespace moesim {
+
+struct HardwareProfile {
+  std::string name;
+  std::string display_name;
+  std::string origin;
+
+  // ssd
+  double ssd_read_bandwidth = 0;  // bytes/s, sequential
+  double ssd_read_latency = 0;    // s, fixed cost per request
+  uint32_t ssd_queue_depth = 1;   // requests served concurrently
+  // memory
+  uint64_t memory_capacity = 0;   // bytes
+  double memory_bandwidth = 0;    // bytes/s
+  bool unified_memory = false;    // CPU and GPU share DRAM (Jetson-class SoC)
+  // cpu
+  uint32_t cpu_cores = 1;
+  double cpu_memcpy_bandwidth = 0;  // bytes/s per core
+  // gpu
+  double gpu_bf16_flops = 0;        // FLOP/s, dense
+  double gpu_memory_bandwidth = 0;  // bytes/s
+  double gpu_kernel_overhead = 0;   // s per kernel launch
+  // link between host memory and GPU memory
+  std::string link_kind = "uma";  // "uma" (zero-copy) or "pcie"
+  double link_bandwidth = 0;      // bytes/s
+  double link_latency = 0;        // s per transfer
+
+  Json raw;
+};
+
+HardwareProfile load_hardware(const std::string& name_or_path);
+HardwareProfile hardware_from_json(const Json& j, const std::string& origin);
+
+// Reads section.key's "value" (or a bare value) and converts it: kind is "rate", "time", "bytes" or
+// "number". Throws naming origin and "section.key".
+double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
+                      const std::string& origin);
+
+}  // namespace moesim

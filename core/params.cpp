@@ -1,0 +1,91 @@
+#include "core/params.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace moesim {
+
+PolicySpec PolicySpec::parse(std::string_view text) {
+  PolicySpec s;
+  auto colon = text.find(':');
+  s.name = std::string(text.substr(0, colon));
+  if (s.name.empty()) throw Error("policy '" + std::string(text) + "': empty policy name");
+  if (colon == std::string_view::npos) return s;
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    std::string_view kv = rest.substr(0, comma);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == kv.size())
+      throw Error("policy '" + std::string(text) + "': expected key=value, got '" + std::string(kv) + "'");
+    s.values.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return s;
+}
+
+Params::Params(const PolicySpec& spec, const std::vector<ParamDef>& defs) : name_(spec.name) {
+  for (const auto& d : defs) values_.emplace_back(d.key, d.default_value);
+  std::vector<bool> seen(defs.size(), false);
+  for (const auto& [k, v] : spec.values) {
+    size_t i = 0;
+    while (i < defs.size() && defs[i].key != k) ++i;
+    if (i == defs.size()) {
+      std::string known;
+      for (const auto& d : defs) known += (known.empty() ? "" : ", ") + d.key;
+      throw Error("policy '" + spec.name + "': unknown parameter '" + k + "' (known: " +
+                  (known.empty() ? "none" : known) + ")");
+    }
+    if (seen[i]) throw Error("policy '" + spec.name + "': parameter '" + k + "' given twice");
+    seen[i] = true;
+    values_[i].second = v;
+  }
+}
+
+const std::string& Params::get(const std::string& key) const {
+  for (const auto& [k, v] : values_)
+    if (k == key) return v;
+  throw Error("policy '" + name_ + "': no parameter '" + key + "' declared");
+}
+
+double Params::get_double(const std::string& key) const {
+  const std::string& v = get(key);
+  double d = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d))
+    throw Error("policy '" + name_ + "': parameter '" + key + "' must be a number, got '" + v + "'");
+  return d;
+}
+
+int64_t Params::get_int(const std::string& key) const {
+  const std::string& v = get(key);
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
+  if (ec != std::errc() || p != v.data() + v.size())
+    throw Error("policy '" + name_ + "': parameter '" + key + "' must be an integer, got '" + v + "'");
+  return i;
+}
+
+uint64_t Params::get_uint(const std::string& key) const {
+  int64_t i = get_int(key);
+  if (i < 0) throw Error("policy '" + name_ + "': parameter '" + key + "' must be non-negative");
+  return static_cast<uint64_t>(i);
+}
+
+bool Params::get_bool(const std::string& key) const {
+  const std::string& v = get(key);
+  if (v == "true" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "no") return false;
+  throw Error("policy '" + name_ + "': parameter '" + key + "' must be true or false, got '" + v + "'");
+}
+
+std::string Params::canonical() const {
+  std::string s = name_;
+  for (size_t i = 0; i < values_.size(); ++i) s += (i ? "," : ":") + values_[i].first + "=" + values_[i].second;
+  return s;
+}
+
+}  // namespace moesim

@@ -1,0 +1,72 @@
+// A registry of plug-ins of one kind (eviction, routing, scheduling, planning, placement). Each plug-in
+// registers itself from its own .cpp with a static Registrar (see the MOESIM_REGISTER_* macros of each
+// kind's interface header); the registry lives in a function-local static, so registration order across
+// translation units does not matter. Policies are built as an OBJECT library so no registrar is dropped.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/params.h"
+
+namespace moesim {
+
+template <typename Interface, typename... Args>
+class Registry {
+ public:
+  using Factory = std::function<std::unique_ptr<Interface>(const Params&, Args...)>;
+  struct Entry {
+    std::string name;
+    std::string description;
+    std::vector<ParamDef> params;
+    Factory factory;
+  };
+
+  static Registry& instance() {
+    static Registry r;
+    return r;
+  }
+
+  bool add(Entry e) {
+    for (const auto& x : entries_)
+      if (x.name == e.name) throw Error("policy '" + e.name + "' registered twice");
+    entries_.push_back(std::move(e));
+    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    return true;
+  }
+
+  const Entry& find(const std::string& name, const char* kind) const {
+    for (const auto& e : entries_)
+      if (e.name == name) return e;
+    throw Error("unknown " + std::string(kind) + " policy '" + name + "' (known: " + names() + ")");
+  }
+
+  // Validated parameters of a spec such as "lfu:decay=0.5".
+  Params params(const std::string& spec_text, const char* kind) const {
+    PolicySpec spec = PolicySpec::parse(spec_text);
+    return Params(spec, find(spec.name, kind).params);
+  }
+
+  std::unique_ptr<Interface> create(const std::string& spec_text, const char* kind, Args... args) const {
+    PolicySpec spec = PolicySpec::parse(spec_text);
+    const Entry& e = find(spec.name, kind);
+    return e.factory(Params(spec, e.params), std::forward<Args>(args)...);
+  }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+
+  std::string names() const {
+    std::string s;
+    for (const auto& e : entries_) s += (s.empty() ? "" : ", ") + e.name;
+    return s;
+  }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+}  // namespace moesim

@@ -1,0 +1,83 @@
+#include "core/run_info.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "moesim_build_info.h"
+
+namespace moesim {
+
+bool build_is_optimized() {
+  std::string t = MOESIM_BUILD_TYPE;
+#ifdef NDEBUG
+  return t == "Release" || t == "RelWithDebInfo" || t == "MinSizeRel";
+#else
+  return false;
+#endif
+}
+
+void warn_if_unoptimized() {
+  static bool warned = false;
+  if (warned || build_is_optimized()) return;
+  warned = true;
+  std::fprintf(stderr, "moesim: warning: this is a %s build, not optimized: throughput and timings are not "
+                       "representative (configure with -DCMAKE_BUILD_TYPE=Release)\n", MOESIM_BUILD_TYPE);
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // x86: "model name"; aarch64 kernels print "CPU part" codes only, fall back to the architecture.
+    if (line.rfind("model name", 0) == 0) {
+      auto p = line.find(':');
+      if (p != std::string::npos) return line.substr(p + 2);
+    }
+  }
+#if defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+std::string gpu_name() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    std::ifstream in(e.path() / "information");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("Model:", 0) == 0) {
+        auto p = line.find_first_not_of(" \t", 6);
+        return p == std::string::npos ? "NVIDIA GPU" : line.substr(p);
+      }
+  }
+  return "none";
+}
+
+Json run_header(const std::string& command, const Json& config, std::optional<uint64_t> seed) {
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  Json h;
+  h["moesim"] = {{"version", MOESIM_VERSION}, {"commit", MOESIM_GIT_DESCRIBE},
+                 {"build_type", MOESIM_BUILD_TYPE}, {"optimized", build_is_optimized()},
+                 {"compiler", MOESIM_CXX_COMPILER}};
+  h["command"] = command;
+  h["date"] = date;
+  h["host"] = {{"name", host}, {"cpu", cpu_model_name()},
+               {"cores", std::thread::hardware_concurrency()}, {"gpu", gpu_name()}};
+  h["seed"] = seed ? Json(*seed) : Json(nullptr);
+  h["config"] = config;
+  return h;
+}
+
+}  // namespace moesim

@@ -1,0 +1,38 @@
+// Codecs for E-chunk shards, behind one interface: "raw", "zstd:LEVEL" (1..22, default 3), "lz4",
+// "lz4hc:LEVEL" (1..12, default 9). Each shard is one independent frame, so the K shards of a tensor
+// decompress in parallel on K worker threads. Codecs are stateless and thread-safe; per-thread scratch
+// state (zstd contexts) lives in thread_local storage inside the implementation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace moesim::kernels {
+
+enum class CodecId : uint8_t { kRaw = 0, kZstd = 1, kLz4 = 2, kLz4hc = 3 };
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  virtual CodecId id() const = 0;
+  virtual int level() const = 0;
+  virtual std::string name() const = 0;  // canonical "zstd:19", "lz4", "lz4hc:12", "raw"
+  virtual size_t max_compressed_size(size_t n) const = 0;
+  // Compresses src into dst (capacity >= max_compressed_size); returns the compressed size.
+  virtual size_t compress(const uint8_t* src, size_t n, uint8_t* dst, size_t cap) const = 0;
+  // Decompresses exactly `n` bytes into dst; throws moesim::Error (naming `what`) on corrupt input or a
+  // size mismatch. Never reads outside [src, src + size) nor writes outside [dst, dst + n).
+  virtual void decompress(const uint8_t* src, size_t size, uint8_t* dst, size_t n, const char* what) const = 0;
+};
+
+// Parses "zstd:19", "lz4hc:12", "lz4", "raw"; throws moesim::Error listing the known codecs.
+std::unique_ptr<Codec> make_codec(const std::string& spec);
+std::unique_ptr<Codec> make_codec(CodecId id, int level);
+
+// Convenience: compress into a vector sized to fit.
+std::vector<uint8_t> compress_to_vector(const Codec& c, const uint8_t* src, size_t n);
+
+}  // namespace moesim::kernels
