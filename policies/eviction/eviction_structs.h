@@ -1,0 +1,76 @@
+// Allocation-free building blocks shared by the eviction policies: intrusive doubly linked lists over
+// dense keys (flat arrays, one sentinel per list) and per-invocation "in use" stamps.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/eviction.h"
+
+namespace moesim::policies {
+
+// `lists` circular doubly linked lists sharing node arrays indexed by key; node keys + l is the sentinel
+// of list l. A key is in at most one list at a time. Front = most recently pushed with push_front.
+class KeyLists {
+ public:
+  KeyLists(uint32_t keys, uint32_t lists) : keys_(keys), next_(keys + lists), prev_(keys + lists) {
+    for (uint32_t l = 0; l < lists; ++l) next_[keys + l] = prev_[keys + l] = keys + l;
+  }
+  void push_front(uint32_t list, uint32_t k) { insert_after(keys_ + list, k); }
+  void push_back(uint32_t list, uint32_t k) { insert_after(prev_[keys_ + list], k); }
+  void unlink(uint32_t k) {
+    const uint32_t p = prev_[k], n = next_[k];
+    next_[p] = n;
+    prev_[n] = p;
+  }
+  // Keys at the ends of a list, or kNoKey when it is empty.
+  uint32_t front(uint32_t list) const { return as_key(next_[keys_ + list]); }
+  uint32_t back(uint32_t list) const { return as_key(prev_[keys_ + list]); }
+  // Neighbours towards the front / the back, or kNoKey at the end.
+  uint32_t toward_front(uint32_t k) const { return as_key(prev_[k]); }
+  uint32_t toward_back(uint32_t k) const { return as_key(next_[k]); }
+  bool empty(uint32_t list) const { return next_[keys_ + list] == keys_ + list; }
+
+ private:
+  void insert_after(uint32_t at, uint32_t k) {
+    const uint32_t n = next_[at];
+    next_[k] = n;
+    prev_[k] = at;
+    prev_[n] = k;
+    next_[at] = k;
+  }
+  uint32_t as_key(uint32_t node) const { return node >= keys_ ? kNoKey : node; }
+
+  uint32_t keys_;
+  std::vector<uint32_t> next_, prev_;
+};
+
+// Marks the keys of the current invocation without a set: a key is in use when its stamp equals the
+// current epoch. begin() and end() each start a new epoch (end() lifts the protection).
+class InUseStamps {
+ public:
+  explicit InUseStamps(uint32_t keys) : stamp_(keys, 0) {}
+  void next_epoch() {
+    if (++epoch_ == 0) {  // wrapped after 2^32 epochs: old stamps could alias, clear them
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      epoch_ = 1;
+    }
+  }
+  void mark(uint32_t k) { stamp_[k] = epoch_; }
+  bool in_use(uint32_t k) const { return stamp_[k] == epoch_; }
+
+ private:
+  std::vector<uint32_t> stamp_;
+  uint32_t epoch_ = 1;
+};
+
+// Start of each partition's region in a per-partition array of keys: partition p may hold up to
+// region_size() keys (every key of its layer, or every key for the global scope).
+inline std::vector<uint32_t> partition_bases(const CacheConfig& cfg) {
+  std::vector<uint32_t> base(cfg.partitions());
+  for (uint32_t p = 0; p < base.size(); ++p) base[p] = p * cfg.experts;
+  return base;
+}
+
+}  // namespace moesim::policies
