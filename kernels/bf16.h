@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace moesim::kernels {
 
@@ -21,6 +22,17 @@ void merge_bf16_scalar(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, ui
 void split_bf16(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out);
 void merge_bf16(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out);
 const char* merge_bf16_isa();  // "avx2", "sse2", "neon" or "scalar": what split/merge dispatch to
+// None of the pointers needs any alignment (not even 2 bytes for the uint16_t buffers); buffers must not
+// overlap.
+
+// Every variant this CPU can run (the scalar reference first), so that tests and benchmarks can compare
+// each ISA against the reference, not only the one split()/merge() dispatch to.
+struct Bf16Kernels {
+  const char* isa;
+  void (*split)(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out);
+  void (*merge)(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out);
+};
+std::vector<Bf16Kernels> bf16_kernel_variants();
 
 // Casts to BF16 with round-to-nearest-even; NaN stays NaN (quiet, sign kept), infinities stay infinite.
 uint16_t f32_to_bf16(float x);

@@ -25,7 +25,8 @@ class Codec {
   virtual size_t compress(const uint8_t* src, size_t n, uint8_t* dst, size_t cap) const = 0;
   // Decompresses exactly `n` bytes into dst; throws moesim::Error (naming `what`) on corrupt input or a
   // size mismatch. Never reads outside [src, src + size) nor writes outside [dst, dst + n).
-  virtual void decompress(const uint8_t* src, size_t size, uint8_t* dst, size_t n, const char* what) const = 0;
+  virtual void decompress(const uint8_t* src, size_t size, uint8_t* dst, size_t n,
+                          const char* what) const = 0;
 };
 
 // Parses "zstd:19", "lz4hc:12", "lz4", "raw"; throws moesim::Error listing the known codecs.
