@@ -16,21 +16,20 @@ std::vector<uint32_t> Trace::sequence_ids() const {
 }
 
 uint64_t Trace::tokens(Phase p) const {
-  // Records are canonical: within (seq, phase) decode steps are grouped; prefill is ordered by layer, so
-  // count distinct steps per (seq, prefill) with a small marker vector.
+  // Distinct steps per (seq, phase) group. Prefill groups are ordered by (layer, step), so sort a copy of
+  // the group's steps (memory proportional to the records, never to the largest step number).
   uint64_t n = 0;
-  std::vector<uint8_t> seen;
+  std::vector<uint32_t> steps;
   size_t r = 0;
   while (r < records()) {
     const uint32_t s = cols_.seq[r];
     const uint8_t ph = cols_.phase[r];
     size_t e = r;
-    uint32_t max_step = 0;
-    while (e < records() && cols_.seq[e] == s && cols_.phase[e] == ph) max_step = std::max(max_step, cols_.step[e++]);
+    while (e < records() && cols_.seq[e] == s && cols_.phase[e] == ph) ++e;
     if (ph == static_cast<uint8_t>(p)) {
-      seen.assign(size_t{max_step} + 1, 0);
-      for (size_t i = r; i < e; ++i) seen[cols_.step[i]] = 1;
-      n += static_cast<uint64_t>(std::count(seen.begin(), seen.end(), uint8_t{1}));
+      steps.assign(cols_.step.begin() + r, cols_.step.begin() + e);
+      std::sort(steps.begin(), steps.end());
+      n += static_cast<uint64_t>(std::unique(steps.begin(), steps.end()) - steps.begin());
     }
     r = e;
   }
@@ -138,23 +137,11 @@ void compute_next_use(const TraceInfo& info, Storage& s) {
   }
 }
 
-uint64_t count_missing(const TraceInfo& info, const Storage& s) {
-  uint64_t missing = 0;
-  size_t r = 0;
-  const size_t n = s.seq.size();
-  while (r < n) {
-    size_t e = r;
-    uint32_t max_step = 0;
-    while (e < n && s.seq[e] == s.seq[r] && s.phase[e] == s.phase[r]) max_step = std::max(max_step, s.step[e++]);
-    missing += (uint64_t{max_step} + 1) * info.layers - (e - r);
-    r = e;
-  }
-  return missing;
-}
-
 Trace build(TraceInfo info, Storage&& s) {
+  if (uint64_t{info.layers} * info.experts > kMaxLayerExperts)
+    throw Error("trace shape " + std::to_string(info.layers) + " layers x " + std::to_string(info.experts) +
+                " experts is above the supported " + std::to_string(kMaxLayerExperts) + " (layer, expert) pairs");
   compute_next_use(info, s);
-  info.missing_cells = count_missing(info, s);
   auto owner = std::make_shared<Storage>(std::move(s));
   TraceColumns c;
   c.seq = owner->seq;
@@ -165,10 +152,31 @@ Trace build(TraceInfo info, Storage&& s) {
   c.weights = owner->weights;
   c.logits = owner->logits;
   c.next_use = owner->next_use;
+  info.missing_cells = count_missing_cells(c, info.layers);
   return Trace(std::move(info), c, owner);
 }
 
 }  // namespace
+
+int canonical_compare(uint32_t seq_a, uint8_t phase_a, uint32_t step_a, uint16_t layer_a, uint32_t seq_b,
+                      uint8_t phase_b, uint32_t step_b, uint16_t layer_b) {
+  const SortKey a = key_of(seq_a, phase_a, step_a, layer_a), b = key_of(seq_b, phase_b, step_b, layer_b);
+  return a < b ? -1 : b < a ? 1 : 0;
+}
+
+uint64_t count_missing_cells(const TraceColumns& c, uint32_t layers) {
+  uint64_t missing = 0;
+  size_t r = 0;
+  const size_t n = c.seq.size();
+  while (r < n) {
+    size_t e = r;
+    uint32_t max_step = 0;
+    while (e < n && c.seq[e] == c.seq[r] && c.phase[e] == c.phase[r]) max_step = std::max(max_step, c.step[e++]);
+    missing += (uint64_t{max_step} + 1) * layers - (e - r);
+    r = e;
+  }
+  return missing;
+}
 
 Trace TraceBuilder::finish() && {
   const size_t n = seq_.size();

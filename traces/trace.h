@@ -35,6 +35,9 @@ enum class Phase : uint8_t { kPrefill = 0, kDecode = 1 };
 inline const char* phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
 
 inline constexpr uint32_t kNoNextUse = 0xFFFFFFFFu;
+// Bound on layers x experts: per-(layer, expert) tables (next-use, lookup stream) stay <= 64 MiB. Real
+// models are far below it (DeepSeek-V3: 58 x 256).
+inline constexpr uint64_t kMaxLayerExperts = uint64_t{1} << 24;
 
 struct TraceInfo {
   std::string model;                   // model preset name when known, else what the source said
@@ -85,6 +88,10 @@ class Trace {
   std::vector<uint32_t> sequence_ids() const;
   uint64_t tokens(Phase p) const;
 
+  // What keeps the columns alive; lets a caller re-label a trace (Trace(info2, columns(), storage()))
+  // without copying when the shape (layers, experts, top_k) is unchanged.
+  const std::shared_ptr<const void>& storage() const { return storage_; }
+
  private:
   TraceInfo info_;
   TraceColumns cols_;
@@ -122,6 +129,12 @@ class TraceBuilder {
   std::vector<float> weights_, logits_;
   std::vector<uint64_t> line_;
 };
+
+// Compares two cells in canonical order: < 0, 0 (same cell) or > 0.
+int canonical_compare(uint32_t seq_a, uint8_t phase_a, uint32_t step_a, uint16_t layer_a, uint32_t seq_b,
+                      uint8_t phase_b, uint32_t step_b, uint16_t layer_b);
+// Missing cells (see the top of this file) of canonically ordered columns.
+uint64_t count_missing_cells(const TraceColumns& c, uint32_t layers);
 
 // Rebuilds a Trace with a different header (e.g. experts/layers taken from a model); re-validates ids.
 Trace with_info(const Trace& t, TraceInfo info);

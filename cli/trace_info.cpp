@@ -1,0 +1,101 @@
+// `moesim trace info T [--json] [--model M] [--format F] [--fields MAP]`: what a trace holds -- model
+// shape, sequences, prefill/decode tokens, lookups under the lookup semantics of traces/lookup_stream.h
+// (batch 1), missing cells, optional columns, expert sizes. Reads every importable format (load_trace).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+
+#include "cli/command.h"
+#include "core/json_io.h"
+#include "core/run_info.h"
+#include "core/units.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+namespace {
+
+struct Options {
+  std::string path;
+  bool json = false;
+  traces::LoadOptions load;
+};
+
+void run(const Options& o) {
+  const traces::Trace t = traces::load_trace(o.path, o.load);
+  const traces::TraceInfo& info = t.info();
+  const traces::LookupStream ls = traces::build_lookup_stream(t, 1);
+  std::vector<std::string> optional;
+  if (t.has_weights()) optional.push_back("weights");
+  if (t.has_logits()) optional.push_back("logits");
+  const uint64_t prefill = t.tokens(traces::Phase::kPrefill), decode = t.tokens(traces::Phase::kDecode);
+  const size_t sequences = t.sequence_ids().size();
+  const std::string source_format =
+      info.provenance.contains("format") && info.provenance["format"].is_string() ? info.provenance["format"].get<std::string>() : "";
+
+  if (o.json) {
+    Json config = {{"trace", o.path}, {"format", o.load.format}, {"fields", o.load.fields}, {"model", o.load.model}};
+    Json j = Json::object();
+    j["header"] = run_header("trace info", config);
+    j["trace"] = o.path;
+    j["model"] = info.model;
+    j["synthetic"] = info.synthetic;
+    j["layers"] = info.layers;
+    j["experts"] = info.experts;
+    j["top_k"] = info.top_k;
+    j["sequences"] = sequences;
+    j["prefill_tokens"] = prefill;
+    j["decode_tokens"] = decode;
+    j["records"] = t.records();
+    j["missing_cells"] = info.missing_cells;
+    j["invocations"] = ls.invocations();
+    j["lookups"] = ls.lookups();
+    j["decode_lookups"] = ls.decode_lookups();
+    j["optional_columns"] = optional;
+    j["expert_bytes"] = info.expert_bytes;
+    j["provenance"] = info.provenance;
+    write_json_file("-", j);
+    return;
+  }
+  std::printf("trace:            %s%s\n", o.path.c_str(), source_format.empty() ? "" : (" (from " + source_format + ")").c_str());
+  std::printf("model:            %s%s\n", info.model.empty() ? "(unnamed)" : info.model.c_str(),
+              info.synthetic ? "  [SYNTHETIC]" : "");
+  std::printf("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts, info.top_k);
+  std::printf("sequences:        %zu\n", sequences);
+  std::printf("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
+  std::printf("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
+  std::printf("records:          %zu (missing cells: %llu)\n", t.records(),
+              static_cast<unsigned long long>(info.missing_cells));
+  std::printf("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(), ls.invocations(),
+              static_cast<unsigned long long>(ls.decode_lookups()));
+  std::string opt;
+  for (const auto& s : optional) opt += (opt.empty() ? "" : ", ") + s;
+  std::printf("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
+  if (info.expert_bytes.empty()) {
+    std::printf("expert bytes:     unknown (give --model)\n");
+  } else {
+    const auto [lo, hi] = std::minmax_element(info.expert_bytes.begin(), info.expert_bytes.end());
+    const uint64_t total = std::accumulate(info.expert_bytes.begin(), info.expert_bytes.end(), uint64_t{0});
+    if (*lo == *hi)
+      std::printf("expert bytes:     %s per expert (all layers)\n", format_bytes(*lo).c_str());
+    else
+      std::printf("expert bytes:     %s .. %s per expert (mean %s)\n", format_bytes(*lo).c_str(),
+                  format_bytes(*hi).c_str(), format_bytes(total / info.expert_bytes.size()).c_str());
+    std::printf("all experts:      %s\n", format_bytes(total * info.experts).c_str());
+  }
+}
+
+void setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("trace", o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)")->required();
+  app.add_flag("--json", o->json, "print JSON (starts with the run header) instead of text");
+  app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_option("--format", o->load.format, "input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
+  app.add_option("--fields", o->load.fields, "JSONL/CSV field mapping: seq=KEY,token=KEY,layer=KEY,experts=KEY,...");
+  app.callback([o] { run(*o); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("trace info", "Describe a trace: shape, tokens, lookups, missing cells, columns", setup);
+}  // namespace moesim::cli

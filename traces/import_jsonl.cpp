@@ -1,0 +1,127 @@
+// Importer for JSONL routing traces: one JSON object per line, one (token, layer) routing record each.
+//
+//   {"seq": 0, "phase": "decode", "token": 3, "layer": 5, "experts": [12, 7], "weights": [0.6, 0.4]}
+//
+// Keys are mapped by --fields (csv_util.h FieldMap). seq is optional (0), phase is optional (decode) and
+// accepts "prefill"/"decode" or 0/1; token, layer and experts are required; weights and logits are
+// optional arrays, present on every record or on none. Other keys are ignored, so engines can log more.
+// Blank lines are skipped.
+#include <cfloat>
+#include <cmath>
+
+#include "core/error.h"
+#include "traces/csv_util.h"
+#include "traces/trace_io.h"
+
+namespace moesim::traces {
+namespace {
+
+class RecordReader {
+ public:
+  RecordReader(const std::string& origin, uint64_t line) : origin_(origin), line_(line) {}
+
+  uint32_t uint_field(const nlohmann::json& obj, const std::string& key, const char* field, bool required,
+                      uint32_t dflt) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) throw input_error(origin_, line_, field, "missing (key \"" + key + "\")");
+      return dflt;
+    }
+    if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
+      throw input_error(origin_, line_, field, "not an unsigned 32-bit integer: " + it->dump());
+    return static_cast<uint32_t>(it->get<uint64_t>());
+  }
+
+  Phase phase_field(const nlohmann::json& obj, const std::string& key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) return Phase::kDecode;
+    std::optional<Phase> p;
+    if (it->is_string()) p = parse_phase_name(it->get<std::string>());
+    if (it->is_number_unsigned() && it->get<uint64_t>() <= 1) p = static_cast<Phase>(it->get<uint64_t>());
+    if (!p) throw input_error(origin_, line_, "phase", "must be \"prefill\", \"decode\", 0 or 1, got " + it->dump());
+    return *p;
+  }
+
+  void ids(const nlohmann::json& obj, const std::string& key, std::vector<uint32_t>& out) const {
+    out.clear();
+    auto it = obj.find(key);
+    if (it == obj.end()) throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")");
+    if (!it->is_array()) throw input_error(origin_, line_, "experts", "not an array of expert ids");
+    for (const auto& v : *it) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu)
+        throw input_error(origin_, line_, "experts", "expert id " + v.dump() + " is not a non-negative integer");
+      out.push_back(static_cast<uint32_t>(v.get<uint64_t>()));
+    }
+  }
+
+  // Returns false when the key is absent.
+  bool floats(const nlohmann::json& obj, const std::string& key, const char* field, std::vector<float>& out) const {
+    out.clear();
+    auto it = obj.find(key);
+    if (it == obj.end()) return false;
+    if (!it->is_array()) throw input_error(origin_, line_, field, "not an array of numbers");
+    for (const auto& v : *it) {
+      if (!v.is_number()) throw input_error(origin_, line_, field, "not a number: " + v.dump());
+      const double d = v.get<double>();
+      if (std::isfinite(d) && std::fabs(d) > FLT_MAX)
+        throw input_error(origin_, line_, field, "value " + v.dump() + " outside the float32 range");
+      out.push_back(static_cast<float>(d));  // inf stays inf and is rejected by TraceBuilder
+    }
+    return true;
+  }
+
+ private:
+  const std::string& origin_;
+  uint64_t line_;
+};
+
+}  // namespace
+
+Trace import_jsonl(std::string_view text, const std::string& origin, const FieldMap& fm, const ImportShape& shape) {
+  if (text.empty()) throw input_error(origin, 0, "", "empty file");
+  TraceInfo info;
+  info.layers = shape.layers;
+  info.experts = shape.experts;
+  info.provenance = {{"format", "jsonl"}, {"source", origin}};
+  std::optional<TraceBuilder> b;
+  bool with_weights = false, with_logits = false;
+  std::vector<uint32_t> experts;
+  std::vector<float> weights, logits;
+  LineReader lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const uint64_t ln = lines.line_number();
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    nlohmann::json obj;
+    try {
+      obj = nlohmann::json::parse(line.begin(), line.end());
+    } catch (const nlohmann::json::parse_error& e) {
+      throw input_error(origin, ln, "", "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
+    }
+    if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
+    RecordReader rr(origin, ln);
+    const uint32_t seq = rr.uint_field(obj, fm.seq, "seq", false, 0);
+    const Phase phase = rr.phase_field(obj, fm.phase);
+    const uint32_t token = rr.uint_field(obj, fm.token, "token", true, 0);
+    const uint32_t layer = rr.uint_field(obj, fm.layer, "layer", true, 0);
+    rr.ids(obj, fm.experts, experts);
+    const bool has_w = rr.floats(obj, fm.weights, "weights", weights);
+    const bool has_l = rr.floats(obj, fm.logits, "logits", logits);
+    if (!b) {
+      with_weights = has_w;
+      with_logits = has_l;
+      b.emplace(info, with_weights, with_logits, origin);
+    }
+    if (has_w != with_weights)
+      throw input_error(origin, ln, "weights", has_w ? "present on this record but not on the first one"
+                                                     : "missing (the first record has weights)");
+    if (has_l != with_logits)
+      throw input_error(origin, ln, "logits", has_l ? "present on this record but not on the first one"
+                                                    : "missing (the first record has logits)");
+    b->add(seq, phase, token, layer, experts, weights, logits, ln);
+  }
+  if (!b) throw input_error(origin, 0, "", "no routing records (blank file)");
+  return std::move(*b).finish();
+}
+
+}  // namespace moesim::traces
