@@ -10,18 +10,21 @@
 //              expert sizes that differ between layers. Eviction continues until used <= capacity.
 //
 // Invocation protocol (the unit of lookup is one layer invocation, traces/lookup_stream.h):
-//   cache.begin_invocation(inv, layer, decode)
+//   cache.begin_invocation(layer, decode)
 //   cache.lookup(key, next_use)  for each UNIQUE key of the invocation  -> hit or miss; a miss is admitted
-//   cache.end_invocation()       eviction runs now, after all admissions:
+//   cache.end_invocation(n)      n = lookups made; eviction runs now, after all admissions:
 //       1. while used > capacity: policy.evict(part) -- the policy MUST NOT return a key looked up since
 //          its begin_invocation (the "in use" keys);
 //       2. policy.end_invocation(part): the in-use protection is lifted;
-//       3. if still over capacity, the invocation alone needed more than the capacity (typically a prefill
-//          pass that touches more experts than a small per-layer cache holds): the configuration is
-//          DEGENERATE for this invocation. It is counted (CacheCounters::over_capacity_invocations, with
-//          the largest excess) and the excess experts "pass through": they were loaded and used, and are
-//          now evicted in policy order until the capacity holds again, so no later lookup can hit an
-//          expert the cache could not hold. Callers report the count; it is never silent.
+//       3. if still over capacity, the excess experts "pass through": they were loaded and used, and are
+//          now evicted in policy order (in-use keys included) until the capacity holds again, so no later
+//          lookup can hit an expert the cache could not hold. When the invocation's own experts exceed the
+//          capacity (typically a prefill pass touching more experts than a small per-layer cache holds)
+//          the configuration is DEGENERATE for that invocation: it is counted
+//          (CacheCounters::over_capacity_invocations, with the largest excess of an invocation's needs
+//          over the capacity); callers report the count, it is never silent. A policy may also decline to
+//          evict keys that are not in use (static-freq keeps its pinned experts): such a pass-through is by
+//          design and is not counted.
 //   Capacities below one expert, or below one layer's top_k (a single decode invocation would not fit),
 //   are rejected by make_cache_config with a moesim::Error.
 //
@@ -135,7 +138,7 @@ struct CacheCounters {
   uint64_t read_bytes = 0;  // bytes of the missed experts (0 when expert sizes are unknown)
   uint64_t evictions = 0;
   uint64_t over_capacity_invocations = 0;  // degenerate invocations (see the header comment)
-  uint64_t max_over_capacity = 0;          // largest excess, in capacity units
+  uint64_t max_over_capacity = 0;          // largest excess of an invocation's needs, capacity units
   bool operator==(const CacheCounters&) const = default;
 };
 
@@ -223,8 +226,12 @@ class BasicCache {
     }
     policy_->end_invocation(part_);
     if (used_[part_] > cap) [[unlikely]] {
-      ++counters_.over_capacity_invocations;
-      counters_.max_over_capacity = std::max(counters_.max_over_capacity, used_[part_] - cap);
+      // All keys of an invocation belong to one layer, hence weigh the same.
+      const uint64_t needed = uint64_t{lookups} * weight_[uint64_t{layer_} * cfg_->experts];
+      if (needed > cap) {
+        ++counters_.over_capacity_invocations;
+        counters_.max_over_capacity = std::max(counters_.max_over_capacity, needed - cap);
+      }
       while (used_[part_] > cap) {
         const uint32_t v = policy_->evict(part_);
         if (v == kNoKey) throw Error("eviction policy returned no victim although its cache is over capacity");

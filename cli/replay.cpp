@@ -1,0 +1,175 @@
+// `moesim replay`: the cache-only fast path (sim/replay.h): hit rates of eviction policies on a trace, for
+// one capacity or a sweep, per-layer or global scope, without the timing model.
+//
+// Capacity (core/eviction.h, CacheCapacity):
+//   a plain number N = N experts PER LAYER: scope layer -> every layer's cache holds N experts;
+//                                           scope global -> one cache of N x layers experts.
+//   a size with a unit ("3000MiB", "8GiB") = the total byte budget: scope layer -> budget / layers bytes per
+//     layer (rounded down to whole experts); scope global -> one cache of that many bytes. Expert sizes come
+//     from the trace header (expert_bytes) or, when it has none, from --model; an error if neither.
+// Degenerate configurations: a capacity below one expert or below the top-k of a layer is an error; an
+// invocation (e.g. a prefill pass) needing more experts than the capacity is counted and reported.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/eviction.h"
+#include "core/run_info.h"
+#include "core/units.h"
+#include "sim/replay.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+namespace {
+
+struct Args {
+  std::string trace;
+  std::string format = "auto";
+  std::string fields;
+  std::string model;
+  std::vector<std::string> policies;
+  std::string scope = "layer";
+  std::string capacity;
+  std::string sweep;
+  uint32_t batch = 1;
+  unsigned threads = 1;
+  bool json = false;
+  std::string out = "-";
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) v.push_back(item);
+  return v;
+}
+
+std::string table(const std::vector<sim::ReplayResult>& rs) {
+  std::string s;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "policy", "scope",
+                "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap", "Mlook/s");
+  s += line;
+  for (const auto& r : rs) {
+    const auto& c = r.counters;
+    std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9llu %8.3f %8.3f %12llu %12llu %11s %9llu %9.1f\n",
+                  r.policy.c_str(), scope_name(r.scope), r.capacity.to_string().c_str(),
+                  static_cast<unsigned long long>(r.capacity_experts), r.hit_pct, r.decode_hit_pct,
+                  static_cast<unsigned long long>(c.lookups), static_cast<unsigned long long>(c.hits),
+                  r.capacity_bytes ? format_bytes(c.read_bytes).c_str() : "n/a",
+                  static_cast<unsigned long long>(c.over_capacity_invocations), r.lookups_per_s / 1e6);
+    s += line;
+  }
+  return s;
+}
+
+void run(const Args& a) {
+  const CacheScope scope = parse_scope(a.scope);
+  if (!a.capacity.empty() && !a.sweep.empty()) throw Error("give --capacity or --sweep, not both");
+  if (a.capacity.empty() && a.sweep.empty()) throw Error("a capacity is required: --capacity C or --sweep C1,C2,...");
+  std::vector<CacheCapacity> caps;
+  for (const auto& c : a.capacity.empty() ? split_list(a.sweep) : std::vector<std::string>{a.capacity})
+    caps.push_back(CacheCapacity::parse(c));
+  if (caps.empty()) throw Error("--sweep: no capacity given");
+
+  std::vector<std::string> policies;
+  for (const auto& p : a.policies) {
+    if (p == "all") {
+      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
+    } else {
+      eviction_canonical_name(p);  // unknown policy or parameter: fail before loading the trace
+      policies.push_back(p);
+    }
+  }
+  if (policies.empty()) throw Error("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
+
+  traces::LoadOptions lo;
+  lo.format = a.format;
+  lo.fields = a.fields;
+  lo.model = a.model;
+  const traces::Trace trace = traces::load_trace(a.trace, lo);
+  const auto& info = trace.info();
+  const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
+  const sim::ReplayInput input(stream, info.top_k, info.expert_bytes);
+
+  std::vector<sim::ReplayConfig> configs;
+  for (const auto& p : policies)
+    for (const auto& c : caps) configs.push_back({p, scope, c});
+  warn_if_unoptimized();
+  const std::vector<sim::ReplayResult> results = sim::replay_sweep(input, configs, a.threads);
+
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
+  if (over > 0)
+    std::fprintf(stderr,
+                 "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
+                 "the capacity (typically prefill passes); their excess experts passed through the cache (see "
+                 "over_capacity_invocations)\n",
+                 static_cast<unsigned long long>(over), stream.invocations());
+
+  std::string text;
+  if (a.json) {
+    Json config = {{"trace", a.trace},   {"format", a.format},       {"fields", a.fields},
+                   {"model", a.model},   {"policies", policies},     {"scope", scope_name(scope)},
+                   {"capacity", a.capacity}, {"sweep", a.sweep},    {"batch", a.batch},
+                   {"threads", a.threads}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["trace"] = {{"path", a.trace},
+                  {"model", info.model},
+                  {"layers", info.layers},
+                  {"experts", info.experts},
+                  {"top_k", info.top_k},
+                  {"synthetic", info.synthetic},
+                  {"expert_bytes", info.expert_bytes},
+                  {"invocations", stream.invocations()},
+                  {"lookups", stream.lookups()},
+                  {"decode_lookups", stream.decode_lookups()},
+                  {"provenance", info.provenance}};
+    j["results"] = Json::array();
+    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    char head[512];
+    std::snprintf(head, sizeof head, "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode)\n",
+                  a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
+                  info.top_k, stream.invocations(), stream.lookups(),
+                  static_cast<unsigned long long>(stream.decode_lookups()));
+    text = head + table(results);
+  }
+  write_file_atomic(a.out, text);
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("--trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
+  app.add_option("--policy", a->policies,
+                 "Eviction policy 'name:key=value,...' (repeatable), or 'all' (see `moesim policies`)")
+      ->required();
+  app.add_option("--scope", a->scope, "Cache scope: layer (one cache per layer) or global")->capture_default_str();
+  app.add_option("--capacity", a->capacity,
+                 "Capacity: N = N experts per layer (global scope: N x layers experts), or a total size with a "
+                 "unit such as 3000MiB (per-layer scope: split equally over the layers)");
+  app.add_option("--sweep", a->sweep, "Comma-separated capacities to sweep, instead of --capacity");
+  app.add_option("--model", a->model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
+  app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")->capture_default_str();
+  app.add_option("--threads", a->threads, "Threads for the (policy, capacity) runs; results do not depend on it")
+      ->capture_default_str();
+  app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
+  app.add_option("--format", a->format, "Input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
+  app.add_option("--fields", a->fields, "JSONL/CSV field mapping, e.g. seq=req,token=pos");
+  app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
+  app.callback([a] { run(*a); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("replay", "Cache-only replay: hit rates of eviction policies on a trace (no timing)", setup);
+}  // namespace moesim::cli

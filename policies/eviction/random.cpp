@@ -1,0 +1,84 @@
+// Random: evict a uniformly random resident expert that the current invocation does not use.
+//
+//   each partition keeps its resident keys in an array split as [ candidates | in use ]
+//   on admit(k): append k (in the in-use zone);  on hit(k): swap k into the in-use zone
+//   evict(p):  i = rng.below(#candidates); remove candidates[i] (the holes are refilled from the ends of
+//              the zones, O(1)); none when there is no candidate
+//   end of invocation: the in-use zone becomes candidates again
+//
+// Randomness: moesim::Rng seeded with the `seed` parameter; one stream per cache, so a run is a pure
+// function of (trace, capacity, seed).
+#include "core/eviction.h"
+// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#include "core/rng.h"
+#pragma GCC diagnostic pop
+#include "policies/eviction/eviction_structs.h"
+
+namespace moesim::policies {
+namespace {
+
+class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
+ public:
+  RandomEviction(const CacheConfig& cfg, uint64_t seed)
+      : EvictionPolicyBase(cfg),
+        rng_(seed),
+        base_(partition_bases(cfg)),
+        slots_(cfg.keys()),
+        pos_(cfg.keys()),
+        count_(cfg.partitions(), 0),
+        in_use_(cfg.partitions(), 0) {}
+
+  void begin_invocation(uint32_t) override {}
+  void on_hit(uint32_t key, uint32_t part, uint32_t) override {
+    const uint32_t b = base_[part];
+    const uint32_t last_candidate = b + count_[part] - in_use_[part] - 1;
+    swap_slots(pos_[key], last_candidate);
+    ++in_use_[part];
+  }
+  void on_admit(uint32_t key, uint32_t part, uint32_t) override {
+    const uint32_t i = base_[part] + count_[part]++;
+    slots_[i] = key;
+    pos_[key] = i;
+    ++in_use_[part];
+  }
+  uint32_t evict(uint32_t part) override {
+    const uint32_t candidates = count_[part] - in_use_[part];
+    if (candidates == 0) return kNoKey;
+    const uint32_t b = base_[part];
+    const uint32_t i = b + static_cast<uint32_t>(rng_.below(candidates));
+    const uint32_t v = slots_[i];
+    move_slot(b + candidates - 1, i);                // last candidate fills the hole
+    move_slot(b + count_[part] - 1, b + candidates - 1);  // last in-use key fills the candidates' end
+    --count_[part];
+    return v;
+  }
+  void end_invocation(uint32_t part) override { in_use_[part] = 0; }
+
+ private:
+  void swap_slots(uint32_t i, uint32_t j) {
+    std::swap(slots_[i], slots_[j]);
+    pos_[slots_[i]] = i;
+    pos_[slots_[j]] = j;
+  }
+  void move_slot(uint32_t from, uint32_t to) {
+    slots_[to] = slots_[from];
+    pos_[slots_[to]] = to;
+  }
+
+  Rng rng_;
+  std::vector<uint32_t> base_;
+  std::vector<uint32_t> slots_, pos_;
+  std::vector<uint32_t> count_, in_use_;
+};
+
+}  // namespace
+
+MOESIM_REGISTER_EVICTION("random", "evict a uniformly random resident expert (seeded)",
+                         {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
+                         [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+                           return std::make_unique<RandomEviction>(cfg, p.get_uint("seed"));
+                         });
+
+}  // namespace moesim::policies

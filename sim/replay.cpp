@@ -1,0 +1,131 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "core/error.h"
+
+namespace moesim::sim {
+
+ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k, std::vector<uint64_t> expert_bytes)
+    : stream_(&stream), top_k_(top_k), expert_bytes_(std::move(expert_bytes)) {
+  const uint64_t keys = uint64_t{stream.layers} * stream.experts;
+  if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
+  if (keys >= kNoKey) throw Error("replay: too many (layer, expert) keys");
+  if (stream.inv_begin.size() != stream.invocations() + 1 || stream.next_use.size() != stream.lookups() ||
+      stream.inv_phase.size() != stream.invocations() || stream.inv_begin.back() != stream.lookups())
+    throw Error("replay: inconsistent lookup stream");
+  for (uint16_t l : stream.inv_layer)
+    if (l >= stream.layers) throw Error("replay: invocation of layer " + std::to_string(l) + " out of range");
+  frequency_ = key_frequencies(stream.key, static_cast<uint32_t>(keys));  // also range-checks every key
+  view_.inv_begin = stream.inv_begin;
+  view_.inv_layer = stream.inv_layer;
+  view_.inv_phase = stream.inv_phase;
+  view_.key = stream.key;
+  view_.next_use = stream.next_use;
+}
+
+CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
+  CacheConfig c = make_cache_config(stream_->layers, stream_->experts, top_k_, rc.scope, rc.capacity, expert_bytes_);
+  c.next_use_available = true;
+  c.key_frequency = frequency_;
+  return c;
+}
+
+namespace {
+
+double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * static_cast<double>(a) / static_cast<double>(b); }
+
+ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheConfig& cfg) {
+  ReplayResult r;
+  r.policy = eviction_canonical_name(rc.policy);
+  r.scope = rc.scope;
+  r.capacity = rc.capacity;
+  r.capacity_experts = cfg.total_capacity_experts();
+  r.capacity_bytes = cfg.total_capacity_bytes();
+  auto policy = make_eviction_policy(rc.policy, cfg);
+  const auto t0 = std::chrono::steady_clock::now();
+  r.counters = policy->replay(in.view());
+  const auto t1 = std::chrono::steady_clock::now();
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.lookups_per_s = r.seconds > 0 ? static_cast<double>(r.counters.lookups) / r.seconds : 0;
+  r.hit_pct = pct(r.counters.hits, r.counters.lookups);
+  r.decode_hit_pct = pct(r.counters.decode_hits, r.counters.decode_lookups);
+  return r;
+}
+
+}  // namespace
+
+ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) { return run_one(in, rc, in.cache_config(rc)); }
+
+std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
+                                       unsigned threads) {
+  // Validate everything first: a bad configuration fails the sweep before any work is done.
+  std::vector<CacheConfig> cfgs;
+  cfgs.reserve(configs.size());
+  for (const auto& rc : configs) {
+    cfgs.push_back(in.cache_config(rc));
+    make_eviction_policy(rc.policy, cfgs.back());  // unknown policy/parameter, missing oracle data
+  }
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, configs.size()));
+  std::vector<ReplayResult> out(configs.size());
+  if (threads <= 1) {
+    for (size_t i = 0; i < configs.size(); ++i) out[i] = run_one(in, configs[i], cfgs[i]);
+    return out;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        for (size_t i; (i = next.fetch_add(1)) < configs.size();) out[i] = run_one(in, configs[i], cfgs[i]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next = configs.size();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+Json to_json(const ReplayResult& r) {
+  const auto& c = r.counters;
+  Json j;
+  j["policy"] = r.policy;
+  j["scope"] = scope_name(r.scope);
+  j["capacity"] = r.capacity.to_string();
+  j["capacity_unit"] = r.capacity.unit == CacheCapacity::Unit::kExperts ? "experts_per_layer" : "bytes";
+  j["capacity_value"] = r.capacity.value;
+  j["capacity_experts"] = r.capacity_experts;
+  if (r.capacity_bytes)
+    j["capacity_bytes"] = r.capacity_bytes;
+  else
+    j["capacity_bytes"] = nullptr;
+  j["lookups"] = c.lookups;
+  j["hits"] = c.hits;
+  j["misses"] = c.lookups - c.hits;
+  j["hit_pct"] = r.hit_pct;
+  j["decode_lookups"] = c.decode_lookups;
+  j["decode_hits"] = c.decode_hits;
+  j["decode_hit_pct"] = r.decode_hit_pct;
+  if (r.capacity_bytes || c.read_bytes)
+    j["read_bytes"] = c.read_bytes;
+  else
+    j["read_bytes"] = nullptr;
+  j["evictions"] = c.evictions;
+  j["invocations"] = c.invocations;
+  j["over_capacity_invocations"] = c.over_capacity_invocations;
+  j["max_over_capacity"] = c.max_over_capacity;
+  j["seconds"] = r.seconds;
+  j["lookups_per_s"] = r.lookups_per_s;
+  return j;
+}
+
+}  // namespace moesim::sim

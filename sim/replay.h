@@ -1,0 +1,66 @@
+// The cache-only fast path behind `moesim replay`: a lookup stream (traces/lookup_stream.h) through one
+// eviction policy at one capacity, no timing model. Each run builds a fresh policy and calls its
+// devirtualized EvictionPolicy::replay (core/eviction.h), so the counts equal those of the timed
+// pipeline's ExpertCache on the same stream.
+//
+// Sweeps: replay_sweep runs independent (policy, capacity) configurations on up to `threads` std::threads.
+// Runs share nothing mutable and randomized policies draw from their own seeded moesim::Rng, so results
+// are identical for every thread count. Every configuration is validated before any thread starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/eviction.h"
+#include "core/json_io.h"
+#include "traces/lookup_stream.h"
+
+namespace moesim::sim {
+
+struct ReplayConfig {
+  std::string policy = "lru";  // "name:key=value,..." (see `moesim policies`)
+  CacheScope scope = CacheScope::kPerLayer;
+  CacheCapacity capacity;  // experts per layer, or bytes (core/eviction.h explains both per scope)
+};
+
+struct ReplayResult {
+  std::string policy;  // canonical, every parameter spelled out
+  CacheScope scope = CacheScope::kPerLayer;
+  CacheCapacity capacity;         // as requested
+  uint64_t capacity_experts = 0;  // resulting capacity summed over partitions
+  uint64_t capacity_bytes = 0;    // the same in bytes; 0 when expert sizes are unknown
+  CacheCounters counters;
+  double hit_pct = 0;         // 100 * hits / lookups
+  double decode_hit_pct = 0;  // 100 * decode_hits / decode_lookups (0 when there is no decode)
+  double seconds = 0;         // wall time of the replay loop only
+  double lookups_per_s = 0;
+};
+
+// A stream prepared once for any number of runs: the view, whole-trace key frequencies and expert sizes.
+// Keeps a reference to `stream`, which must outlive it.
+class ReplayInput {
+ public:
+  // expert_bytes: per layer (or one value), empty when unknown (byte capacities are then rejected).
+  ReplayInput(const traces::LookupStream& stream, uint32_t top_k, std::vector<uint64_t> expert_bytes);
+
+  const traces::LookupStream& stream() const { return *stream_; }
+  const LookupView& view() const { return view_; }
+  CacheConfig cache_config(const ReplayConfig& rc) const;  // validated; throws moesim::Error
+
+ private:
+  const traces::LookupStream* stream_;
+  uint32_t top_k_;
+  std::vector<uint64_t> expert_bytes_;
+  std::vector<uint64_t> frequency_;
+  LookupView view_;
+};
+
+ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc);
+// Results in the order of `configs`; threads = 0 means std::thread::hardware_concurrency().
+std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
+                                       unsigned threads);
+
+Json to_json(const ReplayResult& r);
+
+}  // namespace moesim::sim
