@@ -1,0 +1,61 @@
+// `moesim trace stats T`: per-layer activation entropy, rank-frequency curve, reuse distances, next-token
+// repeat rate and co-activated pairs of a trace (definitions in traces/stats.h, JSON schema in
+// docs/trace-stats.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/run_info.h"
+#include "traces/stats.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+namespace {
+
+struct Args {
+  std::string trace;
+  std::string format = "auto";
+  std::string fields;
+  std::string model;
+  bool json = false;
+  uint32_t top_pairs = 10;
+  std::string out = "-";
+};
+
+void run(const Args& a) {
+  traces::LoadOptions lo;
+  lo.format = a.format;
+  lo.fields = a.fields;
+  lo.model = a.model;
+  const traces::Trace t = traces::load_trace(a.trace, lo);
+  traces::StatsOptions so;
+  so.top_pairs = a.top_pairs;
+  const traces::TraceStats s = traces::compute_stats(t, so);
+  std::string text;
+  if (a.json) {
+    const Json config = {{"trace", a.trace}, {"format", a.format}, {"fields", a.fields},
+                         {"model", a.model},  {"top_pairs", a.top_pairs}};
+    text = traces::stats_to_json(s, run_header("trace stats", config)).dump(2) + "\n";
+  } else {
+    text = traces::stats_to_text(s);
+  }
+  write_file_atomic(a.out, text);
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
+  app.add_flag("--json", a->json, "Write JSON (docs/trace-stats.md) instead of the table");
+  app.add_option("--top-pairs", a->top_pairs, "Co-activated pairs reported per layer")->capture_default_str();
+  app.add_option("--format", a->format, "Input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
+  app.add_option("--fields", a->fields, "JSONL/CSV field mapping, e.g. seq=req,token=pos");
+  app.add_option("--model", a->model, "Model preset or JSON: check the trace against it");
+  app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
+  app.callback([a] { run(*a); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("trace stats", "Describe a trace: entropy, rank-frequency, reuse, repeats, co-activation", setup);
+}  // namespace moesim::cli

@@ -1,0 +1,381 @@
+#include "traces/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/error.h"
+#include "traces/stats.h"
+
+namespace moesim::traces {
+namespace {
+
+// Sub-streams of the user's seed (Rng::split), one per purpose so that adding logits or changing the
+// calibration never shifts the expert draws.
+enum Stream : uint64_t { kPermutation = 1, kExperts = 2, kLogits = 3, kCalibration = 4 };
+
+double gumbel(Rng& rng) {
+  // u in (0, 1): never 0 or 1, so both logs are finite.
+  const double u = (static_cast<double>(rng.next() >> 11) + 0.5) * 0x1.0p-53;
+  return -std::log(-std::log(u));
+}
+
+double exponential(Rng& rng) { return -std::log((static_cast<double>(rng.next() >> 11) + 0.5) * 0x1.0p-53); }
+
+// Fits pi to L.f and L.pairs. Pair targets measured on a real trace with its own top_k are feasible (the
+// empirical distribution satisfies them); after rescaling to another top_k, or after capping, a set of
+// pair targets may admit no distribution at all. Then the weakest pair (the last, pairs are sorted by
+// strength) is dropped and the fit retried; the marginals alone are always feasible.
+void fit_layer(SynthLayer& L, uint32_t k) {
+  for (;;) {
+    std::string why;
+    try {
+      IpfResult r = fit_max_entropy(L.f, k, L.pairs);
+      if (r.converged || r.max_residual <= 1e-6) {
+        L.units = std::move(r.units);
+        L.ipf_residual = r.max_residual;
+        L.ipf_iterations = r.iterations;
+        return;
+      }
+      why = "residual " + std::to_string(r.max_residual) + " after " + std::to_string(r.iterations) + " iterations";
+    } catch (const Error& e) {
+      if (L.pairs.empty()) throw;
+      why = e.what();
+    }
+    if (L.pairs.empty()) throw Error("synth: maximum-entropy fit did not converge (" + why + ")");
+    L.pairs.pop_back();
+    ++L.dropped_pairs;
+  }
+}
+
+// One layer's keep-and-refill chain (see synth.h). Scratch buffers are reused across tokens.
+class LayerChain {
+ public:
+  LayerChain(const SynthLayer& L, uint32_t experts, uint32_t k)
+      : L_(L), k_(k), base_(L.units, k), kept_mark_(experts, 0) {}
+
+  // Fresh draw from pi.
+  void fresh(Rng& rng, std::vector<uint32_t>& out) {
+    out.clear();
+    base_.draw(rng, out);
+  }
+
+  // Next token given the previous one; returns how many experts were kept.
+  uint32_t next(Rng& rng, const std::vector<uint32_t>& prev, std::vector<uint32_t>& out) {
+    out.clear();
+    if (L_.keep <= 0) {
+      base_.draw(rng, out);
+      return 0;
+    }
+    for (uint32_t e : prev)
+      if (rng.uniform() < L_.keep) {
+        out.push_back(e);
+        kept_mark_[e] = 1;
+      }
+    const auto kept = static_cast<uint32_t>(out.size());
+    if (kept == 0) {
+      base_.draw(rng, out);
+      return 0;
+    }
+    if (kept < k_) {
+      // pi conditioned on containing K: drop kept singles; a pair with one kept member becomes a single
+      // of the other member with weight w_ab / w_kept = w_other * phi_ab.
+      cond_.clear();
+      for (const CpUnit& u : L_.units) {
+        if (!u.is_pair()) {
+          if (!kept_mark_[u.a]) cond_.push_back(u);
+        } else if (kept_mark_[u.a] && kept_mark_[u.b]) {
+        } else if (kept_mark_[u.a]) {
+          cond_.push_back({u.b, kNoExpert, u.wab / u.wa, 0, 0});
+        } else if (kept_mark_[u.b]) {
+          cond_.push_back({u.a, kNoExpert, u.wab / u.wb, 0, 0});
+        } else {
+          cond_.push_back(u);
+        }
+      }
+      CpSampler(cond_, k_ - kept).draw(rng, out);
+    }
+    for (uint32_t i = 0; i < kept; ++i) kept_mark_[out[i]] = 0;
+    return kept;
+  }
+
+ private:
+  const SynthLayer& L_;
+  uint32_t k_;
+  CpSampler base_;
+  std::vector<uint8_t> kept_mark_;
+  std::vector<CpUnit> cond_;
+};
+
+// Calibrates L.keep so that the chain's next-token repeat rate equals L.target_repeat.
+// repeat = E|S_t & S_{t-1}| / k = keep + (1 - keep) g, where g is the rate at which a dropped slot is
+// refilled with an expert of the previous token. g depends on keep only weakly, so a fixed-point
+// iteration keep <- (R - g(keep)) / (1 - g(keep)), with g measured on a simulated chain, converges in a
+// few rounds. Starting point: g(0) = sum_e f_e^2 / k (independent draws from pi).
+void calibrate_keep(SynthLayer& L, uint32_t experts, uint32_t k, Rng rng, const FitOptions& opt) {
+  const double R = L.target_repeat;
+  double g = 0;
+  for (double x : L.f) g += x * x;
+  g /= k;
+  L.keep = 0;
+  if (!(R > g)) return;  // at or below independence: nothing to add (anti-correlation is not modelled)
+  for (uint32_t round = 0; round <= opt.calibration_rounds; ++round) {
+    L.keep = std::clamp((R - g) / (1 - g), 0.0, 0.999);
+    if (round == opt.calibration_rounds) break;
+    LayerChain chain(L, experts, k);
+    Rng r = rng.split(round);
+    std::vector<uint32_t> prev, cur;
+    chain.fresh(r, prev);
+    std::vector<uint8_t> mark(experts, 0);
+    uint64_t dropped = 0, refilled_hits = 0;
+    for (uint32_t t = 0; t < opt.calibration_steps; ++t) {
+      const uint32_t kept = chain.next(r, prev, cur);
+      for (uint32_t e : prev) mark[e] = 1;
+      for (size_t i = kept; i < cur.size(); ++i) refilled_hits += mark[cur[i]];
+      for (uint32_t e : prev) mark[e] = 0;
+      dropped += k - kept;
+      std::swap(prev, cur);
+    }
+    if (dropped == 0) break;
+    g = static_cast<double>(refilled_hits) / static_cast<double>(dropped);
+  }
+}
+
+Json layer_provenance(const SynthLayer& L) {
+  Json j = Json::object();
+  j["keep"] = L.keep;
+  if (L.target_repeat >= 0) j["target_repeat"] = L.target_repeat;
+  Json pairs = Json::array();
+  for (const PairTarget& p : L.pairs) pairs.push_back({{"a", p.a}, {"b", p.b}, {"f_ab", p.f_ab}});
+  j["pairs"] = std::move(pairs);
+  j["dropped_pairs"] = L.dropped_pairs;
+  j["ipf_iterations"] = L.ipf_iterations;
+  j["ipf_residual"] = L.ipf_residual;
+  return j;
+}
+
+// Logits consistent with the ranked top-k `S`: the other experts get log f_e + Gumbel noise; the chosen
+// ones sit above their maximum with gaps E_r / r (E_r ~ Exp(1)), which is how the top order statistics of
+// Gumbel-perturbed logits are spaced (Renyi's representation). Writes `experts` logits and the top-k
+// weights softmax-renormalised over the chosen logits.
+void make_logits(Rng& rng, const std::vector<double>& f, const std::vector<uint32_t>& S, std::vector<float>& logits,
+                 std::vector<float>& weights, std::vector<uint8_t>& chosen) {
+  const size_t E = f.size(), k = S.size();
+  logits.assign(E, 0.0f);
+  for (uint32_t e : S) chosen[e] = 1;
+  float mx = -1e30f;
+  bool any = false;
+  for (size_t e = 0; e < E; ++e) {
+    if (chosen[e]) continue;
+    logits[e] = static_cast<float>(std::log(std::max(f[e], 1e-6)) + gumbel(rng));
+    mx = any ? std::max(mx, logits[e]) : logits[e];
+    any = true;
+  }
+  if (!any) mx = 0.0f;
+  std::vector<double> z(k);
+  double below = mx;
+  for (size_t r = k; r-- > 0;) {
+    z[r] = below + exponential(rng) / static_cast<double>(r + 1);
+    // Strictly above the logit below it after rounding to float.
+    float zf = static_cast<float>(z[r]);
+    const float bf = static_cast<float>(below);
+    if (!(zf > bf)) zf = std::nextafter(bf, 1e30f);
+    logits[S[r]] = zf;
+    below = zf;
+  }
+  weights.resize(k);
+  double sum = 0;
+  const double top = logits[S[0]];
+  for (size_t r = 0; r < k; ++r) sum += std::exp(static_cast<double>(logits[S[r]]) - top);
+  for (size_t r = 0; r < k; ++r) weights[r] = static_cast<float>(std::exp(static_cast<double>(logits[S[r]]) - top) / sum);
+  for (uint32_t e : S) chosen[e] = 0;
+}
+
+}  // namespace
+
+SynthShape shape_from_model(const ModelSpec& m) {
+  SynthShape s;
+  s.model = m.name;
+  s.layers = m.moe_layers;
+  s.experts = m.routed_experts;
+  s.top_k = m.top_k;
+  s.expert_bytes.assign(m.moe_layers, m.bytes_per_expert());
+  return s;
+}
+
+SynthModel zipf_model(const SynthShape& shape, double alpha, uint64_t seed) {
+  if (!(alpha >= 0) || !std::isfinite(alpha)) throw Error("--zipf: alpha must be a finite number >= 0");
+  if (shape.layers == 0 || shape.experts == 0 || shape.top_k == 0 || shape.top_k >= shape.experts)
+    throw Error("synth: the model needs layers, experts and 0 < top_k < experts");
+  SynthModel m;
+  m.shape = shape;
+  m.layers.resize(shape.layers);
+  const Rng perm_root = Rng(seed).split(kPermutation);
+  for (uint32_t l = 0; l < shape.layers; ++l) {
+    Rng rng = perm_root.split(l);
+    std::vector<uint32_t> perm(shape.experts);
+    std::iota(perm.begin(), perm.end(), 0u);
+    for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.below(i)]);
+    std::vector<double> p(shape.experts);
+    for (uint32_t r = 0; r < shape.experts; ++r) p[perm[r]] = std::pow(static_cast<double>(r + 1), -alpha);
+    SynthLayer& L = m.layers[l];
+    L.f = inclusion_from_weights(p, shape.top_k);
+    fit_layer(L, shape.top_k);
+  }
+  m.provenance = {{"generator", "zipf"}, {"parameters", {{"alpha", alpha}}}, {"seed", seed}};
+  return m;
+}
+
+SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
+                     const std::string& source) {
+  const TraceInfo& ri = real.info();
+  if (shape.layers != ri.layers || shape.experts != ri.experts)
+    throw Error("synth --fit: the model has " + std::to_string(shape.layers) + " layers x " +
+                std::to_string(shape.experts) + " experts but " + source + " has " + std::to_string(ri.layers) +
+                " x " + std::to_string(ri.experts));
+  const uint32_t k = shape.top_k;
+  if (k == 0 || k >= shape.experts) throw Error("synth --fit: top_k must be in [1, experts)");
+  StatsOptions so;
+  so.top_pairs = 0;
+  const TraceStats st = compute_stats(real, so);
+  SynthModel m;
+  m.shape = shape;
+  m.layers.resize(shape.layers);
+  const Rng calib_root = Rng(seed).split(kCalibration);
+  Json layers_prov = Json::array();
+  for (uint32_t l = 0; l < shape.layers; ++l) {
+    const LayerStats& ls = st.layers[l];
+    if (ls.tokens == 0) throw Error("synth --fit: " + source + " has no record at layer " + std::to_string(l));
+    SynthLayer& L = m.layers[l];
+    std::vector<double> p(shape.experts);
+    size_t positive = 0;
+    for (uint32_t e = 0; e < shape.experts; ++e) {
+      p[e] = static_cast<double>(ls.counts[e]);
+      positive += ls.counts[e] > 0;
+    }
+    // With fewer than k + 1 experts ever used, no distribution with every f < 1 exists: mix in 1% of
+    // uniform (only then; documented in docs/synth.md).
+    if (positive <= k) {
+      const double total = std::accumulate(p.begin(), p.end(), 0.0);
+      for (double& x : p) x = 0.99 * x / total + 0.01 / shape.experts;
+    }
+    // f_e = c_e / T_l exactly when top_k is unchanged and no expert reaches kMaxInclusion.
+    L.f = inclusion_from_weights(p, k);
+    if (opt.pairs > 0) {
+      // Strongest co-activations: excess count c_ab - c_a c_b / T (co-activations beyond independence),
+      // positive, with at least min_pair_count co-activations; chosen greedily so pairs are disjoint.
+      const std::vector<uint32_t> pc = pair_counts(real, l);
+      struct Cand {
+        uint32_t a, b;
+        double excess, lift;
+      };
+      std::vector<Cand> cands;
+      const double T = static_cast<double>(ls.tokens);
+      for (uint32_t a = 0; a < shape.experts; ++a)
+        for (uint32_t b = a + 1; b < shape.experts; ++b) {
+          const uint32_t c = pc[size_t{a} * shape.experts + b];
+          if (c < opt.min_pair_count || c == 0) continue;
+          const double expect = static_cast<double>(ls.counts[a]) * static_cast<double>(ls.counts[b]) / T;
+          if (c <= expect) continue;
+          cands.push_back({a, b, c - expect, c / expect});
+        }
+      std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
+        if (x.excess != y.excess) return x.excess > y.excess;
+        return x.a != y.a ? x.a < y.a : x.b < y.b;
+      });
+      std::vector<uint8_t> used(shape.experts, 0);
+      for (const Cand& c : cands) {
+        if (L.pairs.size() >= opt.pairs) break;
+        if (used[c.a] || used[c.b]) continue;
+        // Keep the measured lift; stay strictly inside (0, min(f_a, f_b)) so the fit exists.
+        const double fab = std::min(c.lift * L.f[c.a] * L.f[c.b], 0.98 * std::min(L.f[c.a], L.f[c.b]));
+        L.pairs.push_back({c.a, c.b, fab});
+        used[c.a] = used[c.b] = 1;
+      }
+    }
+    fit_layer(L, k);
+    if (opt.temporal && ls.repeat_pairs > 0) {
+      // The measured rate is a fraction of the real top-k; with another top_k it is kept as a fraction.
+      L.target_repeat = ls.repeat_rate();
+      calibrate_keep(L, shape.experts, k, calib_root.split(l), opt);
+    }
+    layers_prov.push_back(layer_provenance(L));
+  }
+  Json params = {{"pairs_per_layer", opt.pairs},
+                 {"min_pair_count", opt.min_pair_count},
+                 {"temporal", opt.temporal},
+                 {"calibration_steps", opt.calibration_steps},
+                 {"calibration_rounds", opt.calibration_rounds}};
+  m.provenance = {{"generator", "fit"},
+                  {"parameters", std::move(params)},
+                  {"seed", seed},
+                  {"source", source},
+                  {"source_model", ri.model},
+                  {"source_top_k", ri.top_k},
+                  {"layers", std::move(layers_prov)}};
+  return m;
+}
+
+Trace generate_trace(const SynthModel& model, const SynthOptions& opt) {
+  const SynthShape& sh = model.shape;
+  if (opt.sequences == 0) throw Error("synth: --sequences must be at least 1");
+  if (opt.prompt_tokens == 0 && opt.decode_tokens == 0) throw Error("synth: --tokens and --prompt-tokens are both 0");
+  if (model.layers.size() != sh.layers) throw Error("synth: model has the wrong number of layers");
+  TraceInfo info;
+  info.model = sh.model;
+  info.layers = sh.layers;
+  info.experts = sh.experts;
+  info.top_k = sh.top_k;
+  info.expert_bytes = sh.expert_bytes;
+  info.synthetic = true;
+  info.provenance = model.provenance;
+  info.provenance["options"] = {{"sequences", opt.sequences},
+                                {"prompt_tokens", opt.prompt_tokens},
+                                {"decode_tokens", opt.decode_tokens},
+                                {"logits", opt.logits}};
+  TraceBuilder tb(info, opt.logits, opt.logits, "synthetic");
+  const Rng seed_root(opt.seed);
+  const Rng expert_root = seed_root.split(kExperts);
+  const Rng logit_root = seed_root.split(kLogits);
+  std::vector<uint32_t> prev, cur;
+  std::vector<std::pair<double, uint32_t>> keyed;
+  std::vector<float> logits, weights;
+  std::vector<uint8_t> chosen(sh.experts, 0);
+  uint64_t line = 0;
+  for (uint32_t s = 0; s < opt.sequences; ++s) {
+    for (uint32_t l = 0; l < sh.layers; ++l) {
+      const SynthLayer& L = model.layers[l];
+      LayerChain chain(L, sh.experts, sh.top_k);
+      const uint64_t stream = uint64_t{s} * sh.layers + l;
+      Rng rng = expert_root.split(stream);
+      Rng lrng = logit_root.split(stream);
+      auto emit = [&](Phase ph, uint32_t step) {
+        // Rank order: Plackett-Luce by f (Gumbel keys), drawn from the same stream.
+        keyed.clear();
+        for (uint32_t e : cur) keyed.push_back({std::log(L.f[e]) + gumbel(rng), e});
+        std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+          return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        for (size_t i = 0; i < keyed.size(); ++i) cur[i] = keyed[i].second;
+        if (opt.logits) make_logits(lrng, L.f, cur, logits, weights, chosen);
+        tb.add(s, ph, step, l, cur, weights, logits, ++line);
+      };
+      for (uint32_t t = 0; t < opt.prompt_tokens; ++t) {
+        chain.fresh(rng, cur);
+        emit(Phase::kPrefill, t);
+      }
+      for (uint32_t t = 0; t < opt.decode_tokens; ++t) {
+        if (t == 0)
+          chain.fresh(rng, cur);
+        else
+          chain.next(rng, prev, cur);
+        emit(Phase::kDecode, t);
+        prev = cur;
+      }
+    }
+  }
+  return std::move(tb).finish();
+}
+
+}  // namespace moesim::traces

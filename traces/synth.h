@@ -1,0 +1,86 @@
+// Synthetic trace generators (`moesim trace synth`, docs/synth.md). Every draw comes from moesim::Rng
+// seeded by the user's seed, one split stream per (sequence, layer), so a seed gives a bit-identical trace.
+//
+// Both generators are a per-layer SynthModel: target inclusion probabilities f_e (sum_e f_e = top_k,
+// every f_e < 1) fitted to a maximum-entropy distribution over top-k subsets (traces/ipf.h,
+// ZipMoE Appendix D, Eq. (23)-(24)), optionally with disjoint pair factors for strong co-activations,
+// and a keep probability for token-to-token reuse. A token's experts at a layer are drawn as:
+//   * the first decode token of a sequence, and every prompt token: an exact draw S ~ pi, the fitted
+//     distribution (traces/conditional_poisson.h);
+//   * every later decode token: each expert of the previous token at that layer is kept independently with
+//     probability `keep` (set K), and the rest is an exact draw from pi conditioned on containing K
+//     (conditional Poisson over the other experts; a kept expert's pair partner gets its pair factor).
+// This keep-and-refill chain has pi as its stationary distribution for every `keep` (proof in
+// docs/synth.md), and its first token is drawn from pi, so every token's marginal inclusion probabilities
+// and modelled pair probabilities are exactly those of pi; `keep` only adds temporal correlation.
+//
+// The order of the experts in a record (rank order) is a Plackett-Luce order by f_e (Gumbel keys
+// log f_e + G); with logits, the logits are built to agree with it (see synth.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/model_spec.h"
+#include "traces/ipf.h"
+#include "traces/trace.h"
+
+namespace moesim::traces {
+
+struct SynthShape {
+  std::string model;
+  uint32_t layers = 0, experts = 0, top_k = 0;
+  std::vector<uint64_t> expert_bytes;  // per layer; may be empty
+};
+SynthShape shape_from_model(const ModelSpec& m);
+
+struct SynthLayer {
+  std::vector<double> f;          // target inclusion probability per expert
+  std::vector<PairTarget> pairs;  // modelled co-activations (disjoint)
+  std::vector<CpUnit> units;      // the fitted distribution pi
+  double keep = 0;                // probability of keeping each expert of the previous decode token
+  double target_repeat = -1;      // measured next-token repeat rate (fit only; -1 = none)
+  double ipf_residual = 0;
+  uint32_t ipf_iterations = 0;
+  uint32_t dropped_pairs = 0;     // pair targets no distribution could meet (see fit_layer in synth.cpp)
+};
+
+struct SynthModel {
+  SynthShape shape;
+  std::vector<SynthLayer> layers;
+  Json provenance = Json::object();  // generator, parameters, seed, source
+};
+
+// Zipf: per layer a random permutation ranks the experts; popularity of rank r is 1 / r^alpha; f_e are the
+// inclusion probabilities proportional to popularity (capped below 1, traces/ipf.h water-filling).
+// No temporal reuse, no pair structure. alpha >= 0 (0 = uniform).
+SynthModel zipf_model(const SynthShape& shape, double alpha, uint64_t seed);
+
+struct FitOptions {
+  uint32_t pairs = 8;           // co-activated pairs modelled per layer (0 = none)
+  uint32_t min_pair_count = 3;  // a modelled pair was co-activated at least this often in the real trace
+  bool temporal = true;         // calibrate `keep` to the real next-token repeat rate
+  uint32_t calibration_steps = 2000;  // simulated decode tokens per calibration round
+  uint32_t calibration_rounds = 3;
+};
+
+// Fits a SynthModel to a real trace. `shape` gives the output shape: layers and experts must equal the
+// trace's; top_k may differ (the f_e are rescaled to sum to the new top_k, pair lifts are kept).
+// `source` names the fitted file in the provenance. Throws moesim::Error when a layer has no record.
+SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
+                     const std::string& source);
+
+struct SynthOptions {
+  uint64_t seed = 0;
+  uint32_t sequences = 1;
+  uint32_t prompt_tokens = 0;  // per sequence
+  uint32_t decode_tokens = 0;  // per sequence
+  bool logits = false;         // also write router logits and the softmax-renormalised top-k weights
+};
+
+// Generates the trace: TraceInfo.synthetic = true, provenance = model.provenance plus the options.
+Trace generate_trace(const SynthModel& model, const SynthOptions& opt);
+
+}  // namespace moesim::traces
