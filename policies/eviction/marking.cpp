@@ -88,7 +88,9 @@ class Marking final : public EvictionPolicyBase<Marking> {
     pos_[slots_[i]] = i;
     pos_[slots_[j]] = j;
   }
+  // A no-op when from == to: the slot may hold a stale copy of a key that has already moved.
   void move_slot(uint32_t from, uint32_t to) {
+    if (from == to) return;
     slots_[to] = slots_[from];
     pos_[slots_[to]] = to;
   }

@@ -1,0 +1,74 @@
+// Golden hit/miss counts: every registered eviction policy x capacities {16, 32, 64} experts per layer x
+// both scopes x the three bundled real traces, against tests/data/golden/replay.csv.
+//
+// Regenerate (after an intended change of semantics, and say why in the commit):
+//   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_sim --gtest_filter='ReplayGolden.*'
+// The cross-check against the independent reference implementations below guards LRU, FIFO and Belady
+// against a regeneration that would bless a bug.
+#include <cstdlib>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "tests/sim/replay_test_util.h"
+
+namespace moesim::testing {
+namespace {
+
+const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/replay.csv";
+constexpr uint64_t kCapacities[] = {16, 32, 64};
+
+std::string current_table() {
+  std::ostringstream out;
+  out << "trace,policy,scope,capacity_per_layer,lookups,hits,decode_lookups,decode_hits,evictions,"
+         "over_capacity_invocations,read_bytes\n";
+  for (const auto& t : real_traces())
+    for (const auto& e : EvictionRegistry::instance().entries())
+      for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+        for (uint64_t cap : kCapacities) {
+          const auto r = sim::replay(*t->input, experts_config(e.name, scope, cap));
+          const auto& c = r.counters;
+          out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups << ','
+              << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','
+              << c.over_capacity_invocations << ',' << c.read_bytes << '\n';
+        }
+  return out.str();
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+TEST(ReplayGolden, MatchesCommittedTable) {
+  const std::string now = current_table();
+  const char* regen = std::getenv("MOESIM_REGEN_GOLDEN");
+  if (regen && std::string(regen) == "1") {
+    write_file_atomic(kGoldenPath, now);
+    GTEST_SKIP() << "regenerated " << kGoldenPath;
+  }
+  const auto want = lines(read_file(kGoldenPath));
+  const auto got = lines(now);
+  ASSERT_EQ(got.size(), want.size()) << "row count differs (a policy added? regenerate with MOESIM_REGEN_GOLDEN=1)";
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "golden row " << i;
+}
+
+TEST(ReplayGolden, LruFifoBeladyMatchIndependentReference) {
+  for (const auto& t : real_traces())
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+      for (uint64_t cap : kCapacities)
+        for (auto [name, ref] : {std::pair{"lru", RefPolicy::kLru}, std::pair{"fifo", RefPolicy::kFifo},
+                                 std::pair{"belady", RefPolicy::kBelady}}) {
+          const auto got = sim::replay(*t->input, experts_config(name, scope, cap)).counters;
+          const RefCounts want = reference_replay(t->stream, ref, scope, cap);
+          SCOPED_TRACE(t->name + " " + name + " " + scope_name(scope) + " " + std::to_string(cap));
+          EXPECT_EQ(got.lookups, want.lookups);
+          EXPECT_EQ(got.hits, want.hits);
+          EXPECT_EQ(got.decode_hits, want.decode_hits);
+          EXPECT_EQ(got.evictions, want.evictions);
+        }
+}
+
+}  // namespace
+}  // namespace moesim::testing

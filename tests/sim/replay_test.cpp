@@ -1,0 +1,301 @@
+// The replay fast path: properties on the real traces, lookup semantics on hand-built traces, thread
+// and seed determinism, and bad configurations. Golden tables: replay_golden_test.cpp.
+#include <algorithm>
+#include <set>
+
+// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#include "core/rng.h"
+#pragma GCC diagnostic pop
+#include "tests/sim/replay_test_util.h"
+
+namespace moesim::testing {
+namespace {
+
+uint64_t misses(const sim::ReplayResult& r) { return r.counters.lookups - r.counters.hits; }
+
+TEST(Replay, BeladyNeverMissesMoreThanOnlinePolicies) {
+  for (const auto& t : real_traces())
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+      for (uint64_t cap : {8, 16, 32, 64, 96}) {
+        const uint64_t opt = misses(sim::replay(*t->input, experts_config("belady", scope, cap)));
+        for (const char* p : {"lru", "lfu", "fifo", "marking", "random", "marking:seed=9", "random:seed=9"}) {
+          const uint64_t m = misses(sim::replay(*t->input, experts_config(p, scope, cap)));
+          EXPECT_LE(opt, m) << t->name << " " << p << " " << scope_name(scope) << " capacity " << cap;
+        }
+      }
+}
+
+TEST(Replay, HitRateIsMonotoneInCapacityForLruAndBelady) {
+  for (const auto& t : real_traces())
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+      for (const char* p : {"lru", "belady"}) {
+        uint64_t prev_hits = 0;
+        for (uint64_t cap = 6; cap <= 128; cap += 2) {
+          const uint64_t hits = sim::replay(*t->input, experts_config(p, scope, cap)).counters.hits;
+          EXPECT_GE(hits, prev_hits) << t->name << " " << p << " " << scope_name(scope) << " capacity " << cap;
+          prev_hits = hits;
+        }
+      }
+}
+
+TEST(Replay, FullCapacityMissesOnlyColdKeys) {
+  for (const auto& t : real_traces()) {
+    std::set<uint32_t> distinct(t->stream.key.begin(), t->stream.key.end());
+    for (const char* p : {"lru", "lfu", "fifo", "random", "marking", "belady", "static-freq"}) {
+      const auto r = sim::replay(*t->input, experts_config(p, CacheScope::kPerLayer, t->stream.experts));
+      EXPECT_EQ(misses(r), distinct.size()) << t->name << " " << p;
+      EXPECT_EQ(r.counters.evictions, 0u);
+    }
+  }
+}
+
+TEST(Replay, SweepResultsDoNotDependOnThreadsOrRuns) {
+  const auto& in = *real_traces()[2]->input;
+  std::vector<sim::ReplayConfig> cfgs;
+  for (const char* p : {"lru", "lfu", "fifo", "random:seed=3", "marking:seed=5", "belady", "static-freq"})
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+      for (uint64_t cap : {8, 24, 48}) cfgs.push_back(experts_config(p, scope, cap));
+  const auto one = sim::replay_sweep(in, cfgs, 1);
+  const auto four = sim::replay_sweep(in, cfgs, 4);
+  const auto again = sim::replay_sweep(in, cfgs, 4);
+  ASSERT_EQ(one.size(), cfgs.size());
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    EXPECT_EQ(one[i].counters, four[i].counters) << one[i].policy;
+    EXPECT_EQ(four[i].counters, again[i].counters) << one[i].policy;
+    EXPECT_EQ(one[i].policy, four[i].policy);
+  }
+}
+
+TEST(Replay, SeedsChangeRandomizedPolicies) {
+  const auto& in = *real_traces()[2]->input;
+  for (const char* p : {"random", "marking"}) {
+    std::set<uint64_t> hits;
+    for (int seed = 1; seed <= 4; ++seed)
+      hits.insert(sim::replay(in, experts_config(std::string(p) + ":seed=" + std::to_string(seed),
+                                                 CacheScope::kPerLayer, 32))
+                      .counters.hits);
+    EXPECT_GT(hits.size(), 1u) << p << ": four seeds gave the same hit count";
+  }
+}
+
+TEST(Replay, ResultNamesPolicyWithAllParameters) {
+  const auto r = sim::replay(*real_traces()[1]->input, experts_config("marking", CacheScope::kGlobal, 16));
+  EXPECT_EQ(r.policy, "marking:seed=1");
+  EXPECT_EQ(r.capacity_experts, 16u * 36);
+  EXPECT_GT(r.lookups_per_s, 0);
+  const Json j = sim::to_json(r);
+  EXPECT_EQ(j["policy"], "marking:seed=1");
+  EXPECT_EQ(j["scope"], "global");
+  EXPECT_EQ(j["lookups"], r.counters.lookups);
+}
+
+// ---- lookup semantics on a hand-built trace ----------------------------------------------------------------
+
+traces::Trace tiny_trace() {
+  traces::TraceInfo info;
+  info.model = "tiny";
+  info.layers = 2;
+  info.experts = 8;
+  info.top_k = 2;
+  info.expert_bytes = {1000, 1000};
+  traces::TraceBuilder b(info, false, false, "tiny");
+  auto add = [&](traces::Phase ph, uint32_t step, uint32_t layer, std::vector<uint32_t> e) {
+    b.add(0, ph, step, layer, e, {}, {}, 0);
+  };
+  // Prefill of 3 tokens: layer 0 uses {0,1}, {1,2}, {0,2} -> ONE invocation with 3 unique experts.
+  add(traces::Phase::kPrefill, 0, 0, {0, 1});
+  add(traces::Phase::kPrefill, 1, 0, {1, 2});
+  add(traces::Phase::kPrefill, 2, 0, {0, 2});
+  add(traces::Phase::kPrefill, 0, 1, {4, 5});
+  add(traces::Phase::kPrefill, 1, 1, {4, 5});
+  add(traces::Phase::kPrefill, 2, 1, {5, 4});
+  // Two decode tokens.
+  add(traces::Phase::kDecode, 0, 0, {2, 3});
+  add(traces::Phase::kDecode, 0, 1, {4, 6});
+  add(traces::Phase::kDecode, 1, 0, {0, 3});
+  add(traces::Phase::kDecode, 1, 1, {6, 7});
+  return std::move(b).finish();
+}
+
+TEST(ReplaySemantics, DuplicateExpertsOfAPrefillInvocationCountOnce) {
+  const traces::Trace t = tiny_trace();
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  ASSERT_EQ(s.invocations(), 6u);
+  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  // capacity 8 per layer: only cold misses. Lookups: prefill 3 + 2, decode 2+2+2+2.
+  const auto r = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 8));
+  EXPECT_EQ(r.counters.lookups, 13u);
+  EXPECT_EQ(r.counters.decode_lookups, 8u);
+  // Cold keys: layer 0 {0,1,2,3}, layer 1 {4,5,6,7} -> 8 misses, 5 hits (2, 4 in decode 0; 0, 3, 6 in decode 1).
+  EXPECT_EQ(r.counters.hits, 5u);
+  EXPECT_EQ(r.counters.decode_hits, 5u);
+  EXPECT_EQ(r.counters.read_bytes, 8u * 1000);
+}
+
+TEST(ReplaySemantics, PrefillOverCapacityIsReportedAndPassesThrough) {
+  const traces::Trace t = tiny_trace();
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  // capacity 2 per layer: layer 0's prefill needs 3 experts -> degenerate, counted; the cache ends at 2.
+  for (const char* p : {"lru", "lfu", "fifo", "random", "marking", "belady", "static-freq"}) {
+    const auto r = sim::replay(in, experts_config(p, CacheScope::kPerLayer, 2));
+    EXPECT_EQ(r.counters.over_capacity_invocations, 1u) << p;
+    EXPECT_EQ(r.counters.max_over_capacity, 1u) << p;
+  }
+  // LRU by hand: prefill L0 {0,1,2} -> keeps {1,2}? The pass-through trims in LRU order: 0 is least recent
+  // (first looked up) -> {1,2}. L1 {4,5}. decode0 L0 {2 H, 3 M} -> evict 1 -> {2,3}; L1 {4 H, 6 M} -> evict 5.
+  // decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} -> evict 4.  Hits: 2, 4, 3, 6.
+  const auto lru = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 2));
+  EXPECT_EQ(lru.counters.hits, 4u);
+}
+
+TEST(ReplaySemantics, EvictionNeverEvictsAKeyOfTheCurrentInvocation) {
+  // Random invocations of at most `cap` keys over 2 layers; after each, all its keys must be resident.
+  // static-freq is left out: its unpinned keys pass through by design once the pinned ones fill the cache
+  // (tests/policies/static_freq_test.cpp checks that by hand).
+  for (const auto& e : EvictionRegistry::instance().entries())
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal}) {
+      if (e.name == "static-freq") continue;
+      const uint32_t experts = 16, layers = 2, cap = 4;
+      Rng rng(42);
+      std::vector<std::vector<uint32_t>> invs;
+      std::vector<uint16_t> layer_of;
+      for (int i = 0; i < 3000; ++i) {
+        const uint32_t l = static_cast<uint32_t>(rng.below(layers));
+        const uint32_t n = 1 + static_cast<uint32_t>(rng.below(cap));
+        std::vector<uint32_t> keys;
+        while (keys.size() < n) {
+          const uint32_t k = l * experts + static_cast<uint32_t>(rng.below(experts / 2) * (rng.below(3) ? 1 : 2));
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+        invs.push_back(keys);
+        layer_of.push_back(static_cast<uint16_t>(l));
+      }
+      std::vector<uint32_t> flat;
+      for (const auto& v : invs) flat.insert(flat.end(), v.begin(), v.end());
+      const auto freq = key_frequencies(flat, layers * experts);
+      CacheConfig cfg =
+          make_cache_config(layers, experts, 1, scope, {CacheCapacity::Unit::kExperts, cap}, {});
+      cfg.next_use_available = true;
+      cfg.key_frequency = freq;
+      ExpertCache cache(e.name, cfg);
+      // next uses, by a backward scan
+      std::vector<uint32_t> next_use(flat.size()), next(layers * experts, kNeverUsedAgain);
+      std::vector<size_t> begin{0};
+      for (const auto& v : invs) begin.push_back(begin.back() + v.size());
+      for (size_t j = invs.size(); j-- > 0;)
+        for (size_t i = begin[j]; i < begin[j + 1]; ++i) {
+          next_use[i] = next[flat[i]];
+          next[flat[i]] = static_cast<uint32_t>(j);
+        }
+      for (size_t j = 0; j < invs.size(); ++j) {
+        cache.begin_invocation(layer_of[j], true);
+        for (size_t i = begin[j]; i < begin[j + 1]; ++i) cache.lookup(flat[i], next_use[i]);
+        std::vector<uint32_t> evicted;
+        cache.end_invocation(static_cast<uint32_t>(invs[j].size()), &evicted);
+        for (uint32_t k : invs[j]) {
+          ASSERT_TRUE(cache.resident(k)) << e.name << " " << scope_name(scope) << ": evicted key " << k
+                                         << " of the current invocation " << j;
+          ASSERT_TRUE(std::find(evicted.begin(), evicted.end(), k) == evicted.end());
+        }
+      }
+      EXPECT_EQ(cache.counters().over_capacity_invocations, 0u);
+    }
+}
+
+// ---- bad configurations -----------------------------------------------------------------------------------
+
+TEST(ReplayErrors, CapacityZeroOrBelowTopKOrOneExpert) {
+  const auto& in = *real_traces()[2]->input;  // qwen3: top-6, 3059712-byte experts, 48 layers
+  EXPECT_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 0)), Error);
+  EXPECT_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 5)), Error);
+  EXPECT_NO_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 6)));
+  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kGlobal, CacheCapacity::parse("1MiB")}), Error);
+  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("100MiB")}), Error);  // 2 MiB/layer
+  try {
+    sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 3));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("top-k"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReplayErrors, BytesNeedExpertSizes) {
+  const traces::Trace t = tiny_trace();
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  const sim::ReplayInput in(s, 2, {});
+  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("8KiB")}), Error);
+  const auto r = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 4));
+  EXPECT_EQ(r.capacity_bytes, 0u);
+  EXPECT_TRUE(sim::to_json(r)["read_bytes"].is_null());
+}
+
+TEST(ReplayErrors, UnknownPolicyOrParameterListsTheKnownOnes) {
+  const auto& in = *real_traces()[1]->input;
+  try {
+    sim::replay(in, experts_config("lruu", CacheScope::kPerLayer, 8));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("belady"), std::string::npos) << e.what();
+  }
+  try {
+    sim::replay(in, experts_config("random:sed=3", CacheScope::kPerLayer, 8));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(sim::replay_sweep(in, {experts_config("lru", CacheScope::kPerLayer, 8),
+                                      experts_config("random:seed=x", CacheScope::kPerLayer, 8)},
+                                 4),
+               Error);
+}
+
+TEST(ReplayErrors, CapacityParsing) {
+  EXPECT_EQ(CacheCapacity::parse("32").unit, CacheCapacity::Unit::kExperts);
+  EXPECT_EQ(CacheCapacity::parse("3000MiB").value, 3000ull << 20);
+  EXPECT_THROW(CacheCapacity::parse("12.5"), Error);
+  EXPECT_THROW(CacheCapacity::parse(""), Error);
+  EXPECT_THROW(CacheCapacity::parse("-3"), Error);
+  EXPECT_THROW(CacheCapacity::parse("3 parsecs"), Error);
+}
+
+TEST(ReplayCapacity, BytesWithUniformExpertSizesEqualExpertCounts) {
+  const traces::Trace t = tiny_trace();  // 2 layers x 8 experts of 1000 bytes
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  // Per layer: 6999 bytes / 2 layers = 3499 bytes per layer -> 3 experts per layer.
+  auto r = sim::replay(in, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, 6999}});
+  EXPECT_EQ(r.capacity_experts, 6u);
+  EXPECT_EQ(r.capacity_bytes, 6000u);
+  EXPECT_EQ(r.counters, sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 3)).counters);
+  // Global: 6999 bytes -> one cache of 6 experts = 3 per layer x 2 layers.
+  r = sim::replay(in, {"belady", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, 6999}});
+  EXPECT_EQ(r.capacity_experts, 6u);
+  EXPECT_EQ(r.counters, sim::replay(in, experts_config("belady", CacheScope::kGlobal, 3)).counters);
+}
+
+TEST(ReplayCapacity, BytesWithMixedExpertSizes) {
+  // qwen3's route trace: 24 layers of 3059712-byte experts and 24 of 2654208-byte experts.
+  const auto& t = *real_traces()[2];
+  const auto& eb = t.trace.info().expert_bytes;
+  ASSERT_EQ(eb.size(), 48u);
+  const uint64_t budget = 48ull * 32 * 3059712;
+  // Per layer: budget / 48 bytes each, rounded down to whole experts of that layer.
+  uint64_t want_experts = 0;
+  for (uint64_t b : eb) want_experts += (budget / 48) / b;
+  auto r = sim::replay(*t.input, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, budget}});
+  EXPECT_EQ(r.capacity_experts, want_experts);
+  EXPECT_LE(r.capacity_bytes, budget);
+  // Global: keys weigh their bytes; the cache never holds more than the budget, so it holds fewer experts
+  // than 48 x 32 of the small size would allow and more than 48 x 32 of the large size.
+  r = sim::replay(*t.input, {"lru", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, budget}});
+  EXPECT_EQ(r.capacity_bytes, budget);
+  const auto small = sim::replay(*t.input, experts_config("lru", CacheScope::kGlobal, 32));
+  EXPECT_GE(r.counters.hits, small.counters.hits);  // room for at least 48 x 32 experts of any size
+  EXPECT_EQ(r.counters.lookups, small.counters.lookups);
+}
+
+}  // namespace
+}  // namespace moesim::testing
