@@ -44,7 +44,9 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   h.origin = origin;
   h.name = j.value("name", std::filesystem::path(origin).stem().string());
   h.display_name = j.value("display_name", h.name);
-  auto get = [&](const char* s, const char* k, const char* kind) { return hardware_value(j, s, k, kind, origin); };
+  auto get = [&](const char* s, const char* k, const char* kind) {
+    return hardware_value(j, s, k, kind, origin);
+  };
   auto positive = [&](double v, const char* what) {
     if (!(v > 0)) throw Error(origin + ": field '" + std::string(what) + "' must be positive");
     return v;
@@ -56,11 +58,16 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   h.memory_bandwidth = positive(get("memory", "bandwidth", "rate"), "memory.bandwidth");
   h.unified_memory = j.at("memory").value("unified", false);
   h.cpu_cores = static_cast<uint32_t>(positive(get("cpu", "cores", "number"), "cpu.cores"));
-  h.cpu_memcpy_bandwidth = positive(get("cpu", "memcpy_bandwidth_per_core", "rate"), "cpu.memcpy_bandwidth_per_core");
+  h.cpu_memcpy_bandwidth =
+      positive(get("cpu", "memcpy_bandwidth_per_core", "rate"), "cpu.memcpy_bandwidth_per_core");
+  if (j.at("cpu").contains("decompress_bandwidth_per_core"))
+    h.cpu_decompress_bandwidth =
+        positive(get("cpu", "decompress_bandwidth_per_core", "rate"), "cpu.decompress_bandwidth_per_core");
   h.gpu_bf16_flops = positive(get("gpu", "bf16_flops", "number"), "gpu.bf16_flops");
   h.gpu_memory_bandwidth = positive(get("gpu", "memory_bandwidth", "rate"), "gpu.memory_bandwidth");
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
-  if (!j.contains("link") || !j.at("link").contains("kind")) throw Error(origin + ": missing field 'link.kind'");
+  if (!j.contains("link") || !j.at("link").contains("kind"))
+    throw Error(origin + ": missing field 'link.kind'");
   h.link_kind = j.at("link").at("kind").get<std::string>();
   if (h.link_kind != "uma" && h.link_kind != "pcie")
     throw Error(origin + ": field 'link.kind' must be \"uma\" or \"pcie\", got \"" + h.link_kind + "\"");

@@ -22,12 +22,15 @@ struct HardwareProfile {
   double ssd_read_latency = 0;    // s, fixed cost per request
   uint32_t ssd_queue_depth = 1;   // requests served concurrently
   // memory
-  uint64_t memory_capacity = 0;   // bytes
-  double memory_bandwidth = 0;    // bytes/s
-  bool unified_memory = false;    // CPU and GPU share DRAM (Jetson-class SoC)
+  uint64_t memory_capacity = 0;  // bytes
+  double memory_bandwidth = 0;   // bytes/s
+  bool unified_memory = false;   // CPU and GPU share DRAM (Jetson-class SoC)
   // cpu
   uint32_t cpu_cores = 1;
   double cpu_memcpy_bandwidth = 0;  // bytes/s per core
+  // bytes/s of decompressed output per core (ZipMoE E-chunk decompression, 000_6ca1e1dee04b3c75.txt
+  // §3.3); optional in a profile: 0 = unknown, and costing a decompression then fails with an Error.
+  double cpu_decompress_bandwidth = 0;
   // gpu
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s

@@ -1,0 +1,161 @@
+// `moesim run`: one simulated serving run of a trace (ARCHITECTURE.md §1, §5, §7).
+//   moesim run --trace T [--model M] --hw H --system offload --policy P --budget 8GiB
+//              [--scope global|layer] [--batch B] [--json] [--timeline out.json]
+// --system offload is the full-tensor offloading baseline (sim/offload.h: what is simulated, which sizes
+// are used, dense weights resident). The JSON output starts with run_header() as "header"; --timeline
+// writes the Chrome trace event format (core/timeline.h), atomically.
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/run_info.h"
+#include "core/timeline.h"
+#include "core/units.h"
+#include "sim/offload.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+namespace {
+
+struct RunArgs {
+  std::string trace, model, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
+                            scope = "global";
+  std::string routing = "identity", scheduling = "fcfs", format = "auto", fields, timeline;
+  uint32_t batch = 1, io_depth = 1, workers = 0;
+  bool json = false;
+};
+
+void print_dist(const char* name, const Json& d) {
+  if (d["count"].get<uint64_t>() == 0) {
+    std::printf("  %-22s %10s\n", name, "-");
+    return;
+  }
+  std::printf(
+      "  %-22s %10s %10s %10s %10s %10s %8llu\n", name, format_seconds(d["mean_s"].get<double>()).c_str(),
+      format_seconds(d["p50_s"].get<double>()).c_str(), format_seconds(d["p90_s"].get<double>()).c_str(),
+      format_seconds(d["p99_s"].get<double>()).c_str(), format_seconds(d["max_s"].get<double>()).c_str(),
+      static_cast<unsigned long long>(d["count"].get<uint64_t>()));
+}
+
+void print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
+                   const HardwareProfile& hw) {
+  std::printf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
+  std::printf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
+              info.layers, info.experts, info.top_k,
+              info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
+  std::printf("sizes:   expert %s (%s), dense %s per layer (%s, resident)\n",
+              format_bytes(config["sizes"]["expert_bytes_layer0"].get<uint64_t>()).c_str(),
+              config["sizes"]["expert_bytes_source"].get<std::string>().c_str(),
+              format_bytes(config["sizes"]["dense_bytes_layer0"].get<uint64_t>()).c_str(),
+              config["sizes"]["dense_bytes_source"].get<std::string>().c_str());
+  std::printf("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
+              config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
+              config["scope"].get<std::string>().c_str(),
+              static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
+  std::printf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
+              "count");
+  print_dist("TTFT", m["ttft"]);
+  print_dist("TPOT", m["tpot"]);
+  print_dist("end-to-end (group)", m["end_to_end"]);
+  print_dist("layer makespan", m["layer_makespan"]);
+  print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
+  const Json& c = m["cache"];
+  std::printf("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
+              m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
+              format_seconds(m["makespan_s"].get<double>()).c_str(),
+              static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
+  std::printf("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
+              100 * c["hit_rate"].get<double>(),
+              static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
+              100 * c["decode_hit_rate"].get<double>(),
+              static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
+  if (c["over_capacity_invocations"].get<uint64_t>() > 0)
+    std::printf(
+        "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
+        static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
+  std::printf("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
+  std::printf("utilization:");
+  for (const auto& [name, u] : m["resources"].items())
+    std::printf(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
+  std::printf("\n");
+}
+
+void execute(const RunArgs& a) {
+  if (a.system != "offload") throw Error("--system: unknown system '" + a.system + "' (known: offload)");
+  if (a.batch == 0) throw Error("--batch must be at least 1");
+  traces::LoadOptions lo;
+  lo.format = a.format;
+  lo.fields = a.fields;
+  lo.model = a.model;
+  const traces::Trace trace = traces::load_trace(a.trace, lo);
+  const HardwareProfile hw = load_hardware(a.hw);
+  std::optional<ModelSpec> model;
+  if (!a.model.empty()) model = load_model(a.model);
+  const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
+
+  sim::OffloadConfig cfg;
+  cfg.eviction = a.policy;
+  cfg.routing = a.routing;
+  cfg.scheduling = a.scheduling;
+  cfg.scope = parse_scope(a.scope);
+  cfg.budget = CacheCapacity::parse(a.budget);
+  cfg.sim.io_depth = a.io_depth;
+  cfg.sim.cpu_workers = a.workers;
+  cfg.record_timeline = !a.timeline.empty();
+  const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  const sim::OffloadResult r = sim::run_offload(stream, trace.info(), costs, hw, cfg);
+
+  Json config = sim::offload_config_json(cfg, r, costs, trace.info(), a.batch, hw);
+  config["trace"] = a.trace;
+  config["model"] = a.model.empty() ? Json(nullptr) : Json(a.model);
+  Json metrics = metrics_json(r.result);
+  metrics["synthetic"] = trace.info().synthetic;
+  if (!a.timeline.empty()) write_chrome_trace(a.timeline, r.result.timeline);
+  warn_if_unoptimized();
+  if (a.json) {
+    Json out;
+    out["header"] = run_header("run", config);
+    out["metrics"] = metrics;
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  } else {
+    print_summary(a, config, metrics, trace.info(), hw);
+    if (!a.timeline.empty())
+      std::printf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
+  }
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  app.add_option("--trace", a->trace, "trace file (.mtr, route_trace CSV, JSONL, CSV)")->required();
+  app.add_option("--model", a->model,
+                 "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
+                 "expert sizes, shape from the preset its model name starts with)");
+  app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
+  app.add_option("--system", a->system, "system to simulate: offload (full-tensor offloading)")
+      ->capture_default_str();
+  app.add_option("--policy", a->policy, "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`)")
+      ->capture_default_str();
+  app.add_option("--budget", a->budget, "expert cache budget in bytes (8GiB) or experts per layer (32)")
+      ->required();
+  app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
+  app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
+  app.add_option("--routing", a->routing, "routing-rewrite policy")->capture_default_str();
+  app.add_option("--scheduling", a->scheduling, "scheduling policy")->capture_default_str();
+  app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding (1 = blocking reads)")
+      ->capture_default_str();
+  app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
+      ->capture_default_str();
+  app.add_option("--format", a->format, "trace format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
+  app.add_option("--fields", a->fields, "JSONL/CSV field mapping (see `moesim trace import --help`)");
+  app.add_flag("--json", a->json, "print JSON (header + metrics) instead of a summary");
+  app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
+  app.callback([a] { execute(*a); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", setup);
+}  // namespace moesim::cli

@@ -1,0 +1,113 @@
+// `moesim store info STORE [--json]`: what an expert store holds -- sizes and the ratio over BF16
+// ((compressed E + SM) / BF16 bytes) overall, per codec and per tensor. The whole index is validated
+// (exec/store_reader.h); chunk payloads are not read (use `store verify` for that).
+#include <cstdio>
+#include <map>
+
+#include "cli/command.h"
+#include "core/json_io.h"
+#include "core/run_info.h"
+#include "core/units.h"
+#include "exec/raw_weights.h"
+#include "exec/store_reader.h"
+
+namespace moesim::cli {
+namespace {
+
+struct Options {
+  std::string store;
+  bool json = false;
+};
+
+double ratio(uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+
+void run(const Options& o) {
+  const exec::StoreReader r(o.store);
+  struct Sum {
+    uint64_t tensors = 0, bf16 = 0, e = 0, sm = 0;
+  };
+  Sum all;
+  std::map<std::string, Sum> per_codec;
+  std::map<uint32_t, Sum> per_layer;
+  Json tensors = Json::array();
+  for (const auto& e : r.entries()) {
+    const std::string codec = kernels::make_codec(e.codec, e.level)->name();
+    for (Sum* s : {&all, &per_codec[codec], &per_layer[e.layer]}) {
+      s->tensors++;
+      s->bf16 += e.bf16_bytes();
+      s->e += e.e_bytes();
+      s->sm += e.sm.size;
+    }
+    if (o.json)
+      tensors.push_back({{"layer", e.layer},
+                         {"expert", e.expert},
+                         {"tensor", e.role},
+                         {"name", e.name},
+                         {"source_dtype", exec::dtype_label(e.source_dtype)},
+                         {"shape", e.shape},
+                         {"codec", codec},
+                         {"shards", e.shards.size()},
+                         {"bf16_bytes", e.bf16_bytes()},
+                         {"e_bytes", e.e_bytes()},
+                         {"sm_bytes", e.sm.size},
+                         {"ratio", ratio(e.e_bytes() + e.sm.size, e.bf16_bytes())}});
+  }
+  const uint64_t stored = all.e + all.sm;
+  if (o.json) {
+    Json j = Json::object();
+    j["header"] = run_header("store info", {{"store", o.store}});
+    j["store"] = o.store;
+    j["format_version"] = r.header().version;
+    j["file_size"] = r.file_size();
+    j["meta"] = r.meta();
+    j["tensors"] = all.tensors;
+    j["layers"] = per_layer.size();
+    j["bf16_bytes"] = all.bf16;
+    j["e_bytes"] = all.e;
+    j["sm_bytes"] = all.sm;
+    j["stored_bytes"] = stored;
+    j["ratio"] = ratio(stored, all.bf16);
+    j["exponent_ratio"] = ratio(all.e, all.bf16 / 2);
+    Json pc = Json::array();
+    for (const auto& [c, s] : per_codec)
+      pc.push_back({{"codec", c},
+                    {"tensors", s.tensors},
+                    {"bf16_bytes", s.bf16},
+                    {"stored_bytes", s.e + s.sm},
+                    {"ratio", ratio(s.e + s.sm, s.bf16)}});
+    j["per_codec"] = pc;
+    j["per_tensor"] = tensors;
+    write_json_file("-", j);
+    return;
+  }
+  std::printf("store %s: format version %u, %s, %llu tensors in %zu layers\n", o.store.c_str(), r.header().version,
+              format_bytes(r.file_size()).c_str(), static_cast<unsigned long long>(all.tensors), per_layer.size());
+  for (const char* k : {"source", "source_format", "layout"})
+    if (r.meta().contains(k) && r.meta()[k].is_string())
+      std::printf("  %-14s %s\n", k, r.meta()[k].get<std::string>().c_str());
+  std::printf("  BF16 %s -> stored %s (E %s + SM %s): ratio %.4f, exponent stream ratio %.4f\n",
+              format_bytes(all.bf16).c_str(), format_bytes(stored).c_str(), format_bytes(all.e).c_str(),
+              format_bytes(all.sm).c_str(), ratio(stored, all.bf16), ratio(all.e, all.bf16 / 2));
+  std::printf("per codec:\n");
+  for (const auto& [c, s] : per_codec)
+    std::printf("  %-10s %6llu tensors  BF16 %12s  stored %12s  ratio %.4f\n", c.c_str(),
+                static_cast<unsigned long long>(s.tensors), format_bytes(s.bf16).c_str(),
+                format_bytes(s.e + s.sm).c_str(), ratio(s.e + s.sm, s.bf16));
+  std::printf("per tensor:\n  %5s %7s %-24s %-14s %3s %12s %12s %7s\n", "layer", "expert", "tensor", "shape", "K",
+              "BF16", "stored", "ratio");
+  for (const auto& e : r.entries())
+    std::printf("  %5u %7u %-24s %-14s %3zu %12s %12s %7.4f\n", e.layer, e.expert, e.role.c_str(),
+                exec::format_shape(e.shape).c_str(), e.shards.size(), format_bytes(e.bf16_bytes()).c_str(),
+                format_bytes(e.e_bytes() + e.sm.size).c_str(), ratio(e.e_bytes() + e.sm.size, e.bf16_bytes()));
+}
+
+void setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("store", o->store, "Expert store written by `moesim pack`")->required();
+  app.add_flag("--json", o->json, "Write JSON to stdout");
+  app.callback([o] { run(*o); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("store info", "Sizes and compression ratio of an expert store, per codec and per tensor", setup);
+}  // namespace moesim::cli

@@ -1,0 +1,129 @@
+#include "core/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace moesim {
+
+double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const auto n = static_cast<double>(sorted.size());
+  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+Distribution summarize(std::vector<double> v) {
+  Distribution d;
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  d.count = v.size();
+  double sum = 0;
+  for (double x : v) sum += x;  // sorted order: a fixed summation order
+  d.mean = sum / static_cast<double>(v.size());
+  d.p50 = percentile_nearest_rank(v, 50);
+  d.p90 = percentile_nearest_rank(v, 90);
+  d.p99 = percentile_nearest_rank(v, 99);
+  d.max = v.back();
+  return d;
+}
+
+Json to_json(const Distribution& d) {
+  Json j;
+  j["count"] = d.count;
+  j["mean_s"] = d.mean;
+  j["p50_s"] = d.p50;
+  j["p90_s"] = d.p90;
+  j["p99_s"] = d.p99;
+  j["max_s"] = d.max;
+  return j;
+}
+
+namespace {
+double ratio(uint64_t a, uint64_t b) {
+  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
+}  // namespace
+
+Json metrics_json(const PipelineResult& r) {
+  std::vector<double> ttft, tpot, e2e, layer_all, layer_decode;
+  double decode_time = 0;
+  uint64_t generated = 0, decode_tokens = 0;
+  double group_start = 0;
+  bool in_group = false, group_decoded = false;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const StepTiming& s = r.steps[i];
+    const double dur = s.end - s.start;
+    if (s.phase == 0) {
+      if (!in_group || group_decoded) {  // a prefill after decoding starts the next group
+        if (in_group) e2e.push_back(r.steps[i - 1].end - group_start);
+        group_start = s.start;
+        in_group = true;
+        group_decoded = false;
+      }
+      ttft.push_back(dur);
+      generated += 1;
+    } else {
+      if (!in_group) {  // a trace with decode records only
+        group_start = s.start;
+        in_group = true;
+      }
+      group_decoded = true;
+      tpot.push_back(dur);
+      decode_time += dur;
+      generated += s.tokens;
+      decode_tokens += s.tokens;
+    }
+  }
+  if (in_group) e2e.push_back(r.steps.back().end - group_start);
+  for (const auto& inv : r.invocations) {
+    layer_all.push_back(inv.end - inv.start);
+    if (inv.phase == 1) layer_decode.push_back(inv.end - inv.start);
+  }
+
+  Json m;
+  m["makespan_s"] = r.makespan;
+  m["steps"] = r.steps.size();
+  m["generated_tokens"] = generated;
+  m["tokens_per_s"] = r.makespan > 0 ? static_cast<double>(generated) / r.makespan : 0.0;
+  m["decode_tokens_per_s"] = decode_time > 0 ? static_cast<double>(decode_tokens) / decode_time : 0.0;
+  m["ttft"] = to_json(summarize(ttft));
+  m["tpot"] = to_json(summarize(tpot));
+  m["end_to_end"] = to_json(summarize(e2e));
+  m["layer_makespan"] = to_json(summarize(layer_all));
+  m["layer_makespan_decode"] = to_json(summarize(layer_decode));
+  const CacheCounters& c = r.cache;
+  Json cache;
+  cache["invocations"] = c.invocations;
+  cache["lookups"] = c.lookups;
+  cache["hits"] = c.hits;
+  cache["hit_rate"] = ratio(c.hits, c.lookups);
+  cache["decode_lookups"] = c.decode_lookups;
+  cache["decode_hits"] = c.decode_hits;
+  cache["decode_hit_rate"] = ratio(c.decode_hits, c.decode_lookups);
+  cache["evictions"] = c.evictions;
+  cache["over_capacity_invocations"] = c.over_capacity_invocations;
+  cache["max_over_capacity"] = c.max_over_capacity;
+  m["cache"] = cache;
+  Json routing;
+  routing["lookups"] = r.routing.lookups;
+  routing["changed_lookups"] = r.routing.changed_lookups;
+  routing["changed_tokens"] = r.routing.changed_tokens;
+  m["routing_rewrite"] = routing;
+  m["ssd_bytes_read"] = r.ssd_bytes;
+  m["ops"] = r.ops;
+  Json util = Json::object();
+  for (const auto& res : r.resources) {
+    Json u;
+    u["units"] = res.units;
+    u["busy_s"] = res.busy_time;
+    u["utilization"] = r.makespan > 0 ? res.busy_time / (res.units * r.makespan) : 0.0;
+    u["ops"] = res.ops;
+    u["bytes"] = res.bytes;
+    util[res.name] = u;
+  }
+  m["resources"] = util;
+  return m;
+}
+
+}  // namespace moesim

@@ -1,0 +1,35 @@
+// Metrics of a pipeline run (ARCHITECTURE.md §7), as JSON:
+//   ttft            prefill step durations (time to first token of each sequence)
+//   tpot            decode step durations (time per output token of the batch group)
+//   end_to_end      per request group (B sequences decoding together; one sequence when B = 1): from its
+//                   first prefill step's start to its last step's end
+//   tokens_per_s    generated tokens / makespan, where a prefill produces a sequence's first token and a
+//                   decode step one token per sequence decoding; decode_tokens_per_s over decode time only
+//   layer_makespan  per layer invocation, from the layer's start (its dense op) to its last op's end;
+//                   all invocations and decode invocations only
+//   hit rates       cumulative and decode-only (lookup semantics of ARCHITECTURE.md §4)
+//   bytes read      from the SSD
+//   utilization     of every resource: busy time / (units * makespan)
+// Every distribution gives count, mean, p50, p90, p99 and max; percentiles use the nearest-rank method
+// (the smallest value with at least p% of the values at or below it), so they are actual samples.
+#pragma once
+
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/pipeline.h"
+
+namespace moesim {
+
+struct Distribution {
+  uint64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+Distribution summarize(std::vector<double> values);  // all zero when empty
+double percentile_nearest_rank(const std::vector<double>& sorted, double p);
+Json to_json(const Distribution& d);  // seconds
+
+Json metrics_json(const PipelineResult& r);
+
+}  // namespace moesim

@@ -1,0 +1,85 @@
+#include "core/op_graph.h"
+
+#include <cassert>
+
+namespace moesim {
+
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kSsdRead:
+      return "ssd_read";
+    case OpKind::kDecompress:
+      return "decompress";
+    case OpKind::kRecover:
+      return "recover";
+    case OpKind::kTransfer:
+      return "transfer";
+    case OpKind::kExpertCompute:
+      return "expert_compute";
+    case OpKind::kDenseCompute:
+      return "dense_compute";
+  }
+  return "?";
+}
+
+const char* resource_class_name(ResourceClass r) {
+  switch (r) {
+    case ResourceClass::kSsd:
+      return "ssd";
+    case ResourceClass::kCpu:
+      return "cpu";
+    case ResourceClass::kGpu:
+      return "gpu";
+    case ResourceClass::kLink:
+      return "link";
+  }
+  return "?";
+}
+
+ResourceClass resource_of(OpKind k) {
+  switch (k) {
+    case OpKind::kSsdRead:
+      return ResourceClass::kSsd;
+    case OpKind::kDecompress:
+      return ResourceClass::kCpu;
+    case OpKind::kTransfer:
+      return ResourceClass::kLink;
+    case OpKind::kRecover:
+    case OpKind::kExpertCompute:
+    case OpKind::kDenseCompute:
+      return ResourceClass::kGpu;
+  }
+  return ResourceClass::kGpu;
+}
+
+void OpGraph::clear() {
+  ops_.clear();
+  dep_begin_.assign(1, 0);
+  dep_.clear();
+  succ_begin_.clear();
+  succ_.clear();
+}
+
+uint32_t OpGraph::add(const Op& op, std::span<const uint32_t> deps) {
+  const auto id = static_cast<uint32_t>(ops_.size());
+  for (uint32_t d : deps) {
+    assert(d < id && "an op may only depend on ops added before it");
+    dep_.push_back(d);
+  }
+  ops_.push_back(op);
+  dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+  return id;
+}
+
+void OpGraph::finalize() {
+  const size_t n = ops_.size();
+  succ_begin_.assign(n + 1, 0);
+  for (uint32_t d : dep_) ++succ_begin_[d + 1];
+  for (size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.resize(dep_.size());
+  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t k = dep_begin_[i]; k < dep_begin_[i + 1]; ++k) succ_[fill[dep_[k]]++] = i;
+}
+
+}  // namespace moesim

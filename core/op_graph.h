@@ -1,0 +1,78 @@
+// Operations and their DAG (ARCHITECTURE.md §1; ZipMoE 000_6ca1e1dee04b3c75.txt §3.2 "DAG
+// representation"). An Op is a unit of work on one resource class, described by what it moves and
+// computes (bytes, FLOPs, tokens), never by how long it takes: the Platform turns it into time (a cost
+// model in sim/, the real machine in exec/). Ops carry labels (layer, expert, tensor) for timelines and
+// a priority set by the scheduling policy (lower runs first on a resource; equal priorities run in
+// submission order, which makes FCFS the all-zero priority).
+//
+// OpGraph stores ops and their dependencies as plain adjacency vectors (CSR built by finalize()).
+// Invariant: an op's dependencies are ops added before it, so insertion order is a topological order
+// and a graph can never hold a cycle.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+namespace moesim {
+
+enum class OpKind : uint8_t {
+  kSsdRead,        // read bytes from the SSD into host memory (through the I/O thread)
+  kDecompress,     // CPU worker: decompress one E-chunk shard (bytes = decompressed output)
+  kRecover,        // GPU: merge SM-chunks and exponents into a BF16 tensor (bytes = tensor bytes)
+  kTransfer,       // host -> device over the link (UMA: mapping latency only)
+  kExpertCompute,  // GPU: one routed expert over its tokens (bytes = weights read, flops)
+  kDenseCompute,   // GPU: attention + router + shared experts of one layer
+};
+inline constexpr int kOpKinds = 6;
+const char* op_kind_name(OpKind k);
+
+enum class ResourceClass : uint8_t { kSsd, kCpu, kGpu, kLink };
+inline constexpr int kResourceClasses = 4;
+const char* resource_class_name(ResourceClass r);
+ResourceClass resource_of(OpKind k);
+
+inline constexpr uint16_t kNoLabel = 0xFFFF;
+
+struct Op {
+  OpKind kind = OpKind::kSsdRead;
+  ResourceClass resource = ResourceClass::kSsd;
+  uint16_t layer = kNoLabel;
+  uint16_t expert = kNoLabel;
+  uint16_t tensor = kNoLabel;  // index into ModelSpec::expert_tensors
+  uint16_t shard = kNoLabel;   // E-chunk shard
+  uint64_t bytes = 0;
+  double flops = 0;
+  uint32_t tokens = 0;
+  int64_t priority = 0;
+};
+
+class OpGraph {
+ public:
+  void clear();
+  // Adds an op that runs after `deps` (indices of ops already added). Returns its index.
+  uint32_t add(const Op& op, std::span<const uint32_t> deps = {});
+  uint32_t add(const Op& op, std::initializer_list<uint32_t> deps) {
+    return add(op, std::span<const uint32_t>(deps.begin(), deps.size()));
+  }
+  // Builds successor lists; call once after the last add().
+  void finalize();
+
+  size_t size() const { return ops_.size(); }
+  Op& op(uint32_t i) { return ops_[i]; }
+  const Op& op(uint32_t i) const { return ops_[i]; }
+  std::span<const uint32_t> deps(uint32_t i) const {
+    return {dep_.data() + dep_begin_[i], dep_begin_[i + 1] - dep_begin_[i]};
+  }
+  std::span<const uint32_t> succs(uint32_t i) const {
+    return {succ_.data() + succ_begin_[i], succ_begin_[i + 1] - succ_begin_[i]};
+  }
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<uint32_t> dep_begin_{0}, dep_;
+  std::vector<uint32_t> succ_begin_, succ_;
+};
+
+}  // namespace moesim

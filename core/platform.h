@@ -1,0 +1,53 @@
+// The Platform interface (ARCHITECTURE.md §1): what the serving pipeline needs from a machine, simulated
+// (sim/sim_platform.h, simulated time) or real (exec/, wall-clock time). The pipeline hands it ops whose
+// dependencies are complete; the platform runs each on a unit of the op's resource class (queueing by
+// Op::priority, then submission order) and reports start and end through the sink.
+//
+// Contract: submit() never calls the sink synchronously (completion is reported from inside
+// run_until_idle()); the sink may submit further ops from op_done(). run_until_idle() returns when no
+// submitted op is left. Times are seconds since the platform was created.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/op_graph.h"
+
+namespace moesim {
+
+struct OpTiming {
+  double start = 0;
+  double end = 0;
+  uint32_t unit = 0;  // which server of the resource ran it (SSD slot, CPU worker, GPU stream)
+};
+
+class OpSink {
+ public:
+  virtual ~OpSink() = default;
+  virtual void op_done(uint32_t token, const OpTiming& timing) = 0;
+};
+
+// Busy time of one resource: for a pool of `units` servers, busy_time sums over the servers, so
+// utilization = busy_time / (units * makespan).
+struct ResourceStats {
+  std::string name;  // "ssd", "io_thread", "cpu_workers", "gpu", "link"
+  uint32_t units = 1;
+  double busy_time = 0;
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+};
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual double now() const = 0;
+  // Queues `op` on its resource; sink->op_done(token, timing) reports its completion.
+  virtual void submit(const Op& op, OpSink* sink, uint32_t token) = 0;
+  virtual void run_until_idle() = 0;
+  virtual std::vector<ResourceStats> resource_stats() const = 0;
+  // A short description of the platform for run headers ("sim: jetson-agx-orin-64gb").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace moesim

@@ -1,0 +1,54 @@
+// Scheduling policies (ARCHITECTURE.md §3): order the operations of one layer invocation on the
+// resources. FCFS (policies/scheduling/fcfs.cpp) leaves every priority at 0, so each resource serves ops
+// in the order they became ready; ZipMoE's cache-affinity scheduler (000_6ca1e1dee04b3c75.txt §3.3,
+// Alg. 1) partitions requests into Type-I (SM-chunks to read) and Type-II tasks, builds blocks and gives
+// the ops of earlier blocks lower priorities (the I/O thread and workers then take "the first available
+// operation in priority order", Appendix A).
+//
+// The pipeline calls order() after building the invocation's graph and before submitting any op; the
+// policy may only change Op::priority (lower runs first; ties keep submission order).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/compression_state.h"
+#include "core/op_graph.h"
+#include "core/registry.h"
+
+namespace moesim {
+
+// One requested expert of the invocation and where its ops are in the graph.
+struct ExpertRequest {
+  uint16_t expert = 0;
+  uint32_t tokens = 0;
+  ExpertState state = ExpertState::kMissed;
+  uint32_t first_op = 0;    // its ops are [first_op, compute_op] in the graph
+  uint32_t compute_op = 0;  // the expert compute op
+};
+
+struct ScheduleContext {
+  uint32_t layer = 0;
+  bool decode = false;
+  uint32_t dense_op = 0;  // the layer's dense/attention op (the root)
+};
+
+class SchedulingPolicy {
+ public:
+  virtual ~SchedulingPolicy() = default;
+  virtual void order(const ScheduleContext& ctx, std::span<const ExpertRequest> requests, OpGraph& graph) = 0;
+};
+
+using SchedulingRegistry = Registry<SchedulingPolicy>;
+std::unique_ptr<SchedulingPolicy> make_scheduling_policy(const std::string& spec);
+
+}  // namespace moesim
+
+#define MOESIM_SCHEDULING_CONCAT2(a, b) a##b
+#define MOESIM_SCHEDULING_CONCAT(a, b) MOESIM_SCHEDULING_CONCAT2(a, b)
+// MOESIM_REGISTER_SCHEDULING("fcfs", "description", {ParamDefs...}, factory(const Params&)).
+#define MOESIM_REGISTER_SCHEDULING(name, description, params, factory)                                   \
+  [[maybe_unused]] static const bool MOESIM_SCHEDULING_CONCAT(moesim_scheduling_registered_, __LINE__) = \
+      ::moesim::SchedulingRegistry::instance().add({name, description, params, factory})

@@ -1,0 +1,173 @@
+#include "exec/store_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "core/error.h"
+#include "exec/hash64.h"
+#include "kernels/bf16.h"
+
+namespace moesim::exec {
+
+void AlignedBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+
+AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
+  cap_ = (size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
+  if (cap_ == 0) cap_ = kStoreAlign;
+  void* p = std::aligned_alloc(kStoreAlign, cap_);
+  if (!p) throw Error("out of memory allocating a " + std::to_string(cap_) + "-byte read buffer");
+  p_.reset(static_cast<uint8_t*>(p));
+}
+
+StoreReader::StoreReader(std::string path, Options opts) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(path_ + ": cannot open: " + std::strerror(errno));
+  try {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot stat: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw Error(path_ + ": not a regular file");
+    file_size_ = static_cast<uint64_t>(st.st_size);
+    uint8_t hdr[kStoreHeaderSize] = {};
+    const size_t hn = static_cast<size_t>(std::min<uint64_t>(file_size_, kStoreHeaderSize));
+    pread_all(0, hdr, hn, hn, "header");
+    header_ = decode_header(hdr, hn, file_size_, path_);
+    std::vector<uint8_t> idx(header_.index_size);
+    pread_all(header_.index_offset, idx.data(), idx.size(), idx.size(), "index");
+    index_ = decode_index(idx.data(), idx.size(), header_, file_size_, path_);
+    for (size_t i = 0; i < index_.entries.size(); ++i) {
+      const auto& e = index_.entries[i];
+      by_key_[{e.layer, e.expert, e.role}] = i;
+      auto& c = codecs_[{static_cast<int>(e.codec), e.level}];
+      if (!c) c = kernels::make_codec(e.codec, e.level);
+    }
+    if (opts.direct_io) {
+#ifdef O_DIRECT
+      direct_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+#endif
+    }
+  } catch (...) {
+    ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
+    throw;
+  }
+}
+
+StoreReader::~StoreReader() {
+  if (fd_ >= 0) ::close(fd_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+}
+
+const StoreEntry* StoreReader::find(uint32_t layer, uint32_t expert, const std::string& role) const {
+  auto it = by_key_.find({layer, expert, role});
+  return it == by_key_.end() ? nullptr : &index_.entries[it->second];
+}
+
+const kernels::Codec& StoreReader::codec_of(const StoreEntry& e) const {
+  return *codecs_.at({static_cast<int>(e.codec), e.level});
+}
+
+void StoreReader::pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size,
+                            const std::string& what) const {
+  // O_DIRECT needs offset, length and buffer aligned: callers pass aligned buffers and offsets for chunks.
+  if (direct_fd_ >= 0 && direct_ok_.load() && offset % kStoreAlign == 0 && aligned_size % kStoreAlign == 0 &&
+      reinterpret_cast<uintptr_t>(dst) % kStoreAlign == 0) {
+    size_t done = 0;
+    bool failed = false;
+    while (done < size) {
+      const ssize_t r = ::pread(direct_fd_, dst + done, aligned_size - done, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && errno == EINVAL) {  // the filesystem accepted the open but refuses direct reads
+        direct_ok_.store(false);
+        failed = true;
+        break;
+      }
+      if (r < 0) throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
+      if (r == 0) throw binary_input_error(path_, offset + done, what, "unexpected end of file");
+      done += static_cast<size_t>(r);
+      if (done % kStoreAlign != 0 && done < size) {  // a short unaligned read: finish buffered
+        failed = true;
+        break;
+      }
+    }
+    if (!failed) return;
+  }
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t r = ::pread(fd_, dst + done, size - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
+    if (r == 0) throw binary_input_error(path_, offset + done, what, "unexpected end of file (truncated)");
+    done += static_cast<size_t>(r);
+  }
+}
+
+AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
+  const StoreChunk& c = shard < 0 ? e.sm : e.shards.at(static_cast<size_t>(shard));
+  AlignedBuffer buf(static_cast<size_t>(c.size));
+  if (c.size > 0) pread_all(c.offset, buf.data(), buf.size(), buf.capacity(), e.chunk_label(shard));
+  const uint64_t sum = hash64(buf.data(), buf.size());
+  if (sum != c.checksum)
+    throw binary_input_error(path_, c.offset, e.chunk_label(shard), "checksum mismatch: the chunk is corrupt");
+  return buf;
+}
+
+void StoreReader::decode_shard(const StoreEntry& e, int shard, const uint8_t* stored, uint8_t* exps) const {
+  const StoreChunk& c = e.shards.at(static_cast<size_t>(shard));
+  if (c.raw_size == 0) return;
+  const std::string what = path_ + ": " + e.chunk_label(shard);
+  try {
+    codec_of(e).decompress(stored, c.size, exps, c.raw_size, what.c_str());
+  } catch (const Error& err) {
+    // Keep one uniform message shape whatever the codec adapter said.
+    const std::string m = err.what();
+    if (m.find(e.chunk_label(shard)) != std::string::npos) throw;
+    throw binary_input_error(path_, c.offset, e.chunk_label(shard), m);
+  }
+}
+
+void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) const {
+  const AlignedBuffer sm = read_chunk(e, -1);
+  const uint32_t K = static_cast<uint32_t>(e.shards.size());
+  // Each task reads, verifies, decompresses and merges one shard: the merge of shard k needs only its
+  // own exponent bytes and the matching SM range, so no barrier between decompression and merge.
+  auto task = [&](uint32_t k) {
+    const AlignedBuffer stored = read_chunk(e, static_cast<int>(k));
+    const uint64_t begin = e.shard_begin(k);
+    const uint64_t n = e.shards[k].raw_size;
+    std::vector<uint8_t> exps(static_cast<size_t>(n));
+    decode_shard(e, static_cast<int>(k), stored.data(), exps.data());
+    kernels::merge_bf16(exps.data(), sm.data() + begin, static_cast<size_t>(n), out + begin);
+  };
+  const unsigned workers = std::max(1u, std::min<unsigned>(threads, K));
+  if (workers == 1) {
+    for (uint32_t k = 0; k < K; ++k) task(k);
+    return;
+  }
+  std::atomic<uint32_t> next{0};
+  // One slot per shard, so the error reported is the lowest failing shard whatever the thread timing.
+  std::vector<std::exception_ptr> errors(K);
+  auto run = [&] {
+    for (uint32_t k = next++; k < K; k = next++) {
+      try {
+        task(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  for (auto& err : errors)
+    if (err) std::rethrow_exception(err);
+}
+
+}  // namespace moesim::exec

@@ -1,0 +1,86 @@
+// Reads an expert store (exec/expert_store.h, docs/store-format.md). The constructor reads and validates
+// the header and the whole index before any offset is trusted; afterwards every chunk read is checked
+// against its checksum before it is decompressed, so a corrupt file gives a moesim::Error naming the
+// chunk (layer, expert, tensor, shard) instead of wrong weights.
+//
+// I/O uses pread. With Options::direct_io the file is also opened with O_DIRECT and chunks are read into
+// 4 KiB-aligned buffers (bypassing the page cache, as ZipMoE's SSD reads do, §2.3/§4); when the
+// filesystem refuses O_DIRECT (tmpfs, some overlay filesystems) the reader falls back to buffered reads,
+// and direct_io_active() says which path is in use.
+//
+// Thread safety: all const methods may be called concurrently (pread has no shared file position).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "exec/expert_store.h"
+
+namespace moesim::exec {
+
+// A heap buffer aligned to kStoreAlign with capacity rounded up to kStoreAlign (for O_DIRECT reads).
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t size);
+  uint8_t* data() { return p_.get(); }
+  const uint8_t* data() const { return p_.get(); }
+  size_t size() const { return size_; }
+  size_t capacity() const { return cap_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> p_;
+  size_t size_ = 0, cap_ = 0;
+};
+
+struct StoreReadOptions {
+  bool direct_io = false;  // try O_DIRECT reads (falls back to buffered reads when refused)
+};
+
+class StoreReader {
+ public:
+  using Options = StoreReadOptions;
+  explicit StoreReader(std::string path, Options opts = {});
+  ~StoreReader();
+  StoreReader(const StoreReader&) = delete;
+  StoreReader& operator=(const StoreReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  const StoreHeader& header() const { return header_; }
+  const Json& meta() const { return index_.meta; }
+  const std::vector<StoreEntry>& entries() const { return index_.entries; }
+  uint64_t file_size() const { return file_size_; }
+  const StoreEntry* find(uint32_t layer, uint32_t expert, const std::string& role) const;
+  bool direct_io_active() const { return direct_fd_ >= 0 && direct_ok_.load(); }
+
+  // Reads one chunk (shard -1 = the SM-chunk) and verifies its checksum.
+  AlignedBuffer read_chunk(const StoreEntry& e, int shard) const;
+  // Decompresses E-shard `shard` from its stored bytes into exps (raw_size bytes).
+  void decode_shard(const StoreEntry& e, int shard, const uint8_t* stored, uint8_t* exps) const;
+  // Recovers the whole tensor as BF16 into out (e.elements values): reads the SM-chunk, then reads,
+  // verifies, decompresses and merges the K E-shards on up to `threads` threads (the caller's included).
+  void recover(const StoreEntry& e, uint16_t* out, unsigned threads = 1) const;
+
+ private:
+  void pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size, const std::string& what) const;
+  std::string path_;
+  int fd_ = -1;
+  int direct_fd_ = -1;
+  mutable std::atomic<bool> direct_ok_{true};
+  uint64_t file_size_ = 0;
+  StoreHeader header_;
+  StoreIndex index_;
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, size_t> by_key_;
+  std::map<std::pair<int, int32_t>, std::unique_ptr<kernels::Codec>> codecs_;  // by (id, level)
+  const kernels::Codec& codec_of(const StoreEntry& e) const;
+};
+
+}  // namespace moesim::exec

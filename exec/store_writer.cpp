@@ -1,0 +1,207 @@
+#include "exec/store_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "exec/expert_store.h"
+#include "exec/hash64.h"
+#include "kernels/bf16.h"
+#include "kernels/codec.h"
+
+namespace moesim::exec {
+namespace {
+
+struct Packed {
+  std::vector<uint8_t> sm;
+  std::vector<std::vector<uint8_t>> shards;
+};
+
+Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K) {
+  const size_t n = static_cast<size_t>(t.elements);
+  std::vector<uint16_t> bf16(n);
+  tensor_to_bf16(t, bf16.data());
+  Packed p;
+  std::vector<uint8_t> exps(n);
+  p.sm.resize(n);
+  kernels::split_bf16(bf16.data(), n, exps.data(), p.sm.data());
+  p.shards.resize(K);
+  for (uint32_t k = 0; k < K; ++k) {
+    const uint64_t b = shard_begin(n, k, K), e = shard_begin(n, k + 1, K);
+    if (e == b) continue;  // an empty shard stores nothing
+    p.shards[k] = kernels::compress_to_vector(codec, exps.data() + b, static_cast<size_t>(e - b));
+  }
+  return p;
+}
+
+void pwrite_all(int fd, const std::vector<uint8_t>& bytes, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t r = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) throw Error(path + ": write failed: " + std::strerror(errno));
+    done += static_cast<size_t>(r);
+  }
+}
+
+}  // namespace
+
+PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
+                       const std::function<void(size_t, size_t)>& progress) {
+  if (opts.shards == 0 || opts.shards > kStoreMaxShards)
+    throw Error("--shards must be in 1.." + std::to_string(kStoreMaxShards));
+  const auto codec = kernels::make_codec(opts.codec);
+  const uint32_t K = opts.shards;
+
+  // The index has a fixed size given names, shapes and K, so it is reserved up front right after the header
+  // page and filled in at the end; chunks stream out in between.
+  StoreIndex idx;
+  idx.meta = opts.meta;
+  idx.meta["codec"] = codec->name();
+  idx.meta["shards"] = K;
+  std::set<std::tuple<uint32_t, uint32_t, std::string>> keys;
+  for (const auto& s : sel.tensors) {
+    const TensorView& t = *s.source;
+    if (!t.dtype) throw Error(t.file + ": tensor '" + t.name + "' has dtype " + t.dtype_name + ", not BF16/F16/F32");
+    if (s.role.size() > 65535 || t.name.size() > 65535 || t.shape.size() > kStoreMaxDims)
+      throw Error(t.file + ": tensor '" + t.name.substr(0, 200) + "': name too long or more than 8 dimensions");
+    if (!keys.insert({s.layer, s.expert, s.role}).second)
+      throw Error(t.file + ": tensor '" + t.name + "': a second tensor maps to layer " + std::to_string(s.layer) +
+                  " expert " + std::to_string(s.expert) + " " + s.role);
+    StoreEntry e;
+    e.layer = s.layer;
+    e.expert = s.expert;
+    e.role = s.role;
+    e.name = t.name;
+    e.source_dtype = *t.dtype;
+    e.shape = t.shape;
+    e.elements = t.elements;
+    e.codec = codec->id();
+    e.level = codec->level();
+    e.shards.resize(K);
+    idx.entries.push_back(std::move(e));
+  }
+  const uint64_t index_size = encode_index(idx).size();
+  const uint64_t data_start = (kStoreAlign + index_size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
+
+  AtomicFile out(out_path);
+  {
+    std::vector<uint8_t> zeros(static_cast<size_t>(data_start), 0);
+    out.write(zeros.data(), zeros.size());
+  }
+
+  const size_t total = sel.tensors.size();
+  const unsigned threads = std::max(1u, opts.threads);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::optional<Packed>> slots(total);
+  std::vector<std::exception_ptr> errors(total);
+  size_t next_job = 0, written = 0;
+  bool abort = false;
+  auto worker = [&] {
+    while (true) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        // Bound memory: never run further ahead of the writer than `threads` tensors.
+        cv.wait(lock, [&] { return abort || next_job >= total || next_job < written + threads; });
+        if (abort || next_job >= total) return;
+        i = next_job++;
+      }
+      std::optional<Packed> p;
+      std::exception_ptr err;
+      try {
+        p = pack_tensor(*sel.tensors[i].source, *codec, K);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        slots[i] = std::move(p);
+        errors[i] = err;
+        if (err) abort = true;
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  auto stop = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      abort = true;
+    }
+    cv.notify_all();
+    for (auto& t : pool)
+      if (t.joinable()) t.join();
+  };
+
+  PackResult res;
+  try {
+    for (size_t i = 0; i < total; ++i) {
+      Packed p;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return slots[i].has_value() || errors[i] || abort; });
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        if (!slots[i]) {
+          // Another tensor failed: report the lowest failing one.
+          for (auto& e : errors)
+            if (e) std::rethrow_exception(e);
+          cv.wait(lock, [&] { return slots[i].has_value() || errors[i]; });
+          if (errors[i]) std::rethrow_exception(errors[i]);
+        }
+        p = std::move(*slots[i]);
+        slots[i].reset();
+        written = i + 1;
+      }
+      cv.notify_all();
+      StoreEntry& e = idx.entries[i];
+      auto emit = [&](StoreChunk& c, const std::vector<uint8_t>& bytes, uint64_t raw) {
+        c.offset = out.pad_to(kStoreAlign);
+        c.size = bytes.size();
+        c.raw_size = raw;
+        c.checksum = hash64(bytes.data(), bytes.size());
+        out.write(bytes.data(), bytes.size());
+      };
+      emit(e.sm, p.sm, p.sm.size());
+      for (uint32_t k = 0; k < K; ++k) emit(e.shards[k], p.shards[k], e.shard_begin(k + 1) - e.shard_begin(k));
+      res.tensors++;
+      res.bf16_bytes += e.bf16_bytes();
+      res.e_bytes += e.e_bytes();
+      res.sm_bytes += e.sm.size;
+      if (progress) progress(i + 1, total);
+    }
+  } catch (...) {
+    stop();
+    throw;
+  }
+  stop();
+
+  const std::vector<uint8_t> index_bytes = encode_index(idx);
+  if (index_bytes.size() != index_size) throw Error(out_path + ": internal error: index size changed");
+  StoreHeader h;
+  h.index_offset = kStoreAlign;
+  h.index_size = index_size;
+  h.file_size = out.offset();
+  h.index_checksum = hash64(index_bytes.data(), index_bytes.size());
+  if (std::fflush(out.handle()) != 0) throw Error(out_path + ": write failed: " + std::strerror(errno));
+  const int fd = ::fileno(out.handle());
+  pwrite_all(fd, index_bytes, kStoreAlign, out_path);
+  pwrite_all(fd, encode_header(h), 0, out_path);
+  out.commit();
+  res.file_size = h.file_size;
+  return res;
+}
+
+}  // namespace moesim::exec

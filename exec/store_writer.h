@@ -1,0 +1,38 @@
+// Packs selected checkpoint tensors into an expert store (ZipMoE §3.1 offline initialisation: bit-field
+// decomposition, K exponent shards compressed independently, raw SM-chunks, serialised with metadata).
+//
+// Determinism: the bytes written depend only on the inputs and options, never on `threads`: tensors are
+// compressed in parallel but written strictly in index order, and each codec frame is produced by one
+// single-threaded compression call. Memory: at most threads + 1 tensors are in flight.
+// The file is written through AtomicFile: an error leaves no partial store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/json_io.h"
+#include "exec/expert_naming.h"
+
+namespace moesim::exec {
+
+struct PackOptions {
+  std::string codec = "zstd:19";
+  uint32_t shards = 4;    // K
+  unsigned threads = 1;
+  Json meta = Json::object();  // provenance stored in the index (source, layout, ...)
+};
+
+struct PackResult {
+  uint64_t tensors = 0;
+  uint64_t bf16_bytes = 0;
+  uint64_t e_bytes = 0;
+  uint64_t sm_bytes = 0;
+  uint64_t file_size = 0;
+};
+
+// `progress(done, total)` is called from the calling thread after each tensor is written.
+PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
+                       const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace moesim::exec

@@ -1,0 +1,34 @@
+// The default cost models of the simulated platform (ARCHITECTURE.md §5): every duration is linear in
+// the op's bytes (or a roofline max of bytes and FLOPs) plus a fixed overhead, with every parameter taken
+// from the HardwareProfile. SSD reads are not costed here: sim/resources.h's Ssd models them (latency +
+// bytes / bandwidth, shared by concurrent requests).
+//
+//   dense_compute   max(bytes / gpu_memory_bandwidth, flops / gpu_bf16_flops) + gpu_kernel_overhead
+//   expert_compute  the same roofline: weights are read once per invocation (bytes), 2 FLOPs per weight
+//                   element per routed token (flops); so a decode token with few tokens is memory-bound
+//   recover         2 * bytes / gpu_memory_bandwidth + gpu_kernel_overhead (reads SM + exponent bytes,
+//                   writes the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel")
+//   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
+//   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
+//                   pcie: link_latency + bytes / link_bandwidth
+#pragma once
+
+#include "core/hardware_profile.h"
+#include "core/op_graph.h"
+
+namespace moesim::sim {
+
+class CostModel {
+ public:
+  explicit CostModel(const HardwareProfile& hw) : hw_(hw) {}
+  // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
+  // needed parameter.
+  double duration(const Op& op) const;
+  double roofline(uint64_t bytes, double flops) const;
+  const HardwareProfile& hardware() const { return hw_; }
+
+ private:
+  HardwareProfile hw_;
+};
+
+}  // namespace moesim::sim

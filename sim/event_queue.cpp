@@ -1,0 +1,54 @@
+#include "sim/event_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace moesim::sim {
+
+void EventEngine::schedule(double t, EventHandler* handler, uint64_t arg) {
+  heap_.push_back(Event{std::max(t, now_), next_seq_++, handler, arg});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+void EventEngine::schedule_fn(double t, std::function<void()> fn) {
+  uint64_t slot;
+  if (!free_fns_.empty()) {
+    slot = free_fns_.back();
+    free_fns_.pop_back();
+    fns_[slot] = std::move(fn);
+  } else {
+    slot = fns_.size();
+    fns_.push_back(std::move(fn));
+  }
+  schedule(t, &fn_handler_, slot);
+}
+
+void EventEngine::FnHandler::on_event(uint64_t arg) {
+  std::function<void()> fn = std::move(engine_.fns_[arg]);
+  engine_.fns_[arg] = nullptr;
+  engine_.free_fns_.push_back(arg);
+  fn();
+}
+
+bool EventEngine::step() {
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const Event e = heap_.back();
+  heap_.pop_back();
+  now_ = e.time;
+  ++fired_;
+  e.handler->on_event(e.arg);
+  return true;
+}
+
+void EventEngine::run() {
+  while (step()) {
+  }
+}
+
+void EventEngine::run_until(double t) {
+  while (!heap_.empty() && heap_.front().time <= t) step();
+  now_ = std::max(now_, t);
+}
+
+}  // namespace moesim::sim

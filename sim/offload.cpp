@@ -1,0 +1,141 @@
+#include "sim/offload.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+#include "core/routing.h"
+#include "core/scheduling.h"
+#include "core/units.h"
+#include "sim/workload_adapter.h"
+
+namespace moesim::sim {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The preset whose name the trace's model name starts with (longest match), e.g. "Qwen3-30B-A3B-Q4_K_M"
+// -> qwen3-30b-a3b.
+std::optional<ModelSpec> preset_for(const std::string& trace_model) {
+  const std::string m = lower(trace_model);
+  std::string best;
+  for (const auto& n : list_presets("models"))
+    if (m.starts_with(n) && n.size() > best.size()) best = n;
+  if (best.empty()) return std::nullopt;
+  return load_model(best);
+}
+
+void fill_shape(ModelCosts& c, const ModelSpec& m) {
+  const double total = static_cast<double>(m.expert_elements());
+  for (const auto& t : m.expert_tensors) {
+    c.tensor_names.push_back(t.name);
+    c.tensor_share.push_back(static_cast<double>(t.elements()) / total);
+  }
+  c.expert_flops_per_token = m.expert_flops_per_token();
+  c.dense_flops_per_token = 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype));
+}
+
+}  // namespace
+
+OffloadCosts offload_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model) {
+  OffloadCosts out;
+  ModelCosts& c = out.costs;
+  Json& s = out.sizes;
+  if (model) {
+    fill_shape(c, *model);
+    c.expert_bytes.assign(info.layers, model->bytes_per_expert());
+    c.dense_bytes.assign(info.layers, model->dense_bytes_per_layer());
+    s["expert_bytes_source"] = "model " + model->name + " (" + dtype_name(model->dtype) + ")";
+    s["dense_bytes_source"] = "model " + model->name;
+    s["shape_source"] = "model " + model->name;
+  } else {
+    if (info.expert_bytes.size() != info.layers)
+      throw Error("the trace records no per-layer expert sizes; pass --model to take them from a preset");
+    const auto preset = preset_for(info.model);
+    if (!preset)
+      throw Error("no model preset matches the trace's model '" + info.model +
+                  "' (needed for FLOPs and dense sizes); pass --model (see `moesim presets`)");
+    fill_shape(c, *preset);
+    c.expert_bytes = info.expert_bytes;
+    s["expert_bytes_source"] =
+        "trace (" + info.provenance.value("expert_bytes_source", std::string("trace header")) + ")";
+    s["shape_source"] = "model preset " + preset->name + " (element counts, tensor split, FLOPs)";
+    const Json& prov = info.provenance;
+    if (prov.contains("dense_bytes") && prov["dense_bytes"].is_array() &&
+        prov["dense_bytes"].size() == info.layers) {
+      for (const auto& v : prov["dense_bytes"]) c.dense_bytes.push_back(v.get<uint64_t>());
+      s["dense_bytes_source"] = "trace provenance";
+    } else {
+      for (uint32_t l = 0; l < info.layers; ++l) {
+        const double ratio =
+            static_cast<double>(info.expert_bytes[l]) / static_cast<double>(preset->bytes_per_expert());
+        c.dense_bytes.push_back(
+            static_cast<uint64_t>(static_cast<double>(preset->dense_bytes_per_layer()) * ratio));
+      }
+      s["dense_bytes_source"] =
+          "model preset " + preset->name +
+          " dense bytes scaled by the trace's quantization ratio (trace expert bytes / preset "
+          "expert bytes)";
+    }
+  }
+  s["expert_bytes_layer0"] = c.expert_bytes.empty() ? 0 : c.expert_bytes[0];
+  s["dense_bytes_layer0"] = c.dense_bytes.empty() ? 0 : c.dense_bytes[0];
+  s["dense_weights"] = "resident (not charged to the budget, never read from the SSD)";
+  return out;
+}
+
+OffloadResult run_offload(const traces::LookupStream& stream, const traces::TraceInfo& info,
+                          const OffloadCosts& costs, const HardwareProfile& hw, const OffloadConfig& cfg) {
+  CacheConfig cc = make_cache_config(info.layers, info.experts, info.top_k, cfg.scope, cfg.budget,
+                                     costs.costs.expert_bytes);
+  cc.next_use_available = true;
+  const std::vector<uint64_t> freq = key_frequencies(stream.key, cc.keys());
+  cc.key_frequency = freq;
+  ExpertCache cache(cfg.eviction, cc);
+  auto routing = make_routing_policy(cfg.routing, RoutingSetup{info.layers, info.experts, info.top_k});
+  auto scheduling = make_scheduling_policy(cfg.scheduling);
+  PipelineOptions po;
+  po.record_timeline = cfg.record_timeline;
+  Pipeline pipeline(costs.costs, po, cache, *routing, *scheduling);
+  SimPlatform platform(hw, cfg.sim);
+  OffloadResult r;
+  r.result = pipeline.run(workload_view(stream), platform);
+  r.eviction = cache.policy_name();
+  r.routing = RoutingRegistry::instance().params(cfg.routing, "routing").canonical();
+  r.scheduling = SchedulingRegistry::instance().params(cfg.scheduling, "scheduling").canonical();
+  r.cache_capacity_bytes = cache.config().total_capacity_bytes();
+  r.cache_capacity_experts = cache.config().total_capacity_experts();
+  return r;
+}
+
+Json offload_config_json(const OffloadConfig& cfg, const OffloadResult& r, const OffloadCosts& costs,
+                         const traces::TraceInfo& info, uint32_t batch, const HardwareProfile& hw) {
+  Json j;
+  j["system"] = "offload";
+  j["eviction"] = r.eviction;
+  j["routing"] = r.routing;
+  j["scheduling"] = r.scheduling;
+  j["budget"] = cfg.budget.to_string();
+  j["budget_bytes"] = cfg.budget.value;
+  j["scope"] = scope_name(cfg.scope);
+  j["cache_capacity_experts"] = r.cache_capacity_experts;
+  j["batch"] = batch;
+  j["hardware"] = hw.name;
+  j["hardware_origin"] = hw.origin;
+  j["io_depth"] = cfg.sim.io_depth;
+  j["cpu_workers"] = cfg.sim.cpu_workers ? cfg.sim.cpu_workers : hw.cpu_cores;
+  j["gpu_streams"] = cfg.sim.gpu_streams;
+  j["trace_model"] = info.model;
+  j["synthetic"] = info.synthetic;
+  j["layers"] = info.layers;
+  j["experts"] = info.experts;
+  j["top_k"] = info.top_k;
+  j["sizes"] = costs.sizes;
+  return j;
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,183 @@
+#include "sim/resources.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+namespace moesim::sim {
+
+void JobQueue::push(int64_t priority, uint32_t job, double amount) {
+  heap_.push_back(Item{priority, next_seq_++, job, amount});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+JobQueue::Item JobQueue::pop() {
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  Item it = heap_.back();
+  heap_.pop_back();
+  return it;
+}
+
+// ---- ServerPool ----
+
+ServerPool::ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener)
+    : engine_(engine), name_(std::move(name)), listener_(listener), units_(std::max(units, 1u)) {}
+
+void ServerPool::submit(uint32_t job, int64_t priority, double duration) {
+  ++ops_;
+  if (busy_units_ < units_.size() && queue_.empty()) {
+    for (uint32_t u = 0; u < units_.size(); ++u)
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, duration});
+  }
+  queue_.push(priority, job, duration);
+}
+
+void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
+  Unit& u = units_[unit];
+  u.busy = true;
+  u.job = item.job;
+  u.start = engine_.now();
+  ++busy_units_;
+  busy_time_ += item.amount;
+  engine_.schedule(engine_.now() + item.amount, this, unit);
+}
+
+void ServerPool::on_event(uint64_t arg) {
+  const auto unit = static_cast<uint32_t>(arg);
+  Unit& u = units_[unit];
+  u.busy = false;
+  --busy_units_;
+  const OpTiming t{u.start, engine_.now(), unit};
+  const uint32_t job = u.job;
+  // Start the next job before reporting, so a job submitted by the listener queues behind it (FIFO).
+  if (!queue_.empty()) start(unit, queue_.pop());
+  listener_->job_done(job, t);
+}
+
+ResourceStats ServerPool::stats() const {
+  return ResourceStats{name_, static_cast<uint32_t>(units_.size()), busy_time_, ops_, bytes_};
+}
+
+// ---- Ssd ----
+
+namespace {
+constexpr uint64_t kLatencyEvent = 1ull << 63;
+}
+
+Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener)
+    : engine_(engine),
+      bandwidth_(bandwidth),
+      latency_(latency),
+      listener_(listener),
+      slots_(std::max(queue_depth, 1u)) {}
+
+void Ssd::set_in_service(int delta) {
+  if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
+  in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
+  if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
+}
+
+void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes) {
+  ++ops_;
+  bytes_ += bytes;
+  queue_.push(priority, job, static_cast<double>(bytes));
+  admit();
+}
+
+void Ssd::admit() {
+  for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s) {
+    if (slots_[s].phase != Phase::kFree) continue;
+    const JobQueue::Item it = queue_.pop();
+    slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
+    set_in_service(+1);
+    engine_.schedule(engine_.now() + latency_, this, kLatencyEvent | s);
+  }
+}
+
+void Ssd::advance() {
+  const double dt = engine_.now() - last_update_;
+  last_update_ = engine_.now();
+  if (transferring_ == 0 || dt <= 0) return;
+  const double progressed = dt * bandwidth_ / transferring_;
+  for (Slot& s : slots_)
+    if (s.phase == Phase::kTransfer) s.remaining -= progressed;
+}
+
+void Ssd::reschedule() {
+  ++generation_;
+  if (transferring_ == 0) return;
+  double least = std::numeric_limits<double>::infinity();
+  for (const Slot& s : slots_)
+    if (s.phase == Phase::kTransfer) least = std::min(least, s.remaining);
+  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_;
+  engine_.schedule(engine_.now() + dt, this, generation_ & ~kLatencyEvent);
+}
+
+void Ssd::on_event(uint64_t arg) {
+  advance();
+  if (arg & kLatencyEvent) {
+    Slot& s = slots_[arg & ~kLatencyEvent];
+    s.phase = Phase::kTransfer;
+    ++transferring_;
+    reschedule();
+    return;
+  }
+  if (arg != (generation_ & ~kLatencyEvent)) return;  // stale: the transfer set changed since
+  // Finish every transfer that is done (a relative tolerance absorbs rounding in the shared progress).
+  // The event was scheduled for the least remaining transfer to reach zero; transfers within a
+  // milli-byte of it end together (that absorbs rounding in the shared progress).
+  double least = std::numeric_limits<double>::infinity();
+  for (const Slot& s : slots_)
+    if (s.phase == Phase::kTransfer) least = std::min(least, s.remaining);
+  std::vector<std::pair<uint32_t, OpTiming>> done;
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (s.phase != Phase::kTransfer || s.remaining > least + 1e-3) continue;
+    done.push_back({s.job, OpTiming{s.start, engine_.now(), i}});
+    s.phase = Phase::kFree;
+    --transferring_;
+    set_in_service(-1);
+  }
+  admit();
+  reschedule();
+  for (const auto& [job, t] : done) listener_->job_done(job, t);
+}
+
+ResourceStats Ssd::stats() const {
+  double busy = busy_time_;
+  if (in_service_ > 0) busy += engine_.now() - busy_since_;
+  return ResourceStats{"ssd", 1, busy, ops_, bytes_};
+}
+
+// ---- IoThread ----
+
+IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener)
+    : ssd_(ssd), engine_(engine), depth_(std::max(depth, 1u)), listener_(listener) {}
+
+void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes) {
+  ++ops_;
+  queue_.push(priority, job, static_cast<double>(bytes));
+  dispatch();
+}
+
+void IoThread::dispatch() {
+  while (outstanding_ < depth_ && !queue_.empty()) {
+    const JobQueue::Item it = queue_.pop();
+    if (outstanding_++ == 0) busy_since_ = engine_.now();
+    ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount));
+  }
+}
+
+void IoThread::job_done(uint32_t job, const OpTiming& timing) {
+  if (--outstanding_ == 0) busy_time_ += engine_.now() - busy_since_;
+  dispatch();
+  listener_->job_done(job, timing);
+}
+
+ResourceStats IoThread::stats() const {
+  double busy = busy_time_;
+  if (outstanding_ > 0) busy += engine_.now() - busy_since_;
+  return ResourceStats{"io_thread", 1, busy, ops_, 0};
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,140 @@
+// Resource models of the simulated platform (ARCHITECTURE.md §5). Each resource queues jobs by
+// (priority, arrival sequence) -- FIFO when priorities are equal -- and reports every job's start, end
+// and serving unit to its JobListener from inside engine events.
+//
+// ServerPool: `units` identical servers (the GPU stream(s), the pool of L CPU worker threads, the
+//   host-device link). A job holds one server for its whole duration, which the caller computes with the
+//   cost model (sim/cost_model.h). A job that arrives while a server is free starts at once.
+//
+// Ssd: the exact model. At most `queue_depth` requests are in service; later ones wait in the queue. A
+//   request in service first spends the fixed per-request `latency` (command, flash access; it shares
+//   nothing), then transfers its bytes. All requests in the transfer phase share `bandwidth` equally
+//   (processor sharing: with n transferring, each progresses at bandwidth / n). So one request alone
+//   takes latency + b / bandwidth; two equal requests submitted together both end at
+//   latency + 2b / bandwidth; and total throughput never exceeds the bandwidth.
+//
+// IoThread: the single I/O thread of ZipMoE §3.3 that issues every SSD read. It keeps at most `depth`
+//   reads outstanding at the SSD (depth 1 = blocking reads, one at a time, as in ZipMoE) and hands them
+//   to the SSD in (priority, arrival) order. It is busy while at least one of its reads is outstanding.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/platform.h"
+#include "sim/event_queue.h"
+
+namespace moesim::sim {
+
+class JobListener {
+ public:
+  virtual ~JobListener() = default;
+  virtual void job_done(uint32_t job, const OpTiming& timing) = 0;
+};
+
+// A waiting line ordered by (priority, arrival sequence).
+class JobQueue {
+ public:
+  struct Item {
+    int64_t priority;
+    uint64_t seq;
+    uint32_t job;
+    double amount;  // duration (pool) or bytes (SSD)
+  };
+  void push(int64_t priority, uint32_t job, double amount);
+  Item pop();
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+
+ private:
+  static bool later(const Item& a, const Item& b) {
+    return a.priority > b.priority || (a.priority == b.priority && a.seq > b.seq);
+  }
+  std::vector<Item> heap_;
+  uint64_t next_seq_ = 0;
+};
+
+class ServerPool : public EventHandler {
+ public:
+  ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener);
+  void submit(uint32_t job, int64_t priority, double duration);
+  void on_event(uint64_t unit) override;
+
+  ResourceStats stats() const;
+  bool idle() const { return busy_units_ == 0 && queue_.empty(); }
+  void add_bytes(uint64_t b) { bytes_ += b; }
+
+ private:
+  void start(uint32_t unit, const JobQueue::Item& item);
+  EventEngine& engine_;
+  std::string name_;
+  JobListener* listener_;
+  struct Unit {
+    bool busy = false;
+    uint32_t job = 0;
+    double start = 0;
+  };
+  std::vector<Unit> units_;
+  uint32_t busy_units_ = 0;
+  JobQueue queue_;
+  double busy_time_ = 0;
+  uint64_t ops_ = 0, bytes_ = 0;
+};
+
+class Ssd : public EventHandler {
+ public:
+  Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener);
+  void submit(uint32_t job, int64_t priority, uint64_t bytes);
+  void on_event(uint64_t arg) override;
+
+  // Busy time = time with at least one request in service.
+  ResourceStats stats() const;
+  bool idle() const { return in_service_ == 0 && queue_.empty(); }
+
+ private:
+  enum class Phase : uint8_t { kFree, kLatency, kTransfer };
+  struct Slot {
+    Phase phase = Phase::kFree;
+    uint32_t job = 0;
+    double start = 0;
+    double remaining = 0;  // bytes still to transfer
+  };
+  void admit();
+  void advance();     // moves transfer progress up to now
+  void reschedule();  // schedules the next transfer completion
+  void set_in_service(int delta);
+
+  EventEngine& engine_;
+  double bandwidth_, latency_;
+  JobListener* listener_;
+  std::vector<Slot> slots_;
+  uint32_t in_service_ = 0, transferring_ = 0;
+  double last_update_ = 0;
+  uint64_t generation_ = 0;  // completion events of older generations are stale
+  JobQueue queue_;
+  double busy_since_ = 0, busy_time_ = 0;
+  uint64_t ops_ = 0, bytes_ = 0;
+};
+
+class IoThread : public JobListener {
+ public:
+  IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
+  void submit(uint32_t job, int64_t priority, uint64_t bytes);
+  void job_done(uint32_t job, const OpTiming& timing) override;
+  ResourceStats stats() const;
+  bool idle() const { return outstanding_ == 0 && queue_.empty(); }
+
+ private:
+  void dispatch();
+  Ssd& ssd_;
+  EventEngine& engine_;
+  uint32_t depth_;
+  JobListener* listener_;
+  uint32_t outstanding_ = 0;
+  JobQueue queue_;
+  double busy_since_ = 0, busy_time_ = 0;
+  uint64_t ops_ = 0;
+};
+
+}  // namespace moesim::sim

@@ -1,0 +1,63 @@
+#include "sim/sim_platform.h"
+
+namespace moesim::sim {
+
+SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
+    : cost_(hw),
+      opt_(opt),
+      ssd_(engine_, hw.ssd_read_bandwidth, hw.ssd_read_latency, hw.ssd_queue_depth, &io_),
+      io_(ssd_, engine_, opt.io_depth, this),
+      cpu_(engine_, "cpu_workers", opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores, this),
+      gpu_(engine_, "gpu", opt.gpu_streams, this),
+      link_(engine_, "link", opt.links, this) {
+  if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
+}
+
+void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
+  uint32_t job;
+  if (!free_jobs_.empty()) {
+    job = free_jobs_.back();
+    free_jobs_.pop_back();
+    jobs_[job] = Pending{sink, token};
+  } else {
+    job = static_cast<uint32_t>(jobs_.size());
+    jobs_.push_back(Pending{sink, token});
+  }
+  switch (op.resource) {
+    case ResourceClass::kSsd:
+      io_.submit(job, op.priority, op.bytes);
+      return;
+    case ResourceClass::kCpu:
+      cpu_.add_bytes(op.bytes);
+      cpu_.submit(job, op.priority, cost_.duration(op));
+      return;
+    case ResourceClass::kGpu:
+      gpu_.add_bytes(op.bytes);
+      gpu_.submit(job, op.priority, cost_.duration(op));
+      return;
+    case ResourceClass::kLink:
+      link_.add_bytes(op.bytes);
+      link_.submit(job, op.priority, cost_.duration(op));
+      return;
+  }
+}
+
+void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
+  const Pending p = jobs_[job];
+  free_jobs_.push_back(job);
+  p.sink->op_done(p.token, timing);
+}
+
+void SimPlatform::run_until_idle() {
+  engine_.run();
+}
+
+std::vector<ResourceStats> SimPlatform::resource_stats() const {
+  return {ssd_.stats(), io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
+}
+
+std::string SimPlatform::describe() const {
+  return "sim: " + cost_.hardware().name;
+}
+
+}  // namespace moesim::sim

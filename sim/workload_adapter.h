@@ -1,0 +1,27 @@
+// Adapts a traces::LookupStream to the core-level WorkloadView the pipeline walks (core/ may not include
+// traces/, ARCHITECTURE.md §2). The view borrows the stream's arrays; the stream must outlive it.
+#pragma once
+
+#include "core/workload.h"
+#include "traces/lookup_stream.h"
+
+namespace moesim::sim {
+
+inline WorkloadView workload_view(const traces::LookupStream& s) {
+  WorkloadView w;
+  w.layers = s.layers;
+  w.experts = s.experts;
+  w.batch = s.batch;
+  w.step_begin = s.step_begin;
+  w.step_phase = s.step_phase;
+  w.step_tokens = s.step_tokens;
+  w.lookups.inv_begin = s.inv_begin;
+  w.lookups.inv_layer = s.inv_layer;
+  w.lookups.inv_phase = s.inv_phase;
+  w.lookups.key = s.key;
+  w.lookups.next_use = s.next_use;
+  w.tokens = s.tokens;
+  return w;
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,43 @@
+#include "core/op_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace moesim {
+namespace {
+
+TEST(OpGraph, DepsAndSuccessors) {
+  OpGraph g;
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  const uint32_t a = g.add(read);
+  const uint32_t b = g.add(read);
+  Op c;
+  c.kind = OpKind::kExpertCompute;
+  const uint32_t d = g.add(c, {a, b});
+  const uint32_t e = g.add(c, {a});
+  g.finalize();
+  EXPECT_EQ(g.size(), 4u);
+  EXPECT_EQ(std::vector<uint32_t>(g.deps(d).begin(), g.deps(d).end()), (std::vector<uint32_t>{a, b}));
+  EXPECT_EQ(std::vector<uint32_t>(g.succs(a).begin(), g.succs(a).end()), (std::vector<uint32_t>{d, e}));
+  EXPECT_EQ(std::vector<uint32_t>(g.succs(b).begin(), g.succs(b).end()), (std::vector<uint32_t>{d}));
+  EXPECT_TRUE(g.succs(d).empty());
+  g.clear();
+  EXPECT_EQ(g.size(), 0u);
+  g.add(read);
+  g.finalize();
+  EXPECT_TRUE(g.deps(0).empty());
+}
+
+TEST(OpGraph, ResourceOfEachKind) {
+  EXPECT_EQ(resource_of(OpKind::kSsdRead), ResourceClass::kSsd);
+  EXPECT_EQ(resource_of(OpKind::kDecompress), ResourceClass::kCpu);
+  EXPECT_EQ(resource_of(OpKind::kRecover), ResourceClass::kGpu);
+  EXPECT_EQ(resource_of(OpKind::kTransfer), ResourceClass::kLink);
+  EXPECT_EQ(resource_of(OpKind::kExpertCompute), ResourceClass::kGpu);
+  EXPECT_STREQ(op_kind_name(OpKind::kDecompress), "decompress");
+}
+
+}  // namespace
+}  // namespace moesim

@@ -1,0 +1,171 @@
+// The pipeline end to end on the simulated platform: determinism, batching, budgets, DAG shapes.
+#include "core/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/metrics.h"
+#include "sim/offload.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace.h"
+#include "traces/trace_io.h"
+
+namespace moesim {
+namespace {
+
+const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+
+Json run_json(const traces::Trace& t, const std::string& policy, const std::string& budget, uint32_t batch,
+              CacheScope scope = CacheScope::kGlobal) {
+  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
+  sim::OffloadConfig cfg;
+  cfg.eviction = policy;
+  cfg.scope = scope;
+  cfg.budget = CacheCapacity::parse(budget);
+  const auto stream = traces::build_lookup_stream(t, batch);
+  const auto hw = load_hardware("jetson-agx-orin-64gb");
+  const auto r = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  return metrics_json(r.result);
+}
+
+TEST(Pipeline, SameRunTwiceGivesBitIdenticalMetrics) {
+  const traces::Trace t = traces::load_trace(kRealTrace);
+  for (const char* policy : {"lru", "random:seed=3", "belady"}) {
+    const std::string a = run_json(t, policy, "1GiB", 1).dump();
+    const std::string b = run_json(t, policy, "1GiB", 1).dump();
+    EXPECT_EQ(a, b) << policy;
+  }
+}
+
+TEST(Pipeline, HitCountsMatchTheReplayOfTheSameStream) {
+  // The timed pipeline and the counting fast path drive the same cache code: same hits.
+  const traces::Trace t = traces::load_trace(kRealTrace);
+  const Json m = run_json(t, "lru", "2GiB", 1);
+  const auto stream = traces::build_lookup_stream(t, 1);
+  CacheConfig cc = make_cache_config(t.info().layers, t.info().experts, t.info().top_k, CacheScope::kGlobal,
+                                     CacheCapacity::parse("2GiB"), t.info().expert_bytes);
+  auto policy = make_eviction_policy("lru", cc);
+  LookupView v{stream.inv_begin, stream.inv_layer, stream.inv_phase, stream.key, stream.next_use};
+  const CacheCounters c = policy->replay(v);
+  EXPECT_EQ(m["cache"]["hits"].get<uint64_t>(), c.hits);
+  EXPECT_EQ(m["cache"]["decode_hits"].get<uint64_t>(), c.decode_hits);
+  EXPECT_EQ(m["ssd_bytes_read"].get<uint64_t>(), c.read_bytes);
+}
+
+TEST(Pipeline, BiggerBudgetNeverSlowerForBelady) {
+  const traces::Trace t = traces::load_trace(kRealTrace);
+  const Json small = run_json(t, "belady", "1GiB", 1);
+  const Json big = run_json(t, "belady", "8GiB", 1);
+  EXPECT_GE(big["cache"]["hits"].get<uint64_t>(), small["cache"]["hits"].get<uint64_t>());
+  EXPECT_LT(big["tpot"]["mean_s"].get<double>(), small["tpot"]["mean_s"].get<double>());
+}
+
+traces::Trace two_sequence_trace() {
+  traces::TraceInfo info;
+  info.model = "qwen3-30b-a3b";
+  info.layers = 48;
+  info.experts = 128;
+  info.top_k = 2;
+  info.expert_bytes.assign(48, 1'000'000);
+  traces::TraceBuilder b(info, false, false, "test");
+  const uint32_t s0[] = {0, 1}, s1[] = {1, 2};
+  for (uint32_t l = 0; l < 48; ++l) {
+    b.add(0, traces::Phase::kDecode, 0, l, s0, {}, {}, 1);
+    b.add(1, traces::Phase::kDecode, 0, l, s1, {}, {}, 2);
+  }
+  return std::move(b).finish();
+}
+
+TEST(Pipeline, BatchOfTwoUnionsExpertsAndCountsTokens) {
+  const traces::Trace t = two_sequence_trace();
+  const auto stream = traces::build_lookup_stream(t, 2);
+  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
+  sim::OffloadConfig cfg;
+  cfg.budget = CacheCapacity::parse("4");
+  cfg.record_timeline = true;
+  const auto r = sim::run_offload(stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"), cfg);
+  ASSERT_EQ(r.result.steps.size(), 1u);  // one decode step of the group
+  EXPECT_EQ(r.result.steps[0].tokens, 2u);
+  EXPECT_EQ(r.result.cache.lookups, 48u * 3);  // union {0, 1, 2} per layer
+  std::map<int, uint32_t> tokens;              // layer-0 expert -> tokens of its compute op
+  uint32_t dense_tokens = 0;
+  for (const auto& e : r.result.timeline) {
+    if (e.op.layer != 0) continue;
+    if (e.op.kind == OpKind::kExpertCompute) tokens[e.op.expert] = e.op.tokens;
+    if (e.op.kind == OpKind::kDenseCompute) dense_tokens = e.op.tokens;
+  }
+  EXPECT_EQ(tokens, (std::map<int, uint32_t>{{0, 1}, {1, 2}, {2, 1}}));
+  EXPECT_EQ(dense_tokens, 2u);
+  // Batch 1: the two sequences decode one after the other, 2 steps and 4 lookups per layer.
+  const auto serial = sim::run_offload(traces::build_lookup_stream(t, 1), t.info(), costs,
+                                       load_hardware("jetson-agx-orin-64gb"), cfg);
+  EXPECT_EQ(serial.result.steps.size(), 2u);
+  EXPECT_EQ(serial.result.cache.lookups, 48u * 4);
+}
+
+TEST(Pipeline, BudgetBelowOneLayersTopKIsAnError) {
+  const traces::Trace t = traces::load_trace(kRealTrace);  // top-6 experts of 2.92 MiB
+  try {
+    run_json(t, "lru", "10MiB", 1);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("top-k"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_json(t, "lru", "100MiB", 1, CacheScope::kPerLayer), Error);  // 2 MiB per layer
+  EXPECT_THROW(run_json(t, "no-such-policy", "1GiB", 1), Error);
+}
+
+TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
+  // One expert of one 1 MB tensor in state M with K = 4 shards: 4 E-chunk reads -> 4 decompressions,
+  // 1 SM read, a transfer, a recovery, the compute; state C skips the reads.
+  ModelCosts c;
+  c.expert_bytes = {1'000'000};
+  c.tensor_names = {"w"};
+  c.tensor_share = {1.0};
+  c.dense_bytes = {0};
+  const std::vector<uint32_t> step_begin{0, 2}, inv_begin{0, 1, 2}, key{0, 0}, tokens{1, 1},
+      next_use{1, 0xFFFFFFFFu};
+  const std::vector<uint8_t> phase{1}, inv_phase{1, 1};
+  const std::vector<uint32_t> step_tokens{1};
+  const std::vector<uint16_t> inv_layer{0, 0};
+  WorkloadView w;
+  w.layers = 1;
+  w.experts = 2;
+  w.step_begin = step_begin;
+  w.step_phase = phase;
+  w.step_tokens = step_tokens;
+  w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
+  w.tokens = tokens;
+  CacheConfig cc = make_cache_config(1, 2, 1, CacheScope::kGlobal,
+                                     CacheCapacity{CacheCapacity::Unit::kExperts, 1}, c.expert_bytes);
+  ExpertCache cache("lru", cc);
+  auto routing = make_routing_policy("identity", RoutingSetup{1, 2, 1});
+  auto sched = make_scheduling_policy("fcfs");
+  PipelineOptions po;
+  po.layout.compressed = true;
+  po.layout.shards = 4;
+  po.layout.e_ratio = 0.5;
+  po.record_timeline = true;
+  Pipeline p(c, po, cache, *routing, *sched);
+  sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
+  const PipelineResult r = p.run(w, platform);
+  std::map<std::pair<uint32_t, OpKind>, int> count;
+  uint64_t read_bytes = 0;
+  for (const auto& e : r.timeline) {
+    ++count[{e.step, e.op.kind}];
+    if (e.op.kind == OpKind::kSsdRead) read_bytes += e.op.bytes;
+  }
+  EXPECT_EQ((count[{0, OpKind::kSsdRead}]), 5);  // 4 E-chunk shards + 1 SM-chunk
+  EXPECT_EQ((count[{0, OpKind::kDecompress}]), 4);
+  EXPECT_EQ((count[{0, OpKind::kRecover}]), 1);
+  EXPECT_EQ((count[{0, OpKind::kExpertCompute}]), 2);  // one per invocation
+  // SM = 500 kB; exponents 500 kB compressed at rho = 0.5 -> 250 kB read in 4 shards.
+  EXPECT_EQ(read_bytes, 750'000u);
+  // Second invocation: the full tensor is cached (F), so only the compute runs.
+  EXPECT_EQ((count[{0, OpKind::kDenseCompute}]), 2);
+  EXPECT_EQ(r.cache.hits, 1u);
+}
+
+}  // namespace
+}  // namespace moesim

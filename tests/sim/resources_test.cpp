@@ -1,0 +1,149 @@
+#include "sim/resources.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace moesim::sim {
+namespace {
+
+struct Log : JobListener {
+  void job_done(uint32_t job, const OpTiming& t) override { done[job] = t; }
+  std::map<uint32_t, OpTiming> done;
+};
+
+constexpr double kEps = 1e-12;
+
+TEST(ServerPool, BusyServerServesFifo) {
+  EventEngine e;
+  Log log;
+  ServerPool gpu(e, "gpu", 1, &log);
+  gpu.submit(0, 0, 2.0);
+  gpu.submit(1, 0, 1.0);
+  gpu.submit(2, 0, 0.5);
+  e.run();
+  EXPECT_NEAR(log.done[0].start, 0.0, kEps);
+  EXPECT_NEAR(log.done[0].end, 2.0, kEps);
+  EXPECT_NEAR(log.done[1].start, 2.0, kEps);
+  EXPECT_NEAR(log.done[1].end, 3.0, kEps);
+  EXPECT_NEAR(log.done[2].start, 3.0, kEps);
+  EXPECT_NEAR(log.done[2].end, 3.5, kEps);
+  EXPECT_NEAR(gpu.stats().busy_time, 3.5, kEps);
+  EXPECT_TRUE(gpu.idle());
+}
+
+TEST(ServerPool, PriorityThenArrivalAmongWaitingJobs) {
+  EventEngine e;
+  Log log;
+  ServerPool cpu(e, "cpu", 1, &log);
+  cpu.submit(0, 5, 1.0);  // starts at once: the server is free
+  cpu.submit(1, 5, 1.0);
+  cpu.submit(2, 1, 1.0);  // more urgent than 1
+  cpu.submit(3, 5, 1.0);
+  e.run();
+  EXPECT_NEAR(log.done[2].start, 1.0, kEps);
+  EXPECT_NEAR(log.done[1].start, 2.0, kEps);
+  EXPECT_NEAR(log.done[3].start, 3.0, kEps);
+}
+
+TEST(ServerPool, UnitsServeInParallel) {
+  EventEngine e;
+  Log log;
+  ServerPool cpu(e, "cpu", 2, &log);
+  for (uint32_t j = 0; j < 3; ++j) cpu.submit(j, 0, 1.0);
+  e.run();
+  EXPECT_NEAR(log.done[0].end, 1.0, kEps);
+  EXPECT_NEAR(log.done[1].end, 1.0, kEps);
+  EXPECT_NE(log.done[0].unit, log.done[1].unit);
+  EXPECT_NEAR(log.done[2].start, 1.0, kEps);
+  EXPECT_NEAR(log.done[2].end, 2.0, kEps);
+  EXPECT_NEAR(cpu.stats().busy_time, 3.0, kEps);
+}
+
+TEST(Ssd, OneRequestTakesLatencyPlusBytesOverBandwidth) {
+  EventEngine e;
+  Log log;
+  Ssd ssd(e, 1e9, 100e-6, 4, &log);
+  ssd.submit(0, 0, 1'000'000);
+  e.run();
+  EXPECT_NEAR(log.done[0].start, 0.0, kEps);
+  EXPECT_NEAR(log.done[0].end, 100e-6 + 1e-3, kEps);
+}
+
+TEST(Ssd, ConcurrentRequestsShareBandwidth) {
+  EventEngine e;
+  Log log;
+  Ssd ssd(e, 1e6, 0.0, 4, &log);
+  ssd.submit(0, 0, 1'000'000);  // 1 MB
+  ssd.submit(1, 0, 3'000'000);  // 3 MB
+  e.run();
+  // Both at 0.5 MB/s until the first ends at t = 2 s; the second has 2 MB left at full rate: t = 4 s.
+  EXPECT_NEAR(log.done[0].end, 2.0, 1e-9);
+  EXPECT_NEAR(log.done[1].end, 4.0, 1e-9);
+  EXPECT_NEAR(ssd.stats().busy_time, 4.0, 1e-9);
+  EXPECT_EQ(ssd.stats().bytes, 4'000'000u);
+}
+
+TEST(Ssd, LatencyPhaseDoesNotShareBandwidth) {
+  EventEngine e;
+  Log log;
+  Ssd ssd(e, 1e6, 1.0, 4, &log);
+  ssd.submit(0, 0, 2'000'000);
+  e.schedule_fn(2.0, [&] { ssd.submit(1, 0, 1'000'000); });
+  e.run();
+  // Job 0: latency on [0, 1), then transfers alone on [1, 3): 2 MB at 1 MB/s ends at 3 s. Job 1 (submitted
+  // at 2 s) is in its latency phase on [2, 3) and takes no bandwidth from job 0.
+  EXPECT_NEAR(log.done[0].end, 3.0, 1e-9);
+  // Job 1 transfers alone from 3 s: 1 MB at 1 MB/s -> 4 s.
+  EXPECT_NEAR(log.done[1].end, 4.0, 1e-9);
+}
+
+TEST(Ssd, QueueDepthLimitsRequestsInService) {
+  EventEngine e;
+  Log log;
+  Ssd ssd(e, 1e6, 0.5, 2, &log);
+  for (uint32_t j = 0; j < 3; ++j) ssd.submit(j, 0, 1'000'000);
+  e.run();
+  // Jobs 0 and 1: latency to 0.5 s, then share: 2 MB at 1 MB/s -> both end at 2.5 s.
+  EXPECT_NEAR(log.done[0].end, 2.5, 1e-9);
+  EXPECT_NEAR(log.done[1].end, 2.5, 1e-9);
+  // Job 2 waits for a slot: starts at 2.5 s, ends at 2.5 + 0.5 + 1 = 4 s.
+  EXPECT_NEAR(log.done[2].start, 2.5, 1e-9);
+  EXPECT_NEAR(log.done[2].end, 4.0, 1e-9);
+}
+
+// An SSD that reports to the I/O thread that issued its reads (as in SimPlatform).
+struct IoStack {
+  IoStack(EventEngine& e, uint32_t depth, JobListener* log)
+      : ssd(e, 1e6, 0.0, 32, &io), io(ssd, e, depth, log) {}
+  Ssd ssd;
+  IoThread io;
+};
+
+TEST(IoThread, DepthOneSerializesReadsInPriorityOrder) {
+  EventEngine e;
+  Log log;
+  IoStack s(e, 1, &log);
+  s.io.submit(0, 0, 1'000'000);  // issued at once
+  s.io.submit(1, 9, 1'000'000);
+  s.io.submit(2, 1, 1'000'000);  // more urgent than 1
+  e.run();
+  EXPECT_NEAR(log.done[0].end, 1.0, 1e-9);
+  EXPECT_NEAR(log.done[2].start, 1.0, 1e-9);
+  EXPECT_NEAR(log.done[2].end, 2.0, 1e-9);
+  EXPECT_NEAR(log.done[1].end, 3.0, 1e-9);
+  EXPECT_NEAR(s.io.stats().busy_time, 3.0, 1e-9);
+}
+
+TEST(IoThread, DeeperQueueLetsTheSsdShare) {
+  EventEngine e;
+  Log log;
+  IoStack s(e, 2, &log);
+  for (uint32_t j = 0; j < 2; ++j) s.io.submit(j, 0, 1'000'000);
+  e.run();
+  EXPECT_NEAR(log.done[0].end, 2.0, 1e-9);  // 2 MB at 1 MB/s, shared
+  EXPECT_NEAR(log.done[1].end, 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace moesim::sim

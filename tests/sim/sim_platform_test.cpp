@@ -1,0 +1,173 @@
+// A hand-computed timeline: the pipeline on the simulated platform, two layers, top-2, cold cache.
+#include "sim/sim_platform.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "core/pipeline.h"
+#include "core/routing.h"
+#include "core/scheduling.h"
+
+namespace moesim::sim {
+namespace {
+
+// Round numbers: SSD 1 GB/s with 100 us per request; GPU 100 GB/s, 10 us per kernel; UMA link 5 us.
+HardwareProfile test_profile(uint32_t queue_depth = 4) {
+  Json j = {{"name", "test"},
+            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", queue_depth}}},
+            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+            {"cpu", {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}}},
+            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  return hardware_from_json(j, "test.json");
+}
+
+// One expert = one 1 MB tensor; 1 MFLOP per token (compute is memory-bound: 1 MB / 100 GB/s = 10 us,
+// + 10 us launch = 20 us). Dense: 2 MB per layer -> 20 us + 10 us = 30 us.
+ModelCosts test_costs() {
+  ModelCosts c;
+  c.expert_bytes = {1'000'000, 1'000'000};
+  c.tensor_names = {"w"};
+  c.tensor_share = {1.0};
+  c.expert_flops_per_token = 1e6;
+  c.dense_bytes = {2'000'000, 2'000'000};
+  c.dense_flops_per_token = 1e6;
+  return c;
+}
+
+// Two decode steps (1 token each) over 2 layers x 4 experts: step 0 uses {0,1} then {2,3} (cold);
+// step 1 uses {0,1} in layer 0 again (hits) and {2,3} in layer 1 (hits).
+struct TwoLayer {
+  std::vector<uint32_t> step_begin{0, 2, 4};
+  std::vector<uint8_t> step_phase{1, 1};
+  std::vector<uint32_t> step_tokens{1, 1};
+  std::vector<uint32_t> inv_begin{0, 2, 4, 6, 8};
+  std::vector<uint16_t> inv_layer{0, 1, 0, 1};
+  std::vector<uint8_t> inv_phase{1, 1, 1, 1};
+  std::vector<uint32_t> key{0, 1, 6, 7, 0, 1, 6, 7};
+  std::vector<uint32_t> tokens{1, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<uint32_t> next_use{
+      2, 2, 3, 3, kNeverUsedAgain, kNeverUsedAgain, kNeverUsedAgain, kNeverUsedAgain};
+  WorkloadView view() const {
+    WorkloadView w;
+    w.layers = 2;
+    w.experts = 4;
+    w.step_begin = step_begin;
+    w.step_phase = step_phase;
+    w.step_tokens = step_tokens;
+    w.lookups.inv_begin = inv_begin;
+    w.lookups.inv_layer = inv_layer;
+    w.lookups.inv_phase = inv_phase;
+    w.lookups.key = key;
+    w.lookups.next_use = next_use;
+    w.tokens = tokens;
+    return w;
+  }
+};
+
+PipelineResult run_two_layer(uint32_t io_depth) {
+  const ModelCosts costs = test_costs();
+  CacheConfig cc = make_cache_config(2, 4, 2, CacheScope::kPerLayer,
+                                     CacheCapacity{CacheCapacity::Unit::kExperts, 4}, costs.expert_bytes);
+  ExpertCache cache("lru", cc);
+  auto routing = make_routing_policy("identity", RoutingSetup{2, 4, 2});
+  auto scheduling = make_scheduling_policy("fcfs");
+  PipelineOptions po;
+  po.record_timeline = true;
+  Pipeline p(costs, po, cache, *routing, *scheduling);
+  SimOptions so;
+  so.io_depth = io_depth;
+  SimPlatform platform(test_profile(), so);
+  TwoLayer w;
+  return p.run(w.view(), platform);
+}
+
+// (kind, layer, expert) -> (start, end) in microseconds, for the first step.
+std::map<std::tuple<OpKind, int, int>, std::pair<double, double>> times_us(const PipelineResult& r,
+                                                                           uint32_t step) {
+  std::map<std::tuple<OpKind, int, int>, std::pair<double, double>> m;
+  for (const auto& e : r.timeline)
+    if (e.step == step)
+      m[{e.op.kind, e.op.layer, e.op.expert == kNoLabel ? -1 : e.op.expert}] = {e.timing.start * 1e6,
+                                                                                e.timing.end * 1e6};
+  return m;
+}
+
+void expect_span(const std::map<std::tuple<OpKind, int, int>, std::pair<double, double>>& m, OpKind k,
+                 int layer, int expert, double start, double end) {
+  auto it = m.find({k, layer, expert});
+  ASSERT_NE(it, m.end()) << op_kind_name(k) << " L" << layer << " E" << expert;
+  EXPECT_NEAR(it->second.first, start, 1e-6)
+      << op_kind_name(k) << " L" << layer << " E" << expert << " start";
+  EXPECT_NEAR(it->second.second, end, 1e-6) << op_kind_name(k) << " L" << layer << " E" << expert << " end";
+}
+
+TEST(SimPlatform, HandComputedTwoLayerTimelineBlockingIo) {
+  const PipelineResult r = run_two_layer(1);
+  const auto m = times_us(r, 0);
+  // Layer 0 starts at 0.
+  //   dense L0        GPU  [0, 30]            2 MB / 100 GB/s = 20 us + 10 us launch
+  //   read E0         SSD  [30, 1130]         100 us latency + 1 MB / 1 GB/s = 1000 us
+  //   read E1         SSD  [1130, 2230]       the I/O thread issues one read at a time (depth 1)
+  //   transfer E0     link [1130, 1135]       UMA: 5 us mapping latency, no copy
+  //   compute E0      GPU  [1135, 1155]       1 MB / 100 GB/s = 10 us + 10 us launch
+  //   transfer E1     link [2230, 2235]
+  //   compute E1      GPU  [2235, 2255]       layer 0 ends at 2255
+  expect_span(m, OpKind::kDenseCompute, 0, -1, 0, 30);
+  expect_span(m, OpKind::kSsdRead, 0, 0, 30, 1130);
+  expect_span(m, OpKind::kSsdRead, 0, 1, 1130, 2230);
+  expect_span(m, OpKind::kTransfer, 0, 0, 1130, 1135);
+  expect_span(m, OpKind::kExpertCompute, 0, 0, 1135, 1155);
+  expect_span(m, OpKind::kTransfer, 0, 1, 2230, 2235);
+  expect_span(m, OpKind::kExpertCompute, 0, 1, 2235, 2255);
+  // Layer 1 starts at 2255 (it needs layer 0's output): the same shape shifted by 2255 us.
+  expect_span(m, OpKind::kDenseCompute, 1, -1, 2255, 2285);
+  expect_span(m, OpKind::kSsdRead, 1, 2, 2285, 3385);
+  expect_span(m, OpKind::kSsdRead, 1, 3, 3385, 4485);
+  expect_span(m, OpKind::kExpertCompute, 1, 2, 3390, 3410);
+  expect_span(m, OpKind::kExpertCompute, 1, 3, 4490, 4510);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_NEAR(r.steps[0].end * 1e6, 4510, 1e-6);  // TPOT of step 0
+  EXPECT_NEAR((r.invocations[0].end - r.invocations[0].start) * 1e6, 2255, 1e-6);
+  // Step 1: every expert hits; per layer: dense 30 us, then two computes of 20 us on the one GPU stream,
+  // 70 us per layer: layer 0 on [4510, 4580], layer 1 on [4580, 4650] (dense to 4610, E2 to 4630, E3).
+  const auto m1 = times_us(r, 1);
+  expect_span(m1, OpKind::kDenseCompute, 0, -1, 4510, 4540);
+  expect_span(m1, OpKind::kExpertCompute, 0, 0, 4540, 4560);
+  expect_span(m1, OpKind::kExpertCompute, 0, 1, 4560, 4580);
+  expect_span(m1, OpKind::kExpertCompute, 1, 3, 4630, 4650);
+  EXPECT_NEAR((r.steps[1].end - r.steps[1].start) * 1e6, 140, 1e-6);
+  EXPECT_EQ(r.cache.hits, 4u);
+  EXPECT_EQ(r.cache.lookups, 8u);
+  EXPECT_EQ(r.ssd_bytes, 4'000'000u);
+}
+
+TEST(SimPlatform, HandComputedTwoLayerTimelineSharedSsd) {
+  const PipelineResult r = run_two_layer(2);
+  const auto m = times_us(r, 0);
+  // With two reads outstanding both spend 100 us in latency, then share 1 GB/s: 2 MB take 2000 us.
+  expect_span(m, OpKind::kSsdRead, 0, 0, 30, 2130);
+  expect_span(m, OpKind::kSsdRead, 0, 1, 30, 2130);
+  // Both transfers are ready at 2130: the link serves E0 then E1; computes follow on the GPU.
+  expect_span(m, OpKind::kTransfer, 0, 0, 2130, 2135);
+  expect_span(m, OpKind::kTransfer, 0, 1, 2135, 2140);
+  expect_span(m, OpKind::kExpertCompute, 0, 0, 2135, 2155);
+  expect_span(m, OpKind::kExpertCompute, 0, 1, 2155, 2175);
+}
+
+TEST(SimPlatform, ResourceStatsAndUtilization) {
+  const PipelineResult r = run_two_layer(1);
+  ASSERT_EQ(r.resources.size(), 5u);
+  EXPECT_EQ(r.resources[0].name, "ssd");
+  EXPECT_NEAR(r.resources[0].busy_time, 4 * 1100e-6, 1e-9);
+  EXPECT_EQ(r.resources[0].bytes, 4'000'000u);
+  EXPECT_EQ(r.resources[3].name, "gpu");
+  // GPU: 4 dense (30 us) + 8 expert computes (20 us).
+  EXPECT_NEAR(r.resources[3].busy_time, 4 * 30e-6 + 8 * 20e-6, 1e-9);
+  EXPECT_NEAR(r.makespan, 4650e-6, 1e-9);
+}
+
+}  // namespace
+}  // namespace moesim::sim
