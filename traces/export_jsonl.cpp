@@ -22,6 +22,8 @@ void append_float(std::string& out, float f) {
     *r.ptr = '\0';
   }
   out.append(buf, r.ptr);
+  // "-0" would read back as the integer 0 and lose the sign bit.
+  if (std::string_view(buf, r.ptr) == "-0") out += ".0";
 }
 
 void append_uint(std::string& out, uint64_t v) {

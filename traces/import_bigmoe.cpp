@@ -167,10 +167,13 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
       cells.push_back(Cell{turn, step, layer, phase, ln, {}, {}});
       cur = &cells.back();
     }
+    if (v[4] >= n_used)
+      throw input_error(origin, ln, "slot",
+                        "top-k mismatch: slot " + std::to_string(v[4]) + " but n_expert_used is " + std::to_string(n_used));
     if (v[4] != cur->experts.size())
       throw input_error(origin, ln, "slot",
                         "slot " + std::to_string(v[4]) + ", expected " + std::to_string(cur->experts.size()) +
-                            (v[4] >= n_used ? " (top-k mismatch: n_expert_used is " + std::to_string(n_used) + ")" : ""));
+                            " (slots of a cell must be consecutive rows in order 0..n_expert_used-1)");
     cur->experts.push_back(static_cast<uint32_t>(v[5]));
     cur->weights.push_back(*w);
   }

@@ -6,7 +6,6 @@
 // accepts "prefill"/"decode" or 0/1; token, layer and experts are required; weights and logits are
 // optional arrays, present on every record or on none. Other keys are ignored, so engines can log more.
 // Blank lines are skipped.
-#include <cfloat>
 #include <cmath>
 
 #include "core/error.h"
@@ -63,7 +62,8 @@ class RecordReader {
     for (const auto& v : *it) {
       if (!v.is_number()) throw input_error(origin_, line_, field, "not a number: " + v.dump());
       const double d = v.get<double>();
-      if (std::isfinite(d) && std::fabs(d) > FLT_MAX)
+      // Values from FLT_MAX up to the midpoint below 2^128 round to FLT_MAX; from there on to infinity.
+      if (std::isfinite(d) && std::fabs(d) >= 0x1.ffffffp127)
         throw input_error(origin_, line_, field, "value " + v.dump() + " outside the float32 range");
       out.push_back(static_cast<float>(d));  // inf stays inf and is rejected by TraceBuilder
     }
@@ -97,6 +97,8 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const Field
       obj = nlohmann::json::parse(line.begin(), line.end());
     } catch (const nlohmann::json::parse_error& e) {
       throw input_error(origin, ln, "", "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
+      throw input_error(origin, ln, "", std::string("invalid JSON: ") + e.what());
     }
     if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
     RecordReader rr(origin, ln);

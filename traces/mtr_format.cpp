@@ -242,18 +242,18 @@ class Reader {
   [[nodiscard]] Error fail(uint64_t offset, const std::string& field, const std::string& msg) const {
     return binary_input_error(origin_, offset, field, msg);
   }
-  uint64_t header_uint(const Json& h, const char* key, uint64_t max) const;
+  uint64_t header_uint(const Json& h, const char* key, uint64_t max, const std::string& where = "header") const;
 
   const unsigned char* base_;
   uint64_t size_;
   std::string origin_;
 };
 
-uint64_t Reader::header_uint(const Json& h, const char* key, uint64_t max) const {
-  if (!h.contains(key)) throw fail(kMtrPreambleBytes, std::string("header.") + key, "missing");
+uint64_t Reader::header_uint(const Json& h, const char* key, uint64_t max, const std::string& where) const {
+  if (!h.contains(key)) throw fail(kMtrPreambleBytes, where + "." + key, "missing");
   const Json& v = h.at(key);
   if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
-    throw fail(kMtrPreambleBytes, std::string("header.") + key,
+    throw fail(kMtrPreambleBytes, where + "." + key,
                "must be an unsigned integer <= " + std::to_string(max) + ", got " + v.dump());
   return v.get<uint64_t>();
 }
@@ -288,10 +288,15 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
 
   // Header JSON.
   Json h;
+  if (const void* nul = std::memchr(base_ + kMtrPreambleBytes, 0, header_bytes))
+    throw fail(static_cast<uint64_t>(static_cast<const unsigned char*>(nul) - base_), "header",
+               "NUL byte inside the JSON header (wrong header_bytes?)");
   try {
     h = Json::parse(base_ + kMtrPreambleBytes, base_ + kMtrPreambleBytes + header_bytes);
   } catch (const nlohmann::json::parse_error& e) {
     throw fail(kMtrPreambleBytes + (e.byte ? e.byte - 1 : 0), "header", std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: number overflow
+    throw fail(kMtrPreambleBytes, "header", std::string("invalid JSON: ") + e.what());
   }
   if (!h.is_object()) throw fail(kMtrPreambleBytes, "header", "not a JSON object");
   TraceInfo info;
@@ -349,8 +354,8 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     const Json& c = cols[d.name];
     if (!c.is_object() || !c.contains("type") || !c["type"].is_string() || c["type"].get<std::string>() != d.type)
       throw fail(kMtrPreambleBytes, field, std::string("must be an object with \"type\": \"") + d.type + "\"");
-    offset[i] = header_uint(c, "offset", size_);
-    bytes[i] = header_uint(c, "bytes", size_);
+    offset[i] = header_uint(c, "offset", UINT64_MAX, field);
+    bytes[i] = header_uint(c, "bytes", UINT64_MAX, field);
     if (counts[i] > size_ || bytes[i] != counts[i] * d.elem)
       throw fail(kMtrPreambleBytes, field,
                  std::to_string(bytes[i]) + " bytes, expected " + std::to_string(counts[i]) + " x " +
@@ -358,7 +363,7 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     if (offset[i] % kMtrAlignment != 0)
       throw fail(offset[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
     if (offset[i] < data_start) throw fail(offset[i], field, "column overlaps the header");
-    if (bytes[i] > size_ - offset[i]) throw fail(offset[i], field, "column runs past the end of the file");
+    if (offset[i] > size_ || bytes[i] > size_ - offset[i]) throw fail(offset[i], field, "column runs past the end of the file");
     ranges.emplace_back(offset[i], offset[i] + bytes[i]);
   }
   std::sort(ranges.begin(), ranges.end());

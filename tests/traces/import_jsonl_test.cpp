@@ -1,0 +1,134 @@
+// JSONL importer: default and mapped key names (--fields), optional seq/phase/weights/logits, and every
+// kind of bad input, each a moesim::Error naming the file, the line and the field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "traces/trace_io.h"
+
+namespace moesim::traces {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string jsonl_error(const std::string& text, const std::string& fields = "", ImportShape shape = {}) {
+  try {
+    (void)import_jsonl(text, "r.jsonl", parse_field_map(fields), shape);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a moesim::Error for:\n" << text;
+  return "";
+}
+
+const std::string kGood =
+    R"({"token":0,"layer":0,"experts":[1,2]})"
+    "\n"
+    R"({"token":0,"layer":1,"experts":[0,3],"note":"extra keys are ignored"})"
+    "\n\n"
+    R"({"seq":1,"phase":"prefill","token":0,"layer":0,"experts":[2,0]})"
+    "\n";
+
+TEST(ImportJsonl, DefaultsAndInference) {
+  const Trace t = import_jsonl(kGood, "r.jsonl");
+  EXPECT_EQ(t.records(), 3u);
+  EXPECT_EQ(t.info().layers, 2u);   // largest layer + 1
+  EXPECT_EQ(t.info().experts, 4u);  // largest id + 1
+  EXPECT_EQ(t.info().top_k, 2u);
+  EXPECT_EQ(t.seq(0), 0u);  // missing seq => 0
+  EXPECT_EQ(t.phase(0), Phase::kDecode);  // missing phase => decode
+  EXPECT_EQ(t.seq(2), 1u);
+  EXPECT_EQ(t.phase(2), Phase::kPrefill);
+  EXPECT_FALSE(t.has_weights());
+  EXPECT_EQ(t.info().missing_cells, 1u);  // seq 1 prefill has layer 0 only
+}
+
+TEST(ImportJsonl, ShapeFromAModel) {
+  const Trace t = import_jsonl(kGood, "r.jsonl", {}, ImportShape{4, 16});
+  EXPECT_EQ(t.info().layers, 4u);
+  EXPECT_EQ(t.info().experts, 16u);
+  EXPECT_THAT(jsonl_error(kGood, "", ImportShape{1, 16}), HasSubstr("r.jsonl:2: field 'layer'"));
+  EXPECT_THAT(jsonl_error(kGood, "", ImportShape{2, 3}), HasSubstr("r.jsonl:2: field 'experts': expert id 3"));
+}
+
+TEST(ImportJsonl, MappedKeyNames) {
+  const std::string path = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
+  const auto fm = parse_field_map("seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs");
+  const Trace t = import_jsonl(read_file(path), path, fm);
+  EXPECT_EQ(t.records(), 8u);
+  EXPECT_EQ(t.sequence_ids(), (std::vector<uint32_t>{0, 7}));
+  EXPECT_EQ(t.tokens(Phase::kPrefill), 2u);
+  EXPECT_EQ(t.tokens(Phase::kDecode), 3u);
+  EXPECT_TRUE(t.has_weights());
+  // Without the mapping the required keys are missing.
+  EXPECT_THAT(jsonl_error(read_file(path)), HasSubstr("r.jsonl:1: field 'token': missing (key \"token\")"));
+}
+
+TEST(ImportJsonl, PhaseValues) {
+  EXPECT_EQ(import_jsonl(R"({"phase":0,"token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kPrefill);
+  EXPECT_EQ(import_jsonl(R"({"phase":1,"token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kDecode);
+  EXPECT_EQ(import_jsonl(R"({"phase":"decode","token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kDecode);
+  EXPECT_THAT(jsonl_error(R"({"phase":"warmup","token":0,"layer":0,"experts":[1]})"), HasSubstr("r.jsonl:1: field 'phase'"));
+  EXPECT_THAT(jsonl_error(R"({"phase":2,"token":0,"layer":0,"experts":[1]})"), HasSubstr("r.jsonl:1: field 'phase'"));
+  EXPECT_THAT(jsonl_error(R"({"phase":"Prefill","token":0,"layer":0,"experts":[1]})"), HasSubstr("field 'phase'"));
+}
+
+TEST(ImportJsonl, BadInputs) {
+  const std::string ok = R"({"token":0,"layer":0,"experts":[1,2],"weights":[0.5,0.5]})" "\n";
+  EXPECT_THAT(jsonl_error(""), HasSubstr("r.jsonl: empty file"));
+  EXPECT_THAT(jsonl_error("\n  \n"), HasSubstr("no routing records"));
+  // Truncated mid-record.
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"exp)"), HasSubstr("r.jsonl:2: invalid JSON"));
+  EXPECT_THAT(jsonl_error(ok + "[1,2]\n"), HasSubstr("r.jsonl:2: a record must be a JSON object"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":"1","layer":0,"experts":[1,2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'token': not an unsigned"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1.5,"layer":0,"experts":[1,2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'token'"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":-1,"experts":[1,2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'layer'"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,-2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id -2"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,70000],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 70000 outside"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"1,2","weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': not an array"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2,3],"weights":[0.5,0.5,0]})"),
+              HasSubstr("r.jsonl:2: field 'experts': top-k mismatch"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[2,2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 2 appears twice"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":0,"layer":0,"experts":[3,2],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: duplicate record"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,NaN]})"),
+              HasSubstr("r.jsonl:2: invalid JSON"));  // JSON has no NaN literal
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,1e999]})"),
+              HasSubstr("r.jsonl:2: invalid JSON: [json.exception.out_of_range.406] number overflow"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,3.5e38]})"),
+              HasSubstr("r.jsonl:2: field 'weights': value 3.5e+38 outside the float32 range"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,1e300]})"),
+              HasSubstr("r.jsonl:2: field 'weights': value 1e+300 outside the float32 range"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,null]})"),
+              HasSubstr("r.jsonl:2: field 'weights': not a number"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2]})"),
+              HasSubstr("r.jsonl:2: field 'weights': missing"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5]})"),
+              HasSubstr("r.jsonl:2: field 'weights': 1 weights, expected 2"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,0.5],"logits":[1,2,3]})"),
+              HasSubstr("r.jsonl:2: field 'logits': present"));
+  EXPECT_THAT(jsonl_error(R"({"token":1,"layer":0,"experts":[1,2],"logits":[1,2,"inf"]})"),
+              HasSubstr("r.jsonl:1: field 'logits': not a number"));
+  EXPECT_THAT(jsonl_error(R"({"token":1,"layer":0,"experts":[1,2],"logits":[1,2]})"),
+              HasSubstr("r.jsonl:1: field 'experts': expert id 2 outside [0, 2)"));
+}
+
+TEST(ImportJsonl, UnknownFieldsKeyListsKnownOnes) {
+  const std::string m = jsonl_error(kGood, "tokens=pos");
+  EXPECT_THAT(m, HasSubstr("--fields: unknown field 'tokens'"));
+  EXPECT_THAT(m, HasSubstr("seq, token, layer, experts, weights, phase, logits"));
+  EXPECT_THAT(jsonl_error(kGood, "token"), HasSubstr("--fields: 'token' is not FIELD=KEY"));
+  EXPECT_THAT(jsonl_error(kGood, "token=a,layer=a"), HasSubstr("mapped to two fields"));
+  EXPECT_THAT(jsonl_error(kGood, "token=a,token=b"), HasSubstr("given twice"));
+}
+
+}  // namespace
+}  // namespace moesim::traces

@@ -1,0 +1,219 @@
+// load_trace: format detection, the three bundled real traces (numbers from data/traces/SOURCE.md and the
+// llama.cpp last-layer shortcut), lookups recounted independently from the raw CSV, --model fitting, and
+// the `moesim trace import|info|export` commands end to end.
+#include "traces/trace_io.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/json_io.h"
+#include "core/model_spec.h"
+#include "traces/lookup_stream.h"
+
+namespace moesim::traces {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kTraces = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+
+struct Expected {
+  const char* file;
+  uint32_t layers, experts, top_k, prefill, decode;
+  uint64_t missing;  // the prompt's last layer is computed for its last token only: prompt - 1 cells
+};
+const Expected kBundled[] = {
+    {"qwen3-30b-a3b.route.csv", 48, 128, 6, 28, 128, 27},
+    {"gemma-4-26b-a4b.route.csv", 30, 128, 6, 29, 128, 0},
+    {"gpt-oss-120b.route.csv", 36, 128, 2, 85, 64, 84},
+};
+
+// Lookups recounted from the raw rows with no code shared with the importer: prefill = distinct
+// (layer, expert) per layer; decode = distinct experts per (step, layer).
+std::pair<uint64_t, uint64_t> raw_lookups(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::map<std::tuple<int, int, int>, std::set<int>> inv;  // (phase, step or -1, layer) -> experts
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line[0] == 't') continue;
+    std::stringstream ss(line);
+    std::string f[9];
+    for (auto& x : f) std::getline(ss, x, ',');
+    const int phase = std::stoi(f[1]);
+    inv[{phase, phase == 0 ? -1 : std::stoi(f[2]), std::stoi(f[3])}].insert(std::stoi(f[5]));
+  }
+  uint64_t all = 0, decode = 0;
+  for (const auto& [k, s] : inv) {
+    all += s.size();
+    if (std::get<0>(k) == 1) decode += s.size();
+  }
+  return {all, decode};
+}
+
+TEST(TraceIo, DetectsFormats) {
+  EXPECT_EQ(detect_format(std::string("MOESIMTR\1\0\0\0", 12)), "mtr");
+  EXPECT_EQ(detect_format("# route_trace v1\n# model=x"), "bigmoe");
+  EXPECT_EQ(detect_format("\n  {\"token\":0}"), "jsonl");
+  EXPECT_EQ(detect_format("token,layer,experts\n"), "csv");
+  EXPECT_EQ(detect_format("# some other comment\n"), "csv");
+}
+
+TEST(TraceIo, BundledTracesHaveTheirKnownShape) {
+  for (const auto& e : kBundled) {
+    SCOPED_TRACE(e.file);
+    const Trace t = load_trace(kTraces + e.file);
+    EXPECT_EQ(t.info().layers, e.layers);
+    EXPECT_EQ(t.info().experts, e.experts);
+    EXPECT_EQ(t.info().top_k, e.top_k);
+    EXPECT_EQ(t.sequence_ids().size(), 1u);
+    EXPECT_EQ(t.tokens(Phase::kPrefill), e.prefill);
+    EXPECT_EQ(t.tokens(Phase::kDecode), e.decode);
+    EXPECT_EQ(t.info().missing_cells, e.missing);
+    EXPECT_EQ(t.records(), uint64_t{e.prefill + e.decode} * e.layers - e.missing);
+    EXPECT_EQ(t.info().expert_bytes.size(), e.layers);
+    const LookupStream ls = build_lookup_stream(t, 1);
+    const auto [all, decode] = raw_lookups(kTraces + e.file);
+    EXPECT_EQ(ls.lookups(), all);
+    EXPECT_EQ(ls.decode_lookups(), decode);
+    EXPECT_EQ(decode, uint64_t{e.decode} * e.layers * e.top_k);  // top-k ids are distinct per token
+  }
+}
+
+TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
+  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_test").string();
+  fs::create_directories(dir);
+  // JSONL without weights, ids small: the model widens it to 48 x 128 and supplies expert bytes.
+  write_file_atomic(dir + "/small.jsonl", "{\"token\":0,\"layer\":3,\"experts\":[5,9]}\n");
+  LoadOptions lo;
+  lo.model = "qwen3-30b-a3b";
+  const Trace t = load_trace(dir + "/small.jsonl", lo);
+  const ModelSpec m = load_model("qwen3-30b-a3b");
+  EXPECT_EQ(t.info().layers, 48u);
+  EXPECT_EQ(t.info().experts, 128u);
+  EXPECT_EQ(t.info().model, "qwen3-30b-a3b");
+  EXPECT_EQ(t.info().expert_bytes, std::vector<uint64_t>(48, m.bytes_per_expert()));
+  EXPECT_EQ(t.info().missing_cells, 47u);
+  // The same through .mtr (written without a model, fitted on load).
+  save_mtr(load_trace(dir + "/small.jsonl"), dir + "/small.mtr");
+  const Trace f = load_trace(dir + "/small.mtr", lo);
+  EXPECT_EQ(f.info().layers, 48u);
+  EXPECT_EQ(f.info().missing_cells, 47u);
+  // The route_trace keeps its own (quantized) expert sizes; a model of another shape is refused.
+  const Trace q = load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo);
+  EXPECT_EQ(q.info().expert_bytes[0], 3059712u);
+  lo.model = "deepseek-v2-lite";
+  try {
+    (void)load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("qwen3-30b-a3b.route.csv:2: field 'n_layer'"));
+  }
+  write_file_atomic(dir + "/wide.jsonl", "{\"token\":0,\"layer\":60,\"experts\":[5,9]}\n");
+  EXPECT_THAT([&] {
+    try {
+      (void)load_trace(dir + "/wide.jsonl", lo);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }(), HasSubstr("wide.jsonl:1: field 'layer'"));
+  save_mtr(load_trace(dir + "/wide.jsonl"), dir + "/wide.mtr");
+  EXPECT_THROW((void)load_trace(dir + "/wide.mtr", lo), Error);
+  fs::remove_all(dir);
+}
+
+TEST(TraceIo, BadOptionsAndEmptyFiles) {
+  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_bad").string();
+  fs::create_directories(dir);
+  write_file_atomic(dir + "/empty.jsonl", "");
+  EXPECT_THAT([&] {
+    try {
+      (void)load_trace(dir + "/empty.jsonl");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }(), HasSubstr("empty.jsonl: empty file"));
+  LoadOptions lo;
+  lo.format = "parquet";
+  EXPECT_THROW((void)load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo), Error);
+  lo = {};
+  lo.fields = "token=pos";
+  EXPECT_THROW((void)load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo), Error);  // fixed columns
+  EXPECT_THROW((void)load_trace(dir + "/does-not-exist.mtr"), Error);
+  fs::remove_all(dir);
+}
+
+// ---- CLI end to end ----------------------------------------------------------------------------------------
+
+std::pair<int, std::string> run(const std::string& args) {
+  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(TraceCli, InfoJsonOnEveryBundledTrace) {
+  for (const auto& e : kBundled) {
+    SCOPED_TRACE(e.file);
+    auto [rc, out] = run("trace info " + kTraces + e.file + " --json");
+    ASSERT_EQ(rc, 0) << out;
+    const Json j = Json::parse(out);
+    EXPECT_TRUE(j.contains("header"));
+    EXPECT_EQ(j["layers"], e.layers);
+    EXPECT_EQ(j["experts"], e.experts);
+    EXPECT_EQ(j["top_k"], e.top_k);
+    EXPECT_EQ(j["sequences"], 1);
+    EXPECT_EQ(j["prefill_tokens"], e.prefill);
+    EXPECT_EQ(j["decode_tokens"], e.decode);
+    EXPECT_EQ(j["missing_cells"], e.missing);
+    EXPECT_EQ(j["lookups"], raw_lookups(kTraces + e.file).first);
+  }
+}
+
+TEST(TraceCli, ImportExportRoundTripAndFailuresLeaveNoOutput) {
+  const std::string dir = (fs::temp_directory_path() / "moesim_trace_cli_test").string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string fixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
+  const std::string fields = "seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs";
+  auto [rc, out] = run("trace import " + fixture + " --fields " + fields + " -o " + dir + "/c.mtr");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = run("trace export " + dir + "/c.mtr --fields " + fields + " -o " + dir + "/c.jsonl");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(read_file(dir + "/c.jsonl"), read_file(fixture));
+  std::tie(rc, out) = run("trace info " + dir + "/c.mtr");
+  EXPECT_EQ(rc, 0);
+  EXPECT_THAT(out, HasSubstr("sequences:        2"));
+  // A bad input: error naming file, line and field; exit 1; no output file.
+  write_file_atomic(dir + "/bad.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n{\"token\":1,\"layer\":0,\"experts\":[1,1]}\n");
+  std::tie(rc, out) = run("trace import " + dir + "/bad.jsonl -o " + dir + "/bad.mtr");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("bad.jsonl:2: field 'experts'"));
+  EXPECT_FALSE(fs::exists(dir + "/bad.mtr"));
+  std::tie(rc, out) = run("trace import " + fixture + " --fields bogus=x -o " + dir + "/x.mtr");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("known fields: seq, token"));
+  std::vector<std::string> left;
+  for (const auto& f : fs::directory_iterator(dir)) left.push_back(f.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"bad.jsonl", "c.jsonl", "c.mtr"}));  // no temp files either
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace moesim::traces
