@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "traces/stats.h"
@@ -223,6 +226,48 @@ TEST(Synth, RejectsBadParameters) {
   EXPECT_THROW(zipf_model(small_shape(2, 4, 4), 1.0, 1), Error);
   SynthOptions o;
   EXPECT_THROW(generate_trace(zipf_model(small_shape(), 1.0, 1), o), Error);  // no tokens
+}
+
+// The CLI end to end: synth writes a labelled .mtr, stats reads it back; a failed synth leaves no file.
+std::string run_cli(const std::string& args, int* status) {
+  const std::string cmd = std::string("MOESIM_DATA=") + MOESIM_SOURCE_DIR + "/data " + MOESIM_CLI_PATH + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  *status = p ? pclose(p) : -1;
+  return out;
+}
+
+TEST(SynthCli, SynthThenStatsJson) {
+  const auto dir = std::filesystem::temp_directory_path() / ("moesim_synth_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "z.mtr").string();
+  int st = 0;
+  std::string log = run_cli("trace synth --model olmoe-1b-7b --zipf 0.9 --tokens 20 --prompt-tokens 4 --seed 3 --logits -o " + out, &st);
+  ASSERT_EQ(st, 0) << log;
+  EXPECT_NE(log.find("SYNTHETIC"), std::string::npos);
+  const std::string json = run_cli("trace stats --json --top-pairs 2 " + out, &st);
+  ASSERT_EQ(st, 0) << json;
+  const Json j = Json::parse(json);
+  EXPECT_EQ(j.begin().key(), "header");
+  EXPECT_EQ(j["header"]["command"], "trace stats");
+  EXPECT_EQ(j["trace"]["synthetic"], true);
+  EXPECT_EQ(j["trace"]["provenance"]["generator"], "zipf");
+  EXPECT_EQ(j["trace"]["decode_tokens"], 20);
+  EXPECT_EQ(j["layers"][0]["top_pairs"].size(), 2u);
+  const std::string text = run_cli("trace stats " + out, &st);
+  EXPECT_NE(text.find("(SYNTHETIC)"), std::string::npos);
+  // Bad alpha: error, non-zero exit, no output file.
+  const std::string bad = (dir / "bad.mtr").string();
+  log = run_cli("trace synth --model olmoe-1b-7b --zipf -2 --tokens 5 --seed 1 -o " + bad, &st);
+  EXPECT_NE(st, 0);
+  EXPECT_NE(log.find("alpha"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(bad));
+  log = run_cli("trace synth --tokens 5 --seed 1 -o " + bad, &st);  // neither --zipf nor --fit
+  EXPECT_NE(st, 0);
+  EXPECT_NE(log.find("exactly one of"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
