@@ -1,0 +1,64 @@
+// Model presets: bytes per expert of each of the 8 bundled presets against hand arithmetic (BF16 = 2
+// bytes per element, expert tensors from each model's config.json), their shapes, and the loader's errors.
+#include "core/model_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+
+namespace moesim {
+namespace {
+
+struct Preset {
+  const char* name;
+  uint32_t moe_layers, experts, top_k;
+  uint64_t bytes_per_expert;  // written out as arithmetic below
+};
+
+const Preset kPresets[] = {
+    // gate, up: [1408, 2048]; down: [2048, 1408] => 3 * 2048 * 1408 * 2 bytes
+    {"deepseek-v2-lite", 26, 64, 6, 3ull * 2048 * 1408 * 2},  // 17,301,504
+    // gate_up [2880, 5760] + bias [5760] + down [2880, 2880] + bias [2880]
+    {"gpt-oss-120b", 36, 128, 4, (2880ull * 5760 + 5760 + 2880ull * 2880 + 2880) * 2},  // 49,783,680
+    {"mixtral-8x7b", 32, 8, 2, 3ull * 4096 * 14336 * 2},                                  // 352,321,536
+    {"olmoe-1b-7b", 16, 64, 8, 3ull * 2048 * 1024 * 2},                                   // 12,582,912
+    {"phi-3.5-moe", 32, 16, 2, 3ull * 4096 * 6400 * 2},                                   // 157,286,400
+    {"qwen1.5-moe-a2.7b", 24, 60, 4, 3ull * 2048 * 1408 * 2},                             // 17,301,504
+    {"qwen3-30b-a3b", 48, 128, 8, 3ull * 2048 * 768 * 2},                                 // 9,437,184
+    {"switch-large-128", 24, 128, 1, 2ull * 1024 * 4096 * 2},                             // 16,777,216
+};
+
+TEST(ModelSpec, BytesPerExpertOfEveryPreset) {
+  EXPECT_EQ(kPresets[0].bytes_per_expert, 17301504u);
+  for (const auto& p : kPresets) {
+    SCOPED_TRACE(p.name);
+    const ModelSpec m = load_model(p.name);
+    EXPECT_EQ(m.name, p.name);
+    EXPECT_EQ(m.bytes_per_expert(), p.bytes_per_expert);
+    EXPECT_EQ(m.moe_layers, p.moe_layers);
+    EXPECT_EQ(m.routed_experts, p.experts);
+    EXPECT_EQ(m.top_k, p.top_k);
+    EXPECT_EQ(m.dtype, DType::BF16);
+    EXPECT_EQ(m.expert_flops_per_token(), 2.0 * static_cast<double>(p.bytes_per_expert / 2));
+  }
+}
+
+TEST(ModelSpec, EveryBundledPresetIsCovered) {
+  std::vector<std::string> names;
+  for (const auto& p : kPresets) names.emplace_back(p.name);
+  EXPECT_EQ(list_presets("models"), names);
+}
+
+TEST(ModelSpec, RejectsBadPresets) {
+  EXPECT_THROW((void)load_model("no-such-model"), Error);
+  Json j = load_model("olmoe-1b-7b").raw;
+  j.erase("routed_experts");
+  EXPECT_THROW((void)model_from_json(j, "m.json"), Error);
+  EXPECT_THROW((void)parse_dtype("int3"), Error);
+  EXPECT_EQ(parse_dtype("F16"), DType::F16);
+}
+
+}  // namespace
+}  // namespace moesim
