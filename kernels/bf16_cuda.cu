@@ -103,7 +103,7 @@ bool cuda_available(std::string* why) {
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
     if (why) *why = std::string("CUDA runtime: ") + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc);
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError();  // reset the runtime's last-error state so later calls do not report this one
     return false;
   }
   if (count == 0) {

@@ -111,7 +111,14 @@ __attribute__((target("avx2"))) void split_avx2(const uint16_t* in, size_t n, ui
   split_sse2(in + i, n - i, e + i, s + i);
 }
 
-__attribute__((target("avx2"))) void merge_avx2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+// Outputs at least this large bypass the caches (non-temporal stores): a recovered tensor of several MiB
+// does not fit the caches anyway and goes to the accelerator, so write-allocating its lines only costs
+// read bandwidth (a third of the merge's memory traffic).
+constexpr size_t kStreamOutBytes = size_t{2} << 20;
+
+template <bool kStream>
+__attribute__((target("avx2"))) inline size_t merge_avx2_body(const uint8_t* e, const uint8_t* s, size_t n,
+                                                              uint16_t* out) {
   const __m256i m80 = _mm256_set1_epi8(static_cast<char>(0x80)), m7f = _mm256_set1_epi8(0x7F);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -124,10 +131,32 @@ __attribute__((target("avx2"))) void merge_avx2(const uint8_t* e, const uint8_t*
     // unpack works per 128-bit lane: u0 = values [0-7 | 16-23], u1 = [8-15 | 24-31].
     const __m256i u0 = _mm256_unpacklo_epi8(lo, hi);
     const __m256i u1 = _mm256_unpackhi_epi8(lo, hi);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute2x128_si256(u0, u1, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
+    const __m256i o0 = _mm256_permute2x128_si256(u0, u1, 0x20);
+    const __m256i o1 = _mm256_permute2x128_si256(u0, u1, 0x31);
+    if constexpr (kStream) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), o0);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + 16), o1);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), o0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 16), o1);
+    }
   }
-  merge_sse2(e + i, s + i, n - i, out + i);
+  if constexpr (kStream) _mm_sfence();  // order the streaming stores before any later store
+  return i;
+}
+
+__attribute__((target("avx2"))) void merge_avx2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+  const auto addr = reinterpret_cast<uintptr_t>(out);
+  if (2 * n >= kStreamOutBytes && addr % 2 == 0) {
+    // Scalar head up to the first 32-byte boundary of the output, where streaming stores must start.
+    const size_t head = ((32 - addr % 32) % 32) / 2;
+    merge_bf16_scalar(e, s, head, out);
+    const size_t done = head + merge_avx2_body<true>(e + head, s + head, n - head, out + head);
+    merge_sse2(e + done, s + done, n - done, out + done);
+    return;
+  }
+  const size_t done = merge_avx2_body<false>(e, s, n, out);
+  merge_sse2(e + done, s + done, n - done, out + done);
 }
 
 #elif defined(MOESIM_BF16_NEON)

@@ -119,5 +119,26 @@ TEST(Bf16Split, DispatchedSplitAndMergeMatchReferenceOnRandomData) {
   EXPECT_EQ(u16_at(reinterpret_cast<const uint8_t*>(y.data()), n - 1), x[n - 1]);
 }
 
+// Outputs of 2 MiB and more take the streaming-store path (after a scalar head up to a 32-byte boundary);
+// check it against the reference at every output alignment, odd ones included (regular stores then).
+TEST(Bf16Split, LargeMergesEqualReferenceAtEveryOutputAlignment) {
+  const size_t n = (size_t{3} << 20) + 13;
+  Rng rng(17);
+  std::vector<uint8_t> e(n + 16), s(n + 16);
+  for (auto& b : e) b = static_cast<uint8_t>(rng.next());
+  for (auto& b : s) b = static_cast<uint8_t>(rng.next());
+  std::vector<uint16_t> ref(n);
+  merge_bf16_scalar(e.data() + 3, s.data() + 5, n, ref.data());
+  std::vector<uint8_t> out(2 * n + 64);
+  for (const auto& v : bf16_kernel_variants()) {
+    for (size_t a : {0, 1, 2, 6, 30, 31}) {
+      std::memset(out.data(), 0xEE, out.size());
+      v.merge(e.data() + 3, s.data() + 5, n, reinterpret_cast<uint16_t*>(out.data() + a));
+      ASSERT_EQ(0, std::memcmp(out.data() + a, ref.data(), 2 * n)) << v.isa << " offset " << a;
+      ASSERT_TRUE(untouched(out, 0, a, 0xEE) && untouched(out, a + 2 * n, out.size(), 0xEE)) << v.isa;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace moesim::kernels

@@ -1,0 +1,188 @@
+// Kernels throughput per core (ZipMoE §3.1, §4): BF16 split/merge (every ISA variant against the scalar
+// reference), decompression + merge of E-chunk shards per codec, and the compression ratio of the split
+// format against the order-0 bound (8 + H) / 16. All numbers are per core: one thread, no pool.
+//
+// Data: LLM-like weights, N(0, 0.02) cast to BF16 (moesim::Rng, seed 2024), a 16 MiB tensor (8 Mi
+// values) whose 8 MiB exponent stream is cut into K shards, each one independent frame; the SM stream is
+// stored raw. Bytes processed = BF16 bytes recovered (2 per value).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"  // core/rng.h: unsigned __int128
+#include "core/rng.h"
+#pragma GCC diagnostic pop
+#include "kernels/bf16.h"
+#include "kernels/codec.h"
+#include "kernels/exponent_stats.h"
+
+namespace moesim::kernels {
+namespace {
+
+constexpr size_t kTensorValues = size_t{8} << 20;  // 16 MiB of BF16
+
+struct Tensor {
+  std::vector<uint16_t> bf16;
+  std::vector<uint8_t> exp, sm;
+  double entropy = 0;
+};
+
+const Tensor& gaussian_tensor() {
+  static const Tensor t = [] {
+    Tensor r;
+    Rng rng(2024);
+    r.bf16.resize(kTensorValues);
+    for (auto& x : r.bf16) x = f32_to_bf16(static_cast<float>(0.02 * rng.normal()));
+    r.exp.resize(kTensorValues);
+    r.sm.resize(kTensorValues);
+    split_bf16(r.bf16.data(), kTensorValues, r.exp.data(), r.sm.data());
+    ExponentHistogram h;
+    h.add_exponents(r.exp.data(), r.exp.size());
+    r.entropy = h.entropy_bits();
+    return r;
+  }();
+  return t;
+}
+
+// ---- split / merge --------------------------------------------------------------------------------------
+
+void merge_bench(benchmark::State& state, Bf16Kernels k) {
+  const auto n = static_cast<size_t>(state.range(0)) / 2;
+  const Tensor& t = gaussian_tensor();
+  std::vector<uint16_t> out(n);
+  for (auto _ : state) {
+    k.merge(t.exp.data(), t.sm.data(), n, out.data());
+    benchmark::ClobberMemory();
+  }
+  if (std::memcmp(out.data(), t.bf16.data(), 2 * n) != 0) state.SkipWithError("merge result differs");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(2 * n));
+}
+
+void split_bench(benchmark::State& state, Bf16Kernels k) {
+  const auto n = static_cast<size_t>(state.range(0)) / 2;
+  const Tensor& t = gaussian_tensor();
+  std::vector<uint8_t> e(n), s(n);
+  for (auto _ : state) {
+    k.split(t.bf16.data(), n, e.data(), s.data());
+    benchmark::ClobberMemory();
+  }
+  if (std::memcmp(e.data(), t.exp.data(), n) != 0) state.SkipWithError("split result differs");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(2 * n));
+}
+
+// ---- decompression + merge of E-chunk shards ------------------------------------------------------------
+
+struct Packed {
+  std::vector<std::vector<uint8_t>> shards;
+  size_t shard_len = 0;
+  size_t compressed = 0;
+};
+
+const Packed& packed(const std::string& spec, int k) {
+  static std::map<std::pair<std::string, int>, Packed> cache;
+  auto it = cache.find({spec, k});
+  if (it != cache.end()) return it->second;
+  const Tensor& t = gaussian_tensor();
+  const auto codec = make_codec(spec);
+  Packed p;
+  p.shard_len = (kTensorValues + static_cast<size_t>(k) - 1) / static_cast<size_t>(k);
+  for (size_t off = 0; off < kTensorValues; off += p.shard_len) {
+    const size_t len = std::min(p.shard_len, kTensorValues - off);
+    p.shards.push_back(compress_to_vector(*codec, t.exp.data() + off, len));
+    p.compressed += p.shards.back().size();
+  }
+  return cache.emplace(std::make_pair(spec, k), std::move(p)).first->second;
+}
+
+// Per shard: decompress the E-chunk frame into a shard-sized scratch buffer (stays in cache), then merge
+// it with the raw SM slice into the output tensor. This is one worker's whole CPU-side recovery work.
+void decompress_merge_bench(benchmark::State& state, std::string spec) {
+  const int k = static_cast<int>(state.range(0));
+  const Tensor& t = gaussian_tensor();
+  const Packed& p = packed(spec, k);
+  const auto codec = make_codec(spec);
+  std::vector<uint8_t> scratch(p.shard_len);
+  std::vector<uint16_t> out(kTensorValues);
+  for (auto _ : state) {
+    size_t off = 0;
+    for (const auto& frame : p.shards) {
+      const size_t len = std::min(p.shard_len, kTensorValues - off);
+      codec->decompress(frame.data(), frame.size(), scratch.data(), len, "benchmark shard");
+      merge_bf16(scratch.data(), t.sm.data() + off, len, out.data() + off);
+      off += len;
+    }
+    benchmark::ClobberMemory();
+  }
+  if (out != t.bf16) state.SkipWithError("recovered tensor differs");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(2 * kTensorValues));
+  // Split-format ratio: (compressed E-chunks + raw SM-chunk) / BF16 bytes; bound (8 + H) / 16.
+  const double bf16_bytes = 2.0 * kTensorValues;
+  state.counters["ratio"] = static_cast<double>(p.compressed + kTensorValues) / bf16_bytes;
+  state.counters["bound"] = (8.0 + t.entropy) / 16.0;
+  state.counters["exp_ratio"] = static_cast<double>(p.compressed) / static_cast<double>(kTensorValues);
+  state.counters["shard_KiB"] = static_cast<double>(p.shard_len) / 1024.0;
+}
+
+// Decompression alone (no merge), to split the recovery time between the codec and the merge.
+void decompress_bench(benchmark::State& state, std::string spec) {
+  const int k = static_cast<int>(state.range(0));
+  const Packed& p = packed(spec, k);
+  const auto codec = make_codec(spec);
+  std::vector<uint8_t> scratch(p.shard_len);
+  for (auto _ : state) {
+    size_t off = 0;
+    for (const auto& frame : p.shards) {
+      const size_t len = std::min(p.shard_len, kTensorValues - off);
+      codec->decompress(frame.data(), frame.size(), scratch.data(), len, "benchmark shard");
+      off += len;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(2 * kTensorValues));
+}
+
+void register_all() {
+  for (const auto& k : bf16_kernel_variants()) {
+    for (const char* what : {"merge", "split"}) {
+      auto* b = benchmark::RegisterBenchmark((std::string(what) + "/" + k.isa).c_str(),
+                                             std::string(what) == "merge" ? merge_bench : split_bench, k);
+      // Output sizes: in L2, in L3-ish, and well past the caches.
+      b->Arg(256 << 10)->Arg(4 << 20)->Arg(16 << 20);
+    }
+  }
+  for (const char* spec : {"zstd:19", "zstd:3", "lz4", "lz4hc:12"}) {
+    // K shards of a 16 MiB tensor: 2 MiB, 1 MiB, 512 KiB, 256 KiB of exponents per shard.
+    benchmark::RegisterBenchmark((std::string("decompress_merge/") + spec).c_str(), decompress_merge_bench,
+                                 std::string(spec))
+        ->Arg(4)
+        ->Arg(8)
+        ->Arg(16)
+        ->Arg(32)
+        ->ArgName("K")
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string("decompress_only/") + spec).c_str(), decompress_bench,
+                                 std::string(spec))
+        ->Arg(4)
+        ->Arg(32)
+        ->ArgName("K")
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+}  // namespace moesim::kernels
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("merge_bf16_isa", moesim::kernels::merge_bf16_isa());
+  moesim::kernels::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
