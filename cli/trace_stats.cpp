@@ -35,8 +35,11 @@ void run(const Args& a) {
   const traces::TraceStats s = traces::compute_stats(t, so);
   std::string text;
   if (a.json) {
-    const Json config = {{"trace", a.trace}, {"format", a.format}, {"fields", a.fields},
-                         {"model", a.model},  {"top_pairs", a.top_pairs}};
+    const Json config = {{"trace", a.trace},
+                         {"format", a.format},
+                         {"fields", a.fields},
+                         {"model", a.model},
+                         {"top_pairs", a.top_pairs}};
     text = traces::stats_to_json(s, run_header("trace stats", config)).dump(2) + "\n";
   } else {
     text = traces::stats_to_text(s);
@@ -57,5 +60,6 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("trace stats", "Describe a trace: entropy, rank-frequency, reuse, repeats, co-activation", setup);
+MOESIM_CLI_COMMAND("trace stats", "Describe a trace: entropy, rank-frequency, reuse, repeats, co-activation",
+                   setup);
 }  // namespace moesim::cli

@@ -31,10 +31,12 @@ struct Args {
 
 void run(const Args& a) {
   using namespace traces;
-  if (a.zipf.has_value() == !a.fit.empty()) throw Error("trace synth: give exactly one of --zipf ALPHA or --fit REAL_TRACE");
+  if (a.zipf.has_value() == !a.fit.empty())
+    throw Error("trace synth: give exactly one of --zipf ALPHA or --fit REAL_TRACE");
   SynthModel m;
   if (a.zipf) {
-    if (a.model.empty()) throw Error("trace synth --zipf: --model is required (it gives layers, experts, top-k)");
+    if (a.model.empty())
+      throw Error("trace synth --zipf: --model is required (it gives layers, experts, top-k)");
     m = zipf_model(shape_from_model(load_model(a.model)), *a.zipf, a.seed);
   } else {
     const Trace real = load_trace(a.fit);
@@ -58,21 +60,27 @@ void run(const Args& a) {
   so.logits = a.logits;
   const Trace t = generate_trace(m, so);
   save_mtr(t, a.out);
-  std::fprintf(stderr, "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
-               a.out.c_str(), m.provenance["generator"].get<std::string>().c_str(),
-               static_cast<unsigned long long>(a.seed), t.records(), t.info().layers, t.info().experts,
-               t.info().top_k);
+  std::fprintf(
+      stderr,
+      "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
+      a.out.c_str(), m.provenance["generator"].get<std::string>().c_str(),
+      static_cast<unsigned long long>(a.seed), t.records(), t.info().layers, t.info().experts,
+      t.info().top_k);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("--model", a->model, "Model preset or JSON (required for --zipf; with --fit it must match the trace's layers and experts and sets top-k)");
+  app.add_option("--model", a->model,
+                 "Model preset or JSON (required for --zipf; with --fit it must match the trace's layers and "
+                 "experts and sets top-k)");
   app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence")->required();
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
   app.add_option("--zipf", a->zipf, "Independent Zipf popularity per layer with this exponent (>= 0)");
-  app.add_option("--fit", a->fit, "Real trace to fit: rank-frequency, next-token reuse, strongest co-activations");
+  app.add_option("--fit", a->fit,
+                 "Real trace to fit: rank-frequency, next-token reuse, strongest co-activations");
   app.add_option("--sequences", a->sequences, "Sequences")->capture_default_str();
-  app.add_option("--prompt-tokens", a->prompt_tokens, "Prompt (prefill) tokens per sequence")->capture_default_str();
+  app.add_option("--prompt-tokens", a->prompt_tokens, "Prompt (prefill) tokens per sequence")
+      ->capture_default_str();
   app.add_flag("--logits", a->logits, "Also write synthetic router logits and softmax top-k weights");
   app.add_option("--pairs", a->pairs, "--fit: co-activated pairs modelled per layer")->capture_default_str();
   app.add_flag("--no-temporal", a->no_temporal, "--fit: independent tokens (no next-token reuse)");

@@ -21,7 +21,8 @@ void extend(const double* prev, const CpUnit& u, double* next, size_t n) {
     next[j] = v;
     mx = std::max(mx, v);
   }
-  if (!(mx > 0) || !std::isfinite(mx)) throw Error("conditional Poisson: weights out of range (overflow or all zero)");
+  if (!(mx > 0) || !std::isfinite(mx))
+    throw Error("conditional Poisson: weights out of range (overflow or all zero)");
   for (size_t j = 0; j < n; ++j) next[j] /= mx;
 }
 
@@ -74,8 +75,8 @@ CpSampler::CpSampler(std::vector<CpUnit> units, uint32_t size) : units_(tilted(u
   const size_t n = size_t{size} + 1;
   suffix_ = table(units_, n, /*suffix=*/true);
   if (!(suffix_[size] > 0))
-    throw Error("conditional Poisson: no subset of " + std::to_string(size) + " experts has positive weight (" +
-                std::to_string(units_.size()) + " units)");
+    throw Error("conditional Poisson: no subset of " + std::to_string(size) +
+                " experts has positive weight (" + std::to_string(units_.size()) + " units)");
 }
 
 void CpSampler::draw(Rng& rng, std::vector<uint32_t>& out) const {

@@ -16,9 +16,9 @@ std::vector<double> inclusion_from_weights(std::span<const double> p, uint32_t k
     positive += x > 0;
   }
   if (positive <= k || cap * static_cast<double>(positive) < k)
-    throw Error("inclusion probabilities: " + std::to_string(positive) + " experts with positive weight cannot give " +
-                std::to_string(k) + " distinct experts per token with every inclusion probability below " +
-                std::to_string(cap));
+    throw Error("inclusion probabilities: " + std::to_string(positive) +
+                " experts with positive weight cannot give " + std::to_string(k) +
+                " distinct experts per token with every inclusion probability below " + std::to_string(cap));
   // Sort descending; the capped ones are a prefix. For each prefix length c, the rest share k - c*cap.
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
@@ -44,13 +44,13 @@ IpfResult fit_max_entropy(std::span<const double> f, uint32_t k, std::span<const
   double sum = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!(f[i] >= 0 && f[i] < 1))
-      throw Error("IPF: inclusion probability of expert " + std::to_string(i) + " is " + std::to_string(f[i]) +
-                  ", outside [0, 1)");
+      throw Error("IPF: inclusion probability of expert " + std::to_string(i) + " is " +
+                  std::to_string(f[i]) + ", outside [0, 1)");
     sum += f[i];
   }
   if (std::abs(sum - k) > 1e-6)
-    throw Error("IPF: inclusion probabilities sum to " + std::to_string(sum) + ", expected top-k = " +
-                std::to_string(k));
+    throw Error("IPF: inclusion probabilities sum to " + std::to_string(sum) +
+                ", expected top-k = " + std::to_string(k));
   // Units: pairs first (in the order given), then the remaining experts with f_i > 0 as singles.
   std::vector<int64_t> unit_of(n, -1);
   IpfResult res;

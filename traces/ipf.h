@@ -48,10 +48,10 @@ struct IpfOptions {
 };
 
 struct IpfResult {
-  std::vector<double> w;        // per expert (0 where f_i = 0), scaled so max w = 1
-  std::vector<double> phi;      // per pair target, the pair factor
-  std::vector<CpUnit> units;    // ready for CpSampler
-  double max_residual = 0;      // max |fitted - target| at the end
+  std::vector<double> w;      // per expert (0 where f_i = 0), scaled so max w = 1
+  std::vector<double> phi;    // per pair target, the pair factor
+  std::vector<CpUnit> units;  // ready for CpSampler
+  double max_residual = 0;    // max |fitted - target| at the end
   uint32_t iterations = 0;
   bool converged = false;
 };

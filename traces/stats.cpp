@@ -27,7 +27,9 @@ void finish_reuse(ReuseStats& r, const std::vector<uint64_t>& hist) {
   r.p99 = quantile(hist, r.reused, 0.99);
 }
 
-Json opt_json(const std::optional<uint32_t>& v) { return v ? Json(*v) : Json(nullptr); }
+Json opt_json(const std::optional<uint32_t>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 
 Json reuse_json(const ReuseStats& r) {
   Json j = Json::object();
@@ -41,7 +43,9 @@ Json reuse_json(const ReuseStats& r) {
   return j;
 }
 
-std::string opt_text(const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : "-"; }
+std::string opt_text(const std::optional<uint32_t>& v) {
+  return v ? std::to_string(*v) : "-";
+}
 
 }  // namespace
 
@@ -50,19 +54,35 @@ double LayerStats::repeat_rate() const {
   return static_cast<double>(repeat_hits) / (static_cast<double>(repeat_pairs) * top_k);
 }
 
-std::vector<uint32_t> pair_counts(const Trace& trace, uint32_t layer) {
-  const uint32_t E = trace.info().experts;
-  std::vector<uint32_t> c(size_t{E} * E, 0);
+std::vector<PairCount> pair_counts(const Trace& trace, uint32_t layer) {
+  std::vector<uint32_t> keys;  // a << 16 | b; expert ids are < 65536
   for (size_t r = 0; r < trace.records(); ++r) {
     if (trace.layer(r) != layer) continue;
     const auto ex = trace.experts(r);
     for (size_t i = 0; i < ex.size(); ++i)
       for (size_t j = i + 1; j < ex.size(); ++j) {
         const uint32_t a = std::min(ex[i], ex[j]), b = std::max(ex[i], ex[j]);
-        ++c[size_t{a} * E + b];
+        keys.push_back(a << 16 | b);
       }
   }
-  return c;
+  std::sort(keys.begin(), keys.end());
+  std::vector<PairCount> out;
+  for (size_t i = 0; i < keys.size();) {
+    size_t j = i;
+    while (j < keys.size() && keys[j] == keys[i]) ++j;
+    out.push_back({keys[i] >> 16, keys[i] & 0xFFFFu, static_cast<uint32_t>(j - i)});
+    i = j;
+  }
+  return out;
+}
+
+uint32_t pair_count(const std::vector<PairCount>& pc, uint32_t a, uint32_t b) {
+  if (a > b) std::swap(a, b);
+  const auto it =
+      std::lower_bound(pc.begin(), pc.end(), std::pair{a, b}, [](const PairCount& p, const auto& key) {
+        return p.a != key.first ? p.a < key.first : p.b < key.second;
+      });
+  return it != pc.end() && it->a == a && it->b == b ? it->count : 0;
 }
 
 TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
@@ -164,16 +184,12 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
     entropy_sum += x.entropy_bits;
 
     if (opt.top_pairs == 0) continue;
-    const std::vector<uint32_t> pc = pair_counts(trace, l);
     std::vector<PairStat> pairs;
-    for (uint32_t a = 0; a < E; ++a)
-      for (uint32_t b = a + 1; b < E; ++b) {
-        const uint32_t c = pc[size_t{a} * E + b];
-        if (c == 0) continue;
-        const double lift = static_cast<double>(c) * static_cast<double>(x.tokens) /
-                            (static_cast<double>(x.counts[a]) * static_cast<double>(x.counts[b]));
-        pairs.push_back({a, b, c, lift});
-      }
+    for (const PairCount& p : pair_counts(trace, l)) {
+      const double lift = static_cast<double>(p.count) * static_cast<double>(x.tokens) /
+                          (static_cast<double>(x.counts[p.a]) * static_cast<double>(x.counts[p.b]));
+      pairs.push_back({p.a, p.b, p.count, lift});
+    }
     auto better = [](const PairStat& p, const PairStat& q) {
       if (p.count != q.count) return p.count > q.count;
       if (p.lift != q.lift) return p.lift > q.lift;
@@ -186,7 +202,8 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
   }
   finish_reuse(s.reuse, all_hist);
   s.entropy_bits_mean = layers_with_tokens ? entropy_sum / layers_with_tokens : 0.0;
-  s.repeat_rate = s.repeat_pairs && k ? static_cast<double>(hits_all) / (static_cast<double>(s.repeat_pairs) * k) : 0.0;
+  s.repeat_rate =
+      s.repeat_pairs && k ? static_cast<double>(hits_all) / (static_cast<double>(s.repeat_pairs) * k) : 0.0;
   return s;
 }
 
@@ -233,7 +250,8 @@ Json stats_to_json(const TraceStats& s, Json header) {
     rep["rate"] = x.repeat_rate();
     l["repeat"] = std::move(rep);
     Json tp = Json::array();
-    for (const PairStat& p : x.top_pairs) tp.push_back({{"a", p.a}, {"b", p.b}, {"count", p.count}, {"lift", p.lift}});
+    for (const PairStat& p : x.top_pairs)
+      tp.push_back({{"a", p.a}, {"b", p.b}, {"count", p.count}, {"lift", p.lift}});
     l["top_pairs"] = std::move(tp);
     layers.push_back(std::move(l));
   }
@@ -248,19 +266,21 @@ std::string stats_to_text(const TraceStats& s) {
     std::snprintf(buf, sizeof buf, fmt, args...);
     out += buf;
   };
-  add("trace: model %s, %u layers x %u experts, top-%u%s\n", s.info.model.c_str(), s.info.layers, s.info.experts,
-      s.info.top_k, s.info.synthetic ? " (SYNTHETIC)" : "");
+  add("trace: model %s, %u layers x %u experts, top-%u%s\n", s.info.model.c_str(), s.info.layers,
+      s.info.experts, s.info.top_k, s.info.synthetic ? " (SYNTHETIC)" : "");
   add("records %llu, sequences %llu, prefill tokens %llu, decode tokens %llu, missing cells %llu\n",
       static_cast<unsigned long long>(s.records), static_cast<unsigned long long>(s.sequences),
       static_cast<unsigned long long>(s.prefill_tokens), static_cast<unsigned long long>(s.decode_tokens),
       static_cast<unsigned long long>(s.info.missing_cells));
-  add("entropy: mean %.3f bits of max %.3f; next-token repeat rate %.3f over %llu pairs\n", s.entropy_bits_mean,
-      s.entropy_bits_max, s.repeat_rate, static_cast<unsigned long long>(s.repeat_pairs));
-  add("reuse distance (invocations of the layer, B=1): p50 %s, p90 %s, p99 %s; never reused %.1f%% of %llu lookups\n",
+  add("entropy: mean %.3f bits of max %.3f; next-token repeat rate %.3f over %llu pairs\n",
+      s.entropy_bits_mean, s.entropy_bits_max, s.repeat_rate,
+      static_cast<unsigned long long>(s.repeat_pairs));
+  add("reuse distance (invocations of the layer, B=1): p50 %s, p90 %s, p99 %s; never reused %.1f%% of %llu "
+      "lookups\n",
       opt_text(s.reuse.p50).c_str(), opt_text(s.reuse.p90).c_str(), opt_text(s.reuse.p99).c_str(),
       100.0 * s.reuse.never_reused_fraction(), static_cast<unsigned long long>(s.reuse.lookups));
-  add("\n%5s %7s %8s %8s %6s %6s %6s %5s %5s %5s %6s %7s  %s\n", "layer", "tokens", "distinct", "entropy", "top1 f",
-      "top8 f", "repeat", "p50", "p90", "p99", "never", "lookups", "top pair (count, lift)");
+  add("\n%5s %7s %8s %8s %6s %6s %6s %5s %5s %5s %6s %7s  %s\n", "layer", "tokens", "distinct", "entropy",
+      "top1 f", "top8 f", "repeat", "p50", "p90", "p99", "never", "lookups", "top pair (count, lift)");
   for (const LayerStats& x : s.layers) {
     double top8 = 0;
     for (size_t r = 0; r < std::min<size_t>(8, x.rank_frequency.size()); ++r) top8 += x.rank_frequency[r];
@@ -272,9 +292,10 @@ std::string stats_to_text(const TraceStats& s) {
     }
     add("%5u %7llu %8u %8.3f %6.3f %6.3f %6.3f %5s %5s %5s %5.1f%% %7llu  %s\n", x.layer,
         static_cast<unsigned long long>(x.tokens), x.distinct_experts, x.entropy_bits,
-        x.rank_frequency.empty() ? 0.0 : x.rank_frequency[0], top8, x.repeat_rate(), opt_text(x.reuse.p50).c_str(),
-        opt_text(x.reuse.p90).c_str(), opt_text(x.reuse.p99).c_str(), 100.0 * x.reuse.never_reused_fraction(),
-        static_cast<unsigned long long>(x.reuse.lookups), pair.c_str());
+        x.rank_frequency.empty() ? 0.0 : x.rank_frequency[0], top8, x.repeat_rate(),
+        opt_text(x.reuse.p50).c_str(), opt_text(x.reuse.p90).c_str(), opt_text(x.reuse.p99).c_str(),
+        100.0 * x.reuse.never_reused_fraction(), static_cast<unsigned long long>(x.reuse.lookups),
+        pair.c_str());
   }
   return out;
 }

@@ -28,8 +28,8 @@ namespace moesim::traces {
 
 struct ReuseStats {
   uint64_t lookups = 0;
-  uint64_t reused = 0;        // lookups with a previous use (distances counted)
-  uint64_t never_reused = 0;  // lookups with no next use
+  uint64_t reused = 0;                    // lookups with a previous use (distances counted)
+  uint64_t never_reused = 0;              // lookups with no next use
   std::optional<uint32_t> p50, p90, p99;  // empty when no distance was counted
   double never_reused_fraction() const { return lookups ? static_cast<double>(never_reused) / lookups : 0.0; }
 };
@@ -50,8 +50,8 @@ struct LayerStats {
   std::vector<uint32_t> rank_experts;  // expert ids by descending count
   std::vector<double> rank_frequency;  // counts[rank_experts[r]] / tokens
   ReuseStats reuse;
-  uint64_t repeat_pairs = 0;  // (token, previous decode token) pairs compared
-  uint64_t repeat_hits = 0;   // experts shared over those pairs
+  uint64_t repeat_pairs = 0;   // (token, previous decode token) pairs compared
+  uint64_t repeat_hits = 0;    // experts shared over those pairs
   double repeat_rate() const;  // hits / (pairs * k); 0 when no pair
   std::vector<PairStat> top_pairs;
 };
@@ -66,7 +66,7 @@ struct TraceStats {
   double entropy_bits_max = 0;   // log2(experts)
   double repeat_rate = 0;        // pooled over layers
   uint64_t repeat_pairs = 0;
-  ReuseStats reuse;              // pooled over layers
+  ReuseStats reuse;  // pooled over layers
   std::vector<LayerStats> layers;
 };
 
@@ -76,8 +76,15 @@ struct StatsOptions {
 
 TraceStats compute_stats(const Trace& trace, const StatsOptions& opt = {});
 
-// Co-activation counts of one layer: c_ab for a < b at [a * experts + b] (the rest stay 0).
-std::vector<uint32_t> pair_counts(const Trace& trace, uint32_t layer);
+// Co-activation counts of one layer: every pair (a < b) chosen together by at least one token, with its
+// count, sorted by (a, b). Sparse, so memory follows the trace, not experts^2.
+struct PairCount {
+  uint32_t a = 0, b = 0;
+  uint32_t count = 0;
+};
+std::vector<PairCount> pair_counts(const Trace& trace, uint32_t layer);
+// The count of (a, b) (either order) in a pair_counts() result; 0 when absent.
+uint32_t pair_count(const std::vector<PairCount>& pc, uint32_t a, uint32_t b);
 
 // JSON (docs/trace-stats.md): {"header": header, "trace": ..., "summary": ..., "layers": [...]}.
 Json stats_to_json(const TraceStats& s, Json header);

@@ -21,7 +21,9 @@ double gumbel(Rng& rng) {
   return -std::log(-std::log(u));
 }
 
-double exponential(Rng& rng) { return -std::log((static_cast<double>(rng.next() >> 11) + 0.5) * 0x1.0p-53); }
+double exponential(Rng& rng) {
+  return -std::log((static_cast<double>(rng.next() >> 11) + 0.5) * 0x1.0p-53);
+}
 
 // Fits pi to L.f and L.pairs. Pair targets measured on a real trace with its own top_k are feasible (the
 // empirical distribution satisfies them); after rescaling to another top_k, or after capping, a set of
@@ -38,7 +40,8 @@ void fit_layer(SynthLayer& L, uint32_t k) {
         L.ipf_iterations = r.iterations;
         return;
       }
-      why = "residual " + std::to_string(r.max_residual) + " after " + std::to_string(r.iterations) + " iterations";
+      why = "residual " + std::to_string(r.max_residual) + " after " + std::to_string(r.iterations) +
+            " iterations";
     } catch (const Error& e) {
       if (L.pairs.empty()) throw;
       why = e.what();
@@ -159,8 +162,8 @@ Json layer_provenance(const SynthLayer& L) {
 // ones sit above their maximum with gaps E_r / r (E_r ~ Exp(1)), which is how the top order statistics of
 // Gumbel-perturbed logits are spaced (Renyi's representation). Writes `experts` logits and the top-k
 // weights softmax-renormalised over the chosen logits.
-void make_logits(Rng& rng, const std::vector<double>& f, const std::vector<uint32_t>& S, std::vector<float>& logits,
-                 std::vector<float>& weights, std::vector<uint8_t>& chosen) {
+void make_logits(Rng& rng, const std::vector<double>& f, const std::vector<uint32_t>& S,
+                 std::vector<float>& logits, std::vector<float>& weights, std::vector<uint8_t>& chosen) {
   const size_t E = f.size(), k = S.size();
   logits.assign(E, 0.0f);
   for (uint32_t e : S) chosen[e] = 1;
@@ -188,7 +191,8 @@ void make_logits(Rng& rng, const std::vector<double>& f, const std::vector<uint3
   double sum = 0;
   const double top = logits[S[0]];
   for (size_t r = 0; r < k; ++r) sum += std::exp(static_cast<double>(logits[S[r]]) - top);
-  for (size_t r = 0; r < k; ++r) weights[r] = static_cast<float>(std::exp(static_cast<double>(logits[S[r]]) - top) / sum);
+  for (size_t r = 0; r < k; ++r)
+    weights[r] = static_cast<float>(std::exp(static_cast<double>(logits[S[r]]) - top) / sum);
   for (uint32_t e : S) chosen[e] = 0;
 }
 
@@ -232,8 +236,8 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   const TraceInfo& ri = real.info();
   if (shape.layers != ri.layers || shape.experts != ri.experts)
     throw Error("synth --fit: the model has " + std::to_string(shape.layers) + " layers x " +
-                std::to_string(shape.experts) + " experts but " + source + " has " + std::to_string(ri.layers) +
-                " x " + std::to_string(ri.experts));
+                std::to_string(shape.experts) + " experts but " + source + " has " +
+                std::to_string(ri.layers) + " x " + std::to_string(ri.experts));
   const uint32_t k = shape.top_k;
   if (k == 0 || k >= shape.experts) throw Error("synth --fit: top_k must be in [1, experts)");
   StatsOptions so;
@@ -246,7 +250,8 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   Json layers_prov = Json::array();
   for (uint32_t l = 0; l < shape.layers; ++l) {
     const LayerStats& ls = st.layers[l];
-    if (ls.tokens == 0) throw Error("synth --fit: " + source + " has no record at layer " + std::to_string(l));
+    if (ls.tokens == 0)
+      throw Error("synth --fit: " + source + " has no record at layer " + std::to_string(l));
     SynthLayer& L = m.layers[l];
     std::vector<double> p(shape.experts);
     size_t positive = 0;
@@ -265,21 +270,18 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
     if (opt.pairs > 0) {
       // Strongest co-activations: excess count c_ab - c_a c_b / T (co-activations beyond independence),
       // positive, with at least min_pair_count co-activations; chosen greedily so pairs are disjoint.
-      const std::vector<uint32_t> pc = pair_counts(real, l);
       struct Cand {
         uint32_t a, b;
         double excess, lift;
       };
       std::vector<Cand> cands;
       const double T = static_cast<double>(ls.tokens);
-      for (uint32_t a = 0; a < shape.experts; ++a)
-        for (uint32_t b = a + 1; b < shape.experts; ++b) {
-          const uint32_t c = pc[size_t{a} * shape.experts + b];
-          if (c < opt.min_pair_count || c == 0) continue;
-          const double expect = static_cast<double>(ls.counts[a]) * static_cast<double>(ls.counts[b]) / T;
-          if (c <= expect) continue;
-          cands.push_back({a, b, c - expect, c / expect});
-        }
+      for (const PairCount& pc : pair_counts(real, l)) {
+        if (pc.count < opt.min_pair_count) continue;
+        const double expect = static_cast<double>(ls.counts[pc.a]) * static_cast<double>(ls.counts[pc.b]) / T;
+        if (pc.count <= expect) continue;
+        cands.push_back({pc.a, pc.b, pc.count - expect, pc.count / expect});
+      }
       std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
         if (x.excess != y.excess) return x.excess > y.excess;
         return x.a != y.a ? x.a < y.a : x.b < y.b;
@@ -320,7 +322,8 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
 Trace generate_trace(const SynthModel& model, const SynthOptions& opt) {
   const SynthShape& sh = model.shape;
   if (opt.sequences == 0) throw Error("synth: --sequences must be at least 1");
-  if (opt.prompt_tokens == 0 && opt.decode_tokens == 0) throw Error("synth: --tokens and --prompt-tokens are both 0");
+  if (opt.prompt_tokens == 0 && opt.decode_tokens == 0)
+    throw Error("synth: --tokens and --prompt-tokens are both 0");
   if (model.layers.size() != sh.layers) throw Error("synth: model has the wrong number of layers");
   TraceInfo info;
   info.model = sh.model;

@@ -44,7 +44,7 @@ struct SynthLayer {
   double target_repeat = -1;      // measured next-token repeat rate (fit only; -1 = none)
   double ipf_residual = 0;
   uint32_t ipf_iterations = 0;
-  uint32_t dropped_pairs = 0;     // pair targets no distribution could meet (see fit_layer in synth.cpp)
+  uint32_t dropped_pairs = 0;  // pair targets no distribution could meet (see fit_layer in synth.cpp)
 };
 
 struct SynthModel {

@@ -38,9 +38,12 @@ inline Enumerated enumerate_subsets(const std::vector<CpUnit>& units, uint32_t k
       }
       covered |= 1u << u.b;
       const bool b = m >> u.b & 1;
-      if (a && b) w *= u.wab;
-      else if (a) w *= u.wa;
-      else if (b) w *= u.wb;
+      if (a && b)
+        w *= u.wab;
+      else if (a)
+        w *= u.wa;
+      else if (b)
+        w *= u.wb;
     }
     if ((m & ~covered) != 0 || w == 0) continue;  // uses an expert outside every unit
     r.subset[m] = w;

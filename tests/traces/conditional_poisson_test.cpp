@@ -16,7 +16,7 @@ namespace {
 std::vector<CpUnit> example_units() {
   // Experts 0..7: a pair (1, 4) with a strong pair factor, a pair (2, 6), singles elsewhere.
   return {{1, 4, 0.7, 0.3, 0.7 * 0.3 * 5.0}, {2, 6, 1.5, 0.2, 1.5 * 0.2 * 0.5}, {0, kNoExpert, 0.9, 0, 0},
-          {3, kNoExpert, 0.05, 0, 0},        {5, kNoExpert, 2.5, 0, 0},          {7, kNoExpert, 1.1, 0, 0}};
+          {3, kNoExpert, 0.05, 0, 0},        {5, kNoExpert, 2.5, 0, 0},         {7, kNoExpert, 1.1, 0, 0}};
 }
 
 TEST(ConditionalPoisson, InclusionMatchesEnumerationForSingles) {
@@ -26,7 +26,8 @@ TEST(ConditionalPoisson, InclusionMatchesEnumerationForSingles) {
     EXPECT_EQ(units.size(), 9u);  // w = 0 is left out
     const CpInclusion inc = cp_inclusion(units, k, 10);
     const Enumerated ex = enumerate_subsets(units, k, 10);
-    for (size_t i = 0; i < 10; ++i) EXPECT_NEAR(inc.expert[i], ex.expert[i], 1e-12) << "k=" << k << " i=" << i;
+    for (size_t i = 0; i < 10; ++i)
+      EXPECT_NEAR(inc.expert[i], ex.expert[i], 1e-12) << "k=" << k << " i=" << i;
     double sum = 0;
     for (double x : inc.expert) sum += x;
     EXPECT_NEAR(sum, k, 1e-12);

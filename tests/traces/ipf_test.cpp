@@ -91,10 +91,11 @@ TEST(Ipf, WaterFillingSumsToKAndKeepsProportions) {
 }
 
 TEST(Ipf, RejectsInfeasibleTargets) {
-  EXPECT_THROW(fit_max_entropy(std::vector<double>{0.5, 0.5, 0.5}, 2), Error);   // sums to 1.5
-  EXPECT_THROW(fit_max_entropy(std::vector<double>{1.0, 0.5, 0.5}, 2), Error);   // f = 1
-  EXPECT_THROW(fit_max_entropy(std::vector<double>{0.5, 0.5, 0.5, 0.5}, 2, std::vector<PairTarget>{{0, 1, 0.6}}),
-               Error);  // joint above a marginal
+  EXPECT_THROW(fit_max_entropy(std::vector<double>{0.5, 0.5, 0.5}, 2), Error);  // sums to 1.5
+  EXPECT_THROW(fit_max_entropy(std::vector<double>{1.0, 0.5, 0.5}, 2), Error);  // f = 1
+  EXPECT_THROW(
+      fit_max_entropy(std::vector<double>{0.5, 0.5, 0.5, 0.5}, 2, std::vector<PairTarget>{{0, 1, 0.6}}),
+      Error);  // joint above a marginal
   EXPECT_THROW(fit_max_entropy(std::vector<double>{0.5, 0.5, 0.5, 0.5}, 2,
                                std::vector<PairTarget>{{0, 1, 0.2}, {1, 2, 0.2}}),
                Error);  // pairs share expert 1

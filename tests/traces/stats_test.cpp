@@ -31,8 +31,14 @@ Trace build(uint32_t layers, uint32_t experts, uint32_t k, const std::vector<Rec
 Trace decode_trace() {
   const Phase D = Phase::kDecode;
   return build(2, 4, 2,
-               {{0, D, 0, 0, {0, 1}}, {0, D, 0, 1, {2, 3}}, {0, D, 1, 0, {0, 2}}, {0, D, 1, 1, {3, 2}},
-                {0, D, 2, 0, {0, 1}}, {0, D, 2, 1, {2, 3}}, {0, D, 3, 0, {3, 1}}, {0, D, 3, 1, {2, 3}}});
+               {{0, D, 0, 0, {0, 1}},
+                {0, D, 0, 1, {2, 3}},
+                {0, D, 1, 0, {0, 2}},
+                {0, D, 1, 1, {3, 2}},
+                {0, D, 2, 0, {0, 1}},
+                {0, D, 2, 1, {2, 3}},
+                {0, D, 3, 0, {3, 1}},
+                {0, D, 3, 1, {2, 3}}});
 }
 
 TEST(TraceStats, EntropyAndRankFrequencyByHand) {
@@ -102,6 +108,17 @@ TEST(TraceStats, CoActivationPairsByHand) {
   EXPECT_EQ(tp[1].b, 2u);
   EXPECT_NEAR(tp[1].lift, 4.0 / 3.0, 1e-12);
   EXPECT_NEAR(s.layers[1].top_pairs[0].lift, 1.0, 1e-12);  // 2 and 3 always together: 4 * 4 / (4 * 4)
+  // The sparse counts behind them: (0,1) x2, (0,2) x1, (1,3) x1, sorted by (a, b).
+  const std::vector<PairCount> pc = pair_counts(decode_trace(), 0);
+  ASSERT_EQ(pc.size(), 3u);
+  EXPECT_EQ(pc[0].a, 0u);
+  EXPECT_EQ(pc[0].b, 1u);
+  EXPECT_EQ(pc[0].count, 2u);
+  EXPECT_EQ(pc[2].a, 1u);
+  EXPECT_EQ(pc[2].b, 3u);
+  EXPECT_EQ(pair_count(pc, 1, 0), 2u);
+  EXPECT_EQ(pair_count(pc, 3, 1), 1u);
+  EXPECT_EQ(pair_count(pc, 2, 3), 0u);
 }
 
 TEST(TraceStats, PrefillIsOneInvocationAndRepeatsStayInsideASequence) {
@@ -109,7 +126,10 @@ TEST(TraceStats, PrefillIsOneInvocationAndRepeatsStayInsideASequence) {
   // Sequence 0: prompt {0,1} {1,2} at the single layer, then decode {1,3}, {3,0}.
   // Sequence 1: decode {3,0} only -- it must not be compared with sequence 0's last token.
   const Trace t = build(1, 4, 2,
-                        {{0, P, 0, 0, {0, 1}}, {0, P, 1, 0, {1, 2}}, {0, D, 0, 0, {1, 3}}, {0, D, 1, 0, {3, 0}},
+                        {{0, P, 0, 0, {0, 1}},
+                         {0, P, 1, 0, {1, 2}},
+                         {0, D, 0, 0, {1, 3}},
+                         {0, D, 1, 0, {3, 0}},
                          {1, D, 0, 0, {3, 0}}});
   const TraceStats s = compute_stats(t);
   const LayerStats& l = s.layers[0];

@@ -17,7 +17,8 @@ namespace moesim::traces {
 namespace {
 
 struct Fidelity {
-  double max_entropy_diff = 0, max_l1 = 0, max_l1_tol = 0, max_repeat_diff = 0, max_lift_rel = 0, max_lift_sigmas = 0;
+  double max_entropy_diff = 0, max_l1 = 0, max_l1_tol = 0, max_repeat_diff = 0, max_lift_rel = 0,
+         max_lift_sigmas = 0;
   uint32_t pairs_checked = 0;
 };
 
@@ -38,8 +39,9 @@ void check_fidelity(const std::string& name, uint64_t seed) {
   const double k = ri.top_k;
   const double T = static_cast<double>(syn.tokens(Phase::kPrefill) + syn.tokens(Phase::kDecode));
   Fidelity fd;
-  std::printf("%s: layer, entropy real/synth, L1 (tol), repeat real/synth (keep), modelled pairs lift real/synth\n",
-              name.c_str());
+  std::printf(
+      "%s: layer, entropy real/synth, L1 (tol), repeat real/synth (keep), modelled pairs lift real/synth\n",
+      name.c_str());
   for (uint32_t l = 0; l < ri.layers; ++l) {
     const LayerStats &a = rs.layers[l], &b = ss.layers[l];
     const SynthLayer& L = m.layers[l];
@@ -89,10 +91,10 @@ void check_fidelity(const std::string& name, uint64_t seed) {
     // correlated). Each pair is checked at 4.5 of its own standard deviations (~800 pairs in all three
     // traces: a chance failure somewhere has probability below 1%).
     std::string lifts;
-    const std::vector<uint32_t> pc = pair_counts(syn, l);
+    const std::vector<PairCount> pc = pair_counts(syn, l);
     for (const PairTarget& p : L.pairs) {
       const double target_lift = p.f_ab / (L.f[p.a] * L.f[p.b]);
-      const double fab = pc[size_t{p.a} * ri.experts + p.b] / T;
+      const double fab = pair_count(pc, p.a, p.b) / T;
       const double fa = static_cast<double>(b.counts[p.a]) / T, fb = static_cast<double>(b.counts[p.b]) / T;
       const double lift = fab / (fa * fb);
       const double fa0 = L.f[p.a], fb0 = L.f[p.b];
@@ -101,24 +103,33 @@ void check_fidelity(const std::string& name, uint64_t seed) {
       EXPECT_NEAR(lift, target_lift, 4.5 * rel_sd * target_lift)
           << name << " layer " << l << " pair " << p.a << "+" << p.b;
       fd.max_lift_rel = std::max(fd.max_lift_rel, std::abs(lift - target_lift) / target_lift);
-      fd.max_lift_sigmas = std::max(fd.max_lift_sigmas, std::abs(lift - target_lift) / (target_lift * rel_sd));
+      fd.max_lift_sigmas =
+          std::max(fd.max_lift_sigmas, std::abs(lift - target_lift) / (target_lift * rel_sd));
       ++fd.pairs_checked;
-      if (lifts.size() < 40) lifts += " " + std::to_string(target_lift).substr(0, 4) + "/" + std::to_string(lift).substr(0, 4);
+      if (lifts.size() < 40)
+        lifts += " " + std::to_string(target_lift).substr(0, 4) + "/" + std::to_string(lift).substr(0, 4);
     }
     std::printf("  %2u  H %.3f/%.3f  L1 %.3f (%.3f)  R %.3f/%.3f (keep %.3f)  lifts%s\n", l, a.entropy_bits,
                 b.entropy_bits, l1, 1.5 * expect, a.repeat_rate(), b.repeat_rate(), L.keep, lifts.c_str());
   }
-  std::printf("%s summary: mean entropy real %.3f synth %.3f; repeat real %.3f synth %.3f; max |dH| %.3f, "
-              "max L1 %.3f (max tol %.3f), max |dR| %.3f, max lift error %.1f%% (%.1f sd) over %u pairs\n",
-              name.c_str(), rs.entropy_bits_mean, ss.entropy_bits_mean, rs.repeat_rate, ss.repeat_rate,
-              fd.max_entropy_diff, fd.max_l1, fd.max_l1_tol, fd.max_repeat_diff, 100 * fd.max_lift_rel, fd.max_lift_sigmas,
-              fd.pairs_checked);
+  std::printf(
+      "%s summary: mean entropy real %.3f synth %.3f; repeat real %.3f synth %.3f; max |dH| %.3f, "
+      "max L1 %.3f (max tol %.3f), max |dR| %.3f, max lift error %.1f%% (%.1f sd) over %u pairs\n",
+      name.c_str(), rs.entropy_bits_mean, ss.entropy_bits_mean, rs.repeat_rate, ss.repeat_rate,
+      fd.max_entropy_diff, fd.max_l1, fd.max_l1_tol, fd.max_repeat_diff, 100 * fd.max_lift_rel,
+      fd.max_lift_sigmas, fd.pairs_checked);
   EXPECT_GT(fd.pairs_checked, 0u);
 }
 
-TEST(SynthFidelity, Qwen3) { check_fidelity("qwen3-30b-a3b", 2026); }
-TEST(SynthFidelity, Gemma4) { check_fidelity("gemma-4-26b-a4b", 2026); }
-TEST(SynthFidelity, GptOss) { check_fidelity("gpt-oss-120b", 2026); }
+TEST(SynthFidelity, Qwen3) {
+  check_fidelity("qwen3-30b-a3b", 2026);
+}
+TEST(SynthFidelity, Gemma4) {
+  check_fidelity("gemma-4-26b-a4b", 2026);
+}
+TEST(SynthFidelity, GptOss) {
+  check_fidelity("gpt-oss-120b", 2026);
+}
 
 // Reuse distances: a synthetic trace of the real trace's length (same prompt, same decode tokens) has
 // reuse-distance quantiles close to the real ones. Not fitted directly -- they follow from the
@@ -144,9 +155,10 @@ TEST(SynthFidelity, ReuseDistancesOfASameLengthTrace) {
     p90 += *ss.reuse.p90 / 5.0;
     never += ss.reuse.never_reused_fraction() / 5.0;
   }
-  std::printf("reuse (qwen3, same length, 5 seeds): p50 real %u synth %.1f; p90 real %u synth %.1f; never reused "
-              "real %.3f synth %.3f\n",
-              *rs.reuse.p50, p50, *rs.reuse.p90, p90, rs.reuse.never_reused_fraction(), never);
+  std::printf(
+      "reuse (qwen3, same length, 5 seeds): p50 real %u synth %.1f; p90 real %u synth %.1f; never reused "
+      "real %.3f synth %.3f\n",
+      *rs.reuse.p50, p50, *rs.reuse.p90, p90, rs.reuse.never_reused_fraction(), never);
   EXPECT_NEAR(p50, *rs.reuse.p50, 1.0);
   EXPECT_GT(p90, *rs.reuse.p90 / 1.5);
   EXPECT_LT(p90, *rs.reuse.p90 * 1.5);

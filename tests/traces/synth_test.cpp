@@ -3,11 +3,11 @@
 #include "traces/synth.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "traces/stats.h"
@@ -230,7 +230,8 @@ TEST(Synth, RejectsBadParameters) {
 
 // The CLI end to end: synth writes a labelled .mtr, stats reads it back; a failed synth leaves no file.
 std::string run_cli(const std::string& args, int* status) {
-  const std::string cmd = std::string("MOESIM_DATA=") + MOESIM_SOURCE_DIR + "/data " + MOESIM_CLI_PATH + " " + args + " 2>&1";
+  const std::string cmd =
+      std::string("MOESIM_DATA=") + MOESIM_SOURCE_DIR + "/data " + MOESIM_CLI_PATH + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -240,11 +241,14 @@ std::string run_cli(const std::string& args, int* status) {
 }
 
 TEST(SynthCli, SynthThenStatsJson) {
-  const auto dir = std::filesystem::temp_directory_path() / ("moesim_synth_cli_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("moesim_synth_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "z.mtr").string();
   int st = 0;
-  std::string log = run_cli("trace synth --model olmoe-1b-7b --zipf 0.9 --tokens 20 --prompt-tokens 4 --seed 3 --logits -o " + out, &st);
+  std::string log = run_cli(
+      "trace synth --model olmoe-1b-7b --zipf 0.9 --tokens 20 --prompt-tokens 4 --seed 3 --logits -o " + out,
+      &st);
   ASSERT_EQ(st, 0) << log;
   EXPECT_NE(log.find("SYNTHETIC"), std::string::npos);
   const std::string json = run_cli("trace stats --json --top-pairs 2 " + out, &st);
