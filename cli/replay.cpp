@@ -9,6 +9,7 @@
 //     from the trace header (expert_bytes) or, when it has none, from --model; an error if neither.
 // Degenerate configurations: a capacity below one expert or below the top-k of a layer is an error; an
 // invocation (e.g. a prefill pass) needing more experts than the capacity is counted and reported.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -106,15 +107,6 @@ void run(const Args& a) {
   warn_if_unoptimized();
   const std::vector<sim::ReplayResult> results = sim::replay_sweep(input, configs, a.threads);
 
-  uint64_t over = 0;
-  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
-  if (over > 0)
-    std::fprintf(stderr,
-                 "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
-                 "the capacity (typically prefill passes); their excess experts passed through the cache (see "
-                 "over_capacity_invocations)\n",
-                 static_cast<unsigned long long>(over), stream.invocations());
-
   std::string text;
   if (a.json) {
     Json config = {{"trace", a.trace},   {"format", a.format},       {"fields", a.fields},
@@ -146,6 +138,15 @@ void run(const Args& a) {
     text = head + table(results);
   }
   write_file_atomic(a.out, text);
+  std::fflush(stdout);
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
+  if (over > 0)
+    std::fprintf(stderr,
+                 "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
+                 "the capacity (typically prefill passes); their excess experts passed through the cache (see "
+                 "over_capacity_invocations)\n",
+                 static_cast<unsigned long long>(over), stream.invocations());
 }
 
 void setup(CLI::App& app) {
