@@ -2,6 +2,13 @@
 // "lz4hc:LEVEL" (1..12, default 9). Each shard is one independent frame, so the K shards of a tensor
 // decompress in parallel on K worker threads. Codecs are stateless and thread-safe; per-thread scratch
 // state (zstd contexts) lives in thread_local storage inside the implementation.
+//
+// Frame formats and integrity: "zstd:L" writes one standard zstd frame with the content size and zstd's
+// content checksum (decompress rejects frames without them); "lz4"/"lz4hc:L" write one lz4 block followed
+// by a 4-byte little-endian checksum of the block (lz4 blocks have none, and a flipped literal byte would
+// otherwise decode silently to wrong data); "raw" is the bytes themselves, so only a size mismatch is
+// detectable. A modified frame therefore throws, except for the rare zstd bit whose flip decodes to the
+// very same bytes (harmless: the output is exact).
 #pragma once
 
 #include <cstddef>

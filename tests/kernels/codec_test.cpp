@@ -1,6 +1,7 @@
 #include "kernels/codec.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <string>
 #include <thread>
@@ -177,6 +178,20 @@ TEST(Codec, FramesFromOneCodecAreRejectedByAnother) {
   std::vector<uint8_t> out(data.size());
   EXPECT_THROW(make_codec("lz4")->decompress(z.data(), z.size(), out.data(), out.size(), "s"), Error);
   EXPECT_THROW(make_codec("zstd:3")->decompress(l.data(), l.size(), out.data(), out.size(), "s"), Error);
+}
+
+TEST(Codec, ZstdFramesWithoutChecksumOrContentSizeAreRejected) {
+  const auto data = gaussian_exponents(5000, 12);
+  std::vector<uint8_t> plain(ZSTD_compressBound(data.size()));
+  // ZSTD_compress writes the content size but no checksum.
+  plain.resize(ZSTD_compress(plain.data(), plain.size(), data.data(), data.size(), 3));
+  std::vector<uint8_t> out(data.size());
+  try {
+    make_codec("zstd:3")->decompress(plain.data(), plain.size(), out.data(), out.size(), "expert 9");
+    ADD_FAILURE() << "accepted a frame without checksum";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no content checksum"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Codec, ConcurrentUseFromManyThreads) {
