@@ -26,7 +26,8 @@ using namespace moesim::exec;
 const char* kCodecs[] = {"zstd:19", "lz4hc:12", "zstd:3", "lz4"};
 
 std::string tmp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("moesim_store_bench_" + std::to_string(::getpid()) + "_" + name))
+  return (std::filesystem::temp_directory_path() /
+          ("moesim_store_bench_" + std::to_string(::getpid()) + "_" + name))
       .string();
 }
 
@@ -40,8 +41,8 @@ const StoreReader& store_for(int c) {
       SynthOptions so;
       so.std = 0.02;
       so.seed = 42;
-      write_synth_weights(src, {{"model.layers.0.mlp.experts.0.down_proj.weight", "down_proj", {2048, 1408}}}, so,
-                          moesim::Json::object());
+      write_synth_weights(src, {{"model.layers.0.mlp.experts.0.down_proj.weight", "down_proj", {2048, 1408}}},
+                          so, moesim::Json::object());
     }
     const WeightSource w = WeightSource::open(src);
     PackOptions po;
@@ -66,8 +67,9 @@ void BM_RecoverTensor(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * e.bf16_bytes()));
-  state.SetLabel(std::string(kCodecs[state.range(0)]) + " K=4 ratio " +
-                 std::to_string(static_cast<double>(e.e_bytes() + e.sm.size) / static_cast<double>(e.bf16_bytes())));
+  state.SetLabel(
+      std::string(kCodecs[state.range(0)]) + " K=4 ratio " +
+      std::to_string(static_cast<double>(e.e_bytes() + e.sm.size) / static_cast<double>(e.bf16_bytes())));
 }
 BENCHMARK(BM_RecoverTensor)
     ->ArgNames({"codec", "threads"})

@@ -45,30 +45,35 @@ void run(const Options& o) {
     if (!bar) return;
     const int width = 40;
     const int filled = static_cast<int>(width * done / std::max<size_t>(total, 1));
-    std::fprintf(stderr, "\rpack [%.*s%*s] %zu/%zu tensors", filled, "########################################",
-                 width - filled, "", done, total);
+    std::fprintf(stderr, "\rpack [%.*s%*s] %zu/%zu tensors", filled,
+                 "########################################", width - filled, "", done, total);
     if (done == total) std::fputc('\n', stderr);
     std::fflush(stderr);
   };
   const exec::PackResult r = exec::write_store(o.out, sel, po, progress);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t stored = r.e_bytes + r.sm_bytes;
-  std::printf("packed %llu tensors (%s, %u layers) from %s into %s\n", static_cast<unsigned long long>(r.tensors),
-              sel.layout.c_str(), sel.layers, o.weights.c_str(), o.out.c_str());
+  std::printf("packed %llu tensors (%s, %u layers) from %s into %s\n",
+              static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers, o.weights.c_str(),
+              o.out.c_str());
   if (sel.skipped)
-    std::printf("skipped %llu tensors whose dtype is not BF16/F16/F32\n", static_cast<unsigned long long>(sel.skipped));
-  std::printf("codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
-              po.codec.c_str(), po.shards, format_bytes(r.bf16_bytes).c_str(), format_bytes(stored).c_str(),
-              format_bytes(r.e_bytes).c_str(), format_bytes(r.sm_bytes).c_str(),
-              r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0,
-              format_bytes(r.file_size).c_str(), secs, o.threads);
+    std::printf("skipped %llu tensors whose dtype is not BF16/F16/F32\n",
+                static_cast<unsigned long long>(sel.skipped));
+  std::printf(
+      "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
+      po.codec.c_str(), po.shards, format_bytes(r.bf16_bytes).c_str(), format_bytes(stored).c_str(),
+      format_bytes(r.e_bytes).c_str(), format_bytes(r.sm_bytes).c_str(),
+      r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0,
+      format_bytes(r.file_size).c_str(), secs, o.threads);
 }
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("--weights", o->weights, "Checkpoint: a .safetensors file, a folder of shards, or a raw BF16 file")
+  app.add_option("--weights", o->weights,
+                 "Checkpoint: a .safetensors file, a folder of shards, or a raw BF16 file")
       ->required();
-  app.add_option("--codec", o->codec, "E-chunk codec: zstd:LEVEL, lz4hc:LEVEL, lz4, raw")->capture_default_str();
+  app.add_option("--codec", o->codec, "E-chunk codec: zstd:LEVEL, lz4hc:LEVEL, lz4, raw")
+      ->capture_default_str();
   app.add_option("--shards", o->shards, "K: exponent shards per tensor (independent codec frames)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 65536u));
@@ -76,11 +81,13 @@ void setup(CLI::App& app) {
   app.add_option("--threads", o->threads, "Compression threads (the output does not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
-  app.add_flag("--all-tensors", o->all_tensors, "Pack every tensor as a one-tensor expert (non-MoE checkpoints)");
+  app.add_flag("--all-tensors", o->all_tensors,
+               "Pack every tensor as a one-tensor expert (non-MoE checkpoints)");
   app.add_option("--raw-shape", o->raw_shape, "The weights file is raw BF16 of this shape, e.g. 4096x14336");
   app.callback([o] { run(*o); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("pack", "Pack a checkpoint's expert tensors into an expert store (split BF16, K shards)", setup);
+MOESIM_CLI_COMMAND("pack", "Pack a checkpoint's expert tensors into an expert store (split BF16, K shards)",
+                   setup);
 }  // namespace moesim::cli

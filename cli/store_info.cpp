@@ -19,7 +19,9 @@ struct Options {
   bool json = false;
 };
 
-double ratio(uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+double ratio(uint64_t a, uint64_t b) {
+  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
 
 void run(const Options& o) {
   const exec::StoreReader r(o.store);
@@ -80,8 +82,9 @@ void run(const Options& o) {
     write_json_file("-", j);
     return;
   }
-  std::printf("store %s: format version %u, %s, %llu tensors in %zu layers\n", o.store.c_str(), r.header().version,
-              format_bytes(r.file_size()).c_str(), static_cast<unsigned long long>(all.tensors), per_layer.size());
+  std::printf("store %s: format version %u, %s, %llu tensors in %zu layers\n", o.store.c_str(),
+              r.header().version, format_bytes(r.file_size()).c_str(),
+              static_cast<unsigned long long>(all.tensors), per_layer.size());
   for (const char* k : {"source", "source_format", "layout"})
     if (r.meta().contains(k) && r.meta()[k].is_string())
       std::printf("  %-14s %s\n", k, r.meta()[k].get<std::string>().c_str());
@@ -93,12 +96,13 @@ void run(const Options& o) {
     std::printf("  %-10s %6llu tensors  BF16 %12s  stored %12s  ratio %.4f\n", c.c_str(),
                 static_cast<unsigned long long>(s.tensors), format_bytes(s.bf16).c_str(),
                 format_bytes(s.e + s.sm).c_str(), ratio(s.e + s.sm, s.bf16));
-  std::printf("per tensor:\n  %5s %7s %-24s %-14s %3s %12s %12s %7s\n", "layer", "expert", "tensor", "shape", "K",
-              "BF16", "stored", "ratio");
+  std::printf("per tensor:\n  %5s %7s %-24s %-14s %3s %12s %12s %7s\n", "layer", "expert", "tensor", "shape",
+              "K", "BF16", "stored", "ratio");
   for (const auto& e : r.entries())
     std::printf("  %5u %7u %-24s %-14s %3zu %12s %12s %7.4f\n", e.layer, e.expert, e.role.c_str(),
                 exec::format_shape(e.shape).c_str(), e.shards.size(), format_bytes(e.bf16_bytes()).c_str(),
-                format_bytes(e.e_bytes() + e.sm.size).c_str(), ratio(e.e_bytes() + e.sm.size, e.bf16_bytes()));
+                format_bytes(e.e_bytes() + e.sm.size).c_str(),
+                ratio(e.e_bytes() + e.sm.size, e.bf16_bytes()));
 }
 
 void setup(CLI::App& app) {
@@ -109,5 +113,6 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("store info", "Sizes and compression ratio of an expert store, per codec and per tensor", setup);
+MOESIM_CLI_COMMAND("store info", "Sizes and compression ratio of an expert store, per codec and per tensor",
+                   setup);
 }  // namespace moesim::cli

@@ -39,15 +39,18 @@ void run(const Options& o) {
   const auto& entries = r.entries();
   for (size_t i = 0; i < std::max(sel.tensors.size(), entries.size()); ++i) {
     if (i >= entries.size())
-      throw Error(o.store + ": source tensor '" + sel.tensors[i].source->name + "' is missing from the store");
+      throw Error(o.store + ": source tensor '" + sel.tensors[i].source->name +
+                  "' is missing from the store");
     const auto& e = entries[i];
     if (i >= sel.tensors.size() || sel.tensors[i].source->name != e.name || sel.tensors[i].layer != e.layer ||
         sel.tensors[i].expert != e.expert || sel.tensors[i].role != e.role)
       throw Error(o.store + ": " + e.label() + " ('" + e.name + "') does not correspond to source tensor " +
-                  (i < sel.tensors.size() ? "'" + sel.tensors[i].source->name + "'" : "(none)") + " of " + o.weights);
+                  (i < sel.tensors.size() ? "'" + sel.tensors[i].source->name + "'" : "(none)") + " of " +
+                  o.weights);
     if (sel.tensors[i].source->shape != e.shape)
-      throw Error(o.store + ": " + e.label() + " ('" + e.name + "') has shape " + exec::format_shape(e.shape) +
-                  ", the source has " + exec::format_shape(sel.tensors[i].source->shape));
+      throw Error(o.store + ": " + e.label() + " ('" + e.name + "') has shape " +
+                  exec::format_shape(e.shape) + ", the source has " +
+                  exec::format_shape(sel.tensors[i].source->shape));
   }
   uint64_t bytes = 0;
   std::vector<uint16_t> want, got;
@@ -63,8 +66,8 @@ void run(const Options& o) {
       while (want[j] == got[j]) ++j;
       char buf[96];
       std::snprintf(buf, sizeof buf, "store has 0x%04x, source (as BF16) has 0x%04x", got[j], want[j]);
-      throw Error(o.store + ": " + e.label() + " ('" + e.name + "') differs from " + o.weights + " at element " +
-                  std::to_string(j) + ": " + buf);
+      throw Error(o.store + ": " + e.label() + " ('" + e.name + "') differs from " + o.weights +
+                  " at element " + std::to_string(j) + ": " + buf);
     }
     bytes += n * 2;
   }
@@ -77,14 +80,17 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("store", o->store, "Expert store written by `moesim pack`")->required();
   app.add_option("--weights", o->weights, "The checkpoint the store was packed from")->required();
-  app.add_option("--raw-shape", o->raw_shape, "The weights file is raw BF16 of this shape (default: from the store)");
-  app.add_option("--threads", o->threads, "Decompression threads per tensor")->capture_default_str()
+  app.add_option("--raw-shape", o->raw_shape,
+                 "The weights file is raw BF16 of this shape (default: from the store)");
+  app.add_option("--threads", o->threads, "Decompression threads per tensor")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
-  app.add_flag("--direct-io", o->direct_io, "Read chunks with O_DIRECT (falls back when the filesystem refuses)");
+  app.add_flag("--direct-io", o->direct_io,
+               "Read chunks with O_DIRECT (falls back when the filesystem refuses)");
   app.callback([o] { run(*o); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("store verify", "Check every tensor of an expert store bit-exact against its source checkpoint",
-                   setup);
+MOESIM_CLI_COMMAND("store verify",
+                   "Check every tensor of an expert store bit-exact against its source checkpoint", setup);
 }  // namespace moesim::cli

@@ -62,10 +62,12 @@ void run(const Options& o) {
   std::printf("%s: %zu tensors, %s elements (%s as BF16)%s\n", o.path.c_str(), s.tensors.size(),
               std::to_string(s.elements()).c_str(), format_bytes(s.elements() * 2).c_str(),
               s.skipped ? (", " + std::to_string(s.skipped) + " non-float tensors skipped").c_str() : "");
-  std::printf("whole file as one exponent stream: entropy %.4f bits, %u distinct exponents, bound ratio %.4f\n",
-              s.all.entropy_bits(), s.all.distinct(), s.all.bound_ratio());
+  std::printf(
+      "whole file as one exponent stream: entropy %.4f bits, %u distinct exponents, bound ratio %.4f\n",
+      s.all.entropy_bits(), s.all.distinct(), s.all.bound_ratio());
   std::printf("split-format ratio (E compressed per tensor + SM raw) / BF16:");
-  for (size_t c = 0; c < s.codecs.size(); ++c) std::printf("  %s %.4f", s.codecs[c].c_str(), s.codec_ratio(c));
+  for (size_t c = 0; c < s.codecs.size(); ++c)
+    std::printf("  %s %.4f", s.codecs[c].c_str(), s.codec_ratio(c));
   std::printf("\nper tensor:\n  %-48s %-16s %8s %7s %8s", "name", "shape", "H (bits)", "distinct", "bound");
   for (const auto& c : s.codecs) std::printf(" %9s", c.c_str());
   std::printf("\n");
@@ -81,16 +83,18 @@ void run(const Options& o) {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("path", o->path, "Checkpoint: .safetensors file, folder of shards, or raw BF16 (with --raw-shape)")
+  app.add_option("path", o->path,
+                 "Checkpoint: .safetensors file, folder of shards, or raw BF16 (with --raw-shape)")
       ->required();
   app.add_flag("--json", o->json, "Write JSON to stdout");
   app.add_option("--raw-shape", o->raw_shape, "PATH is raw BF16 of this shape, e.g. 4096x14336");
-  app.add_option("--threads", o->threads, "Threads (results do not depend on it)")->capture_default_str()
+  app.add_option("--threads", o->threads, "Threads (results do not depend on it)")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
   app.callback([o] { run(*o); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("weights stats", "Exponent entropy, entropy bound and codec ratios of a checkpoint's weights",
-                   setup);
+MOESIM_CLI_COMMAND("weights stats",
+                   "Exponent entropy, entropy bound and codec ratios of a checkpoint's weights", setup);
 }  // namespace moesim::cli

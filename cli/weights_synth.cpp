@@ -73,8 +73,9 @@ void run(const Options& o) {
     for (auto d : t.shape) n *= d;
     elements += n;
   }
-  std::printf("wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n", tensors.size(),
-              format_bytes(elements * 2).c_str(), o.std, static_cast<unsigned long long>(o.seed), o.out.c_str());
+  std::printf("wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
+              tensors.size(), format_bytes(elements * 2).c_str(), o.std,
+              static_cast<unsigned long long>(o.seed), o.out.c_str());
 }
 
 void setup(CLI::App& app) {
@@ -84,12 +85,14 @@ void setup(CLI::App& app) {
   app.add_option("--experts", o->experts, "Experts per layer to write (default: all of the model's)");
   app.add_option("--size", o->size, "Total BF16 bytes instead of a model (multiple of 2 KiB, e.g. 64MiB)");
   app.add_option("--std", o->std, "Standard deviation of the Gaussian")->capture_default_str();
-  app.add_option("--std-per-tensor", o->std_per_tensor, "Per-tensor overrides, e.g. down_proj=0.01,gate_proj=0.03");
+  app.add_option("--std-per-tensor", o->std_per_tensor,
+                 "Per-tensor overrides, e.g. down_proj=0.01,gate_proj=0.03");
   app.add_option("--seed", o->seed, "Random seed")->required();
   app.add_option("-o,--output", o->out, "Output .safetensors file")->required();
   app.callback([o] { run(*o); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("weights synth", "Write synthetic LLM-like (Gaussian BF16) expert weights as safetensors", setup);
+MOESIM_CLI_COMMAND("weights synth", "Write synthetic LLM-like (Gaussian BF16) expert weights as safetensors",
+                   setup);
 }  // namespace moesim::cli

@@ -19,13 +19,28 @@ struct Layout {
 
 const std::vector<Layout>& layouts() {
   static const std::vector<Layout> l = {
-      {"hf-mlp-experts", std::regex(R"(model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight)"),
-       0, 1, 2, 3, {"gate_proj", "up_proj", "down_proj"}},
-      {"mixtral", std::regex(R"(model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w1|w2|w3)\.weight)"), 0, 1,
-       2, 3, {"w1", "w3", "w2"}},
+      {"hf-mlp-experts",
+       std::regex(R"(model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight)"),
+       0,
+       1,
+       2,
+       3,
+       {"gate_proj", "up_proj", "down_proj"}},
+      {"mixtral",
+       std::regex(R"(model\.layers\.(\d+)\.block_sparse_moe\.experts\.(\d+)\.(w1|w2|w3)\.weight)"),
+       0,
+       1,
+       2,
+       3,
+       {"w1", "w3", "w2"}},
       {"switch",
-       std::regex(R"((encoder|decoder)\.block\.(\d+)\.layer\.\d+\.mlp\.experts\.expert_(\d+)\.(wi|wo)\.weight)"), 1,
-       2, 3, 4, {"wi", "wo"}},
+       std::regex(
+           R"((encoder|decoder)\.block\.(\d+)\.layer\.\d+\.mlp\.experts\.expert_(\d+)\.(wi|wo)\.weight)"),
+       1,
+       2,
+       3,
+       4,
+       {"wi", "wo"}},
   };
   return l;
 }
@@ -87,11 +102,12 @@ ExpertSelection select_experts(const WeightSource& w, bool all_tensors) {
     found.push_back({*n, &t});
   }
   if (found.empty())
-    throw Error(w.path() +
-                ": no expert tensors found (known names: model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight, "
-                "model.layers.L.block_sparse_moe.experts.E.w{1,2,3}.weight, "
-                "{encoder,decoder}.block.B.layer.N.mlp.experts.expert_E.{wi,wo}.weight); "
-                "use --all-tensors to pack every tensor of a non-MoE checkpoint");
+    throw Error(
+        w.path() +
+        ": no expert tensors found (known names: model.layers.L.mlp.experts.E.{gate,up,down}_proj.weight, "
+        "model.layers.L.block_sparse_moe.experts.E.w{1,2,3}.weight, "
+        "{encoder,decoder}.block.B.layer.N.mlp.experts.expert_E.{wi,wo}.weight); "
+        "use --all-tensors to pack every tensor of a non-MoE checkpoint");
   for (const auto& k : kinds) sel.layout += (sel.layout.empty() ? "" : "+") + k;
   // Stack order: "" (decoder-only) and encoder before decoder.
   auto stack_rank = [](const std::string& s) { return s == "decoder" ? 1 : 0; };
@@ -109,8 +125,8 @@ ExpertSelection select_experts(const WeightSource& w, bool all_tensors) {
   });
   for (const auto& f : found) {
     if (f.n.expert > UINT32_MAX) throw Error(f.t->file + ": tensor '" + f.t->name + "': expert id too large");
-    sel.tensors.push_back({layer_index[{stack_rank(f.n.stack), f.n.layer}], static_cast<uint32_t>(f.n.expert),
-                           f.n.role, f.t});
+    sel.tensors.push_back(
+        {layer_index[{stack_rank(f.n.stack), f.n.layer}], static_cast<uint32_t>(f.n.expert), f.n.role, f.t});
   }
   return sel;
 }

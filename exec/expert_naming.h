@@ -42,7 +42,7 @@ struct SelectedTensor {
 };
 
 struct ExpertSelection {
-  std::string layout;  // the layout(s) found, "all-tensors" with --all-tensors
+  std::string layout;                   // the layout(s) found, "all-tensors" with --all-tensors
   std::vector<SelectedTensor> tensors;  // in store order: layer, expert, role
   uint32_t layers = 0;
   uint64_t skipped = 0;  // --all-tensors: tensors whose dtype moesim cannot cast

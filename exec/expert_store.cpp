@@ -62,7 +62,9 @@ class ByteCursor {
   const std::string& origin_;
 };
 
-uint8_t dtype_code(DType d) { return static_cast<uint8_t>(d == DType::BF16 ? 0 : d == DType::F16 ? 1 : 2); }
+uint8_t dtype_code(DType d) {
+  return static_cast<uint8_t>(d == DType::BF16 ? 0 : d == DType::F16 ? 1 : 2);
+}
 
 void put_chunk(ByteWriter& w, const StoreChunk& c, bool with_raw) {
   w.put<uint64_t>(c.offset);
@@ -73,7 +75,9 @@ void put_chunk(ByteWriter& w, const StoreChunk& c, bool with_raw) {
 
 }  // namespace
 
-const char* dtype_label(DType d) { return d == DType::BF16 ? "BF16" : d == DType::F16 ? "F16" : "F32"; }
+const char* dtype_label(DType d) {
+  return d == DType::BF16 ? "BF16" : d == DType::F16 ? "F16" : "F32";
+}
 
 uint64_t shard_begin(uint64_t n, uint32_t k, uint32_t K) {
   // floor(n * k / K) without a 128-bit product: n = qK + r gives q*k + floor(r*k / K), and r*k < K*K < 2^32.
@@ -138,10 +142,12 @@ std::vector<uint8_t> encode_index(const StoreIndex& idx) {
   return w.out;
 }
 
-StoreHeader decode_header(const uint8_t* data, size_t size, uint64_t actual_file_size, const std::string& origin) {
+StoreHeader decode_header(const uint8_t* data, size_t size, uint64_t actual_file_size,
+                          const std::string& origin) {
   if (size < kStoreHeaderSize || actual_file_size < kStoreHeaderSize)
-    throw binary_input_error(origin, 0, "header", "file is too short for the " + std::to_string(kStoreHeaderSize) +
-                                                      "-byte store header");
+    throw binary_input_error(
+        origin, 0, "header",
+        "file is too short for the " + std::to_string(kStoreHeaderSize) + "-byte store header");
   if (std::memcmp(data, kStoreMagic, 8) != 0)
     throw binary_input_error(origin, 0, "magic", "not a moesim expert store (expected magic MOESTORE)");
   StoreHeader h;
@@ -155,13 +161,15 @@ StoreHeader decode_header(const uint8_t* data, size_t size, uint64_t actual_file
   std::memcpy(&stored_sum, data + 56, 8);
   if (h.version != kStoreVersion)
     throw binary_input_error(origin, 8, "version",
-                             "store format version " + std::to_string(h.version) + "; this moesim reads version " +
-                                 std::to_string(kStoreVersion) + " (re-run moesim pack)");
-  if (hash64(data, 56) != stored_sum) throw binary_input_error(origin, 56, "header checksum", "mismatch: header is corrupt");
-  if (h.flags != 0)
-    throw binary_input_error(origin, 12, "flags", "unknown flags " + std::to_string(h.flags));
+                             "store format version " + std::to_string(h.version) +
+                                 "; this moesim reads version " + std::to_string(kStoreVersion) +
+                                 " (re-run moesim pack)");
+  if (hash64(data, 56) != stored_sum)
+    throw binary_input_error(origin, 56, "header checksum", "mismatch: header is corrupt");
+  if (h.flags != 0) throw binary_input_error(origin, 12, "flags", "unknown flags " + std::to_string(h.flags));
   if (h.index_offset < kStoreHeaderSize || h.index_offset % kStoreAlign != 0)
-    throw binary_input_error(origin, 16, "index offset", std::to_string(h.index_offset) + " is not a 4 KiB boundary after the header");
+    throw binary_input_error(origin, 16, "index offset",
+                             std::to_string(h.index_offset) + " is not a 4 KiB boundary after the header");
   if (h.index_size < 8 || h.index_size > (uint64_t{1} << 32))
     throw binary_input_error(origin, 24, "index size", std::to_string(h.index_size) + " out of range");
   if (h.index_offset > actual_file_size || h.index_size > actual_file_size - h.index_offset)
@@ -189,9 +197,11 @@ StoreIndex decode_index(const uint8_t* data, size_t size, const StoreHeader& h, 
     throw binary_input_error(origin, meta_at, "metadata", std::string("invalid JSON: ") + e.what());
   }
   if (!idx.meta.is_object()) throw binary_input_error(origin, meta_at, "metadata", "is not a JSON object");
-  // Each entry takes at least 24 bytes + 24 (SM chunk) + 32 per shard (K >= 1): bound the count before reserving.
+  // Each entry takes at least 24 bytes + 24 (SM chunk) + 32 per shard (K >= 1): bound the count before
+  // reserving.
   if (count > c.remaining() / 80)
-    throw binary_input_error(origin, h.index_offset, "entry count", std::to_string(count) + " entries cannot fit");
+    throw binary_input_error(origin, h.index_offset, "entry count",
+                             std::to_string(count) + " entries cannot fit");
   const uint64_t data_start = (h.index_offset + h.index_size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> keys;
   struct Range {
@@ -229,8 +239,9 @@ StoreIndex decode_index(const uint8_t* data, size_t size, const StoreHeader& h, 
     if (ndim > kStoreMaxDims || reserved != 0)
       throw binary_input_error(origin, at, lf, "bad ndim " + std::to_string(ndim) + " or reserved byte");
     if (K == 0 || K > kStoreMaxShards)
-      throw binary_input_error(origin, at, lf, "shard count " + std::to_string(K) + " out of range 1.." +
-                                                   std::to_string(kStoreMaxShards));
+      throw binary_input_error(
+          origin, at, lf,
+          "shard count " + std::to_string(K) + " out of range 1.." + std::to_string(kStoreMaxShards));
     e.elements = 1;
     for (uint8_t d = 0; d < ndim; ++d) {
       const uint64_t dim = c.get<uint64_t>(lf + " shape");
@@ -251,8 +262,8 @@ StoreIndex decode_index(const uint8_t* data, size_t size, const StoreHeader& h, 
       if (ch.offset > actual_file_size || ch.size > actual_file_size - ch.offset)
         throw binary_input_error(origin, ch.offset, cf,
                                  "chunk [" + std::to_string(ch.offset) + ", +" + std::to_string(ch.size) +
-                                     ") extends past the end of the file (" + std::to_string(actual_file_size) +
-                                     " bytes): truncated or bad offset");
+                                     ") extends past the end of the file (" +
+                                     std::to_string(actual_file_size) + " bytes): truncated or bad offset");
       if ((ch.size == 0) != (ch.raw_size == 0))
         throw binary_input_error(origin, ch.offset, cf, "an empty chunk must have an empty payload");
       if (ch.raw_size > 0 && ch.size > codec_impl->max_compressed_size(ch.raw_size))
@@ -301,8 +312,9 @@ StoreIndex decode_index(const uint8_t* data, size_t size, const StoreHeader& h, 
   std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].begin < ranges[i - 1].end)
-      throw binary_input_error(origin, ranges[i].begin, idx.entries[ranges[i].entry].chunk_label(ranges[i].shard),
-                               "overlaps " + idx.entries[ranges[i - 1].entry].chunk_label(ranges[i - 1].shard));
+      throw binary_input_error(
+          origin, ranges[i].begin, idx.entries[ranges[i].entry].chunk_label(ranges[i].shard),
+          "overlaps " + idx.entries[ranges[i - 1].entry].chunk_label(ranges[i - 1].shard));
   if (h.file_size != actual_file_size)
     throw binary_input_error(origin, actual_file_size, "file size",
                              "file is " + std::to_string(actual_file_size) + " bytes, the header says " +

@@ -50,10 +50,10 @@ struct StoreEntry {
   StoreChunk sm;                   // raw sign+mantissa bytes (raw_size == size == elements)
   std::vector<StoreChunk> shards;  // K exponent shards; shard k covers [shard_begin(k), shard_begin(k+1))
 
-  uint64_t e_bytes() const;       // stored bytes of all E-chunks
+  uint64_t e_bytes() const;  // stored bytes of all E-chunks
   uint64_t bf16_bytes() const { return elements * 2; }
-  uint64_t shard_begin(uint32_t k) const;  // element index where shard k starts (n * k / K, rounded down)
-  std::string label() const;  // "layer 3 expert 7 tensor gate_proj" (for messages)
+  uint64_t shard_begin(uint32_t k) const;    // element index where shard k starts (n * k / K, rounded down)
+  std::string label() const;                 // "layer 3 expert 7 tensor gate_proj" (for messages)
   std::string chunk_label(int shard) const;  // label + " SM-chunk" or " E-chunk shard S"
 };
 
@@ -77,7 +77,8 @@ uint64_t shard_begin(uint64_t n, uint32_t k, uint32_t K);
 std::vector<uint8_t> encode_header(const StoreHeader& h);  // kStoreHeaderSize bytes
 std::vector<uint8_t> encode_index(const StoreIndex& idx);
 // Validates magic, version, flags, header checksum, and that the index lies within `actual_file_size`.
-StoreHeader decode_header(const uint8_t* data, size_t size, uint64_t actual_file_size, const std::string& origin);
+StoreHeader decode_header(const uint8_t* data, size_t size, uint64_t actual_file_size,
+                          const std::string& origin);
 // Parses the index bytes (at file offset `index_offset`), checks its checksum and every entry: known codec,
 // sane shape, K, shard sizes consistent with the shape, every chunk 4 KiB-aligned, after the index, within
 // `actual_file_size` (naming the chunk, so a truncated file names the first lost chunk), no overlaps, no

@@ -12,7 +12,9 @@ constexpr uint64_t P3 = 0x165667B19E3779F9ull;
 constexpr uint64_t P4 = 0x85EBCA77C2B2AE63ull;
 constexpr uint64_t P5 = 0x27D4EB2F165667C5ull;
 
-inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline uint64_t rotl(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
 
 // Little-endian loads through memcpy: unaligned-safe and endian-correct on the little-endian targets we
 // support (x86-64, aarch64); the byte swap makes big-endian hosts agree too.

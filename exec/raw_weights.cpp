@@ -15,7 +15,8 @@ std::vector<uint64_t> parse_raw_shape(const std::string& text) {
     uint64_t v = 0;
     auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v == 0)
-      throw Error("--raw-shape '" + text + "': expected positive dimensions separated by 'x', e.g. 4096x14336");
+      throw Error("--raw-shape '" + text +
+                  "': expected positive dimensions separated by 'x', e.g. 4096x14336");
     if (!shape.empty()) {
       uint64_t prod = 1;
       for (auto d : shape) prod *= d;

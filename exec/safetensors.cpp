@@ -22,11 +22,13 @@ struct DTypeInfo {
   const char* name;
   uint32_t size;
 };
-constexpr DTypeInfo kDTypes[] = {{"BOOL", 1}, {"U8", 1},   {"I8", 1},       {"F8_E5M2", 1}, {"F8_E4M3", 1},
-                                 {"I16", 2},  {"U16", 2},  {"F16", 2},      {"BF16", 2},    {"I32", 4},
-                                 {"U32", 4},  {"F32", 4},  {"F64", 8},      {"I64", 8},     {"U64", 8}};
+constexpr DTypeInfo kDTypes[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+                                 {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+                                 {"U32", 4},  {"F32", 4}, {"F64", 8}, {"I64", 8},     {"U64", 8}};
 
-std::string tensor_field(const std::string& name) { return "tensor '" + name + "'"; }
+std::string tensor_field(const std::string& name) {
+  return "tensor '" + name + "'";
+}
 
 }  // namespace
 
@@ -50,18 +52,21 @@ const char* safetensors_dtype_name(DType d) {
 
 SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
   if (size < 8)
-    throw binary_input_error(origin, 0, "header length",
-                             "file is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
+    throw binary_input_error(
+        origin, 0, "header length",
+        "file is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
   uint64_t n = 0;
   std::memcpy(&n, data, 8);
   if (n > size - 8)
-    throw binary_input_error(origin, 0, "header length",
-                             "header length " + std::to_string(n) + " exceeds the file (" + std::to_string(size) +
-                                 " bytes)");
+    throw binary_input_error(
+        origin, 0, "header length",
+        "header length " + std::to_string(n) + " exceeds the file (" + std::to_string(size) + " bytes)");
   if (n > kMaxHeader)
     throw binary_input_error(origin, 0, "header length",
                              "header length " + std::to_string(n) + " exceeds the 100 MB limit");
-  if (n < 2) throw binary_input_error(origin, 8, "header", "header is " + std::to_string(n) + " bytes, not a JSON object");
+  if (n < 2)
+    throw binary_input_error(origin, 8, "header",
+                             "header is " + std::to_string(n) + " bytes, not a JSON object");
 
   // Duplicate names are rejected: nlohmann would silently keep the last one.
   std::set<std::string> seen;
@@ -81,7 +86,8 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
     throw binary_input_error(origin, 8 + (e.byte > 0 ? e.byte - 1 : 0), "header",
                              std::string("invalid JSON: ") + e.what());
   }
-  if (!duplicate.empty()) throw binary_input_error(origin, 8, tensor_field(duplicate), "appears twice in the header");
+  if (!duplicate.empty())
+    throw binary_input_error(origin, 8, tensor_field(duplicate), "appears twice in the header");
   if (!header.is_object()) throw binary_input_error(origin, 8, "header", "is not a JSON object");
 
   SafetensorsImage img;
@@ -134,13 +140,14 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
     const uint64_t begin = v["data_offsets"][0].get<uint64_t>();
     const uint64_t end = v["data_offsets"][1].get<uint64_t>();
     if (begin > end)
-      throw binary_input_error(origin, img.data_start, field,
-                               "data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
+      throw binary_input_error(
+          origin, img.data_start, field,
+          "data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
     if (end > data_size)
       throw binary_input_error(origin, img.data_start + begin, field,
                                "data [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                   ") extends past the end of the data section (" + std::to_string(data_size) +
-                                   " bytes)");
+                                   ") extends past the end of the data section (" +
+                                   std::to_string(data_size) + " bytes)");
     t.elements = elements;
     t.size_bytes = end - begin;
     if (elements * esize != t.size_bytes)
@@ -158,7 +165,8 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
     const auto& p = img.tensors[i - 1];
     const auto& t = img.tensors[i];
     if (t.file_offset < p.file_offset + p.size_bytes)
-      throw binary_input_error(origin, t.file_offset, tensor_field(t.name), "data overlaps " + tensor_field(p.name));
+      throw binary_input_error(origin, t.file_offset, tensor_field(t.name),
+                               "data overlaps " + tensor_field(p.name));
   }
   return img;
 }
@@ -217,7 +225,8 @@ SafetensorsWriter::SafetensorsWriter(const std::string& path, std::vector<Safete
   for (const auto& e : entries) {
     if (!names.insert(e.name).second) throw Error(path + ": tensor '" + e.name + "' written twice");
     const uint64_t sz = e.size_bytes();
-    h[e.name] = {{"dtype", safetensors_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + sz}}};
+    h[e.name] = {
+        {"dtype", safetensors_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + sz}}};
     off += sz;
   }
   std::string text = h.dump();
@@ -255,7 +264,8 @@ void SafetensorsWriter::write(const void* data, size_t size) {
 
 void SafetensorsWriter::commit() {
   if (impl_->current != impl_->entries.size())
-    throw Error(impl_->file.path() + ": tensor '" + impl_->entries[impl_->current].name + "' was not fully written");
+    throw Error(impl_->file.path() + ": tensor '" + impl_->entries[impl_->current].name +
+                "' was not fully written");
   impl_->file.commit();
 }
 

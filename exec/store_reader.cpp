@@ -16,7 +16,9 @@
 
 namespace moesim::exec {
 
-void AlignedBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+void AlignedBuffer::Free::operator()(uint8_t* p) const {
+  std::free(p);
+}
 
 AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
   cap_ = (size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
@@ -81,14 +83,16 @@ void StoreReader::pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t a
     size_t done = 0;
     bool failed = false;
     while (done < size) {
-      const ssize_t r = ::pread(direct_fd_, dst + done, aligned_size - done, static_cast<off_t>(offset + done));
+      const ssize_t r =
+          ::pread(direct_fd_, dst + done, aligned_size - done, static_cast<off_t>(offset + done));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0 && errno == EINVAL) {  // the filesystem accepted the open but refuses direct reads
         direct_ok_.store(false);
         failed = true;
         break;
       }
-      if (r < 0) throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
+      if (r < 0)
+        throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
       if (r == 0) throw binary_input_error(path_, offset + done, what, "unexpected end of file");
       done += static_cast<size_t>(r);
       if (done % kStoreAlign != 0 && done < size) {  // a short unaligned read: finish buffered
@@ -102,7 +106,8 @@ void StoreReader::pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t a
   while (done < size) {
     const ssize_t r = ::pread(fd_, dst + done, size - done, static_cast<off_t>(offset + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
+    if (r < 0)
+      throw binary_input_error(path_, offset, what, std::string("read failed: ") + std::strerror(errno));
     if (r == 0) throw binary_input_error(path_, offset + done, what, "unexpected end of file (truncated)");
     done += static_cast<size_t>(r);
   }
@@ -114,7 +119,8 @@ AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
   if (c.size > 0) pread_all(c.offset, buf.data(), buf.size(), buf.capacity(), e.chunk_label(shard));
   const uint64_t sum = hash64(buf.data(), buf.size());
   if (sum != c.checksum)
-    throw binary_input_error(path_, c.offset, e.chunk_label(shard), "checksum mismatch: the chunk is corrupt");
+    throw binary_input_error(path_, c.offset, e.chunk_label(shard),
+                             "checksum mismatch: the chunk is corrupt");
   return buf;
 }
 

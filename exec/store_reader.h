@@ -70,7 +70,8 @@ class StoreReader {
   void recover(const StoreEntry& e, uint16_t* out, unsigned threads = 1) const;
 
  private:
-  void pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size, const std::string& what) const;
+  void pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size,
+                 const std::string& what) const;
   std::string path_;
   int fd_ = -1;
   int direct_fd_ = -1;

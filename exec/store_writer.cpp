@@ -47,7 +47,8 @@ Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K)
 void pwrite_all(int fd, const std::vector<uint8_t>& bytes, uint64_t offset, const std::string& path) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t r = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    const ssize_t r =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) throw Error(path + ": write failed: " + std::strerror(errno));
     done += static_cast<size_t>(r);
@@ -72,12 +73,14 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
   std::set<std::tuple<uint32_t, uint32_t, std::string>> keys;
   for (const auto& s : sel.tensors) {
     const TensorView& t = *s.source;
-    if (!t.dtype) throw Error(t.file + ": tensor '" + t.name + "' has dtype " + t.dtype_name + ", not BF16/F16/F32");
+    if (!t.dtype)
+      throw Error(t.file + ": tensor '" + t.name + "' has dtype " + t.dtype_name + ", not BF16/F16/F32");
     if (s.role.size() > 65535 || t.name.size() > 65535 || t.shape.size() > kStoreMaxDims)
-      throw Error(t.file + ": tensor '" + t.name.substr(0, 200) + "': name too long or more than 8 dimensions");
+      throw Error(t.file + ": tensor '" + t.name.substr(0, 200) +
+                  "': name too long or more than 8 dimensions");
     if (!keys.insert({s.layer, s.expert, s.role}).second)
-      throw Error(t.file + ": tensor '" + t.name + "': a second tensor maps to layer " + std::to_string(s.layer) +
-                  " expert " + std::to_string(s.expert) + " " + s.role);
+      throw Error(t.file + ": tensor '" + t.name + "': a second tensor maps to layer " +
+                  std::to_string(s.layer) + " expert " + std::to_string(s.expert) + " " + s.role);
     StoreEntry e;
     e.layer = s.layer;
     e.expert = s.expert;
@@ -175,7 +178,8 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
         out.write(bytes.data(), bytes.size());
       };
       emit(e.sm, p.sm, p.sm.size());
-      for (uint32_t k = 0; k < K; ++k) emit(e.shards[k], p.shards[k], e.shard_begin(k + 1) - e.shard_begin(k));
+      for (uint32_t k = 0; k < K; ++k)
+        emit(e.shards[k], p.shards[k], e.shard_begin(k + 1) - e.shard_begin(k));
       res.tensors++;
       res.bf16_bytes += e.bf16_bytes();
       res.e_bytes += e.e_bytes();

@@ -18,7 +18,7 @@ namespace moesim::exec {
 
 struct PackOptions {
   std::string codec = "zstd:19";
-  uint32_t shards = 4;    // K
+  uint32_t shards = 4;  // K
   unsigned threads = 1;
   Json meta = Json::object();  // provenance stored in the index (source, layout, ...)
 };

@@ -28,7 +28,8 @@ uint64_t WeightSource::total_elements() const {
   return n;
 }
 
-WeightSource WeightSource::open(const std::string& path, const std::optional<std::vector<uint64_t>>& raw_shape) {
+WeightSource WeightSource::open(const std::string& path,
+                                const std::optional<std::vector<uint64_t>>& raw_shape) {
   WeightSource w;
   w.path_ = path;
   std::error_code ec;
@@ -45,8 +46,8 @@ WeightSource WeightSource::open(const std::string& path, const std::optional<std
     t.size_bytes = t.elements * 2;
     if (m->size() != t.size_bytes)
       throw binary_input_error(path, m->size(), "--raw-shape " + format_shape(t.shape),
-                               "file is " + std::to_string(m->size()) + " bytes; a BF16 tensor of that shape is " +
-                                   std::to_string(t.size_bytes));
+                               "file is " + std::to_string(m->size()) +
+                                   " bytes; a BF16 tensor of that shape is " + std::to_string(t.size_bytes));
     t.data = m->data();
     t.file = path;
     w.maps_.push_back(m);
@@ -62,7 +63,8 @@ WeightSource WeightSource::open(const std::string& path, const std::optional<std
     if (!fs::exists(index_path, ec)) {
       index_path.clear();
       for (const auto& e : fs::directory_iterator(path, ec))
-        if (e.is_regular_file() && e.path().extension() == ".safetensors") shards.push_back(e.path().string());
+        if (e.is_regular_file() && e.path().extension() == ".safetensors")
+          shards.push_back(e.path().string());
       std::sort(shards.begin(), shards.end());
       if (shards.empty())
         throw Error(path + ": directory holds neither model.safetensors.index.json nor *.safetensors files");

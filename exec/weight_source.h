@@ -22,7 +22,8 @@ namespace moesim::exec {
 class WeightSource {
  public:
   // `raw_shape` given => `path` is a raw BF16 file of that shape. Throws moesim::Error naming the file.
-  static WeightSource open(const std::string& path, const std::optional<std::vector<uint64_t>>& raw_shape = {});
+  static WeightSource open(const std::string& path,
+                           const std::optional<std::vector<uint64_t>>& raw_shape = {});
 
   const std::string& path() const { return path_; }
   const std::string& format() const { return format_; }  // "safetensors", "safetensors-sharded", "raw-bf16"

@@ -14,7 +14,8 @@ double WeightStats::codec_ratio(size_t codec) const {
   return static_cast<double>(codec_e_bytes.at(codec) + all.total) / (2.0 * static_cast<double>(all.total));
 }
 
-WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs, unsigned threads) {
+WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs,
+                                 unsigned threads) {
   WeightStats s;
   std::vector<std::unique_ptr<kernels::Codec>> impl;
   for (const auto& c : codecs) {

@@ -42,6 +42,7 @@ inline const std::vector<std::string>& default_stats_codecs() {
 }
 
 // Parallel over tensors on `threads` threads; results do not depend on the thread count.
-WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs, unsigned threads);
+WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs,
+                                 unsigned threads);
 
 }  // namespace moesim::exec

@@ -15,7 +15,8 @@ namespace {
 
 // Preset tensor names -> the hf-mlp-experts role names (Mixtral's w1/w3/w2 = gate/up/down; Switch's wi/wo).
 std::string role_for(const std::string& preset_name, const std::string& model) {
-  if (preset_name == "gate_proj" || preset_name == "up_proj" || preset_name == "down_proj") return preset_name;
+  if (preset_name == "gate_proj" || preset_name == "up_proj" || preset_name == "down_proj")
+    return preset_name;
   if (preset_name == "w1") return "gate_proj";
   if (preset_name == "w3" || preset_name == "wi") return "up_proj";
   if (preset_name == "w2" || preset_name == "wo") return "down_proj";
@@ -37,8 +38,8 @@ std::vector<SynthTensor> synth_layout_for_model(const ModelSpec& m, uint32_t lay
     for (uint32_t e = 0; e < E; ++e)
       for (const auto& t : m.expert_tensors) {
         const std::string role = role_for(t.name, m.name);
-        out.push_back({"model.layers." + std::to_string(l) + ".mlp.experts." + std::to_string(e) + "." + role +
-                           ".weight",
+        out.push_back({"model.layers." + std::to_string(l) + ".mlp.experts." + std::to_string(e) + "." +
+                           role + ".weight",
                        role, t.shape});
       }
   return out;
@@ -47,7 +48,8 @@ std::vector<SynthTensor> synth_layout_for_model(const ModelSpec& m, uint32_t lay
 std::vector<SynthTensor> synth_layout_for_size(uint64_t bytes) {
   constexpr uint64_t kCols = 1024, kMaxRows = 512;
   if (bytes == 0 || bytes % (kCols * 2) != 0)
-    throw Error("--size " + std::to_string(bytes) + ": must be a positive multiple of 2 KiB (rows of 1024 BF16 values)");
+    throw Error("--size " + std::to_string(bytes) +
+                ": must be a positive multiple of 2 KiB (rows of 1024 BF16 values)");
   static const char* roles[] = {"gate_proj", "up_proj", "down_proj"};
   std::vector<SynthTensor> out;
   uint64_t rows_left = bytes / (kCols * 2);
@@ -55,7 +57,8 @@ std::vector<SynthTensor> synth_layout_for_size(uint64_t bytes) {
     const uint64_t rows = std::min(kMaxRows, rows_left);
     rows_left -= rows;
     const std::string role = roles[i % 3];
-    out.push_back({"model.layers.0.mlp.experts." + std::to_string(i / 3) + "." + role + ".weight", role,
+    out.push_back({"model.layers.0.mlp.experts." + std::to_string(i / 3) + "." + role + ".weight",
+                   role,
                    {rows, kCols}});
   }
   return out;

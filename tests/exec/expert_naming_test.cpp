@@ -30,10 +30,11 @@ TEST(ExpertNaming, RecognisesTheThreeLayouts) {
   EXPECT_EQ(s->layer, 5u);
   EXPECT_EQ(s->expert, 127u);
   for (const char* not_expert :
-       {"model.layers.0.mlp.shared_expert.gate_proj.weight", "model.layers.0.mlp.shared_experts.gate_proj.weight",
-        "model.layers.0.mlp.gate.weight", "model.layers.0.mlp.experts.1.gate_proj.bias",
-        "model.layers.0.mlp.experts.gate_up_proj", "model.layers.0.self_attn.q_proj.weight",
-        "model.layers.x.mlp.experts.1.up_proj.weight", "model.layers.0.block_sparse_moe.experts.0.w4.weight"})
+       {"model.layers.0.mlp.shared_expert.gate_proj.weight",
+        "model.layers.0.mlp.shared_experts.gate_proj.weight", "model.layers.0.mlp.gate.weight",
+        "model.layers.0.mlp.experts.1.gate_proj.bias", "model.layers.0.mlp.experts.gate_up_proj",
+        "model.layers.0.self_attn.q_proj.weight", "model.layers.x.mlp.experts.1.up_proj.weight",
+        "model.layers.0.block_sparse_moe.experts.0.w4.weight"})
     EXPECT_FALSE(parse_expert_name(not_expert)) << not_expert;
 }
 
@@ -79,7 +80,8 @@ TEST(ExpertNaming, SelectionOrdersLayersExpertsAndRoles) {
 }
 
 TEST(ExpertNaming, NoExpertsIsAnErrorSuggestingAllTensors) {
-  const WeightSource ws = WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
+  const WeightSource ws =
+      WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
   try {
     select_experts(ws, false);
     FAIL();

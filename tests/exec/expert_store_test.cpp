@@ -173,15 +173,18 @@ class CorruptStore : public ::testing::Test {
   StoreIndex index_;
 };
 
-TEST_F(CorruptStore, IntactStoreRecovers) { EXPECT_EQ(recover_all(), ""); }
+TEST_F(CorruptStore, IntactStoreRecovers) {
+  EXPECT_EQ(recover_all(), "");
+}
 
 TEST_F(CorruptStore, FlippedByteInAnEChunkNamesTheChunk) {
   const auto& e = index_.entries[3];
   bytes_[e.shards[1].offset + e.shards[1].size / 2] ^= 0x40;
   write_bytes(path_, bytes_);
-  EXPECT_THAT(recover_all(), AllOf(HasSubstr("c.store"), HasSubstr("at byte " + std::to_string(e.shards[1].offset)),
-                                   HasSubstr("layer 0 expert 3 tensor " + e.role + " E-chunk shard 1"),
-                                   HasSubstr("checksum mismatch")));
+  EXPECT_THAT(recover_all(),
+              AllOf(HasSubstr("c.store"), HasSubstr("at byte " + std::to_string(e.shards[1].offset)),
+                    HasSubstr("layer 0 expert 3 tensor " + e.role + " E-chunk shard 1"),
+                    HasSubstr("checksum mismatch")));
 }
 
 TEST_F(CorruptStore, FlippedByteInAnSmChunkNamesTheChunk) {
@@ -223,8 +226,9 @@ TEST_F(CorruptStore, TruncatedFileNamesTheFirstLostChunk) {
 TEST_F(CorruptStore, BadOffsetsInTheIndexNameTheChunk) {
   index_.entries[2].shards[0].offset += 1;
   rewrite_index();
-  EXPECT_THAT(recover_all(), AllOf(HasSubstr("expert 2 tensor " + index_.entries[2].role + " E-chunk shard 0"),
-                                   HasSubstr("not 4 KiB-aligned")));
+  EXPECT_THAT(recover_all(),
+              AllOf(HasSubstr("expert 2 tensor " + index_.entries[2].role + " E-chunk shard 0"),
+                    HasSubstr("not 4 KiB-aligned")));
   index_.entries[2].shards[0].offset = uint64_t{1} << 50;
   rewrite_index();
   EXPECT_THAT(recover_all(), AllOf(HasSubstr("E-chunk shard 0"), HasSubstr("past the end")));

@@ -101,13 +101,17 @@ TEST(Safetensors, EveryMalformedHeaderIsRejectedNamingFileAndTensor) {
       {R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4],"x":1}})", "tensor 'a': unknown field 'x'"},
       {R"({"a":{"shape":[2],"data_offsets":[0,4]}})", "tensor 'a': missing or non-string 'dtype'"},
       {R"({"a":{"dtype":"F99","shape":[2],"data_offsets":[0,4]}})", "tensor 'a': unknown dtype 'F99'"},
-      {R"({"a":{"dtype":"BF16","shape":2,"data_offsets":[0,4]}})", "tensor 'a': missing or non-array 'shape'"},
+      {R"({"a":{"dtype":"BF16","shape":2,"data_offsets":[0,4]}})",
+       "tensor 'a': missing or non-array 'shape'"},
       {R"({"a":{"dtype":"BF16","shape":[-2],"data_offsets":[0,4]}})", "tensor 'a': shape entries"},
       {R"({"a":{"dtype":"BF16","shape":[1.5],"data_offsets":[0,4]}})", "tensor 'a': shape entries"},
-      {R"({"a":{"dtype":"BF16","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", "tensor 'a': shape overflows"},
+      {R"({"a":{"dtype":"BF16","shape":[4294967296,4294967296],"data_offsets":[0,4]}})",
+       "tensor 'a': shape overflows"},
       {R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0]}})", "tensor 'a': 'data_offsets' must be"},
-      {R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,-4]}})", "tensor 'a': data_offsets must be non-negative"},
-      {R"({"a":{"dtype":"BF16","shape":[0],"data_offsets":[4,0]}})", "tensor 'a': data_offsets begin 4 > end 0"},
+      {R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,-4]}})",
+       "tensor 'a': data_offsets must be non-negative"},
+      {R"({"a":{"dtype":"BF16","shape":[0],"data_offsets":[4,0]}})",
+       "tensor 'a': data_offsets begin 4 > end 0"},
       {R"({"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})", "tensor 'a': data [0, 8) extends past"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", "tensor 'a': data is 4 bytes but shape"},
       {R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"b":{"dtype":"BF16","shape":[1],"data_offsets":[2,4]}})",
@@ -158,17 +162,22 @@ TEST(Safetensors, WriterRoundTripsAndLeavesNoFileOnError) {
 TEST(WeightSource, ShardedCheckpointWithIndex) {
   TempDir dir("st_sharded");
   {
-    SafetensorsWriter a(dir.file("model-00001-of-00002.safetensors"), {{"t1", DType::BF16, {2}}}, Json::object());
+    SafetensorsWriter a(dir.file("model-00001-of-00002.safetensors"), {{"t1", DType::BF16, {2}}},
+                        Json::object());
     const uint16_t v[2] = {0x3F80, 0x4000};
     a.write(v, 4);
     a.commit();
-    SafetensorsWriter b(dir.file("model-00002-of-00002.safetensors"), {{"t2", DType::BF16, {1}}}, Json::object());
+    SafetensorsWriter b(dir.file("model-00002-of-00002.safetensors"), {{"t2", DType::BF16, {1}}},
+                        Json::object());
     b.write(v, 2);
     b.commit();
   }
   const std::string idx = dir.file("model.safetensors.index.json");
-  auto write_index = [&](const std::string& text) { write_bytes(idx, std::vector<uint8_t>(text.begin(), text.end())); };
-  write_index(R"({"metadata":{},"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00002-of-00002.safetensors"}})");
+  auto write_index = [&](const std::string& text) {
+    write_bytes(idx, std::vector<uint8_t>(text.begin(), text.end()));
+  };
+  write_index(
+      R"({"metadata":{},"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00002-of-00002.safetensors"}})");
   std::string folder = std::filesystem::path(idx).parent_path().string();
   const WeightSource w = WeightSource::open(folder);
   EXPECT_EQ(w.format(), "safetensors-sharded");
@@ -186,12 +195,15 @@ TEST(WeightSource, ShardedCheckpointWithIndex) {
     }
     return std::string("(no error)");
   };
-  EXPECT_THAT(err(R"({"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00001-of-00002.safetensors"}})"),
-              HasSubstr("lists tensor 't2'"));
-  EXPECT_THAT(err(R"({"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00002-of-00002.safetensors","t3":"model-00002-of-00002.safetensors"}})"),
-              HasSubstr("lists tensor 't3'"));
+  EXPECT_THAT(
+      err(R"({"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00001-of-00002.safetensors"}})"),
+      HasSubstr("lists tensor 't2'"));
+  EXPECT_THAT(
+      err(R"({"weight_map":{"t1":"model-00001-of-00002.safetensors","t2":"model-00002-of-00002.safetensors","t3":"model-00002-of-00002.safetensors"}})"),
+      HasSubstr("lists tensor 't3'"));
   EXPECT_THAT(err(R"({"weight_map":{"t1":"../x.safetensors"}})"), HasSubstr("not a plain file name"));
-  EXPECT_THAT(err(R"({"weight_map":{"t1":"missing.safetensors"}})"), HasSubstr("missing.safetensors: cannot open"));
+  EXPECT_THAT(err(R"({"weight_map":{"t1":"missing.safetensors"}})"),
+              HasSubstr("missing.safetensors: cannot open"));
   EXPECT_THAT(err(R"({"nothing":1})"), HasSubstr("weight_map"));
 
   // Without an index, every *.safetensors of the folder is read.
@@ -207,14 +219,16 @@ TEST(WeightSource, RawBf16File) {
   ASSERT_EQ(w.tensors().size(), 1u);
   EXPECT_EQ(w.tensors()[0].name, kRawTensorName);
   EXPECT_EQ(w.tensors()[0].elements, 6u);
-  EXPECT_THAT([&] {
-    try {
-      WeightSource::open(p, std::vector<uint64_t>{4, 3});
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), AllOf(HasSubstr("w.bin"), HasSubstr("a BF16 tensor of that shape is 24")));
+  EXPECT_THAT(
+      [&] {
+        try {
+          WeightSource::open(p, std::vector<uint64_t>{4, 3});
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      AllOf(HasSubstr("w.bin"), HasSubstr("a BF16 tensor of that shape is 24")));
   EXPECT_EQ(parse_raw_shape("4096x14336"), (std::vector<uint64_t>{4096, 14336}));
   EXPECT_EQ(parse_raw_shape("7"), (std::vector<uint64_t>{7}));
   for (const char* bad : {"", "x", "4096x", "0x5", "12a", "-3x2", "99999999999x99999999999"})

@@ -42,18 +42,19 @@ Result moesim(const std::string& args) {
 TEST(StoreCli, PackInfoVerifyAndDetectAModifiedSource) {
   TempDir dir("cli_store");
   const std::string store = dir.file("f.store");
-  auto r = moesim("pack --weights " + kFixture + " --all-tensors --codec zstd:3 --shards 3 --threads 2 -o " + store);
+  auto r = moesim("pack --weights " + kFixture + " --all-tensors --codec zstd:3 --shards 3 --threads 2 -o " +
+                  store);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("packed 8 tensors"));
 
   r = moesim("store info " + store + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const Json j = Json::parse(r.out);
-  for (const char* k : {"header", "bf16_bytes", "stored_bytes", "ratio", "per_codec", "per_tensor", "file_size"})
+  for (const char* k :
+       {"header", "bf16_bytes", "stored_bytes", "ratio", "per_codec", "per_tensor", "file_size"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["bf16_bytes"], 391876u * 2);
-  EXPECT_DOUBLE_EQ(j["ratio"].get<double>(),
-                   j["stored_bytes"].get<double>() / j["bf16_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(j["ratio"].get<double>(), j["stored_bytes"].get<double>() / j["bf16_bytes"].get<double>());
   EXPECT_EQ(j["per_tensor"].size(), 8u);
   EXPECT_EQ(j["per_codec"][0]["codec"], "zstd:3");
   EXPECT_EQ(moesim("store info " + store).status, 0);
@@ -79,10 +80,14 @@ TEST(StoreCli, PackInfoVerifyAndDetectAModifiedSource) {
 
 TEST(StoreCli, PackBytesDoNotDependOnThreadsAndErrorsLeaveNoFile) {
   TempDir dir("cli_threads");
-  ASSERT_EQ(moesim("pack --weights " + kFixture + " --all-tensors --codec lz4hc:12 --shards 4 --threads 1 -o " +
-                   dir.file("a.store")).status, 0);
-  ASSERT_EQ(moesim("pack --weights " + kFixture + " --all-tensors --codec lz4hc:12 --shards 4 --threads 4 -o " +
-                   dir.file("b.store")).status, 0);
+  ASSERT_EQ(moesim("pack --weights " + kFixture +
+                   " --all-tensors --codec lz4hc:12 --shards 4 --threads 1 -o " + dir.file("a.store"))
+                .status,
+            0);
+  ASSERT_EQ(moesim("pack --weights " + kFixture +
+                   " --all-tensors --codec lz4hc:12 --shards 4 --threads 4 -o " + dir.file("b.store"))
+                .status,
+            0);
   EXPECT_EQ(read_bytes(dir.file("a.store")), read_bytes(dir.file("b.store")));
   auto r = moesim("pack --weights " + kFixture + " --all-tensors --codec brotli -o " + dir.file("c.store"));
   EXPECT_EQ(r.status, 1);
@@ -98,8 +103,9 @@ TEST(StoreCli, PackBytesDoNotDependOnThreadsAndErrorsLeaveNoFile) {
 TEST(StoreCli, SynthPackVerifyAndStats) {
   TempDir dir("cli_synth");
   const std::string w = dir.file("s.safetensors");
-  const std::string args = "weights synth --model olmoe-1b-7b --layers 1 --experts 1 --std 0.02 "
-                           "--std-per-tensor down_proj=0.01 --seed 7 -o ";
+  const std::string args =
+      "weights synth --model olmoe-1b-7b --layers 1 --experts 1 --std 0.02 "
+      "--std-per-tensor down_proj=0.01 --seed 7 -o ";
   auto r = moesim(args + w);
   ASSERT_EQ(r.status, 0) << r.out;
   ASSERT_EQ(moesim(args + dir.file("t.safetensors")).status, 0);
@@ -114,16 +120,21 @@ TEST(StoreCli, SynthPackVerifyAndStats) {
   r = moesim("weights stats " + small + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const Json j = Json::parse(r.out);
-  for (const char* k : {"header", "elements", "entropy_bits", "bound_ratio", "distinct_exponents", "codec_ratios"})
+  for (const char* k :
+       {"header", "elements", "entropy_bits", "bound_ratio", "distinct_exponents", "codec_ratios"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["elements"], 768u * 1024);
   // Gaussian weights: exponent entropy near 2.6 bits like real LLM experts (ZipMoE Fig. 2).
   EXPECT_GT(j["entropy_bits"].get<double>(), 2.3);
   EXPECT_LT(j["entropy_bits"].get<double>(), 2.8);
-  for (const char* c : {"zstd:3", "zstd:19", "lz4", "lz4hc:12"}) EXPECT_TRUE(j["codec_ratios"].contains(c)) << c;
-  EXPECT_NE(moesim("weights synth --size 1000 --std 0.02 --seed 1 -o " + dir.file("x.safetensors")).status, 0);
+  for (const char* c : {"zstd:3", "zstd:19", "lz4", "lz4hc:12"})
+    EXPECT_TRUE(j["codec_ratios"].contains(c)) << c;
+  EXPECT_NE(moesim("weights synth --size 1000 --std 0.02 --seed 1 -o " + dir.file("x.safetensors")).status,
+            0);
   EXPECT_NE(moesim("weights synth --model gpt-oss-120b --layers 1 --experts 1 --seed 1 -o " +
-                   dir.file("x.safetensors")).status, 0);
+                   dir.file("x.safetensors"))
+                .status,
+            0);
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
 }
 

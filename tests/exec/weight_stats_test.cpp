@@ -60,15 +60,17 @@ TEST(WeightStats, EntropyMatchesAnIndependentComputationOnAHandMadeTensor) {
 // Real data: the exponent histogram of the bundled weights equals one computed here from the F32 bits
 // with an independent round-to-nearest-even.
 TEST(WeightStats, RealWeightsHistogramMatchesIndependentRounding) {
-  const WeightSource ws = WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
+  const WeightSource ws =
+      WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
   const WeightStats s = compute_weight_stats(ws, {"lz4"}, 1);
   std::vector<int> exps;
   for (const auto& t : ws.tensors()) {
     for (uint64_t i = 0; i < t.elements; ++i) {
       uint32_t u;
       std::memcpy(&u, t.data + 4 * i, 4);
-      const uint32_t r = ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFF)) ? (u >> 16) | 0x40
-                                                                              : (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
+      const uint32_t r = ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFF))
+                             ? (u >> 16) | 0x40
+                             : (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
       exps.push_back(static_cast<int>((r >> 7) & 0xFF));
     }
   }
