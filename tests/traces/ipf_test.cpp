@@ -123,3 +123,31 @@ TEST(Ipf, Eq24ProportionalUpdateAndOddsUpdateReachTheSameWeights) {
 
 }  // namespace
 }  // namespace moesim::traces
+
+namespace moesim::traces {
+namespace {
+
+// End to end: fit w to targets f, draw N sets; expert e's frequency is binomial(N, f_e) / N, checked at 5
+// standard deviations (a chance failure among 40 experts has probability < 3e-5).
+TEST(Ipf, SampledInclusionFrequenciesMatchTheTargets) {
+  const uint32_t n = 40, k = 6;
+  const std::vector<double> f = random_targets(77, n, k, 1.3);
+  const IpfResult r = fit_max_entropy(f, k);
+  ASSERT_TRUE(r.converged);
+  CpSampler s(r.units, k);
+  Rng rng(4242);
+  const int N = 100000;
+  std::vector<int> seen(n, 0);
+  std::vector<uint32_t> out;
+  for (int i = 0; i < N; ++i) {
+    out.clear();
+    s.draw(rng, out);
+    ASSERT_EQ(out.size(), k);
+    for (uint32_t e : out) ++seen[e];
+  }
+  for (uint32_t e = 0; e < n; ++e)
+    EXPECT_NEAR(seen[e] / double(N), f[e], 5 * std::sqrt(f[e] * (1 - f[e]) / N)) << "expert " << e;
+}
+
+}  // namespace
+}  // namespace moesim::traces
