@@ -1,6 +1,7 @@
 // `moesim store info STORE [--json]`: what an expert store holds -- sizes and the ratio over BF16
 // ((compressed E + SM) / BF16 bytes) overall, per codec and per tensor. The whole index is validated
 // (exec/store_reader.h); chunk payloads are not read (use `store verify` for that).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -96,12 +97,18 @@ void run(const Options& o) {
     std::printf("  %-10s %6llu tensors  BF16 %12s  stored %12s  ratio %.4f\n", c.c_str(),
                 static_cast<unsigned long long>(s.tensors), format_bytes(s.bf16).c_str(),
                 format_bytes(s.e + s.sm).c_str(), ratio(s.e + s.sm, s.bf16));
-  std::printf("per tensor:\n  %5s %7s %-24s %-14s %3s %12s %12s %7s\n", "layer", "expert", "tensor", "shape",
-              "K", "BF16", "stored", "ratio");
+  int wrole = 6, wshape = 5;  // column widths from the data, so long checkpoint names stay aligned
+  for (const auto& e : r.entries()) {
+    wrole = std::max(wrole, static_cast<int>(e.role.size()));
+    wshape = std::max(wshape, static_cast<int>(exec::format_shape(e.shape).size()));
+  }
+  std::printf("per tensor:\n  %5s %7s %-*s %-*s %-9s %3s %12s %12s %7s\n", "layer", "expert", wrole, "tensor",
+              wshape, "shape", "codec", "K", "BF16", "stored", "ratio");
   for (const auto& e : r.entries())
-    std::printf("  %5u %7u %-24s %-14s %3zu %12s %12s %7.4f\n", e.layer, e.expert, e.role.c_str(),
-                exec::format_shape(e.shape).c_str(), e.shards.size(), format_bytes(e.bf16_bytes()).c_str(),
-                format_bytes(e.e_bytes() + e.sm.size).c_str(),
+    std::printf("  %5u %7u %-*s %-*s %-9s %3zu %12s %12s %7.4f\n", e.layer, e.expert, wrole, e.role.c_str(),
+                wshape, exec::format_shape(e.shape).c_str(),
+                kernels::make_codec(e.codec, e.level)->name().c_str(), e.shards.size(),
+                format_bytes(e.bf16_bytes()).c_str(), format_bytes(e.e_bytes() + e.sm.size).c_str(),
                 ratio(e.e_bytes() + e.sm.size, e.bf16_bytes()));
 }
 

@@ -25,6 +25,7 @@ namespace {
 struct Packed {
   std::vector<uint8_t> sm;
   std::vector<std::vector<uint8_t>> shards;
+  bool stored_raw = false;  // compression did not pay off: exponents stored raw (codec id raw)
 };
 
 Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K) {
@@ -40,6 +41,18 @@ Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K)
     const uint64_t b = shard_begin(n, k, K), e = shard_begin(n, k + 1, K);
     if (e == b) continue;  // an empty shard stores nothing
     p.shards[k] = kernels::compress_to_vector(codec, exps.data() + b, static_cast<size_t>(e - b));
+  }
+  // Tiny tensors (biases, norms) can grow under compression (frame headers, entropy tables): store their
+  // exponents raw instead, so that no tensor is ever larger than its BF16 form. The codec id is per tensor
+  // in the index, so readers need nothing special.
+  size_t total = 0;
+  for (const auto& s : p.shards) total += s.size();
+  if (codec.id() != kernels::CodecId::kRaw && n > 0 && total >= n) {
+    p.stored_raw = true;
+    for (uint32_t k = 0; k < K; ++k) {
+      const uint64_t b = shard_begin(n, k, K), e = shard_begin(n, k + 1, K);
+      p.shards[k].assign(exps.begin() + static_cast<long>(b), exps.begin() + static_cast<long>(e));
+    }
   }
   return p;
 }
@@ -170,6 +183,10 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
       }
       cv.notify_all();
       StoreEntry& e = idx.entries[i];
+      if (p.stored_raw) {
+        e.codec = kernels::CodecId::kRaw;
+        e.level = 0;
+      }
       auto emit = [&](StoreChunk& c, const std::vector<uint8_t>& bytes, uint64_t raw) {
         c.offset = out.pad_to(kStoreAlign);
         c.size = bytes.size();

@@ -64,6 +64,12 @@ TEST(ExpertStore, RoundTripIsBitExactOnRealWeightsForEveryCodecAndK) {
         for (const auto& c : e.shards) EXPECT_EQ(c.offset % kStoreAlign, 0u);
       }
       EXPECT_EQ(r.meta()["codec"], kernels::make_codec(codec)->name());
+      for (const auto& e : r.entries()) {
+        EXPECT_LE(e.e_bytes(), e.elements) << e.label();  // never larger than raw exponents
+        if (e.elements > 100000) {
+          EXPECT_EQ(e.codec, kernels::make_codec(codec)->id()) << e.label();
+        }
+      }
       if (std::string(codec) == "raw") {
         EXPECT_EQ(res.e_bytes, 391876u);
       }

@@ -56,7 +56,9 @@ TEST(StoreCli, PackInfoVerifyAndDetectAModifiedSource) {
   EXPECT_EQ(j["bf16_bytes"], 391876u * 2);
   EXPECT_DOUBLE_EQ(j["ratio"].get<double>(), j["stored_bytes"].get<double>() / j["bf16_bytes"].get<double>());
   EXPECT_EQ(j["per_tensor"].size(), 8u);
-  EXPECT_EQ(j["per_codec"][0]["codec"], "zstd:3");
+  bool has_zstd = false;  // tiny tensors may fall back to raw, the rest are zstd:3
+  for (const auto& c : j["per_codec"]) has_zstd |= c["codec"] == "zstd:3";
+  EXPECT_TRUE(has_zstd);
   EXPECT_EQ(moesim("store info " + store).status, 0);
 
   r = moesim("store verify " + store + " --weights " + kFixture);
