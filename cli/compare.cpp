@@ -100,7 +100,10 @@ void execute(const CompareArgs& a) {
   }
   std::printf("Policy comparison: %s%s on %s (simulated), %s scope, batch %u\n", info.model.c_str(),
               info.synthetic ? " (SYNTHETIC trace)" : "", hw.display_name.c_str(), a.scope.c_str(), a.batch);
-  std::printf("expert size %s (%s)\n", format_bytes(costs.costs.expert_bytes.at(0)).c_str(),
+  std::printf("experts %s .. %s each, %s in all (%s); dense weights resident\n",
+              format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
+              format_bytes(costs.sizes["expert_bytes_max"].get<uint64_t>()).c_str(),
+              format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
               costs.sizes["expert_bytes_source"].get<std::string>().c_str());
   std::printf("\n%-10s %-24s %9s %9s %10s %10s %9s\n", "budget", "eviction", "hit", "hit(dec)", "TPOT",
               "TPOT p90", "tok/s");

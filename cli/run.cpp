@@ -47,11 +47,15 @@ void print_summary(const RunArgs& a, const Json& config, const Json& m, const tr
   std::printf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
               info.layers, info.experts, info.top_k,
               info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
-  std::printf("sizes:   expert %s (%s), dense %s per layer (%s, resident)\n",
-              format_bytes(config["sizes"]["expert_bytes_layer0"].get<uint64_t>()).c_str(),
-              config["sizes"]["expert_bytes_source"].get<std::string>().c_str(),
-              format_bytes(config["sizes"]["dense_bytes_layer0"].get<uint64_t>()).c_str(),
-              config["sizes"]["dense_bytes_source"].get<std::string>().c_str());
+  const Json& sz = config["sizes"];
+  std::printf("experts: %s .. %s each, %s in all (%s)\n",
+              format_bytes(sz["expert_bytes_min"].get<uint64_t>()).c_str(),
+              format_bytes(sz["expert_bytes_max"].get<uint64_t>()).c_str(),
+              format_bytes(sz["all_experts_bytes"].get<uint64_t>()).c_str(),
+              sz["expert_bytes_source"].get<std::string>().c_str());
+  std::printf("dense:   %s per layer, resident (%s)\n",
+              format_bytes(sz["dense_bytes_layer0"].get<uint64_t>()).c_str(),
+              sz["dense_bytes_source"].get<std::string>().c_str());
   std::printf("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
               config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
               config["scope"].get<std::string>().c_str(),

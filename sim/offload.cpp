@@ -62,7 +62,7 @@ OffloadCosts offload_costs(const traces::TraceInfo& info, const std::optional<Mo
     fill_shape(c, *preset);
     c.expert_bytes = info.expert_bytes;
     s["expert_bytes_source"] =
-        "trace (" + info.provenance.value("expert_bytes_source", std::string("trace header")) + ")";
+        "trace: " + info.provenance.value("expert_bytes_source", std::string("header"));
     s["shape_source"] = "model preset " + preset->name + " (element counts, tensor split, FLOPs)";
     const Json& prov = info.provenance;
     if (prov.contains("dense_bytes") && prov["dense_bytes"].is_array() &&
@@ -83,6 +83,15 @@ OffloadCosts offload_costs(const traces::TraceInfo& info, const std::optional<Mo
     }
   }
   s["expert_bytes_layer0"] = c.expert_bytes.empty() ? 0 : c.expert_bytes[0];
+  uint64_t lo = 0, hi = 0, total = 0;
+  for (uint64_t b : c.expert_bytes) {
+    lo = lo ? std::min(lo, b) : b;
+    hi = std::max(hi, b);
+    total += b * info.experts;
+  }
+  s["expert_bytes_min"] = lo;
+  s["expert_bytes_max"] = hi;
+  s["all_experts_bytes"] = total;
   s["dense_bytes_layer0"] = c.dense_bytes.empty() ? 0 : c.dense_bytes[0];
   s["dense_weights"] = "resident (not charged to the budget, never read from the SSD)";
   return out;

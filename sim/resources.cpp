@@ -87,6 +87,7 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes) {
 void Ssd::admit() {
   for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s) {
     if (slots_[s].phase != Phase::kFree) continue;
+    used_slots_ = std::max(used_slots_, s + 1);
     const JobQueue::Item it = queue_.pop();
     slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
     set_in_service(+1);
@@ -99,16 +100,16 @@ void Ssd::advance() {
   last_update_ = engine_.now();
   if (transferring_ == 0 || dt <= 0) return;
   const double progressed = dt * bandwidth_ / transferring_;
-  for (Slot& s : slots_)
-    if (s.phase == Phase::kTransfer) s.remaining -= progressed;
+  for (uint32_t i = 0; i < used_slots_; ++i)
+    if (slots_[i].phase == Phase::kTransfer) slots_[i].remaining -= progressed;
 }
 
 void Ssd::reschedule() {
   ++generation_;
   if (transferring_ == 0) return;
   double least = std::numeric_limits<double>::infinity();
-  for (const Slot& s : slots_)
-    if (s.phase == Phase::kTransfer) least = std::min(least, s.remaining);
+  for (uint32_t i = 0; i < used_slots_; ++i)
+    if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
   const double dt = std::max(least, 0.0) * transferring_ / bandwidth_;
   engine_.schedule(engine_.now() + dt, this, generation_ & ~kLatencyEvent);
 }
@@ -127,10 +128,11 @@ void Ssd::on_event(uint64_t arg) {
   // The event was scheduled for the least remaining transfer to reach zero; transfers within a
   // milli-byte of it end together (that absorbs rounding in the shared progress).
   double least = std::numeric_limits<double>::infinity();
-  for (const Slot& s : slots_)
-    if (s.phase == Phase::kTransfer) least = std::min(least, s.remaining);
-  std::vector<std::pair<uint32_t, OpTiming>> done;
-  for (uint32_t i = 0; i < slots_.size(); ++i) {
+  for (uint32_t i = 0; i < used_slots_; ++i)
+    if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
+  std::vector<std::pair<uint32_t, OpTiming>>& done = done_;
+  done.clear();
+  for (uint32_t i = 0; i < used_slots_; ++i) {
     Slot& s = slots_[i];
     if (s.phase != Phase::kTransfer || s.remaining > least + 1e-3) continue;
     done.push_back({s.job, OpTiming{s.start, engine_.now(), i}});

@@ -109,6 +109,8 @@ class Ssd : public EventHandler {
   double bandwidth_, latency_;
   JobListener* listener_;
   std::vector<Slot> slots_;
+  uint32_t used_slots_ = 0;                          // 1 + the highest slot index ever used: loops stop there
+  std::vector<std::pair<uint32_t, OpTiming>> done_;  // scratch of on_event
   uint32_t in_service_ = 0, transferring_ = 0;
   double last_update_ = 0;
   uint64_t generation_ = 0;  // completion events of older generations are stale
