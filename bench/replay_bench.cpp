@@ -35,7 +35,8 @@ struct Fixture {
 const Fixture& fixture() {
   static const Fixture f = [] {
     Fixture x;
-    const traces::Trace t = traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv");
+    const traces::Trace t =
+        traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv");
     const traces::LookupStream one = traces::build_lookup_stream(t);
     traces::LookupStream& s = x.stream;
     s.layers = one.layers;
@@ -88,7 +89,8 @@ void BM_Replay(benchmark::State& state, const char* policy, CacheScope scope, ui
     lookups += c.lookups;
     hits = c.hits;
   }
-  state.counters["lookups_per_s"] = benchmark::Counter(static_cast<double>(lookups), benchmark::Counter::kIsRate);
+  state.counters["lookups_per_s"] =
+      benchmark::Counter(static_cast<double>(lookups), benchmark::Counter::kIsRate);
   state.counters["hit_pct"] = 100.0 * static_cast<double>(hits) / static_cast<double>(f.stream.lookups());
   state.counters["stream_lookups"] = static_cast<double>(f.stream.lookups());
 }
@@ -97,8 +99,8 @@ void register_all() {
   for (const char* p : {"lru", "lfu", "fifo", "marking", "random", "belady", "static-freq"})
     for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
       for (uint64_t cap : {32, 64}) {
-        const std::string name = std::string("replay/") + p + "/" + scope_name(scope) + "/" +
-                                 (cap == 32 ? "25pct" : "50pct");
+        const std::string name =
+            std::string("replay/") + p + "/" + scope_name(scope) + "/" + (cap == 32 ? "25pct" : "50pct");
         benchmark::RegisterBenchmark(name.c_str(), BM_Replay, p, scope, cap)
             ->Unit(benchmark::kMillisecond)
             ->MinTime(0.5);

@@ -9,6 +9,8 @@
 //     from the trace header (expert_bytes) or, when it has none, from --model; an error if neither.
 // Degenerate configurations: a capacity below one expert or below the top-k of a layer is an error; an
 // invocation (e.g. a prefill pass) needing more experts than the capacity is counted and reported.
+#include "sim/replay.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -21,7 +23,6 @@
 #include "core/eviction.h"
 #include "core/run_info.h"
 #include "core/units.h"
-#include "sim/replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -74,7 +75,8 @@ std::string table(const std::vector<sim::ReplayResult>& rs) {
 void run(const Args& a) {
   const CacheScope scope = parse_scope(a.scope);
   if (!a.capacity.empty() && !a.sweep.empty()) throw Error("give --capacity or --sweep, not both");
-  if (a.capacity.empty() && a.sweep.empty()) throw Error("a capacity is required: --capacity C or --sweep C1,C2,...");
+  if (a.capacity.empty() && a.sweep.empty())
+    throw Error("a capacity is required: --capacity C or --sweep C1,C2,...");
   std::vector<CacheCapacity> caps;
   for (const auto& c : a.capacity.empty() ? split_list(a.sweep) : std::vector<std::string>{a.capacity})
     caps.push_back(CacheCapacity::parse(c));
@@ -89,7 +91,8 @@ void run(const Args& a) {
       policies.push_back(p);
     }
   }
-  if (policies.empty()) throw Error("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
+  if (policies.empty())
+    throw Error("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
 
   traces::LoadOptions lo;
   lo.format = a.format;
@@ -109,9 +112,9 @@ void run(const Args& a) {
 
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},   {"format", a.format},       {"fields", a.fields},
-                   {"model", a.model},   {"policies", policies},     {"scope", scope_name(scope)},
-                   {"capacity", a.capacity}, {"sweep", a.sweep},    {"batch", a.batch},
+    Json config = {{"trace", a.trace},       {"format", a.format},   {"fields", a.fields},
+                   {"model", a.model},       {"policies", policies}, {"scope", scope_name(scope)},
+                   {"capacity", a.capacity}, {"sweep", a.sweep},     {"batch", a.batch},
                    {"threads", a.threads}};
     Json j;
     j["header"] = run_header("replay", config);
@@ -131,10 +134,12 @@ void run(const Args& a) {
     text = j.dump(2) + "\n";
   } else {
     char head[512];
-    std::snprintf(head, sizeof head, "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode)\n",
-                  a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
-                  info.top_k, stream.invocations(), stream.lookups(),
-                  static_cast<unsigned long long>(stream.decode_lookups()));
+    std::snprintf(
+        head, sizeof head,
+        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode)\n",
+        a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
+        info.top_k, stream.invocations(), stream.lookups(),
+        static_cast<unsigned long long>(stream.decode_lookups()));
     text = head + table(results);
   }
   write_file_atomic(a.out, text);
@@ -142,11 +147,12 @@ void run(const Args& a) {
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
   if (over > 0)
-    std::fprintf(stderr,
-                 "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
-                 "the capacity (typically prefill passes); their excess experts passed through the cache (see "
-                 "over_capacity_invocations)\n",
-                 static_cast<unsigned long long>(over), stream.invocations());
+    std::fprintf(
+        stderr,
+        "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
+        "the capacity (typically prefill passes); their excess experts passed through the cache (see "
+        "over_capacity_invocations)\n",
+        static_cast<unsigned long long>(over), stream.invocations());
 }
 
 void setup(CLI::App& app) {
@@ -155,14 +161,18 @@ void setup(CLI::App& app) {
   app.add_option("--policy", a->policies,
                  "Eviction policy 'name:key=value,...' (repeatable), or 'all' (see `moesim policies`)")
       ->required();
-  app.add_option("--scope", a->scope, "Cache scope: layer (one cache per layer) or global")->capture_default_str();
-  app.add_option("--capacity", a->capacity,
-                 "Capacity: N = N experts per layer (global scope: N x layers experts), or a total size with a "
-                 "unit such as 3000MiB (per-layer scope: split equally over the layers)");
+  app.add_option("--scope", a->scope, "Cache scope: layer (one cache per layer) or global")
+      ->capture_default_str();
+  app.add_option(
+      "--capacity", a->capacity,
+      "Capacity: N = N experts per layer (global scope: N x layers experts), or a total size with a "
+      "unit such as 3000MiB (per-layer scope: split equally over the layers)");
   app.add_option("--sweep", a->sweep, "Comma-separated capacities to sweep, instead of --capacity");
   app.add_option("--model", a->model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
-  app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")->capture_default_str();
-  app.add_option("--threads", a->threads, "Threads for the (policy, capacity) runs; results do not depend on it")
+  app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")
+      ->capture_default_str();
+  app.add_option("--threads", a->threads,
+                 "Threads for the (policy, capacity) runs; results do not depend on it")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   app.add_option("--format", a->format, "Input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
@@ -172,5 +182,6 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("replay", "Cache-only replay: hit rates of eviction policies on a trace (no timing)", setup);
+MOESIM_CLI_COMMAND("replay", "Cache-only replay: hit rates of eviction policies on a trace (no timing)",
+                   setup);
 }  // namespace moesim::cli

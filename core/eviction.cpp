@@ -8,7 +8,9 @@
 
 namespace moesim {
 
-const char* scope_name(CacheScope s) { return s == CacheScope::kGlobal ? "global" : "layer"; }
+const char* scope_name(CacheScope s) {
+  return s == CacheScope::kGlobal ? "global" : "layer";
+}
 
 CacheScope parse_scope(const std::string& s) {
   if (s == "global") return CacheScope::kGlobal;
@@ -17,21 +19,24 @@ CacheScope parse_scope(const std::string& s) {
 }
 
 CacheCapacity CacheCapacity::parse(const std::string& text) {
-  if (text.empty()) throw Error("capacity: empty value (give experts per layer, e.g. 32, or bytes, e.g. 3000MiB)");
+  if (text.empty())
+    throw Error("capacity: empty value (give experts per layer, e.g. 32, or bytes, e.g. 3000MiB)");
   bool digits = true;
   for (char c : text) digits = digits && std::isdigit(static_cast<unsigned char>(c));
   CacheCapacity c;
   if (digits) {
     c.unit = Unit::kExperts;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), c.value);
-    if (ec != std::errc() || p != text.data() + text.size()) throw Error("capacity '" + text + "' is too large");
+    if (ec != std::errc() || p != text.data() + text.size())
+      throw Error("capacity '" + text + "' is too large");
     return c;
   }
   bool has_unit = false;
   for (char ch : text) has_unit = has_unit || std::isalpha(static_cast<unsigned char>(ch));
   if (!has_unit)
-    throw Error("capacity '" + text +
-                "': a plain number must be a whole count of experts per layer; sizes need a unit (e.g. 3000MiB)");
+    throw Error(
+        "capacity '" + text +
+        "': a plain number must be a whole count of experts per layer; sizes need a unit (e.g. 3000MiB)");
   c.unit = Unit::kBytes;
   c.value = parse_bytes(text);
   return c;
@@ -74,12 +79,13 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
     c.expert_bytes.assign(layers, expert_bytes[0]);
   } else if (!expert_bytes.empty()) {
     if (expert_bytes.size() != layers)
-      throw Error("cache: expert sizes given for " + std::to_string(expert_bytes.size()) + " layers, the trace has " +
-                  std::to_string(layers));
+      throw Error("cache: expert sizes given for " + std::to_string(expert_bytes.size()) +
+                  " layers, the trace has " + std::to_string(layers));
     c.expert_bytes.assign(expert_bytes.begin(), expert_bytes.end());
   }
   for (uint32_t l = 0; l < c.expert_bytes.size(); ++l)
-    if (c.expert_bytes[l] == 0) throw Error("cache: expert size of layer " + std::to_string(l) + " is 0 bytes");
+    if (c.expert_bytes[l] == 0)
+      throw Error("cache: expert size of layer " + std::to_string(l) + " is 0 bytes");
   c.key_weight.assign(c.keys(), 1);
   const std::string need_k = " (top-k = " + std::to_string(top_k) +
                              ": a single decode token would not fit; choose a larger capacity)";
@@ -87,8 +93,8 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
   if (capacity.unit == CacheCapacity::Unit::kExperts) {
     if (capacity.value == 0) throw Error("capacity must be at least one expert per layer, got 0");
     if (capacity.value < top_k)
-      throw Error("capacity of " + std::to_string(capacity.value) + " experts per layer is smaller than one layer's top-k" +
-                  need_k);
+      throw Error("capacity of " + std::to_string(capacity.value) +
+                  " experts per layer is smaller than one layer's top-k" + need_k);
     const uint64_t cap = scope == CacheScope::kGlobal ? capacity.value * layers : capacity.value;
     c.capacity.assign(c.partitions(), cap);
     return c;
@@ -104,12 +110,12 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
     for (uint32_t l = 0; l < layers; ++l) {
       const uint64_t n = per_layer / c.expert_bytes[l];
       if (n == 0)
-        throw Error("capacity " + format_bytes(capacity.value) + " gives each layer " + format_bytes(per_layer) +
-                    ", less than one expert of layer " + std::to_string(l) + " (" + format_bytes(c.expert_bytes[l]) +
-                    ")");
+        throw Error("capacity " + format_bytes(capacity.value) + " gives each layer " +
+                    format_bytes(per_layer) + ", less than one expert of layer " + std::to_string(l) + " (" +
+                    format_bytes(c.expert_bytes[l]) + ")");
       if (n < top_k)
-        throw Error("capacity " + format_bytes(capacity.value) + " gives layer " + std::to_string(l) + " room for " +
-                    std::to_string(n) + " experts, fewer than its top-k" + need_k);
+        throw Error("capacity " + format_bytes(capacity.value) + " gives layer " + std::to_string(l) +
+                    " room for " + std::to_string(n) + " experts, fewer than its top-k" + need_k);
       c.capacity.push_back(n);
     }
     return c;
@@ -121,10 +127,11 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
     max_bytes = std::max(max_bytes, b);
   }
   if (capacity.value < max_bytes)
-    throw Error("capacity " + format_bytes(capacity.value) + " is smaller than one expert (" + format_bytes(max_bytes) +
-                ")");
+    throw Error("capacity " + format_bytes(capacity.value) + " is smaller than one expert (" +
+                format_bytes(max_bytes) + ")");
   if (capacity.value / max_bytes < top_k)
-    throw Error("capacity " + format_bytes(capacity.value) + " holds fewer experts than one layer's top-k" + need_k);
+    throw Error("capacity " + format_bytes(capacity.value) + " holds fewer experts than one layer's top-k" +
+                need_k);
   if (uniform) {
     c.capacity.assign(1, capacity.value / c.expert_bytes[0]);
   } else {

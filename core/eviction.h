@@ -91,8 +91,8 @@ struct CacheConfig {
   CacheScope scope = CacheScope::kPerLayer;
   CacheCapacity requested;  // what the user asked for (for reports)
 
-  std::vector<uint64_t> capacity;    // [partitions], in capacity units
-  std::vector<uint64_t> key_weight;  // [keys], capacity units one resident key costs (>= 1)
+  std::vector<uint64_t> capacity;      // [partitions], in capacity units
+  std::vector<uint64_t> key_weight;    // [keys], capacity units one resident key costs (>= 1)
   std::vector<uint64_t> expert_bytes;  // [layers], bytes of one expert; empty when unknown
   bool weights_are_bytes = false;      // key_weight in bytes (global scope, mixed expert sizes)
 
@@ -234,7 +234,8 @@ class BasicCache {
       }
       while (used_[part_] > cap) {
         const uint32_t v = policy_->evict(part_);
-        if (v == kNoKey) throw Error("eviction policy returned no victim although its cache is over capacity");
+        if (v == kNoKey)
+          throw Error("eviction policy returned no victim although its cache is over capacity");
         drop(v, evicted);
       }
     }
@@ -338,6 +339,6 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& spec, co
 // MOESIM_REGISTER_EVICTION("lru", "least recently used", {ParamDefs...}, factory) where factory is
 // std::unique_ptr<EvictionPolicy>(const Params&, const CacheConfig&). Use once per policy .cpp, at
 // namespace scope. Variadic so that a braced parameter list may contain commas.
-#define MOESIM_REGISTER_EVICTION(name, description, ...)                                                 \
+#define MOESIM_REGISTER_EVICTION(name, description, ...)                                             \
   [[maybe_unused]] static const bool MOESIM_EVICTION_CONCAT(moesim_eviction_registered_, __LINE__) = \
       ::moesim::EvictionRegistry::instance().add({name, description, __VA_ARGS__})

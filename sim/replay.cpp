@@ -10,7 +10,8 @@
 
 namespace moesim::sim {
 
-ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k, std::vector<uint64_t> expert_bytes)
+ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
+                         std::vector<uint64_t> expert_bytes)
     : stream_(&stream), top_k_(top_k), expert_bytes_(std::move(expert_bytes)) {
   const uint64_t keys = uint64_t{stream.layers} * stream.experts;
   if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
@@ -29,7 +30,8 @@ ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k, std
 }
 
 CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
-  CacheConfig c = make_cache_config(stream_->layers, stream_->experts, top_k_, rc.scope, rc.capacity, expert_bytes_);
+  CacheConfig c =
+      make_cache_config(stream_->layers, stream_->experts, top_k_, rc.scope, rc.capacity, expert_bytes_);
   c.next_use_available = true;
   c.key_frequency = frequency_;
   return c;
@@ -37,7 +39,9 @@ CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
 
 namespace {
 
-double pct(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : 100.0 * static_cast<double>(a) / static_cast<double>(b); }
+double pct(uint64_t a, uint64_t b) {
+  return b == 0 ? 0.0 : 100.0 * static_cast<double>(a) / static_cast<double>(b);
+}
 
 ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheConfig& cfg) {
   ReplayResult r;
@@ -59,7 +63,9 @@ ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheC
 
 }  // namespace
 
-ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) { return run_one(in, rc, in.cache_config(rc)); }
+ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) {
+  return run_one(in, rc, in.cache_config(rc));
+}
 
 std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
                                        unsigned threads) {

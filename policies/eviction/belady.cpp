@@ -121,14 +121,16 @@ class Belady final : public EvictionPolicyBase<Belady> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("belady",
-                         "offline optimum (Belady 1966): evict the expert whose next use is furthest (needs the "
-                         "trace's next-use index)",
-                         {}, [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                           if (!cfg.next_use_available)
-                             throw Error("eviction policy 'belady' is an offline oracle: it needs the next-use "
-                                         "index of the lookup stream, which this caller does not provide");
-                           return std::make_unique<Belady>(cfg);
-                         });
+MOESIM_REGISTER_EVICTION(
+    "belady",
+    "offline optimum (Belady 1966): evict the expert whose next use is furthest (needs the "
+    "trace's next-use index)",
+    {}, [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+      if (!cfg.next_use_available)
+        throw Error(
+            "eviction policy 'belady' is an offline oracle: it needs the next-use "
+            "index of the lookup stream, which this caller does not provide");
+      return std::make_unique<Belady>(cfg);
+    });
 
 }  // namespace moesim::policies

@@ -29,7 +29,8 @@ class Lfu final : public EvictionPolicyBase<Lfu> {
         prev_(max_nodes_ + cfg.partitions()),
         stamps_(cfg.keys()) {
     // Node ids [0, max_nodes_) are allocatable; max_nodes_ + p is the sentinel of partition p's node list.
-    for (uint32_t p = 0; p < cfg.partitions(); ++p) next_[max_nodes_ + p] = prev_[max_nodes_ + p] = max_nodes_ + p;
+    for (uint32_t p = 0; p < cfg.partitions(); ++p)
+      next_[max_nodes_ + p] = prev_[max_nodes_ + p] = max_nodes_ + p;
     free_.reserve(max_nodes_);
     for (uint32_t n = max_nodes_; n-- > 0;) free_.push_back(n);
   }

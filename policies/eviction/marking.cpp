@@ -104,7 +104,8 @@ class Marking final : public EvictionPolicyBase<Marking> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("marking", "randomized marking (Fiat et al. 1991): phases, evict a random unmarked expert",
+MOESIM_REGISTER_EVICTION("marking",
+                         "randomized marking (Fiat et al. 1991): phases, evict a random unmarked expert",
                          {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
                          [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            return std::make_unique<Marking>(cfg, p.get_uint("seed"));

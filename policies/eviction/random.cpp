@@ -49,7 +49,7 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
     const uint32_t b = base_[part];
     const uint32_t i = b + static_cast<uint32_t>(rng_.below(candidates));
     const uint32_t v = slots_[i];
-    move_slot(b + candidates - 1, i);                // last candidate fills the hole
+    move_slot(b + candidates - 1, i);                     // last candidate fills the hole
     move_slot(b + count_[part] - 1, b + candidates - 1);  // last in-use key fills the candidates' end
     --count_[part];
     return v;

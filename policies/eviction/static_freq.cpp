@@ -102,8 +102,9 @@ MOESIM_REGISTER_EVICTION("static-freq",
                          "share the remaining room in LRU order",
                          {}, [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            if (cfg.key_frequency.size() != cfg.keys())
-                             throw Error("eviction policy 'static-freq' is an offline oracle: it needs whole-trace "
-                                         "expert frequencies, which this caller does not provide");
+                             throw Error(
+                                 "eviction policy 'static-freq' is an offline oracle: it needs whole-trace "
+                                 "expert frequencies, which this caller does not provide");
                            return std::make_unique<StaticFreq>(cfg);
                          });
 

@@ -20,8 +20,8 @@ struct PatternRun {
   std::vector<std::vector<uint32_t>> resident_after;  // resident keys after each invocation
 };
 
-inline PatternRun run_pattern(const std::string& spec, uint32_t experts, uint32_t capacity, const Invocations& invs,
-                              uint32_t top_k = 1) {
+inline PatternRun run_pattern(const std::string& spec, uint32_t experts, uint32_t capacity,
+                              const Invocations& invs, uint32_t top_k = 1) {
   // The flat stream, next uses (invocation index of the key's next lookup) and frequencies.
   std::vector<uint32_t> inv_begin{0}, key, next_use;
   std::vector<uint16_t> inv_layer;

@@ -12,7 +12,8 @@ TEST(Lru, HandCheckedSequence) {
 }
 
 TEST(Lru, InvocationOrderSetsRecency) {
-  // {1,2}: 2 is more recent than 1. {3}: evicts 1. {1,3}: 1 misses, 3 hits, evicts 2 (the LRU key not in use).
+  // {1,2}: 2 is more recent than 1. {3}: evicts 1. {1,3}: 1 misses, 3 hits, evicts 2 (the LRU key not in
+  // use).
   auto r = run_pattern("lru", 8, 2, {{1, 2}, {3}, {1, 3}, {2}});
   EXPECT_EQ(r.letters, "MM M MH M");
   EXPECT_EQ(r.resident_after[2], (std::vector<uint32_t>{1, 3}));

@@ -34,7 +34,9 @@ TEST(Marking, MarkedKeysSurviveThePhase) {
 TEST(Marking, DifferentSeedsGiveDifferentChoices) {
   int one_evicted = 0;
   for (uint64_t seed = 1; seed <= 100; ++seed)
-    one_evicted += run_pattern("marking:seed=" + std::to_string(seed), 8, 2, singles({1, 2, 3, 1})).letters.back() == 'M';
+    one_evicted +=
+        run_pattern("marking:seed=" + std::to_string(seed), 8, 2, singles({1, 2, 3, 1})).letters.back() ==
+        'M';
   EXPECT_GT(one_evicted, 20);
   EXPECT_LT(one_evicted, 80);
 }

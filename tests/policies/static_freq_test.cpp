@@ -15,7 +15,8 @@ TEST(StaticFreq, PinsTheMostFrequentExperts) {
 }
 
 TEST(StaticFreq, FrequencyTiesGoToTheSmallerKey) {
-  // Counts 1:3, 2:1, 3:1, 4:1; capacity 3 pins the top 3 with ties broken by key: {1, 2, 3}; 4 passes through.
+  // Counts 1:3, 2:1, 3:1, 4:1; capacity 3 pins the top 3 with ties broken by key: {1, 2, 3}; 4 passes
+  // through.
   auto r = run_pattern("static-freq", 8, 3, singles({1, 2, 3, 4, 1, 1}));
   EXPECT_EQ(r.letters, "M M M M H H");
   EXPECT_EQ(r.resident_after[3], (std::vector<uint32_t>{1, 2, 3}));

@@ -14,8 +14,9 @@ struct Out {
   std::string text;  // stdout and stderr
 };
 
-Out cli(const std::string& args) {
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1";
+// stdout and stderr together, or stdout only (for JSON) when `with_stderr` is false.
+Out cli(const std::string& args, bool with_stderr = true) {
+  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   Out o{-1, ""};
   if (!p) return o;
@@ -29,7 +30,8 @@ Out cli(const std::string& args) {
 const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
 
 TEST(ReplayCli, JsonSweepOfAllPolicies) {
-  const Out o = cli("replay --trace " + kQwen + " --policy all --sweep 16,32 --scope global --json --threads 2");
+  const Out o =
+      cli("replay --trace " + kQwen + " --policy all --sweep 16,32 --scope global --json --threads 2", false);
   ASSERT_EQ(o.status, 0) << o.text;
   const auto start = o.text.find('{');
   ASSERT_NE(start, std::string::npos) << o.text;
@@ -50,12 +52,14 @@ TEST(ReplayCli, ThreadCountDoesNotChangeResults) {
   auto hits = [](const std::string& text) {
     const Json j = parse_json_text(text.substr(text.find('{')), "replay output");
     std::string s;
-    for (const auto& r : j["results"]) s += r["policy"].get<std::string>() + "=" + std::to_string(r["hits"].get<uint64_t>()) + ";";
+    for (const auto& r : j["results"])
+      s += r["policy"].get<std::string>() + "=" + std::to_string(r["hits"].get<uint64_t>()) + ";";
     return s;
   };
-  const std::string args = "replay --trace " + kQwen + " --policy random:seed=4 --policy marking --policy lfu " +
+  const std::string args = "replay --trace " + kQwen +
+                           " --policy random:seed=4 --policy marking --policy lfu " +
                            "--sweep 8,16,24,3000MiB --json --threads ";
-  const Out a = cli(args + "1"), b = cli(args + "4");
+  const Out a = cli(args + "1", false), b = cli(args + "4", false);
   ASSERT_EQ(a.status, 0) << a.text;
   ASSERT_EQ(b.status, 0) << b.text;
   EXPECT_EQ(hits(a.text), hits(b.text));

@@ -27,8 +27,8 @@ std::string current_table() {
         for (uint64_t cap : kCapacities) {
           const auto r = sim::replay(*t->input, experts_config(e.name, scope, cap));
           const auto& c = r.counters;
-          out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups << ','
-              << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','
+          out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups
+              << ',' << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','
               << c.over_capacity_invocations << ',' << c.read_bytes << '\n';
         }
   return out.str();
@@ -50,7 +50,8 @@ TEST(ReplayGolden, MatchesCommittedTable) {
   }
   const auto want = lines(read_file(kGoldenPath));
   const auto got = lines(now);
-  ASSERT_EQ(got.size(), want.size()) << "row count differs (a policy added? regenerate with MOESIM_REGEN_GOLDEN=1)";
+  ASSERT_EQ(got.size(), want.size())
+      << "row count differs (a policy added? regenerate with MOESIM_REGEN_GOLDEN=1)";
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "golden row " << i;
 }
 

@@ -13,7 +13,9 @@
 namespace moesim::testing {
 namespace {
 
-uint64_t misses(const sim::ReplayResult& r) { return r.counters.lookups - r.counters.hits; }
+uint64_t misses(const sim::ReplayResult& r) {
+  return r.counters.lookups - r.counters.hits;
+}
 
 TEST(Replay, BeladyNeverMissesMoreThanOnlinePolicies) {
   for (const auto& t : real_traces())
@@ -34,7 +36,8 @@ TEST(Replay, HitRateIsMonotoneInCapacityForLruAndBelady) {
         uint64_t prev_hits = 0;
         for (uint64_t cap = 6; cap <= 128; cap += 2) {
           const uint64_t hits = sim::replay(*t->input, experts_config(p, scope, cap)).counters.hits;
-          EXPECT_GE(hits, prev_hits) << t->name << " " << p << " " << scope_name(scope) << " capacity " << cap;
+          EXPECT_GE(hits, prev_hits) << t->name << " " << p << " " << scope_name(scope) << " capacity "
+                                     << cap;
           prev_hits = hits;
         }
       }
@@ -91,7 +94,8 @@ TEST(Replay, ResultNamesPolicyWithAllParameters) {
   EXPECT_EQ(j["lookups"], r.counters.lookups);
 }
 
-// ---- lookup semantics on a hand-built trace ----------------------------------------------------------------
+// ---- lookup semantics on a hand-built trace
+// ----------------------------------------------------------------
 
 traces::Trace tiny_trace() {
   traces::TraceInfo info;
@@ -128,7 +132,8 @@ TEST(ReplaySemantics, DuplicateExpertsOfAPrefillInvocationCountOnce) {
   const auto r = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 8));
   EXPECT_EQ(r.counters.lookups, 13u);
   EXPECT_EQ(r.counters.decode_lookups, 8u);
-  // Cold keys: layer 0 {0,1,2,3}, layer 1 {4,5,6,7} -> 8 misses, 5 hits (2, 4 in decode 0; 0, 3, 6 in decode 1).
+  // Cold keys: layer 0 {0,1,2,3}, layer 1 {4,5,6,7} -> 8 misses, 5 hits (2, 4 in decode 0; 0, 3, 6 in decode
+  // 1).
   EXPECT_EQ(r.counters.hits, 5u);
   EXPECT_EQ(r.counters.decode_hits, 5u);
   EXPECT_EQ(r.counters.read_bytes, 8u * 1000);
@@ -145,8 +150,8 @@ TEST(ReplaySemantics, PrefillOverCapacityIsReportedAndPassesThrough) {
     EXPECT_EQ(r.counters.max_over_capacity, 1u) << p;
   }
   // LRU by hand: prefill L0 {0,1,2} -> keeps {1,2}? The pass-through trims in LRU order: 0 is least recent
-  // (first looked up) -> {1,2}. L1 {4,5}. decode0 L0 {2 H, 3 M} -> evict 1 -> {2,3}; L1 {4 H, 6 M} -> evict 5.
-  // decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} -> evict 4.  Hits: 2, 4, 3, 6.
+  // (first looked up) -> {1,2}. L1 {4,5}. decode0 L0 {2 H, 3 M} -> evict 1 -> {2,3}; L1 {4 H, 6 M} ->
+  // evict 5. decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} -> evict 4.  Hits: 2, 4, 3, 6.
   const auto lru = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 2));
   EXPECT_EQ(lru.counters.hits, 4u);
 }
@@ -167,7 +172,8 @@ TEST(ReplaySemantics, EvictionNeverEvictsAKeyOfTheCurrentInvocation) {
         const uint32_t n = 1 + static_cast<uint32_t>(rng.below(cap));
         std::vector<uint32_t> keys;
         while (keys.size() < n) {
-          const uint32_t k = l * experts + static_cast<uint32_t>(rng.below(experts / 2) * (rng.below(3) ? 1 : 2));
+          const uint32_t k =
+              l * experts + static_cast<uint32_t>(rng.below(experts / 2) * (rng.below(3) ? 1 : 2));
           if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
         }
         invs.push_back(keys);
@@ -213,7 +219,8 @@ TEST(ReplayErrors, CapacityZeroOrBelowTopKOrOneExpert) {
   EXPECT_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 5)), Error);
   EXPECT_NO_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 6)));
   EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kGlobal, CacheCapacity::parse("1MiB")}), Error);
-  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("100MiB")}), Error);  // 2 MiB/layer
+  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("100MiB")}),
+               Error);  // 2 MiB/layer
   try {
     sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 3));
     FAIL() << "no error";
@@ -246,8 +253,9 @@ TEST(ReplayErrors, UnknownPolicyOrParameterListsTheKnownOnes) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(sim::replay_sweep(in, {experts_config("lru", CacheScope::kPerLayer, 8),
-                                      experts_config("random:seed=x", CacheScope::kPerLayer, 8)},
+  EXPECT_THROW(sim::replay_sweep(in,
+                                 {experts_config("lru", CacheScope::kPerLayer, 8),
+                                  experts_config("random:seed=x", CacheScope::kPerLayer, 8)},
                                  4),
                Error);
 }

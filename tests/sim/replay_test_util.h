@@ -34,7 +34,8 @@ inline const std::vector<std::unique_ptr<LoadedTrace>>& real_traces() {
       t->name = name;
       t->trace = traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name + ".route.csv");
       t->stream = traces::build_lookup_stream(t->trace);
-      t->input = std::make_unique<sim::ReplayInput>(t->stream, t->trace.info().top_k, t->trace.info().expert_bytes);
+      t->input =
+          std::make_unique<sim::ReplayInput>(t->stream, t->trace.info().top_k, t->trace.info().expert_bytes);
       v.push_back(std::move(t));
     }
     return v;
