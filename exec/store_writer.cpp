@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -28,7 +29,9 @@ struct Packed {
   bool stored_raw = false;  // compression did not pay off: exponents stored raw (codec id raw)
 };
 
-Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K) {
+// `inner_threads` > 1 compresses the K shards in parallel (used when there are fewer tensors than threads,
+// e.g. one raw tensor); shards are independent frames, so the bytes do not depend on it.
+Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K, unsigned inner_threads) {
   const size_t n = static_cast<size_t>(t.elements);
   std::vector<uint16_t> bf16(n);
   tensor_to_bf16(t, bf16.data());
@@ -37,10 +40,32 @@ Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K)
   p.sm.resize(n);
   kernels::split_bf16(bf16.data(), n, exps.data(), p.sm.data());
   p.shards.resize(K);
-  for (uint32_t k = 0; k < K; ++k) {
+  auto compress_shard = [&](uint32_t k) {
     const uint64_t b = shard_begin(n, k, K), e = shard_begin(n, k + 1, K);
-    if (e == b) continue;  // an empty shard stores nothing
+    if (e == b) return;  // an empty shard stores nothing
     p.shards[k] = kernels::compress_to_vector(codec, exps.data() + b, static_cast<size_t>(e - b));
+  };
+  const unsigned workers = std::min<unsigned>(inner_threads, K);
+  if (workers <= 1) {
+    for (uint32_t k = 0; k < K; ++k) compress_shard(k);
+  } else {
+    std::atomic<uint32_t> next{0};
+    std::vector<std::exception_ptr> errors(K);
+    auto run = [&] {
+      for (uint32_t k = next++; k < K; k = next++) {
+        try {
+          compress_shard(k);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(run);
+    run();
+    for (auto& th : pool) th.join();
+    for (auto& err : errors)
+      if (err) std::rethrow_exception(err);
   }
   // Tiny tensors (biases, norms) can grow under compression (frame headers, entropy tables): store their
   // exponents raw instead, so that no tensor is ever larger than its BF16 form. The codec id is per tensor
@@ -117,7 +142,9 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
   }
 
   const size_t total = sel.tensors.size();
-  const unsigned threads = std::max(1u, opts.threads);
+  const unsigned threads =
+      static_cast<unsigned>(std::min<size_t>(std::max(1u, opts.threads), std::max<size_t>(total, 1)));
+  const unsigned inner_threads = std::max(1u, opts.threads / threads);
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::optional<Packed>> slots(total);
@@ -137,7 +164,7 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
       std::optional<Packed> p;
       std::exception_ptr err;
       try {
-        p = pack_tensor(*sel.tensors[i].source, *codec, K);
+        p = pack_tensor(*sel.tensors[i].source, *codec, K, inner_threads);
       } catch (...) {
         err = std::current_exception();
       }

@@ -102,6 +102,34 @@ TEST(StoreCli, PackBytesDoNotDependOnThreadsAndErrorsLeaveNoFile) {
   EXPECT_THAT(r.out, HasSubstr("magic"));
 }
 
+TEST(StoreCli, RawBf16FilePacksOnShardThreadsAndVerifiesWithTheStoredShape) {
+  TempDir dir("cli_raw");
+  // The BF16 values of a real tensor: the F32 data of feats/kernel, upper halves (truncation is fine here).
+  const auto src = read_bytes(kFixture);
+  const SafetensorsImage img = parse_safetensors(src.data(), src.size(), kFixture);
+  const TensorView& t = img.tensors[0];
+  std::vector<uint8_t> raw(t.elements * 2);
+  for (uint64_t i = 0; i < t.elements; ++i) {
+    raw[2 * i] = t.data[4 * i + 2];
+    raw[2 * i + 1] = t.data[4 * i + 3];
+  }
+  const std::string w = dir.file("w.bf16");
+  write_bytes(w, raw);
+  const std::string shape = std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]);
+  for (const char* threads : {"1", "4"}) {
+    auto r =
+        moesim("pack --weights " + w + " --raw-shape " + shape + " --codec zstd:3 --shards 4 --threads " +
+               threads + " -o " + dir.file(std::string("r") + threads + ".store"));
+    ASSERT_EQ(r.status, 0) << r.out;
+  }
+  EXPECT_EQ(read_bytes(dir.file("r1.store")), read_bytes(dir.file("r4.store")));
+  auto r = moesim("store verify " + dir.file("r4.store") + " --weights " + w);  // shape read from the store
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = moesim("pack --weights " + w + " --raw-shape 3x3 -o " + dir.file("bad.store"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.out, HasSubstr("a BF16 tensor of that shape is 18"));
+}
+
 TEST(StoreCli, SynthPackVerifyAndStats) {
   TempDir dir("cli_synth");
   const std::string w = dir.file("s.safetensors");
