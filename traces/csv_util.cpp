@@ -49,6 +49,32 @@ std::optional<Phase> parse_phase_name(std::string_view s) {
   return std::nullopt;
 }
 
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t j = 1; ok && j < n; ++j) ok = (static_cast<unsigned char>(s[i + j]) >> 6) == 0x2;
+    if (ok && n > 1) {  // reject overlong forms, surrogates and code points above U+10FFFF
+      uint32_t cp = c & (0xFF >> (n + 1));
+      for (size_t j = 1; j < n; ++j) cp = (cp << 6) | (static_cast<unsigned char>(s[i + j]) & 0x3F);
+      const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min[n] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    }
+    if (ok) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
 bool split_csv(std::string_view line, char sep, std::vector<std::string>& out, std::string& error) {
   out.clear();
   size_t i = 0;

@@ -33,6 +33,10 @@ std::optional<float> parse_float(std::string_view s);    // from_chars general f
 // Phase from "prefill"/"decode" or "0"/"1" (case-sensitive); nullopt otherwise.
 std::optional<Phase> parse_phase_name(std::string_view s);
 
+// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by '?', so that text taken
+// from an input (a model path in a preamble, a file name) can always go into JSON headers and outputs.
+std::string sanitize_utf8(std::string_view s);
+
 // Splits one CSV line on `sep`. Fields may be double-quoted ("a,b" and "" for a quote inside); an
 // unterminated quote or text after a closing quote returns false with `error` set.
 bool split_csv(std::string_view line, char sep, std::vector<std::string>& out, std::string& error);

@@ -32,7 +32,9 @@ void append_uint(std::string& out, uint64_t v) {
   out.append(buf, r.ptr);
 }
 
-std::string quoted(const std::string& key) { return nlohmann::json(key).dump() + ":"; }
+std::string quoted(const std::string& key) {
+  return nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ":";
+}
 
 }  // namespace
 

@@ -79,8 +79,8 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
       n_layer = number("n_layer");
       n_expert = number("n_expert");
       n_used = number("n_expert_used");
-      model_path = f["model"];
-      arch = f["arch"];
+      model_path = sanitize_utf8(f["model"]);
+      arch = sanitize_utf8(f["arch"]);
       if (n_layer == 0 || n_layer > 65536) throw input_error(origin, ln, "n_layer", "must be in [1, 65536]");
       if (n_expert == 0 || n_expert > 65536) throw input_error(origin, ln, "n_expert", "must be in [1, 65536]");
       if (n_used == 0 || n_used > n_expert) throw input_error(origin, ln, "n_expert_used", "must be in [1, n_expert]");
@@ -211,7 +211,7 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
   info.top_k = static_cast<uint32_t>(n_used);
   for (const auto& [l, b] : layer_bytes) info.expert_bytes.push_back(b);
   info.provenance = {{"format", "route_trace v1"},
-                     {"source", origin},
+                     {"source", sanitize_utf8(origin)},
                      {"engine_model", model_path},
                      {"arch", arch},
                      {"expert_bytes_source", "route_trace preamble (the engine's quantized file)"},

@@ -56,7 +56,7 @@ Trace import_csv(std::string_view text, const std::string& origin, const FieldMa
   TraceInfo info;
   info.layers = shape.layers;
   info.experts = shape.experts;
-  info.provenance = {{"format", "csv"}, {"source", origin}};
+  info.provenance = {{"format", "csv"}, {"source", sanitize_utf8(origin)}};
   TraceBuilder b(std::move(info), c_weights != kAbsent, c_logits != kAbsent, origin);
   std::vector<uint32_t> experts;
   std::vector<float> weights, logits;

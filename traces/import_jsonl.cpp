@@ -82,7 +82,7 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const Field
   TraceInfo info;
   info.layers = shape.layers;
   info.experts = shape.experts;
-  info.provenance = {{"format", "jsonl"}, {"source", origin}};
+  info.provenance = {{"format", "jsonl"}, {"source", sanitize_utf8(origin)}};
   std::optional<TraceBuilder> b;
   bool with_weights = false, with_logits = false;
   std::vector<uint32_t> experts;

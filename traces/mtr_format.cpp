@@ -167,7 +167,8 @@ Encoded plan(const Trace& t) {
     h["provenance"] = info.provenance;
     h["records"] = t.records();
     h["columns"] = cols;
-    e.header = h.dump();
+    // Strings came through sanitize_utf8 or a JSON parser; `replace` keeps a stray byte from ever throwing.
+    e.header = h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     const uint64_t need = align_up(kMtrPreambleBytes + e.header.size());
     if (need <= data_start) break;
     data_start = need;

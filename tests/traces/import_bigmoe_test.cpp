@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {
@@ -127,6 +128,17 @@ TEST(ImportBigmoe, DuplicateRecordsAndDecodeInsidePrompt) {
   // A decode step inside the prompt.
   EXPECT_THAT(bigmoe_error(fixture_text() + "0,1,1,0,0,1,0.9,1,0\n0,1,1,0,1,0,0.1,0,1000\n"),
               HasSubstr("t.csv:20: field 'step': decode step 1 is inside the prompt"));
+}
+
+TEST(ImportBigmoe, InvalidUtf8InThePreambleIsSanitized) {
+  // Found by fuzzing: a stray byte in the model path made the .mtr header's JSON dump throw.
+  std::string text = fixture_text();
+  text.replace(text.find("Tiny"), 1, "\x9b");
+  const Trace t = import_bigmoe(text, "t.csv");
+  EXPECT_EQ(t.info().model, "?iny-MoE-Q4_K_M");
+  EXPECT_EQ(decode_mtr(encode_mtr(t), "m").info().model, "?iny-MoE-Q4_K_M");
+  EXPECT_EQ(sanitize_utf8("a\xc3\xa9b\xe2\x82"), "a\xc3\xa9b??");    // valid 2-byte kept; truncated 3-byte replaced
+  EXPECT_EQ(sanitize_utf8("\xc0\xaf\xed\xa0\x80"), "?????");        // overlong and surrogate rejected
 }
 
 TEST(ImportBigmoe, ShapeFromAModelMustAgree) {
