@@ -10,6 +10,9 @@
 
 namespace moesim {
 
+// 128-bit product for Lemire's method; __extension__ keeps -Wpedantic quiet (GCC and clang both have it).
+__extension__ typedef unsigned __int128 RngU128;
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) {
@@ -40,12 +43,12 @@ class Rng {
 
   // Uniform integer in [0, n), unbiased (Lemire's multiply-shift with rejection). n > 0.
   uint64_t below(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    RngU128 m = static_cast<RngU128>(next()) * n;
     auto low = static_cast<uint64_t>(m);
     if (low < n) {
       const uint64_t threshold = (0 - n) % n;
       while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
+        m = static_cast<RngU128>(next()) * n;
         low = static_cast<uint64_t>(m);
       }
     }

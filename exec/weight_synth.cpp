@@ -3,11 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-// core/rng.h uses unsigned __int128, which -Wpedantic rejects under -Werror (reported to core's owner).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "kernels/bf16.h"
 
 namespace moesim::exec {
