@@ -65,7 +65,7 @@ std::string table(const std::vector<sim::ReplayResult>& rs) {
                   r.policy.c_str(), scope_name(r.scope), r.capacity.to_string().c_str(),
                   static_cast<unsigned long long>(r.capacity_experts), r.hit_pct, r.decode_hit_pct,
                   static_cast<unsigned long long>(c.lookups), static_cast<unsigned long long>(c.hits),
-                  r.capacity_bytes ? format_bytes(c.read_bytes).c_str() : "n/a",
+                  r.expert_sizes_known ? format_bytes(c.read_bytes).c_str() : "n/a",
                   static_cast<unsigned long long>(c.over_capacity_invocations), r.lookups_per_s / 1e6);
     s += line;
   }

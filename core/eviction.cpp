@@ -59,9 +59,14 @@ uint64_t CacheConfig::total_capacity_experts() const {
 uint64_t CacheConfig::total_capacity_bytes() const {
   if (expert_bytes.empty()) return 0;
   if (weights_are_bytes) return capacity[0];
+  if (scope == CacheScope::kGlobal) {
+    // A global cache counted in experts has a fixed byte size only when all experts weigh the same.
+    for (uint64_t b : expert_bytes)
+      if (b != expert_bytes[0]) return 0;
+    return capacity[0] * expert_bytes[0];
+  }
   uint64_t sum = 0;
-  for (uint32_t p = 0; p < partitions(); ++p)
-    sum += capacity[p] * (scope == CacheScope::kGlobal ? expert_bytes[0] : expert_bytes[p]);
+  for (uint32_t p = 0; p < partitions(); ++p) sum += capacity[p] * expert_bytes[p];
   return sum;
 }
 

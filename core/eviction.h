@@ -104,7 +104,8 @@ struct CacheConfig {
   uint32_t partitions() const { return scope == CacheScope::kGlobal ? 1u : layers; }
   uint32_t partition_of_layer(uint32_t layer) const { return scope == CacheScope::kGlobal ? 0u : layer; }
   // Capacity in experts summed over partitions (exact when weights are experts; bytes / mean expert
-  // size, rounded down, otherwise). Bytes summed over partitions, or 0 when expert sizes are unknown.
+  // size, rounded down, otherwise). Bytes summed over partitions; 0 when expert sizes are unknown, or
+  // for a global cache counted in experts whose experts differ in size (its byte size is not fixed).
   uint64_t total_capacity_experts() const;
   uint64_t total_capacity_bytes() const;
 };

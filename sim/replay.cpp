@@ -50,6 +50,7 @@ ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheC
   r.capacity = rc.capacity;
   r.capacity_experts = cfg.total_capacity_experts();
   r.capacity_bytes = cfg.total_capacity_bytes();
+  r.expert_sizes_known = !cfg.expert_bytes.empty();
   auto policy = make_eviction_policy(rc.policy, cfg);
   const auto t0 = std::chrono::steady_clock::now();
   r.counters = policy->replay(in.view());
@@ -121,7 +122,7 @@ Json to_json(const ReplayResult& r) {
   j["decode_lookups"] = c.decode_lookups;
   j["decode_hits"] = c.decode_hits;
   j["decode_hit_pct"] = r.decode_hit_pct;
-  if (r.capacity_bytes || c.read_bytes)
+  if (r.expert_sizes_known)
     j["read_bytes"] = c.read_bytes;
   else
     j["read_bytes"] = nullptr;

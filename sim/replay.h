@@ -27,9 +27,10 @@ struct ReplayConfig {
 struct ReplayResult {
   std::string policy;  // canonical, every parameter spelled out
   CacheScope scope = CacheScope::kPerLayer;
-  CacheCapacity capacity;         // as requested
-  uint64_t capacity_experts = 0;  // resulting capacity summed over partitions
-  uint64_t capacity_bytes = 0;    // the same in bytes; 0 when expert sizes are unknown
+  CacheCapacity capacity;           // as requested
+  uint64_t capacity_experts = 0;    // resulting capacity summed over partitions
+  uint64_t capacity_bytes = 0;      // the same in bytes; 0 when unknown or not fixed (CacheConfig)
+  bool expert_sizes_known = false;  // read_bytes is meaningful
   CacheCounters counters;
   double hit_pct = 0;         // 100 * hits / lookups
   double decode_hit_pct = 0;  // 100 * decode_hits / decode_lookups (0 when there is no decode)

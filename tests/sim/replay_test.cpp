@@ -305,5 +305,36 @@ TEST(ReplayCapacity, BytesWithMixedExpertSizes) {
   EXPECT_EQ(r.counters.lookups, small.counters.lookups);
 }
 
+TEST(ReplayCapacity, ConfigEdgeCases) {
+  const std::vector<uint64_t> two{1000, 2000};
+  // Experts per layer: global scope holds N x layers experts.
+  auto c = make_cache_config(2, 8, 2, CacheScope::kGlobal, {CacheCapacity::Unit::kExperts, 3}, two);
+  EXPECT_EQ(c.capacity, (std::vector<uint64_t>{6}));
+  EXPECT_EQ(c.total_capacity_bytes(), 0u);  // 6 experts of mixed sizes: no fixed byte size
+  c = make_cache_config(2, 8, 2, CacheScope::kPerLayer, {CacheCapacity::Unit::kExperts, 3}, two);
+  EXPECT_EQ(c.capacity, (std::vector<uint64_t>{3, 3}));
+  EXPECT_EQ(c.total_capacity_bytes(), 3u * 1000 + 3u * 2000);
+  // Global bytes with mixed sizes: keys weigh their bytes.
+  c = make_cache_config(2, 8, 2, CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, 10000}, two);
+  EXPECT_TRUE(c.weights_are_bytes);
+  EXPECT_EQ(c.key_weight[8], 2000u);
+  EXPECT_EQ(c.total_capacity_bytes(), 10000u);
+  // One size for all layers is broadcast; a wrong number of sizes or a zero size is an error.
+  EXPECT_NO_THROW(make_cache_config(3, 8, 2, CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, 30000},
+                                    std::vector<uint64_t>{1000}));
+  EXPECT_THROW(make_cache_config(3, 8, 2, CacheScope::kPerLayer, {CacheCapacity::Unit::kExperts, 4}, two),
+               Error);
+  EXPECT_THROW(make_cache_config(2, 8, 2, CacheScope::kPerLayer, {CacheCapacity::Unit::kExperts, 4},
+                                 std::vector<uint64_t>{1000, 0}),
+               Error);
+  EXPECT_THROW(make_cache_config(0, 8, 2, CacheScope::kPerLayer, {CacheCapacity::Unit::kExperts, 4}, {}),
+               Error);
+  // Global bytes below top-k of the largest experts.
+  EXPECT_THROW(make_cache_config(2, 8, 2, CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, 3999}, two),
+               Error);
+  EXPECT_EQ(CacheCapacity::parse("32").to_string(), "32 experts/layer");
+  EXPECT_EQ(parse_scope("per-layer"), CacheScope::kPerLayer);
+}
+
 }  // namespace
 }  // namespace moesim::testing
