@@ -14,11 +14,7 @@
 // so that marking, the phase reset (move a zone boundary) and a uniform unmarked victim are all O(1).
 // Randomness: moesim::Rng seeded with the `seed` parameter.
 #include "core/eviction.h"
-// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "policies/eviction/eviction_structs.h"
 
 namespace moesim::policies {

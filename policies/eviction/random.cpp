@@ -9,11 +9,7 @@
 // Randomness: moesim::Rng seeded with the `seed` parameter; one stream per cache, so a run is a pure
 // function of (trace, capacity, seed).
 #include "core/eviction.h"
-// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "policies/eviction/eviction_structs.h"
 
 namespace moesim::policies {

@@ -4,11 +4,7 @@
 // and keys evicted during the eviction phase of a fitting invocation are never its own.
 #include <algorithm>
 
-// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "tests/policies/eviction_test_util.h"
 
 namespace moesim::testing {

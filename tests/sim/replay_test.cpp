@@ -3,11 +3,7 @@
 #include <algorithm>
 #include <set>
 
-// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "tests/sim/replay_test_util.h"
 
 namespace moesim::testing {
