@@ -18,12 +18,7 @@
 #include <span>
 #include <vector>
 
-// core/rng.h uses unsigned __int128, which -Wpedantic rejects; until it is spelled `__extension__` there,
-// silence that one warning around the include (requested in the report of the synth work).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 
 namespace moesim::traces {
 
