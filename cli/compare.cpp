@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/run_info.h"
@@ -24,6 +25,7 @@ struct CompareArgs {
                             scope = "global";
   uint32_t batch = 1, io_depth = 1;
   bool json = false;
+  std::string csv;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -55,6 +57,10 @@ void execute(const CompareArgs& a) {
 
   Json rows = Json::array();
   std::vector<std::string> lines;
+  std::string csv =
+      "budget,eviction,cache_capacity_experts,hit_rate,decode_hit_rate,tpot_mean_s,tpot_p50_s,tpot_p90_s,"
+      "tpot_p99_s,"
+      "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read\n";
   for (const auto& b : budgets) {
     for (const auto& p : policies) {
       sim::OffloadConfig cfg;
@@ -78,9 +84,20 @@ void execute(const CompareArgs& a) {
           format_seconds(m["tpot"]["mean_s"].get<double>()).c_str(),
           format_seconds(m["tpot"]["p90_s"].get<double>()).c_str(), m["decode_tokens_per_s"].get<double>());
       lines.push_back(line);
+      char row_csv[512];
+      std::snprintf(row_csv, sizeof row_csv,
+                    "%s,\"%s\",%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%llu\n", b.c_str(),
+                    r.eviction.c_str(), static_cast<unsigned long long>(r.cache_capacity_experts),
+                    m["cache"]["hit_rate"].get<double>(), m["cache"]["decode_hit_rate"].get<double>(),
+                    m["tpot"]["mean_s"].get<double>(), m["tpot"]["p50_s"].get<double>(),
+                    m["tpot"]["p90_s"].get<double>(), m["tpot"]["p99_s"].get<double>(),
+                    m["ttft"]["mean_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
+                    static_cast<unsigned long long>(m["ssd_bytes_read"].get<uint64_t>()));
+      csv += row_csv;
     }
   }
   const auto& info = trace.info();
+  if (!a.csv.empty()) write_file_atomic(a.csv, csv);
   warn_if_unoptimized();
   if (a.json) {
     Json config;
@@ -123,6 +140,7 @@ void setup(CLI::App& app) {
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
   app.add_flag("--json", a->json, "print JSON (header + one row per cell)");
+  app.add_option("--csv", a->csv, "also write the table as CSV to this file (atomically)");
   app.callback([a] { execute(*a); });
 }
 

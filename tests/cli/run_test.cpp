@@ -94,4 +94,20 @@ TEST(CompareCli, TableHasEveryCell) {
             j["rows"][0]["metrics"]["cache"]["hits"].get<uint64_t>());
 }
 
+TEST(CompareCli, CsvHasOneRowPerCell) {
+  const std::string csv =
+      (std::filesystem::temp_directory_path() / ("moesim_cmp_" + std::to_string(getpid()) + ".csv")).string();
+  const Result r =
+      sh("compare --trace " + kTrace + " --policies lru,fifo,belady --budgets 2GiB --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("belady"), std::string::npos);
+  FILE* f = std::fopen(csv.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int lines = 0;
+  for (int c; (c = std::fgetc(f)) != EOF;) lines += c == '\n';
+  std::fclose(f);
+  EXPECT_EQ(lines, 4);  // header + 3 policies
+  std::filesystem::remove(csv);
+}
+
 }  // namespace
