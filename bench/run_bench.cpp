@@ -13,11 +13,7 @@
 
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
-// core/rng.h spells unsigned __int128 without __extension__, which -Wpedantic rejects (reported).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "sim/offload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
