@@ -137,7 +137,7 @@ TEST(ImportBigmoe, InvalidUtf8InThePreambleIsSanitized) {
   const Trace t = import_bigmoe(text, "t.csv");
   EXPECT_EQ(t.info().model, "?iny-MoE-Q4_K_M");
   EXPECT_EQ(decode_mtr(encode_mtr(t), "m").info().model, "?iny-MoE-Q4_K_M");
-  EXPECT_EQ(sanitize_utf8("a\xc3\xa9b\xe2\x82"), "a\xc3\xa9b??");    // valid 2-byte kept; truncated 3-byte replaced
+  EXPECT_EQ(sanitize_utf8("a\xc3\xa9" "b\xe2\x82"), "a\xc3\xa9" "b??");  // valid 2-byte kept; cut 3-byte replaced
   EXPECT_EQ(sanitize_utf8("\xc0\xaf\xed\xa0\x80"), "?????");        // overlong and surrogate rejected
 }
 

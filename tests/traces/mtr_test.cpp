@@ -171,8 +171,8 @@ TEST(Mtr, BadOffsetsAndSizes) {
   // A column pushed past the end of the file.
   const std::string nu = std::to_string(column_offset(good, "next_use"));
   std::string past = std::to_string(column_offset(good, "next_use") + 640);
-  if (past.size() == nu.size())
-    EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + nu, "\"offset\":" + past)), HasSubstr("past the end"));
+  ASSERT_EQ(past.size(), nu.size());
+  EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + nu, "\"offset\":" + past)), HasSubstr("past the end"));
 }
 
 // Values changed with the checksum recomputed: the semantic checks catch what a careless writer could do.
