@@ -59,6 +59,7 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
   uint64_t n_layer = 0, n_expert = 0, n_used = 0, shape_line = 0;
   std::string model_path, arch;
   std::map<uint64_t, uint64_t> layer_bytes;
+  std::map<uint64_t, uint64_t> layer_dense_bytes;  // non-expert weights per layer, kept for the simulator
   bool have_header = false;
   while (lines.next(line)) {
     if (line.empty()) continue;
@@ -89,6 +90,7 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
       const uint64_t l = number("layer"), b = number("expert_bytes");
       if (l >= n_layer) throw input_error(origin, ln, "layer", "layer " + std::to_string(l) + " >= n_layer " + std::to_string(n_layer));
       if (!layer_bytes.emplace(l, b).second) throw input_error(origin, ln, "layer", "layer " + std::to_string(l) + " listed twice");
+      if (f.count("dense_bytes")) layer_dense_bytes.emplace(l, number("dense_bytes"));
     }
     // Other comment lines are free text.
   }
@@ -216,6 +218,11 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
                      {"arch", arch},
                      {"expert_bytes_source", "route_trace preamble (the engine's quantized file)"},
                      {"decode_step_shift", shifts}};
+  if (!layer_dense_bytes.empty() && layer_dense_bytes.size() == n_layer) {
+    Json dense = Json::array();
+    for (const auto& [l, d] : layer_dense_bytes) dense.push_back(d);
+    info.provenance["dense_bytes"] = std::move(dense);
+  }
   TraceBuilder b(std::move(info), true, false, origin);
   for (const Cell& c : cells) {
     uint32_t step = c.step;
