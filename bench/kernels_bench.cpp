@@ -13,10 +13,7 @@
 #include <string>
 #include <vector>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"  // core/rng.h: unsigned __int128
 #include "core/rng.h"
-#pragma GCC diagnostic pop
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 #include "kernels/exponent_stats.h"

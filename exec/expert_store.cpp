@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "core/error.h"
-#include "exec/hash64.h"
+#include "core/hash64.h"
 #include "exec/raw_weights.h"
 
 namespace moesim::exec {

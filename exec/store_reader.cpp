@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "exec/hash64.h"
+#include "core/hash64.h"
 #include "kernels/bf16.h"
 
 namespace moesim::exec {

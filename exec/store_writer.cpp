@@ -16,7 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "exec/expert_store.h"
-#include "exec/hash64.h"
+#include "core/hash64.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 

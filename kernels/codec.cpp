@@ -6,61 +6,16 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/hash64.h"
 #include "kernels/codec_impl.h"
 
 namespace moesim::kernels {
 
 namespace detail {
 
-namespace {
-
-constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull;
-constexpr uint64_t kP2 = 0xC2B2AE3D27D4EB4Full;
-constexpr uint64_t kP3 = 0x165667B19E3779F9ull;
-
-inline uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-// Frames are little-endian on disk, so the checksum reads little-endian words on every host.
-inline uint64_t load64_le(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-// Each step is a bijection of the lane for a fixed word and of the word for a fixed lane.
-inline uint64_t step(uint64_t h, uint64_t w) {
-  return rotl(h ^ (w * kP1), 31) * kP2;
-}
-inline uint64_t fmix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
+// XXH64 of the block folded to 32 bits (core/hash64.h).
 uint32_t frame_checksum(const uint8_t* p, size_t n) {
-  uint64_t h0 = kP1, h1 = kP2, h2 = kP3, h3 = kP1 ^ kP2;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    h0 = step(h0, load64_le(p + i));
-    h1 = step(h1, load64_le(p + i + 8));
-    h2 = step(h2, load64_le(p + i + 16));
-    h3 = step(h3, load64_le(p + i + 24));
-  }
-  for (; i + 8 <= n; i += 8) h0 = step(h0, load64_le(p + i));
-  uint64_t tail = 0;
-  for (size_t k = 0; i + k < n; ++k) tail |= static_cast<uint64_t>(p[i + k]) << (8 * k);
-  h1 = step(h1, tail);
-  uint64_t h = fmix(n * kP3);
-  h = (h ^ fmix(h0)) * kP1;
-  h = (h ^ fmix(h1)) * kP1;
-  h = (h ^ fmix(h2)) * kP1;
-  h = (h ^ fmix(h3)) * kP1;
-  h = fmix(h);
+  const uint64_t h = hash64(p, n);
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 

@@ -42,21 +42,5 @@ Trace read_mtr(const std::string& path, const MtrReadOptions& opts = {});
 // Parses a copy of `bytes` (so any alignment of the input works); `origin` names it in errors.
 Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrReadOptions& opts = {});
 
-// XXH64 (Yann Collet's xxHash, 64-bit variant), the checksum of the format.
-uint64_t xxh64(const void* data, size_t size, uint64_t seed = 0);
-
-class Xxh64 {
- public:
-  explicit Xxh64(uint64_t seed = 0);
-  void update(const void* data, size_t size);
-  uint64_t digest() const;
-
- private:
-  uint64_t v_[4];
-  uint64_t seed_;
-  uint64_t total_ = 0;
-  unsigned char buf_[32];
-  size_t buf_len_ = 0;
-};
 
 }  // namespace moesim::traces

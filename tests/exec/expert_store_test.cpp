@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "exec/expert_naming.h"
-#include "exec/hash64.h"
+#include "core/hash64.h"
 #include "exec/store_reader.h"
 #include "exec/store_writer.h"
 #include "exec/weight_source.h"

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "kernels/bf16.h"
-#include "tests/kernels/test_rng.h"
+#include "core/rng.h"
 
 namespace moesim::kernels {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kernels/bf16.h"
-#include "tests/kernels/test_rng.h"
+#include "core/rng.h"
 
 namespace moesim::kernels {
 namespace {

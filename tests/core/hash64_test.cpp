@@ -1,11 +1,11 @@
-#include "exec/hash64.h"
+#include "core/hash64.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace moesim::exec {
+namespace moesim {
 namespace {
 
 // Reference values of XXH64 (xxHash's own test vectors and `xxhsum -H64` output).
@@ -36,5 +36,19 @@ TEST(Hash64, UnalignedInputGivesTheSameHash) {
   EXPECT_EQ(hash64(a.data(), a.size()), hash64(b.data() + 1, a.size()));
 }
 
+TEST(Hash64, StreamingEqualsOneShot) {
+  EXPECT_EQ(hash64("", 0), 0xEF46DB3751D8E999ULL);
+  EXPECT_EQ(hash64("abc", 3), 0x44BC2CF5AD770999ULL);
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data += static_cast<char>(i * 7 + 3);
+  const uint64_t whole = hash64(data.data(), data.size(), 42);
+  for (size_t cut : {0, 1, 7, 31, 32, 33, 100, 999, 1000}) {
+    Xxh64 h(42);
+    h.update(data.data(), cut);
+    h.update(data.data() + cut, data.size() - cut);
+    EXPECT_EQ(h.digest(), whole) << cut;
+  }
+}
+
 }  // namespace
-}  // namespace moesim::exec
+}  // namespace moesim
