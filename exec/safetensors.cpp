@@ -177,7 +177,7 @@ void tensor_to_bf16(const TensorView& t, uint16_t* out) {
                 " cannot be cast to BF16 (moesim reads BF16, F16, F32)");
   switch (*t.dtype) {
     case DType::BF16:
-      std::memcpy(out, t.data, t.elements * 2);
+      if (t.elements) std::memcpy(out, t.data, t.elements * 2);  // an empty tensor may have no data pointer
       return;
     case DType::F16:
     case DType::F32: {
