@@ -1,5 +1,5 @@
 // Allocation-free building blocks shared by the eviction policies: intrusive doubly linked lists over
-// dense keys (flat arrays, one sentinel per list) and per-invocation "in use" stamps.
+// dense keys (flat arrays, one sentinel per list), per-invocation "in use" stamps, and slot arrays.
 #pragma once
 
 #include <algorithm>
@@ -63,6 +63,35 @@ class InUseStamps {
  private:
   std::vector<uint32_t> stamp_;
   uint32_t epoch_ = 1;
+};
+
+// Keys held in the slots of a flat array, with each key's slot, so that a key moves between contiguous
+// zones of its partition's region in O(1) (random and marking keep candidate / marked / in-use zones; the
+// callers own the zone boundaries).
+class SlotArray {
+ public:
+  explicit SlotArray(uint32_t keys) : slots_(keys), pos_(keys) {}
+  uint32_t at(uint32_t slot) const { return slots_[slot]; }
+  uint32_t slot_of(uint32_t key) const { return pos_[key]; }
+  void put(uint32_t slot, uint32_t key) {
+    slots_[slot] = key;
+    pos_[key] = slot;
+  }
+  void swap(uint32_t i, uint32_t j) {
+    std::swap(slots_[i], slots_[j]);
+    pos_[slots_[i]] = i;
+    pos_[slots_[j]] = j;
+  }
+  // Moves the key in `from` into `to`. A no-op when from == to: after an eviction the slot may hold a stale
+  // copy of a key that has already moved, and rewriting its position would corrupt it.
+  void move(uint32_t from, uint32_t to) {
+    if (from == to) return;
+    slots_[to] = slots_[from];
+    pos_[slots_[to]] = to;
+  }
+
+ private:
+  std::vector<uint32_t> slots_, pos_;
 };
 
 // Start of each partition's region in a per-partition array of keys: partition p may hold up to

@@ -27,29 +27,27 @@ class Marking final : public EvictionPolicyBase<Marking> {
         rng_(seed),
         base_(partition_bases(cfg)),
         slots_(cfg.keys()),
-        pos_(cfg.keys()),
         zones_(cfg.partitions()) {}
 
   void begin_invocation(uint32_t) override {}
   void on_hit(uint32_t key, uint32_t part, uint32_t) override {
     Zones& z = zones_[part];
     const uint32_t b = base_[part];
-    uint32_t i = pos_[key];
+    uint32_t i = slots_.slot_of(key);
     if (i < b + z.unmarked) {  // unmarked -> first slot of the marked zone
-      swap_slots(i, b + z.unmarked - 1);
+      slots_.swap(i, b + z.unmarked - 1);
       i = b + --z.unmarked;
       ++z.marked;
     }
     // marked -> first slot of the in-use zone
-    swap_slots(i, b + z.unmarked + z.marked - 1);
+    slots_.swap(i, b + z.unmarked + z.marked - 1);
     --z.marked;
     ++z.in_use;
   }
   void on_admit(uint32_t key, uint32_t part, uint32_t) override {
     Zones& z = zones_[part];
     const uint32_t i = base_[part] + z.unmarked + z.marked + z.in_use++;
-    slots_[i] = key;
-    pos_[key] = i;
+    slots_.put(i, key);
   }
   uint32_t evict(uint32_t part) override {
     Zones& z = zones_[part];
@@ -61,11 +59,11 @@ class Marking final : public EvictionPolicyBase<Marking> {
     }
     const uint32_t b = base_[part];
     const uint32_t i = b + static_cast<uint32_t>(rng_.below(z.unmarked));
-    const uint32_t v = slots_[i];
+    const uint32_t v = slots_.at(i);
     // Close the hole zone by zone: last unmarked -> hole, last marked -> its slot, last in-use -> its slot.
-    move_slot(b + z.unmarked - 1, i);
-    move_slot(b + z.unmarked + z.marked - 1, b + z.unmarked - 1);
-    move_slot(b + z.unmarked + z.marked + z.in_use - 1, b + z.unmarked + z.marked - 1);
+    slots_.move(b + z.unmarked - 1, i);
+    slots_.move(b + z.unmarked + z.marked - 1, b + z.unmarked - 1);
+    slots_.move(b + z.unmarked + z.marked + z.in_use - 1, b + z.unmarked + z.marked - 1);
     --z.unmarked;
     return v;
   }
@@ -79,21 +77,10 @@ class Marking final : public EvictionPolicyBase<Marking> {
   struct Zones {
     uint32_t unmarked = 0, marked = 0, in_use = 0;
   };
-  void swap_slots(uint32_t i, uint32_t j) {
-    std::swap(slots_[i], slots_[j]);
-    pos_[slots_[i]] = i;
-    pos_[slots_[j]] = j;
-  }
-  // A no-op when from == to: the slot may hold a stale copy of a key that has already moved.
-  void move_slot(uint32_t from, uint32_t to) {
-    if (from == to) return;
-    slots_[to] = slots_[from];
-    pos_[slots_[to]] = to;
-  }
 
   Rng rng_;
   std::vector<uint32_t> base_;
-  std::vector<uint32_t> slots_, pos_;
+  SlotArray slots_;
   std::vector<Zones> zones_;
   uint64_t phases_ = 0;
 };

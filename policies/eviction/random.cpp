@@ -22,7 +22,6 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
         rng_(seed),
         base_(partition_bases(cfg)),
         slots_(cfg.keys()),
-        pos_(cfg.keys()),
         count_(cfg.partitions(), 0),
         in_use_(cfg.partitions(), 0) {}
 
@@ -30,13 +29,12 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
   void on_hit(uint32_t key, uint32_t part, uint32_t) override {
     const uint32_t b = base_[part];
     const uint32_t last_candidate = b + count_[part] - in_use_[part] - 1;
-    swap_slots(pos_[key], last_candidate);
+    slots_.swap(slots_.slot_of(key), last_candidate);
     ++in_use_[part];
   }
   void on_admit(uint32_t key, uint32_t part, uint32_t) override {
     const uint32_t i = base_[part] + count_[part]++;
-    slots_[i] = key;
-    pos_[key] = i;
+    slots_.put(i, key);
     ++in_use_[part];
   }
   uint32_t evict(uint32_t part) override {
@@ -44,30 +42,19 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
     if (candidates == 0) return kNoKey;
     const uint32_t b = base_[part];
     const uint32_t i = b + static_cast<uint32_t>(rng_.below(candidates));
-    const uint32_t v = slots_[i];
-    move_slot(b + candidates - 1, i);                     // last candidate fills the hole
-    move_slot(b + count_[part] - 1, b + candidates - 1);  // last in-use key fills the candidates' end
+    const uint32_t v = slots_.at(i);
+    slots_.move(b + candidates - 1, i);                     // last candidate fills the hole
+    slots_.move(b + count_[part] - 1, b + candidates - 1);  // last in-use key fills the candidates' end
     --count_[part];
     return v;
   }
   void end_invocation(uint32_t part) override { in_use_[part] = 0; }
 
  private:
-  void swap_slots(uint32_t i, uint32_t j) {
-    std::swap(slots_[i], slots_[j]);
-    pos_[slots_[i]] = i;
-    pos_[slots_[j]] = j;
-  }
-  // A no-op when from == to: the slot may hold a stale copy of a key that has already moved.
-  void move_slot(uint32_t from, uint32_t to) {
-    if (from == to) return;
-    slots_[to] = slots_[from];
-    pos_[slots_[to]] = to;
-  }
 
   Rng rng_;
   std::vector<uint32_t> base_;
-  std::vector<uint32_t> slots_, pos_;
+  SlotArray slots_;
   std::vector<uint32_t> count_, in_use_;
 };
 
