@@ -21,6 +21,7 @@ namespace moesim::cli {
 namespace {
 
 struct CompareArgs {
+  std::string format = "auto", fields;
   std::string trace, model, hw = "jetson-agx-orin-64gb", policies, budgets = "1GiB,2GiB,4GiB,8GiB",
                             scope = "global";
   uint32_t batch = 1, io_depth = 1;
@@ -42,6 +43,8 @@ std::vector<std::string> split_list(const std::string& s) {
 void execute(const CompareArgs& a) {
   if (a.batch == 0) throw Error("--batch must be at least 1");
   traces::LoadOptions lo;
+  lo.format = a.format;
+  lo.fields = a.fields;
   lo.model = a.model;
   const traces::Trace trace = traces::load_trace(a.trace, lo);
   const HardwareProfile hw = load_hardware(a.hw);
@@ -130,6 +133,7 @@ void execute(const CompareArgs& a) {
 void setup(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
   app.add_option("--trace", a->trace, "trace file")->required();
+  add_trace_format_options(app, a->format, a->fields);
   app.add_option("--model", a->model, "model preset: take sizes from it (default: the trace's own sizes)");
   app.add_option("--hw", a->hw, "hardware profile")->capture_default_str();
   app.add_option("--policies", a->policies,

@@ -175,8 +175,7 @@ void setup(CLI::App& app) {
                  "Threads for the (policy, capacity) runs; results do not depend on it")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
-  app.add_option("--format", a->format, "Input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
-  app.add_option("--fields", a->fields, "JSONL/CSV field mapping, e.g. seq=req,token=pos");
+  add_trace_format_options(app, a->format, a->fields);
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
   app.callback([a] { run(*a); });
 }

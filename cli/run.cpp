@@ -153,8 +153,7 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
       ->capture_default_str();
-  app.add_option("--format", a->format, "trace format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
-  app.add_option("--fields", a->fields, "JSONL/CSV field mapping (see `moesim trace import --help`)");
+  add_trace_format_options(app, a->format, a->fields);
   app.add_flag("--json", a->json, "print JSON (header + metrics) instead of a summary");
   app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
   app.callback([a] { execute(*a); });

@@ -18,8 +18,7 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("input", o->in, "trace to import (route_trace CSV, JSONL, CSV or .mtr)")->required();
   app.add_option("-o,--output", o->out, "output .mtr file")->required();
-  app.add_option("--format", o->load.format, "input format: auto, bigmoe, jsonl, csv, mtr")->capture_default_str();
-  app.add_option("--fields", o->load.fields, "JSONL/CSV field mapping: seq=KEY,token=KEY,layer=KEY,experts=KEY,...");
+  add_trace_format_options(app, o->load.format, o->load.fields);
   app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
   app.callback([o] {
     const traces::Trace t = traces::load_trace(o->in, o->load);

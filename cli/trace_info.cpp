@@ -91,8 +91,7 @@ void setup(CLI::App& app) {
   app.add_option("trace", o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)")->required();
   app.add_flag("--json", o->json, "print JSON (starts with the run header) instead of text");
   app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
-  app.add_option("--format", o->load.format, "input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
-  app.add_option("--fields", o->load.fields, "JSONL/CSV field mapping: seq=KEY,token=KEY,layer=KEY,experts=KEY,...");
+  add_trace_format_options(app, o->load.format, o->load.fields);
   app.callback([o] { run(*o); });
 }
 

@@ -52,8 +52,7 @@ void setup(CLI::App& app) {
   app.add_option("trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
   app.add_flag("--json", a->json, "Write JSON (docs/trace-stats.md) instead of the table");
   app.add_option("--top-pairs", a->top_pairs, "Co-activated pairs reported per layer")->capture_default_str();
-  app.add_option("--format", a->format, "Input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
-  app.add_option("--fields", a->fields, "JSONL/CSV field mapping, e.g. seq=req,token=pos");
+  add_trace_format_options(app, a->format, a->fields);
   app.add_option("--model", a->model, "Model preset or JSON: check the trace against it");
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
   app.callback([a] { run(*a); });
