@@ -31,14 +31,6 @@ struct CommandRegistrar {
 // Whether standard output/error is a terminal (progress bars only then).
 bool stderr_is_terminal();
 
-// The trace input options every trace-reading command shares (traces/trace_io.h LoadOptions): the
-// format (auto-detected by default) and the JSONL/CSV field mapping.
-inline void add_trace_format_options(CLI::App& app, std::string& format, std::string& fields) {
-  app.add_option("--format", format, "trace format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
-  app.add_option("--fields", fields,
-                 "JSONL/CSV field mapping: seq=KEY,token=KEY,layer=KEY,experts=KEY,weights=KEY,phase=KEY,logits=KEY");
-}
-
 }  // namespace moesim::cli
 
 #define MOESIM_CLI_CONCAT2(a, b) a##b

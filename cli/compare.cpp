@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/metrics.h"
@@ -21,8 +22,8 @@ namespace moesim::cli {
 namespace {
 
 struct CompareArgs {
-  std::string format = "auto", fields;
-  std::string trace, model, hw = "jetson-agx-orin-64gb", policies, budgets = "1GiB,2GiB,4GiB,8GiB",
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", policies, budgets = "1GiB,2GiB,4GiB,8GiB",
                             scope = "global";
   uint32_t batch = 1, io_depth = 1;
   bool json = false;
@@ -42,14 +43,10 @@ std::vector<std::string> split_list(const std::string& s) {
 
 void execute(const CompareArgs& a) {
   if (a.batch == 0) throw Error("--batch must be at least 1");
-  traces::LoadOptions lo;
-  lo.format = a.format;
-  lo.fields = a.fields;
-  lo.model = a.model;
-  const traces::Trace trace = traces::load_trace(a.trace, lo);
+  const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
-  if (!a.model.empty()) model = load_model(a.model);
+  if (!a.load.model.empty()) model = load_model(a.load.model);
   const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
   std::vector<std::string> policies = split_list(a.policies);
   if (policies.empty())
@@ -105,7 +102,9 @@ void execute(const CompareArgs& a) {
   if (a.json) {
     Json config;
     config["trace"] = a.trace;
-    config["model"] = a.model.empty() ? Json(nullptr) : Json(a.model);
+    config["format"] = a.load.format;
+    config["fields"] = a.load.fields;
+    config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
     config["hardware"] = hw.name;
     config["scope"] = a.scope;
     config["batch"] = a.batch;
@@ -133,8 +132,8 @@ void execute(const CompareArgs& a) {
 void setup(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
   app.add_option("--trace", a->trace, "trace file")->required();
-  add_trace_format_options(app, a->format, a->fields);
-  app.add_option("--model", a->model, "model preset: take sizes from it (default: the trace's own sizes)");
+  add_trace_format_options(app, a->load);
+  app.add_option("--model", a->load.model, "model preset: take sizes from it (default: the trace's own sizes)");
   app.add_option("--hw", a->hw, "hardware profile")->capture_default_str();
   app.add_option("--policies", a->policies,
                  "eviction policy specs, comma-separated (';' when specs have parameters); default: all");

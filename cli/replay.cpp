@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/eviction.h"
 #include "core/run_info.h"
@@ -31,9 +32,7 @@ namespace {
 
 struct Args {
   std::string trace;
-  std::string format = "auto";
-  std::string fields;
-  std::string model;
+  traces::LoadOptions load;  // --format, --fields, --model
   std::vector<std::string> policies;
   std::string scope = "layer";
   std::string capacity;
@@ -94,11 +93,7 @@ void run(const Args& a) {
   if (policies.empty())
     throw Error("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
 
-  traces::LoadOptions lo;
-  lo.format = a.format;
-  lo.fields = a.fields;
-  lo.model = a.model;
-  const traces::Trace trace = traces::load_trace(a.trace, lo);
+  const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const auto& info = trace.info();
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
   if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
@@ -112,8 +107,8 @@ void run(const Args& a) {
 
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},       {"format", a.format},   {"fields", a.fields},
-                   {"model", a.model},       {"policies", policies}, {"scope", scope_name(scope)},
+    Json config = {{"trace", a.trace},       {"format", a.load.format},   {"fields", a.load.fields},
+                   {"model", a.load.model},       {"policies", policies}, {"scope", scope_name(scope)},
                    {"capacity", a.capacity}, {"sweep", a.sweep},     {"batch", a.batch},
                    {"threads", a.threads}};
     Json j;
@@ -168,14 +163,14 @@ void setup(CLI::App& app) {
       "Capacity: N = N experts per layer (global scope: N x layers experts), or a total size with a "
       "unit such as 3000MiB (per-layer scope: split equally over the layers)");
   app.add_option("--sweep", a->sweep, "Comma-separated capacities to sweep, instead of --capacity");
-  app.add_option("--model", a->model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
+  app.add_option("--model", a->load.model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
   app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")
       ->capture_default_str();
   app.add_option("--threads", a->threads,
                  "Threads for the (policy, capacity) runs; results do not depend on it")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
-  add_trace_format_options(app, a->format, a->fields);
+  add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
   app.callback([a] { run(*a); });
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/run_info.h"
@@ -22,9 +23,10 @@ namespace moesim::cli {
 namespace {
 
 struct RunArgs {
-  std::string trace, model, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
                             scope = "global";
-  std::string routing = "identity", scheduling = "fcfs", format = "auto", fields, timeline;
+  std::string routing = "identity", scheduling = "fcfs", timeline;
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false;
 };
@@ -91,14 +93,10 @@ void print_summary(const RunArgs& a, const Json& config, const Json& m, const tr
 void execute(const RunArgs& a) {
   if (a.system != "offload") throw Error("--system: unknown system '" + a.system + "' (known: offload)");
   if (a.batch == 0) throw Error("--batch must be at least 1");
-  traces::LoadOptions lo;
-  lo.format = a.format;
-  lo.fields = a.fields;
-  lo.model = a.model;
-  const traces::Trace trace = traces::load_trace(a.trace, lo);
+  const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
-  if (!a.model.empty()) model = load_model(a.model);
+  if (!a.load.model.empty()) model = load_model(a.load.model);
   const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
 
   sim::OffloadConfig cfg;
@@ -115,7 +113,9 @@ void execute(const RunArgs& a) {
 
   Json config = sim::offload_config_json(cfg, r, costs, trace.info(), a.batch, hw);
   config["trace"] = a.trace;
-  config["model"] = a.model.empty() ? Json(nullptr) : Json(a.model);
+  config["format"] = a.load.format;
+  config["fields"] = a.load.fields;
+  config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
   Json metrics = metrics_json(r.result);
   metrics["synthetic"] = trace.info().synthetic;
   if (!a.timeline.empty()) write_chrome_trace(a.timeline, r.result.timeline);
@@ -135,7 +135,7 @@ void execute(const RunArgs& a) {
 void setup(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   app.add_option("--trace", a->trace, "trace file (.mtr, route_trace CSV, JSONL, CSV)")->required();
-  app.add_option("--model", a->model,
+  app.add_option("--model", a->load.model,
                  "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
                  "expert sizes, shape from the preset its model name starts with)");
   app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
@@ -153,7 +153,7 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
       ->capture_default_str();
-  add_trace_format_options(app, a->format, a->fields);
+  add_trace_format_options(app, a->load);
   app.add_flag("--json", a->json, "print JSON (header + metrics) instead of a summary");
   app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
   app.callback([a] { execute(*a); });

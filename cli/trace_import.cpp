@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
@@ -18,7 +19,7 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("input", o->in, "trace to import (route_trace CSV, JSONL, CSV or .mtr)")->required();
   app.add_option("-o,--output", o->out, "output .mtr file")->required();
-  add_trace_format_options(app, o->load.format, o->load.fields);
+  add_trace_format_options(app, o->load);
   app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
   app.callback([o] {
     const traces::Trace t = traces::load_trace(o->in, o->load);

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/json_io.h"
 #include "core/run_info.h"
 #include "core/units.h"
@@ -91,7 +92,7 @@ void setup(CLI::App& app) {
   app.add_option("trace", o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)")->required();
   app.add_flag("--json", o->json, "print JSON (starts with the run header) instead of text");
   app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
-  add_trace_format_options(app, o->load.format, o->load.fields);
+  add_trace_format_options(app, o->load);
   app.callback([o] { run(*o); });
 }
 

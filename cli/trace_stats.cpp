@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/run_info.h"
 #include "traces/stats.h"
@@ -16,29 +17,23 @@ namespace {
 
 struct Args {
   std::string trace;
-  std::string format = "auto";
-  std::string fields;
-  std::string model;
+  traces::LoadOptions load;  // --format, --fields, --model
   bool json = false;
   uint32_t top_pairs = 10;
   std::string out = "-";
 };
 
 void run(const Args& a) {
-  traces::LoadOptions lo;
-  lo.format = a.format;
-  lo.fields = a.fields;
-  lo.model = a.model;
-  const traces::Trace t = traces::load_trace(a.trace, lo);
+  const traces::Trace t = traces::load_trace(a.trace, a.load);
   traces::StatsOptions so;
   so.top_pairs = a.top_pairs;
   const traces::TraceStats s = traces::compute_stats(t, so);
   std::string text;
   if (a.json) {
     const Json config = {{"trace", a.trace},
-                         {"format", a.format},
-                         {"fields", a.fields},
-                         {"model", a.model},
+                         {"format", a.load.format},
+                         {"fields", a.load.fields},
+                         {"model", a.load.model},
                          {"top_pairs", a.top_pairs}};
     text = traces::stats_to_json(s, run_header("trace stats", config)).dump(2) + "\n";
   } else {
@@ -52,8 +47,8 @@ void setup(CLI::App& app) {
   app.add_option("trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
   app.add_flag("--json", a->json, "Write JSON (docs/trace-stats.md) instead of the table");
   app.add_option("--top-pairs", a->top_pairs, "Co-activated pairs reported per layer")->capture_default_str();
-  add_trace_format_options(app, a->format, a->fields);
-  app.add_option("--model", a->model, "Model preset or JSON: check the trace against it");
+  add_trace_format_options(app, a->load);
+  app.add_option("--model", a->load.model, "Model preset or JSON: check the trace against it");
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
   app.callback([a] { run(*a); });
 }
