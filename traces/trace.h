@@ -107,8 +107,8 @@ class TraceBuilder {
   TraceBuilder(TraceInfo info, bool with_weights, bool with_logits, std::string origin);
 
   // experts.size() must equal top_k (or sets top_k when info.top_k was 0); weights empty or top_k long;
-  // logits empty or `experts` long (sets experts when info.experts was 0). `field_prefix` names the
-  // fields in errors (e.g. "experts").
+  // logits empty or `experts` long (sets experts when info.experts was 0). Errors name the builder's
+  // origin, `line` and the field ("experts", "layer", "weights", "logits").
   void add(uint32_t seq, Phase phase, uint32_t step, uint32_t layer, std::span<const uint32_t> experts,
            std::span<const float> weights, std::span<const float> logits, uint64_t line);
 
