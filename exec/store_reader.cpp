@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "core/hash64.h"
-#include "kernels/bf16.h"
+#include "kernels/recover.h"
 
 namespace moesim::exec {
 
@@ -124,32 +124,50 @@ AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
   return buf;
 }
 
+namespace {
+
+// Runs a decoding step and rethrows codec errors in the reader's uniform shape (file, offset, chunk).
+template <class F>
+void naming_chunk(const std::string& path, const StoreEntry& e, int shard, F&& step) {
+  try {
+    step();
+  } catch (const Error& err) {
+    const std::string m = err.what();
+    if (m.find(e.chunk_label(shard)) != std::string::npos) throw;
+    throw binary_input_error(path, e.shards.at(static_cast<size_t>(shard)).offset, e.chunk_label(shard), m);
+  }
+}
+
+}  // namespace
+
 void StoreReader::decode_shard(const StoreEntry& e, int shard, const uint8_t* stored, uint8_t* exps) const {
   const StoreChunk& c = e.shards.at(static_cast<size_t>(shard));
   if (c.raw_size == 0) return;
   const std::string what = path_ + ": " + e.chunk_label(shard);
-  try {
-    codec_of(e).decompress(stored, c.size, exps, c.raw_size, what.c_str());
-  } catch (const Error& err) {
-    // Keep one uniform message shape whatever the codec adapter said.
-    const std::string m = err.what();
-    if (m.find(e.chunk_label(shard)) != std::string::npos) throw;
-    throw binary_input_error(path_, c.offset, e.chunk_label(shard), m);
-  }
+  naming_chunk(path_, e, shard, [&] { codec_of(e).decompress(stored, c.size, exps, c.raw_size, what.c_str()); });
 }
 
 void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) const {
   const AlignedBuffer sm = read_chunk(e, -1);
   const uint32_t K = static_cast<uint32_t>(e.shards.size());
+  const kernels::Codec& codec = codec_of(e);
+  // Each call merges one shard, but the tensor as a whole decides whether its lines stay in cache.
+  const auto stores = e.bf16_bytes() >= kernels::kMergeStreamOutBytes ? kernels::MergeStores::kStream
+                                                                      : kernels::MergeStores::kCache;
   // Each task reads, verifies, decompresses and merges one shard: the merge of shard k needs only its
   // own exponent bytes and the matching SM range, so no barrier between decompression and merge.
+  // read_chunk has checked the chunk's XXH64 over the stored bytes, so the codec's own content
+  // checksum would only check the same bytes again (FrameCheck::kTrusted; docs/store-format.md).
   auto task = [&](uint32_t k) {
     const AlignedBuffer stored = read_chunk(e, static_cast<int>(k));
+    const StoreChunk& c = e.shards[k];
+    if (c.raw_size == 0) return;
     const uint64_t begin = e.shard_begin(k);
-    const uint64_t n = e.shards[k].raw_size;
-    std::vector<uint8_t> exps(static_cast<size_t>(n));
-    decode_shard(e, static_cast<int>(k), stored.data(), exps.data());
-    kernels::merge_bf16(exps.data(), sm.data() + begin, static_cast<size_t>(n), out + begin);
+    const std::string what = path_ + ": " + e.chunk_label(static_cast<int>(k));
+    naming_chunk(path_, e, static_cast<int>(k), [&] {
+      kernels::recover_shard(codec, stored.data(), c.size, sm.data() + begin, static_cast<size_t>(c.raw_size),
+                             out + begin, what.c_str(), kernels::FrameCheck::kTrusted, stores);
+    });
   };
   const unsigned workers = std::max(1u, std::min<unsigned>(threads, K));
   if (workers == 1) {

@@ -20,13 +20,23 @@ namespace moesim::kernels {
 void split_bf16_scalar(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out);
 void merge_bf16_scalar(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out);
 void split_bf16(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out);
-void merge_bf16(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out);
+// Where merge's output lines go. Out of the caches (non-temporal stores) is ~1.7x faster for outputs
+// that do not stay in cache (bench/results/kernels.md) because no line is read before it is overwritten;
+// a caller that writes one large tensor in pieces (a shard per call) should say kStream, since each
+// call alone looks small. kAuto streams outputs of at least kMergeStreamOutBytes. aarch64 and the scalar
+// build have no streaming variant and ignore the hint.
+enum class MergeStores : uint8_t { kAuto, kStream, kCache };
+inline constexpr size_t kMergeStreamOutBytes = size_t{2} << 20;
+
+void merge_bf16(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out,
+                MergeStores stores = MergeStores::kAuto);
 const char* merge_bf16_isa();  // "avx2", "sse2", "neon" or "scalar": what split/merge dispatch to
 // None of the pointers needs any alignment (not even 2 bytes for the uint16_t buffers); buffers must not
 // overlap.
 
 // Every variant this CPU can run (the scalar reference first), so that tests and benchmarks can compare
-// each ISA against the reference, not only the one split()/merge() dispatch to.
+// each ISA against the reference, not only the one split()/merge() dispatch to. The "-stream" variants
+// are the merges with non-temporal stores (their split is the plain one).
 struct Bf16Kernels {
   const char* isa;
   void (*split)(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out);

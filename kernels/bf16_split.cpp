@@ -8,6 +8,8 @@
 // Merge in the byte domain, which needs no 16-bit widening on any ISA: the low byte of a BF16 value is
 // (exp << 7 | sm & 0x7F) and the high byte is (sm & 0x80 | exp >> 1); interleaving the two byte vectors
 // gives the little-endian BF16 values. Split is the inverse.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/bf16.h"
@@ -75,7 +77,8 @@ void split_sse2(const uint16_t* in, size_t n, uint8_t* e, uint8_t* s) {
   split_bf16_scalar(in + i, n - i, e + i, s + i);
 }
 
-void merge_sse2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+template <bool kStream>
+size_t merge_sse2_body(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
   const __m128i m80 = _mm_set1_epi8(static_cast<char>(0x80)), m7f = _mm_set1_epi8(0x7F);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -84,10 +87,39 @@ void merge_sse2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
     // 16-bit shifts leak bits across the byte boundary; the masks remove exactly those bits.
     const __m128i lo = _mm_or_si128(_mm_and_si128(sv, m7f), _mm_and_si128(_mm_slli_epi16(ev, 7), m80));
     const __m128i hi = _mm_or_si128(_mm_and_si128(sv, m80), _mm_and_si128(_mm_srli_epi16(ev, 1), m7f));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(lo, hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm_unpackhi_epi8(lo, hi));
+    if constexpr (kStream) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(lo, hi));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm_unpackhi_epi8(lo, hi));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(lo, hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm_unpackhi_epi8(lo, hi));
+    }
   }
-  merge_bf16_scalar(e + i, s + i, n - i, out + i);
+  if constexpr (kStream) _mm_sfence();  // order the streaming stores before any later store
+  return i;
+}
+
+void merge_sse2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+  const size_t done = merge_sse2_body<false>(e, s, n, out);
+  merge_bf16_scalar(e + done, s + done, n - done, out + done);
+}
+
+// Streaming stores need addresses aligned to the vector width `align`: a scalar head up to the first
+// boundary, the streaming body, then `plain` for the last partial vector. An odd `out` (not even 2-byte
+// aligned) never reaches a boundary, so `plain` does the whole merge then.
+void merge_streaming(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out, size_t align,
+                     size_t (*body)(const uint8_t*, const uint8_t*, size_t, uint16_t*),
+                     void (*plain)(const uint8_t*, const uint8_t*, size_t, uint16_t*)) {
+  const auto addr = reinterpret_cast<uintptr_t>(out);
+  if (addr % 2 != 0) return plain(e, s, n, out);
+  const size_t head = std::min(n, ((align - addr % align) % align) / 2);
+  merge_bf16_scalar(e, s, head, out);
+  const size_t done = head + body(e + head, s + head, n - head, out + head);
+  plain(e + done, s + done, n - done, out + done);
+}
+
+void merge_sse2_stream(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+  merge_streaming(e, s, n, out, 16, merge_sse2_body<true>, merge_sse2);
 }
 
 __attribute__((target("avx2"))) void split_avx2(const uint16_t* in, size_t n, uint8_t* e, uint8_t* s) {
@@ -110,11 +142,6 @@ __attribute__((target("avx2"))) void split_avx2(const uint16_t* in, size_t n, ui
   }
   split_sse2(in + i, n - i, e + i, s + i);
 }
-
-// Outputs at least this large bypass the caches (non-temporal stores): a recovered tensor of several MiB
-// does not fit the caches anyway and goes to the accelerator, so write-allocating its lines only costs
-// read bandwidth (a third of the merge's memory traffic).
-constexpr size_t kStreamOutBytes = size_t{2} << 20;
 
 template <bool kStream>
 __attribute__((target("avx2"))) inline size_t merge_avx2_body(const uint8_t* e, const uint8_t* s, size_t n,
@@ -146,17 +173,12 @@ __attribute__((target("avx2"))) inline size_t merge_avx2_body(const uint8_t* e, 
 }
 
 __attribute__((target("avx2"))) void merge_avx2(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
-  const auto addr = reinterpret_cast<uintptr_t>(out);
-  if (2 * n >= kStreamOutBytes && addr % 2 == 0) {
-    // Scalar head up to the first 32-byte boundary of the output, where streaming stores must start.
-    const size_t head = ((32 - addr % 32) % 32) / 2;
-    merge_bf16_scalar(e, s, head, out);
-    const size_t done = head + merge_avx2_body<true>(e + head, s + head, n - head, out + head);
-    merge_sse2(e + done, s + done, n - done, out + done);
-    return;
-  }
   const size_t done = merge_avx2_body<false>(e, s, n, out);
   merge_sse2(e + done, s + done, n - done, out + done);
+}
+
+void merge_avx2_stream(const uint8_t* e, const uint8_t* s, size_t n, uint16_t* out) {
+  merge_streaming(e, s, n, out, 32, merge_avx2_body<true>, merge_avx2);
 }
 
 #elif defined(MOESIM_BF16_NEON)
@@ -196,19 +218,20 @@ using MergeFn = void (*)(const uint8_t*, const uint8_t*, size_t, uint16_t*);
 
 struct Dispatch {
   SplitFn split;
-  MergeFn merge;
+  MergeFn merge;         // ordinary (cached) stores
+  MergeFn merge_stream;  // non-temporal stores where the ISA has them
   const char* isa;
 };
 
 Dispatch pick() {
 #if defined(MOESIM_BF16_X86)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {split_avx2, merge_avx2, "avx2"};
-  return {split_sse2, merge_sse2, "sse2"};
+  if (__builtin_cpu_supports("avx2")) return {split_avx2, merge_avx2, merge_avx2_stream, "avx2"};
+  return {split_sse2, merge_sse2, merge_sse2_stream, "sse2"};
 #elif defined(MOESIM_BF16_NEON)
-  return {split_neon, merge_neon, "neon"};
+  return {split_neon, merge_neon, merge_neon, "neon"};
 #else
-  return {split_bf16_scalar, merge_bf16_scalar, "scalar"};
+  return {split_bf16_scalar, merge_bf16_scalar, merge_bf16_scalar, "scalar"};
 #endif
 }
 
@@ -223,8 +246,10 @@ void split_bf16(const uint16_t* in, size_t n, uint8_t* exp_out, uint8_t* sm_out)
   dispatch().split(in, n, exp_out, sm_out);
 }
 
-void merge_bf16(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out) {
-  dispatch().merge(exp_in, sm_in, n, out);
+void merge_bf16(const uint8_t* exp_in, const uint8_t* sm_in, size_t n, uint16_t* out, MergeStores stores) {
+  const bool stream = stores == MergeStores::kStream ||
+                      (stores == MergeStores::kAuto && 2 * n >= kMergeStreamOutBytes);
+  (stream ? dispatch().merge_stream : dispatch().merge)(exp_in, sm_in, n, out);
 }
 
 const char* merge_bf16_isa() {
@@ -235,8 +260,12 @@ std::vector<Bf16Kernels> bf16_kernel_variants() {
   std::vector<Bf16Kernels> v{{"scalar", split_bf16_scalar, merge_bf16_scalar}};
 #if defined(MOESIM_BF16_X86)
   v.push_back({"sse2", split_sse2, merge_sse2});
+  v.push_back({"sse2-stream", split_sse2, merge_sse2_stream});
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) v.push_back({"avx2", split_avx2, merge_avx2});
+  if (__builtin_cpu_supports("avx2")) {
+    v.push_back({"avx2", split_avx2, merge_avx2});
+    v.push_back({"avx2-stream", split_avx2, merge_avx2_stream});
+  }
 #elif defined(MOESIM_BF16_NEON)
   v.push_back({"neon", split_neon, merge_neon});
 #endif

@@ -37,7 +37,8 @@ class RawCodec final : public Codec {
     return n;
   }
   // Raw data has no framing: only a size mismatch is detectable.
-  void decompress(const uint8_t* src, size_t size, uint8_t* dst, size_t n, const char* what) const override {
+  void do_decompress(const uint8_t* src, size_t size, uint8_t* dst, size_t n, const char* what,
+                     FrameCheck /*check*/) const override {
     if (size != n) {
       corrupt(what, "raw", "stored size " + std::to_string(size) + " bytes, expected " + std::to_string(n));
     }

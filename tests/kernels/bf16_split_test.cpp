@@ -119,8 +119,8 @@ TEST(Bf16Split, DispatchedSplitAndMergeMatchReferenceOnRandomData) {
   EXPECT_EQ(u16_at(reinterpret_cast<const uint8_t*>(y.data()), n - 1), x[n - 1]);
 }
 
-// Outputs of 2 MiB and more take the streaming-store path (after a scalar head up to a 32-byte boundary);
-// check it against the reference at every output alignment, odd ones included (regular stores then).
+// Large outputs through every variant, the streaming-store ones included (a scalar head up to a 16/32-byte
+// boundary, then non-temporal stores); every output alignment, odd ones included (regular stores then).
 TEST(Bf16Split, LargeMergesEqualReferenceAtEveryOutputAlignment) {
   const size_t n = (size_t{3} << 20) + 13;
   Rng rng(17);
@@ -136,6 +136,28 @@ TEST(Bf16Split, LargeMergesEqualReferenceAtEveryOutputAlignment) {
       v.merge(e.data() + 3, s.data() + 5, n, reinterpret_cast<uint16_t*>(out.data() + a));
       ASSERT_EQ(0, std::memcmp(out.data() + a, ref.data(), 2 * n)) << v.isa << " offset " << a;
       ASSERT_TRUE(untouched(out, 0, a, 0xEE) && untouched(out, a + 2 * n, out.size(), 0xEE)) << v.isa;
+    }
+  }
+}
+
+// The store hint changes how lines are written, never what: every hint, small and large, every alignment.
+TEST(Bf16Split, MergeStoreHintsGiveTheSameResult) {
+  Rng rng(23);
+  for (size_t n : {size_t{0}, size_t{5}, size_t{33}, size_t{4099}, (size_t{1} << 20) + 7}) {
+    std::vector<uint8_t> e(n + 1), s(n + 1);
+    for (auto& b : e) b = static_cast<uint8_t>(rng.next());
+    for (auto& b : s) b = static_cast<uint8_t>(rng.next());
+    std::vector<uint16_t> ref(n);
+    merge_bf16_scalar(e.data(), s.data(), n, ref.data());
+    std::vector<uint8_t> out(2 * n + 64);
+    for (MergeStores h : {MergeStores::kAuto, MergeStores::kStream, MergeStores::kCache}) {
+      for (size_t a : {0, 1, 2, 16, 31}) {
+        std::memset(out.data(), 0xEE, out.size());
+        merge_bf16(e.data(), s.data(), n, reinterpret_cast<uint16_t*>(out.data() + a), h);
+        ASSERT_EQ(0, n ? std::memcmp(out.data() + a, ref.data(), 2 * n) : 0)
+            << "hint " << static_cast<int>(h) << " n " << n << " offset " << a;
+        ASSERT_TRUE(untouched(out, 0, a, 0xEE) && untouched(out, a + 2 * n, out.size(), 0xEE));
+      }
     }
   }
 }
