@@ -6,6 +6,7 @@
 // When the three streams are not mutually aligned (see bf16_cuda.h), a byte-wise kernel handles all.
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <string>
 
 #include "core/error.h"
@@ -112,6 +113,22 @@ bool cuda_available(std::string* why) {
   }
   if (why) why->clear();
   return true;
+}
+
+std::string cuda_device_description() {
+  require_device();
+  int dev = 0, driver = 0, runtime = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(p.totalGlobalMem) / (1 << 30));
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs, " + gib + " GiB), driver " + version(driver) +
+         ", runtime " + version(runtime);
 }
 
 void merge_bf16_cuda(const uint8_t* d_exp, const uint8_t* d_sm, size_t n, uint16_t* d_out, void* stream) {

@@ -19,6 +19,10 @@ bool cuda_available(std::string* why) {
   return false;
 }
 
+std::string cuda_device_description() {
+  no_cuda("cuda_device_description");
+}
+
 void merge_bf16_cuda(const uint8_t*, const uint8_t*, size_t, uint16_t*, void*) {
   no_cuda("merge_bf16_cuda");
 }
