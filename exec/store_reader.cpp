@@ -124,29 +124,6 @@ AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
   return buf;
 }
 
-namespace {
-
-// Runs a decoding step and rethrows codec errors in the reader's uniform shape (file, offset, chunk).
-template <class F>
-void naming_chunk(const std::string& path, const StoreEntry& e, int shard, F&& step) {
-  try {
-    step();
-  } catch (const Error& err) {
-    const std::string m = err.what();
-    if (m.find(e.chunk_label(shard)) != std::string::npos) throw;
-    throw binary_input_error(path, e.shards.at(static_cast<size_t>(shard)).offset, e.chunk_label(shard), m);
-  }
-}
-
-}  // namespace
-
-void StoreReader::decode_shard(const StoreEntry& e, int shard, const uint8_t* stored, uint8_t* exps) const {
-  const StoreChunk& c = e.shards.at(static_cast<size_t>(shard));
-  if (c.raw_size == 0) return;
-  const std::string what = path_ + ": " + e.chunk_label(shard);
-  naming_chunk(path_, e, shard, [&] { codec_of(e).decompress(stored, c.size, exps, c.raw_size, what.c_str()); });
-}
-
 void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) const {
   const AlignedBuffer sm = read_chunk(e, -1);
   const uint32_t K = static_cast<uint32_t>(e.shards.size());
@@ -163,11 +140,17 @@ void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) 
     const StoreChunk& c = e.shards[k];
     if (c.raw_size == 0) return;
     const uint64_t begin = e.shard_begin(k);
-    const std::string what = path_ + ": " + e.chunk_label(static_cast<int>(k));
-    naming_chunk(path_, e, static_cast<int>(k), [&] {
+    const std::string label = e.chunk_label(static_cast<int>(k));
+    const std::string what = path_ + ": " + label;
+    try {
       kernels::recover_shard(codec, stored.data(), c.size, sm.data() + begin, static_cast<size_t>(c.raw_size),
                              out + begin, what.c_str(), kernels::FrameCheck::kTrusted, stores);
-    });
+    } catch (const Error& err) {
+      // Keep one uniform message shape (file, offset, chunk) whatever the codec adapter said.
+      const std::string m = err.what();
+      if (m.find(label) != std::string::npos) throw;
+      throw binary_input_error(path_, c.offset, label, m);
+    }
   };
   const unsigned workers = std::max(1u, std::min<unsigned>(threads, K));
   if (workers == 1) {

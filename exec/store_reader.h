@@ -63,8 +63,6 @@ class StoreReader {
 
   // Reads one chunk (shard -1 = the SM-chunk) and verifies its checksum.
   AlignedBuffer read_chunk(const StoreEntry& e, int shard) const;
-  // Decompresses E-shard `shard` from its stored bytes into exps (raw_size bytes).
-  void decode_shard(const StoreEntry& e, int shard, const uint8_t* stored, uint8_t* exps) const;
   // Recovers the whole tensor as BF16 into out (e.elements values): reads the SM-chunk, then reads,
   // verifies, decompresses and merges the K E-shards on up to `threads` threads (the caller's included).
   void recover(const StoreEntry& e, uint16_t* out, unsigned threads = 1) const;

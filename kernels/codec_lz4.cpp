@@ -63,7 +63,9 @@ class Lz4Codec final : public Codec {
     const size_t block = size - kTrailer;
     uint32_t stored = 0;
     for (size_t k = 0; k < kTrailer; ++k) stored |= static_cast<uint32_t>(src[block + k]) << (8 * k);
-    if (check == FrameCheck::kVerify && stored != frame_checksum(src, block)) corrupt(what, nm, "checksum mismatch (corrupt frame)");
+    if (check == FrameCheck::kVerify && stored != frame_checksum(src, block)) {
+      corrupt(what, nm, "checksum mismatch (corrupt frame)");
+    }
     char dummy = 0;
     const int rc =
         LZ4_decompress_safe(reinterpret_cast<const char*>(src), n ? reinterpret_cast<char*>(dst) : &dummy,
