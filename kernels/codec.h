@@ -3,16 +3,18 @@
 // decompress in parallel on K worker threads. Codecs are stateless and thread-safe; per-thread scratch
 // state (zstd contexts) lives in thread_local storage inside the implementation.
 //
-// Frame formats and integrity (FrameCheck::kVerify, the default): "zstd:L" writes one standard zstd frame with the content size and zstd's
-// content checksum (decompress rejects frames without them); "lz4"/"lz4hc:L" write one lz4 block followed
-// by a 4-byte little-endian checksum of the block (XXH64 folded to 32 bits, core/hash64.h; lz4 blocks have
-// none, and a flipped literal byte would otherwise decode silently to wrong data); "raw" is the bytes
-// themselves, so only a size mismatch is detectable. A modified frame therefore throws, except for the rare zstd bit whose flip decodes to the
-// very same bytes (harmless: the output is exact).
-// FrameCheck::kTrusted skips the content check (zstd's checksum over the decoded bytes, the lz4 trailer)
-// for callers that have already verified the compressed bytes themselves: the expert store checks an
-// XXH64 of every chunk before decoding it, so checking again costs 7-15% of the decode time for
-// nothing. Frame structure and sizes are still validated, and no mode reads or writes out of bounds.
+// Frame formats and integrity (FrameCheck::kVerify, the default): "zstd:L" writes one standard zstd frame
+// with the content size and zstd's content checksum (decompress rejects frames without them);
+// "lz4"/"lz4hc:L" write one lz4 block followed by a 4-byte little-endian checksum of the block (XXH64 folded
+// to 32 bits, core/hash64.h; lz4 blocks have none, and a flipped literal byte would otherwise decode
+// silently to wrong data); "raw" is the bytes themselves, so only a size mismatch is detectable. A modified
+// frame therefore throws, except for the rare zstd bit whose flip decodes to the very same bytes (harmless:
+// the output is exact).
+//
+// FrameCheck::kTrusted skips the content check (zstd's checksum over the decoded bytes, the lz4 trailer) for
+// callers that have already verified the compressed bytes themselves: the expert store checks an XXH64 of
+// every chunk before decoding it, so checking again costs 7-15% of the decode time for nothing. Frame
+// structure and sizes are still validated, and no mode reads or writes out of bounds.
 #pragma once
 
 #include <cstddef>

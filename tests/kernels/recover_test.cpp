@@ -52,7 +52,9 @@ TEST(RecoverShard, EqualsTheInputForEveryCodecAndSize) {
 TEST(RecoverShard, AllBf16BitPatternsSurvive) {
   std::vector<uint16_t> w(65536);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint16_t>(i * 40503u);  // a permutation
-  for (const char* spec : {"zstd:19", "lz4hc:12"}) expect_round_trip(*make_codec(spec), w, FrameCheck::kVerify);
+  for (const char* spec : {"zstd:19", "lz4hc:12"}) {
+    expect_round_trip(*make_codec(spec), w, FrameCheck::kVerify);
+  }
 }
 
 TEST(RecoverShard, CorruptFrameThrowsNamingTheShard) {
@@ -78,7 +80,8 @@ TEST(RecoverShard, ThreadsEachUseTheirOwnScratch) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 10; ++i) {
-        const auto w = gaussian_bf16(30000 + 1000 * static_cast<size_t>(t), static_cast<uint64_t>(t * 100 + i));
+        const auto w =
+            gaussian_bf16(30000 + 1000 * static_cast<size_t>(t), static_cast<uint64_t>(t * 100 + i));
         std::vector<uint8_t> e(w.size()), s(w.size());
         split_bf16(w.data(), w.size(), e.data(), s.data());
         const auto frame = compress_to_vector(*c, e.data(), e.size());
