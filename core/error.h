@@ -15,6 +15,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A bad command line (an unknown or out-of-range option value, a missing argument, options that exclude
+// each other): the CLI prints "moesim: error: ..." and exits 2, as for CLI11's own parse errors; other
+// Errors (bad input files, failed writes) exit 1.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& what) : Error(what) {}
+};
+
 // "FILE:LINE: FIELD: MESSAGE" (line 0 = whole file; empty field omitted).
 [[nodiscard]] Error input_error(std::string_view file, uint64_t line, std::string_view field,
                                 std::string_view message);

@@ -110,7 +110,8 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   ++result_->ops;
   const Op& op = graph_.op(token);
   if (op.kind == OpKind::kSsdRead) result_->ssd_bytes += op.bytes;
-  if (opt_.record_timeline) result_->timeline.push_back(TimelineEvent{op, timing, step_});
+  if (opt_.record_timeline && step_ >= opt_.timeline_first_step && step_ <= opt_.timeline_last_step)
+    result_->timeline.push_back(TimelineEvent{op, timing, step_});
   // ready_ is free here: the platform never calls op_done from inside submit().
   for (uint32_t s : graph_.succs(token))
     if (--remaining_deps_[s] == 0) ready_.push_back(s);
@@ -202,6 +203,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
     }
     st.end = platform.now();
     result.steps.push_back(st);
+    if (opt_.on_step) opt_.on_step(s + 1, w.steps());
   }
   result.cache = cache_.counters();
   result.resources = platform.resource_stats();

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ struct ModelCosts {
 struct PipelineOptions {
   TensorLayout layout;           // full tensors (the offloading baseline) or ZipMoE's split
   bool record_timeline = false;  // keep every op's timing (for --timeline)
+  // With record_timeline: only steps first..last (inclusive, workload step indices) are recorded.
+  uint32_t timeline_first_step = 0;
+  uint32_t timeline_last_step = UINT32_MAX;
+  // Called after every step with (steps done, steps in the workload): progress bars. May be empty.
+  std::function<void(uint64_t, uint64_t)> on_step;
 };
 
 struct StepTiming {

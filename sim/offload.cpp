@@ -109,6 +109,9 @@ OffloadResult run_offload(const traces::LookupStream& stream, const traces::Trac
   auto scheduling = make_scheduling_policy(cfg.scheduling);
   PipelineOptions po;
   po.record_timeline = cfg.record_timeline;
+  po.timeline_first_step = cfg.timeline_first_step;
+  po.timeline_last_step = cfg.timeline_last_step;
+  po.on_step = cfg.on_step;
   Pipeline pipeline(costs.costs, po, cache, *routing, *scheduling);
   SimPlatform platform(hw, cfg.sim);
   OffloadResult r;

@@ -17,6 +17,7 @@
 // The chosen rule is written into the run's configuration ("sizes").
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,9 @@ struct OffloadConfig {
   CacheCapacity budget;
   SimOptions sim;
   bool record_timeline = false;
+  uint32_t timeline_first_step = 0;          // PipelineOptions: the recorded window of steps
+  uint32_t timeline_last_step = UINT32_MAX;  // (inclusive)
+  std::function<void(uint64_t, uint64_t)> on_step;  // PipelineOptions::on_step (progress)
 };
 
 struct OffloadResult {
