@@ -1,37 +1,166 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
 
 namespace moesim {
 namespace {
+
 std::atomic<unsigned> g_counter{0};
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text(int e = errno) { return std::strerror(e); }
+
+// ---- the temporary-file registry the signal handler walks ----------------------------------------------
+// Fixed-size and allocation-free: the handler may run at any instruction, so it only reads atomics and
+// plain char arrays and calls unlink(), which is async-signal-safe. A slot is 0 = free, 1 = being filled,
+// 2 = holds a path. More simultaneous temporary files than slots are simply not removed on a signal.
+constexpr int kSlots = 64;
+constexpr size_t kSlotPath = 4096;
+struct Slot {
+  std::atomic<int> state;
+  char path[kSlotPath];
+};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
+Slot g_slots[kSlots];
+
+int register_temp(const std::string& path) {
+  if (path.size() >= kSlotPath) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (!g_slots[i].state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) continue;
+    std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+    g_slots[i].state.store(2, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void unregister_temp(int slot) {
+  if (slot >= 0) g_slots[slot].state.store(0, std::memory_order_release);
+}
+
+extern "C" void cleanup_and_reraise(int sig) {
+  for (auto& s : g_slots)
+    if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
+  // SA_RESETHAND restored the default action; the signal stays blocked until this handler returns, then
+  // kills the process, so the parent sees "killed by SIG" rather than a normal exit.
+  ::raise(sig);
+}
+
+std::string parent_dir(const std::string& p) {
+  const size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+// Follows a chain of symbolic links to the path finally named (which may not exist: a dangling link).
+// Returns false on a loop (errno = ELOOP).
+bool resolve_links(const std::string& path, std::string& out) {
+  std::string p = path;
+  for (int depth = 0; depth < 40; ++depth) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+      out = p;
+      return true;
+    }
+    std::vector<char> buf(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1);
+    const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n < 0) {
+      out = p;
+      return true;
+    }
+    std::string link(buf.data(), static_cast<size_t>(n));
+    p = (!link.empty() && link[0] == '/') ? link : parent_dir(p) + "/" + link;
+  }
+  errno = ELOOP;
+  return false;
+}
+
+[[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
+  throw Error(path + ": cannot write: " + why);
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw Error(path_ + ": cannot create output file: " + errno_text());
+// ---- AtomicFile -------------------------------------------------------------------------------------------
+
+AtomicFile::AtomicFile(std::string path, Access access) : path_(std::move(path)) {
+  if (path_.empty()) throw UsageError("output path is empty");
+  if (path_ == "-") {
+    f_ = stdout;
+  } else {
+    if (!resolve_links(path_, target_)) throw Error(path_ + ": cannot open output: " + errno_text());
+    struct stat st;
+    const bool exists = ::stat(target_.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) cannot_write(path_, "is a directory");
+    if (exists && !S_ISREG(st.st_mode)) {
+      // A device, FIFO or socket: write through; renaming over it would replace the node itself.
+      f_ = std::fopen(target_.c_str(), "wb");
+      if (!f_) throw Error(path_ + ": cannot open output: " + errno_text());
+    } else {
+      tmp_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+      slot_ = register_temp(tmp_);  // before creating it: a signal in between must still find it
+      const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0) {
+        const int e = errno;
+        unregister_temp(slot_);
+        slot_ = -1;
+        tmp_.clear();
+        throw Error(path_ + ": cannot create output file: " + errno_text(e));
+      }
+      if (exists) {
+        // Keep the replaced file's permissions (and, for root, its owner) rather than the umask's default.
+        (void)::fchmod(fd, st.st_mode & 07777);
+        if (::geteuid() == 0 && ::fchown(fd, st.st_uid, st.st_gid) != 0) {
+          // Not fatal: the content is what was asked for; the owner is a courtesy.
+        }
+      }
+      f_ = ::fdopen(fd, "wb");
+      if (!f_) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp_.c_str());
+        unregister_temp(slot_);
+        slot_ = -1;
+        tmp_.clear();
+        throw Error(path_ + ": cannot create output file: " + errno_text(e));
+      }
+    }
+  }
+  if (access == Access::kRandom && tmp_.empty()) {
+    // Random access into a stream: build the file in an anonymous scratch file (already unlinked, so
+    // nothing is left behind on any exit) and copy it out on commit().
+    stream_ = f_;
+    f_ = std::tmpfile();
+    if (!f_) {
+      if (stream_ != stdout) std::fclose(stream_);
+      stream_ = nullptr;
+      throw Error(path_ + ": cannot create a scratch file for a non-seekable output: " + errno_text());
+    }
+  }
 }
 
 AtomicFile::~AtomicFile() {
-  if (f_) std::fclose(f_);
-  if (!committed_) std::remove(tmp_.c_str());
+  if (f_ && f_ != stdout) std::fclose(f_);
+  if (stream_ && stream_ != stdout) std::fclose(stream_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  unregister_temp(slot_);
 }
+
+std::string AtomicFile::display_name() const { return path_ == "-" ? "standard output" : path_; }
 
 void AtomicFile::write(const void* data, size_t size) {
   if (size == 0) return;
-  if (std::fwrite(data, 1, size, f_) != size) throw Error(path_ + ": write failed: " + errno_text());
+  if (std::fwrite(data, 1, size, f_) != size) throw Error(display_name() + ": write failed: " + errno_text());
   offset_ += size;
 }
 
@@ -45,34 +174,114 @@ uint64_t AtomicFile::pad_to(uint64_t alignment) {
 }
 
 void AtomicFile::commit() {
-  if (std::fflush(f_) != 0) throw Error(path_ + ": flush failed: " + errno_text());
-  if (::fsync(::fileno(f_)) != 0 && errno != EINVAL)
-    throw Error(path_ + ": fsync failed: " + errno_text());
-  std::fclose(f_);
+  if (committed_) return;
+  const std::string name = display_name();
+  if (std::fflush(f_) != 0) throw Error(name + ": write failed: " + errno_text());
+  if (stream_) {
+    // Copy the scratch file out to the stream it stands for.
+    if (std::fseek(f_, 0, SEEK_SET) != 0) throw Error(name + ": scratch file: " + errno_text());
+    std::vector<char> buf(1 << 20);
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f_)) > 0)
+      if (std::fwrite(buf.data(), 1, n, stream_) != n) throw Error(name + ": write failed: " + errno_text());
+    if (std::ferror(f_)) throw Error(name + ": scratch file: read failed");
+    std::fclose(f_);
+    f_ = stream_;
+    stream_ = nullptr;
+    if (std::fflush(f_) != 0) throw Error(name + ": write failed: " + errno_text());
+  }
+  if (f_ == stdout) {
+    committed_ = true;
+    return;
+  }
+  if (!tmp_.empty() && ::fsync(::fileno(f_)) != 0 && errno != EINVAL)
+    throw Error(name + ": fsync failed: " + errno_text());
+  const int rc = std::fclose(f_);
   f_ = nullptr;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw Error(path_ + ": cannot rename temporary file into place: " + errno_text());
+  if (rc != 0) throw Error(name + ": write failed: " + errno_text());
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0)
+    throw Error(name + ": cannot rename temporary file into place: " + errno_text());
   committed_ = true;
+  unregister_temp(slot_);
+  slot_ = -1;
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
-  if (path == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
   AtomicFile f(path);
   f.write(content);
   f.commit();
 }
 
+// ---- checks and handlers ----------------------------------------------------------------------------------
+
+void check_output_writable(const std::string& path) {
+  if (path.empty()) throw UsageError("output path is empty");
+  if (path == "-") return;
+  std::string target;
+  if (!resolve_links(path, target)) cannot_write(path, errno_text());
+  const std::string dir = parent_dir(target);
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) cannot_write(path, "is a directory");
+    if (::access(target.c_str(), W_OK) != 0) cannot_write(path, errno_text());
+    if (S_ISREG(st.st_mode) && ::access(dir.c_str(), W_OK | X_OK) != 0)
+      cannot_write(path, "directory '" + dir + "' is not writable (the output is written to a temporary file " +
+                             "there, then renamed): " + errno_text());
+    return;
+  }
+  if (errno != ENOENT) cannot_write(path, errno_text());
+  struct stat dst;
+  if (::stat(dir.c_str(), &dst) != 0) {
+    if (errno == ENOENT) cannot_write(path, "directory '" + dir + "' does not exist");
+    cannot_write(path, "directory '" + dir + "': " + errno_text());
+  }
+  if (!S_ISDIR(dst.st_mode)) cannot_write(path, "'" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    cannot_write(path, "directory '" + dir + "' is not writable: " + errno_text());
+}
+
+void install_output_cleanup_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup & co. stay
+    struct sigaction sa{};
+    sa.sa_handler = cleanup_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+int registered_temp_files() {
+  int n = 0;
+  for (const auto& s : g_slots) n += s.state.load(std::memory_order_acquire) == 2;
+  return n;
+}
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + errno_text());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read failed");
-  return ss.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is a directory, not a file");
+  }
+  std::string out;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      throw Error(path + ": read failed: " + errno_text(e));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 }  // namespace moesim

@@ -135,7 +135,7 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
   const uint64_t index_size = encode_index(idx).size();
   const uint64_t data_start = (kStoreAlign + index_size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
 
-  AtomicFile out(out_path);
+  AtomicFile out(out_path, AtomicFile::Access::kRandom);
   {
     std::vector<uint8_t> zeros(static_cast<size_t>(data_start), 0);
     out.write(zeros.data(), zeros.size());
