@@ -3,8 +3,15 @@
 // setup). `path` is "trace import" style: parents ("trace") are created on demand. main() builds the
 // command tree in sorted order, so adding a subcommand touches its own file only.
 //
-// Callbacks report user errors by throwing moesim::Error; main prints "moesim: error: ..." and exits 1.
-// Outputs go through AtomicFile/write_file_atomic so a failed command leaves no partial file.
+// Group nodes ("trace", "store", "weights") get their --help description from MOESIM_CLI_GROUP(path,
+// description), registered once in cli/main.cpp.
+//
+// Exit status (main): 0 success; 1 moesim::Error (bad input, failed write, including a failed write to
+// standard output); 2 a bad command line (CLI11 parse errors and moesim::UsageError), both printed as
+// "moesim: error: ..." with a pointer to the command's --help; 70 anything else ("moesim: internal error").
+// Callbacks call check_output_writable() on every output path before their work, and write outputs through
+// AtomicFile/write_file_atomic so a failed command leaves no partial file. The global -q/--quiet (accepted
+// before or after the subcommand) turns progress bars off.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,7 +35,20 @@ struct CommandRegistrar {
   }
 };
 
-// Whether standard output/error is a terminal (progress bars only then).
+struct Group {
+  std::string path;
+  std::string description;
+};
+
+std::vector<Group>& groups();
+
+struct GroupRegistrar {
+  GroupRegistrar(std::string path, std::string description) {
+    groups().push_back({std::move(path), std::move(description)});
+  }
+};
+
+// Whether standard error is a terminal.
 bool stderr_is_terminal();
 
 }  // namespace moesim::cli
@@ -37,3 +57,5 @@ bool stderr_is_terminal();
 #define MOESIM_CLI_CONCAT(a, b) MOESIM_CLI_CONCAT2(a, b)
 #define MOESIM_CLI_COMMAND(path, description, setup) \
   static ::moesim::cli::CommandRegistrar MOESIM_CLI_CONCAT(moesim_cli_registrar_, __LINE__)(path, description, setup)
+#define MOESIM_CLI_GROUP(path, description) \
+  static ::moesim::cli::GroupRegistrar MOESIM_CLI_CONCAT(moesim_cli_group_, __LINE__)(path, description)

@@ -1,13 +1,21 @@
-// The moesim executable: builds the subcommand tree from the self-registered commands (cli/command.h).
+// The moesim executable: builds the subcommand tree from the self-registered commands (cli/command.h), and
+// owns the process frame every command shares: exit codes and the "moesim: error:" prefix for every kind of
+// failure, the global --quiet, the signal handlers that remove temporary output files, and the final check
+// that standard output really received everything (a full disk or a closed pipe must not exit 0).
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <new>
 #include <sstream>
 
 #include "cli/command.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "moesim_build_info.h"
 
 namespace moesim::cli {
@@ -17,19 +25,69 @@ std::vector<Command>& commands() {
   return c;
 }
 
+std::vector<Group>& groups() {
+  static std::vector<Group> g;
+  return g;
+}
+
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
 
 }  // namespace moesim::cli
 
-int main(int argc, char** argv) {
-  using namespace moesim::cli;
-  CLI::App app{"moesim: trace-driven simulator of on-device MoE inference with expert offloading"};
-  app.set_version_flag("--version", std::string("moesim ") + MOESIM_VERSION + " (" + MOESIM_GIT_DESCRIBE + ")");
-  app.require_subcommand(1);
-  auto cmds = commands();
+MOESIM_CLI_GROUP("trace", "Routing traces: import, export, describe and synthesise them");
+MOESIM_CLI_GROUP("store", "Expert stores written by `moesim pack`: describe and verify them");
+MOESIM_CLI_GROUP("weights", "Checkpoint weights: exponent statistics, synthetic LLM-like weights");
+
+namespace {
+
+using moesim::cli::Command;
+
+// "moesim trace import": the deepest subcommand the command line reached, for the --help pointer.
+std::string command_path(const CLI::App& app) {
+  std::string path = "moesim";
+  const CLI::App* cur = &app;
+  while (!cur->get_subcommands().empty()) {
+    cur = cur->get_subcommands().front();
+    path += " " + cur->get_name();
+  }
+  return path;
+}
+
+int usage_failure(const CLI::App& app, const char* message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "moesim: error: %s\nrun '%s --help' for the options\n", message,
+               command_path(app).c_str());
+  return 2;
+}
+
+int failure(const char* kind, const char* message, int status) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "moesim: %s: %s\n", kind, message);
+  return status;
+}
+
+// Buffered stdout reports a full disk or a closed pipe only at the flush (or as a sticky error flag after an
+// earlier failed write); both must turn a finished command into a failure.
+int finish_stdout() {
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  int err = errno;
+  const bool had_error = std::ferror(stdout) != 0;
+  errno = 0;
+  const bool close_failed = std::fclose(stdout) != 0;
+  if (!err) err = errno;
+  if (!flush_failed && !had_error && !close_failed) return 0;
+  std::fprintf(stderr, "moesim: error: standard output: write failed%s%s\n", err ? ": " : "",
+               err ? std::strerror(err) : "");
+  return 1;
+}
+
+void build_tree(CLI::App& app) {
+  std::map<std::string, std::string> group_text;
+  for (const auto& g : moesim::cli::groups()) group_text[g.path] = g.description;
+  auto cmds = moesim::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const Command& a, const Command& b) { return a.path < b.path; });
   std::map<std::string, CLI::App*> nodes;
-  nodes[""] = &app;
   for (const auto& c : cmds) {
     std::istringstream words(c.path);
     std::string word, prefix;
@@ -41,7 +99,9 @@ int main(int argc, char** argv) {
       auto it = nodes.find(key);
       if (it == nodes.end()) {
         const bool leaf = i + 1 == parts.size();
-        CLI::App* sub = parent->add_subcommand(parts[i], leaf ? c.description : "");
+        const auto g = group_text.find(key);
+        const std::string text = leaf ? c.description : g != group_text.end() ? g->second : "";
+        CLI::App* sub = parent->add_subcommand(parts[i], text);
         if (!leaf) sub->require_subcommand(1);
         it = nodes.emplace(key, sub).first;
       }
@@ -50,18 +110,40 @@ int main(int argc, char** argv) {
     }
     c.setup(*parent);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  moesim::install_output_cleanup_handlers();
+  CLI::App app{"moesim: trace-driven simulator of on-device MoE inference with expert offloading", "moesim"};
+  app.set_version_flag("--version", std::string("moesim ") + MOESIM_VERSION + " (" + MOESIM_GIT_DESCRIBE + ")");
+  app.require_subcommand(1);
+  // Subcommands created below inherit fallthrough, so the global flags work after the subcommand as well.
+  app.fallthrough();
+  // Option callbacks run before any subcommand's callback, so the bars are off before the work starts.
+  app.add_flag_callback(
+      "-q,--quiet", [] { moesim::set_progress_enabled(false); },
+      "No progress bars (they are drawn only on a terminal anyway); warnings and errors still print");
+  build_tree(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11 checks required options before leftover arguments, so a mistyped option would be reported as
+    // the option it failed to provide ("--trace is required"): name the unknown argument first.
+    const std::vector<std::string> rest = app.remaining(true);
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && !rest.empty())
+      return usage_failure(app, ("unknown argument: " + rest.front()).c_str());
+    return usage_failure(app, e.what());
+  } catch (const moesim::UsageError& e) {
+    return usage_failure(app, e.what());
   } catch (const moesim::Error& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "moesim: error: %s\n", e.what());
-    return 1;
+    return failure("error", e.what(), 1);
+  } catch (const std::bad_alloc&) {
+    return failure("error", "out of memory", 1);
   } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "moesim: internal error: %s\n", e.what());
-    return 2;
+    return failure("internal error", e.what(), 70);
   }
-  return 0;
+  return finish_stdout();
 }

@@ -1,12 +1,15 @@
 // `moesim pack --weights PATH --codec C --shards K -o STORE [--threads N] [--all-tensors] [--raw-shape RxC]`:
 // converts a checkpoint's expert tensors into an expert store (exec/store_writer.h, docs/store-format.md).
-// Progress goes to stderr when it is a terminal; the store's bytes do not depend on --threads.
+// A progress bar (BF16 bytes compressed) goes to stderr on a terminal; the store's bytes do not depend on
+// --threads. "-o -", a device or a FIFO get the finished store streamed (it is built in a scratch file).
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <thread>
 
 #include "cli/command.h"
+#include "core/atomic_file.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "exec/expert_naming.h"
 #include "exec/raw_weights.h"
@@ -25,6 +28,7 @@ struct Options {
 };
 
 void run(const Options& o) {
+  check_output_writable(o.out);
   std::optional<std::vector<uint64_t>> raw;
   if (!o.raw_shape.empty()) raw = exec::parse_raw_shape(o.raw_shape);
   const exec::WeightSource w = exec::WeightSource::open(o.weights, raw);
@@ -39,28 +43,26 @@ void run(const Options& o) {
              {"layers", sel.layers},
              {"created_by", std::string("moesim ") + MOESIM_VERSION}};
   if (raw) po.meta["raw_shape"] = *raw;
-  const bool bar = stderr_is_terminal();
   const auto t0 = std::chrono::steady_clock::now();
-  auto progress = [&](size_t done, size_t total) {
-    if (!bar) return;
-    const int width = 40;
-    const int filled = static_cast<int>(width * done / std::max<size_t>(total, 1));
-    std::fprintf(stderr, "\rpack [%.*s%*s] %zu/%zu tensors", filled,
-                 "########################################", width - filled, "", done, total);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  };
-  const exec::PackResult r = exec::write_store(o.out, sel, po, progress);
+  Progress bar("pack", 0);
+  bar.show_bytes();
+  const exec::PackResult r = exec::write_store(o.out, sel, po, [&bar](uint64_t done, uint64_t total) {
+    bar.set_total(2 * total);
+    bar.set(2 * done);
+  });
+  bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t stored = r.e_bytes + r.sm_bytes;
-  std::printf("packed %llu tensors (%s, %u layers) from %s into %s\n",
+  // With "-o -" the store went to stdout: the summary goes to stderr so it does not corrupt it.
+  std::FILE* summary = o.out == "-" ? stderr : stdout;
+  std::fprintf(summary, "packed %llu tensors (%s, %u layers) from %s into %s\n",
               static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers, o.weights.c_str(),
               o.out.c_str());
   if (sel.skipped)
-    std::printf("skipped %llu tensors whose dtype is not BF16/F16/F32\n",
+    std::fprintf(summary, "skipped %llu tensors whose dtype is not BF16/F16/F32\n",
                 static_cast<unsigned long long>(sel.skipped));
-  std::printf(
-      "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
+  std::fprintf(
+      summary, "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
       po.codec.c_str(), po.shards, format_bytes(r.bf16_bytes).c_str(), format_bytes(stored).c_str(),
       format_bytes(r.e_bytes).c_str(), format_bytes(r.sm_bytes).c_str(),
       r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0,
@@ -77,7 +79,7 @@ void setup(CLI::App& app) {
   app.add_option("--shards", o->shards, "K: exponent shards per tensor (independent codec frames)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 65536u));
-  app.add_option("-o,--output", o->out, "Output store file")->required();
+  app.add_option("-o,--output", o->out, "Output store file ('-' = standard output)")->required();
   app.add_option("--threads", o->threads, "Compression threads (the output does not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/model_spec.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "exec/weight_synth.h"
 
@@ -29,24 +31,25 @@ std::map<std::string, double> parse_std_map(const std::string& text) {
   while (std::getline(ss, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Error("--std-per-tensor '" + item + "': expected name=std (e.g. down_proj=0.01)");
+      throw UsageError("--std-per-tensor '" + item + "': expected name=std (e.g. down_proj=0.01)");
     const std::string role = item.substr(0, eq);
     if (role != "gate_proj" && role != "up_proj" && role != "down_proj")
-      throw Error("--std-per-tensor '" + item + "': tensor name must be gate_proj, up_proj or down_proj");
+      throw UsageError("--std-per-tensor '" + item + "': tensor name must be gate_proj, up_proj or down_proj");
     try {
       size_t used = 0;
       const double v = std::stod(item.substr(eq + 1), &used);
       if (used != item.size() - eq - 1 || !(v > 0)) throw std::invalid_argument("x");
       m[role] = v;
     } catch (const std::exception&) {
-      throw Error("--std-per-tensor '" + item + "': std must be a positive number");
+      throw UsageError("--std-per-tensor '" + item + "': std must be a positive number");
     }
   }
   return m;
 }
 
 void run(const Options& o) {
-  if (o.model.empty() == o.size.empty()) throw Error("give exactly one of --model and --size");
+  if (o.model.empty() == o.size.empty()) throw UsageError("give exactly one of --model and --size");
+  check_output_writable(o.out);
   std::vector<exec::SynthTensor> tensors;
   Json meta = {{"generator", "moesim weights synth"},
                {"synthetic", "true"},
@@ -58,7 +61,7 @@ void run(const Options& o) {
     tensors = exec::synth_layout_for_model(m, o.layers, o.experts);
     meta["model"] = m.name;
   } else {
-    if (o.layers || o.experts) throw Error("--layers and --experts go with --model, not --size");
+    if (o.layers || o.experts) throw UsageError("--layers and --experts go with --model, not --size");
     tensors = exec::synth_layout_for_size(parse_bytes(o.size));
   }
   exec::SynthOptions so;
@@ -66,14 +69,21 @@ void run(const Options& o) {
   so.std_per_role = parse_std_map(o.std_per_tensor);
   so.seed = o.seed;
   if (!o.std_per_tensor.empty()) meta["std_per_tensor"] = o.std_per_tensor;
-  exec::write_synth_weights(o.out, tensors, so, meta);
+  Progress bar("weights synth", 0);
+  bar.show_bytes();
+  exec::write_synth_weights(o.out, tensors, so, meta, [&bar](uint64_t done, uint64_t total) {
+    bar.set_total(total);
+    bar.set(done);
+  });
+  bar.finish();
   uint64_t elements = 0;
   for (const auto& t : tensors) {
     uint64_t n = 1;
     for (auto d : t.shape) n *= d;
     elements += n;
   }
-  std::printf("wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
+  // With "-o -" the weights went to stdout: the summary goes to stderr so it does not corrupt them.
+  std::fprintf(o.out == "-" ? stderr : stdout, "wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
               tensors.size(), format_bytes(elements * 2).c_str(), o.std,
               static_cast<unsigned long long>(o.seed), o.out.c_str());
 }
@@ -84,11 +94,13 @@ void setup(CLI::App& app) {
   app.add_option("--layers", o->layers, "MoE layers to write (default: all of the model's)");
   app.add_option("--experts", o->experts, "Experts per layer to write (default: all of the model's)");
   app.add_option("--size", o->size, "Total BF16 bytes instead of a model (multiple of 2 KiB, e.g. 64MiB)");
-  app.add_option("--std", o->std, "Standard deviation of the Gaussian")->capture_default_str();
+  app.add_option("--std", o->std, "Standard deviation of the Gaussian")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--std-per-tensor", o->std_per_tensor,
                  "Per-tensor overrides, e.g. down_proj=0.01,gate_proj=0.03");
   app.add_option("--seed", o->seed, "Random seed")->required();
-  app.add_option("-o,--output", o->out, "Output .safetensors file")->required();
+  app.add_option("-o,--output", o->out, "Output .safetensors file ('-' = standard output)")->required();
   app.callback([o] { run(*o); });
 }
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/units.h"
+
 namespace moesim {
 namespace {
 
@@ -26,6 +28,12 @@ std::string format_duration(double s) {
     std::snprintf(buf, sizeof buf, "%lldm%02llds", t / 60, t % 60);
   else
     std::snprintf(buf, sizeof buf, "%llds", t);
+  return buf;
+}
+
+std::string format_count_rate(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", r);
   return buf;
 }
 
@@ -63,7 +71,9 @@ void Progress::add(uint64_t n) {
 }
 
 void Progress::set(uint64_t done) {
-  done_.store(done, std::memory_order_relaxed);
+  uint64_t cur = done_.load(std::memory_order_relaxed);
+  while (cur < done && !done_.compare_exchange_weak(cur, done, std::memory_order_relaxed)) {
+  }
   maybe_draw();
 }
 
@@ -72,11 +82,15 @@ void Progress::set_total(uint64_t total) { total_.store(total, std::memory_order
 std::string Progress::render(double elapsed_s) const {
   const uint64_t done = done_.load(std::memory_order_relaxed);
   const uint64_t total = total_.load(std::memory_order_relaxed);
-  char buf[256];
+  char buf[512];
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0;
+  auto count = [&](uint64_t n) {
+    return bytes_ ? format_bytes(n) : std::to_string(static_cast<unsigned long long>(n));
+  };
   if (total == 0) {
-    std::snprintf(buf, sizeof buf, "%s %llu done, %.3g/s, %s elapsed", label_.c_str(),
-                  static_cast<unsigned long long>(done), rate, format_duration(elapsed_s).c_str());
+    const std::string r = bytes_ ? format_bytes(static_cast<uint64_t>(rate)) : format_count_rate(rate);
+    std::snprintf(buf, sizeof buf, "%s %s done, %s/s, %s elapsed", label_.c_str(), count(done).c_str(),
+                  r.c_str(), format_duration(elapsed_s).c_str());
     return buf;
   }
   const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
@@ -85,9 +99,8 @@ std::string Progress::render(double elapsed_s) const {
   std::string bar(static_cast<size_t>(fill), '#');
   bar.append(static_cast<size_t>(kWidth - fill), ' ');
   const double eta = done > 0 ? elapsed_s * (1 - frac) / frac : NAN;
-  std::snprintf(buf, sizeof buf, "%s [%s] %3.0f%% %llu/%llu, ETA %s", label_.c_str(), bar.c_str(), 100 * frac,
-                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                format_duration(eta).c_str());
+  std::snprintf(buf, sizeof buf, "%s [%s] %3.0f%% %s/%s, ETA %s", label_.c_str(), bar.c_str(), 100 * frac,
+                count(done).c_str(), count(total).c_str(), format_duration(eta).c_str());
   return buf;
 }
 

@@ -32,8 +32,11 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void add(uint64_t n = 1);
+  // Never moves the count backwards: worker threads that report running totals may arrive out of order.
   void set(uint64_t done);
   void set_total(uint64_t total);
+  // Counts are bytes: drawn as "1.50 GiB/3.00 GiB" and "MiB/s" instead of plain numbers.
+  void show_bytes(bool on = true) { bytes_ = on; }
   void finish();
 
   // The line that would be drawn after `elapsed_s` seconds (for tests): "label [####    ] 40% 4/10 ...".
@@ -49,6 +52,7 @@ class Progress {
   std::atomic<int64_t> last_draw_ns_{0};
   std::mutex draw_mu_;
   bool owner_ = false;  // this bar holds the terminal line
+  bool bytes_ = false;
   bool finished_ = false;
 };
 

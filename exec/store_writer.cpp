@@ -31,7 +31,9 @@ struct Packed {
 
 // `inner_threads` > 1 compresses the K shards in parallel (used when there are fewer tensors than threads,
 // e.g. one raw tensor); shards are independent frames, so the bytes do not depend on it.
-Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K, unsigned inner_threads) {
+// `compressed(n)` is told, from whichever thread compressed it, that a shard of n elements is done.
+Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K, unsigned inner_threads,
+                   const std::function<void(uint64_t)>& compressed) {
   const size_t n = static_cast<size_t>(t.elements);
   std::vector<uint16_t> bf16(n);
   tensor_to_bf16(t, bf16.data());
@@ -44,6 +46,7 @@ Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K,
     const uint64_t b = shard_begin(n, k, K), e = shard_begin(n, k + 1, K);
     if (e == b) return;  // an empty shard stores nothing
     p.shards[k] = kernels::compress_to_vector(codec, exps.data() + b, static_cast<size_t>(e - b));
+    compressed(e - b);
   };
   const unsigned workers = std::min<unsigned>(inner_threads, K);
   if (workers <= 1) {
@@ -96,7 +99,7 @@ void pwrite_all(int fd, const std::vector<uint8_t>& bytes, uint64_t offset, cons
 }  // namespace
 
 PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
-                       const std::function<void(size_t, size_t)>& progress) {
+                       const std::function<void(uint64_t, uint64_t)>& progress) {
   if (opts.shards == 0 || opts.shards > kStoreMaxShards)
     throw Error("--shards must be in 1.." + std::to_string(kStoreMaxShards));
   const auto codec = kernels::make_codec(opts.codec);
@@ -142,6 +145,13 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
   }
 
   const size_t total = sel.tensors.size();
+  uint64_t total_elements = 0;
+  for (const auto& s : sel.tensors) total_elements += s.source->elements;
+  std::atomic<uint64_t> done_elements{0};
+  auto compressed = [&](uint64_t n) {
+    const uint64_t done = done_elements.fetch_add(n, std::memory_order_relaxed) + n;
+    if (progress) progress(done, total_elements);
+  };
   const unsigned threads =
       static_cast<unsigned>(std::min<size_t>(std::max(1u, opts.threads), std::max<size_t>(total, 1)));
   const unsigned inner_threads = std::max(1u, opts.threads / threads);
@@ -164,7 +174,7 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
       std::optional<Packed> p;
       std::exception_ptr err;
       try {
-        p = pack_tensor(*sel.tensors[i].source, *codec, K, inner_threads);
+        p = pack_tensor(*sel.tensors[i].source, *codec, K, inner_threads, compressed);
       } catch (...) {
         err = std::current_exception();
       }
@@ -228,7 +238,6 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
       res.bf16_bytes += e.bf16_bytes();
       res.e_bytes += e.e_bytes();
       res.sm_bytes += e.sm.size;
-      if (progress) progress(i + 1, total);
     }
   } catch (...) {
     stop();

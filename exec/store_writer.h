@@ -31,8 +31,11 @@ struct PackResult {
   uint64_t file_size = 0;
 };
 
-// `progress(done, total)` is called from the calling thread after each tensor is written.
+// `progress(done, total)` counts weights (tensor elements) compressed so far out of all selected ones. It is
+// called after every exponent shard, from the compressing threads, possibly concurrently: it must be
+// thread-safe (moesim::Progress::set is). Successive calls from different threads may arrive slightly out
+// of order.
 PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
-                       const std::function<void(size_t, size_t)>& progress = {});
+                       const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace moesim::exec

@@ -15,7 +15,7 @@ double WeightStats::codec_ratio(size_t codec) const {
 }
 
 WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs,
-                                 unsigned threads) {
+                                 unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress) {
   WeightStats s;
   std::vector<std::unique_ptr<kernels::Codec>> impl;
   for (const auto& c : codecs) {
@@ -30,6 +30,9 @@ WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::s
     }
     views.push_back(&t);
   }
+  uint64_t total_bytes = 0;
+  for (const TensorView* t : views) total_bytes += 2 * t->elements;
+  std::atomic<uint64_t> done_bytes{0};
   s.tensors.resize(views.size());
   std::vector<std::exception_ptr> errors(views.size());
   std::atomic<size_t> next{0};
@@ -49,6 +52,8 @@ WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::s
         ts.hist.add_exponents(exps.data(), n);
         for (const auto& c : impl)
           ts.codec_e_bytes.push_back(n == 0 ? 0 : kernels::compress_to_vector(*c, exps.data(), n).size());
+        const uint64_t done = done_bytes.fetch_add(2 * t.elements, std::memory_order_relaxed) + 2 * t.elements;
+        if (progress) progress(done, total_bytes);
       } catch (...) {
         errors[i] = std::current_exception();
       }

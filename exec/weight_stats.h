@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ inline const std::vector<std::string>& default_stats_codecs() {
 }
 
 // Parallel over tensors on `threads` threads; results do not depend on the thread count.
+// `progress(done, total)` counts the BF16 bytes of the tensors finished so far; it is called from the
+// worker threads, possibly concurrently, so it must be thread-safe (moesim::Progress::set is).
 WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs,
-                                 unsigned threads);
+                                 unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace moesim::exec

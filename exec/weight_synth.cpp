@@ -61,9 +61,15 @@ std::vector<SynthTensor> synth_layout_for_size(uint64_t bytes) {
 }
 
 void write_synth_weights(const std::string& path, const std::vector<SynthTensor>& tensors,
-                         const SynthOptions& opts, const Json& meta) {
+                         const SynthOptions& opts, const Json& meta,
+                         const std::function<void(uint64_t, uint64_t)>& progress) {
   std::vector<SafetensorsEntry> entries;
-  for (const auto& t : tensors) entries.push_back({t.name, DType::BF16, t.shape});
+  uint64_t total_bytes = 0;
+  for (const auto& t : tensors) {
+    entries.push_back({t.name, DType::BF16, t.shape});
+    total_bytes += entries.back().size_bytes();
+  }
+  uint64_t written = 0;
   for (const auto& [role, s] : opts.std_per_role)
     if (!(s > 0)) throw Error("--std-per-tensor " + role + ": std must be > 0");
   if (!(opts.std > 0)) throw Error("--std must be > 0");
@@ -84,6 +90,8 @@ void write_synth_weights(const std::string& path, const std::vector<SynthTensor>
       for (size_t j = 0; j < m; ++j) f[j] = static_cast<float>(rng.normal() * sd);
       kernels::f32_to_bf16(f.data(), m, b.data());
       w.write(b.data(), m * 2);
+      written += m * 2;
+      if (progress) progress(written, total_bytes);
     }
   }
   w.commit();

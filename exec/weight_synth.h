@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct SynthOptions {
 };
 
 // Writes the tensors as a BF16 safetensors file (atomically); `meta` goes to __metadata__.
+// `progress(done, total)` counts BF16 bytes of tensor data written, from the calling thread.
 void write_synth_weights(const std::string& path, const std::vector<SynthTensor>& tensors,
-                         const SynthOptions& opts, const Json& meta);
+                         const SynthOptions& opts, const Json& meta,
+                         const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace moesim::exec
