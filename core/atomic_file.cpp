@@ -62,27 +62,51 @@ std::string parent_dir(const std::string& p) {
   return p.substr(0, slash);
 }
 
-// Follows a chain of symbolic links to the path finally named (which may not exist: a dangling link).
-// Returns false on a loop (errno = ELOOP).
-bool resolve_links(const std::string& path, std::string& out) {
+// How an output path is written.
+enum class Kind {
+  kReplace,  // temp file next to `file`, renamed over it (a regular file, or nothing yet)
+  kStream,   // opened and written through (a device, FIFO or socket)
+  kAppend,   // a regular file reached through /proc (/dev/stdout, /dev/fd/N): the shell's open file; appended
+             // to, as truncating or replacing it would undo a `>>` or a `>` the shell already did
+};
+
+struct Resolved {
+  Kind kind = Kind::kReplace;
+  std::string file;  // kReplace: the final link target; otherwise the path as given (the kernel follows it)
+  bool exists = false;
+  struct stat st {};
+};
+
+// Follows a chain of symbolic links by hand (realpath() fails on a dangling link, whose target we must
+// create). Links through /proc ("/dev/stdout" -> "/proc/self/fd/1" -> "pipe:[123]") name no real file: the
+// kernel resolves those itself. Returns false with errno set (ELOOP on a loop, or from stat()).
+bool resolve_output(const std::string& path, Resolved& r) {
   std::string p = path;
   for (int depth = 0; depth < 40; ++depth) {
-    struct stat st;
-    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
-      out = p;
+    if (p.rfind("/proc/", 0) == 0) {
+      r.file = path;
+      if (::stat(path.c_str(), &r.st) != 0) return false;
+      r.exists = true;
+      r.kind = S_ISREG(r.st.st_mode) || S_ISDIR(r.st.st_mode) ? Kind::kAppend : Kind::kStream;
       return true;
     }
-    std::vector<char> buf(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1);
+    struct stat lst;
+    if (::lstat(p.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) break;
+    std::vector<char> buf(static_cast<size_t>(lst.st_size > 0 ? lst.st_size : 255) + 1);
     const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
-    if (n < 0) {
-      out = p;
-      return true;
-    }
+    if (n < 0) break;
     std::string link(buf.data(), static_cast<size_t>(n));
     p = (!link.empty() && link[0] == '/') ? link : parent_dir(p) + "/" + link;
+    if (depth == 39) {
+      errno = ELOOP;
+      return false;
+    }
   }
-  errno = ELOOP;
-  return false;
+  r.file = p;
+  r.exists = ::stat(p.c_str(), &r.st) == 0;
+  if (!r.exists && errno != ENOENT) return false;
+  r.kind = r.exists && !S_ISREG(r.st.st_mode) && !S_ISDIR(r.st.st_mode) ? Kind::kStream : Kind::kReplace;
+  return true;
 }
 
 [[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
@@ -98,14 +122,22 @@ AtomicFile::AtomicFile(std::string path, Access access) : path_(std::move(path))
   if (path_ == "-") {
     f_ = stdout;
   } else {
-    if (!resolve_links(path_, target_)) throw Error(path_ + ": cannot open output: " + errno_text());
-    struct stat st;
-    const bool exists = ::stat(target_.c_str(), &st) == 0;
+    Resolved r;
+    if (!resolve_output(path_, r)) throw Error(path_ + ": cannot open output: " + errno_text());
+    const bool exists = r.exists;
+    const struct stat& st = r.st;
+    target_ = r.file;
     if (exists && S_ISDIR(st.st_mode)) cannot_write(path_, "is a directory");
-    if (exists && !S_ISREG(st.st_mode)) {
-      // A device, FIFO or socket: write through; renaming over it would replace the node itself.
-      f_ = std::fopen(target_.c_str(), "wb");
-      if (!f_) throw Error(path_ + ": cannot open output: " + errno_text());
+    if (r.kind != Kind::kReplace) {
+      // Renaming over a device, FIFO or socket would replace the node itself: write through.
+      const int flags = O_WRONLY | O_CLOEXEC | (r.kind == Kind::kAppend ? O_APPEND : O_TRUNC);
+      const int fd = ::open(target_.c_str(), flags);
+      f_ = fd < 0 ? nullptr : ::fdopen(fd, "wb");
+      if (!f_) {
+        const int e = errno;
+        if (fd >= 0) ::close(fd);
+        throw Error(path_ + ": cannot open output: " + errno_text(e));
+      }
     } else {
       tmp_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
       slot_ = register_temp(tmp_);  // before creating it: a signal in between must still find it
@@ -217,19 +249,18 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 void check_output_writable(const std::string& path) {
   if (path.empty()) throw UsageError("output path is empty");
   if (path == "-") return;
-  std::string target;
-  if (!resolve_links(path, target)) cannot_write(path, errno_text());
+  Resolved r;
+  if (!resolve_output(path, r)) cannot_write(path, errno_text());
+  const std::string& target = r.file;
   const std::string dir = parent_dir(target);
-  struct stat st;
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) cannot_write(path, "is a directory");
+  if (r.exists) {
+    if (S_ISDIR(r.st.st_mode)) cannot_write(path, "is a directory");
     if (::access(target.c_str(), W_OK) != 0) cannot_write(path, errno_text());
-    if (S_ISREG(st.st_mode) && ::access(dir.c_str(), W_OK | X_OK) != 0)
+    if (r.kind == Kind::kReplace && ::access(dir.c_str(), W_OK | X_OK) != 0)
       cannot_write(path, "directory '" + dir + "' is not writable (the output is written to a temporary file " +
                              "there, then renamed): " + errno_text());
     return;
   }
-  if (errno != ENOENT) cannot_write(path, errno_text());
   struct stat dst;
   if (::stat(dir.c_str(), &dst) != 0) {
     if (errno == ENOENT) cannot_write(path, "directory '" + dir + "' does not exist");

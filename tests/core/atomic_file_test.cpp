@@ -204,6 +204,48 @@ TEST(AtomicFile, CharacterDeviceIsWrittenThrough) {
   }
 }
 
+// "/dev/stdout" is a link into /proc naming the shell's open file: for a pipe write through it, for a
+// file append to it (as `>>` asked), never create "pipe:[123]" or replace the file.
+std::string via_dev_stdout(int stdout_fd, const std::string& content) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(stdout_fd, STDOUT_FILENO);
+    try {
+      write_file_atomic("/dev/stdout", content);
+      check_output_writable("/dev/stdout");
+    } catch (const Error&) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "failed";
+}
+
+TEST(AtomicFile, DevStdoutOnAFileAppends) {
+  TempDir d;
+  const std::string p = d.file("log");
+  write_file_atomic(p, "first\n");
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(via_dev_stdout(fd, "second\n"), "ok");
+  ::close(fd);
+  EXPECT_EQ(read_file(p), "first\nsecond\n");
+  EXPECT_EQ(d.names(), std::vector<std::string>{"log"});
+}
+
+TEST(AtomicFile, DevStdoutOnAPipeWritesThrough) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  EXPECT_EQ(via_dev_stdout(fds[1], "piped\n"), "ok");
+  ::close(fds[1]);
+  char buf[64];
+  const ssize_t n = ::read(fds[0], buf, sizeof buf);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "piped\n");
+}
+
 TEST(AtomicFile, FullDeviceFails) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full here";
   EXPECT_THAT(error_of([] { write_file_atomic("/dev/full", std::string(100000, 'x')); }),
@@ -287,15 +329,29 @@ TEST(CheckOutputWritable, ExplainsWhatIsWrong) {
   EXPECT_THROW(check_output_writable(""), UsageError);
 }
 
-TEST(CheckOutputWritable, PermissionsWhenNotRoot) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root may write anything: permission checks cannot fail";
+// Root may write anything, so as root the checks run in a child that has become "nobody".
+TEST(CheckOutputWritable, ReportsPermissions) {
   TempDir d;
   write_file_atomic(d.file("ro.json"), "{}");
   ASSERT_EQ(::chmod(d.file("ro.json").c_str(), 0444), 0);
-  EXPECT_THAT(error_of([&] { check_output_writable(d.file("ro.json")); }), HasSubstr("ro.json: cannot write"));
   fs::create_directories(d.file("locked"));
   ASSERT_EQ(::chmod(d.file("locked").c_str(), 0555), 0);
-  EXPECT_THAT(error_of([&] { check_output_writable(d.file("locked/out.json")); }), HasSubstr("not writable"));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
+    const bool ro = error_of([&] { check_output_writable(d.file("ro.json")); }).find("ro.json: cannot write") !=
+                    std::string::npos;
+    const bool locked = error_of([&] { check_output_writable(d.file("locked/out.json")); })
+                            .find("directory '" + d.file("locked") + "' is not writable") != std::string::npos;
+    ::_exit((ro ? 0 : 4) | (locked ? 0 : 8));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "cannot drop root privileges here";
+  EXPECT_EQ(WEXITSTATUS(status) & 4, 0) << "a read-only file was accepted";
+  EXPECT_EQ(WEXITSTATUS(status) & 8, 0) << "a read-only directory was accepted";
 }
 
 TEST(ReadFile, NamesDirectoriesAndMissingFiles) {
