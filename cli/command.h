@@ -55,7 +55,8 @@ bool stderr_is_terminal();
 
 #define MOESIM_CLI_CONCAT2(a, b) a##b
 #define MOESIM_CLI_CONCAT(a, b) MOESIM_CLI_CONCAT2(a, b)
-#define MOESIM_CLI_COMMAND(path, description, setup) \
-  static ::moesim::cli::CommandRegistrar MOESIM_CLI_CONCAT(moesim_cli_registrar_, __LINE__)(path, description, setup)
+#define MOESIM_CLI_COMMAND(path, description, setup)                                         \
+  static ::moesim::cli::CommandRegistrar MOESIM_CLI_CONCAT(moesim_cli_registrar_, __LINE__)( \
+      path, description, setup)
 #define MOESIM_CLI_GROUP(path, description) \
   static ::moesim::cli::GroupRegistrar MOESIM_CLI_CONCAT(moesim_cli_group_, __LINE__)(path, description)

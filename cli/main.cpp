@@ -30,7 +30,9 @@ std::vector<Group>& groups() {
   return g;
 }
 
-bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) != 0;
+}
 
 }  // namespace moesim::cli
 
@@ -117,7 +119,8 @@ void build_tree(CLI::App& app) {
 int main(int argc, char** argv) {
   moesim::install_output_cleanup_handlers();
   CLI::App app{"moesim: trace-driven simulator of on-device MoE inference with expert offloading", "moesim"};
-  app.set_version_flag("--version", std::string("moesim ") + MOESIM_VERSION + " (" + MOESIM_GIT_DESCRIBE + ")");
+  app.set_version_flag("--version",
+                       std::string("moesim ") + MOESIM_VERSION + " (" + MOESIM_GIT_DESCRIBE + ")");
   app.require_subcommand(1);
   // Subcommands created below inherit fallthrough, so the global flags work after the subcommand as well.
   app.fallthrough();

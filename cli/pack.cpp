@@ -56,13 +56,14 @@ void run(const Options& o) {
   // With "-o -" the store went to stdout: the summary goes to stderr so it does not corrupt it.
   std::FILE* summary = o.out == "-" ? stderr : stdout;
   std::fprintf(summary, "packed %llu tensors (%s, %u layers) from %s into %s\n",
-              static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers, o.weights.c_str(),
-              o.out.c_str());
+               static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers, o.weights.c_str(),
+               o.out.c_str());
   if (sel.skipped)
     std::fprintf(summary, "skipped %llu tensors whose dtype is not BF16/F16/F32\n",
-                static_cast<unsigned long long>(sel.skipped));
+                 static_cast<unsigned long long>(sel.skipped));
   std::fprintf(
-      summary, "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
+      summary,
+      "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
       po.codec.c_str(), po.shards, format_bytes(r.bf16_bytes).c_str(), format_bytes(stored).c_str(),
       format_bytes(r.e_bytes).c_str(), format_bytes(r.sm_bytes).c_str(),
       r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0,

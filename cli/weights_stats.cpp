@@ -53,7 +53,8 @@ void print_table(const Options& o, const exec::WeightStats& s, std::string& text
 }
 
 void run(const Options& o) {
-  if (o.path.empty()) throw UsageError("a checkpoint is required: --weights PATH (or PATH as the first argument)");
+  if (o.path.empty())
+    throw UsageError("a checkpoint is required: --weights PATH (or PATH as the first argument)");
   check_output_writable(o.out);
   std::optional<std::vector<uint64_t>> raw;
   if (!o.raw_shape.empty()) raw = exec::parse_raw_shape(o.raw_shape);

@@ -34,7 +34,8 @@ std::map<std::string, double> parse_std_map(const std::string& text) {
       throw UsageError("--std-per-tensor '" + item + "': expected name=std (e.g. down_proj=0.01)");
     const std::string role = item.substr(0, eq);
     if (role != "gate_proj" && role != "up_proj" && role != "down_proj")
-      throw UsageError("--std-per-tensor '" + item + "': tensor name must be gate_proj, up_proj or down_proj");
+      throw UsageError("--std-per-tensor '" + item +
+                       "': tensor name must be gate_proj, up_proj or down_proj");
     try {
       size_t used = 0;
       const double v = std::stod(item.substr(eq + 1), &used);
@@ -83,9 +84,10 @@ void run(const Options& o) {
     elements += n;
   }
   // With "-o -" the weights went to stdout: the summary goes to stderr so it does not corrupt them.
-  std::fprintf(o.out == "-" ? stderr : stdout, "wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
-              tensors.size(), format_bytes(elements * 2).c_str(), o.std,
-              static_cast<unsigned long long>(o.seed), o.out.c_str());
+  std::fprintf(o.out == "-" ? stderr : stdout,
+               "wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
+               tensors.size(), format_bytes(elements * 2).c_str(), o.std,
+               static_cast<unsigned long long>(o.seed), o.out.c_str());
 }
 
 void setup(CLI::App& app) {

@@ -16,7 +16,9 @@ namespace moesim {
 namespace {
 
 std::atomic<unsigned> g_counter{0};
-std::string errno_text(int e = errno) { return std::strerror(e); }
+std::string errno_text(int e = errno) {
+  return std::strerror(e);
+}
 
 // ---- the temporary-file registry the signal handler walks ----------------------------------------------
 // Fixed-size and allocation-free: the handler may run at any instruction, so it only reads atomics and
@@ -188,7 +190,9 @@ AtomicFile::~AtomicFile() {
   unregister_temp(slot_);
 }
 
-std::string AtomicFile::display_name() const { return path_ == "-" ? "standard output" : path_; }
+std::string AtomicFile::display_name() const {
+  return path_ == "-" ? "standard output" : path_;
+}
 
 void AtomicFile::write(const void* data, size_t size) {
   if (size == 0) return;
@@ -257,7 +261,8 @@ void check_output_writable(const std::string& path) {
     if (S_ISDIR(r.st.st_mode)) cannot_write(path, "is a directory");
     if (::access(target.c_str(), W_OK) != 0) cannot_write(path, errno_text());
     if (r.kind == Kind::kReplace && ::access(dir.c_str(), W_OK | X_OK) != 0)
-      cannot_write(path, "directory '" + dir + "' is not writable (the output is written to a temporary file " +
+      cannot_write(path, "directory '" + dir +
+                             "' is not writable (the output is written to a temporary file " +
                              "there, then renamed): " + errno_text());
     return;
   }
@@ -273,9 +278,9 @@ void check_output_writable(const std::string& path) {
 
 void install_output_cleanup_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup & co. stay
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = cleanup_and_reraise;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND;

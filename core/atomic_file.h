@@ -49,9 +49,9 @@ class AtomicFile {
  private:
   std::string display_name() const;
 
-  std::string path_;    // as given (error messages name it)
-  std::string target_;  // the file finally written (symlinks resolved); empty for "-"
-  std::string tmp_;     // the temporary file; empty when writing through
+  std::string path_;             // as given (error messages name it)
+  std::string target_;           // the file finally written (symlinks resolved); empty for "-"
+  std::string tmp_;              // the temporary file; empty when writing through
   std::FILE* f_ = nullptr;       // where write() goes
   std::FILE* stream_ = nullptr;  // Access::kRandom on a stream: the real output, f_ being the scratch file
   uint64_t offset_ = 0;

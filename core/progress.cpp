@@ -14,9 +14,9 @@ namespace moesim {
 namespace {
 
 std::atomic<bool> g_enabled{true};
-std::mutex g_line_mu;            // guards the terminal line
+std::mutex g_line_mu;                  // guards the terminal line
 std::atomic<bool> g_line_busy{false};  // a bar owns the line
-bool g_line_drawn = false;       // something is drawn on it now (under g_line_mu)
+bool g_line_drawn = false;             // something is drawn on it now (under g_line_mu)
 
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -39,7 +39,9 @@ std::string format_count_rate(double r) {
 
 }  // namespace
 
-void set_progress_enabled(bool enabled) { g_enabled = enabled; }
+void set_progress_enabled(bool enabled) {
+  g_enabled = enabled;
+}
 
 bool progress_active() {
   if (!g_enabled) return false;
@@ -63,7 +65,9 @@ Progress::Progress(std::string label, uint64_t total)
   owner_ = progress_active() && g_line_busy.compare_exchange_strong(expected, true);
 }
 
-Progress::~Progress() { finish(); }
+Progress::~Progress() {
+  finish();
+}
 
 void Progress::add(uint64_t n) {
   done_.fetch_add(n, std::memory_order_relaxed);
@@ -77,7 +81,9 @@ void Progress::set(uint64_t done) {
   maybe_draw();
 }
 
-void Progress::set_total(uint64_t total) { total_.store(total, std::memory_order_relaxed); }
+void Progress::set_total(uint64_t total) {
+  total_.store(total, std::memory_order_relaxed);
+}
 
 std::string Progress::render(double elapsed_s) const {
   const uint64_t done = done_.load(std::memory_order_relaxed);

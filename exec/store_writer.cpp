@@ -15,8 +15,8 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "exec/expert_store.h"
 #include "core/hash64.h"
+#include "exec/expert_store.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 

@@ -52,7 +52,8 @@ WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::s
         ts.hist.add_exponents(exps.data(), n);
         for (const auto& c : impl)
           ts.codec_e_bytes.push_back(n == 0 ? 0 : kernels::compress_to_vector(*c, exps.data(), n).size());
-        const uint64_t done = done_bytes.fetch_add(2 * t.elements, std::memory_order_relaxed) + 2 * t.elements;
+        const uint64_t done =
+            done_bytes.fetch_add(2 * t.elements, std::memory_order_relaxed) + 2 * t.elements;
         if (progress) progress(done, total_bytes);
       } catch (...) {
         errors[i] = std::current_exception();

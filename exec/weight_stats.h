@@ -46,6 +46,7 @@ inline const std::vector<std::string>& default_stats_codecs() {
 // `progress(done, total)` counts the BF16 bytes of the tensors finished so far; it is called from the
 // worker threads, possibly concurrently, so it must be thread-safe (moesim::Progress::set is).
 WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::string>& codecs,
-                                 unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress = {});
+                                 unsigned threads,
+                                 const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace moesim::exec

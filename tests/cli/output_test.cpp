@@ -50,7 +50,8 @@ class TempDir {
  public:
   TempDir() {
     static int n = 0;
-    path_ = fs::temp_directory_path() / ("moesim_output_cli_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    path_ = fs::temp_directory_path() /
+            ("moesim_output_cli_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -244,8 +245,8 @@ TEST(OutputCli, TerminatedRunLeavesNoTempFile) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, STDOUT_FILENO);
     ::dup2(devnull, STDERR_FILENO);
-    ::execl(kCli.c_str(), kCli.c_str(), "weights", "synth", "--size", "4GiB", "--seed", "1", "-o", out.c_str(),
-            static_cast<char*>(nullptr));
+    ::execl(kCli.c_str(), kCli.c_str(), "weights", "synth", "--size", "4GiB", "--seed", "1", "-o",
+            out.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Wait (bounded) for the temporary file to appear, then terminate the run.

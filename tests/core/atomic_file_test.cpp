@@ -278,8 +278,12 @@ void expect_signal_removes_temp(int sig) {
   EXPECT_TRUE(d.names().empty()) << "left: " << ::testing::PrintToString(d.names());
 }
 
-TEST(AtomicFile, SigtermRemovesTempFileAndKillsBySignal) { expect_signal_removes_temp(SIGTERM); }
-TEST(AtomicFile, SigintRemovesTempFileAndKillsBySignal) { expect_signal_removes_temp(SIGINT); }
+TEST(AtomicFile, SigtermRemovesTempFileAndKillsBySignal) {
+  expect_signal_removes_temp(SIGTERM);
+}
+TEST(AtomicFile, SigintRemovesTempFileAndKillsBySignal) {
+  expect_signal_removes_temp(SIGINT);
+}
 
 TEST(CheckOutputWritable, AcceptsWhatCanBeWritten) {
   TempDir d;
@@ -317,9 +321,11 @@ TEST(CheckOutputWritable, FifoWithoutReaderDoesNotBlock) {
 
 TEST(CheckOutputWritable, ExplainsWhatIsWrong) {
   TempDir d;
-  EXPECT_THAT(error_of([&] { check_output_writable(d.file("missing/out.json")); }),
-              testing::AllOf(HasSubstr("missing/out.json: cannot write: directory"), HasSubstr("does not exist")));
-  EXPECT_THAT(error_of([&] { check_output_writable(d.file("")); }), HasSubstr("cannot write: is a directory"));
+  EXPECT_THAT(
+      error_of([&] { check_output_writable(d.file("missing/out.json")); }),
+      testing::AllOf(HasSubstr("missing/out.json: cannot write: directory"), HasSubstr("does not exist")));
+  EXPECT_THAT(error_of([&] { check_output_writable(d.file("")); }),
+              HasSubstr("cannot write: is a directory"));
   fs::create_directories(d.file("dir"));
   fs::create_symlink("dir", d.file("link-to-dir"));
   EXPECT_THAT(error_of([&] { check_output_writable(d.file("link-to-dir")); }), HasSubstr("is a directory"));
@@ -340,10 +346,12 @@ TEST(CheckOutputWritable, ReportsPermissions) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
-    const bool ro = error_of([&] { check_output_writable(d.file("ro.json")); }).find("ro.json: cannot write") !=
-                    std::string::npos;
-    const bool locked = error_of([&] { check_output_writable(d.file("locked/out.json")); })
-                            .find("directory '" + d.file("locked") + "' is not writable") != std::string::npos;
+    const bool ro = error_of([&] {
+                      check_output_writable(d.file("ro.json"));
+                    }).find("ro.json: cannot write") != std::string::npos;
+    const bool locked = error_of([&] {
+                          check_output_writable(d.file("locked/out.json"));
+                        }).find("directory '" + d.file("locked") + "' is not writable") != std::string::npos;
     ::_exit((ro ? 0 : 4) | (locked ? 0 : 8));
   }
   int status = 0;

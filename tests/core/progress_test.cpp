@@ -85,9 +85,13 @@ TEST(Progress, DrawsWhenForcedAndClearsTheLine) {
   EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");  // finish() erased it
 }
 
-TEST(Progress, SilentWhenNotATerminal) { EXPECT_EQ(drawn(false, true), ""); }
+TEST(Progress, SilentWhenNotATerminal) {
+  EXPECT_EQ(drawn(false, true), "");
+}
 
-TEST(Progress, SilentWhenQuietEvenIfForced) { EXPECT_EQ(drawn(true, false), ""); }
+TEST(Progress, SilentWhenQuietEvenIfForced) {
+  EXPECT_EQ(drawn(true, false), "");
+}
 
 TEST(Progress, NestedBarStaysSilent) {
   ::setenv("MOESIM_PROGRESS", "1", 1);

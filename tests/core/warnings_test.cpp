@@ -29,7 +29,8 @@ TEST_F(Warnings, RecordedInOrderAndPrintedWithPrefix) {
   testing::internal::CaptureStderr();
   warn("first thing");
   warn("second thing");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "moesim: warning: first thing\nmoesim: warning: second thing\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "moesim: warning: first thing\nmoesim: warning: second thing\n");
   EXPECT_EQ(warnings(), (std::vector<std::string>{"first thing", "second thing"}));
   EXPECT_EQ(warnings_json().dump(), R"(["first thing","second thing"])");
   clear_warnings();
