@@ -130,6 +130,7 @@ AtomicFile::AtomicFile(std::string path, Access access) : path_(std::move(path))
     const struct stat& st = r.st;
     target_ = r.file;
     if (exists && S_ISDIR(st.st_mode)) cannot_write(path_, "is a directory");
+    if (exists && S_ISSOCK(st.st_mode)) cannot_write(path_, "is a socket, which cannot be opened as a file");
     if (r.kind != Kind::kReplace) {
       // Renaming over a device, FIFO or socket would replace the node itself: write through.
       const int flags = O_WRONLY | O_CLOEXEC | (r.kind == Kind::kAppend ? O_APPEND : O_TRUNC);
@@ -259,6 +260,8 @@ void check_output_writable(const std::string& path) {
   const std::string dir = parent_dir(target);
   if (r.exists) {
     if (S_ISDIR(r.st.st_mode)) cannot_write(path, "is a directory");
+    // open() on a UNIX socket always fails (ENXIO); say why up front instead of "No such device".
+    if (S_ISSOCK(r.st.st_mode)) cannot_write(path, "is a socket, which cannot be opened as a file");
     if (::access(target.c_str(), W_OK) != 0) cannot_write(path, errno_text());
     if (r.kind == Kind::kReplace && ::access(dir.c_str(), W_OK | X_OK) != 0)
       cannot_write(path, "directory '" + dir +

@@ -7,8 +7,11 @@
 //     partial output;
 //   * a symbolic link (or a chain of them): the same, for the file the last link points to; the links stay
 //     links. A dangling link creates its target;
-//   * a character or block device, a FIFO or a socket: opened and written through (no temporary file, no
-//     rename: `-o /dev/null` as root must leave /dev/null a device);
+//   * a character or block device or a FIFO: opened and written through (no temporary file, no rename:
+//     `-o /dev/null` as root must leave /dev/null a device). A UNIX socket cannot be opened as a file: it
+//     is refused with that reason (and never replaced);
+//   * a link through /proc ("/dev/stdout", "/dev/fd/1"): the kernel's view of an open file, written
+//     through; a regular file there is appended to (it is the shell's `>` or `>>` target);
 //   * "-": standard output, written directly; every write and the final flush are checked.
 //
 // Temporary files are also removed when the process is killed by SIGINT, SIGTERM or SIGHUP once main() has
@@ -63,9 +66,9 @@ class AtomicFile {
 void write_file_atomic(const std::string& path, std::string_view content);
 
 // Throws moesim::Error "PATH: cannot write: REASON" when an output could not be written: its folder is
-// missing or not writable (temp-and-rename needs it), the path is a directory, or an existing file or
-// device is not writable. Commands call it for every output path before they start their work, so a long
-// run never fails at its very end. "-" is always accepted. Never opens the path (a FIFO would block).
+// missing or not writable (temp-and-rename needs it), the path is a directory or a socket, or an existing
+// file or device is not writable. Commands call it for every output path before they start their work, so a
+// long run never fails at its very end. "-" is always accepted. Never opens the path (a FIFO would block).
 void check_output_writable(const std::string& path);
 
 // Installs the SIGINT/SIGTERM/SIGHUP handlers that remove registered temporary files (main() calls it once).

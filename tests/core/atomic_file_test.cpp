@@ -6,12 +6,15 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -360,6 +363,24 @@ TEST(CheckOutputWritable, ReportsPermissions) {
   if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "cannot drop root privileges here";
   EXPECT_EQ(WEXITSTATUS(status) & 4, 0) << "a read-only file was accepted";
   EXPECT_EQ(WEXITSTATUS(status) & 8, 0) << "a read-only directory was accepted";
+}
+
+TEST(CheckOutputWritable, RefusesSocketsAndLeavesThem) {
+  TempDir d;
+  const std::string p = d.file("sock");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(p.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_THAT(error_of([&] { check_output_writable(p); }), HasSubstr("sock: cannot write: is a socket"));
+  EXPECT_THAT(error_of([&] { write_file_atomic(p, "x"); }), HasSubstr("is a socket"));
+  struct stat st;
+  ASSERT_EQ(::lstat(p.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  ::close(fd);
 }
 
 TEST(ReadFile, NamesDirectoriesAndMissingFiles) {
