@@ -26,18 +26,21 @@ std::string removed_summary(const Json& prov) {
                                                         {"warmup_dropped", "warm-up records dropped"},
                                                         {"duplicates_dropped", "duplicates dropped"}};
   for (const auto& [key, what] : counts)
-    if (prov.contains(key)) s += (s.empty() ? "" : ", ") + std::to_string(prov[key].get<uint64_t>()) + " " + what;
+    if (prov.contains(key))
+      s += (s.empty() ? "" : ", ") + std::to_string(prov[key].get<uint64_t>()) + " " + what;
   return s.empty() ? s : "; " + s;
 }
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("input", o->in, "traces to import (route_trace CSV, JSONL, CSV or .mtr); several = several sequences");
+  app.add_option("input", o->in,
+                 "traces to import (route_trace CSV, JSONL, CSV or .mtr); several = several sequences");
   app.add_option("--trace", o->named, "a trace to import (repeatable; same as the positional inputs)")
       ->allow_extra_args(false);
   app.add_option("-o,--output", o->out, "output .mtr file")->required();
   add_trace_format_options(app, o->load);
-  app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_option("--model", o->load.model,
+                 "model preset or JSON: layers/experts come from it; the trace must fit");
   app.callback([o] {
     std::vector<std::string> inputs = o->named;
     inputs.insert(inputs.end(), o->in.begin(), o->in.end());
@@ -45,16 +48,17 @@ void setup(CLI::App& app) {
     // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
     const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::save_mtr(t, o->out);
-    std::fprintf(stderr,
-                 "moesim: wrote %s: %zu records in %zu sequences, %u layers x %u experts, top-%u, %llu missing "
-                 "cells%s\n",
-                 o->out.c_str(), t.records(), t.sequence_ids().size(), t.info().layers, t.info().experts,
-                 t.info().top_k, static_cast<unsigned long long>(t.info().missing_cells),
-                 removed_summary(t.info().provenance).c_str());
+    std::fprintf(
+        stderr,
+        "moesim: wrote %s: %zu records in %zu sequences, %u layers x %u experts, top-%u, %llu missing "
+        "cells%s\n",
+        o->out.c_str(), t.records(), t.sequence_ids().size(), t.info().layers, t.info().experts,
+        t.info().top_k, static_cast<unsigned long long>(t.info().missing_cells),
+        removed_summary(t.info().provenance).c_str());
   });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("trace import", "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format",
-                   setup);
+MOESIM_CLI_COMMAND("trace import",
+                   "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format", setup);
 }  // namespace moesim::cli

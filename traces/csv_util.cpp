@@ -30,7 +30,8 @@ bool LineReader::next(std::string_view& line) {
 void warn_if_cut(const LineReader& lines, const std::string& origin) {
   if (lines.last_line_unterminated())
     warn(origin + ":" + std::to_string(lines.line_number()) +
-         ": the last line has no newline; the file may have been cut (check that its last record is complete)");
+         ": the last line has no newline; the file may have been cut (check that its last record is "
+         "complete)");
 }
 
 Error note_if_cut(const LineReader& lines, const Error& e) {
@@ -152,7 +153,7 @@ bool split_list(std::string_view cell, std::vector<std::string_view>& items, std
   if (!s.empty() && s.front() == '[') {
     if (s.back() != ']') {
       error = s.find(']') == std::string_view::npos ? "list '" + std::string(cell) + "' has '[' but no ']'"
-                                                     : "text after ']' in list '" + std::string(cell) + "'";
+                                                    : "text after ']' in list '" + std::string(cell) + "'";
       return false;
     }
     s = trim(s.substr(1, s.size() - 2));
@@ -217,8 +218,7 @@ FieldMap parse_field_map(const std::string& spec) {
 
 std::pair<std::string, std::string> parse_where(const std::string& spec) {
   const size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError("--where: '" + spec + "' is not KEY=VALUE");
+  if (eq == std::string::npos || eq == 0) throw UsageError("--where: '" + spec + "' is not KEY=VALUE");
   return {spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
@@ -226,7 +226,8 @@ char parse_delimiter(const std::string& spec) {
   if (spec.empty()) return 0;
   if (spec == "tab" || spec == "\\t" || spec == "\t") return '\t';
   if (spec.size() != 1 || spec == "\"" || spec == "\n" || spec == "\r")
-    throw UsageError("--delimiter: '" + spec + "' is not one character (or 'tab'); a quote or newline cannot be one");
+    throw UsageError("--delimiter: '" + spec +
+                     "' is not one character (or 'tab'); a quote or newline cannot be one");
   return spec[0];
 }
 
@@ -275,8 +276,8 @@ Trace RecordCollector::finish(bool with_weights, bool with_logits, uint64_t head
     info.provenance["where"] = w;
     info.provenance["where_skipped"] = filtered_;
     if (filtered_)
-      warn(origin_ + ": --where skipped " + std::to_string(filtered_) + " of " + std::to_string(filtered_ + n) +
-           " records");
+      warn(origin_ + ": --where skipped " + std::to_string(filtered_) + " of " +
+           std::to_string(filtered_ + n) + " records");
   }
   if (n == 0)
     throw input_error(origin_, header_line, "",
@@ -316,19 +317,22 @@ Trace RecordCollector::finish(bool with_weights, bool with_logits, uint64_t head
         dropped.push_back(r);
         ++per_layer[layer_[r]];
       }
-    const bool repeated =
-        !dropped.empty() && std::all_of(per_layer.begin(), per_layer.end(), [](auto& p) { return p.second >= 2; });
+    const bool repeated = !dropped.empty() && std::all_of(per_layer.begin(), per_layer.end(),
+                                                          [](auto& p) { return p.second >= 2; });
     if (!repeated) dropped.clear();
     for (size_t r : dropped) keep[r] = false;
     info.provenance["warmup_dropped"] = dropped.size();
     if (dropped.empty())
-      warn(origin_ + ": --skip-warmup found no warm-up preamble (no leading run of identical records); dropped 0");
+      warn(origin_ +
+           ": --skip-warmup found no warm-up preamble (no leading run of identical records); dropped 0");
     else
-      warn(origin_ + ": --skip-warmup dropped " + std::to_string(dropped.size()) + " warm-up records (lines " +
-           std::to_string(line_[dropped.front()]) + "-" + std::to_string(line_[dropped.back()]) + ")");
+      warn(origin_ + ": --skip-warmup dropped " + std::to_string(dropped.size()) +
+           " warm-up records (lines " + std::to_string(line_[dropped.front()]) + "-" +
+           std::to_string(line_[dropped.back()]) + ")");
     if (dropped.size() == n)
-      throw input_error(origin_, 0, "", "no routing records left after --skip-warmup dropped all " +
-                                            std::to_string(n) + " (every record is the same)");
+      throw input_error(origin_, 0, "",
+                        "no routing records left after --skip-warmup dropped all " + std::to_string(n) +
+                            " (every record is the same)");
     if (opts_.token_from_order && !dropped.empty()) number_tokens();
   }
 
@@ -337,8 +341,9 @@ Trace RecordCollector::finish(bool with_weights, bool with_logits, uint64_t head
     for (size_t r = 0; r < n; ++r)
       if (keep[r]) min_layer = std::min(min_layer, layer_[r]);
     if (min_layer == 1)
-      warn(origin_ + ": the smallest layer id is 1 and there is no layer 0; if the file numbers layers from 1, "
-                     "import it with --layer-base 1 (otherwise layer 0 counts as missing)");
+      warn(origin_ +
+           ": the smallest layer id is 1 and there is no layer 0; if the file numbers layers from 1, "
+           "import it with --layer-base 1 (otherwise layer 0 counts as missing)");
   }
 
   TraceBuilder b(std::move(info), with_weights, with_logits, origin_);

@@ -29,7 +29,9 @@ class LineReader {
   uint64_t line_number() const { return line_; }  // of the line last returned
   // True when the line last returned is the last one and no newline ends it: the file may have been cut
   // while being written. Importers accept such a line only when it parses completely, and then warn.
-  bool last_line_unterminated() const { return pos_ > text_.size() && !text_.empty() && text_.back() != '\n'; }
+  bool last_line_unterminated() const {
+    return pos_ > text_.size() && !text_.empty() && text_.back() != '\n';
+  }
 
  private:
   std::string_view text_;
@@ -126,7 +128,8 @@ char parse_delimiter(const std::string& spec);
 // and the record's line.
 class RecordCollector {
  public:
-  RecordCollector(std::string origin, std::string format, const TextImportOptions& opts, const ImportShape& shape);
+  RecordCollector(std::string origin, std::string format, const TextImportOptions& opts,
+                  const ImportShape& shape);
 
   // `token` is ignored with token_from_order. Checks the layer against the base and the model's shape.
   void add(uint32_t seq, Phase phase, uint32_t token, uint32_t layer, std::span<const uint32_t> experts,

@@ -49,8 +49,10 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
     auto it = std::find(header.begin(), header.end(), key);
     if (it == header.end()) {
       if (required) {
-        std::string msg = "no column named '" + key + "' in the header row (map it with --fields " + field + "=NAME";
-        if (std::string_view(field) == "token") msg += ", or number tokens by row order with --token-from order";
+        std::string msg =
+            "no column named '" + key + "' in the header row (map it with --fields " + field + "=NAME";
+        if (std::string_view(field) == "token")
+          msg += ", or number tokens by row order with --token-from order";
         if (header.size() == 1 && sep != '\t' && line.find('\t') != std::string_view::npos)
           msg += "; the header has tabs: --delimiter tab";
         throw input_error(origin, header_line, field, msg + ")");
@@ -62,18 +64,20 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
     return static_cast<size_t>(it - header.begin());
   };
   const size_t c_seq = find(fm.seq, "seq", false), c_phase = find(fm.phase, "phase", false);
-  const size_t c_token = find(fm.token, "token", !opts.token_from_order), c_layer = find(fm.layer, "layer", true);
+  const size_t c_token = find(fm.token, "token", !opts.token_from_order),
+               c_layer = find(fm.layer, "layer", true);
   if (opts.token_from_order && c_token != kAbsent)
-    throw input_error(origin, header_line, "token",
-                      "--token-from order, but the header has a token column '" + fm.token +
-                          "' (drop the flag to use it)");
+    throw input_error(
+        origin, header_line, "token",
+        "--token-from order, but the header has a token column '" + fm.token + "' (drop the flag to use it)");
   const size_t c_experts = find(fm.experts, "experts", true);
   const size_t c_weights = find(fm.weights, "weights", false), c_logits = find(fm.logits, "logits", false);
   std::vector<std::pair<size_t, std::string>> where;
   for (const auto& [key, value] : opts.where) {
     auto it = std::find(header.begin(), header.end(), key);
     if (it == header.end())
-      throw input_error(origin, header_line, "where", "--where " + key + "=...: no column named '" + key + "'");
+      throw input_error(origin, header_line, "where",
+                        "--where " + key + "=...: no column named '" + key + "'");
     where.emplace_back(static_cast<size_t>(it - header.begin()), value);
   }
 
@@ -87,12 +91,14 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
     try {
       if (!split_csv(line, sep, cols, err)) throw input_error(origin, ln, "", err);
       if (cols.size() != header.size()) {
-        std::string msg = std::to_string(cols.size()) + " columns, the header has " + std::to_string(header.size());
+        std::string msg =
+            std::to_string(cols.size()) + " columns, the header has " + std::to_string(header.size());
         if (cols.size() > header.size() && line.find('[') != std::string_view::npos)
           msg += " (a list with the separator inside must be quoted: \"[1, 2]\")";
         throw input_error(origin, ln, "", msg);
       }
-      if (!std::all_of(where.begin(), where.end(), [&](const auto& w) { return cols[w.first] == w.second; })) {
+      if (!std::all_of(where.begin(), where.end(),
+                       [&](const auto& w) { return cols[w.first] == w.second; })) {
         rc.skip_filtered();
         warn_if_cut(lines, origin);
         continue;
@@ -111,7 +117,9 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
       Phase phase = Phase::kDecode;
       if (c_phase != kAbsent) {
         auto p = parse_phase_name(cols[c_phase]);
-        if (!p) throw input_error(origin, ln, "phase", "must be prefill, decode, 0 or 1, got '" + cols[c_phase] + "'");
+        if (!p)
+          throw input_error(origin, ln, "phase",
+                            "must be prefill, decode, 0 or 1, got '" + cols[c_phase] + "'");
         phase = *p;
       }
       const uint32_t token = u32(c_token, "token", 0), layer = u32(c_layer, "layer", 0);
@@ -120,7 +128,8 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
       for (const auto& it : items) {
         auto v = parse_uint(it);
         if (!v || *v > 0xFFFFFFFFu)
-          throw input_error(origin, ln, "experts", "expert id '" + std::string(it) + "' is not a non-negative integer");
+          throw input_error(origin, ln, "experts",
+                            "expert id '" + std::string(it) + "' is not a non-negative integer");
         experts.push_back(static_cast<uint32_t>(*v));
       }
       auto floats = [&](size_t c, const char* field, std::vector<float>& out) {

@@ -27,10 +27,11 @@ class RecordReader {
     auto it = obj.find(key);
     if (it == obj.end()) {
       if (required)
-        throw input_error(origin_, line_, field,
-                          "missing (key \"" + key + "\")" +
-                              (std::string_view(field) == "token" ? "; to number tokens by file order: --token-from order"
-                                                                  : ""));
+        throw input_error(
+            origin_, line_, field,
+            "missing (key \"" + key + "\")" +
+                (std::string_view(field) == "token" ? "; to number tokens by file order: --token-from order"
+                                                    : ""));
       return dflt;
     }
     if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
@@ -44,7 +45,9 @@ class RecordReader {
     std::optional<Phase> p;
     if (it->is_string()) p = parse_phase_name(it->get<std::string>());
     if (it->is_number_unsigned() && it->get<uint64_t>() <= 1) p = static_cast<Phase>(it->get<uint64_t>());
-    if (!p) throw input_error(origin_, line_, "phase", "must be \"prefill\", \"decode\", 0 or 1, got " + it->dump());
+    if (!p)
+      throw input_error(origin_, line_, "phase",
+                        "must be \"prefill\", \"decode\", 0 or 1, got " + it->dump());
     return *p;
   }
 
@@ -65,13 +68,15 @@ class RecordReader {
     if (!it->is_array()) throw input_error(origin_, line_, "experts", "not an array of expert ids");
     for (const auto& v : *it) {
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu)
-        throw input_error(origin_, line_, "experts", "expert id " + v.dump() + " is not a non-negative integer");
+        throw input_error(origin_, line_, "experts",
+                          "expert id " + v.dump() + " is not a non-negative integer");
       out.push_back(static_cast<uint32_t>(v.get<uint64_t>()));
     }
   }
 
   // Returns false when the key is absent.
-  bool floats(const nlohmann::json& obj, const std::string& key, const char* field, std::vector<float>& out) const {
+  bool floats(const nlohmann::json& obj, const std::string& key, const char* field,
+              std::vector<float>& out) const {
     out.clear();
     auto it = obj.find(key);
     if (it == obj.end()) return false;
@@ -100,7 +105,8 @@ class RecordReader {
   std::vector<std::string_view> string_list(const nlohmann::json& v, const char* field) const {
     std::vector<std::string_view> items;
     std::string err;
-    if (!split_list(v.get_ref<const std::string&>(), items, err)) throw input_error(origin_, line_, field, err);
+    if (!split_list(v.get_ref<const std::string&>(), items, err))
+      throw input_error(origin_, line_, field, err);
     return items;
   }
 
@@ -141,7 +147,8 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const TextI
       try {
         obj = nlohmann::json::parse(line.begin(), line.end());
       } catch (const nlohmann::json::parse_error& e) {
-        throw input_error(origin, ln, "", "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
+        throw input_error(origin, ln, "",
+                          "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
       } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
         throw input_error(origin, ln, "", std::string("invalid JSON: ") + e.what());
       }
@@ -168,11 +175,13 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const TextI
         with_logits = has_l;
       }
       if (has_w != with_weights)
-        throw input_error(origin, ln, "weights", has_w ? "present on this record but not on the first one"
-                                                       : "missing (the first record has weights)");
+        throw input_error(origin, ln, "weights",
+                          has_w ? "present on this record but not on the first one"
+                                : "missing (the first record has weights)");
       if (has_l != with_logits)
-        throw input_error(origin, ln, "logits", has_l ? "present on this record but not on the first one"
-                                                      : "missing (the first record has logits)");
+        throw input_error(origin, ln, "logits",
+                          has_l ? "present on this record but not on the first one"
+                                : "missing (the first record has logits)");
       rc.add(seq, phase, token, layer, experts, weights, logits, ln);
     } catch (const Error& e) {
       throw note_if_cut(lines, e);

@@ -14,7 +14,9 @@ namespace moesim::traces {
 
 namespace {
 
-bool has_mtr_magic(std::string_view head) { return head.starts_with(std::string_view(kMtrMagic, sizeof kMtrMagic)); }
+bool has_mtr_magic(std::string_view head) {
+  return head.starts_with(std::string_view(kMtrMagic, sizeof kMtrMagic));
+}
 
 }  // namespace
 
@@ -92,10 +94,11 @@ std::vector<std::string> text_only_options(const LoadOptions& o) {
 Trace fit_to_model(const Trace& t, const ModelSpec& m, const std::string& path) {
   const TraceInfo& ti = t.info();
   if (ti.layers > m.moe_layers)
-    throw input_error(path, 0, "layers",
-                      "the trace has " + std::to_string(ti.layers) + " MoE layers, model " + m.name + " has " +
-                          std::to_string(m.moe_layers) +
-                          (ti.layers == m.moe_layers + 1 ? " (ids start at 1? re-import with --layer-base 1)" : ""));
+    throw input_error(
+        path, 0, "layers",
+        "the trace has " + std::to_string(ti.layers) + " MoE layers, model " + m.name + " has " +
+            std::to_string(m.moe_layers) +
+            (ti.layers == m.moe_layers + 1 ? " (ids start at 1? re-import with --layer-base 1)" : ""));
   if (ti.experts > m.routed_experts)
     throw input_error(path, 0, "experts",
                       "the trace has " + std::to_string(ti.experts) + " experts per layer, model " + m.name +
@@ -115,7 +118,8 @@ Trace fit_to_model(const Trace& t, const ModelSpec& m, const std::string& path) 
     info.provenance["expert_bytes_source"] = "model " + m.name + " (" + m.origin + ")";
   }
   info.provenance["model_preset"] = m.name;
-  if (info.layers == ti.layers && info.experts == ti.experts) return Trace(std::move(info), t.columns(), t.storage());
+  if (info.layers == ti.layers && info.experts == ti.experts)
+    return Trace(std::move(info), t.columns(), t.storage());
   return with_info(t, std::move(info));
 }
 
@@ -148,7 +152,8 @@ Trace load_trace(const std::string& path, const LoadOptions& opts) {
   }
   if (fmt != "jsonl" && fmt != "csv") {
     const auto given = text_only_options(opts);
-    if (!given.empty()) throw Error(given.front() + " applies to JSONL and CSV input only; " + path + " is " + fmt);
+    if (!given.empty())
+      throw Error(given.front() + " applies to JSONL and CSV input only; " + path + " is " + fmt);
   }
   Trace t;
   if (fmt == "mtr") {
@@ -196,11 +201,13 @@ Trace load_traces(const std::vector<std::string>& paths, const LoadOptions& opts
                         "top-" + std::to_string(ti.top_k) + ", but " + paths[0] + " is top-" +
                             std::to_string(first.top_k) + " (all files of one trace need the same top-k)");
     if (parts[i].has_weights() != parts[0].has_weights())
-      throw input_error(path, 0, "weights",
-                        std::string(parts[i].has_weights() ? "present" : "absent") + " here but not in " + paths[0]);
+      throw input_error(
+          path, 0, "weights",
+          std::string(parts[i].has_weights() ? "present" : "absent") + " here but not in " + paths[0]);
     if (parts[i].has_logits() != parts[0].has_logits())
-      throw input_error(path, 0, "logits",
-                        std::string(parts[i].has_logits() ? "present" : "absent") + " here but not in " + paths[0]);
+      throw input_error(
+          path, 0, "logits",
+          std::string(parts[i].has_logits() ? "present" : "absent") + " here but not in " + paths[0]);
     if (parts[i].has_logits() && ti.experts != first.experts)
       throw input_error(path, 0, "logits",
                         std::to_string(ti.experts) + " logits per record, " + paths[0] + " has " +
@@ -238,6 +245,8 @@ Trace load_traces(const std::vector<std::string>& paths, const LoadOptions& opts
   return std::move(b).finish();
 }
 
-void save_mtr(const Trace& trace, const std::string& path) { write_mtr(trace, path); }
+void save_mtr(const Trace& trace, const std::string& path) {
+  write_mtr(trace, path);
+}
 
 }  // namespace moesim::traces

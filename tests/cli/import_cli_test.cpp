@@ -1,6 +1,7 @@
-// `moesim trace import` / `trace export` / `trace info` with the import options, end to end (MOESIM_CLI_PATH):
-// the recipes of docs/trace-format.md for the three real trace kinds, several inputs, the summary line's
-// counts, and bad inputs and options (exit status, the "moesim: error:" prefix, file and line named).
+// `moesim trace import` / `trace export` / `trace info` with the import options, end to end
+// (MOESIM_CLI_PATH): the recipes of docs/trace-format.md for the three real trace kinds, several inputs, the
+// summary line's counts, and bad inputs and options (exit status, the "moesim: error:" prefix, file and line
+// named).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,8 +16,8 @@
 
 namespace {
 
-using ::testing::HasSubstr;
 using moesim::Json;
+using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 struct Result {
@@ -66,8 +67,8 @@ const std::string kDeepSeekFlags =
     " --fields 'seq=Batch Number,layer=Layer ID,experts=Activated Expert IDs' --token-from order";
 
 TEST_F(ImportCli, RecipeDeepSeekV2LiteHfHookCsv) {
-  const Result r =
-      sh("trace import " + kDeepSeek + kDeepSeekFlags + " --layer-base 1 --model deepseek-v2-lite -o " + path("ds.mtr"));
+  const Result r = sh("trace import " + kDeepSeek + kDeepSeekFlags +
+                      " --layer-base 1 --model deepseek-v2-lite -o " + path("ds.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("78 records in 2 sequences, 26 layers x 64 experts, top-6, 0 missing cells"));
   const Json j = info(path("ds.mtr"));
@@ -83,13 +84,15 @@ TEST_F(ImportCli, RecipeDeepSeekV2LiteHfHookCsv) {
   // Without --model either, a warning suggests it.
   const Result w = sh("trace import " + kDeepSeek + kDeepSeekFlags + " -o " + path("w.mtr"));
   EXPECT_EQ(w.status, 0) << w.out;
-  EXPECT_THAT(w.out, HasSubstr("moesim: warning: " + kDeepSeek + ": the smallest layer id is 1 and there is no layer 0"));
+  EXPECT_THAT(w.out, HasSubstr("moesim: warning: " + kDeepSeek +
+                               ": the smallest layer id is 1 and there is no layer 0"));
 }
 
 TEST_F(ImportCli, RecipeVllmJsonl) {
   const Result r = sh("trace import " + kFixtures + "olmoe_vllm.jsonl" +
                       " --where type=route --fields experts=topk_ids,weights=topk_weights --token-from order"
-                      " --skip-warmup --model olmoe-1b-7b -o " + path("ol.mtr"));
+                      " --skip-warmup --model olmoe-1b-7b -o " +
+                      path("ol.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("olmoe_vllm.jsonl: --skip-warmup dropped 32 warm-up records (lines 2-33)"));
   EXPECT_THAT(r.out, HasSubstr("48 records in 1 sequences, 16 layers x 64 experts, top-8, 0 missing cells; "
@@ -97,9 +100,10 @@ TEST_F(ImportCli, RecipeVllmJsonl) {
 }
 
 TEST_F(ImportCli, RecipeMixtralJsonl) {
-  const Result r = sh("trace import " + kFixtures + "mixtral_problems.jsonl" +
-                      " --fields seq=problem_id,token=token_idx,weights=gating_probs --model mixtral-8x7b -o " +
-                      path("mx.mtr"));
+  const Result r =
+      sh("trace import " + kFixtures + "mixtral_problems.jsonl" +
+         " --fields seq=problem_id,token=token_idx,weights=gating_probs --model mixtral-8x7b -o " +
+         path("mx.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("96 records in 2 sequences, 32 layers x 8 experts, top-2, 0 missing cells"));
   const Json j = info(path("mx.mtr"));
@@ -113,7 +117,8 @@ TEST_F(ImportCli, SeveralInputsAndTraceOption) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("5 records in 3 sequences"));
   // --where takes one value per use, so a positional input after it stays an input; repeated, all must match.
-  const std::string k = write("k.csv", "kind,rank,token,layer,experts\nroute,0,0,0,1\nroute,1,0,0,2\nmeta,0,1,0,3\n");
+  const std::string k =
+      write("k.csv", "kind,rank,token,layer,experts\nroute,0,0,0,1\nroute,1,0,0,2\nmeta,0,1,0,3\n");
   r = sh("trace import --where kind=route " + k + " --where rank=0 -o " + path("k.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("1 records in 1 sequences"));
@@ -149,18 +154,21 @@ TEST_F(ImportCli, DuplicatesDelimiterBomAndCutLastLine) {
   const std::string c = write("c.csv", "token,layer,experts\n0,0,1;63\n1,0,2;6");
   r = sh("trace import " + c + " -o " + path("c.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + c + ":3: the last line has no newline; the file may have been cut"));
+  EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + c +
+                               ":3: the last line has no newline; the file may have been cut"));
   const std::string c2 = write("c2.csv", "token,layer,experts\n0,0,1;63\n1,0,\"[2, 6");
   r = sh("trace import " + c2 + " -o " + path("c2.mtr"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + c2 + ":3: unterminated quoted field (the last line has no newline"));
+  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + c2 +
+                               ":3: unterminated quoted field (the last line has no newline"));
 }
 
 TEST_F(ImportCli, DetectionErrors) {
   const std::string junk = write("junk.mtr", std::string("\x07\x99\x00\x01 random", 11));
   Result r = sh("trace import " + junk + " -o " + path("o.mtr"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + junk + ": not an .mtr file (no MOESIMTR magic at byte 0)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("moesim: error: " + junk + ": not an .mtr file (no MOESIMTR magic at byte 0)"));
   const std::string bin = write("junk.csv", std::string("tok\x00\x01 random", 12));
   r = sh("trace info " + bin);
   EXPECT_EQ(r.status, 1);
@@ -172,7 +180,8 @@ TEST_F(ImportCli, DetectionErrors) {
   const std::string j = write("l.jsonl", "{\"token\":0,\"layer\":0,\"experts\":\"[1, 2\"}\n");
   r = sh("trace import " + j + " -o " + path("o.mtr"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + j + ":1: field 'experts': list '[1, 2' has '[' but no ']'"));
+  EXPECT_THAT(r.out,
+              HasSubstr("moesim: error: " + j + ":1: field 'experts': list '[1, 2' has '[' but no ']'"));
   r = sh("trace import " + j + " --token-from rows -o " + path("o.mtr"));
   EXPECT_NE(r.status, 0);
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --token-from: 'rows' is not column or order"));
@@ -188,14 +197,17 @@ TEST_F(ImportCli, OtherCommandsTakeTheSameOptions) {
   EXPECT_EQ(Json::parse(r.out.substr(r.out.find('{')))["layers"], 26);
   r = sh("trace export --trace " + kDeepSeek +
          " --in-fields 'seq=Batch Number,layer=Layer ID,experts=Activated Expert IDs'"
-         " --token-from order --layer-base 1 -o " + path("ds.jsonl"));
+         " --token-from order --layer-base 1 -o " +
+         path("ds.jsonl"));
   ASSERT_EQ(r.status, 0) << r.out;
   std::ifstream in(path("ds.jsonl"));
   std::string first;
   std::getline(in, first);
   EXPECT_EQ(first, R"({"seq":0,"phase":"decode","token":0,"layer":0,"experts":[8,26,56,60,2,9]})");
-  r = sh("trace export " + kFixtures + "mixtral_problems.jsonl --in-fields seq=problem_id,token=token_idx,"
-         "weights=gating_probs -o " + path("mx.jsonl"));
+  r = sh("trace export " + kFixtures +
+         "mixtral_problems.jsonl --in-fields seq=problem_id,token=token_idx,"
+         "weights=gating_probs -o " +
+         path("mx.jsonl"));
   ASSERT_EQ(r.status, 0) << r.out;
   r = sh("trace export -o " + path("none.jsonl"));
   EXPECT_NE(r.status, 0);

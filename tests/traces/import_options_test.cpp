@@ -70,15 +70,17 @@ TEST(SplitList, MalformedListsAreErrors) {
 }
 
 TEST(ImportOptions, QuotedBracketListsInCsv) {
-  const Trace t = import_csv("token,layer,experts,weights\n0,0,\"[8, 26, 56]\",\"[0.5, 0.3, 0.2]\"\n1,0,1 2 3,0.1 0.2 0.7\n",
-                             "l.csv");
+  const Trace t = import_csv(
+      "token,layer,experts,weights\n0,0,\"[8, 26, 56]\",\"[0.5, 0.3, 0.2]\"\n1,0,1 2 3,0.1 0.2 0.7\n",
+      "l.csv");
   ASSERT_EQ(t.records(), 2u);
   EXPECT_THAT(experts_of(t, 0), ElementsAre(8, 26, 56));
   EXPECT_THAT(experts_of(t, 1), ElementsAre(1, 2, 3));
   EXPECT_FLOAT_EQ(t.weights(0)[2], 0.2f);
   // An unquoted list with the separator inside splits into extra columns: the error says to quote it.
-  EXPECT_THAT(error_of([] { (void)import_csv("token,layer,experts\n0,0,[8, 26]\n", "l.csv"); }),
-              HasSubstr("l.csv:2: 4 columns, the header has 3 (a list with the separator inside must be quoted"));
+  EXPECT_THAT(
+      error_of([] { (void)import_csv("token,layer,experts\n0,0,[8, 26]\n", "l.csv"); }),
+      HasSubstr("l.csv:2: 4 columns, the header has 3 (a list with the separator inside must be quoted"));
   EXPECT_THAT(error_of([] { (void)import_csv("token,layer,experts\n0,0,\"[8,,26]\"\n", "l.csv"); }),
               HasSubstr("l.csv:2: field 'experts': empty item"));
 }
@@ -91,8 +93,9 @@ TEST(ImportOptions, StringListsInJsonl) {
                                "s.jsonl");
   EXPECT_THAT(experts_of(t, 0), ElementsAre(3, 1));
   EXPECT_FLOAT_EQ(t.weights(0)[0], 0.75f);
-  EXPECT_THAT(error_of([] { (void)import_jsonl(R"({"token":0,"layer":0,"experts":[1],"weights":"x"})", "s.jsonl"); }),
-              HasSubstr("s.jsonl:1: field 'weights': not a float32 number: 'x'"));
+  EXPECT_THAT(
+      error_of([] { (void)import_jsonl(R"({"token":0,"layer":0,"experts":[1],"weights":"x"})", "s.jsonl"); }),
+      HasSubstr("s.jsonl:1: field 'weights': not a float32 number: 'x'"));
 }
 
 TEST(ImportOptions, TokenFromOrder) {
@@ -109,15 +112,18 @@ TEST(ImportOptions, TokenFromOrder) {
   EXPECT_EQ(t.seq(4), 1u);
   EXPECT_EQ(t.step(4), 0u);
   EXPECT_EQ(t.info().provenance["token_from"], "order");
-  const Trace j = import_jsonl("{\"layer\":0,\"experts\":[1]}\n{\"layer\":0,\"experts\":[2]}\n", "o.jsonl", o);
+  const Trace j =
+      import_jsonl("{\"layer\":0,\"experts\":[1]}\n{\"layer\":0,\"experts\":[2]}\n", "o.jsonl", o);
   EXPECT_EQ(j.step(1), 1u);
   EXPECT_THAT(experts_of(j, 1), ElementsAre(2));
   // A token column or key with the flag is an error; without the flag the missing token suggests it.
   EXPECT_THAT(error_of([&] { (void)import_csv("token,layer,experts\n0,0,1\n", "o.csv", o); }),
               HasSubstr("o.csv:1: field 'token': --token-from order, but the header has a token column"));
-  EXPECT_THAT(error_of([&] { (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "o.jsonl", o); }),
-              HasSubstr("o.jsonl:1: field 'token': --token-from order"));
-  EXPECT_THAT(error_of([] { (void)import_csv("layer,experts\n0,1\n", "o.csv"); }), HasSubstr("--token-from order"));
+  EXPECT_THAT(
+      error_of([&] { (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "o.jsonl", o); }),
+      HasSubstr("o.jsonl:1: field 'token': --token-from order"));
+  EXPECT_THAT(error_of([] { (void)import_csv("layer,experts\n0,1\n", "o.csv"); }),
+              HasSubstr("--token-from order"));
   EXPECT_THAT(error_of([] { (void)import_jsonl("{\"layer\":0,\"experts\":[1]}\n", "o.jsonl"); }),
               HasSubstr("o.jsonl:1: field 'token': missing (key \"token\"); to number tokens by file order: "
                         "--token-from order"));
@@ -133,13 +139,20 @@ TEST(ImportOptions, LayerBase) {
   EXPECT_THAT(error_of([&] { (void)import_csv("token,layer,experts\n0,1,1\n0,0,2\n", "b.csv", o); }),
               HasSubstr("b.csv:3: field 'layer': layer id 0 below --layer-base 1"));
   // With the model's shape, the id one past the last layer suggests --layer-base 1 ...
-  EXPECT_THAT(error_of([] { (void)import_csv("token,layer,experts\n0,26,1\n", "b.csv", {}, ImportShape{26, 64}); }),
-              HasSubstr("b.csv:2: field 'layer': layer 26 outside the model's 26 MoE layers (ids start at 1? try "
-                        "--layer-base 1)"));
+  EXPECT_THAT(
+      error_of([] {
+        (void)import_csv("token,layer,experts\n0,26,1\n", "b.csv", {}, ImportShape{26, 64});
+      }),
+      HasSubstr("b.csv:2: field 'layer': layer 26 outside the model's 26 MoE layers (ids start at 1? try "
+                "--layer-base 1)"));
   // ... further out it does not; with the base given, the message names both ids.
-  EXPECT_THAT(error_of([] { (void)import_csv("token,layer,experts\n0,30,1\n", "b.csv", {}, ImportShape{26, 64}); }),
+  EXPECT_THAT(error_of([] {
+                (void)import_csv("token,layer,experts\n0,30,1\n", "b.csv", {}, ImportShape{26, 64});
+              }),
               testing::Not(HasSubstr("--layer-base")));
-  EXPECT_THAT(error_of([&] { (void)import_csv("token,layer,experts\n0,27,1\n", "b.csv", o, ImportShape{26, 64}); }),
+  EXPECT_THAT(error_of([&] {
+                (void)import_csv("token,layer,experts\n0,27,1\n", "b.csv", o, ImportShape{26, 64});
+              }),
               HasSubstr("layer id 27 (layer 26 after --layer-base 1) outside the model's 26 MoE layers"));
   EXPECT_EQ(import_csv("token,layer,experts\n0,26,1\n", "b.csv", o, ImportShape{26, 64}).layer(0), 25u);
 }
@@ -177,7 +190,8 @@ TEST(ImportOptions, WhereFiltersJsonl) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_THAT(w[0], HasSubstr("f.jsonl: --where skipped 3 of 5 records"));
   // Non-object lines are still errors; all records filtered is an error that says so.
-  EXPECT_THAT(error_of([&] { (void)import_jsonl("[1]\n", "f.jsonl", o); }), HasSubstr("f.jsonl:1: a record must be"));
+  EXPECT_THAT(error_of([&] { (void)import_jsonl("[1]\n", "f.jsonl", o); }),
+              HasSubstr("f.jsonl:1: a record must be"));
   EXPECT_THAT(error_of([&] { (void)import_jsonl(R"({"type":"meta"})", "f.jsonl", o); }),
               HasSubstr("no routing records left: --where skipped all 1"));
 }
@@ -201,7 +215,7 @@ TEST(ImportOptions, SkipWarmupDropsIdenticalLeadingTokens) {
   // matches the dummy routing on layer 0, so the run extends into it; trimming to whole tokens keeps it.
   const std::string text =
       "layer,experts\n0,0;1\n1,1;0\n0,0;1\n1,0;1\n0,1;0\n1,0;1\n"  // warm-up, lines 2-7
-      "0,0;1\n1,5;6\n0,2;3\n1,7;4\n";                                // real tokens 0 and 1
+      "0,0;1\n1,5;6\n0,2;3\n1,7;4\n";                              // real tokens 0 and 1
   Trace t;
   auto w = warnings_of([&] { t = import_csv(text, "w.csv", o); });
   ASSERT_EQ(t.records(), 4u);
@@ -239,9 +253,10 @@ TEST(ImportOptions, SkipWarmupLeavesRealTrafficAlone) {
 
 TEST(ImportOptions, DropDuplicates) {
   const std::string text = "token,layer,experts\n0,0,1\n0,0,2\n1,0,3\n0,0,4\n";
-  EXPECT_THAT(error_of([&] { (void)import_csv(text, "d.csv"); }),
-              HasSubstr("d.csv:3: duplicate record for sequence 0, decode step 0, layer 0 (first seen at line 2; "
-                        "--drop-duplicates keeps the first)"));
+  EXPECT_THAT(
+      error_of([&] { (void)import_csv(text, "d.csv"); }),
+      HasSubstr("d.csv:3: duplicate record for sequence 0, decode step 0, layer 0 (first seen at line 2; "
+                "--drop-duplicates keeps the first)"));
   TextImportOptions o;
   o.drop_duplicates = true;
   Trace t;
@@ -257,9 +272,10 @@ TEST(ImportOptions, ByteOrderMark) {
   const std::string bom = "\xEF\xBB\xBF";
   EXPECT_EQ(import_csv(bom + "token,layer,experts\n0,0,1\n", "b.csv").records(), 1u);
   EXPECT_EQ(import_jsonl(bom + "{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "b.jsonl").records(), 1u);
-  EXPECT_EQ(import_bigmoe(bom + "# route_trace v1\n# model=m arch=a n_layer=1 n_expert=2 n_expert_used=1\n"
-                                "turn,phase,step,layer,slot,expert,weight,residency,expert_bytes\n0,1,0,0,0,1,1,0,0\n",
-                          "b.route.csv")
+  EXPECT_EQ(import_bigmoe(
+                bom + "# route_trace v1\n# model=m arch=a n_layer=1 n_expert=2 n_expert_used=1\n"
+                      "turn,phase,step,layer,slot,expert,weight,residency,expert_bytes\n0,1,0,0,0,1,1,0,0\n",
+                "b.route.csv")
                 .records(),
             1u);
   EXPECT_EQ(detect_format(bom + "{\"a\":1}"), "jsonl");
@@ -293,15 +309,19 @@ TEST(ImportOptions, LastLineWithoutNewline) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_THAT(w[0], HasSubstr("cut.csv:3: the last line has no newline; the file may have been cut"));
   // Cut so that it does not parse: an error, noting the missing newline.
-  EXPECT_THAT(error_of([] { (void)import_csv("token,layer,experts\n0,0,1;63\n1,0,2;", "cut.csv"); }),
-              HasSubstr("cut.csv:3: field 'experts': empty item at the end of list '2;' (the last line has no "
-                        "newline: the file may have been cut)"));
-  EXPECT_THAT(error_of([] { (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n{\"token\":1,\"la", "c.jsonl"); }),
+  EXPECT_THAT(
+      error_of([] { (void)import_csv("token,layer,experts\n0,0,1;63\n1,0,2;", "cut.csv"); }),
+      HasSubstr("cut.csv:3: field 'experts': empty item at the end of list '2;' (the last line has no "
+                "newline: the file may have been cut)"));
+  EXPECT_THAT(error_of([] {
+                (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n{\"token\":1,\"la", "c.jsonl");
+              }),
               HasSubstr("the last line has no newline"));
   auto w2 = warnings_of([] {
-    (void)import_bigmoe("# route_trace v1\n# model=m arch=a n_layer=1 n_expert=64 n_expert_used=1\n"
-                        "turn,phase,step,layer,slot,expert,weight,residency,expert_bytes\n0,1,0,0,0,6,1,0,0",
-                        "cut.route.csv");
+    (void)import_bigmoe(
+        "# route_trace v1\n# model=m arch=a n_layer=1 n_expert=64 n_expert_used=1\n"
+        "turn,phase,step,layer,slot,expert,weight,residency,expert_bytes\n0,1,0,0,0,6,1,0,0",
+        "cut.route.csv");
   });
   ASSERT_EQ(w2.size(), 1u);
   EXPECT_THAT(w2[0], HasSubstr("cut.route.csv:4: the last line has no newline"));
