@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +28,11 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 const std::string kTraces = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+
+// A folder of this process's own: helpers in other checkouts may run the same tests at the same time.
+std::string temp_dir(const std::string& name) {
+  return (fs::temp_directory_path() / (name + "_" + std::to_string(getpid()))).string();
+}
 
 struct Expected {
   const char* file;
@@ -91,7 +97,7 @@ TEST(TraceIo, BundledTracesHaveTheirKnownShape) {
 }
 
 TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_test").string();
+  const std::string dir = temp_dir("moesim_trace_io_test");
   fs::create_directories(dir);
   // JSONL without weights, ids small: the model widens it to 48 x 128 and supplies expert bytes.
   write_file_atomic(dir + "/small.jsonl", "{\"token\":0,\"layer\":3,\"experts\":[5,9]}\n");
@@ -134,7 +140,7 @@ TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
 }
 
 TEST(TraceIo, BadOptionsAndEmptyFiles) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_bad").string();
+  const std::string dir = temp_dir("moesim_trace_io_bad");
   fs::create_directories(dir);
   write_file_atomic(dir + "/empty.jsonl", "");
   EXPECT_THAT([&] {
@@ -166,7 +172,7 @@ std::string load_error(const std::string& path, const LoadOptions& lo = {}) {
 }
 
 TEST(TraceIo, DetectsFormatsByContent) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_detect").string();
+  const std::string dir = temp_dir("moesim_trace_io_detect");
   fs::create_directories(dir);
   // Random bytes named .mtr: not read as CSV, but named for what they are not.
   std::string junk = "\x13\x9a\xff\x00\x42garbage";
@@ -201,7 +207,7 @@ TEST(TraceIo, DetectsFormatsByContent) {
 }
 
 TEST(TraceIo, SeveralFilesAsSeveralSequences) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_multi").string();
+  const std::string dir = temp_dir("moesim_trace_io_multi");
   fs::create_directories(dir);
   write_file_atomic(dir + "/a.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n"
                                       "{\"token\":1,\"layer\":0,\"experts\":[3,2]}\n");
@@ -343,7 +349,7 @@ TEST(TraceCli, InfoJsonOnEveryBundledTrace) {
 }
 
 TEST(TraceCli, ImportExportRoundTripAndFailuresLeaveNoOutput) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_cli_test").string();
+  const std::string dir = temp_dir("moesim_trace_cli_test");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string fixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
