@@ -18,6 +18,9 @@
 namespace moesim::traces {
 namespace {
 
+// A line such as {"type":"meta",...} is not a routing record: say how to skip it.
+constexpr const char* kNotARecordHint = " (not a routing record? keep only records with --where KEY=VALUE)";
+
 class RecordReader {
  public:
   RecordReader(const std::string& origin, uint64_t line) : origin_(origin), line_(line) {}
@@ -31,7 +34,7 @@ class RecordReader {
             origin_, line_, field,
             "missing (key \"" + key + "\")" +
                 (std::string_view(field) == "token" ? "; to number tokens by file order: --token-from order"
-                                                    : ""));
+                                                    : kNotARecordHint));
       return dflt;
     }
     if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
@@ -54,7 +57,8 @@ class RecordReader {
   void ids(const nlohmann::json& obj, const std::string& key, std::vector<uint32_t>& out) const {
     out.clear();
     auto it = obj.find(key);
-    if (it == obj.end()) throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")");
+    if (it == obj.end())
+      throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")" + kNotARecordHint);
     if (it->is_string()) {
       for (std::string_view item : string_list(*it, "experts")) {
         auto v = parse_uint(item);

@@ -288,7 +288,8 @@ TEST(RealKinds, VllmJsonlWithMetaLineAndWarmup) {
   EXPECT_EQ(std::vector<uint16_t>(e.begin(), e.end()), (std::vector<uint16_t>{41, 7, 63, 12, 30, 5, 18, 50}));
   // Without --where the meta line is an error naming it; without --skip-warmup the dummy tokens stay in.
   lo.where.clear();
-  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: field 'layer'"));
+  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: field 'layer': missing (key \"layer\") (not a routing record? keep only "
+                        "records with --where KEY=VALUE)"));
   lo.where = {"type=route"};
   lo.skip_warmup = false;
   set_warnings_printed(false);
