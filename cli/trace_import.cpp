@@ -48,11 +48,12 @@ void setup(CLI::App& app) {
     // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
     const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::save_mtr(t, o->out);
+    const size_t sequences = t.sequence_ids().size();
     std::fprintf(
         stderr,
-        "moesim: wrote %s: %zu records in %zu sequences, %u layers x %u experts, top-%u, %llu missing "
+        "moesim: wrote %s: %zu records, %zu sequence%s, %u layers x %u experts, top-%u, %llu missing "
         "cells%s\n",
-        o->out.c_str(), t.records(), t.sequence_ids().size(), t.info().layers, t.info().experts,
+        o->out.c_str(), t.records(), sequences, sequences == 1 ? "" : "s", t.info().layers, t.info().experts,
         t.info().top_k, static_cast<unsigned long long>(t.info().missing_cells),
         removed_summary(t.info().provenance).c_str());
   });

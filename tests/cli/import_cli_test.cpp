@@ -70,7 +70,7 @@ TEST_F(ImportCli, RecipeDeepSeekV2LiteHfHookCsv) {
   const Result r = sh("trace import " + kDeepSeek + kDeepSeekFlags +
                       " --layer-base 1 --model deepseek-v2-lite -o " + path("ds.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("78 records in 2 sequences, 26 layers x 64 experts, top-6, 0 missing cells"));
+  EXPECT_THAT(r.out, HasSubstr("78 records, 2 sequences, 26 layers x 64 experts, top-6, 0 missing cells"));
   const Json j = info(path("ds.mtr"));
   EXPECT_EQ(j["decode_tokens"], 3);
   // Without --layer-base the model check suggests it.
@@ -95,7 +95,7 @@ TEST_F(ImportCli, RecipeVllmJsonl) {
                       path("ol.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("olmoe_vllm.jsonl: --skip-warmup dropped 32 warm-up records (lines 2-33)"));
-  EXPECT_THAT(r.out, HasSubstr("48 records in 1 sequences, 16 layers x 64 experts, top-8, 0 missing cells; "
+  EXPECT_THAT(r.out, HasSubstr("48 records, 1 sequence, 16 layers x 64 experts, top-8, 0 missing cells; "
                                "1 skipped by --where, 32 warm-up records dropped"));
 }
 
@@ -105,7 +105,7 @@ TEST_F(ImportCli, RecipeMixtralJsonl) {
          " --fields seq=problem_id,token=token_idx,weights=gating_probs --model mixtral-8x7b -o " +
          path("mx.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("96 records in 2 sequences, 32 layers x 8 experts, top-2, 0 missing cells"));
+  EXPECT_THAT(r.out, HasSubstr("96 records, 2 sequences, 32 layers x 8 experts, top-2, 0 missing cells"));
   const Json j = info(path("mx.mtr"));
   EXPECT_EQ(j["sequences"], 2);
 }
@@ -115,13 +115,13 @@ TEST_F(ImportCli, SeveralInputsAndTraceOption) {
   const std::string b = write("b.csv", "token,layer,experts\n0,0,4;5\n");
   Result r = sh("trace import " + a + " " + b + " --trace " + a + " -o " + path("m.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("5 records in 3 sequences"));
+  EXPECT_THAT(r.out, HasSubstr("5 records, 3 sequences"));
   // --where takes one value per use, so a positional input after it stays an input; repeated, all must match.
   const std::string k =
       write("k.csv", "kind,rank,token,layer,experts\nroute,0,0,0,1\nroute,1,0,0,2\nmeta,0,1,0,3\n");
   r = sh("trace import --where kind=route " + k + " --where rank=0 -o " + path("k.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("1 records in 1 sequences"));
+  EXPECT_THAT(r.out, HasSubstr("1 records, 1 sequence"));
   EXPECT_THAT(r.out, HasSubstr("2 skipped by --where"));
   EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + k + ": --where skipped 2 of 3 records"));
   // No input at all is a usage error.
@@ -138,7 +138,7 @@ TEST_F(ImportCli, DuplicatesDelimiterBomAndCutLastLine) {
   EXPECT_THAT(r.out, HasSubstr("--drop-duplicates keeps the first"));
   r = sh("trace import " + d + " --drop-duplicates -o " + path("d.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("2 records in 1 sequences"));
+  EXPECT_THAT(r.out, HasSubstr("2 records, 1 sequence"));
   EXPECT_THAT(r.out, HasSubstr("1 duplicates dropped"));
   // TSV detected from its header; --delimiter for anything else.
   const std::string t = write("t.tsv", "\xEF\xBB\xBFtoken\tlayer\texperts\n0\t0\t[1, 2]\n");
