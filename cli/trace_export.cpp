@@ -1,10 +1,12 @@
 // `moesim trace export T -o OUT.jsonl [--fields MAP]`: writes any trace as JSONL, one routing record per
-// line in canonical order (traces/export_jsonl.cpp); `--fields` names the keys. `--in-fields`/`--format`/
-// `--model` apply to reading T.
+// line in canonical order (traces/export_jsonl.cpp); `--fields` names the output keys. T is `--trace T` or
+// positional; `--in-fields`, `--format`, the import options (cli/trace_options.h) and `--model` apply to
+// reading T.
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
@@ -17,14 +19,15 @@ struct Options {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("trace", o->in, "trace to export (any importable format)")->required();
+  add_trace_input(app, o->in, "trace to export (any importable format)");
   app.add_option("-o,--output", o->out, "output JSONL file ('-' = stdout)")->required();
   app.add_option("--fields", o->fields, "output key names: seq=KEY,token=KEY,layer=KEY,experts=KEY,...");
-  app.add_option("--in-fields", o->load.fields, "field mapping for reading a JSONL/CSV input");
-  app.add_option("--format", o->load.format, "input format: auto, mtr, bigmoe, jsonl, csv")->capture_default_str();
+  add_trace_format_options(app, o->load, "--in-fields");
   app.add_option("--model", o->load.model, "model preset or JSON for reading the input");
   app.callback([o] {
+    require_trace_input(o->in);
     const traces::FieldMap fm = traces::parse_field_map(o->fields);
+    // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
     const traces::Trace t = traces::load_trace(o->in, o->load);
     traces::export_jsonl_file(t, o->out, fm);
     if (o->out != "-") std::fprintf(stderr, "moesim: wrote %s: %zu records\n", o->out.c_str(), t.records());

@@ -1,7 +1,10 @@
-// `moesim trace import IN [--format auto|bigmoe|jsonl|csv|mtr] [--fields MAP] [--model M] -o OUT.mtr`:
-// converts any importable trace into the canonical .mtr file (written atomically; nothing on failure).
+// `moesim trace import IN... [--trace IN] [--format ...] [--fields MAP] [import options] [--model M]
+// -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically; nothing on
+// failure). Several inputs become several sequences of one trace (traces::load_traces). The summary line
+// says how many records --where, --skip-warmup and --drop-duplicates removed.
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
@@ -11,26 +14,52 @@ namespace moesim::cli {
 namespace {
 
 struct Options {
-  std::string in, out;
+  std::vector<std::string> in, named;
+  std::string out;
   traces::LoadOptions load;
 };
 
+// " (skipped 3 by --where, ...)" from the import counts in the provenance, or "".
+std::string removed_summary(const Json& prov) {
+  std::string s;
+  const std::pair<const char*, const char*> counts[] = {{"where_skipped", "skipped by --where"},
+                                                        {"warmup_dropped", "warm-up records dropped"},
+                                                        {"duplicates_dropped", "duplicates dropped"}};
+  for (const auto& [key, what] : counts)
+    if (prov.contains(key))
+      s += (s.empty() ? "" : ", ") + std::to_string(prov[key].get<uint64_t>()) + " " + what;
+  return s.empty() ? s : "; " + s;
+}
+
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("input", o->in, "trace to import (route_trace CSV, JSONL, CSV or .mtr)")->required();
+  app.add_option("input", o->in,
+                 "traces to import (route_trace CSV, JSONL, CSV or .mtr); several = several sequences");
+  app.add_option("--trace", o->named, "a trace to import (repeatable; same as the positional inputs)")
+      ->allow_extra_args(false);
   app.add_option("-o,--output", o->out, "output .mtr file")->required();
   add_trace_format_options(app, o->load);
-  app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_option("--model", o->load.model,
+                 "model preset or JSON: layers/experts come from it; the trace must fit");
   app.callback([o] {
-    const traces::Trace t = traces::load_trace(o->in, o->load);
+    std::vector<std::string> inputs = o->named;
+    inputs.insert(inputs.end(), o->in.begin(), o->in.end());
+    if (inputs.empty()) throw UsageError("a trace is required: --trace T (or T as the first argument)");
+    // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
+    const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::save_mtr(t, o->out);
-    std::fprintf(stderr, "moesim: wrote %s: %zu records, %u layers x %u experts, top-%u, %llu missing cells\n",
-                 o->out.c_str(), t.records(), t.info().layers, t.info().experts, t.info().top_k,
-                 static_cast<unsigned long long>(t.info().missing_cells));
+    const size_t sequences = t.sequence_ids().size();
+    std::fprintf(
+        stderr,
+        "moesim: wrote %s: %zu records, %zu sequence%s, %u layers x %u experts, top-%u, %llu missing "
+        "cells%s\n",
+        o->out.c_str(), t.records(), sequences, sequences == 1 ? "" : "s", t.info().layers, t.info().experts,
+        t.info().top_k, static_cast<unsigned long long>(t.info().missing_cells),
+        removed_summary(t.info().provenance).c_str());
   });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("trace import", "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format",
-                   setup);
+MOESIM_CLI_COMMAND("trace import",
+                   "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format", setup);
 }  // namespace moesim::cli

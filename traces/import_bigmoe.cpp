@@ -49,6 +49,7 @@ std::map<std::string, std::string> preamble_fields(std::string_view line) {
 }  // namespace
 
 Trace import_bigmoe(std::string_view text, const std::string& origin, const ImportShape& shape) {
+  text = skip_bom(text);
   if (text.empty()) throw input_error(origin, 0, "", "empty file");
   LineReader lines(text);
   std::string_view line;
@@ -135,50 +136,56 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
 
   std::vector<Cell> cells;
   Cell* cur = nullptr;
-  while (lines.next(line)) {
-    const uint64_t ln = lines.line_number();
-    if (line.empty()) continue;
-    split(line);
-    if (cols.size() != ncols)
-      throw input_error(origin, ln, "", std::to_string(cols.size()) + " columns, the header has " + std::to_string(ncols));
-    uint64_t v[6];
-    for (size_t n : {0, 1, 2, 3, 4, 5}) {
-      auto x = parse_uint(cols[idx[n]]);
-      if (!x || *x > 0xFFFFFFFFu)
-        throw input_error(origin, ln, names[n], "not an unsigned 32-bit integer: '" + std::string(cols[idx[n]]) + "'");
-      v[n] = *x;
+  // A cut last line is accepted only when it parses completely, with a warning (csv_util.h warn_if_cut).
+  try {
+    while (lines.next(line)) {
+      const uint64_t ln = lines.line_number();
+      if (line.empty()) continue;
+      split(line);
+      if (cols.size() != ncols)
+        throw input_error(origin, ln, "", std::to_string(cols.size()) + " columns, the header has " + std::to_string(ncols));
+      uint64_t v[6];
+      for (size_t n : {0, 1, 2, 3, 4, 5}) {
+        auto x = parse_uint(cols[idx[n]]);
+        if (!x || *x > 0xFFFFFFFFu)
+          throw input_error(origin, ln, names[n], "not an unsigned 32-bit integer: '" + std::string(cols[idx[n]]) + "'");
+        v[n] = *x;
+      }
+      auto w = parse_float(cols[idx[6]]);
+      if (!w) throw input_error(origin, ln, "weight", "not a number: '" + std::string(cols[idx[6]]) + "'");
+      for (size_t n : {7, 8})
+        if (!parse_uint(cols[idx[n]]))
+          throw input_error(origin, ln, names[n], "not an unsigned integer: '" + std::string(cols[idx[n]]) + "'");
+      if (v[1] > 1) throw input_error(origin, ln, "phase", "must be 0 (prompt) or 1 (generation), got " + std::to_string(v[1]));
+      if (v[3] >= n_layer)
+        throw input_error(origin, ln, "layer", "layer " + std::to_string(v[3]) + " outside the model's " + std::to_string(n_layer) + " layers");
+      if (v[5] >= n_expert)
+        throw input_error(origin, ln, "expert", "expert id " + std::to_string(v[5]) + " outside [0, " + std::to_string(n_expert) + ")");
+      const uint32_t turn = static_cast<uint32_t>(v[0]), step = static_cast<uint32_t>(v[2]), layer = static_cast<uint32_t>(v[3]);
+      const Phase phase = static_cast<Phase>(v[1]);
+      const bool same = cur && cur->turn == turn && cur->phase == phase && cur->step == step && cur->layer == layer;
+      if (!same) {
+        if (cur && cur->experts.size() != n_used)
+          throw input_error(origin, cur->line, "slot",
+                            "top-k mismatch: cell has " + std::to_string(cur->experts.size()) + " slots, n_expert_used is " +
+                                std::to_string(n_used));
+        cells.push_back(Cell{turn, step, layer, phase, ln, {}, {}});
+        cur = &cells.back();
+      }
+      if (v[4] >= n_used)
+        throw input_error(origin, ln, "slot",
+                          "top-k mismatch: slot " + std::to_string(v[4]) + " but n_expert_used is " + std::to_string(n_used));
+      if (v[4] != cur->experts.size())
+        throw input_error(origin, ln, "slot",
+                          "slot " + std::to_string(v[4]) + ", expected " + std::to_string(cur->experts.size()) +
+                              " (slots of a cell must be consecutive rows in order 0..n_expert_used-1)");
+      cur->experts.push_back(static_cast<uint32_t>(v[5]));
+      cur->weights.push_back(*w);
     }
-    auto w = parse_float(cols[idx[6]]);
-    if (!w) throw input_error(origin, ln, "weight", "not a number: '" + std::string(cols[idx[6]]) + "'");
-    for (size_t n : {7, 8})
-      if (!parse_uint(cols[idx[n]]))
-        throw input_error(origin, ln, names[n], "not an unsigned integer: '" + std::string(cols[idx[n]]) + "'");
-    if (v[1] > 1) throw input_error(origin, ln, "phase", "must be 0 (prompt) or 1 (generation), got " + std::to_string(v[1]));
-    if (v[3] >= n_layer)
-      throw input_error(origin, ln, "layer", "layer " + std::to_string(v[3]) + " outside the model's " + std::to_string(n_layer) + " layers");
-    if (v[5] >= n_expert)
-      throw input_error(origin, ln, "expert", "expert id " + std::to_string(v[5]) + " outside [0, " + std::to_string(n_expert) + ")");
-    const uint32_t turn = static_cast<uint32_t>(v[0]), step = static_cast<uint32_t>(v[2]), layer = static_cast<uint32_t>(v[3]);
-    const Phase phase = static_cast<Phase>(v[1]);
-    const bool same = cur && cur->turn == turn && cur->phase == phase && cur->step == step && cur->layer == layer;
-    if (!same) {
-      if (cur && cur->experts.size() != n_used)
-        throw input_error(origin, cur->line, "slot",
-                          "top-k mismatch: cell has " + std::to_string(cur->experts.size()) + " slots, n_expert_used is " +
-                              std::to_string(n_used));
-      cells.push_back(Cell{turn, step, layer, phase, ln, {}, {}});
-      cur = &cells.back();
-    }
-    if (v[4] >= n_used)
-      throw input_error(origin, ln, "slot",
-                        "top-k mismatch: slot " + std::to_string(v[4]) + " but n_expert_used is " + std::to_string(n_used));
-    if (v[4] != cur->experts.size())
-      throw input_error(origin, ln, "slot",
-                        "slot " + std::to_string(v[4]) + ", expected " + std::to_string(cur->experts.size()) +
-                            " (slots of a cell must be consecutive rows in order 0..n_expert_used-1)");
-    cur->experts.push_back(static_cast<uint32_t>(v[5]));
-    cur->weights.push_back(*w);
+  } catch (const Error& e) {
+    throw note_if_cut(lines, e);
   }
+  warn_if_cut(lines, origin);
   if (cur && cur->experts.size() != n_used)
     throw input_error(origin, cur->line, "slot",
                       "top-k mismatch: cell has " + std::to_string(cur->experts.size()) + " slots, n_expert_used is " +

@@ -1,12 +1,15 @@
 // Importer for CSV routing traces: a header row naming the columns, then one (token, layer) routing record
 // per row. Columns are found by name through --fields (csv_util.h FieldMap), in any order; extra columns
-// are ignored. List fields (experts, weights, logits) hold ';'-separated values inside one field, e.g.
+// are ignored. List fields (experts, weights, logits) hold a list inside one field (csv_util.h split_list:
+// "12;7", "12 7", or a quoted "[12, 7]"), e.g.
 //
 //   seq,phase,token,layer,experts,weights
 //   0,prefill,0,0,12;7,0.6;0.4
 //
-// Fields may be double-quoted (RFC 4180 style, "" for a quote); a quoted field cannot span lines.
-// token, layer and experts are required; seq (0), phase (decode), weights and logits are optional columns.
+// Fields may be double-quoted (RFC 4180 style, "" for a quote); a quoted field cannot span lines. The
+// separator is ',' unless TextImportOptions::delimiter says otherwise (auto: a header with tabs and no
+// commas is tab-separated). A UTF-8 byte order mark is skipped. token, layer and experts are required
+// (token not with --token-from order); seq (0), phase (decode), weights and logits are optional columns.
 #include <algorithm>
 
 #include "core/error.h"
@@ -20,8 +23,11 @@ constexpr size_t kAbsent = static_cast<size_t>(-1);
 
 }  // namespace
 
-Trace import_csv(std::string_view text, const std::string& origin, const FieldMap& fm, const ImportShape& shape) {
+Trace import_csv(std::string_view text, const std::string& origin, const TextImportOptions& opts,
+                 const ImportShape& shape) {
+  text = skip_bom(text);
   if (text.empty()) throw input_error(origin, 0, "", "empty file");
+  const FieldMap& fm = opts.fields;
   LineReader lines(text);
   std::string_view line;
   std::vector<std::string> cols;
@@ -34,14 +40,23 @@ Trace import_csv(std::string_view text, const std::string& origin, const FieldMa
     }
   if (!have_header) throw input_error(origin, 0, "", "empty file (no header row)");
   const uint64_t header_line = lines.line_number();
-  if (!split_csv(line, ',', cols, err)) throw input_error(origin, header_line, "header", err);
+  char sep = opts.delimiter;
+  if (sep == 0)
+    sep = line.find('\t') != std::string_view::npos && line.find(',') == std::string_view::npos ? '\t' : ',';
+  if (!split_csv(line, sep, cols, err)) throw input_error(origin, header_line, "header", err);
   const std::vector<std::string> header = cols;
   auto find = [&](const std::string& key, const char* field, bool required) {
     auto it = std::find(header.begin(), header.end(), key);
     if (it == header.end()) {
-      if (required)
-        throw input_error(origin, header_line, field,
-                          "no column named '" + key + "' in the header row (map it with --fields " + field + "=NAME)");
+      if (required) {
+        std::string msg =
+            "no column named '" + key + "' in the header row (map it with --fields " + field + "=NAME";
+        if (std::string_view(field) == "token")
+          msg += ", or number tokens by row order with --token-from order";
+        if (header.size() == 1 && sep != '\t' && line.find('\t') != std::string_view::npos)
+          msg += "; the header has tabs: --delimiter tab";
+        throw input_error(origin, header_line, field, msg + ")");
+      }
       return kAbsent;
     }
     if (std::find(it + 1, header.end(), key) != header.end())
@@ -49,77 +64,93 @@ Trace import_csv(std::string_view text, const std::string& origin, const FieldMa
     return static_cast<size_t>(it - header.begin());
   };
   const size_t c_seq = find(fm.seq, "seq", false), c_phase = find(fm.phase, "phase", false);
-  const size_t c_token = find(fm.token, "token", true), c_layer = find(fm.layer, "layer", true);
+  const size_t c_token = find(fm.token, "token", !opts.token_from_order),
+               c_layer = find(fm.layer, "layer", true);
+  if (opts.token_from_order && c_token != kAbsent)
+    throw input_error(
+        origin, header_line, "token",
+        "--token-from order, but the header has a token column '" + fm.token + "' (drop the flag to use it)");
   const size_t c_experts = find(fm.experts, "experts", true);
   const size_t c_weights = find(fm.weights, "weights", false), c_logits = find(fm.logits, "logits", false);
+  std::vector<std::pair<size_t, std::string>> where;
+  for (const auto& [key, value] : opts.where) {
+    auto it = std::find(header.begin(), header.end(), key);
+    if (it == header.end())
+      throw input_error(origin, header_line, "where",
+                        "--where " + key + "=...: no column named '" + key + "'");
+    where.emplace_back(static_cast<size_t>(it - header.begin()), value);
+  }
 
-  TraceInfo info;
-  info.layers = shape.layers;
-  info.experts = shape.experts;
-  info.provenance = {{"format", "csv"}, {"source", sanitize_utf8(origin)}};
-  TraceBuilder b(std::move(info), c_weights != kAbsent, c_logits != kAbsent, origin);
+  RecordCollector rc(origin, "csv", opts, shape);
   std::vector<uint32_t> experts;
   std::vector<float> weights, logits;
-  std::vector<std::string> items;
+  std::vector<std::string_view> items;
   while (lines.next(line)) {
     const uint64_t ln = lines.line_number();
     if (line.empty()) continue;
-    if (!split_csv(line, ',', cols, err)) throw input_error(origin, ln, "", err);
-    if (cols.size() != header.size())
-      throw input_error(origin, ln, "",
-                        std::to_string(cols.size()) + " columns, the header has " + std::to_string(header.size()));
-    auto u32 = [&](size_t c, const char* field, uint32_t dflt) -> uint32_t {
-      if (c == kAbsent) return dflt;
-      auto v = parse_uint(cols[c]);
-      if (!v || *v > 0xFFFFFFFFu)
-        throw input_error(origin, ln, field, "not an unsigned 32-bit integer: '" + cols[c] + "'");
-      return static_cast<uint32_t>(*v);
-    };
-    auto list = [&](size_t c) {
-      items.clear();
-      std::string_view s = cols[c];
-      if (s.empty()) return;
-      size_t i = 0;
-      for (;;) {
-        size_t e = s.find(';', i);
-        if (e == std::string_view::npos) e = s.size();
-        items.emplace_back(s.substr(i, e - i));
-        if (e == s.size()) break;
-        i = e + 1;
+    try {
+      if (!split_csv(line, sep, cols, err)) throw input_error(origin, ln, "", err);
+      if (cols.size() != header.size()) {
+        std::string msg =
+            std::to_string(cols.size()) + " columns, the header has " + std::to_string(header.size());
+        if (cols.size() > header.size() && line.find('[') != std::string_view::npos)
+          msg += " (a list with the separator inside must be quoted: \"[1, 2]\")";
+        throw input_error(origin, ln, "", msg);
       }
-    };
-    const uint32_t seq = u32(c_seq, "seq", 0);
-    Phase phase = Phase::kDecode;
-    if (c_phase != kAbsent) {
-      auto p = parse_phase_name(cols[c_phase]);
-      if (!p) throw input_error(origin, ln, "phase", "must be prefill, decode, 0 or 1, got '" + cols[c_phase] + "'");
-      phase = *p;
-    }
-    const uint32_t token = u32(c_token, "token", 0), layer = u32(c_layer, "layer", 0);
-    list(c_experts);
-    experts.clear();
-    for (const auto& it : items) {
-      auto v = parse_uint(it);
-      if (!v || *v > 0xFFFFFFFFu)
-        throw input_error(origin, ln, "experts", "expert id '" + it + "' is not a non-negative integer");
-      experts.push_back(static_cast<uint32_t>(*v));
-    }
-    auto floats = [&](size_t c, const char* field, std::vector<float>& out) {
-      out.clear();
-      if (c == kAbsent) return;
-      list(c);
+      if (!std::all_of(where.begin(), where.end(),
+                       [&](const auto& w) { return cols[w.first] == w.second; })) {
+        rc.skip_filtered();
+        warn_if_cut(lines, origin);
+        continue;
+      }
+      auto u32 = [&](size_t c, const char* field, uint32_t dflt) -> uint32_t {
+        if (c == kAbsent) return dflt;
+        auto v = parse_uint(cols[c]);
+        if (!v || *v > 0xFFFFFFFFu)
+          throw input_error(origin, ln, field, "not an unsigned 32-bit integer: '" + cols[c] + "'");
+        return static_cast<uint32_t>(*v);
+      };
+      auto list = [&](size_t c, const char* field) {
+        if (!split_list(cols[c], items, err)) throw input_error(origin, ln, field, err);
+      };
+      const uint32_t seq = u32(c_seq, "seq", 0);
+      Phase phase = Phase::kDecode;
+      if (c_phase != kAbsent) {
+        auto p = parse_phase_name(cols[c_phase]);
+        if (!p)
+          throw input_error(origin, ln, "phase",
+                            "must be prefill, decode, 0 or 1, got '" + cols[c_phase] + "'");
+        phase = *p;
+      }
+      const uint32_t token = u32(c_token, "token", 0), layer = u32(c_layer, "layer", 0);
+      list(c_experts, "experts");
+      experts.clear();
       for (const auto& it : items) {
-        auto v = parse_float(it);
-        if (!v) throw input_error(origin, ln, field, "not a float32 number: '" + it + "'");
-        out.push_back(*v);
+        auto v = parse_uint(it);
+        if (!v || *v > 0xFFFFFFFFu)
+          throw input_error(origin, ln, "experts",
+                            "expert id '" + std::string(it) + "' is not a non-negative integer");
+        experts.push_back(static_cast<uint32_t>(*v));
       }
-    };
-    floats(c_weights, "weights", weights);
-    floats(c_logits, "logits", logits);
-    b.add(seq, phase, token, layer, experts, weights, logits, ln);
+      auto floats = [&](size_t c, const char* field, std::vector<float>& out) {
+        out.clear();
+        if (c == kAbsent) return;
+        list(c, field);
+        for (const auto& it : items) {
+          auto v = parse_float(it);
+          if (!v) throw input_error(origin, ln, field, "not a float32 number: '" + std::string(it) + "'");
+          out.push_back(*v);
+        }
+      };
+      floats(c_weights, "weights", weights);
+      floats(c_logits, "logits", logits);
+      rc.add(seq, phase, token, layer, experts, weights, logits, ln);
+    } catch (const Error& e) {
+      throw note_if_cut(lines, e);
+    }
+    warn_if_cut(lines, origin);
   }
-  if (b.records() == 0) throw input_error(origin, header_line, "", "no routing records after the header row");
-  return std::move(b).finish();
+  return std::move(rc).finish(c_weights != kAbsent, c_logits != kAbsent, header_line);
 }
 
 }  // namespace moesim::traces

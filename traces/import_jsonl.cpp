@@ -3,9 +3,12 @@
 //   {"seq": 0, "phase": "decode", "token": 3, "layer": 5, "experts": [12, 7], "weights": [0.6, 0.4]}
 //
 // Keys are mapped by --fields (csv_util.h FieldMap). seq is optional (0), phase is optional (decode) and
-// accepts "prefill"/"decode" or 0/1; token, layer and experts are required; weights and logits are
-// optional arrays, present on every record or on none. Other keys are ignored, so engines can log more.
-// Blank lines are skipped.
+// accepts "prefill"/"decode" or 0/1; token (not with --token-from order), layer and experts are required;
+// weights and logits are optional, present on every record or on none. List fields are JSON arrays or
+// strings in a csv_util.h split_list form ("[1, 2]", "1;2", "1 2"). Other keys are ignored, so engines can
+// log more; --where KEY=VALUE skips records (a meta line) before their fields are read. Blank lines and a
+// UTF-8 byte order mark are skipped. A last line without its newline needs no warning here: a record cut
+// anywhere before its closing brace is not valid JSON, so it is an error (noting the missing newline).
 #include <cmath>
 
 #include "core/error.h"
@@ -15,6 +18,9 @@
 namespace moesim::traces {
 namespace {
 
+// A line such as {"type":"meta",...} is not a routing record: say how to skip it.
+constexpr const char* kNotARecordHint = " (not a routing record? keep only records with --where KEY=VALUE)";
+
 class RecordReader {
  public:
   RecordReader(const std::string& origin, uint64_t line) : origin_(origin), line_(line) {}
@@ -23,7 +29,12 @@ class RecordReader {
                       uint32_t dflt) const {
     auto it = obj.find(key);
     if (it == obj.end()) {
-      if (required) throw input_error(origin_, line_, field, "missing (key \"" + key + "\")");
+      if (required)
+        throw input_error(
+            origin_, line_, field,
+            "missing (key \"" + key + "\")" +
+                (std::string_view(field) == "token" ? "; to number tokens by file order: --token-from order"
+                                                    : kNotARecordHint));
       return dflt;
     }
     if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
@@ -37,27 +48,50 @@ class RecordReader {
     std::optional<Phase> p;
     if (it->is_string()) p = parse_phase_name(it->get<std::string>());
     if (it->is_number_unsigned() && it->get<uint64_t>() <= 1) p = static_cast<Phase>(it->get<uint64_t>());
-    if (!p) throw input_error(origin_, line_, "phase", "must be \"prefill\", \"decode\", 0 or 1, got " + it->dump());
+    if (!p)
+      throw input_error(origin_, line_, "phase",
+                        "must be \"prefill\", \"decode\", 0 or 1, got " + it->dump());
     return *p;
   }
 
   void ids(const nlohmann::json& obj, const std::string& key, std::vector<uint32_t>& out) const {
     out.clear();
     auto it = obj.find(key);
-    if (it == obj.end()) throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")");
+    if (it == obj.end())
+      throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")" + kNotARecordHint);
+    if (it->is_string()) {
+      for (std::string_view item : string_list(*it, "experts")) {
+        auto v = parse_uint(item);
+        if (!v || *v > 0xFFFFFFFFu)
+          throw input_error(origin_, line_, "experts",
+                            "expert id '" + std::string(item) + "' is not a non-negative integer");
+        out.push_back(static_cast<uint32_t>(*v));
+      }
+      return;
+    }
     if (!it->is_array()) throw input_error(origin_, line_, "experts", "not an array of expert ids");
     for (const auto& v : *it) {
       if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu)
-        throw input_error(origin_, line_, "experts", "expert id " + v.dump() + " is not a non-negative integer");
+        throw input_error(origin_, line_, "experts",
+                          "expert id " + v.dump() + " is not a non-negative integer");
       out.push_back(static_cast<uint32_t>(v.get<uint64_t>()));
     }
   }
 
   // Returns false when the key is absent.
-  bool floats(const nlohmann::json& obj, const std::string& key, const char* field, std::vector<float>& out) const {
+  bool floats(const nlohmann::json& obj, const std::string& key, const char* field,
+              std::vector<float>& out) const {
     out.clear();
     auto it = obj.find(key);
     if (it == obj.end()) return false;
+    if (it->is_string()) {
+      for (std::string_view item : string_list(*it, field)) {
+        auto v = parse_float(item);
+        if (!v) throw input_error(origin_, line_, field, "not a float32 number: '" + std::string(item) + "'");
+        out.push_back(*v);
+      }
+      return true;
+    }
     if (!it->is_array()) throw input_error(origin_, line_, field, "not an array of numbers");
     for (const auto& v : *it) {
       if (!v.is_number()) throw input_error(origin_, line_, field, "not a number: " + v.dump());
@@ -71,59 +105,94 @@ class RecordReader {
   }
 
  private:
+  // The items of a list written as a string; they point into `v`, which outlives them.
+  std::vector<std::string_view> string_list(const nlohmann::json& v, const char* field) const {
+    std::vector<std::string_view> items;
+    std::string err;
+    if (!split_list(v.get_ref<const std::string&>(), items, err))
+      throw input_error(origin_, line_, field, err);
+    return items;
+  }
+
   const std::string& origin_;
   uint64_t line_;
 };
 
+// --where: does the record's KEY hold VALUE (a string as itself, anything else as its compact JSON)?
+bool matches(const nlohmann::json& obj, const std::vector<std::pair<std::string, std::string>>& where) {
+  for (const auto& [key, value] : where) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return false;
+    if (it->is_string() ? it->get_ref<const std::string&>() != value : it->dump() != value) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-Trace import_jsonl(std::string_view text, const std::string& origin, const FieldMap& fm, const ImportShape& shape) {
+Trace import_jsonl(std::string_view text, const std::string& origin, const TextImportOptions& opts,
+                   const ImportShape& shape) {
+  text = skip_bom(text);
   if (text.empty()) throw input_error(origin, 0, "", "empty file");
-  TraceInfo info;
-  info.layers = shape.layers;
-  info.experts = shape.experts;
-  info.provenance = {{"format", "jsonl"}, {"source", sanitize_utf8(origin)}};
-  std::optional<TraceBuilder> b;
-  bool with_weights = false, with_logits = false;
+  const FieldMap& fm = opts.fields;
+  RecordCollector rc(origin, "jsonl", opts, shape);
+  bool seen_first = false, with_weights = false, with_logits = false;
   std::vector<uint32_t> experts;
   std::vector<float> weights, logits;
   LineReader lines(text);
   std::string_view line;
+  uint64_t lines_seen = 0;
   while (lines.next(line)) {
     const uint64_t ln = lines.line_number();
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    nlohmann::json obj;
+    ++lines_seen;
     try {
-      obj = nlohmann::json::parse(line.begin(), line.end());
-    } catch (const nlohmann::json::parse_error& e) {
-      throw input_error(origin, ln, "", "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
-    } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
-      throw input_error(origin, ln, "", std::string("invalid JSON: ") + e.what());
+      nlohmann::json obj;
+      try {
+        obj = nlohmann::json::parse(line.begin(), line.end());
+      } catch (const nlohmann::json::parse_error& e) {
+        throw input_error(origin, ln, "",
+                          "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
+      } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
+        throw input_error(origin, ln, "", std::string("invalid JSON: ") + e.what());
+      }
+      if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
+      if (!matches(obj, opts.where)) {
+        rc.skip_filtered();
+        continue;
+      }
+      RecordReader rr(origin, ln);
+      const uint32_t seq = rr.uint_field(obj, fm.seq, "seq", false, 0);
+      const Phase phase = rr.phase_field(obj, fm.phase);
+      if (opts.token_from_order && obj.contains(fm.token))
+        throw input_error(origin, ln, "token",
+                          "--token-from order, but the record has a token key \"" + fm.token +
+                              "\" (drop the flag to use it)");
+      const uint32_t token = opts.token_from_order ? 0 : rr.uint_field(obj, fm.token, "token", true, 0);
+      const uint32_t layer = rr.uint_field(obj, fm.layer, "layer", true, 0);
+      rr.ids(obj, fm.experts, experts);
+      const bool has_w = rr.floats(obj, fm.weights, "weights", weights);
+      const bool has_l = rr.floats(obj, fm.logits, "logits", logits);
+      if (!seen_first) {
+        seen_first = true;
+        with_weights = has_w;
+        with_logits = has_l;
+      }
+      if (has_w != with_weights)
+        throw input_error(origin, ln, "weights",
+                          has_w ? "present on this record but not on the first one"
+                                : "missing (the first record has weights)");
+      if (has_l != with_logits)
+        throw input_error(origin, ln, "logits",
+                          has_l ? "present on this record but not on the first one"
+                                : "missing (the first record has logits)");
+      rc.add(seq, phase, token, layer, experts, weights, logits, ln);
+    } catch (const Error& e) {
+      throw note_if_cut(lines, e);
     }
-    if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
-    RecordReader rr(origin, ln);
-    const uint32_t seq = rr.uint_field(obj, fm.seq, "seq", false, 0);
-    const Phase phase = rr.phase_field(obj, fm.phase);
-    const uint32_t token = rr.uint_field(obj, fm.token, "token", true, 0);
-    const uint32_t layer = rr.uint_field(obj, fm.layer, "layer", true, 0);
-    rr.ids(obj, fm.experts, experts);
-    const bool has_w = rr.floats(obj, fm.weights, "weights", weights);
-    const bool has_l = rr.floats(obj, fm.logits, "logits", logits);
-    if (!b) {
-      with_weights = has_w;
-      with_logits = has_l;
-      b.emplace(info, with_weights, with_logits, origin);
-    }
-    if (has_w != with_weights)
-      throw input_error(origin, ln, "weights", has_w ? "present on this record but not on the first one"
-                                                     : "missing (the first record has weights)");
-    if (has_l != with_logits)
-      throw input_error(origin, ln, "logits", has_l ? "present on this record but not on the first one"
-                                                    : "missing (the first record has logits)");
-    b->add(seq, phase, token, layer, experts, weights, logits, ln);
   }
-  if (!b) throw input_error(origin, 0, "", "no routing records (blank file)");
-  return std::move(*b).finish();
+  if (lines_seen == 0) throw input_error(origin, 0, "", "no routing records (blank file)");
+  return std::move(rc).finish(with_weights, with_logits, 0);
 }
 
 }  // namespace moesim::traces

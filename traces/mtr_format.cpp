@@ -189,7 +189,7 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
   if (size_ == 0) throw fail(0, "", "empty file");
   if (size_ < kMtrPreambleBytes)
     throw fail(size_, "preamble", "truncated: " + std::to_string(size_) + " bytes, the preamble alone is 32");
-  if (std::memcmp(base_, kMtrMagic, 8) != 0) throw fail(0, "magic", "not a moesim trace (.mtr) file");
+  if (std::memcmp(base_, kMtrMagic, 8) != 0) throw fail(0, "magic", "not an .mtr file (no MOESIMTR magic at byte 0)");
   uint32_t version, header_bytes;
   uint64_t file_bytes, checksum;
   std::memcpy(&version, base_ + 8, 4);

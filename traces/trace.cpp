@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/warnings.h"
 
 namespace moesim::traces {
 
@@ -179,7 +180,7 @@ uint64_t count_missing_cells(const TraceColumns& c, uint32_t layers) {
 }
 
 Trace TraceBuilder::finish() && {
-  const size_t n = seq_.size();
+  size_t n = seq_.size();
   if (n == 0) throw input_error(origin_, 0, "", "no routing records");
   if (info_.layers == 0) info_.layers = max_layer_ + 1;
   if (info_.experts == 0) info_.experts = max_expert_ + 1;
@@ -193,17 +194,31 @@ Trace TraceBuilder::finish() && {
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
-  for (size_t i = 1; i < n; ++i)
-    if (keys[order[i]] == keys[order[i - 1]]) {
-      const uint32_t a = order[i - 1], b = order[i];
+  // The sort is stable, so the first of equal keys is the record added first.
+  size_t kept = n > 0 ? 1 : 0;
+  for (size_t i = 1; i < n; ++i) {
+    const uint32_t a = order[kept - 1], b = order[i];
+    if (keys[b] == keys[a]) {
+      if (drop_duplicates_) continue;
       throw input_error(origin_, line_[b], "",
                         "duplicate record for sequence " + std::to_string(seq_[b]) + ", " +
                             phase_name(static_cast<Phase>(phase_[b])) + " step " + std::to_string(step_[b]) +
                             ", layer " + std::to_string(layer_[b]) + " (first seen at line " +
-                            std::to_string(line_[a]) + ")");
+                            std::to_string(line_[a]) + "; --drop-duplicates keeps the first)");
     }
+    order[kept++] = b;
+  }
+  if (drop_duplicates_) {
+    const size_t dropped = n - kept;
+    info_.provenance["duplicates_dropped"] = dropped;
+    if (dropped)
+      warn(origin_ + ": --drop-duplicates dropped " + std::to_string(dropped) +
+           " duplicate records (kept the first record of each cell)");
+    order.resize(kept);
+  }
 
   const uint32_t k = info_.top_k, E = info_.experts;
+  n = order.size();
   Storage s;
   s.seq.resize(n);
   s.phase.resize(n);

@@ -113,10 +113,14 @@ class TraceBuilder {
            std::span<const float> weights, std::span<const float> logits, uint64_t line);
 
   size_t records() const { return seq_.size(); }
+  // With `on`, finish() keeps the first record added for a cell and drops later ones (counted in
+  // provenance.duplicates_dropped and reported with warn()) instead of rejecting the trace.
+  void set_drop_duplicates(bool on) { drop_duplicates_ = on; }
   Trace finish() &&;
 
  private:
   TraceInfo info_;
+  bool drop_duplicates_ = false;
   bool with_weights_;
   bool with_logits_;
   std::string origin_;

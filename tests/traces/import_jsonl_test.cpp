@@ -91,8 +91,13 @@ TEST(ImportJsonl, BadInputs) {
               HasSubstr("r.jsonl:2: field 'experts': expert id -2"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,70000],"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': expert id 70000 outside"));
-  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"1,2","weights":[0.5,0.5]})"),
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":{"a":1},"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': not an array"));
+  // A list written as a string must be a well-formed list of ids.
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"1,,2","weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': empty item"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"[1, x]","weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 'x'"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2,3],"weights":[0.5,0.5,0]})"),
               HasSubstr("r.jsonl:2: field 'experts': top-k mismatch"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[2,2],"weights":[0.5,0.5]})"),

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -64,7 +65,9 @@ std::string patch_header(std::string b, const std::string& from, const std::stri
 TEST(Mtr, RoundTripsInMemoryAndThroughAMappedFile) {
   const Trace t = fixture();
   const std::string bytes = encode_mtr(t);
-  const std::string path = (std::filesystem::temp_directory_path() / "moesim_mtr_test.mtr").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("moesim_mtr_test_" + std::to_string(getpid()) + ".mtr"))
+          .string();
   write_mtr(t, path);
   EXPECT_EQ(read_file(path), bytes);
   for (const Trace& u : {decode_mtr(bytes, "mem"), read_mtr(path)}) {
@@ -127,7 +130,7 @@ TEST(Mtr, TruncationEmptyMagicVersion) {
   EXPECT_THAT(mtr_error(good + "x"), HasSubstr("trailing data"));
   std::string magic = good;
   magic[3] = 'X';
-  EXPECT_THAT(mtr_error(magic), HasSubstr("at byte 0: magic"));
+  EXPECT_THAT(mtr_error(magic), HasSubstr("at byte 0: magic: not an .mtr file (no MOESIMTR magic at byte 0)"));
   std::string version = good;
   version[8] = 2;
   EXPECT_THAT(mtr_error(version), HasSubstr("at byte 8: version: format version 2"));
@@ -197,7 +200,9 @@ TEST(Mtr, ChecksumCanBeSkippedOnlyOnRequest) {
 }
 
 TEST(Mtr, LoadTraceDetectsMtrAndRefusesFields) {
-  const std::string path = (std::filesystem::temp_directory_path() / "moesim_mtr_detect.mtr").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("moesim_mtr_detect_" + std::to_string(getpid()) + ".mtr"))
+          .string();
   save_mtr(fixture(), path);
   EXPECT_EQ(load_trace(path).records(), 7u);
   LoadOptions lo;

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/model_spec.h"
+#include "core/warnings.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::traces {
@@ -26,6 +28,11 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 const std::string kTraces = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+
+// A folder of this process's own: helpers in other checkouts may run the same tests at the same time.
+std::string temp_dir(const std::string& name) {
+  return (fs::temp_directory_path() / (name + "_" + std::to_string(getpid()))).string();
+}
 
 struct Expected {
   const char* file;
@@ -90,7 +97,7 @@ TEST(TraceIo, BundledTracesHaveTheirKnownShape) {
 }
 
 TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_test").string();
+  const std::string dir = temp_dir("moesim_trace_io_test");
   fs::create_directories(dir);
   // JSONL without weights, ids small: the model widens it to 48 x 128 and supplies expert bytes.
   write_file_atomic(dir + "/small.jsonl", "{\"token\":0,\"layer\":3,\"experts\":[5,9]}\n");
@@ -133,7 +140,7 @@ TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
 }
 
 TEST(TraceIo, BadOptionsAndEmptyFiles) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_io_bad").string();
+  const std::string dir = temp_dir("moesim_trace_io_bad");
   fs::create_directories(dir);
   write_file_atomic(dir + "/empty.jsonl", "");
   EXPECT_THAT([&] {
@@ -152,6 +159,163 @@ TEST(TraceIo, BadOptionsAndEmptyFiles) {
   EXPECT_THROW((void)load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo), Error);  // fixed columns
   EXPECT_THROW((void)load_trace(dir + "/does-not-exist.mtr"), Error);
   fs::remove_all(dir);
+}
+
+std::string load_error(const std::string& path, const LoadOptions& lo = {}) {
+  try {
+    (void)load_trace(path, lo);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a moesim::Error for " << path;
+  return "";
+}
+
+TEST(TraceIo, DetectsFormatsByContent) {
+  const std::string dir = temp_dir("moesim_trace_io_detect");
+  fs::create_directories(dir);
+  // Random bytes named .mtr: not read as CSV, but named for what they are not.
+  std::string junk = "\x13\x9a\xff\x00\x42garbage";
+  write_file_atomic(dir + "/junk.mtr", junk);
+  EXPECT_EQ(load_error(dir + "/junk.mtr"), dir + "/junk.mtr: not an .mtr file (no MOESIMTR magic at byte 0)");
+  // The same bytes under another name: binary data, at the first offending byte.
+  write_file_atomic(dir + "/junk.csv", junk);
+  EXPECT_EQ(load_error(dir + "/junk.csv"), dir + "/junk.csv: not a text trace (binary data at byte 1)");
+  write_file_atomic(dir + "/nul.jsonl", std::string("{\"token\":0}\n\0\0", 14));
+  EXPECT_EQ(load_error(dir + "/nul.jsonl"), dir + "/nul.jsonl: not a text trace (binary data at byte 12)");
+  // --format mtr on a text file: the .mtr reader's own error at byte 0.
+  write_file_atomic(dir + "/t.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1]}\n");
+  LoadOptions lo;
+  lo.format = "mtr";
+  EXPECT_THAT(load_error(dir + "/t.jsonl", lo), HasSubstr("t.jsonl: at byte 0: magic: not an .mtr file"));
+  // A JSONL file named .mtr read as JSONL when asked to.
+  lo.format = "jsonl";
+  write_file_atomic(dir + "/t.mtr", read_file(dir + "/t.jsonl"));
+  EXPECT_EQ(load_trace(dir + "/t.mtr", lo).records(), 1u);
+  // A real .mtr under any name is found by its magic.
+  save_mtr(load_trace(dir + "/t.jsonl"), dir + "/real.bin");
+  EXPECT_EQ(load_trace(dir + "/real.bin").records(), 1u);
+  EXPECT_EQ(load_error(dir), dir + ": is a directory");
+  // Import-only options on fixed-column formats are refused, naming the option.
+  lo = {};
+  lo.skip_warmup = true;
+  EXPECT_THAT(load_error(dir + "/real.bin", lo), HasSubstr("--skip-warmup applies to JSONL and CSV input only"));
+  lo = {};
+  lo.token_from = "bogus";
+  EXPECT_THROW((void)load_trace(dir + "/t.jsonl", lo), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(TraceIo, SeveralFilesAsSeveralSequences) {
+  const std::string dir = temp_dir("moesim_trace_io_multi");
+  fs::create_directories(dir);
+  write_file_atomic(dir + "/a.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n"
+                                      "{\"token\":1,\"layer\":0,\"experts\":[3,2]}\n");
+  write_file_atomic(dir + "/b.jsonl", "{\"token\":0,\"layer\":1,\"experts\":[4,5]}\n");
+  write_file_atomic(dir + "/c.jsonl", "{\"seq\":0,\"token\":0,\"layer\":0,\"experts\":[6,7]}\n"
+                                      "{\"seq\":2,\"token\":0,\"layer\":0,\"experts\":[8,7]}\n");
+  const Trace t = load_traces({dir + "/a.jsonl", dir + "/b.jsonl", dir + "/c.jsonl"});
+  // a -> seq 0, b -> seq 1, c's seq ids 0 and 2 -> 2 and 4 (offset = max seq + 1 of the files before).
+  EXPECT_EQ(t.sequence_ids(), (std::vector<uint32_t>{0, 1, 2, 4}));
+  EXPECT_EQ(t.records(), 5u);
+  EXPECT_EQ(t.info().layers, 2u);
+  EXPECT_EQ(t.info().experts, 9u);
+  EXPECT_EQ(t.info().provenance["format"], "multi-file");
+  EXPECT_EQ(t.info().provenance["sources"].size(), 3u);
+  EXPECT_EQ(t.experts(4)[0], 8u);
+  // One path is load_trace itself.
+  EXPECT_EQ(load_traces({dir + "/a.jsonl"}).info().provenance["format"], "jsonl");
+  // Files that disagree on top-k or optional columns cannot be one trace.
+  write_file_atomic(dir + "/k3.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2,3]}\n");
+  try {
+    (void)load_traces({dir + "/a.jsonl", dir + "/k3.jsonl"});
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("k3.jsonl: field 'experts': top-3, but"));
+  }
+  write_file_atomic(dir + "/w.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2],\"weights\":[0.5,0.5]}\n");
+  EXPECT_THROW((void)load_traces({dir + "/a.jsonl", dir + "/w.jsonl"}), Error);
+  EXPECT_THROW((void)load_traces({}), UsageError);
+  fs::remove_all(dir);
+}
+
+// ---- the three real trace kinds, as small fixtures of their shapes, imported with flags alone ------------
+
+const std::string kFixtures = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";
+
+TEST(RealKinds, DeepSeekV2LiteHfHookCsv) {
+  // BOM, CRLF, header `Layer ID,Batch Number,Token,Activated Expert IDs`, token text (not a position), quoted
+  // Python lists, decoder layer ids 1..26 (layer 0 is dense).
+  LoadOptions lo;
+  lo.fields = "seq=Batch Number,layer=Layer ID,experts=Activated Expert IDs";
+  lo.token_from = "order";
+  lo.model = "deepseek-v2-lite";
+  EXPECT_THAT(load_error(kFixtures + "deepseek_v2_lite_hf.csv", lo),
+              HasSubstr("deepseek_v2_lite_hf.csv:52: field 'layer': layer 26 outside the model's 26 MoE layers (ids "
+                        "start at 1? try --layer-base 1)"));
+  lo.layer_base = 1;
+  const Trace t = load_trace(kFixtures + "deepseek_v2_lite_hf.csv", lo);
+  EXPECT_EQ(t.records(), 78u);
+  EXPECT_EQ(t.info().layers, 26u);
+  EXPECT_EQ(t.info().experts, 64u);
+  EXPECT_EQ(t.info().top_k, 6u);
+  EXPECT_EQ(t.info().missing_cells, 0u);
+  EXPECT_EQ(t.sequence_ids(), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(t.tokens(Phase::kDecode), 3u);
+  const auto e = t.experts(0);  // batch 0, first token, file layer 1
+  EXPECT_EQ(std::vector<uint16_t>(e.begin(), e.end()), (std::vector<uint16_t>{8, 26, 56, 60, 2, 9}));
+}
+
+TEST(RealKinds, VllmJsonlWithMetaLineAndWarmup) {
+  LoadOptions lo;
+  lo.where = {"type=route"};
+  lo.fields = "experts=topk_ids,weights=topk_weights";
+  lo.token_from = "order";
+  lo.skip_warmup = true;
+  lo.model = "olmoe-1b-7b";
+  set_warnings_printed(false);
+  const Trace t = load_trace(kFixtures + "olmoe_vllm.jsonl", lo);
+  set_warnings_printed(true);
+  EXPECT_EQ(t.records(), 48u);  // 3 real tokens x 16 layers; 2 warm-up tokens x 16 layers dropped
+  EXPECT_EQ(t.info().layers, 16u);
+  EXPECT_EQ(t.info().top_k, 8u);
+  EXPECT_EQ(t.info().missing_cells, 0u);
+  EXPECT_TRUE(t.has_weights());
+  EXPECT_EQ(t.tokens(Phase::kDecode), 3u);
+  EXPECT_EQ(t.info().provenance["where_skipped"], 1);
+  EXPECT_EQ(t.info().provenance["warmup_dropped"], 32);
+  const auto e = t.experts(0);  // the first real token at layer 0
+  EXPECT_EQ(std::vector<uint16_t>(e.begin(), e.end()), (std::vector<uint16_t>{41, 7, 63, 12, 30, 5, 18, 50}));
+  // Without --where the meta line is an error naming it; without --skip-warmup the dummy tokens stay in.
+  lo.where.clear();
+  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: field 'layer': missing (key \"layer\") (not a routing record? keep only "
+                        "records with --where KEY=VALUE)"));
+  lo.where = {"type=route"};
+  lo.skip_warmup = false;
+  set_warnings_printed(false);
+  EXPECT_EQ(load_trace(kFixtures + "olmoe_vllm.jsonl", lo).records(), 80u);
+  set_warnings_printed(true);
+  clear_warnings();
+}
+
+TEST(RealKinds, MixtralProblemJsonl) {
+  LoadOptions lo;
+  lo.fields = "seq=problem_id,token=token_idx,weights=gating_probs";
+  lo.model = "mixtral-8x7b";
+  const Trace t = load_trace(kFixtures + "mixtral_problems.jsonl", lo);
+  EXPECT_EQ(t.records(), 96u);
+  EXPECT_EQ(t.info().layers, 32u);
+  EXPECT_EQ(t.info().experts, 8u);
+  EXPECT_EQ(t.info().top_k, 2u);
+  EXPECT_EQ(t.sequence_ids(), (std::vector<uint32_t>{3, 7}));
+  EXPECT_EQ(t.tokens(Phase::kDecode), 3u);
+  EXPECT_EQ(t.info().missing_cells, 0u);
+  const size_t last = t.records() - 1;  // problem 7, token 0, layer 31
+  EXPECT_EQ(t.seq(last), 7u);
+  EXPECT_EQ(t.layer(last), 31u);
+  EXPECT_EQ(t.experts(last)[0], 6u);
+  EXPECT_EQ(t.experts(last)[1], 1u);
+  EXPECT_NEAR(t.weights(last)[0] + t.weights(last)[1], 1.0f, 1e-3f);
 }
 
 // ---- CLI end to end ----------------------------------------------------------------------------------------
@@ -186,7 +350,7 @@ TEST(TraceCli, InfoJsonOnEveryBundledTrace) {
 }
 
 TEST(TraceCli, ImportExportRoundTripAndFailuresLeaveNoOutput) {
-  const std::string dir = (fs::temp_directory_path() / "moesim_trace_cli_test").string();
+  const std::string dir = temp_dir("moesim_trace_cli_test");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string fixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
