@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "core/atomic_file.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
@@ -27,7 +28,7 @@ void setup(CLI::App& app) {
   app.callback([o] {
     require_trace_input(o->in);
     const traces::FieldMap fm = traces::parse_field_map(o->fields);
-    // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
+    check_output_writable(o->out);
     const traces::Trace t = traces::load_trace(o->in, o->load);
     traces::export_jsonl_file(t, o->out, fm);
     if (o->out != "-") std::fprintf(stderr, "moesim: wrote %s: %zu records\n", o->out.c_str(), t.records());

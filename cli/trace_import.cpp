@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "core/atomic_file.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
@@ -45,7 +46,7 @@ void setup(CLI::App& app) {
     std::vector<std::string> inputs = o->named;
     inputs.insert(inputs.end(), o->in.begin(), o->in.end());
     if (inputs.empty()) throw UsageError("a trace is required: --trace T (or T as the first argument)");
-    // TODO(integrator): check_output_writable(o->out) here, before the work (core/atomic_file.h).
+    check_output_writable(o->out);
     const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::save_mtr(t, o->out);
     const size_t sequences = t.sequence_ids().size();

@@ -1,5 +1,7 @@
 // JSONL export: JSONL (non-default keys) -> .mtr -> JSONL is byte-identical; the bundled real trace and a
 // trace with logits survive export -> import unchanged, including every float32 bit.
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -43,7 +45,7 @@ TEST(ExportJsonl, CustomKeysRoundTripThroughMtrByteIdentical) {
   LoadOptions lo;
   lo.fields = fields;
   const Trace t = load_trace(path, lo);
-  const std::string mtr = (std::filesystem::temp_directory_path() / "moesim_export_rt.mtr").string();
+  const std::string mtr = (std::filesystem::temp_directory_path() / ("moesim_export_rt." + std::to_string(::getpid()) + ".mtr")).string();
   save_mtr(t, mtr);
   const Trace back = load_trace(mtr);
   expect_same_trace(t, back);
