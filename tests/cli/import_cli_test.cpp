@@ -126,7 +126,7 @@ TEST_F(ImportCli, SeveralInputsAndTraceOption) {
   EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + k + ": --where skipped 2 of 3 records"));
   // No input at all is a usage error.
   r = sh("trace import -o " + path("none.mtr"));
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // a usage error
   EXPECT_THAT(r.out, HasSubstr("moesim: error: a trace is required"));
 }
 
@@ -148,7 +148,7 @@ TEST_F(ImportCli, DuplicatesDelimiterBomAndCutLastLine) {
   r = sh("trace import " + p + " --delimiter '|' -o " + path("p.mtr"));
   ASSERT_EQ(r.status, 0) << r.out;
   r = sh("trace import " + p + " --delimiter ab -o " + path("x.mtr"));
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // a usage error
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --delimiter: 'ab' is not one character"));
   // Cut inside its last number: imported, with a warning naming file and line.
   const std::string c = write("c.csv", "token,layer,experts\n0,0,1;63\n1,0,2;6");
@@ -183,10 +183,10 @@ TEST_F(ImportCli, DetectionErrors) {
   EXPECT_THAT(r.out,
               HasSubstr("moesim: error: " + j + ":1: field 'experts': list '[1, 2' has '[' but no ']'"));
   r = sh("trace import " + j + " --token-from rows -o " + path("o.mtr"));
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // a usage error
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --token-from: 'rows' is not column or order"));
   r = sh("trace import " + j + " --where type -o " + path("o.mtr"));
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // a usage error
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --where: 'type' is not KEY=VALUE"));
 }
 
@@ -210,7 +210,7 @@ TEST_F(ImportCli, OtherCommandsTakeTheSameOptions) {
          path("mx.jsonl"));
   ASSERT_EQ(r.status, 0) << r.out;
   r = sh("trace export -o " + path("none.jsonl"));
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);  // a usage error
   EXPECT_THAT(r.out, HasSubstr("moesim: error: a trace is required"));
 }
 
