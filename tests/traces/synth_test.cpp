@@ -332,6 +332,25 @@ TEST(SynthCli, SynthThenStatsJson) {
   log = run_cli("trace synth --tokens 5 --seed 1 -o " + bad, &st);  // neither --zipf nor --fit
   EXPECT_NE(st, 0);
   EXPECT_NE(log.find("exactly one of"), std::string::npos);
+  // Out-of-range options: a usage error naming the option, before any work, no output file.
+  const std::string real = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--fit " + real + " --tokens 0 --seed 1", "--tokens"},
+           {"--fit " + real + " --tokens 5 --sequences 0 --seed 1", "--sequences"},
+           {"--fit " + real + " --tokens 5 --pairs 5000 --seed 1", "--pairs"},
+           {"--fit " + real + " --trace " + real + " --tokens 5 --seed 1", "--trace"}}) {
+    log = run_cli("trace synth " + args + " -o " + bad, &st);
+    EXPECT_NE(st, 0) << args;
+    EXPECT_NE(log.find("moesim: error: "), std::string::npos) << log;
+    EXPECT_NE(log.find(option), std::string::npos) << log;
+    EXPECT_FALSE(std::filesystem::exists(bad));
+  }
+  // The trace to fit may also be given as --trace or positionally, like every trace-reading command.
+  for (const std::string& input : {"--trace " + real, real}) {
+    log = run_cli("trace synth " + input + " --tokens 5 --seed 1 -o " + out, &st);
+    EXPECT_EQ(st, 0) << log;
+    EXPECT_NE(log.find("(fit, seed 1)"), std::string::npos) << log;
+  }
   std::filesystem::remove_all(dir);
 }
 
