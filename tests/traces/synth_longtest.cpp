@@ -145,9 +145,10 @@ TEST(SynthFidelity, GptOss) {
 }
 
 // Reuse distances: a synthetic trace of the real trace's length (same prompt, same decode tokens) has
-// reuse-distance quantiles close to the real ones. Not fitted directly -- they follow from the
-// marginals and the next-token reuse -- so the check is loose: the pooled p50 within +-1 invocation and
-// p90 within a factor 1.5, both averaged over 5 seeds.
+// reuse-distance quantiles close to the real ones. The reuse kernel is fitted to a per-token last-use
+// distance profile (within a layer, in tokens); these distances are counted on the lookup stream, where a
+// prompt is one invocation, so they are a related but not the fitted statistic: the pooled p50 within +-1
+// invocation and p90 within a factor 1.5, both averaged over 5 seeds.
 TEST(SynthFidelity, ReuseDistancesOfASameLengthTrace) {
   const std::string path = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
   const Trace real = load_trace(path);
