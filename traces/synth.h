@@ -3,16 +3,18 @@
 //
 // Both generators are a per-layer SynthModel: target inclusion probabilities f_e (sum_e f_e = top_k,
 // every f_e < 1) fitted to a maximum-entropy distribution over top-k subsets (traces/ipf.h,
-// ZipMoE Appendix D, Eq. (23)-(24)), optionally with disjoint pair factors for strong co-activations,
-// and a keep probability for token-to-token reuse. A token's experts at a layer are drawn as:
-//   * the first decode token of a sequence, and every prompt token: an exact draw S ~ pi, the fitted
-//     distribution (traces/conditional_poisson.h);
-//   * every later decode token: each expert of the previous token at that layer is kept independently with
-//     probability `keep` (set K), and the rest is an exact draw from pi conditioned on containing K
-//     (conditional Poisson over the other experts; a kept expert's pair partner gets its pair factor).
-// This keep-and-refill chain has pi as its stationary distribution for every `keep` (proof in
-// docs/synth.md), and its first token is drawn from pi, so every token's marginal inclusion probabilities
-// and modelled pair probabilities are exactly those of pi; `keep` only adds temporal correlation.
+// ZipMoE Appendix D, Eq. (23)-(24)), optionally with disjoint pair factors for strong co-activations.
+// A token's experts at a layer are drawn as:
+//   * the first token of a sequence (and every token without temporal reuse): an exact draw S ~ pi, the
+//     fitted distribution (traces/conditional_poisson.h);
+//   * fitted models, every later token: the reuse kernel of its phase (ReuseKernel below; docs/synth.md,
+//     "how reuse is modelled"): copies of experts of the last 64 tokens, first uses, and a draw from pi
+//     conditioned on containing those. Fitted to the real last-use-distance profile, so that caches see
+//     the real reuse (LRU hit rates within 3 points on the bundled traces, tests/traces/synth_longtest.cpp);
+//     marginals are kept approximately;
+//   * a model with `keep` > 0 and no kernel, every later decode token: each expert of the previous token is
+//     kept with probability `keep` and the rest drawn from pi conditioned on the kept set. This chain has pi
+//     as its stationary distribution (docs/synth.md), so marginals and pair probabilities are exact.
 //
 // The order of the experts in a record (rank order) is a Plackett-Luce order by f_e (Gumbel keys
 // log f_e + G); with logits, the logits are built to agree with it (see synth.cpp).
