@@ -302,23 +302,25 @@ void calibrate_reuse(SynthLayer& L, uint32_t experts, uint32_t k, Rng rng, const
     LayerChain chain(L, experts, k);
     const auto h = reuse_profiles(simulate_layer(chain, L, shape, rng.split(round)), experts);
     for (int ph = 0; ph < 2; ++ph) {
+      if (!measured(target[ph])) continue;  // no token of this phase to fit: takes the other's, below
       ReuseKernel& K = L.reuse[ph];
-      const int src = measured(target[ph]) ? ph : 1 - ph;  // the phase whose real profile is fitted
       if (round == opt.calibration_rounds) {
         K.residual = 0;
         for (size_t b = 0; b < kReuseBinCount; ++b)
-          K.residual = std::max(K.residual, std::abs(h[ph][b] - target[src][b]));
+          K.residual = std::max(K.residual, std::abs(h[ph][b] - target[ph][b]));
         continue;
       }
-      for (uint32_t b = 0; b < kReuseBins; ++b) a[ph][b] += target[src][b] - h[ph][b];
+      for (uint32_t b = 0; b < kReuseBins; ++b) a[ph][b] += target[ph][b] - h[ph][b];
       // A first use can only come from the slots the copies leave: scale the step by their share.
       double copied = 0;
       for (double x : a[ph]) copied += std::clamp(x, 0.0, 1.0);
       K.novel = std::clamp(
-          K.novel + (target[src][kReuseBins + 1] - h[ph][kReuseBins + 1]) / std::max(0.05, 1 - copied), 0.0,
+          K.novel + (target[ph][kReuseBins + 1] - h[ph][kReuseBins + 1]) / std::max(0.05, 1 - copied), 0.0,
           1.0);
     }
   }
+  for (int ph = 0; ph < 2; ++ph)
+    if (!measured(target[ph]) && measured(target[1 - ph])) L.reuse[ph] = L.reuse[1 - ph];
 }
 
 Json kernel_provenance(const ReuseKernel& K) {

@@ -254,6 +254,9 @@ TEST(Synth, FitReproducesReuseAtLongerDistances) {
   const SynthModel m = fit_model(real, sh, fo, 3, "bursty");
   ASSERT_TRUE(m.layers[0].has_reuse());
   EXPECT_TRUE(m.provenance["layers"][0].contains("reuse"));
+  // No prompt token to fit: prompt tokens (if asked for) reuse like decode tokens.
+  EXPECT_EQ(m.layers[0].reuse[0].copy, m.layers[0].reuse[1].copy);
+  EXPECT_EQ(m.layers[0].reuse[0].novel, m.layers[0].reuse[1].novel);
   SynthOptions o;
   o.seed = 3;
   o.decode_tokens = 2000;
