@@ -1,14 +1,17 @@
 // `moesim trace synth`: generates a synthetic trace (traces/synth.h, docs/synth.md) -- independent Zipf
 // per layer, or fitted to a real trace -- and writes it as .mtr (atomically). Synthetic traces are
 // labelled synthetic in their header and in every result computed from them.
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "cli/command.h"
+#include "cli/trace_options.h"
 #include "core/error.h"
 #include "core/model_spec.h"
+#include "core/progress.h"
 #include "traces/synth.h"
 #include "traces/trace_io.h"
 
@@ -21,6 +24,7 @@ struct Args {
   uint64_t seed = 0;
   std::optional<double> zipf;
   std::string fit;
+  std::string trace;  // --trace / positional: the same as --fit
   uint32_t sequences = 1;
   uint32_t prompt_tokens = 0;
   bool logits = false;
@@ -29,10 +33,30 @@ struct Args {
   std::string out;
 };
 
-void run(const Args& a) {
+// Out-of-range values are usage errors naming the option, before any work.
+void validate(const Args& a) {
+  if (a.zipf && !(std::isfinite(*a.zipf) && *a.zipf >= 0))
+    throw UsageError("--zipf: alpha must be a finite number >= 0, got " + std::to_string(*a.zipf));
+  if (a.sequences == 0) throw UsageError("--sequences must be at least 1");
+  if (a.tokens == 0 && a.prompt_tokens == 0)
+    throw UsageError("--tokens and --prompt-tokens are both 0: nothing to generate");
+  // Token indices are 32-bit: a sequence's prompt and decode tokens together must fit.
+  if (uint64_t{a.tokens} + a.prompt_tokens > UINT32_MAX)
+    throw UsageError("--tokens + --prompt-tokens must stay below 2^32 per sequence");
+  if (a.pairs > 4096)
+    throw UsageError("--pairs must be at most 4096 per layer, got " + std::to_string(a.pairs));
+  if (!a.fit.empty() && !a.trace.empty())
+    throw UsageError("--fit and --trace name the same input: give one of them");
+}
+
+void run(const Args& args) {
   using namespace traces;
+  validate(args);
+  Args a = args;
+  if (a.fit.empty()) a.fit = a.trace;
   if (a.zipf.has_value() == !a.fit.empty())
-    throw Error("trace synth: give exactly one of --zipf ALPHA or --fit REAL_TRACE");
+    throw UsageError("trace synth: give exactly one of --zipf ALPHA or --fit REAL_TRACE");
+  // TODO(integrator): check_output_writable(a.out) here, once core/atomic_file.h has it.
   SynthModel m;
   if (a.zipf) {
     if (a.model.empty())
@@ -50,7 +74,9 @@ void run(const Args& a) {
     FitOptions fo;
     fo.pairs = a.pairs;
     fo.temporal = !a.no_temporal;
-    m = fit_model(real, shape, fo, a.seed, a.fit);
+    Progress bar("synth: fitting layers", shape.layers);
+    m = fit_model(real, shape, fo, a.seed, a.fit, &bar);
+    bar.finish();
   }
   SynthOptions so;
   so.seed = a.seed;
@@ -58,7 +84,9 @@ void run(const Args& a) {
   so.prompt_tokens = a.prompt_tokens;
   so.decode_tokens = a.tokens;
   so.logits = a.logits;
-  const Trace t = generate_trace(m, so);
+  Progress bar("synth: generating", uint64_t{so.sequences} * m.shape.layers);
+  const Trace t = generate_trace(m, so, &bar);
+  bar.finish();
   save_mtr(t, a.out);
   std::fprintf(
       stderr,
@@ -76,14 +104,16 @@ void setup(CLI::App& app) {
   app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence")->required();
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
   app.add_option("--zipf", a->zipf, "Independent Zipf popularity per layer with this exponent (>= 0)");
-  app.add_option("--fit", a->fit,
-                 "Real trace to fit: rank-frequency, next-token reuse, strongest co-activations");
+  app.add_option(
+      "--fit", a->fit,
+      "Real trace to fit: rank-frequency, reuse over the last 64 tokens, strongest co-activations");
+  add_trace_input(app, a->trace, "real trace to fit (same as --fit)");
   app.add_option("--sequences", a->sequences, "Sequences")->capture_default_str();
   app.add_option("--prompt-tokens", a->prompt_tokens, "Prompt (prefill) tokens per sequence")
       ->capture_default_str();
   app.add_flag("--logits", a->logits, "Also write synthetic router logits and softmax top-k weights");
   app.add_option("--pairs", a->pairs, "--fit: co-activated pairs modelled per layer")->capture_default_str();
-  app.add_flag("--no-temporal", a->no_temporal, "--fit: independent tokens (no next-token reuse)");
+  app.add_flag("--no-temporal", a->no_temporal, "--fit: independent tokens (no temporal reuse)");
   app.add_option("-o,--output", a->out, "Output .mtr file")->required();
   app.callback([a] { run(*a); });
 }

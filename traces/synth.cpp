@@ -1,11 +1,13 @@
 #include "traces/synth.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -56,12 +58,48 @@ void fit_layer(SynthLayer& L, uint32_t k) {
 class LayerChain {
  public:
   LayerChain(const SynthLayer& L, uint32_t experts, uint32_t k)
-      : L_(L), k_(k), base_(L.units, k), kept_mark_(experts, 0) {}
+      : L_(L), k_(k), base_(L.units, k), kept_mark_(experts, 0), seen_(experts, 0) {}
+
+  // Starts a sequence (nothing seen) / records a token's experts as seen in it.
+  void begin_sequence() {
+    for (uint32_t e : seen_list_) seen_[e] = 0;
+    seen_list_.clear();
+  }
+  void saw(const std::vector<uint32_t>& token) {
+    for (uint32_t e : token)
+      if (!seen_[e]) seen_[e] = 1, seen_list_.push_back(e);
+  }
 
   // Fresh draw from pi.
   void fresh(Rng& rng, std::vector<uint32_t>& out) {
     out.clear();
     base_.draw(rng, out);
+  }
+
+  // Next token of a sequence whose earlier tokens at this layer are `hist` (oldest first), by the reuse
+  // kernel K: each slot copies, with probability K.copy[d-1], a uniformly chosen expert of the token d back
+  // (a copy of an expert already kept leaves the slot to the refill); the rest is drawn from pi
+  // conditioned on containing the copies. Returns how many experts were kept.
+  uint32_t next_reuse(Rng& rng, const std::vector<std::vector<uint32_t>>& hist, const ReuseKernel& K,
+                      std::vector<uint32_t>& out) {
+    out.clear();
+    const size_t depth = std::min(hist.size(), K.copy.size());
+    for (uint32_t slot = 0; slot < k_; ++slot) {
+      double u = rng.uniform();
+      for (size_t d = 1; d <= depth; ++d) {
+        u -= K.copy[d - 1];
+        if (u >= 0) continue;
+        const std::vector<uint32_t>& src = hist[hist.size() - d];
+        const uint32_t e = src[rng.below(src.size())];
+        if (!kept_mark_[e]) {
+          kept_mark_[e] = 1;
+          out.push_back(e);
+        }
+        break;
+      }
+    }
+    if (K.novel > 0) draw_novel(rng, K.novel, out);
+    return refill(rng, out);
   }
 
   // Next token given the previous one; returns how many experts were kept.
@@ -76,6 +114,40 @@ class LayerChain {
         out.push_back(e);
         kept_mark_[e] = 1;
       }
+    return refill(rng, out);
+  }
+
+ private:
+  // Each slot left after the copies is, with probability `novel`, drawn from pi restricted to experts
+  // not used before in the sequence: a first use, as when the sequence's topic moves on.
+  void draw_novel(Rng& rng, double novel, std::vector<uint32_t>& out) {
+    uint32_t m = 0;
+    for (size_t i = out.size(); i < k_; ++i) m += rng.uniform() < novel;
+    if (m == 0) return;
+    auto banned = [&](uint32_t e) { return kept_mark_[e] || seen_[e]; };
+    cond_.clear();
+    uint32_t available = 0;
+    for (const CpUnit& u : L_.units) {
+      if (!u.is_pair()) {
+        if (!banned(u.a)) cond_.push_back(u), ++available;
+      } else if (!banned(u.a) && !banned(u.b)) {
+        cond_.push_back(u), available += 2;
+      } else if (!banned(u.a)) {
+        cond_.push_back({u.a, kNoExpert, u.wa, 0, 0}), ++available;
+      } else if (!banned(u.b)) {
+        cond_.push_back({u.b, kNoExpert, u.wb, 0, 0}), ++available;
+      }
+    }
+    m = std::min(m, available);
+    if (m == 0) return;
+    const size_t first = out.size();
+    CpSampler(cond_, m).draw(rng, out);
+    for (size_t i = first; i < out.size(); ++i) kept_mark_[out[i]] = 1;
+  }
+
+  // Completes `out` (the kept experts, marked in kept_mark_) with a draw from pi conditioned on
+  // containing them, and clears the marks.
+  uint32_t refill(Rng& rng, std::vector<uint32_t>& out) {
     const auto kept = static_cast<uint32_t>(out.size());
     if (kept == 0) {
       base_.draw(rng, out);
@@ -103,51 +175,177 @@ class LayerChain {
     return kept;
   }
 
- private:
   const SynthLayer& L_;
   uint32_t k_;
   CpSampler base_;
-  std::vector<uint8_t> kept_mark_;
+  std::vector<uint8_t> kept_mark_, seen_;  // seen_: used before in the current sequence
+  std::vector<uint32_t> seen_list_;
   std::vector<CpUnit> cond_;
 };
 
-// Calibrates L.keep so that the chain's next-token repeat rate equals L.target_repeat.
-// repeat = E|S_t & S_{t-1}| / k = keep + (1 - keep) g, where g is the rate at which a dropped slot is
-// refilled with an expert of the previous token. g depends on keep only weakly, so a fixed-point
-// iteration keep <- (R - g(keep)) / (1 - g(keep)), with g measured on a simulated chain, converges in a
-// few rounds. Starting point: g(0) = sum_e f_e^2 / k (independent draws from pi).
-void calibrate_keep(SynthLayer& L, uint32_t experts, uint32_t k, Rng rng, const FitOptions& opt) {
-  const double R = L.target_repeat;
-  double g = 0;
-  for (double x : L.f) g += x * x;
-  g /= k;
-  L.keep = 0;
-  if (!(R > g)) return;  // at or below independence: nothing to add (anti-correlation is not modelled)
-  for (uint32_t round = 0; round <= opt.calibration_rounds; ++round) {
-    L.keep = std::clamp((R - g) / (1 - g), 0.0, 0.999);
-    if (round == opt.calibration_rounds) break;
-    LayerChain chain(L, experts, k);
-    Rng r = rng.split(round);
-    std::vector<uint32_t> prev, cur;
-    chain.fresh(r, prev);
-    std::vector<uint8_t> mark(experts, 0);
-    uint64_t dropped = 0, refilled_hits = 0;
-    for (uint32_t t = 0; t < opt.calibration_steps; ++t) {
-      const uint32_t kept = chain.next(r, prev, cur);
-      for (uint32_t e : prev) mark[e] = 1;
-      for (size_t i = kept; i < cur.size(); ++i) refilled_hits += mark[cur[i]];
-      for (uint32_t e : prev) mark[e] = 0;
-      dropped += k - kept;
-      std::swap(prev, cur);
+// One layer's tokens in one sequence, in execution order: `prompt` prompt positions, then decode steps.
+struct SeqTokens {
+  uint32_t prompt = 0;
+  std::vector<std::vector<uint32_t>> tok;
+};
+using LayerTokens = std::vector<SeqTokens>;
+
+// Last-use-distance profiles, [0] over prompt tokens and [1] over decode tokens (a sequence's first token
+// excluded): the fraction of the tokens' experts last used at the same layer d tokens earlier in the
+// sequence (the history runs through prompt and decode alike), binned by kReuseBinLo; then reuse beyond
+// 64 tokens, and first uses (not used before in the sequence); then, unbinned, the fraction at each
+// distance 1..64 (which shapes the kernel inside a bin). A phase with no such token has all zeros.
+std::array<std::vector<double>, 2> reuse_profiles(const LayerTokens& seqs, uint32_t experts) {
+  std::array<std::vector<double>, 2> h;
+  std::array<uint64_t, 2> slots{0, 0};
+  for (auto& x : h) x.assign(kReuseBinCount + kReuseDepth, 0.0);
+  std::vector<int64_t> last(experts);
+  for (const SeqTokens& seq : seqs) {
+    std::fill(last.begin(), last.end(), -1);
+    for (size_t t = 0; t < seq.tok.size(); ++t) {
+      const int ph = t < seq.prompt ? 0 : 1;
+      for (uint32_t e : seq.tok[t]) {
+        if (t > 0) {
+          ++slots[ph];
+          const int64_t d = last[e] < 0 ? 0 : static_cast<int64_t>(t) - last[e];
+          uint32_t b = d == 0 ? kReuseBins + 1 : kReuseBins;
+          for (uint32_t i = 0; i < kReuseBins && d > 0; ++i)
+            if (d >= kReuseBinLo[i] && d < kReuseBinLo[i + 1]) b = i;
+          h[ph][b] += 1;
+          if (b < kReuseBins) h[ph][kReuseBinCount + d - 1] += 1;
+        }
+        last[e] = static_cast<int64_t>(t);
+      }
     }
-    if (dropped == 0) break;
-    g = static_cast<double>(refilled_hits) / static_cast<double>(dropped);
   }
+  for (int ph = 0; ph < 2; ++ph)
+    if (slots[ph] > 0)
+      for (double& x : h[ph]) x /= static_cast<double>(slots[ph]);
+  return h;
+}
+
+// Generates one layer's tokens for sequences shaped like `shape` (prompt and total tokens).
+LayerTokens simulate_layer(LayerChain& chain, const SynthLayer& L, const LayerTokens& shape, Rng rng) {
+  LayerTokens out(shape.size());
+  std::vector<uint32_t> cur;
+  for (size_t s = 0; s < shape.size(); ++s) {
+    chain.begin_sequence();
+    out[s].prompt = shape[s].prompt;
+    for (size_t t = 0; t < shape[s].tok.size(); ++t) {
+      if (t == 0)
+        chain.fresh(rng, cur);
+      else
+        chain.next_reuse(rng, out[s].tok, L.reuse[t < shape[s].prompt ? 0 : 1], cur);
+      chain.saw(cur);
+      out[s].tok.push_back(cur);
+    }
+  }
+  return out;
+}
+
+// Fits the reuse kernels of both phases so that the model's last-use-distance profiles equal the real
+// ones (`real`, its sequences' shapes repeated to at least calibration_steps tokens). Per bin a slot
+// copy probability a_b, spread evenly over the bin's distances, and the first-use probability `novel`.
+// Start at zero (independent draws from pi); then a fixed-point iteration a_b <- a_b + (target_b -
+// model_b), novel <- novel + (target - model) / (share of slots left after copies), on simulated
+// chains: a copy from d back lands at a shorter distance when the expert was also used in between, and
+// copies displace refills, so the model's profile is measured, not derived. Total copy probability
+// capped at 0.95. A phase the real trace has no measurable token of takes the other phase's kernel.
+void calibrate_reuse(SynthLayer& L, uint32_t experts, uint32_t k, Rng rng, const FitOptions& opt,
+                     const LayerTokens& real) {
+  const auto target = reuse_profiles(real, experts);
+  auto measured = [](const std::vector<double>& h) {
+    double sum = 0;
+    for (double x : h) sum += x;
+    return sum > 0;
+  };
+  LayerTokens shape;
+  uint64_t total = 0;
+  while (total < opt.calibration_steps) {
+    const uint64_t before = total;
+    for (const SeqTokens& s : real) {
+      shape.push_back({s.prompt, std::vector<std::vector<uint32_t>>(s.tok.size())});
+      total += s.tok.size();
+    }
+    if (total == before) return;
+  }
+  const uint32_t depth = kReuseDepth;
+  std::array<std::vector<double>, 2> a{std::vector<double>(kReuseBins, 0.0),
+                                       std::vector<double>(kReuseBins, 0.0)};
+  auto apply = [&] {
+    for (int ph = 0; ph < 2; ++ph) {
+      double sum = 0;
+      for (double& x : a[ph]) {
+        x = std::clamp(x, 0.0, 1.0);
+        sum += x;
+      }
+      if (sum > 0.95)
+        for (double& x : a[ph]) x *= 0.95 / sum;
+      ReuseKernel& K = L.reuse[ph];
+      K.copy.assign(depth, 0.0);
+      // Inside a bin, the copy probability follows the real profile over its distances (evenly when
+      // the real trace has none there).
+      const std::vector<double>& fine = target[measured(target[ph]) ? ph : 1 - ph];
+      for (uint32_t b = 0; b < kReuseBins; ++b) {
+        const uint32_t lo = kReuseBinLo[b], hi = kReuseBinLo[b + 1];
+        double in_bin = 0;
+        for (uint32_t d = lo; d < hi; ++d) in_bin += fine[kReuseBinCount + d - 1];
+        for (uint32_t d = lo; d < hi; ++d)
+          K.copy[d - 1] = a[ph][b] * (in_bin > 0 ? fine[kReuseBinCount + d - 1] / in_bin : 1.0 / (hi - lo));
+      }
+    }
+  };
+  for (int ph = 0; ph < 2; ++ph)
+    L.reuse[ph].target.assign(target[ph].begin(), target[ph].begin() + kReuseBinCount);
+  for (uint32_t round = 0; round <= opt.calibration_rounds; ++round) {
+    apply();
+    LayerChain chain(L, experts, k);
+    const auto h = reuse_profiles(simulate_layer(chain, L, shape, rng.split(round)), experts);
+    for (int ph = 0; ph < 2; ++ph) {
+      if (!measured(target[ph])) continue;  // no token of this phase to fit: takes the other's, below
+      ReuseKernel& K = L.reuse[ph];
+      if (round == opt.calibration_rounds) {
+        K.residual = 0;
+        for (size_t b = 0; b < kReuseBinCount; ++b)
+          K.residual = std::max(K.residual, std::abs(h[ph][b] - target[ph][b]));
+        continue;
+      }
+      for (uint32_t b = 0; b < kReuseBins; ++b) a[ph][b] += target[ph][b] - h[ph][b];
+      // A first use can only come from the slots the copies leave: scale the step by their share.
+      double copied = 0;
+      for (double x : a[ph]) copied += std::clamp(x, 0.0, 1.0);
+      K.novel = std::clamp(
+          K.novel + (target[ph][kReuseBins + 1] - h[ph][kReuseBins + 1]) / std::max(0.05, 1 - copied), 0.0,
+          1.0);
+    }
+  }
+  for (int ph = 0; ph < 2; ++ph)
+    if (!measured(target[ph]) && measured(target[1 - ph])) L.reuse[ph] = L.reuse[1 - ph];
+}
+
+Json kernel_provenance(const ReuseKernel& K) {
+  Json j = Json::object();
+  Json bins = Json::array();
+  for (uint32_t b = 0; b < kReuseBins; ++b) {
+    double a = 0;
+    for (uint32_t d = kReuseBinLo[b]; d < kReuseBinLo[b + 1]; ++d) a += K.copy[d - 1];
+    bins.push_back({{"distance", {kReuseBinLo[b], kReuseBinLo[b + 1] - 1}},
+                    {"copy_probability", a},
+                    {"real_fraction", K.target[b]}});
+  }
+  j["copy"] = std::move(bins);
+  j["novel"] = K.novel;
+  j["real_beyond_fraction"] = K.target[kReuseBins];
+  j["real_first_use_fraction"] = K.target[kReuseBins + 1];
+  j["residual"] = K.residual;
+  return j;
 }
 
 Json layer_provenance(const SynthLayer& L) {
   Json j = Json::object();
   j["keep"] = L.keep;
+  if (L.has_reuse())
+    j["reuse"] = {{"prompt", kernel_provenance(L.reuse[0])}, {"decode", kernel_provenance(L.reuse[1])}};
   if (L.target_repeat >= 0) j["target_repeat"] = L.target_repeat;
   Json pairs = Json::array();
   for (const PairTarget& p : L.pairs) pairs.push_back({{"a", p.a}, {"b", p.b}, {"f_ab", p.f_ab}});
@@ -232,7 +430,7 @@ SynthModel zipf_model(const SynthShape& shape, double alpha, uint64_t seed) {
 }
 
 SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
-                     const std::string& source) {
+                     const std::string& source, Progress* progress) {
   const TraceInfo& ri = real.info();
   if (shape.layers != ri.layers || shape.experts != ri.experts)
     throw Error("synth --fit: the model has " + std::to_string(shape.layers) + " layers x " +
@@ -247,6 +445,18 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   m.shape = shape;
   m.layers.resize(shape.layers);
   const Rng calib_root = Rng(seed).split(kCalibration);
+  // Each layer's tokens per sequence in execution order (canonical record order is prefill by (layer,
+  // step), then decode by (step, layer), so a layer's records come in token order). A layer's sequence
+  // lengths are its own (llama.cpp runs the last layer of a prompt for its last token only).
+  const std::vector<uint32_t> seq_ids = real.sequence_ids();
+  std::vector<LayerTokens> tokens(shape.layers, LayerTokens(seq_ids.size()));
+  for (size_t r = 0, si = 0; r < real.records(); ++r) {
+    while (seq_ids[si] != real.seq(r)) ++si;
+    const auto ex = real.experts(r);
+    SeqTokens& st_l = tokens[real.layer(r)][si];
+    st_l.tok.emplace_back(ex.begin(), ex.end());
+    if (real.phase(r) == Phase::kPrefill) st_l.prompt = static_cast<uint32_t>(st_l.tok.size());
+  }
   Json layers_prov = Json::array();
   for (uint32_t l = 0; l < shape.layers; ++l) {
     const LayerStats& ls = st.layers[l];
@@ -297,11 +507,12 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
       }
     }
     fit_layer(L, k);
-    if (opt.temporal && ls.repeat_pairs > 0) {
-      // The measured rate is a fraction of the real top-k; with another top_k it is kept as a fraction.
-      L.target_repeat = ls.repeat_rate();
-      calibrate_keep(L, shape.experts, k, calib_root.split(l), opt);
+    if (opt.temporal) {
+      // The profile is a fraction of the real top-k's slots; with another top_k it is kept as a fraction.
+      if (ls.repeat_pairs > 0) L.target_repeat = ls.repeat_rate();
+      calibrate_reuse(L, shape.experts, k, calib_root.split(l), opt, tokens[l]);
     }
+    if (progress) progress->add(1);
     layers_prov.push_back(layer_provenance(L));
   }
   Json params = {{"pairs_per_layer", opt.pairs},
@@ -319,7 +530,7 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   return m;
 }
 
-Trace generate_trace(const SynthModel& model, const SynthOptions& opt) {
+Trace generate_trace(const SynthModel& model, const SynthOptions& opt, Progress* progress) {
   const SynthShape& sh = model.shape;
   if (opt.sequences == 0) throw Error("synth: --sequences must be at least 1");
   if (opt.prompt_tokens == 0 && opt.decode_tokens == 0)
@@ -342,6 +553,7 @@ Trace generate_trace(const SynthModel& model, const SynthOptions& opt) {
   const Rng expert_root = seed_root.split(kExperts);
   const Rng logit_root = seed_root.split(kLogits);
   std::vector<uint32_t> prev, cur;
+  std::vector<std::vector<uint32_t>> hist;
   std::vector<std::pair<double, uint32_t>> keyed;
   std::vector<float> logits, weights;
   std::vector<uint8_t> chosen(sh.experts, 0);
@@ -364,18 +576,37 @@ Trace generate_trace(const SynthModel& model, const SynthOptions& opt) {
         if (opt.logits) make_logits(lrng, L.f, cur, logits, weights, chosen);
         tb.add(s, ph, step, l, cur, weights, logits, ++line);
       };
-      for (uint32_t t = 0; t < opt.prompt_tokens; ++t) {
-        chain.fresh(rng, cur);
-        emit(Phase::kPrefill, t);
-      }
-      for (uint32_t t = 0; t < opt.decode_tokens; ++t) {
-        if (t == 0)
+      if (L.has_reuse()) {
+        // Reuse kernel: one history over the prompt and the decode tokens of the sequence, kept only as
+        // deep as the kernel reaches.
+        hist.clear();
+        chain.begin_sequence();
+        for (uint32_t t = 0; t < opt.prompt_tokens + opt.decode_tokens; ++t) {
+          if (t == 0)
+            chain.fresh(rng, cur);
+          else
+            chain.next_reuse(rng, hist, L.reuse[t < opt.prompt_tokens ? 0 : 1], cur);
+          chain.saw(cur);
+          if (hist.size() == L.reuse[1].copy.size()) hist.erase(hist.begin());
+          hist.push_back(cur);
+          const bool prompt = t < opt.prompt_tokens;
+          emit(prompt ? Phase::kPrefill : Phase::kDecode, prompt ? t : t - opt.prompt_tokens);
+        }
+      } else {
+        for (uint32_t t = 0; t < opt.prompt_tokens; ++t) {
           chain.fresh(rng, cur);
-        else
-          chain.next(rng, prev, cur);
-        emit(Phase::kDecode, t);
-        prev = cur;
+          emit(Phase::kPrefill, t);
+        }
+        for (uint32_t t = 0; t < opt.decode_tokens; ++t) {
+          if (t == 0)
+            chain.fresh(rng, cur);
+          else
+            chain.next(rng, prev, cur);
+          emit(Phase::kDecode, t);
+          prev = cur;
+        }
       }
+      if (progress) progress->add(1);
     }
   }
   return std::move(tb).finish();

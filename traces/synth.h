@@ -3,21 +3,24 @@
 //
 // Both generators are a per-layer SynthModel: target inclusion probabilities f_e (sum_e f_e = top_k,
 // every f_e < 1) fitted to a maximum-entropy distribution over top-k subsets (traces/ipf.h,
-// ZipMoE Appendix D, Eq. (23)-(24)), optionally with disjoint pair factors for strong co-activations,
-// and a keep probability for token-to-token reuse. A token's experts at a layer are drawn as:
-//   * the first decode token of a sequence, and every prompt token: an exact draw S ~ pi, the fitted
-//     distribution (traces/conditional_poisson.h);
-//   * every later decode token: each expert of the previous token at that layer is kept independently with
-//     probability `keep` (set K), and the rest is an exact draw from pi conditioned on containing K
-//     (conditional Poisson over the other experts; a kept expert's pair partner gets its pair factor).
-// This keep-and-refill chain has pi as its stationary distribution for every `keep` (proof in
-// docs/synth.md), and its first token is drawn from pi, so every token's marginal inclusion probabilities
-// and modelled pair probabilities are exactly those of pi; `keep` only adds temporal correlation.
+// ZipMoE Appendix D, Eq. (23)-(24)), optionally with disjoint pair factors for strong co-activations.
+// A token's experts at a layer are drawn as:
+//   * the first token of a sequence (and every token without temporal reuse): an exact draw S ~ pi, the
+//     fitted distribution (traces/conditional_poisson.h);
+//   * fitted models, every later token: the reuse kernel of its phase (ReuseKernel below; docs/synth.md,
+//     "how reuse is modelled"): copies of experts of the last 64 tokens, first uses, and a draw from pi
+//     conditioned on containing those. Fitted to the real last-use-distance profile, so that caches see
+//     the real reuse (LRU hit rates within 3 points on the bundled traces, tests/traces/synth_longtest.cpp);
+//     marginals are kept approximately;
+//   * a model with `keep` > 0 and no kernel, every later decode token: each expert of the previous token is
+//     kept with probability `keep` and the rest drawn from pi conditioned on the kept set. This chain has pi
+//     as its stationary distribution (docs/synth.md), so marginals and pair probabilities are exact.
 //
 // The order of the experts in a record (rank order) is a Plackett-Luce order by f_e (Gumbel keys
 // log f_e + G); with logits, the logits are built to agree with it (see synth.cpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +29,10 @@
 #include "core/model_spec.h"
 #include "traces/ipf.h"
 #include "traces/trace.h"
+
+namespace moesim {
+class Progress;
+}
 
 namespace moesim::traces {
 
@@ -36,12 +43,34 @@ struct SynthShape {
 };
 SynthShape shape_from_model(const ModelSpec& m);
 
+// Last-use-distance bins of the reuse kernel: bin b holds distances [kReuseBinLo[b], kReuseBinLo[b+1]);
+// a profile has two more entries: reuse beyond the last bin, and first uses in the sequence.
+inline constexpr uint32_t kReuseBins = 7;
+inline constexpr uint32_t kReuseBinLo[kReuseBins + 1] = {1, 2, 3, 5, 9, 17, 33, 65};
+inline constexpr uint32_t kReuseBinCount = kReuseBins + 2;
+inline constexpr uint32_t kReuseDepth = kReuseBinLo[kReuseBins] - 1;  // 64: the kernel's reach
+
+// How a token after a sequence's first reuses the sequence's earlier tokens at its layer: each of its k
+// slots copies, with probability copy[d-1], an expert (uniformly chosen) of the token d earlier
+// (d = 1..64); each slot left is, with probability `novel`, an expert not used before in the sequence
+// (drawn from pi restricted to those); the rest is drawn from pi conditioned on containing the others.
+struct ReuseKernel {
+  std::vector<double> copy;  // empty: no kernel
+  double novel = 0;
+  std::vector<double> target;  // the real last-use-distance profile fitted (kReuseBinCount entries)
+  double residual = 0;         // max |model - real| over the profile after calibration
+};
+
 struct SynthLayer {
   std::vector<double> f;          // target inclusion probability per expert
   std::vector<PairTarget> pairs;  // modelled co-activations (disjoint)
   std::vector<CpUnit> units;      // the fitted distribution pi
   double keep = 0;                // probability of keeping each expert of the previous decode token
-  double target_repeat = -1;      // measured next-token repeat rate (fit only; -1 = none)
+  // Reuse kernels (fit; they replace `keep` when present), [0] for prompt tokens, [1] for decode tokens;
+  // see ReuseKernel and docs/synth.md, "how reuse is modelled".
+  std::array<ReuseKernel, 2> reuse;
+  bool has_reuse() const { return !reuse[1].copy.empty(); }
+  double target_repeat = -1;  // measured next-token repeat rate (fit only; -1 = none)
   double ipf_residual = 0;
   uint32_t ipf_iterations = 0;
   uint32_t dropped_pairs = 0;  // pair targets no distribution could meet (see fit_layer in synth.cpp)
@@ -61,16 +90,17 @@ SynthModel zipf_model(const SynthShape& shape, double alpha, uint64_t seed);
 struct FitOptions {
   uint32_t pairs = 8;           // co-activated pairs modelled per layer (0 = none)
   uint32_t min_pair_count = 3;  // a modelled pair was co-activated at least this often in the real trace
-  bool temporal = true;         // calibrate `keep` to the real next-token repeat rate
-  uint32_t calibration_steps = 2000;  // simulated decode tokens per calibration round
-  uint32_t calibration_rounds = 3;
+  bool temporal = true;         // fit the reuse kernel to the real last-use-distance profile
+  uint32_t calibration_steps = 2000;  // simulated tokens per calibration round
+  uint32_t calibration_rounds = 6;
 };
 
 // Fits a SynthModel to a real trace. `shape` gives the output shape: layers and experts must equal the
 // trace's; top_k may differ (the f_e are rescaled to sum to the new top_k, pair lifts are kept).
 // `source` names the fitted file in the provenance. Throws moesim::Error when a layer has no record.
+// `progress`, when given, advances by one per layer fitted.
 SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
-                     const std::string& source);
+                     const std::string& source, Progress* progress = nullptr);
 
 struct SynthOptions {
   uint64_t seed = 0;
@@ -81,6 +111,7 @@ struct SynthOptions {
 };
 
 // Generates the trace: TraceInfo.synthetic = true, provenance = model.provenance plus the options.
-Trace generate_trace(const SynthModel& model, const SynthOptions& opt);
+// `progress`, when given, advances by one per (sequence, layer) generated.
+Trace generate_trace(const SynthModel& model, const SynthOptions& opt, Progress* progress = nullptr);
 
 }  // namespace moesim::traces

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -221,6 +222,69 @@ TEST(Synth, FitUsesTheRealMarginalsAndRescalesToAnotherTopK) {
   EXPECT_THROW(fit_model(real, sh, fo, 1, "tiny.csv"), Error);
 }
 
+// A "real" trace with reuse at distances 2..8 only: each slot copies, with probability 0.6, an expert of
+// the token 2..8 back, else takes a random expert. The old chain could only add reuse at distance 1; the
+// reuse kernel must reproduce reuse further back, and a fitted trace must be bit-identical for a seed.
+TEST(Synth, FitReproducesReuseAtLongerDistances) {
+  TraceInfo info;
+  info.model = "bursty";
+  info.layers = 1;
+  info.experts = 32;
+  info.top_k = 2;
+  TraceBuilder b(info, false, false, "bursty");
+  Rng rng(7);
+  std::vector<std::vector<uint32_t>> toks;
+  for (uint32_t t = 0; t < 2000; ++t) {
+    std::vector<uint32_t> e;
+    while (e.size() < 2) {
+      uint32_t x = static_cast<uint32_t>(rng.below(32));
+      if (t >= 8 && rng.uniform() < 0.6) {
+        const auto& src = toks[t - 2 - rng.below(7)];
+        x = src[rng.below(2)];
+      }
+      if (std::find(e.begin(), e.end(), x) == e.end()) e.push_back(x);
+    }
+    toks.push_back(e);
+    b.add(0, Phase::kDecode, t, 0, e, {}, {}, t + 1);
+  }
+  const Trace real = std::move(b).finish();
+  const SynthShape sh{"bursty", 1, 32, 2, {}};
+  FitOptions fo;
+  fo.pairs = 0;
+  const SynthModel m = fit_model(real, sh, fo, 3, "bursty");
+  ASSERT_TRUE(m.layers[0].has_reuse());
+  EXPECT_TRUE(m.provenance["layers"][0].contains("reuse"));
+  // No prompt token to fit: prompt tokens (if asked for) reuse like decode tokens.
+  EXPECT_EQ(m.layers[0].reuse[0].copy, m.layers[0].reuse[1].copy);
+  EXPECT_EQ(m.layers[0].reuse[0].novel, m.layers[0].reuse[1].novel);
+  SynthOptions o;
+  o.seed = 3;
+  o.decode_tokens = 2000;
+  const Trace syn = generate_trace(m, o);
+  EXPECT_TRUE(same_columns(syn, generate_trace(fit_model(real, sh, fo, 3, "bursty"), o)));
+  // Fraction of a token's experts used by one of the tokens lo..hi back.
+  auto reused = [](const Trace& t, uint32_t lo, uint32_t hi) {
+    uint64_t hits = 0, slots = 0;
+    for (size_t r = hi; r < t.records(); ++r) {
+      for (uint16_t e : t.experts(r)) {
+        bool found = false;
+        for (uint32_t d = lo; d <= hi; ++d) {
+          const auto before = t.experts(r - d);
+          found = found || std::find(before.begin(), before.end(), e) != before.end();
+        }
+        hits += found;
+        ++slots;
+      }
+    }
+    return static_cast<double>(hits) / static_cast<double>(slots);
+  };
+  // Independent draws from the marginals reuse ~0.35 within 2..8 tokens; the real trace far more.
+  const double real_2_8 = reused(real, 2, 8), syn_2_8 = reused(syn, 2, 8);
+  EXPECT_GT(real_2_8, 0.6);
+  EXPECT_NEAR(syn_2_8, real_2_8, 0.06);
+  EXPECT_NEAR(reused(syn, 1, 1), reused(real, 1, 1), 0.06);
+}
+
 TEST(Synth, RejectsBadParameters) {
   EXPECT_THROW(zipf_model(small_shape(), -1.0, 1), Error);
   EXPECT_THROW(zipf_model(small_shape(2, 4, 4), 1.0, 1), Error);
@@ -271,6 +335,25 @@ TEST(SynthCli, SynthThenStatsJson) {
   log = run_cli("trace synth --tokens 5 --seed 1 -o " + bad, &st);  // neither --zipf nor --fit
   EXPECT_NE(st, 0);
   EXPECT_NE(log.find("exactly one of"), std::string::npos);
+  // Out-of-range options: a usage error naming the option, before any work, no output file.
+  const std::string real = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--fit " + real + " --tokens 0 --seed 1", "--tokens"},
+           {"--fit " + real + " --tokens 5 --sequences 0 --seed 1", "--sequences"},
+           {"--fit " + real + " --tokens 5 --pairs 5000 --seed 1", "--pairs"},
+           {"--fit " + real + " --trace " + real + " --tokens 5 --seed 1", "--trace"}}) {
+    log = run_cli("trace synth " + args + " -o " + bad, &st);
+    EXPECT_NE(st, 0) << args;
+    EXPECT_NE(log.find("moesim: error: "), std::string::npos) << log;
+    EXPECT_NE(log.find(option), std::string::npos) << log;
+    EXPECT_FALSE(std::filesystem::exists(bad));
+  }
+  // The trace to fit may also be given as --trace or positionally, like every trace-reading command.
+  for (const std::string& input : {"--trace " + real, real}) {
+    log = run_cli("trace synth " + input + " --tokens 5 --seed 1 -o " + out, &st);
+    EXPECT_EQ(st, 0) << log;
+    EXPECT_NE(log.find("(fit, seed 1)"), std::string::npos) << log;
+  }
   std::filesystem::remove_all(dir);
 }
 
