@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/model_spec.h"
 #include "core/progress.h"
@@ -56,7 +57,7 @@ void run(const Args& args) {
   if (a.fit.empty()) a.fit = a.trace;
   if (a.zipf.has_value() == !a.fit.empty())
     throw UsageError("trace synth: give exactly one of --zipf ALPHA or --fit REAL_TRACE");
-  // TODO(integrator): check_output_writable(a.out) here, once core/atomic_file.h has it.
+  check_output_writable(a.out);
   SynthModel m;
   if (a.zipf) {
     if (a.model.empty())

@@ -2,6 +2,8 @@
 // Fidelity against the bundled real traces is in synth_longtest.cpp.
 #include "traces/synth.h"
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -343,7 +345,7 @@ TEST(SynthCli, SynthThenStatsJson) {
            {"--fit " + real + " --tokens 5 --pairs 5000 --seed 1", "--pairs"},
            {"--fit " + real + " --trace " + real + " --tokens 5 --seed 1", "--trace"}}) {
     log = run_cli("trace synth " + args + " -o " + bad, &st);
-    EXPECT_NE(st, 0) << args;
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << args;  // a usage error
     EXPECT_NE(log.find("moesim: error: "), std::string::npos) << log;
     EXPECT_NE(log.find(option), std::string::npos) << log;
     EXPECT_FALSE(std::filesystem::exists(bad));
