@@ -260,9 +260,8 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
       scheduling_.order(ScheduleContext{layer, decode, dense_op}, requests_, graph_);
       const double start = platform.now();
       run_graph(platform);
-      result.invocations.push_back(InvocationTiming{static_cast<uint16_t>(layer),
-                                                    static_cast<uint8_t>(decode ? 1 : 0), step_, start,
-                                                    graph_end_});
+      result.invocations.push_back(InvocationTiming{
+          static_cast<uint16_t>(layer), static_cast<uint8_t>(decode ? 1 : 0), step_, start, graph_end_});
     }
     st.end = platform.now();
     result.steps.push_back(st);

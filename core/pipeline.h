@@ -116,8 +116,8 @@ struct PipelineResult {
   double makespan = 0;
   // When PipelineOptions::record_timeline, for the steps of the window only (the window is copied here so
   // that the writer can select the step and layer markers from steps/invocations):
-  std::vector<TimelineEvent> timeline;        // every op, in completion order
-  std::vector<CounterTrack> counter_tracks;   // pools first, then the platform's queues
+  std::vector<TimelineEvent> timeline;         // every op, in completion order
+  std::vector<CounterTrack> counter_tracks;    // pools first, then the platform's queues
   std::vector<CounterSample> counter_samples;  // in time order
   uint32_t timeline_first_step = 0, timeline_last_step = UINT32_MAX;
 };

@@ -50,9 +50,13 @@ struct Process {
   const char* thread;  // prefix of its op threads' names ("slot 0"), nullptr: no op threads
 };
 constexpr Process kProcesses[] = {
-    {"steps", "steps", nullptr},       {"pools", "expert cache", nullptr}, {"io_thread", "I/O thread", nullptr},
-    {"ssd", "SSD", "slot"},            {"cpu_workers", "CPU workers", "worker"},
-    {"link", "link", "link"},          {"gpu", "GPU", "stream"},
+    {"steps", "steps", nullptr},
+    {"pools", "expert cache", nullptr},
+    {"io_thread", "I/O thread", nullptr},
+    {"ssd", "SSD", "slot"},
+    {"cpu_workers", "CPU workers", "worker"},
+    {"link", "link", "link"},
+    {"gpu", "GPU", "stream"},
 };
 constexpr uint32_t kKnownProcesses = sizeof(kProcesses) / sizeof(kProcesses[0]);
 constexpr uint32_t kStepsPid = 1, kPoolsPid = 2;
@@ -87,7 +91,9 @@ int64_t to_ns(double seconds) {
 
 class Out {
  public:
-  explicit Out(const std::function<void(std::string_view)>& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
+  explicit Out(const std::function<void(std::string_view)>& sink) : sink_(sink) {
+    buf_.reserve(kChunk + 4096);
+  }
   void begin_event() {
     buf_ += first_ ? "[\n{" : ",\n{";
     first_ = false;
@@ -231,8 +237,9 @@ std::string tensor_label(const ModelCosts& costs, uint16_t t) {
 
 // ---- size ----
 
-TimelineSize estimate_timeline_size(const WorkloadView& w, const ModelCosts& costs, const TimelineWindow& window,
-                                    const TensorLayout& layout, double miss_rate, bool label_args) {
+TimelineSize estimate_timeline_size(const WorkloadView& w, const ModelCosts& costs,
+                                    const TimelineWindow& window, const TensorLayout& layout,
+                                    double miss_rate, bool label_args) {
   TimelineSize s;
   const size_t steps = w.steps();
   const size_t first = std::min<size_t>(window.first, steps);
@@ -240,27 +247,29 @@ TimelineSize estimate_timeline_size(const WorkloadView& w, const ModelCosts& cos
   s.first_step = static_cast<uint32_t>(first);
   s.steps = static_cast<uint32_t>(end - first);
   s.lower_bound = miss_rate <= 0;
-  if (s.steps == 0) return s;
-  const uint32_t inv_begin = w.step_begin[first], inv_end = w.step_begin[end];
-  const uint64_t invocations = inv_end - inv_begin;
-  const uint64_t lookups = w.lookups.inv_begin[inv_end] - w.lookups.inv_begin[inv_begin];
-  const uint64_t tensors = std::max<size_t>(costs.tensor_share.size(), 1);
+  const auto tensors = static_cast<double>(std::max<size_t>(costs.tensor_share.size(), 1));
   const uint64_t k = std::max(layout.shards, 1u);
   // Ops per missed tensor: read + transfer; split: K E-chunk reads and decompressions, the SM-chunk read,
   // the transfer and the recovery.
-  const uint64_t per_tensor = layout.compressed ? 2 * k + 3 : 2;
-  const double misses = std::clamp(miss_rate, 0.0, 1.0) * static_cast<double>(lookups);
-  const auto gpu_ops = static_cast<double>(invocations + lookups);
-  const double missed_tensors = misses * static_cast<double>(tensors);
-  const auto ops = static_cast<uint64_t>(gpu_ops + missed_tensors * static_cast<double>(per_tensor));
-  // Counter samples: reads (and decompressions) queue one behind the other, GPU ops that become ready
-  // together queue for the stream, and the pool changes in the invocations that miss.
-  const auto counters = static_cast<uint64_t>(missed_tensors * static_cast<double>(per_tensor - 1) +
-                                              kGpuQueueSamplesPerOp * gpu_ops +
-                                              std::min(static_cast<double>(invocations), misses / 3));
-  s.events = ops + counters + s.steps + invocations;
-  s.bytes = ops * (label_args ? kOpBytes : kOpBytesNoLabels) + counters * kCounterBytes +
-            s.steps * kStepBytes + invocations * kLayerBytes;
+  const auto per_tensor = static_cast<double>(layout.compressed ? 2 * k + 3 : 2);
+  const double miss = std::clamp(miss_rate, 0.0, 1.0);
+  for (size_t st = first; st < end; ++st) {
+    const uint32_t inv_begin = w.step_begin[st], inv_end = w.step_begin[st + 1];
+    const auto invocations = static_cast<double>(inv_end - inv_begin);
+    const auto lookups = static_cast<double>(w.lookups.inv_begin[inv_end] - w.lookups.inv_begin[inv_begin]);
+    const double misses = miss * lookups, gpu_ops = invocations + lookups;
+    const auto ops = static_cast<uint64_t>(gpu_ops + misses * tensors * per_tensor);
+    // Counter samples: reads (and decompressions) queue one behind the other, GPU ops that become ready
+    // together queue for the stream, and the pool changes in the invocations that miss.
+    const auto counters =
+        static_cast<uint64_t>(misses * tensors * (per_tensor - 1) + kGpuQueueSamplesPerOp * gpu_ops +
+                              std::min(invocations, misses / 3));
+    const auto layers = static_cast<uint64_t>(invocations);
+    s.events += ops + counters + 1 + layers;
+    s.step_bytes.push_back(ops * (label_args ? kOpBytes : kOpBytesNoLabels) + counters * kCounterBytes +
+                           kStepBytes + layers * kLayerBytes);
+    s.bytes += s.step_bytes.back();
+  }
   return s;
 }
 
@@ -269,30 +278,40 @@ TimelineSize estimate_timeline_size(const PipelineResult& r, bool label_args) {
   const Marked m = marked(r);
   s.first_step = static_cast<uint32_t>(m.step_begin);
   s.steps = static_cast<uint32_t>(m.step_end - m.step_begin);
-  const uint64_t ops = r.timeline.size(), counters = r.counter_samples.size();
-  const uint64_t steps = s.steps, layers = m.inv_end - m.inv_begin;
   const uint64_t meta = 2 * (kKnownProcesses + r.counter_tracks.size()) + 4;
-  s.events = ops + counters + steps + layers + meta;
-  s.bytes = ops * (label_args ? kOpBytes : kOpBytesNoLabels) + counters * kCounterBytes + steps * kStepBytes +
-            layers * kLayerBytes + meta * kMetaBytes;
+  s.events = r.timeline.size() + r.counter_samples.size() + s.steps + (m.inv_end - m.inv_begin) + meta;
+  s.bytes = meta * kMetaBytes;
+  if (s.steps == 0) return s;
+  // Events per step of the window: ops by their step, invocations by theirs, counter samples by time.
+  std::vector<uint64_t> ops(s.steps, 0), counters(s.steps, 0), layers(s.steps, 0);
+  for (const auto& e : r.timeline) ++ops[std::min<size_t>(e.step - m.step_begin, s.steps - 1)];
+  for (size_t i = m.inv_begin; i < m.inv_end; ++i) ++layers[r.invocations[i].step - m.step_begin];
+  size_t st = 0;
+  for (const auto& c : r.counter_samples) {
+    while (st + 1 < s.steps && c.time >= r.steps[m.step_begin + st + 1].start) ++st;
+    ++counters[st];
+  }
+  for (size_t i = 0; i < s.steps; ++i) {
+    s.step_bytes.push_back(ops[i] * (label_args ? kOpBytes : kOpBytesNoLabels) + counters[i] * kCounterBytes +
+                           kStepBytes + layers[i] * kLayerBytes);
+    s.bytes += s.step_bytes.back();
+  }
   return s;
 }
 
 bool warn_if_timeline_large(const std::string& path, const TimelineSize& size, uint64_t threshold) {
   if (threshold == 0 || size.bytes <= threshold) return false;
-  const double mb = static_cast<double>(size.bytes) / 1e6;
+  auto mb = [](uint64_t b) { return std::to_string(std::llround(static_cast<double>(b) / 1e6)); };
   std::string msg = "timeline " + path + " will be " + (size.lower_bound ? "at least ~" : "~") +
-                    std::to_string(std::llround(mb)) + " MB (" +
-                    std::to_string(size.events) + " events); cut it with --timeline-steps A:B";
-  if (size.steps > 0) {
-    const double per_step = static_cast<double>(size.bytes) / size.steps;
-    const auto fit = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(threshold) / per_step));
-    if (fit < size.steps) {
-      const uint64_t last = uint64_t{size.first_step} + fit - 1;
-      msg += " (e.g. --timeline-steps " + std::to_string(size.first_step) + ":" + std::to_string(last) +
-             " for ~" + std::to_string(std::llround(static_cast<double>(fit) * per_step / 1e6)) + " MB)";
-    }
-  }
+                    mb(size.bytes) + " MB (" + std::to_string(size.events) +
+                    " events); cut it with --timeline-steps A:B";
+  // The longest run of steps from the window's first that stays under the threshold (at least one step).
+  uint64_t fit = 0, bytes = 0;
+  while (fit < size.step_bytes.size() && (fit == 0 || bytes + size.step_bytes[fit] <= threshold))
+    bytes += size.step_bytes[fit++];
+  if (fit > 0 && fit < size.step_bytes.size())
+    msg += " (e.g. --timeline-steps " + std::to_string(size.first_step) + ":" +
+           std::to_string(size.first_step + fit - 1) + " for ~" + mb(bytes) + " MB)";
   warn(msg);
   return true;
 }
@@ -336,7 +355,8 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
     thread(o, kStepsPid, kLayersTid, "layers", 1);
   }
   for (const auto& [pid, unit] : threads)
-    thread(o, pid, pid * 1000 + unit, std::string(kProcesses[pid - 1].thread) + " " + std::to_string(unit), unit);
+    thread(o, pid, pid * 1000 + unit, std::string(kProcesses[pid - 1].thread) + " " + std::to_string(unit),
+           unit);
 
   // Step and layer markers.
   std::string name;
@@ -372,7 +392,8 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
     if (op.layer != kNoLabel) name += " L" + std::to_string(op.layer);
     if (op.expert != kNoLabel) name += " E" + std::to_string(op.expert);
     if (op.tensor != kNoLabel) {
-      while (tensors.size() <= op.tensor) tensors.push_back(tensor_label(costs, static_cast<uint16_t>(tensors.size())));
+      while (tensors.size() <= op.tensor)
+        tensors.push_back(tensor_label(costs, static_cast<uint16_t>(tensors.size())));
       name += ' ';
       name += tensors[op.tensor];
       if (op.part == TensorPart::kSm) name += ".sm";

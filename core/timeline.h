@@ -45,18 +45,19 @@ inline constexpr uint64_t kTimelineWarnBytes = 100'000'000;  // 100 MB
 struct TimelineSize {
   uint64_t events = 0;
   uint64_t bytes = 0;
-  uint32_t first_step = 0;   // the window, clipped to the workload's steps
-  uint32_t steps = 0;        // steps in it (0: the window lies past the workload's end)
-  bool lower_bound = false;  // estimated with no misses: the file will be at least this large
+  uint32_t first_step = 0;           // the window, clipped to the workload's steps
+  uint32_t steps = 0;                // steps in it (0: the window lies past the workload's end)
+  bool lower_bound = false;          // estimated with no misses: the file will be at least this large
+  std::vector<uint64_t> step_bytes;  // [steps] of the window, what each adds (a prefill step adds most)
 };
 
 // Before a run: events and bytes of the timeline of `window` if a fraction `miss_rate` of the lookups
 // miss. miss_rate 0 gives a lower bound (every lookup hits: no reads), 1 an upper bound; with the run's
 // real miss rate it comes within ~10% of the file on the bundled traces. label_args: as
 // TimelineWriteOptions::label_args.
-TimelineSize estimate_timeline_size(const WorkloadView& w, const ModelCosts& costs, const TimelineWindow& window,
-                                    const TensorLayout& layout = {}, double miss_rate = 0.0,
-                                    bool label_args = true);
+TimelineSize estimate_timeline_size(const WorkloadView& w, const ModelCosts& costs,
+                                    const TimelineWindow& window, const TensorLayout& layout = {},
+                                    double miss_rate = 0.0, bool label_args = true);
 // After a run: from what was recorded (exact event counts, average bytes per event kind).
 TimelineSize estimate_timeline_size(const PipelineResult& r, bool label_args = true);
 
