@@ -84,7 +84,7 @@ uint32_t known_pid(std::string_view key) {
 }
 
 int64_t to_ns(double seconds) {
-  return std::llround(seconds * 1e9);
+  return std::max<int64_t>(0, std::llround(seconds * 1e9));
 }
 
 // ---- a streaming writer of one JSON array ----
@@ -109,19 +109,23 @@ class Out {
     const auto r = std::to_chars(t, t + sizeof t, v);
     buf_.append(t, r.ptr);
   }
-  // Nanoseconds as microseconds, trailing zeros of the fraction dropped: 1130500 -> 1130.5.
+  // Nanoseconds (>= 0) as microseconds, trailing zeros of the fraction dropped: 1130500 -> 1130.5.
+  // Some Perfetto versions read a number as (int64)(double * 1000), which truncates 0.7% of 3-decimal
+  // values to one nanosecond less (451.991 -> 451990.99..) and makes an op overlap the one before it
+  // on its thread; those get a fourth digit of half a nanosecond (451.9915), which every reader maps
+  // back to the same nanosecond.
   void us(int64_t ns) {
-    if (ns < 0) {
-      buf_ += '-';
-      ns = -ns;
-    }
     num(static_cast<uint64_t>(ns / 1000));
-    int rem = static_cast<int>(ns % 1000);
-    if (rem == 0) return;
-    char frac[4] = {'.', static_cast<char>('0' + rem / 100), static_cast<char>('0' + rem / 10 % 10),
-                    static_cast<char>('0' + rem % 10)};
+    const int rem = static_cast<int>(ns % 1000);
+    const bool bias = static_cast<int64_t>(static_cast<double>(ns) / 1000.0 * 1000.0) != ns;
+    if (rem == 0 && !bias) return;
+    char frac[5] = {'.', static_cast<char>('0' + rem / 100), static_cast<char>('0' + rem / 10 % 10),
+                    static_cast<char>('0' + rem % 10), '5'};
     int n = 4;
-    while (frac[n - 1] == '0') --n;
+    if (bias)
+      n = 5;
+    else
+      while (frac[n - 1] == '0') --n;
     buf_.append(frac, static_cast<size_t>(n));
   }
   void str(std::string_view s) {
@@ -159,6 +163,7 @@ class Out {
   bool first_ = true;
 };
 
+// tid 0: a process's metadata, without a tid (Perfetto then takes tid = pid, as for counters).
 void metadata(Out& o, const char* what, uint32_t pid, uint32_t tid, const char* arg, std::string_view text,
               uint64_t value) {
   o.begin_event();
@@ -166,8 +171,10 @@ void metadata(Out& o, const char* what, uint32_t pid, uint32_t tid, const char* 
   o.str(what);
   o.raw(",\"ph\":\"M\",\"pid\":");
   o.num(pid);
-  o.key("tid");
-  o.num(tid);
+  if (tid != 0) {
+    o.key("tid");
+    o.num(tid);
+  }
   o.raw(",\"args\":{\"");
   o.raw(arg);
   o.raw("\":");

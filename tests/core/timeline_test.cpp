@@ -289,18 +289,26 @@ TEST(Timeline, SplitLayoutNamesChunks) {
 TEST(Timeline, TimesAreExactNanosecondsAndSlicesOfAThreadDoNotOverlap) {
   const RealRun run(parse_timeline_steps("0:3"));
   const Json t = parse(to_string(run.result, run.costs.costs));
+  // Read as some Perfetto versions do, (int64)(us * 1000.0): every op starts at its exact nanosecond.
+  const auto perfetto_ns = [](const Json& v) { return static_cast<int64_t>(v.get<double>() * 1000.0); };
   std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> by_tid;
+  size_t i = 0;
   for (const auto& e : t) {
     if (e["ph"] != "X" || e["pid"] == 1) continue;
-    const auto ns = [](const Json& v) { return std::llround(v.get<double>() * 1000); };
-    by_tid[e["tid"]].emplace_back(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]));
+    ASSERT_LT(i, run.result.timeline.size());
+    const OpTiming& timing = run.result.timeline[i++].timing;
+    const int64_t start = perfetto_ns(e["ts"]);
+    EXPECT_EQ(start, std::llround(timing.start * 1e9)) << e.dump();
+    EXPECT_LE(std::abs(start + perfetto_ns(e["dur"]) - std::llround(timing.end * 1e9)), 1) << e.dump();
+    by_tid[e["tid"]].emplace_back(start, start + perfetto_ns(e["dur"]));
   }
+  EXPECT_EQ(i, run.result.timeline.size());
   // The GPU stream and the link serve one op at a time: rounding never makes neighbours overlap.
   for (uint64_t tid : {uint64_t{6000}, uint64_t{7000}}) {
     auto v = by_tid[tid];
     ASSERT_GT(v.size(), 10u);
     std::sort(v.begin(), v.end());
-    for (size_t i = 1; i < v.size(); ++i) EXPECT_LE(v[i - 1].second, v[i].first) << tid;
+    for (size_t k = 1; k < v.size(); ++k) EXPECT_LE(v[k - 1].second, v[k].first) << tid;
   }
 }
 
