@@ -33,6 +33,15 @@ TimelineWindow parse_timeline_steps(const std::string& text) {
   return w;
 }
 
+void check_timeline_window(const TimelineWindow& window, size_t workload_steps) {
+  if (window.first < workload_steps) return;
+  throw UsageError("--timeline-steps: step " + std::to_string(window.first) + " is past the end (" +
+                   (workload_steps == 0 ? std::string("the workload has no steps")
+                                        : "the workload has " + std::to_string(workload_steps) +
+                                              " steps, 0.." + std::to_string(workload_steps - 1)) +
+                   ")");
+}
+
 namespace {
 
 // Bytes of one event of each kind as written below, averages measured on a 2,000-token trace fitted to the

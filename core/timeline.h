@@ -39,6 +39,9 @@ struct TimelineWindow {
 // --timeline-steps: "A:B" = steps A..B, "A:" = from A to the end, ":B" = steps 0..B. Throws
 // moesim::UsageError("--timeline-steps: ...") for anything else (empty, no colon, not a number, B < A).
 TimelineWindow parse_timeline_steps(const std::string& text);
+// Throws moesim::UsageError("--timeline-steps: ...") when the window starts past the workload's last step
+// (it would record nothing). A window that ends past it is fine: it records to the end.
+void check_timeline_window(const TimelineWindow& window, size_t workload_steps);
 
 inline constexpr uint64_t kTimelineWarnBytes = 100'000'000;  // 100 MB
 

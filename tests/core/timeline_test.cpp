@@ -84,6 +84,18 @@ TEST(Timeline, ParseTimelineSteps) {
   }
 }
 
+TEST(Timeline, WindowPastTheEndIsAUsageError) {
+  check_timeline_window({128, 500}, 129);
+  try {
+    check_timeline_window({129, UINT32_MAX}, 129);
+    ADD_FAILURE() << "accepted a window past the end";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--timeline-steps: step 129 is past the end (the workload has 129 steps, 0..128)");
+  }
+  EXPECT_THROW(check_timeline_window({0, 0}, 0), UsageError);
+}
+
 TEST(Timeline, WindowKeepsOnlyItsStepsInMemoryAndInTheFile) {
   const RealRun all;
   const RealRun w(parse_timeline_steps("5:7"));
