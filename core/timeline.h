@@ -15,7 +15,8 @@
 // Op slices are named "KIND L<layer> E<expert> <tensor>[.sm|.e<shard>]" ("ssd_read L0 E8 gate_proj"), the
 // tensor named by ModelCosts::tensor_names; args repeat the labels and add step, bytes and tokens.
 //
-// Size: about 130 bytes per op. A window of steps (PipelineOptions::timeline_first_step/last_step, from
+// Size: about 170 bytes per op (docs/timeline.md has measurements). A window of steps
+// (PipelineOptions::timeline_first_step/last_step, from
 // --timeline-steps A:B) keeps the rest out of memory and out of the file; estimate_timeline_size() and
 // warn_if_timeline_large() tell the user before a file above 100 MB is written.
 #pragma once
@@ -73,7 +74,7 @@ bool warn_if_timeline_large(const std::string& path, const TimelineSize& size,
 struct TimelineWriteOptions {
   uint64_t warn_above_bytes = kTimelineWarnBytes;  // 0: no check (the caller warned before the run)
   // Op args repeat the labels of the name (layer, expert, tensor) so that they can be filtered on; false
-  // leaves them in the name only (a quarter smaller).
+  // leaves them in the name only (about 15% smaller files).
   bool label_args = true;
 };
 
