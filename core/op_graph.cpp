@@ -36,6 +36,18 @@ const char* resource_class_name(ResourceClass r) {
   return "?";
 }
 
+const char* tensor_part_name(TensorPart p) {
+  switch (p) {
+    case TensorPart::kWhole:
+      return "whole";
+    case TensorPart::kSm:
+      return "sm";
+    case TensorPart::kE:
+      return "e";
+  }
+  return "?";
+}
+
 ResourceClass resource_of(OpKind k) {
   switch (k) {
     case OpKind::kSsdRead:

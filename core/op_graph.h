@@ -35,6 +35,11 @@ ResourceClass resource_of(OpKind k);
 
 inline constexpr uint16_t kNoLabel = 0xFFFF;
 
+// Which part of an expert tensor an op moves or produces: the whole tensor (full-tensor offloading), or,
+// in ZipMoE's split layout (§3.1), its SM-chunk or one E-chunk shard (Op::shard). A timeline label.
+enum class TensorPart : uint8_t { kWhole, kSm, kE };
+const char* tensor_part_name(TensorPart p);  // "whole", "sm", "e"
+
 struct Op {
   OpKind kind = OpKind::kSsdRead;
   ResourceClass resource = ResourceClass::kSsd;
@@ -42,6 +47,7 @@ struct Op {
   uint16_t expert = kNoLabel;
   uint16_t tensor = kNoLabel;  // index into ModelSpec::expert_tensors
   uint16_t shard = kNoLabel;   // E-chunk shard
+  TensorPart part = TensorPart::kWhole;
   uint64_t bytes = 0;
   double flops = 0;
   uint32_t tokens = 0;

@@ -72,13 +72,19 @@ void Pipeline::build_expert(uint32_t layer, const ExpertDemand& d, ExpertState s
           Op r = make(OpKind::kSsdRead,
                       static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio)));
           r.shard = static_cast<uint16_t>(s);
+          r.part = TensorPart::kE;
           deps = {graph_.add(r, {dense})};
         }
         Op dc = make(OpKind::kDecompress, raw);
         dc.shard = static_cast<uint16_t>(s);
+        dc.part = TensorPart::kE;
         into_transfer.push_back(graph_.add(dc, deps));
       }
-      if (read_sm) into_transfer.push_back(graph_.add(make(OpKind::kSsdRead, sm), {dense}));
+      if (read_sm) {
+        Op r = make(OpKind::kSsdRead, sm);
+        r.part = TensorPart::kSm;
+        into_transfer.push_back(graph_.add(r, {dense}));
+      }
       const uint32_t xfer = graph_.add(make(OpKind::kTransfer, bytes), into_transfer);
       tensor_tails_.push_back(graph_.add(make(OpKind::kRecover, bytes), {xfer}));
     }
@@ -110,12 +116,49 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   ++result_->ops;
   const Op& op = graph_.op(token);
   if (op.kind == OpKind::kSsdRead) result_->ssd_bytes += op.bytes;
-  if (opt_.record_timeline && step_ >= opt_.timeline_first_step && step_ <= opt_.timeline_last_step)
-    result_->timeline.push_back(TimelineEvent{op, timing, step_});
+  if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
   // ready_ is free here: the platform never calls op_done from inside submit().
   for (uint32_t s : graph_.succs(token))
     if (--remaining_deps_[s] == 0) ready_.push_back(s);
   if (!ready_.empty()) submit_ready(ready_);
+}
+
+void Pipeline::set_counter(uint32_t track, uint64_t value) {
+  CounterState& c = counters_[track];
+  if (c.value == value) return;
+  c.value = value;
+  if (!in_window_) return;
+  auto& samples = result_->counter_samples;
+  const double t = platform_->now();
+  // Changes at one instant (a job ends and the next queues) leave one sample: the last value.
+  if (c.last != SIZE_MAX && samples[c.last].time == t) {
+    samples[c.last].value = value;
+    return;
+  }
+  c.last = samples.size();
+  samples.push_back(CounterSample{t, track, value});
+}
+
+void Pipeline::queue_length(uint32_t queue, uint64_t waiting) {
+  if (first_queue_track_ + queue < counters_.size()) set_counter(first_queue_track_ + queue, waiting);
+}
+
+void Pipeline::start_counters(Platform& platform) {
+  auto& tracks = result_->counter_tracks;
+  tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, "full-tensor pool"});
+  first_queue_track_ = static_cast<uint32_t>(tracks.size());
+  for (auto& q : platform.queue_names()) tracks.push_back(CounterTrack{CounterTrack::Kind::kQueueLength, q});
+  counters_.assign(tracks.size(), CounterState{});
+  pool_bytes_ = 0;
+  platform.set_queue_observer(this);
+}
+
+void Pipeline::enter_window() {
+  // Every track starts the window with its current value, changed or not.
+  for (uint32_t t = 0; t < counters_.size(); ++t) {
+    counters_[t].last = result_->counter_samples.size();
+    result_->counter_samples.push_back(CounterSample{platform_->now(), t, counters_[t].value});
+  }
 }
 
 void Pipeline::run_graph(Platform& platform) {
@@ -141,6 +184,17 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   result_ = &result;
   platform_ = &platform;
   experts_ = w.experts;
+  result.timeline_first_step = opt_.timeline_first_step;
+  result.timeline_last_step = opt_.timeline_last_step;
+  in_window_ = false;
+  // The platform must not call back into this pipeline after run() (also when it throws).
+  struct ObserverReset {
+    Platform* platform;
+    ~ObserverReset() {
+      if (platform) platform->set_queue_observer(nullptr);
+    }
+  } reset{opt_.record_timeline ? &platform : nullptr};
+  if (opt_.record_timeline) start_counters(platform);
   const double t0 = platform.now();
   std::vector<ExpertDemand> demands, original;
   std::vector<uint8_t> kept(w.experts, 0);
@@ -148,6 +202,9 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   result.invocations.reserve(w.lookups.invocations());
   for (size_t s = 0; s < w.steps(); ++s) {
     step_ = static_cast<uint32_t>(s);
+    const bool was_in_window = in_window_;
+    in_window_ = opt_.record_timeline && s >= opt_.timeline_first_step && s <= opt_.timeline_last_step;
+    if (in_window_ && !was_in_window) enter_window();
     StepTiming st{w.step_phase[s], w.step_tokens[s], platform.now(), 0};
     for (uint32_t inv = w.step_begin[s]; inv < w.step_begin[s + 1]; ++inv) {
       const uint32_t layer = w.lookups.inv_layer[inv];
@@ -192,19 +249,25 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
       cache_.begin_invocation(layer, decode);
       for (const auto& d : demands) {
         const bool hit = cache_.lookup(layer * w.experts + d.expert, d.next_use);
+        if (!hit && opt_.record_timeline) pool_bytes_ += costs_.expert_bytes[layer];
         build_expert(layer, d, hit ? ExpertState::kFull : ExpertState::kMissed, dense_op);
       }
-      cache_.end_invocation(static_cast<uint32_t>(demands.size()));
+      evicted_.clear();
+      cache_.end_invocation(static_cast<uint32_t>(demands.size()),
+                            opt_.record_timeline ? &evicted_ : nullptr);
+      for (uint32_t key : evicted_) pool_bytes_ -= costs_.expert_bytes[key / w.experts];
+      if (opt_.record_timeline) set_counter(0, pool_bytes_);
       scheduling_.order(ScheduleContext{layer, decode, dense_op}, requests_, graph_);
       const double start = platform.now();
       run_graph(platform);
-      result.invocations.push_back(InvocationTiming{static_cast<uint16_t>(layer),
-                                                    static_cast<uint8_t>(decode ? 1 : 0), start, graph_end_});
+      result.invocations.push_back(InvocationTiming{
+          static_cast<uint16_t>(layer), static_cast<uint8_t>(decode ? 1 : 0), step_, start, graph_end_});
     }
     st.end = platform.now();
     result.steps.push_back(st);
     if (opt_.on_step) opt_.on_step(s + 1, w.steps());
   }
+  in_window_ = false;
   result.cache = cache_.counters();
   result.resources = platform.resource_stats();
   result.makespan = platform.now() - t0;

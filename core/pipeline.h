@@ -53,8 +53,9 @@ struct ModelCosts {
 
 struct PipelineOptions {
   TensorLayout layout;           // full tensors (the offloading baseline) or ZipMoE's split
-  bool record_timeline = false;  // keep every op's timing (for --timeline)
-  // With record_timeline: only steps first..last (inclusive, workload step indices) are recorded.
+  bool record_timeline = false;  // keep every op's timing and the counters (for --timeline)
+  // With record_timeline: only steps first..last (inclusive, workload step indices) are recorded; ops,
+  // counter samples and markers of other steps are not kept.
   uint32_t timeline_first_step = 0;
   uint32_t timeline_last_step = UINT32_MAX;
   // Called after every step with (steps done, steps in the workload): progress bars. May be empty.
@@ -70,6 +71,7 @@ struct StepTiming {
 struct InvocationTiming {
   uint16_t layer = 0;
   uint8_t phase = 0;
+  uint32_t step = 0;  // workload step index
   double start = 0, end = 0;
 };
 
@@ -77,6 +79,24 @@ struct TimelineEvent {
   Op op;
   OpTiming timing;
   uint32_t step = 0;
+};
+
+// A counter track of a timeline: the bytes in use of one memory pool of the expert cache, or the ops
+// waiting for a unit of one platform resource.
+struct CounterTrack {
+  enum class Kind : uint8_t { kPoolBytes, kQueueLength };
+  Kind kind = Kind::kPoolBytes;
+  // Pools: the pool's name ("full-tensor pool": ExpertCache's one pool; a split layout would add one per
+  // compression state). Queues: Platform::queue_names() ("io_thread", "ssd", "cpu_workers", "gpu", "link").
+  std::string name;
+};
+
+// The value of a counter track from `time` on. Samples are recorded only when the value changes, plus
+// one per track at the start of the recorded window; per track, times never decrease.
+struct CounterSample {
+  double time = 0;
+  uint32_t track = 0;  // index into PipelineResult::counter_tracks
+  uint64_t value = 0;  // bytes, or ops waiting
 };
 
 struct RoutingChange {
@@ -94,10 +114,19 @@ struct PipelineResult {
   uint64_t ops = 0;
   uint64_t ssd_bytes = 0;
   double makespan = 0;
-  std::vector<TimelineEvent> timeline;  // when PipelineOptions::record_timeline
+  // When PipelineOptions::record_timeline, for the steps of the window only (the window is copied here so
+  // that the writer can select the step and layer markers from steps/invocations):
+  std::vector<TimelineEvent> timeline;         // every op, in completion order
+  std::vector<CounterTrack> counter_tracks;    // pools first, then the platform's queues
+  std::vector<CounterSample> counter_samples;  // in time order
+  uint32_t timeline_first_step = 0, timeline_last_step = UINT32_MAX;
 };
 
-class Pipeline : private OpSink, private ResidencyView {
+// Counters (with record_timeline): the pool's bytes in use follow the cache's admissions and evictions,
+// sampled once per invocation at its start (the cache decides everything there, ARCHITECTURE.md §4; bytes
+// of experts that pass through an over-full cache are not counted); queue lengths come from the platform
+// (Platform::set_queue_observer) as they change.
+class Pipeline : private OpSink, private ResidencyView, private QueueObserver {
  public:
   Pipeline(const ModelCosts& costs, const PipelineOptions& opt, ExpertCache& cache, RoutingPolicy& routing,
            SchedulingPolicy& scheduling);
@@ -106,6 +135,10 @@ class Pipeline : private OpSink, private ResidencyView {
 
  private:
   void op_done(uint32_t token, const OpTiming& timing) override;
+  void queue_length(uint32_t queue, uint64_t waiting) override;
+  void set_counter(uint32_t track, uint64_t value);
+  void start_counters(Platform& platform);
+  void enter_window();
   ExpertState state(uint32_t layer, uint32_t expert) const override;
   void build_expert(uint32_t layer, const ExpertDemand& d, ExpertState st, uint32_t dense);
   void run_graph(Platform& platform);
@@ -125,6 +158,16 @@ class Pipeline : private OpSink, private ResidencyView {
   double graph_end_ = 0;
   uint32_t step_ = 0;
   PipelineResult* result_ = nullptr;
+  // Counters: the current value of every track, and the index of its last sample in the window.
+  struct CounterState {
+    uint64_t value = 0;
+    size_t last = SIZE_MAX;
+  };
+  std::vector<CounterState> counters_;
+  bool in_window_ = false;
+  uint32_t first_queue_track_ = 0;
+  uint64_t pool_bytes_ = 0;
+  std::vector<uint32_t> evicted_;
 };
 
 }  // namespace moesim

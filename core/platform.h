@@ -38,6 +38,15 @@ struct ResourceStats {
   uint64_t bytes = 0;
 };
 
+// Sees the length of the platform's waiting lines (ops submitted to a resource that wait for a free unit)
+// change: the queue-length counters of timelines (core/timeline.h). Called from inside the platform, at
+// its now(), after each operation that may change a length (the same length may be reported again).
+class QueueObserver {
+ public:
+  virtual ~QueueObserver() = default;
+  virtual void queue_length(uint32_t queue, uint64_t waiting) = 0;  // queue: index into queue_names()
+};
+
 class Platform {
  public:
   virtual ~Platform() = default;
@@ -48,6 +57,10 @@ class Platform {
   virtual std::vector<ResourceStats> resource_stats() const = 0;
   // A short description of the platform for run headers ("sim: jetson-agx-orin-64gb").
   virtual std::string describe() const = 0;
+  // The platform's waiting lines, named like ResourceStats ("io_thread", "ssd", ...), and the observer
+  // told about their lengths (nullptr: none). A platform without queues to report keeps the defaults.
+  virtual std::vector<std::string> queue_names() const { return {}; }
+  virtual void set_queue_observer(QueueObserver* observer) { (void)observer; }
 };
 
 }  // namespace moesim

@@ -30,6 +30,7 @@ void ServerPool::submit(uint32_t job, int64_t priority, double duration) {
       if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, duration});
   }
   queue_.push(priority, job, duration);
+  queue_.report();
 }
 
 void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
@@ -50,7 +51,10 @@ void ServerPool::on_event(uint64_t arg) {
   const OpTiming t{u.start, engine_.now(), unit};
   const uint32_t job = u.job;
   // Start the next job before reporting, so a job submitted by the listener queues behind it (FIFO).
-  if (!queue_.empty()) start(unit, queue_.pop());
+  if (!queue_.empty()) {
+    start(unit, queue_.pop());
+    queue_.report();
+  }
   listener_->job_done(job, t);
 }
 
@@ -82,6 +86,7 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes) {
   bytes_ += bytes;
   queue_.push(priority, job, static_cast<double>(bytes));
   admit();
+  queue_.report();
 }
 
 void Ssd::admit() {
@@ -141,6 +146,7 @@ void Ssd::on_event(uint64_t arg) {
     set_in_service(-1);
   }
   admit();
+  queue_.report();
   reschedule();
   for (const auto& [job, t] : done) listener_->job_done(job, t);
 }
@@ -160,6 +166,7 @@ void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes) {
   ++ops_;
   queue_.push(priority, job, static_cast<double>(bytes));
   dispatch();
+  queue_.report();
 }
 
 void IoThread::dispatch() {
@@ -173,6 +180,7 @@ void IoThread::dispatch() {
 void IoThread::job_done(uint32_t job, const OpTiming& timing) {
   if (--outstanding_ == 0) busy_time_ += engine_.now() - busy_since_;
   dispatch();
+  queue_.report();
   listener_->job_done(job, timing);
 }
 

@@ -13,6 +13,9 @@
 //   takes latency + b / bandwidth; two equal requests submitted together both end at
 //   latency + 2b / bandwidth; and total throughput never exceeds the bandwidth.
 //
+// Queue lengths: each resource reports its waiting line's length to an optional QueueObserver
+// (core/platform.h) after every submit and completion, i.e. net of a job that queues and starts at once.
+//
 // IoThread: the single I/O thread of ZipMoE §3.3 that issues every SSD read. It keeps at most `depth`
 //   reads outstanding at the SSD (depth 1 = blocking reads, one at a time, as in ZipMoE) and hands them
 //   to the SSD in (priority, arrival) order. It is busy while at least one of its reads is outstanding.
@@ -46,6 +49,13 @@ class JobQueue {
   Item pop();
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
+  void set_observer(QueueObserver* observer, uint32_t id) {
+    observer_ = observer;
+    id_ = id;
+  }
+  void report() const {
+    if (observer_) observer_->queue_length(id_, heap_.size());
+  }
 
  private:
   static bool later(const Item& a, const Item& b) {
@@ -53,6 +63,8 @@ class JobQueue {
   }
   std::vector<Item> heap_;
   uint64_t next_seq_ = 0;
+  QueueObserver* observer_ = nullptr;
+  uint32_t id_ = 0;
 };
 
 class ServerPool : public EventHandler {
@@ -64,6 +76,7 @@ class ServerPool : public EventHandler {
   ResourceStats stats() const;
   bool idle() const { return busy_units_ == 0 && queue_.empty(); }
   void add_bytes(uint64_t b) { bytes_ += b; }
+  void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
@@ -91,6 +104,7 @@ class Ssd : public EventHandler {
   // Busy time = time with at least one request in service.
   ResourceStats stats() const;
   bool idle() const { return in_service_ == 0 && queue_.empty(); }
+  void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:
   enum class Phase : uint8_t { kFree, kLatency, kTransfer };
@@ -126,6 +140,7 @@ class IoThread : public JobListener {
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }
+  void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:
   void dispatch();

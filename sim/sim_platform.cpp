@@ -56,6 +56,18 @@ std::vector<ResourceStats> SimPlatform::resource_stats() const {
   return {ssd_.stats(), io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
 }
 
+std::vector<std::string> SimPlatform::queue_names() const {
+  return {"io_thread", "ssd", "cpu_workers", "gpu", "link"};
+}
+
+void SimPlatform::set_queue_observer(QueueObserver* observer) {
+  io_.set_queue_observer(observer, 0);
+  ssd_.set_queue_observer(observer, 1);
+  cpu_.set_queue_observer(observer, 2);
+  gpu_.set_queue_observer(observer, 3);
+  link_.set_queue_observer(observer, 4);
+}
+
 std::string SimPlatform::describe() const {
   return "sim: " + cost_.hardware().name;
 }

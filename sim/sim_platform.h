@@ -30,6 +30,9 @@ class SimPlatform : public Platform, private JobListener {
   // ssd, io_thread, cpu_workers, gpu, link (in that order).
   std::vector<ResourceStats> resource_stats() const override;
   std::string describe() const override;
+  // io_thread (reads waiting to be issued), ssd (requests waiting for a slot), cpu_workers, gpu, link.
+  std::vector<std::string> queue_names() const override;
+  void set_queue_observer(QueueObserver* observer) override;
 
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "core/metrics.h"
 #include "sim/offload.h"
@@ -165,6 +166,38 @@ TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
   // Second invocation: the full tensor is cached (F), so only the compute runs.
   EXPECT_EQ((count[{0, OpKind::kDenseCompute}]), 2);
   EXPECT_EQ(r.cache.hits, 1u);
+}
+
+TEST(Pipeline, OffloadRunRecordsOnlyTheTimelineWindow) {
+  const traces::Trace t = traces::load_trace(kRealTrace);
+  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
+  const auto stream = traces::build_lookup_stream(t, 1);
+  sim::OffloadConfig cfg;
+  cfg.budget = CacheCapacity::parse("1GiB");
+  const auto hw = load_hardware("jetson-agx-orin-64gb");
+  // Without record_timeline nothing is kept, whatever the window.
+  cfg.timeline_first_step = 3;
+  cfg.timeline_last_step = 4;
+  const auto off = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  EXPECT_TRUE(off.result.timeline.empty());
+  EXPECT_TRUE(off.result.counter_samples.empty());
+  EXPECT_TRUE(off.result.counter_tracks.empty());
+  cfg.record_timeline = true;
+  const auto on = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  ASSERT_FALSE(on.result.timeline.empty());
+  std::set<uint32_t> steps;
+  for (const auto& e : on.result.timeline) steps.insert(e.step);
+  EXPECT_EQ(steps, (std::set<uint32_t>{3, 4}));
+  EXPECT_EQ(on.result.timeline_first_step, 3u);
+  EXPECT_EQ(on.result.timeline_last_step, 4u);
+  EXPECT_EQ(on.result.counter_tracks.size(), 6u);  // the pool and the platform's five queues
+  EXPECT_GE(on.result.counter_samples.front().time, on.result.steps[3].start);
+  EXPECT_LE(on.result.counter_samples.back().time, on.result.steps[4].end);
+  // Recording changes no number.
+  EXPECT_EQ(metrics_json(on.result).dump(), metrics_json(off.result).dump());
+  for (const auto& inv : on.result.invocations)
+    EXPECT_TRUE(inv.step < on.result.steps.size() && inv.start >= on.result.steps[inv.step].start &&
+                inv.end <= on.result.steps[inv.step].end);
 }
 
 }  // namespace

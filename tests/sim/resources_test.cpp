@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
+#include <vector>
 
 namespace moesim::sim {
 namespace {
@@ -143,6 +145,63 @@ TEST(IoThread, DeeperQueueLetsTheSsdShare) {
   e.run();
   EXPECT_NEAR(log.done[0].end, 2.0, 1e-9);  // 2 MB at 1 MB/s, shared
   EXPECT_NEAR(log.done[1].end, 2.0, 1e-9);
+}
+
+// Queue lengths as a timeline sees them: (time, queue, waiting) after every change, net of a job that
+// queues and starts at once.
+struct Lengths : QueueObserver {
+  explicit Lengths(const EventEngine& e) : engine(e) {}
+  void queue_length(uint32_t queue, uint64_t waiting) override {
+    seen.emplace_back(engine.now(), queue, waiting);
+  }
+  const EventEngine& engine;
+  std::vector<std::tuple<double, uint32_t, uint64_t>> seen;
+};
+
+TEST(ServerPool, ReportsOpsWaitingForAUnit) {
+  EventEngine e;
+  Log log;
+  Lengths q(e);
+  ServerPool gpu(e, "gpu", 1, &log);
+  gpu.set_queue_observer(&q, 7);
+  gpu.submit(0, 0, 2.0);  // starts at once: nothing waits, nothing reported
+  gpu.submit(1, 0, 1.0);
+  gpu.submit(2, 0, 0.5);
+  e.run();
+  using T = std::tuple<double, uint32_t, uint64_t>;
+  EXPECT_EQ(q.seen, (std::vector<T>{{0.0, 7, 1}, {0.0, 7, 2}, {2.0, 7, 1}, {3.0, 7, 0}}));
+}
+
+TEST(IoThread, ReportsReadsWaitingToBeIssuedAndTheSsdItsQueue) {
+  // Two outstanding reads, one SSD slot, 1 s per read: the third read waits at the I/O thread, the second
+  // at the SSD.
+  struct Stack {
+    Stack(EventEngine& e, JobListener* log) : ssd(e, 1e6, 0.0, 1, &io), io(ssd, e, 2, log) {}
+    Ssd ssd;
+    IoThread io;
+  };
+  EventEngine e;
+  Log log;
+  Lengths q(e);
+  Stack s(e, &log);
+  s.io.set_queue_observer(&q, 0);
+  s.ssd.set_queue_observer(&q, 1);
+  for (uint32_t j = 0; j < 3; ++j) s.io.submit(j, 0, 1'000'000);
+  e.run();
+  using T = std::tuple<double, uint32_t, uint64_t>;
+  EXPECT_EQ(q.seen, (std::vector<T>{{0.0, 1, 0},  // read 0 issued, in the slot
+                                    {0.0, 0, 0},
+                                    {0.0, 1, 1},  // read 1 issued, waits for the slot
+                                    {0.0, 0, 0},
+                                    {0.0, 0, 1},  // read 2 waits for the I/O thread
+                                    {1.0, 1, 0},  // read 0 done: read 1 takes the slot
+                                    {1.0, 1, 1},  // read 2 issued, waits for the slot
+                                    {1.0, 0, 0},
+                                    {2.0, 1, 0},
+                                    {2.0, 0, 0},
+                                    {3.0, 1, 0},
+                                    {3.0, 0, 0}}));
+  EXPECT_NEAR(log.done[2].end, 3.0, 1e-9);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -67,7 +68,7 @@ struct TwoLayer {
   }
 };
 
-PipelineResult run_two_layer(uint32_t io_depth) {
+PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_t last_step = UINT32_MAX) {
   const ModelCosts costs = test_costs();
   CacheConfig cc = make_cache_config(2, 4, 2, CacheScope::kPerLayer,
                                      CacheCapacity{CacheCapacity::Unit::kExperts, 4}, costs.expert_bytes);
@@ -76,6 +77,8 @@ PipelineResult run_two_layer(uint32_t io_depth) {
   auto scheduling = make_scheduling_policy("fcfs");
   PipelineOptions po;
   po.record_timeline = true;
+  po.timeline_first_step = first_step;
+  po.timeline_last_step = last_step;
   Pipeline p(costs, po, cache, *routing, *scheduling);
   SimOptions so;
   so.io_depth = io_depth;
@@ -167,6 +170,56 @@ TEST(SimPlatform, ResourceStatsAndUtilization) {
   // GPU: 4 dense (30 us) + 8 expert computes (20 us).
   EXPECT_NEAR(r.resources[3].busy_time, 4 * 30e-6 + 8 * 20e-6, 1e-9);
   EXPECT_NEAR(r.makespan, 4650e-6, 1e-9);
+}
+
+// (time in us, track, value) of the recorded counter samples.
+using Sample = std::tuple<double, uint32_t, uint64_t>;
+std::vector<Sample> samples_us(const PipelineResult& r) {
+  std::vector<Sample> v;
+  for (const auto& c : r.counter_samples) v.emplace_back(std::round(c.time * 1e9) / 1e3, c.track, c.value);
+  return v;
+}
+
+TEST(SimPlatform, HandComputedCounterTracks) {
+  const PipelineResult r = run_two_layer(1);
+  ASSERT_EQ(r.counter_tracks.size(), 6u);
+  EXPECT_EQ(r.counter_tracks[0].kind, CounterTrack::Kind::kPoolBytes);
+  const char* queues[] = {"io_thread", "ssd", "cpu_workers", "gpu", "link"};
+  for (uint32_t q = 0; q < 5; ++q) {
+    EXPECT_EQ(r.counter_tracks[1 + q].kind, CounterTrack::Kind::kQueueLength);
+    EXPECT_EQ(r.counter_tracks[1 + q].name, queues[q]);
+  }
+  // The window starts with every track at 0; layer 0 admits 2 MB at once (the same instant: one sample).
+  // Reads wait for the blocking I/O thread: E1 from 30 to 1130 us in layer 0, E3 from 2285 to 3385 in
+  // layer 1, when the pool grows to 4 MB. Step 1 hits: per layer the second expert compute waits 20 us
+  // for the one GPU stream (4540-4560, 4610-4630).
+  const std::vector<Sample> expected{{0, 0, 2'000'000}, {0, 1, 0},    {0, 2, 0},
+                                     {0, 3, 0},         {0, 4, 0},    {0, 5, 0},
+                                     {30, 1, 1},        {1130, 1, 0}, {2255, 0, 4'000'000},
+                                     {2285, 1, 1},      {3385, 1, 0}, {4540, 4, 1},
+                                     {4560, 4, 0},      {4610, 4, 1}, {4630, 4, 0}};
+  EXPECT_EQ(samples_us(r), expected);
+}
+
+TEST(SimPlatform, WindowKeepsOnlyItsSteps) {
+  const PipelineResult all = run_two_layer(1);
+  const PipelineResult w = run_two_layer(1, 1, 1);
+  size_t in_step1 = 0;
+  for (const auto& e : all.timeline) in_step1 += e.step == 1;
+  EXPECT_EQ(w.timeline.size(), in_step1);
+  for (const auto& e : w.timeline) EXPECT_EQ(e.step, 1u);
+  // Counters start at step 1 (4510 us) with the values of that moment: the pool holds 4 MB.
+  const std::vector<Sample> expected{{4510, 0, 4'000'000}, {4510, 1, 0}, {4510, 2, 0}, {4510, 3, 0},
+                                     {4510, 4, 0},         {4510, 5, 0}, {4540, 4, 1}, {4560, 4, 0},
+                                     {4610, 4, 1},         {4630, 4, 0}};
+  EXPECT_EQ(samples_us(w), expected);
+  // The metrics do not depend on the window.
+  EXPECT_EQ(w.steps.size(), all.steps.size());
+  EXPECT_EQ(w.makespan, all.makespan);
+  // A window past the end records nothing.
+  const PipelineResult none = run_two_layer(1, 5, 9);
+  EXPECT_TRUE(none.timeline.empty());
+  EXPECT_TRUE(none.counter_samples.empty());
 }
 
 }  // namespace
