@@ -1,4 +1,4 @@
-// Compression states of one expert (ZipMoE, 000_6ca1e1dee04b3c75.txt §3.2 and Definition B.2).
+// Compression states of one expert (ZipMoE §3.2 and Definition B.2).
 //
 // ZipMoE splits each BF16 tensor into sign-mantissa bits (the SM-chunk, incompressible, about half of
 // the tensor) and exponent bits compressed into K shards (the E-chunks). Each component of an expert may

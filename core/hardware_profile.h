@@ -28,7 +28,7 @@ struct HardwareProfile {
   // cpu
   uint32_t cpu_cores = 1;
   double cpu_memcpy_bandwidth = 0;  // bytes/s per core
-  // bytes/s of decompressed output per core (ZipMoE E-chunk decompression, 000_6ca1e1dee04b3c75.txt
+  // bytes/s of decompressed output per core (ZipMoE E-chunk decompression,
   // §3.3); optional in a profile: 0 = unknown, and costing a decompression then fails with an Error.
   double cpu_decompress_bandwidth = 0;
   // gpu

@@ -1,4 +1,4 @@
-// Operations and their DAG (ARCHITECTURE.md §1; ZipMoE 000_6ca1e1dee04b3c75.txt §3.2 "DAG
+// Operations and their DAG (ARCHITECTURE.md §1; ZipMoE §3.2 "DAG
 // representation"). An Op is a unit of work on one resource class, described by what it moves and
 // computes (bytes, FLOPs, tokens), never by how long it takes: the Platform turns it into time (a cost
 // model in sim/, the real machine in exec/). Ops carry labels (layer, expert, tensor) for timelines and

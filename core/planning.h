@@ -1,5 +1,5 @@
 // Cache-pool planning policies (ARCHITECTURE.md §3): split a memory budget between the pools of the
-// compression states (ZipMoE 000_6ca1e1dee04b3c75.txt §3.4, Alg. 2-4 and the IPF of Appendix D): full
+// compression states (ZipMoE §3.4, Alg. 2-4 and the IPF of Appendix D): full
 // tensors (F), compressed experts (C), SM-chunks (S) and E-chunks (E). Implementations go in
 // policies/planning/, one file each. The full-tensor offloading baseline needs no planner: its whole
 // budget is the F pool.

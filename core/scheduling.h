@@ -1,6 +1,6 @@
 // Scheduling policies (ARCHITECTURE.md §3): order the operations of one layer invocation on the
 // resources. FCFS (policies/scheduling/fcfs.cpp) leaves every priority at 0, so each resource serves ops
-// in the order they became ready; ZipMoE's cache-affinity scheduler (000_6ca1e1dee04b3c75.txt §3.3,
+// in the order they became ready; ZipMoE's cache-affinity scheduler (ZipMoE §3.3,
 // Alg. 1) partitions requests into Type-I (SM-chunks to read) and Type-II tasks, builds blocks and gives
 // the ops of earlier blocks lower priorities (the I/O thread and workers then take "the first available
 // operation in priority order", Appendix A).

@@ -1,7 +1,7 @@
 // Conditional Poisson sampling: exact draws of a fixed-size subset S of experts with
 //   P(S) proportional to  prod_{i in S} w_i  *  prod_{pairs (a,b) in S} phi_ab,
 // the maximum-entropy distribution over k-subsets with given inclusion probabilities (ZipMoE,
-// 000_6ca1e1dee04b3c75.txt, Appendix D, Eq. (18)-(22)), extended with optional pair factors so that chosen
+// Appendix D, Eq. (18)-(22)), extended with optional pair factors so that chosen
 // co-activations can be fitted too (the max-entropy distribution with pair-marginal constraints).
 //
 // Representation: a list of *units*. A unit is a single expert a (generating polynomial 1 + w_a x) or a

@@ -1,5 +1,5 @@
 // Fitting the maximum-entropy distribution over k-subsets to target inclusion probabilities: the modified
-// iterative proportional fitting of ZipMoE (000_6ca1e1dee04b3c75.txt, Appendix D, Eq. (23)-(24); Chen,
+// iterative proportional fitting of ZipMoE (Appendix D, Eq. (23)-(24); Chen,
 // Dempster & Liu 1994). Given f_i with sum f_i = k and 0 <= f_i < 1, it finds weights w_i such that the
 // conditional Poisson distribution P(S) ~ prod_{i in S} w_i has P(i in S) = f_i; then q_i = w_i / (1 + w_i)
 // are the paper's selection probabilities.
