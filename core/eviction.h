@@ -334,12 +334,3 @@ std::string eviction_canonical_name(const std::string& spec);
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& spec, const CacheConfig& cfg);
 
 }  // namespace moesim
-
-#define MOESIM_EVICTION_CONCAT2(a, b) a##b
-#define MOESIM_EVICTION_CONCAT(a, b) MOESIM_EVICTION_CONCAT2(a, b)
-// MOESIM_REGISTER_EVICTION("lru", "least recently used", {ParamDefs...}, factory) where factory is
-// std::unique_ptr<EvictionPolicy>(const Params&, const CacheConfig&). Use once per policy .cpp, at
-// namespace scope. Variadic so that a braced parameter list may contain commas.
-#define MOESIM_REGISTER_EVICTION(name, description, ...)                                             \
-  [[maybe_unused]] static const bool MOESIM_EVICTION_CONCAT(moesim_eviction_registered_, __LINE__) = \
-      ::moesim::EvictionRegistry::instance().add({name, description, __VA_ARGS__})

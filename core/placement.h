@@ -36,9 +36,3 @@ class PlacementPolicy {
 using PlacementRegistry = Registry<PlacementPolicy>;
 
 }  // namespace moesim
-
-#define MOESIM_PLACEMENT_CONCAT2(a, b) a##b
-#define MOESIM_PLACEMENT_CONCAT(a, b) MOESIM_PLACEMENT_CONCAT2(a, b)
-#define MOESIM_REGISTER_PLACEMENT(name, description, params, factory)                                  \
-  [[maybe_unused]] static const bool MOESIM_PLACEMENT_CONCAT(moesim_placement_registered_, __LINE__) = \
-      ::moesim::PlacementRegistry::instance().add({name, description, params, factory})

@@ -44,9 +44,3 @@ class PlanningPolicy {
 using PlanningRegistry = Registry<PlanningPolicy>;
 
 }  // namespace moesim
-
-#define MOESIM_PLANNING_CONCAT2(a, b) a##b
-#define MOESIM_PLANNING_CONCAT(a, b) MOESIM_PLANNING_CONCAT2(a, b)
-#define MOESIM_REGISTER_PLANNING(name, description, params, factory)                                 \
-  [[maybe_unused]] static const bool MOESIM_PLANNING_CONCAT(moesim_planning_registered_, __LINE__) = \
-      ::moesim::PlanningRegistry::instance().add({name, description, params, factory})

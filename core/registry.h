@@ -1,6 +1,6 @@
 // A registry of plug-ins of one kind (eviction, routing, scheduling, planning, placement). Each plug-in
-// registers itself from its own .cpp with a static Registrar (see the MOESIM_REGISTER_* macros of each
-// kind's interface header); the registry lives in a function-local static, so registration order across
+// registers itself from its own .cpp with MOESIM_REGISTER (below), naming its kind's registry type
+// (EvictionRegistry, RoutingRegistry, SchedulingRegistry, PlanningRegistry, PlacementRegistry); the registry lives in a function-local static, so registration order across
 // translation units does not matter. Policies are built as an OBJECT library so no registrar is dropped.
 #pragma once
 
@@ -70,3 +70,13 @@ class Registry {
 };
 
 }  // namespace moesim
+
+#define MOESIM_REGISTRY_CONCAT2(a, b) a##b
+#define MOESIM_REGISTRY_CONCAT(a, b) MOESIM_REGISTRY_CONCAT2(a, b)
+// MOESIM_REGISTER(EvictionRegistry, "lru", "least recently used", {ParamDefs...}, factory): registers a
+// plug-in of the kind the registry type names, once per policy .cpp, at namespace scope. The factory has the
+// signature of that registry's Factory (std::unique_ptr<Interface>(const Params&, Args...)). Variadic, so a
+// braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}.
+#define MOESIM_REGISTER(registry, name, description, ...)                                        \
+  [[maybe_unused]] static const bool MOESIM_REGISTRY_CONCAT(moesim_registered_, __LINE__) = \
+      ::moesim::registry::instance().add({name, description, __VA_ARGS__})

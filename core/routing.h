@@ -56,11 +56,3 @@ using RoutingRegistry = Registry<RoutingPolicy, const RoutingSetup&>;
 std::unique_ptr<RoutingPolicy> make_routing_policy(const std::string& spec, const RoutingSetup& setup);
 
 }  // namespace moesim
-
-#define MOESIM_ROUTING_CONCAT2(a, b) a##b
-#define MOESIM_ROUTING_CONCAT(a, b) MOESIM_ROUTING_CONCAT2(a, b)
-// MOESIM_REGISTER_ROUTING("identity", "description", {ParamDefs...}, factory(const Params&, const
-// RoutingSetup&)).
-#define MOESIM_REGISTER_ROUTING(name, description, params, factory)                                \
-  [[maybe_unused]] static const bool MOESIM_ROUTING_CONCAT(moesim_routing_registered_, __LINE__) = \
-      ::moesim::RoutingRegistry::instance().add({name, description, params, factory})

@@ -45,10 +45,3 @@ using SchedulingRegistry = Registry<SchedulingPolicy>;
 std::unique_ptr<SchedulingPolicy> make_scheduling_policy(const std::string& spec);
 
 }  // namespace moesim
-
-#define MOESIM_SCHEDULING_CONCAT2(a, b) a##b
-#define MOESIM_SCHEDULING_CONCAT(a, b) MOESIM_SCHEDULING_CONCAT2(a, b)
-// MOESIM_REGISTER_SCHEDULING("fcfs", "description", {ParamDefs...}, factory(const Params&)).
-#define MOESIM_REGISTER_SCHEDULING(name, description, params, factory)                                   \
-  [[maybe_unused]] static const bool MOESIM_SCHEDULING_CONCAT(moesim_scheduling_registered_, __LINE__) = \
-      ::moesim::SchedulingRegistry::instance().add({name, description, params, factory})

@@ -121,7 +121,7 @@ class Belady final : public EvictionPolicyBase<Belady> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION(
+MOESIM_REGISTER(EvictionRegistry, 
     "belady",
     "offline optimum (Belady 1966): evict the expert whose next use is furthest (needs the "
     "trace's next-use index)",

@@ -48,7 +48,7 @@ class Fifo final : public EvictionPolicyBase<Fifo> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("fifo", "first in, first out (admission order; hits do not refresh)", {},
+MOESIM_REGISTER(EvictionRegistry, "fifo", "first in, first out (admission order; hits do not refresh)", {},
                          [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            return std::make_unique<Fifo>(cfg);
                          });

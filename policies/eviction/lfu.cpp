@@ -95,7 +95,7 @@ class Lfu final : public EvictionPolicyBase<Lfu> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("lfu", "least frequently used since admission; ties broken by recency (LRU)", {},
+MOESIM_REGISTER(EvictionRegistry, "lfu", "least frequently used since admission; ties broken by recency (LRU)", {},
                          [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            return std::make_unique<Lfu>(cfg);
                          });

@@ -41,7 +41,7 @@ class Lru final : public EvictionPolicyBase<Lru> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("lru", "least recently used", {},
+MOESIM_REGISTER(EvictionRegistry, "lru", "least recently used", {},
                          [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            return std::make_unique<Lru>(cfg);
                          });

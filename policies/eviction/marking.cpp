@@ -87,7 +87,7 @@ class Marking final : public EvictionPolicyBase<Marking> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("marking",
+MOESIM_REGISTER(EvictionRegistry, "marking",
                          "randomized marking (Fiat et al. 1991): phases, evict a random unmarked expert",
                          {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
                          [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {

@@ -60,7 +60,7 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("random", "evict a uniformly random resident expert (seeded)",
+MOESIM_REGISTER(EvictionRegistry, "random", "evict a uniformly random resident expert (seeded)",
                          {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
                          [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                            return std::make_unique<RandomEviction>(cfg, p.get_uint("seed"));

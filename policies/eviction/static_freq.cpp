@@ -97,7 +97,7 @@ class StaticFreq final : public EvictionPolicyBase<StaticFreq> {
 
 }  // namespace
 
-MOESIM_REGISTER_EVICTION("static-freq",
+MOESIM_REGISTER(EvictionRegistry, "static-freq",
                          "offline oracle: pins the experts most looked up over the whole trace; the others "
                          "share the remaining room in LRU order",
                          {}, [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {

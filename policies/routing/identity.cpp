@@ -12,7 +12,7 @@ class Identity final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER_ROUTING("identity", "the router's choice, unchanged", {},
+MOESIM_REGISTER(RoutingRegistry, "identity", "the router's choice, unchanged", {},
                         [](const Params&, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
                           return std::make_unique<Identity>();
                         });

@@ -17,7 +17,7 @@ class Fcfs final : public SchedulingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER_SCHEDULING("fcfs", "first come, first served: ops run in the order they become ready", {},
+MOESIM_REGISTER(SchedulingRegistry, "fcfs", "first come, first served: ops run in the order they become ready", {},
                            [](const Params&) -> std::unique_ptr<SchedulingPolicy> {
                              return std::make_unique<Fcfs>();
                            });
