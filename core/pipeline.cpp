@@ -218,7 +218,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
         demands.push_back(d);
       }
       original = demands;
-      RoutingContext rc{layer, decode, 0, this};
+      RoutingContext rc{layer, decode, w.top_k, this};
       routing_.rewrite(rc, demands);
       // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
       // kept[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.

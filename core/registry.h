@@ -1,7 +1,8 @@
 // A registry of plug-ins of one kind (eviction, routing, scheduling, planning, placement). Each plug-in
 // registers itself from its own .cpp with MOESIM_REGISTER (below), naming its kind's registry type
-// (EvictionRegistry, RoutingRegistry, SchedulingRegistry, PlanningRegistry, PlacementRegistry); the registry lives in a function-local static, so registration order across
-// translation units does not matter. Policies are built as an OBJECT library so no registrar is dropped.
+// (EvictionRegistry, RoutingRegistry, SchedulingRegistry, PlanningRegistry, PlacementRegistry); the registry
+// lives in a function-local static, so registration order across translation units does not matter. Policies
+// are built as an OBJECT library so no registrar is dropped.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +36,8 @@ class Registry {
     for (const auto& x : entries_)
       if (x.name == e.name) throw Error("policy '" + e.name + "' registered twice");
     entries_.push_back(std::move(e));
-    std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.name < b.name; });
     return true;
   }
 
@@ -77,6 +79,6 @@ class Registry {
 // plug-in of the kind the registry type names, once per policy .cpp, at namespace scope. The factory has the
 // signature of that registry's Factory (std::unique_ptr<Interface>(const Params&, Args...)). Variadic, so a
 // braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}.
-#define MOESIM_REGISTER(registry, name, description, ...)                                        \
+#define MOESIM_REGISTER(registry, name, description, ...)                                   \
   [[maybe_unused]] static const bool MOESIM_REGISTRY_CONCAT(moesim_registered_, __LINE__) = \
       ::moesim::registry::instance().add({name, description, __VA_ARGS__})

@@ -12,6 +12,7 @@ inline WorkloadView workload_view(const traces::LookupStream& s) {
   w.layers = s.layers;
   w.experts = s.experts;
   w.batch = s.batch;
+  w.top_k = s.top_k;
   w.step_begin = s.step_begin;
   w.step_phase = s.step_phase;
   w.step_tokens = s.step_tokens;

@@ -60,6 +60,7 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
   const auto& info = trace.info();
   LookupStream out;
   out.layers = info.layers;
+  out.top_k = info.top_k;
   out.experts = info.experts;
   out.batch = batch;
   out.inv_begin.push_back(0);

@@ -25,6 +25,7 @@ struct LookupStream {
   uint32_t layers = 0;
   uint32_t experts = 0;  // per layer; key = layer * experts + expert
   uint32_t batch = 1;
+  uint32_t top_k = 0;  // experts each token picks per layer (the trace's top_k)
 
   // Steps: one prefill pass of one sequence, or one decode token step of a batch group.
   std::vector<uint32_t> step_begin;   // [steps + 1] offsets into invocations

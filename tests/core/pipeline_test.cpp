@@ -202,3 +202,39 @@ TEST(Pipeline, OffloadRunRecordsOnlyTheTimelineWindow) {
 
 }  // namespace
 }  // namespace moesim
+
+namespace moesim {
+namespace {
+
+// A routing policy that records the context it is given (registered for this test binary only).
+std::vector<uint32_t>& seen_top_k() {
+  static std::vector<uint32_t> v;
+  return v;
+}
+class RecordingRouting final : public RoutingPolicy {
+ public:
+  void rewrite(const RoutingContext& ctx, std::vector<ExpertDemand>&) override {
+    seen_top_k().push_back(ctx.top_k);
+  }
+};
+MOESIM_REGISTER(RoutingRegistry, "test-record-context", "pipeline test: records RoutingContext", {},
+                [](const Params&, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
+                  return std::make_unique<RecordingRouting>();
+                });
+
+TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
+  // Regression: RoutingContext::top_k used to be 0 on every call.
+  const traces::Trace t = traces::load_trace(kRealTrace);
+  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
+  sim::OffloadConfig cfg;
+  cfg.routing = "test-record-context";
+  cfg.budget = CacheCapacity::parse("2GiB");
+  const auto stream = traces::build_lookup_stream(t, 1);
+  seen_top_k().clear();
+  sim::run_offload(stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"), cfg);
+  ASSERT_EQ(seen_top_k().size(), stream.invocations());
+  for (uint32_t k : seen_top_k()) ASSERT_EQ(k, 6u);
+}
+
+}  // namespace
+}  // namespace moesim

@@ -1,10 +1,11 @@
 // MOESIM_REGISTER (core/registry.h): one variadic macro registers a plug-in of any kind, including one whose
 // braced parameter list contains commas (two parameters), which the old four-argument per-kind macros split.
+#include "core/registry.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/registry.h"
 #include "core/routing.h"
 
 namespace moesim {
