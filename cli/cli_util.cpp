@@ -1,5 +1,7 @@
 #include "cli/cli_util.h"
 
+#include <cstdarg>
+#include <cstdio>
 #include <numeric>
 #include <sstream>
 
@@ -54,6 +56,28 @@ std::vector<std::string> split_budget_list(const std::vector<std::string>& value
   return out;
 }
 
+std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values) {
+  std::vector<std::string> policies;
+  for (const auto& p : split_policy_list(values)) {
+    if (p == "all") {
+      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
+    } else {
+      eviction_canonical_name(p);
+      policies.push_back(p);
+    }
+  }
+  return policies;
+}
+
+std::string strprintf(const char* fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text) {
   CacheCapacity c;
   try {
@@ -75,7 +99,8 @@ CacheScope parse_scope_option(const std::string& option, const std::string& text
 
 void require_at_least(const std::string& option, uint64_t v, uint64_t min) {
   if (v < min)
-    throw UsageError(option + " must be at least " + std::to_string(min) + " (got " + std::to_string(v) + ")");
+    throw UsageError(option + " must be at least " + std::to_string(min) + " (got " + std::to_string(v) +
+                     ")");
 }
 
 uint32_t trace_sequences(const traces::Trace& trace) {

@@ -22,6 +22,12 @@ namespace moesim::cli {
 
 std::vector<std::string> split_policy_list(const std::vector<std::string>& values);
 std::vector<std::string> split_budget_list(const std::vector<std::string>& values);
+// split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
+// policy or parameter: an Error before any trace is read).
+std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
+
+// printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
+std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // `option` names the flag in messages. Budgets must parse and be > 0.
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text);

@@ -43,7 +43,9 @@ std::string csv_num(const Json& v) {
   return buf;
 }
 
-std::string seconds_or_dash(const Json& v) { return v.is_null() ? "-" : format_seconds(v.get<double>()); }
+std::string seconds_or_dash(const Json& v) {
+  return v.is_null() ? "-" : format_seconds(v.get<double>());
+}
 
 void execute(const CompareArgs& a) {
   require_trace_input(a.trace);
@@ -51,15 +53,7 @@ void execute(const CompareArgs& a) {
   require_at_least("--io-depth", a.io_depth, 1);
   require_at_least("--threads", a.threads, 1);
   const CacheScope scope = parse_scope_option("--scope", a.scope);
-  std::vector<std::string> policies;
-  for (const auto& p : split_policy_list(a.policies)) {
-    if (p == "all") {
-      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
-    } else {
-      eviction_canonical_name(p);  // unknown policy or parameter: fail before loading the trace
-      policies.push_back(p);
-    }
-  }
+  std::vector<std::string> policies = resolve_policy_list(a.policies);
   if (policies.empty())
     for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
   std::vector<std::string> budgets = split_budget_list(a.budgets);
@@ -123,9 +117,8 @@ void execute(const CompareArgs& a) {
       std::snprintf(
           line, sizeof line, "%-10s %-24s %8.2f%% %8.2f%% %10s %10s %9.2f", cfg.budget.to_string().c_str(),
           r.eviction.c_str(), 100 * m["cache"]["hit_rate"].get<double>(),
-          100 * m["cache"]["decode_hit_rate"].get<double>(),
-          seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
-          m["decode_tokens_per_s"].get<double>());
+          100 * m["cache"]["decode_hit_rate"].get<double>(), seconds_or_dash(m["tpot"]["mean_s"]).c_str(),
+          seconds_or_dash(m["tpot"]["p90_s"]).c_str(), m["decode_tokens_per_s"].get<double>());
       lines.push_back(line);
       csv += b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
              csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
@@ -168,10 +161,10 @@ void execute(const CompareArgs& a) {
                 scope_name(scope), a.batch);
   text += buf;
   std::snprintf(buf, sizeof buf, "experts %s .. %s each, %s in all (%s); dense weights resident\n",
-              format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
-              format_bytes(costs.sizes["expert_bytes_max"].get<uint64_t>()).c_str(),
-              format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
-              costs.sizes["expert_bytes_source"].get<std::string>().c_str());
+                format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
+                format_bytes(costs.sizes["expert_bytes_max"].get<uint64_t>()).c_str(),
+                format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
+                costs.sizes["expert_bytes_source"].get<std::string>().c_str());
   text += buf;
   std::snprintf(buf, sizeof buf, "\n%-10s %-24s %9s %9s %10s %10s %9s\n", "budget", "eviction", "hit",
                 "hit(dec)", "TPOT", "TPOT p90", "tok/s");
@@ -184,16 +177,21 @@ void setup(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
   add_trace_input(app, a->trace);
   add_trace_format_options(app, a->load);
-  app.add_option("--model", a->load.model, "model preset: take sizes from it (default: the trace's own sizes)");
+  app.add_option("--model", a->load.model,
+                 "model preset: take sizes from it (default: the trace's own sizes)");
   app.add_option("--hw", a->hw, "hardware profile")->capture_default_str();
   app.add_option("--policy", a->policies,
                  "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
-                 "default: all");
+                 "default: all")
+      ->allow_extra_args(false);
   app.add_option("--budget", a->budgets,
                  "budgets: repeatable or comma-separated (bytes, or experts per layer); default "
-                 "1GiB,2GiB,4GiB,8GiB");
-  app.add_option("--policies", a->policies)->group("");  // deprecated spellings, still accepted
-  app.add_option("--budgets", a->budgets)->group("");
+                 "1GiB,2GiB,4GiB,8GiB")
+      ->allow_extra_args(false);
+  app.add_option("--policies", a->policies)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spellings, still accepted
+  app.add_option("--budgets", a->budgets)->group("")->allow_extra_args(false);
   app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();

@@ -48,8 +48,9 @@ struct Args {
 std::string table(const std::vector<sim::ReplayResult>& rs) {
   std::string s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "eviction", "scope",
-                "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap", "Mlook/s");
+  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "eviction",
+                "scope", "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap",
+                "Mlook/s");
   s += line;
   for (const auto& r : rs) {
     const auto& c = r.counters;
@@ -74,15 +75,7 @@ void run(const Args& a) {
   std::vector<CacheCapacity> caps;
   for (const auto& c : budgets) caps.push_back(parse_budget_option("--budget", c));
 
-  std::vector<std::string> policies;
-  for (const auto& p : split_policy_list(a.policies)) {
-    if (p == "all") {
-      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
-    } else {
-      eviction_canonical_name(p);  // unknown policy or parameter: fail before loading the trace
-      policies.push_back(p);
-    }
-  }
+  std::vector<std::string> policies = resolve_policy_list(a.policies);
   if (policies.empty())
     throw UsageError("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
   check_output_writable(a.out);
@@ -95,8 +88,10 @@ void run(const Args& a) {
   warn_trace_plausibility(a.trace, trace, a.batch);
   uint64_t all_experts_bytes = 0;
   for (uint32_t l = 0; l < info.layers && !info.expert_bytes.empty(); ++l)
-    all_experts_bytes += uint64_t{info.experts} * info.expert_bytes[std::min<size_t>(l, info.expert_bytes.size() - 1)];
-  for (const auto& c : caps) check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
+    all_experts_bytes +=
+        uint64_t{info.experts} * info.expert_bytes[std::min<size_t>(l, info.expert_bytes.size() - 1)];
+  for (const auto& c : caps)
+    check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
 
   std::vector<sim::ReplayConfig> configs;
   for (const auto& p : policies)
@@ -116,10 +111,9 @@ void run(const Args& a) {
 
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},       {"format", a.load.format},   {"fields", a.load.fields},
-                   {"model", a.load.model},       {"policies", policies}, {"scope", scope_name(scope)},
-                   {"budgets", budgets},     {"batch", a.batch},
-                   {"threads", a.threads}};
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"scope", scope_name(scope)},
+                   {"budgets", budgets},    {"batch", a.batch},        {"threads", a.threads}};
     Json j;
     j["header"] = run_header("replay", config);
     j["warnings"] = warnings_json();
@@ -154,18 +148,25 @@ void run(const Args& a) {
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   add_trace_input(app, a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)");
-  app.add_option("--policy", a->policies,
-                 "Eviction policy 'name:key=value,...' or 'all' (see `moesim policies`); repeatable, or a list "
-                 "split on ';' (or ',' before a policy name)")
-      ->required();
+  app.add_option(
+         "--policy", a->policies,
+         "Eviction policy 'name:key=value,...' or 'all' (see `moesim policies`); repeatable, or a list "
+         "split on ';' (or ',' before a policy name)")
+      ->required()
+      ->allow_extra_args(false);
   app.add_option("--scope", a->scope, "Cache scope: global (one cache) or layer (one cache per layer)")
       ->capture_default_str();
-  app.add_option(
-      "--budget", a->budgets,
-      "Budget(s), repeatable or comma-separated (a sweep): N = N experts per layer (global scope: N x layers "
-      "experts), or a total size with a unit such as 3000MiB (per-layer scope: split equally over the layers)");
-  app.add_option("--capacity,--sweep", a->budgets)->group("");  // deprecated spellings of --budget
-  app.add_option("--model", a->load.model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
+  app.add_option("--budget", a->budgets,
+                 "Budget(s), repeatable or comma-separated (a sweep): N = N experts per layer (global scope: "
+                 "N x layers "
+                 "experts), or a total size with a unit such as 3000MiB (per-layer scope: split equally over "
+                 "the layers)")
+      ->allow_extra_args(false);
+  app.add_option("--capacity,--sweep", a->budgets)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spellings of --budget
+  app.add_option("--model", a->load.model,
+                 "Model preset or JSON: checks the trace; gives expert sizes it lacks");
   app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")
       ->capture_default_str();
   app.add_option("--threads", a->threads,

@@ -15,12 +15,12 @@
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "core/progress.h"
-#include "core/warnings.h"
 #include "core/metrics.h"
+#include "core/progress.h"
 #include "core/run_info.h"
 #include "core/timeline.h"
 #include "core/units.h"
+#include "core/warnings.h"
 #include "sim/offload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -31,26 +31,16 @@ namespace {
 struct RunArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
-                            scope = "global";
+                     scope = "global";
   std::vector<std::string> policies, budgets;
   std::string routing = "identity", scheduling = "fcfs", timeline, out = "-";
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false, force = false;
 };
 
-std::string sprintf_str(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string sprintf_str(const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
 std::string print_dist(const char* name, const Json& d) {
-  if (d["count"].get<uint64_t>() == 0) return sprintf_str("  %-22s %10s\n", name, "-");
-  return sprintf_str(
+  if (d["count"].get<uint64_t>() == 0) return strprintf("  %-22s %10s\n", name, "-");
+  return strprintf(
       "  %-22s %10s %10s %10s %10s %10s %8llu\n", name, format_seconds(d["mean_s"].get<double>()).c_str(),
       format_seconds(d["p50_s"].get<double>()).c_str(), format_seconds(d["p90_s"].get<double>()).c_str(),
       format_seconds(d["p99_s"].get<double>()).c_str(), format_seconds(d["max_s"].get<double>()).c_str(),
@@ -58,51 +48,51 @@ std::string print_dist(const char* name, const Json& d) {
 }
 
 std::string print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
-                   const HardwareProfile& hw) {
+                          const HardwareProfile& hw) {
   std::string t;
-  t += sprintf_str("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
-  t += sprintf_str("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
-              info.layers, info.experts, info.top_k,
-              info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
+  t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
+  t += strprintf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
+                 info.layers, info.experts, info.top_k,
+                 info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
   const Json& sz = config["sizes"];
-  t += sprintf_str("experts: %s .. %s each, %s in all (%s)\n",
-              format_bytes(sz["expert_bytes_min"].get<uint64_t>()).c_str(),
-              format_bytes(sz["expert_bytes_max"].get<uint64_t>()).c_str(),
-              format_bytes(sz["all_experts_bytes"].get<uint64_t>()).c_str(),
-              sz["expert_bytes_source"].get<std::string>().c_str());
-  t += sprintf_str("dense:   %s per layer, resident (%s)\n",
-              format_bytes(sz["dense_bytes_layer0"].get<uint64_t>()).c_str(),
-              sz["dense_bytes_source"].get<std::string>().c_str());
-  t += sprintf_str("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
-              config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
-              config["scope"].get<std::string>().c_str(),
-              static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
-  t += sprintf_str("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
-              "count");
+  t += strprintf("experts: %s .. %s each, %s in all (%s)\n",
+                 format_bytes(sz["expert_bytes_min"].get<uint64_t>()).c_str(),
+                 format_bytes(sz["expert_bytes_max"].get<uint64_t>()).c_str(),
+                 format_bytes(sz["all_experts_bytes"].get<uint64_t>()).c_str(),
+                 sz["expert_bytes_source"].get<std::string>().c_str());
+  t += strprintf("dense:   %s per layer, resident (%s)\n",
+                 format_bytes(sz["dense_bytes_layer0"].get<uint64_t>()).c_str(),
+                 sz["dense_bytes_source"].get<std::string>().c_str());
+  t += strprintf("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
+                 config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
+                 config["scope"].get<std::string>().c_str(),
+                 static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
+  t += strprintf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
+                 "count");
   t += print_dist("TTFT", m["ttft"]);
   t += print_dist("TPOT", m["tpot"]);
   t += print_dist("end-to-end (group)", m["end_to_end"]);
   t += print_dist("layer makespan", m["layer_makespan"]);
   t += print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
   const Json& c = m["cache"];
-  t += sprintf_str("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
-              m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
-              format_seconds(m["makespan_s"].get<double>()).c_str(),
-              static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
-  t += sprintf_str("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
-              100 * c["hit_rate"].get<double>(),
-              static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
-              100 * c["decode_hit_rate"].get<double>(),
-              static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
+  t += strprintf("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
+                 m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
+                 format_seconds(m["makespan_s"].get<double>()).c_str(),
+                 static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
+  t += strprintf("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
+                 100 * c["hit_rate"].get<double>(),
+                 static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
+                 100 * c["decode_hit_rate"].get<double>(),
+                 static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
-    t += sprintf_str(
+    t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
         static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
-  t += sprintf_str("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
-  t += sprintf_str("utilization:");
+  t += strprintf("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
+  t += strprintf("utilization:");
   for (const auto& [name, u] : m["resources"].items())
-    t += sprintf_str(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
-  t += sprintf_str("\n");
+    t += strprintf(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
+  t += strprintf("\n");
   return t;
 }
 
@@ -111,8 +101,10 @@ void execute(RunArgs& a) {
   if (a.system != "offload") throw UsageError("--system: unknown system '" + a.system + "' (known: offload)");
   require_at_least("--batch", a.batch, 1);
   require_at_least("--io-depth", a.io_depth, 1);
-  if (a.workers > 4096) throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
-  const std::vector<std::string> policies = split_policy_list(a.policies);
+  if (a.workers > 4096)
+    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+  std::vector<std::string> policies = split_policy_list(a.policies);
+  if (policies.empty()) policies = {"lru"};
   const std::vector<std::string> budgets = split_budget_list(a.budgets);
   if (policies.size() != 1)
     throw UsageError("--policy: run simulates one policy (got " + std::to_string(policies.size()) +
@@ -176,7 +168,7 @@ void execute(RunArgs& a) {
   } else {
     text = print_summary(a, config, metrics, trace.info(), hw);
     if (!a.timeline.empty())
-      text += sprintf_str("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
+      text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
   }
   write_file_atomic(a.out, text);
 }
@@ -192,9 +184,12 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--policy", a->policies,
                  "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru")
-      ->default_val(std::vector<std::string>{"lru"});
-  app.add_option("--budget", a->budgets, "expert cache budget in bytes (8GiB) or experts per layer (32)");
-  app.add_option("--capacity", a->budgets)->group("");  // deprecated spelling of --budget
+      ->allow_extra_args(false);
+  app.add_option("--budget", a->budgets, "expert cache budget in bytes (8GiB) or experts per layer (32)")
+      ->allow_extra_args(false);
+  app.add_option("--capacity", a->budgets)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spelling of --budget
   app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together (>= 1)")->capture_default_str();
   app.add_option("--routing", a->routing, "routing-rewrite policy")->capture_default_str();
@@ -203,9 +198,11 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
       ->capture_default_str();
-  app.add_flag("--force", a->force, "simulate a budget above the hardware's memory (a warning, not an error)");
+  app.add_flag("--force", a->force,
+               "simulate a budget above the hardware's memory (a warning, not an error)");
   add_trace_format_options(app, a->load);
-  app.add_flag("--json", a->json, "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");
+  app.add_flag("--json", a->json,
+               "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
   app.callback([a] { execute(*a); });

@@ -28,16 +28,6 @@ struct Options {
   std::string out = "-";
 };
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
-
 void run(const Options& o) {
   require_trace_input(o.path);
   check_output_writable(o.out);
@@ -51,10 +41,13 @@ void run(const Options& o) {
   const uint64_t prefill = t.tokens(traces::Phase::kPrefill), decode = t.tokens(traces::Phase::kDecode);
   const size_t sequences = t.sequence_ids().size();
   const std::string source_format =
-      info.provenance.contains("format") && info.provenance["format"].is_string() ? info.provenance["format"].get<std::string>() : "";
+      info.provenance.contains("format") && info.provenance["format"].is_string()
+          ? info.provenance["format"].get<std::string>()
+          : "";
 
   if (o.json) {
-    Json config = {{"trace", o.path}, {"format", o.load.format}, {"fields", o.load.fields}, {"model", o.load.model}};
+    Json config = {
+        {"trace", o.path}, {"format", o.load.format}, {"fields", o.load.fields}, {"model", o.load.model}};
     Json j = Json::object();
     j["header"] = run_header("trace info", config);
     j["warnings"] = warnings_json();
@@ -79,31 +72,33 @@ void run(const Options& o) {
     return;
   }
   std::string text;
-  text += fmt("trace:            %s%s\n", o.path.c_str(), source_format.empty() ? "" : (" (from " + source_format + ")").c_str());
-  text += fmt("model:            %s%s\n", info.model.empty() ? "(unnamed)" : info.model.c_str(),
-              info.synthetic ? "  [SYNTHETIC]" : "");
-  text += fmt("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts, info.top_k);
-  text += fmt("sequences:        %zu\n", sequences);
-  text += fmt("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
-  text += fmt("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
-  text += fmt("records:          %zu (missing cells: %llu)\n", t.records(),
-              static_cast<unsigned long long>(info.missing_cells));
-  text += fmt("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(), ls.invocations(),
-              static_cast<unsigned long long>(ls.decode_lookups()));
+  text += strprintf("trace:            %s%s\n", o.path.c_str(),
+                    source_format.empty() ? "" : (" (from " + source_format + ")").c_str());
+  text += strprintf("model:            %s%s\n", info.model.empty() ? "(unnamed)" : info.model.c_str(),
+                    info.synthetic ? "  [SYNTHETIC]" : "");
+  text += strprintf("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts,
+                    info.top_k);
+  text += strprintf("sequences:        %zu\n", sequences);
+  text += strprintf("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
+  text += strprintf("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
+  text += strprintf("records:          %zu (missing cells: %llu)\n", t.records(),
+                    static_cast<unsigned long long>(info.missing_cells));
+  text += strprintf("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(),
+                    ls.invocations(), static_cast<unsigned long long>(ls.decode_lookups()));
   std::string opt;
   for (const auto& s : optional) opt += (opt.empty() ? "" : ", ") + s;
-  text += fmt("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
+  text += strprintf("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
   if (info.expert_bytes.empty()) {
-    text += fmt("expert bytes:     unknown (give --model)\n");
+    text += strprintf("expert bytes:     unknown (give --model)\n");
   } else {
     const auto [lo, hi] = std::minmax_element(info.expert_bytes.begin(), info.expert_bytes.end());
     const uint64_t total = std::accumulate(info.expert_bytes.begin(), info.expert_bytes.end(), uint64_t{0});
     if (*lo == *hi)
-      text += fmt("expert bytes:     %s per expert (all layers)\n", format_bytes(*lo).c_str());
+      text += strprintf("expert bytes:     %s per expert (all layers)\n", format_bytes(*lo).c_str());
     else
-      text += fmt("expert bytes:     %s .. %s per expert (mean %s)\n", format_bytes(*lo).c_str(),
-                  format_bytes(*hi).c_str(), format_bytes(total / info.expert_bytes.size()).c_str());
-    text += fmt("all experts:      %s\n", format_bytes(total * info.experts).c_str());
+      text += strprintf("expert bytes:     %s .. %s per expert (mean %s)\n", format_bytes(*lo).c_str(),
+                        format_bytes(*hi).c_str(), format_bytes(total / info.expert_bytes.size()).c_str());
+    text += strprintf("all experts:      %s\n", format_bytes(total * info.experts).c_str());
   }
   write_file_atomic(o.out, text);
 }
@@ -112,7 +107,8 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
   add_trace_input(app, o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)");
   app.add_flag("--json", o->json, "print JSON (starts with the run header) instead of text");
-  app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_option("--model", o->load.model,
+                 "model preset or JSON: layers/experts come from it; the trace must fit");
   add_trace_format_options(app, o->load);
   app.add_option("-o,--output", o->out, "output file ('-' = standard output)")->capture_default_str();
   app.callback([o] { run(*o); });

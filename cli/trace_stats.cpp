@@ -9,8 +9,8 @@
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
-#include "core/warnings.h"
 #include "core/run_info.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 #include "traces/trace_io.h"
 

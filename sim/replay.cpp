@@ -1,7 +1,5 @@
 #include "sim/replay.h"
 
-#include "core/parallel.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace moesim::sim {
 
@@ -105,12 +104,13 @@ Json to_json(const ReplayResult& r) {
   j["hits"] = c.hits;
   j["misses"] = c.lookups - c.hits;
   // Fractions, as in run and compare (docs/cli-json.md); null when there was nothing to look up.
-  j["hit_rate"] = c.lookups ? Json(static_cast<double>(c.hits) / static_cast<double>(c.lookups)) : Json(nullptr);
+  j["hit_rate"] =
+      c.lookups ? Json(static_cast<double>(c.hits) / static_cast<double>(c.lookups)) : Json(nullptr);
   j["decode_lookups"] = c.decode_lookups;
   j["decode_hits"] = c.decode_hits;
-  j["decode_hit_rate"] = c.decode_lookups ? Json(static_cast<double>(c.decode_hits) /
-                                                  static_cast<double>(c.decode_lookups))
-                                           : Json(nullptr);
+  j["decode_hit_rate"] =
+      c.decode_lookups ? Json(static_cast<double>(c.decode_hits) / static_cast<double>(c.decode_lookups))
+                       : Json(nullptr);
   if (r.expert_sizes_known)
     j["read_bytes"] = c.read_bytes;
   else

@@ -9,9 +9,8 @@
 // are identical for every thread count. Every configuration is validated before any thread starts.
 #pragma once
 
-#include <functional>
-
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
