@@ -123,7 +123,7 @@ void run(const Args& a) {
                   {"experts", info.experts},
                   {"top_k", info.top_k},
                   {"synthetic", info.synthetic},
-                  {"expert_bytes", info.expert_bytes},
+                  {"expert_bytes", info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes)},
                   {"invocations", stream.invocations()},
                   {"lookups", stream.lookups()},
                   {"decode_lookups", stream.decode_lookups()},

@@ -66,7 +66,7 @@ void run(const Options& o) {
     j["lookups"] = ls.lookups();
     j["decode_lookups"] = ls.decode_lookups();
     j["optional_columns"] = optional;
-    j["expert_bytes"] = info.expert_bytes;
+    j["expert_bytes"] = info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes);  // null: unknown
     j["provenance"] = info.provenance;
     write_file_atomic(o.out, j.dump(2) + "\n");
     return;
