@@ -55,6 +55,9 @@ TEST(Plausibility, OutOfRangeOptionsAreUsageErrors) {
   expect_usage_error("compare " + kQwen + " --scope everywhere", "--scope: unknown scope");
   expect_usage_error("trace stats " + kTiny + " --top-pairs 0", "--top-pairs must be at least 1");
   expect_usage_error("run --budget 2GiB", "a trace is required");
+  expect_usage_error("run " + kQwen + " --budget 1GiB,2GiB", "run simulates one budget");
+  expect_usage_error("run " + kQwen + " --budget 2GiB --policy lru --policy lfu", "run simulates one policy");
+  expect_usage_error("run " + kQwen, "--budget is required");
 }
 
 TEST(Plausibility, BudgetAboveDeviceMemoryIsAnErrorUnlessForced) {
