@@ -7,13 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/parallel.h"
+#include "core/progress.h"
 #include "core/run_info.h"
 #include "core/units.h"
+#include "core/warnings.h"
 #include "sim/offload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -23,37 +27,72 @@ namespace {
 
 struct CompareArgs {
   traces::LoadOptions load;  // --format, --fields, --model
-  std::string trace, hw = "jetson-agx-orin-64gb", policies, budgets = "1GiB,2GiB,4GiB,8GiB",
-                            scope = "global";
+  std::string trace, hw = "jetson-agx-orin-64gb", scope = "global";
+  std::vector<std::string> policies, budgets;
   uint32_t batch = 1, io_depth = 1;
-  bool json = false;
-  std::string csv;
+  unsigned threads = 1;
+  bool json = false, force = false;
+  std::string csv, out = "-";
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::string item;
-  // Policy specs contain commas inside their parameters ("random:seed=7"); ';' separates specs then.
-  const char sep = s.find(';') != std::string::npos ? ';' : ',';
-  std::istringstream in(s);
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
+// A CSV number, empty when not measured (null in JSON).
+std::string csv_num(const Json& v) {
+  if (v.is_null()) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+  return buf;
+}
+
+std::string seconds_or_dash(const Json& v) {
+  return v.is_null() ? "-" : format_seconds(v.get<double>());
 }
 
 void execute(const CompareArgs& a) {
-  if (a.batch == 0) throw Error("--batch must be at least 1");
+  require_trace_input(a.trace);
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--io-depth", a.io_depth, 1);
+  require_at_least("--threads", a.threads, 1);
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  std::vector<std::string> policies = resolve_policy_list(a.policies);
+  if (policies.empty())
+    for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
+  std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (budgets.empty()) budgets = {"1GiB", "2GiB", "4GiB", "8GiB"};
+  std::vector<CacheCapacity> caps;
+  for (const auto& b : budgets) caps.push_back(parse_budget_option("--budget", b));
+  check_output_writable(a.out);
+  if (!a.csv.empty()) check_output_writable(a.csv);
+
   const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
   const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
-  std::vector<std::string> policies = split_list(a.policies);
-  if (policies.empty())
-    for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
-  const std::vector<std::string> budgets = split_list(a.budgets);
-  if (budgets.empty()) throw Error("--budgets: give at least one budget");
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  for (const auto& c : caps)
+    check_budget_plausibility("--budget", c, scope, trace.info(),
+                              costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+
+  // Cells in (budget, policy) order; each lands in its own slot, so --threads does not change the output.
+  const size_t cells = budgets.size() * policies.size();
+  std::vector<sim::OffloadResult> results(cells);
+  std::vector<Json> cell_metrics(cells);
+  {
+    Progress bar("compare", cells);
+    parallel_for(cells, a.threads, [&](size_t i) {
+      sim::OffloadConfig cfg;
+      cfg.eviction = policies[i % policies.size()];
+      cfg.scope = scope;
+      cfg.budget = caps[i / policies.size()];
+      cfg.sim.io_depth = a.io_depth;
+      results[i] = sim::run_offload(stream, trace.info(), costs, hw, cfg);
+      cell_metrics[i] = metrics_json(results[i].result);
+      results[i].result = {};  // the per-cell timing details are not needed any more
+      bar.add(1);
+    });
+    bar.finish();
+  }
 
   Json rows = Json::array();
   std::vector<std::string> lines;
@@ -61,15 +100,13 @@ void execute(const CompareArgs& a) {
       "budget,eviction,cache_capacity_experts,hit_rate,decode_hit_rate,tpot_mean_s,tpot_p50_s,tpot_p90_s,"
       "tpot_p99_s,"
       "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read\n";
-  for (const auto& b : budgets) {
-    for (const auto& p : policies) {
+  for (size_t i = 0; i < cells; ++i) {
+    {
+      const std::string& b = budgets[i / policies.size()];
       sim::OffloadConfig cfg;
-      cfg.eviction = p;
-      cfg.scope = parse_scope(a.scope);
-      cfg.budget = CacheCapacity::parse(b);
-      cfg.sim.io_depth = a.io_depth;
-      const sim::OffloadResult r = sim::run_offload(stream, trace.info(), costs, hw, cfg);
-      const Json m = metrics_json(r.result);
+      cfg.budget = caps[i / policies.size()];
+      const sim::OffloadResult& r = results[i];
+      const Json& m = cell_metrics[i];
       Json row;
       row["eviction"] = r.eviction;
       row["budget"] = cfg.budget.to_string();
@@ -80,20 +117,15 @@ void execute(const CompareArgs& a) {
       std::snprintf(
           line, sizeof line, "%-10s %-24s %8.2f%% %8.2f%% %10s %10s %9.2f", cfg.budget.to_string().c_str(),
           r.eviction.c_str(), 100 * m["cache"]["hit_rate"].get<double>(),
-          100 * m["cache"]["decode_hit_rate"].get<double>(),
-          format_seconds(m["tpot"]["mean_s"].get<double>()).c_str(),
-          format_seconds(m["tpot"]["p90_s"].get<double>()).c_str(), m["decode_tokens_per_s"].get<double>());
+          100 * m["cache"]["decode_hit_rate"].get<double>(), seconds_or_dash(m["tpot"]["mean_s"]).c_str(),
+          seconds_or_dash(m["tpot"]["p90_s"]).c_str(), m["decode_tokens_per_s"].get<double>());
       lines.push_back(line);
-      char row_csv[512];
-      std::snprintf(row_csv, sizeof row_csv,
-                    "%s,\"%s\",%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%llu\n", b.c_str(),
-                    r.eviction.c_str(), static_cast<unsigned long long>(r.cache_capacity_experts),
-                    m["cache"]["hit_rate"].get<double>(), m["cache"]["decode_hit_rate"].get<double>(),
-                    m["tpot"]["mean_s"].get<double>(), m["tpot"]["p50_s"].get<double>(),
-                    m["tpot"]["p90_s"].get<double>(), m["tpot"]["p99_s"].get<double>(),
-                    m["ttft"]["mean_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
-                    static_cast<unsigned long long>(m["ssd_bytes_read"].get<uint64_t>()));
-      csv += row_csv;
+      csv += b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
+             csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
+             csv_num(m["tpot"]["mean_s"]) + "," + csv_num(m["tpot"]["p50_s"]) + "," +
+             csv_num(m["tpot"]["p90_s"]) + "," + csv_num(m["tpot"]["p99_s"]) + "," +
+             csv_num(m["ttft"]["mean_s"]) + "," + csv_num(m["decode_tokens_per_s"]) + "," +
+             std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + "\n";
     }
   }
   const auto& info = trace.info();
@@ -106,43 +138,68 @@ void execute(const CompareArgs& a) {
     config["fields"] = a.load.fields;
     config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
     config["hardware"] = hw.name;
-    config["scope"] = a.scope;
+    config["scope"] = scope_name(scope);
     config["batch"] = a.batch;
     config["io_depth"] = a.io_depth;
+    config["threads"] = a.threads;
+    config["force"] = a.force;
+    config["policies"] = policies;
+    config["budgets"] = budgets;
     config["synthetic"] = info.synthetic;
     config["sizes"] = costs.sizes;
     Json out;
     out["header"] = run_header("compare", config);
+    out["warnings"] = warnings_json();
     out["rows"] = rows;
-    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    write_file_atomic(a.out, out.dump(2) + "\n");
     return;
   }
-  std::printf("Policy comparison: %s%s on %s (simulated), %s scope, batch %u\n", info.model.c_str(),
-              info.synthetic ? " (SYNTHETIC trace)" : "", hw.display_name.c_str(), a.scope.c_str(), a.batch);
-  std::printf("experts %s .. %s each, %s in all (%s); dense weights resident\n",
-              format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
-              format_bytes(costs.sizes["expert_bytes_max"].get<uint64_t>()).c_str(),
-              format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
-              costs.sizes["expert_bytes_source"].get<std::string>().c_str());
-  std::printf("\n%-10s %-24s %9s %9s %10s %10s %9s\n", "budget", "eviction", "hit", "hit(dec)", "TPOT",
-              "TPOT p90", "tok/s");
-  for (const auto& l : lines) std::printf("%s\n", l.c_str());
+  std::string text;
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "Policy comparison: %s%s on %s (simulated), %s scope, batch %u\n",
+                info.model.c_str(), info.synthetic ? " (SYNTHETIC trace)" : "", hw.display_name.c_str(),
+                scope_name(scope), a.batch);
+  text += buf;
+  std::snprintf(buf, sizeof buf, "experts %s .. %s each, %s in all (%s); dense weights resident\n",
+                format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
+                format_bytes(costs.sizes["expert_bytes_max"].get<uint64_t>()).c_str(),
+                format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
+                costs.sizes["expert_bytes_source"].get<std::string>().c_str());
+  text += buf;
+  std::snprintf(buf, sizeof buf, "\n%-10s %-24s %9s %9s %10s %10s %9s\n", "budget", "eviction", "hit",
+                "hit(dec)", "TPOT", "TPOT p90", "tok/s");
+  text += buf;
+  for (const auto& l : lines) text += l + "\n";
+  write_file_atomic(a.out, text);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
-  app.add_option("--trace", a->trace, "trace file")->required();
+  add_trace_input(app, a->trace);
   add_trace_format_options(app, a->load);
-  app.add_option("--model", a->load.model, "model preset: take sizes from it (default: the trace's own sizes)");
+  app.add_option("--model", a->load.model,
+                 "model preset: take sizes from it (default: the trace's own sizes)");
   app.add_option("--hw", a->hw, "hardware profile")->capture_default_str();
-  app.add_option("--policies", a->policies,
-                 "eviction policy specs, comma-separated (';' when specs have parameters); default: all");
-  app.add_option("--budgets", a->budgets, "budgets, comma-separated (bytes, or experts per layer)")
-      ->capture_default_str();
+  app.add_option("--policy", a->policies,
+                 "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
+                 "default: all")
+      ->allow_extra_args(false);
+  app.add_option("--budget", a->budgets,
+                 "budgets: repeatable or comma-separated (bytes, or experts per layer); default "
+                 "1GiB,2GiB,4GiB,8GiB")
+      ->allow_extra_args(false);
+  app.add_option("--policies", a->policies)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spellings, still accepted
+  app.add_option("--budgets", a->budgets)->group("")->allow_extra_args(false);
   app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
-  app.add_flag("--json", a->json, "print JSON (header + one row per cell)");
+  app.add_option("--threads", a->threads, "cells simulated in parallel; the output does not depend on it")
+      ->capture_default_str();
+  app.add_flag("--force", a->force, "simulate budgets above the hardware's memory (a warning, not an error)");
+  app.add_flag("--json", a->json, "print JSON (header, warnings, one row per cell; docs/cli-json.md)");
+  app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--csv", a->csv, "also write the table as CSV to this file (atomically)");
   app.callback([a] { execute(*a); });
 }

@@ -18,12 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/eviction.h"
+#include "core/progress.h"
 #include "core/run_info.h"
 #include "core/units.h"
+#include "core/warnings.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -34,29 +37,20 @@ struct Args {
   std::string trace;
   traces::LoadOptions load;  // --format, --fields, --model
   std::vector<std::string> policies;
-  std::string scope = "layer";
-  std::string capacity;
-  std::string sweep;
+  std::string scope = "global";
+  std::vector<std::string> budgets;  // --budget, and the deprecated --capacity/--sweep
   uint32_t batch = 1;
   unsigned threads = 1;
   bool json = false;
   std::string out = "-";
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) v.push_back(item);
-  return v;
-}
-
 std::string table(const std::vector<sim::ReplayResult>& rs) {
   std::string s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "policy", "scope",
-                "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap", "Mlook/s");
+  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "eviction",
+                "scope", "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap",
+                "Mlook/s");
   s += line;
   for (const auto& r : rs) {
     const auto& c = r.counters;
@@ -72,54 +66,64 @@ std::string table(const std::vector<sim::ReplayResult>& rs) {
 }
 
 void run(const Args& a) {
-  const CacheScope scope = parse_scope(a.scope);
-  if (!a.capacity.empty() && !a.sweep.empty()) throw Error("give --capacity or --sweep, not both");
-  if (a.capacity.empty() && a.sweep.empty())
-    throw Error("a capacity is required: --capacity C or --sweep C1,C2,...");
+  require_trace_input(a.trace);
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--threads", a.threads, 1);
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  const std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (budgets.empty()) throw UsageError("a budget is required: --budget C (a list or repeated for a sweep)");
   std::vector<CacheCapacity> caps;
-  for (const auto& c : a.capacity.empty() ? split_list(a.sweep) : std::vector<std::string>{a.capacity})
-    caps.push_back(CacheCapacity::parse(c));
-  if (caps.empty()) throw Error("--sweep: no capacity given");
+  for (const auto& c : budgets) caps.push_back(parse_budget_option("--budget", c));
 
-  std::vector<std::string> policies;
-  for (const auto& p : a.policies) {
-    if (p == "all") {
-      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
-    } else {
-      eviction_canonical_name(p);  // unknown policy or parameter: fail before loading the trace
-      policies.push_back(p);
-    }
-  }
+  std::vector<std::string> policies = resolve_policy_list(a.policies);
   if (policies.empty())
-    throw Error("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
+    throw UsageError("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
+  check_output_writable(a.out);
 
   const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const auto& info = trace.info();
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
   if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
   const sim::ReplayInput input(stream, info.top_k, info.expert_bytes);
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  uint64_t all_experts_bytes = 0;
+  for (uint32_t l = 0; l < info.layers && !info.expert_bytes.empty(); ++l)
+    all_experts_bytes +=
+        uint64_t{info.experts} * info.expert_bytes[std::min<size_t>(l, info.expert_bytes.size() - 1)];
+  for (const auto& c : caps)
+    check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
 
   std::vector<sim::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
   warn_if_unoptimized();
-  const std::vector<sim::ReplayResult> results = sim::replay_sweep(input, configs, a.threads);
+  Progress bar("replay", configs.size());
+  const std::vector<sim::ReplayResult> results =
+      sim::replay_sweep(input, configs, a.threads, [&bar] { bar.add(1); });
+  bar.finish();
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
+  if (over > 0)
+    warn("degenerate configuration: up to " + std::to_string(over) + " of " +
+         std::to_string(stream.invocations()) +
+         " invocations needed more experts than the capacity (typically prefill passes); their excess "
+         "experts passed through the cache (see over_capacity_invocations)");
 
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},       {"format", a.load.format},   {"fields", a.load.fields},
-                   {"model", a.load.model},       {"policies", policies}, {"scope", scope_name(scope)},
-                   {"capacity", a.capacity}, {"sweep", a.sweep},     {"batch", a.batch},
-                   {"threads", a.threads}};
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"scope", scope_name(scope)},
+                   {"budgets", budgets},    {"batch", a.batch},        {"threads", a.threads}};
     Json j;
     j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
     j["trace"] = {{"path", a.trace},
                   {"model", info.model},
                   {"layers", info.layers},
                   {"experts", info.experts},
                   {"top_k", info.top_k},
                   {"synthetic", info.synthetic},
-                  {"expert_bytes", info.expert_bytes},
+                  {"expert_bytes", info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes)},
                   {"invocations", stream.invocations()},
                   {"lookups", stream.lookups()},
                   {"decode_lookups", stream.decode_lookups()},
@@ -131,43 +135,42 @@ void run(const Args& a) {
     char head[512];
     std::snprintf(
         head, sizeof head,
-        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode)\n",
+        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode); "
+        "%s scope\n",
         a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
         info.top_k, stream.invocations(), stream.lookups(),
-        static_cast<unsigned long long>(stream.decode_lookups()));
+        static_cast<unsigned long long>(stream.decode_lookups()), scope_name(scope));
     text = head + table(results);
   }
   write_file_atomic(a.out, text);
-  std::fflush(stdout);
-  uint64_t over = 0;
-  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
-  if (over > 0)
-    std::fprintf(
-        stderr,
-        "moesim: warning: degenerate configuration: up to %llu of %zu invocations needed more experts than "
-        "the capacity (typically prefill passes); their excess experts passed through the cache (see "
-        "over_capacity_invocations)\n",
-        static_cast<unsigned long long>(over), stream.invocations());
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("--trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
-  app.add_option("--policy", a->policies,
-                 "Eviction policy 'name:key=value,...' (repeatable), or 'all' (see `moesim policies`)")
-      ->required();
-  app.add_option("--scope", a->scope, "Cache scope: layer (one cache per layer) or global")
-      ->capture_default_str();
+  add_trace_input(app, a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)");
   app.add_option(
-      "--capacity", a->capacity,
-      "Capacity: N = N experts per layer (global scope: N x layers experts), or a total size with a "
-      "unit such as 3000MiB (per-layer scope: split equally over the layers)");
-  app.add_option("--sweep", a->sweep, "Comma-separated capacities to sweep, instead of --capacity");
-  app.add_option("--model", a->load.model, "Model preset or JSON: checks the trace; gives expert sizes it lacks");
+         "--policy", a->policies,
+         "Eviction policy 'name:key=value,...' or 'all' (see `moesim policies`); repeatable, or a list "
+         "split on ';' (or ',' before a policy name)")
+      ->required()
+      ->allow_extra_args(false);
+  app.add_option("--scope", a->scope, "Cache scope: global (one cache) or layer (one cache per layer)")
+      ->capture_default_str();
+  app.add_option("--budget", a->budgets,
+                 "Budget(s), repeatable or comma-separated (a sweep): N = N experts per layer (global scope: "
+                 "N x layers "
+                 "experts), or a total size with a unit such as 3000MiB (per-layer scope: split equally over "
+                 "the layers)")
+      ->allow_extra_args(false);
+  app.add_option("--capacity,--sweep", a->budgets)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spellings of --budget
+  app.add_option("--model", a->load.model,
+                 "Model preset or JSON: checks the trace; gives expert sizes it lacks");
   app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")
       ->capture_default_str();
   app.add_option("--threads", a->threads,
-                 "Threads for the (policy, capacity) runs; results do not depend on it")
+                 "Threads for the (policy, budget) runs (>= 1); results do not depend on it")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   add_trace_format_options(app, a->load);

@@ -4,17 +4,23 @@
 // --system offload is the full-tensor offloading baseline (sim/offload.h: what is simulated, which sizes
 // are used, dense weights resident). The JSON output starts with run_header() as "header"; --timeline
 // writes the Chrome trace event format (core/timeline.h), atomically.
+#include <cstdarg>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/progress.h"
 #include "core/run_info.h"
 #include "core/timeline.h"
 #include "core/units.h"
+#include "core/warnings.h"
 #include "sim/offload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -25,136 +31,179 @@ namespace {
 struct RunArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
-                            scope = "global";
-  std::string routing = "identity", scheduling = "fcfs", timeline;
+                     scope = "global";
+  std::vector<std::string> policies, budgets;
+  std::string routing = "identity", scheduling = "fcfs", timeline, out = "-";
   uint32_t batch = 1, io_depth = 1, workers = 0;
-  bool json = false;
+  bool json = false, force = false;
 };
 
-void print_dist(const char* name, const Json& d) {
-  if (d["count"].get<uint64_t>() == 0) {
-    std::printf("  %-22s %10s\n", name, "-");
-    return;
-  }
-  std::printf(
+std::string print_dist(const char* name, const Json& d) {
+  if (d["count"].get<uint64_t>() == 0) return strprintf("  %-22s %10s\n", name, "-");
+  return strprintf(
       "  %-22s %10s %10s %10s %10s %10s %8llu\n", name, format_seconds(d["mean_s"].get<double>()).c_str(),
       format_seconds(d["p50_s"].get<double>()).c_str(), format_seconds(d["p90_s"].get<double>()).c_str(),
       format_seconds(d["p99_s"].get<double>()).c_str(), format_seconds(d["max_s"].get<double>()).c_str(),
       static_cast<unsigned long long>(d["count"].get<uint64_t>()));
 }
 
-void print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
-                   const HardwareProfile& hw) {
-  std::printf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
-  std::printf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
-              info.layers, info.experts, info.top_k,
-              info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
+std::string print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
+                          const HardwareProfile& hw) {
+  std::string t;
+  t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
+  t += strprintf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
+                 info.layers, info.experts, info.top_k,
+                 info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
   const Json& sz = config["sizes"];
-  std::printf("experts: %s .. %s each, %s in all (%s)\n",
-              format_bytes(sz["expert_bytes_min"].get<uint64_t>()).c_str(),
-              format_bytes(sz["expert_bytes_max"].get<uint64_t>()).c_str(),
-              format_bytes(sz["all_experts_bytes"].get<uint64_t>()).c_str(),
-              sz["expert_bytes_source"].get<std::string>().c_str());
-  std::printf("dense:   %s per layer, resident (%s)\n",
-              format_bytes(sz["dense_bytes_layer0"].get<uint64_t>()).c_str(),
-              sz["dense_bytes_source"].get<std::string>().c_str());
-  std::printf("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
-              config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
-              config["scope"].get<std::string>().c_str(),
-              static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
-  std::printf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
-              "count");
-  print_dist("TTFT", m["ttft"]);
-  print_dist("TPOT", m["tpot"]);
-  print_dist("end-to-end (group)", m["end_to_end"]);
-  print_dist("layer makespan", m["layer_makespan"]);
-  print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
+  t += strprintf("experts: %s .. %s each, %s in all (%s)\n",
+                 format_bytes(sz["expert_bytes_min"].get<uint64_t>()).c_str(),
+                 format_bytes(sz["expert_bytes_max"].get<uint64_t>()).c_str(),
+                 format_bytes(sz["all_experts_bytes"].get<uint64_t>()).c_str(),
+                 sz["expert_bytes_source"].get<std::string>().c_str());
+  t += strprintf("dense:   %s per layer, resident (%s)\n",
+                 format_bytes(sz["dense_bytes_layer0"].get<uint64_t>()).c_str(),
+                 sz["dense_bytes_source"].get<std::string>().c_str());
+  t += strprintf("cache:   %s, budget %s, scope %s (%llu experts), batch %u\n",
+                 config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
+                 config["scope"].get<std::string>().c_str(),
+                 static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
+  t += strprintf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
+                 "count");
+  t += print_dist("TTFT", m["ttft"]);
+  t += print_dist("TPOT", m["tpot"]);
+  t += print_dist("end-to-end (group)", m["end_to_end"]);
+  t += print_dist("layer makespan", m["layer_makespan"]);
+  t += print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
   const Json& c = m["cache"];
-  std::printf("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
-              m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
-              format_seconds(m["makespan_s"].get<double>()).c_str(),
-              static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
-  std::printf("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
-              100 * c["hit_rate"].get<double>(),
-              static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
-              100 * c["decode_hit_rate"].get<double>(),
-              static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
+  t += strprintf("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
+                 m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
+                 format_seconds(m["makespan_s"].get<double>()).c_str(),
+                 static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
+  t += strprintf("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
+                 100 * c["hit_rate"].get<double>(),
+                 static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
+                 100 * c["decode_hit_rate"].get<double>(),
+                 static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
-    std::printf(
+    t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
         static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
-  std::printf("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
-  std::printf("utilization:");
+  t += strprintf("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
+  t += strprintf("utilization:");
   for (const auto& [name, u] : m["resources"].items())
-    std::printf(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
-  std::printf("\n");
+    t += strprintf(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
+  t += strprintf("\n");
+  return t;
 }
 
-void execute(const RunArgs& a) {
-  if (a.system != "offload") throw Error("--system: unknown system '" + a.system + "' (known: offload)");
-  if (a.batch == 0) throw Error("--batch must be at least 1");
+void execute(RunArgs& a) {
+  require_trace_input(a.trace);
+  if (a.system != "offload") throw UsageError("--system: unknown system '" + a.system + "' (known: offload)");
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--io-depth", a.io_depth, 1);
+  if (a.workers > 4096)
+    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+  std::vector<std::string> policies = split_policy_list(a.policies);
+  if (policies.empty()) policies = {"lru"};
+  const std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (policies.size() != 1)
+    throw UsageError("--policy: run simulates one policy (got " + std::to_string(policies.size()) +
+                     "); use `moesim compare` for several");
+  if (budgets.empty()) throw UsageError("--budget is required (bytes such as 8GiB, or experts per layer)");
+  if (budgets.size() != 1)
+    throw UsageError("--budget: run simulates one budget (got " + std::to_string(budgets.size()) +
+                     "); use `moesim compare` for several");
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  const CacheCapacity budget = parse_budget_option("--budget", budgets[0]);
+  eviction_canonical_name(policies[0]);  // unknown policy: fail before loading the trace
+  check_output_writable(a.out);
+  if (!a.timeline.empty()) check_output_writable(a.timeline);
+
   const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
   const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  check_budget_plausibility("--budget", budget, scope, trace.info(),
+                            costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
 
   sim::OffloadConfig cfg;
-  cfg.eviction = a.policy;
+  cfg.eviction = policies[0];
   cfg.routing = a.routing;
   cfg.scheduling = a.scheduling;
-  cfg.scope = parse_scope(a.scope);
-  cfg.budget = CacheCapacity::parse(a.budget);
+  cfg.scope = scope;
+  cfg.budget = budget;
   cfg.sim.io_depth = a.io_depth;
   cfg.sim.cpu_workers = a.workers;
   cfg.record_timeline = !a.timeline.empty();
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  std::optional<Progress> bar;
+  cfg.on_step = [&bar](uint64_t done, uint64_t total) {
+    if (!bar) bar.emplace("run", total);
+    bar->set(done);
+  };
   const sim::OffloadResult r = sim::run_offload(stream, trace.info(), costs, hw, cfg);
+  if (bar) bar->finish();
 
   Json config = sim::offload_config_json(cfg, r, costs, trace.info(), a.batch, hw);
   config["trace"] = a.trace;
   config["format"] = a.load.format;
   config["fields"] = a.load.fields;
   config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
+  config["force"] = a.force;
   Json metrics = metrics_json(r.result);
   metrics["synthetic"] = trace.info().synthetic;
   if (!a.timeline.empty()) write_chrome_trace(a.timeline, r.result.timeline);
   warn_if_unoptimized();
+  std::string text;
+  a.policy = policies[0];
+  a.budget = budgets[0];
   if (a.json) {
     Json out;
     out["header"] = run_header("run", config);
+    out["warnings"] = warnings_json();
     out["metrics"] = metrics;
-    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    text = out.dump(2) + "\n";
   } else {
-    print_summary(a, config, metrics, trace.info(), hw);
+    text = print_summary(a, config, metrics, trace.info(), hw);
     if (!a.timeline.empty())
-      std::printf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
+      text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
   }
+  write_file_atomic(a.out, text);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  app.add_option("--trace", a->trace, "trace file (.mtr, route_trace CSV, JSONL, CSV)")->required();
+  add_trace_input(app, a->trace);
   app.add_option("--model", a->load.model,
                  "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
                  "expert sizes, shape from the preset its model name starts with)");
   app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
   app.add_option("--system", a->system, "system to simulate: offload (full-tensor offloading)")
       ->capture_default_str();
-  app.add_option("--policy", a->policy, "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`)")
-      ->capture_default_str();
-  app.add_option("--budget", a->budget, "expert cache budget in bytes (8GiB) or experts per layer (32)")
-      ->required();
+  app.add_option("--policy", a->policies,
+                 "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru")
+      ->allow_extra_args(false);
+  app.add_option("--budget", a->budgets, "expert cache budget in bytes (8GiB) or experts per layer (32)")
+      ->allow_extra_args(false);
+  app.add_option("--capacity", a->budgets)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spelling of --budget
   app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
-  app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
+  app.add_option("--batch", a->batch, "sequences decoding together (>= 1)")->capture_default_str();
   app.add_option("--routing", a->routing, "routing-rewrite policy")->capture_default_str();
   app.add_option("--scheduling", a->scheduling, "scheduling policy")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding (1 = blocking reads)")
       ->capture_default_str();
   app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
       ->capture_default_str();
+  app.add_flag("--force", a->force,
+               "simulate a budget above the hardware's memory (a warning, not an error)");
   add_trace_format_options(app, a->load);
-  app.add_flag("--json", a->json, "print JSON (header + metrics) instead of a summary");
+  app.add_flag("--json", a->json,
+               "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");
+  app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
   app.callback([a] { execute(*a); });
 }

@@ -2,15 +2,19 @@
 // shape, sequences, prefill/decode tokens, lookups under the lookup semantics of traces/lookup_stream.h
 // (batch 1), missing cells, optional columns, expert sizes. Reads every importable format (load_trace).
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <memory>
 #include <numeric>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
+#include "core/atomic_file.h"
 #include "core/json_io.h"
 #include "core/run_info.h"
 #include "core/units.h"
+#include "core/warnings.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -21,10 +25,14 @@ struct Options {
   std::string path;
   bool json = false;
   traces::LoadOptions load;
+  std::string out = "-";
 };
 
 void run(const Options& o) {
+  require_trace_input(o.path);
+  check_output_writable(o.out);
   const traces::Trace t = traces::load_trace(o.path, o.load);
+  warn_trace_plausibility(o.path, t, 1);
   const traces::TraceInfo& info = t.info();
   const traces::LookupStream ls = traces::build_lookup_stream(t, 1);
   std::vector<std::string> optional;
@@ -33,12 +41,16 @@ void run(const Options& o) {
   const uint64_t prefill = t.tokens(traces::Phase::kPrefill), decode = t.tokens(traces::Phase::kDecode);
   const size_t sequences = t.sequence_ids().size();
   const std::string source_format =
-      info.provenance.contains("format") && info.provenance["format"].is_string() ? info.provenance["format"].get<std::string>() : "";
+      info.provenance.contains("format") && info.provenance["format"].is_string()
+          ? info.provenance["format"].get<std::string>()
+          : "";
 
   if (o.json) {
-    Json config = {{"trace", o.path}, {"format", o.load.format}, {"fields", o.load.fields}, {"model", o.load.model}};
+    Json config = {
+        {"trace", o.path}, {"format", o.load.format}, {"fields", o.load.fields}, {"model", o.load.model}};
     Json j = Json::object();
     j["header"] = run_header("trace info", config);
+    j["warnings"] = warnings_json();
     j["trace"] = o.path;
     j["model"] = info.model;
     j["synthetic"] = info.synthetic;
@@ -54,45 +66,51 @@ void run(const Options& o) {
     j["lookups"] = ls.lookups();
     j["decode_lookups"] = ls.decode_lookups();
     j["optional_columns"] = optional;
-    j["expert_bytes"] = info.expert_bytes;
+    j["expert_bytes"] = info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes);  // null: unknown
     j["provenance"] = info.provenance;
-    write_json_file("-", j);
+    write_file_atomic(o.out, j.dump(2) + "\n");
     return;
   }
-  std::printf("trace:            %s%s\n", o.path.c_str(), source_format.empty() ? "" : (" (from " + source_format + ")").c_str());
-  std::printf("model:            %s%s\n", info.model.empty() ? "(unnamed)" : info.model.c_str(),
-              info.synthetic ? "  [SYNTHETIC]" : "");
-  std::printf("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts, info.top_k);
-  std::printf("sequences:        %zu\n", sequences);
-  std::printf("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
-  std::printf("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
-  std::printf("records:          %zu (missing cells: %llu)\n", t.records(),
-              static_cast<unsigned long long>(info.missing_cells));
-  std::printf("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(), ls.invocations(),
-              static_cast<unsigned long long>(ls.decode_lookups()));
+  std::string text;
+  text += strprintf("trace:            %s%s\n", o.path.c_str(),
+                    source_format.empty() ? "" : (" (from " + source_format + ")").c_str());
+  text += strprintf("model:            %s%s\n", info.model.empty() ? "(unnamed)" : info.model.c_str(),
+                    info.synthetic ? "  [SYNTHETIC]" : "");
+  text += strprintf("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts,
+                    info.top_k);
+  text += strprintf("sequences:        %zu\n", sequences);
+  text += strprintf("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
+  text += strprintf("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
+  text += strprintf("records:          %zu (missing cells: %llu)\n", t.records(),
+                    static_cast<unsigned long long>(info.missing_cells));
+  text += strprintf("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(),
+                    ls.invocations(), static_cast<unsigned long long>(ls.decode_lookups()));
   std::string opt;
   for (const auto& s : optional) opt += (opt.empty() ? "" : ", ") + s;
-  std::printf("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
+  text += strprintf("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
   if (info.expert_bytes.empty()) {
-    std::printf("expert bytes:     unknown (give --model)\n");
+    text += strprintf("expert bytes:     unknown (give --model)\n");
   } else {
     const auto [lo, hi] = std::minmax_element(info.expert_bytes.begin(), info.expert_bytes.end());
     const uint64_t total = std::accumulate(info.expert_bytes.begin(), info.expert_bytes.end(), uint64_t{0});
     if (*lo == *hi)
-      std::printf("expert bytes:     %s per expert (all layers)\n", format_bytes(*lo).c_str());
+      text += strprintf("expert bytes:     %s per expert (all layers)\n", format_bytes(*lo).c_str());
     else
-      std::printf("expert bytes:     %s .. %s per expert (mean %s)\n", format_bytes(*lo).c_str(),
-                  format_bytes(*hi).c_str(), format_bytes(total / info.expert_bytes.size()).c_str());
-    std::printf("all experts:      %s\n", format_bytes(total * info.experts).c_str());
+      text += strprintf("expert bytes:     %s .. %s per expert (mean %s)\n", format_bytes(*lo).c_str(),
+                        format_bytes(*hi).c_str(), format_bytes(total / info.expert_bytes.size()).c_str());
+    text += strprintf("all experts:      %s\n", format_bytes(total * info.experts).c_str());
   }
+  write_file_atomic(o.out, text);
 }
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("trace", o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)")->required();
+  add_trace_input(app, o->path, "trace file (.mtr, route_trace CSV, JSONL or CSV)");
   app.add_flag("--json", o->json, "print JSON (starts with the run header) instead of text");
-  app.add_option("--model", o->load.model, "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_option("--model", o->load.model,
+                 "model preset or JSON: layers/experts come from it; the trace must fit");
   add_trace_format_options(app, o->load);
+  app.add_option("-o,--output", o->out, "output file ('-' = standard output)")->capture_default_str();
   app.callback([o] { run(*o); });
 }
 

@@ -5,10 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/run_info.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 #include "traces/trace_io.h"
 
@@ -24,7 +26,11 @@ struct Args {
 };
 
 void run(const Args& a) {
+  require_trace_input(a.trace);
+  require_at_least("--top-pairs", a.top_pairs, 1);
+  check_output_writable(a.out);
   const traces::Trace t = traces::load_trace(a.trace, a.load);
+  warn_trace_plausibility(a.trace, t, 1);
   traces::StatsOptions so;
   so.top_pairs = a.top_pairs;
   const traces::TraceStats s = traces::compute_stats(t, so);
@@ -35,7 +41,9 @@ void run(const Args& a) {
                          {"fields", a.load.fields},
                          {"model", a.load.model},
                          {"top_pairs", a.top_pairs}};
-    text = traces::stats_to_json(s, run_header("trace stats", config)).dump(2) + "\n";
+    Json j = traces::stats_to_json(s, run_header("trace stats", config));
+    j["warnings"] = warnings_json();
+    text = j.dump(2) + "\n";
   } else {
     text = traces::stats_to_text(s);
   }
@@ -44,7 +52,7 @@ void run(const Args& a) {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("trace", a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)")->required();
+  add_trace_input(app, a->trace, "Trace file (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)");
   app.add_flag("--json", a->json, "Write JSON (docs/trace-stats.md) instead of the table");
   app.add_option("--top-pairs", a->top_pairs, "Co-activated pairs reported per layer")->capture_default_str();
   add_trace_format_options(app, a->load);

@@ -31,6 +31,10 @@ Distribution summarize(std::vector<double> v) {
 Json to_json(const Distribution& d) {
   Json j;
   j["count"] = d.count;
+  if (d.count == 0) {  // not measured (e.g. TTFT without prefill): null, never a fake 0
+    for (const char* k : {"mean_s", "p50_s", "p90_s", "p99_s", "max_s"}) j[k] = nullptr;
+    return j;
+  }
   j["mean_s"] = d.mean;
   j["p50_s"] = d.p50;
   j["p90_s"] = d.p90;

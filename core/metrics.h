@@ -28,7 +28,7 @@ struct Distribution {
 
 Distribution summarize(std::vector<double> values);  // all zero when empty
 double percentile_nearest_rank(const std::vector<double>& sorted, double p);
-Json to_json(const Distribution& d);  // seconds
+Json to_json(const Distribution& d);  // seconds; the statistics are null when count is 0
 
 Json metrics_json(const PipelineResult& r);
 

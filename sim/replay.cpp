@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace moesim::sim {
 
@@ -69,7 +70,7 @@ ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) {
 }
 
 std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
-                                       unsigned threads) {
+                                       unsigned threads, const std::function<void()>& on_done) {
   // Validate everything first: a bad configuration fails the sweep before any work is done.
   std::vector<CacheConfig> cfgs;
   cfgs.reserve(configs.size());
@@ -78,34 +79,18 @@ std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<
     make_eviction_policy(rc.policy, cfgs.back());  // unknown policy/parameter, missing oracle data
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, configs.size()));
   std::vector<ReplayResult> out(configs.size());
-  if (threads <= 1) {
-    for (size_t i = 0; i < configs.size(); ++i) out[i] = run_one(in, configs[i], cfgs[i]);
-    return out;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        for (size_t i; (i = next.fetch_add(1)) < configs.size();) out[i] = run_one(in, configs[i], cfgs[i]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-        next = configs.size();
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  parallel_for(configs.size(), threads, [&](size_t i) {
+    out[i] = run_one(in, configs[i], cfgs[i]);
+    if (on_done) on_done();
+  });
   return out;
 }
 
 Json to_json(const ReplayResult& r) {
   const auto& c = r.counters;
   Json j;
-  j["policy"] = r.policy;
+  j["eviction"] = r.policy;
   j["scope"] = scope_name(r.scope);
   j["capacity"] = r.capacity.to_string();
   j["capacity_unit"] = r.capacity.unit == CacheCapacity::Unit::kExperts ? "experts_per_layer" : "bytes";
@@ -118,10 +103,14 @@ Json to_json(const ReplayResult& r) {
   j["lookups"] = c.lookups;
   j["hits"] = c.hits;
   j["misses"] = c.lookups - c.hits;
-  j["hit_pct"] = r.hit_pct;
+  // Fractions, as in run and compare (docs/cli-json.md); null when there was nothing to look up.
+  j["hit_rate"] =
+      c.lookups ? Json(static_cast<double>(c.hits) / static_cast<double>(c.lookups)) : Json(nullptr);
   j["decode_lookups"] = c.decode_lookups;
   j["decode_hits"] = c.decode_hits;
-  j["decode_hit_pct"] = r.decode_hit_pct;
+  j["decode_hit_rate"] =
+      c.decode_lookups ? Json(static_cast<double>(c.decode_hits) / static_cast<double>(c.decode_lookups))
+                       : Json(nullptr);
   if (r.expert_sizes_known)
     j["read_bytes"] = c.read_bytes;
   else
@@ -130,7 +119,7 @@ Json to_json(const ReplayResult& r) {
   j["invocations"] = c.invocations;
   j["over_capacity_invocations"] = c.over_capacity_invocations;
   j["max_over_capacity"] = c.max_over_capacity;
-  j["seconds"] = r.seconds;
+  j["replay_s"] = r.seconds;
   j["lookups_per_s"] = r.lookups_per_s;
   return j;
 }

@@ -3,12 +3,14 @@
 // devirtualized EvictionPolicy::replay (core/eviction.h), so the counts equal those of the timed
 // pipeline's ExpertCache on the same stream.
 //
-// Sweeps: replay_sweep runs independent (policy, capacity) configurations on up to `threads` std::threads.
+// Sweeps: replay_sweep runs independent (policy, capacity) configurations on up to `threads` std::threads
+// (core/parallel.h).
 // Runs share nothing mutable and randomized policies draw from their own seeded moesim::Rng, so results
 // are identical for every thread count. Every configuration is validated before any thread starts.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,9 +60,11 @@ class ReplayInput {
 };
 
 ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc);
-// Results in the order of `configs`; threads = 0 means std::thread::hardware_concurrency().
+// Results in the order of `configs`, whatever the thread count; threads = 0 means
+// std::thread::hardware_concurrency(). `on_done` (progress) is called once per finished configuration, from
+// the worker threads.
 std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
-                                       unsigned threads);
+                                       unsigned threads, const std::function<void()>& on_done = {});
 
 Json to_json(const ReplayResult& r);
 

@@ -44,7 +44,12 @@ TEST(ReplayCli, JsonSweepOfAllPolicies) {
     EXPECT_GT(r["hits"].get<uint64_t>(), 0u);
     EXPECT_FALSE(r["read_bytes"].is_null());
   }
-  EXPECT_EQ(j["results"][0]["policy"], "belady");
+  EXPECT_EQ(j["results"][0]["eviction"], "belady");
+  EXPECT_FALSE(j["results"][0].contains("policy"));
+  EXPECT_FALSE(j["results"][0].contains("hit_pct"));
+  EXPECT_GT(j["results"][0]["hit_rate"].get<double>(), 0.0);
+  EXPECT_LE(j["results"][0]["hit_rate"].get<double>(), 1.0);
+  ASSERT_TRUE(j.contains("warnings"));
   EXPECT_EQ(j["results"][0]["capacity_experts"], 16 * 48);
 }
 
@@ -53,7 +58,7 @@ TEST(ReplayCli, ThreadCountDoesNotChangeResults) {
     const Json j = parse_json_text(text.substr(text.find('{')), "replay output");
     std::string s;
     for (const auto& r : j["results"])
-      s += r["policy"].get<std::string>() + "=" + std::to_string(r["hits"].get<uint64_t>()) + ";";
+      s += r["eviction"].get<std::string>() + "=" + std::to_string(r["hits"].get<uint64_t>()) + ";";
     return s;
   };
   const std::string args = "replay --trace " + kQwen +
@@ -66,8 +71,9 @@ TEST(ReplayCli, ThreadCountDoesNotChangeResults) {
 }
 
 TEST(ReplayCli, TableNamesTheTraceAndWarnsAboutDegenerateInvocations) {
-  const Out o = cli("replay --trace " + kQwen + " --policy lru --capacity 32");
+  const Out o = cli("replay --trace " + kQwen + " --policy lru --capacity 32 --scope layer");
   ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("layer scope"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("48 layers x 128 experts"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("degenerate"), std::string::npos) << o.text;  // prefill passes exceed 32 experts
   EXPECT_NE(o.text.find("lru"), std::string::npos);
@@ -77,15 +83,14 @@ TEST(ReplayCli, BadInputGivesClearErrors) {
   struct Case {
     std::string args, expect;
   } cases[] = {
-      {"--policy lru --capacity 0", "at least one expert"},
-      {"--policy lru --capacity 4", "top-k"},
-      {"--policy lru --capacity 1KiB", "less than one expert"},
+      {"--policy lru --capacity 0", "--budget: budget '0' must be greater than 0"},
+      {"--policy lru --capacity 4 --scope layer", "top-k"},
+      {"--policy lru --capacity 1KiB --scope layer", "less than one expert"},
       {"--policy lru --capacity 1KiB --scope global", "smaller than one expert"},
       {"--policy lruu --capacity 32", "known: belady"},
       {"--policy random:sed=2 --capacity 32", "known: seed"},
       {"--policy lru --capacity 32 --scope everywhere", "known: global, layer"},
-      {"--policy lru --capacity 32 --sweep 8,16", "not both"},
-      {"--policy lru", "capacity is required"},
+      {"--policy lru", "a budget is required"},
       {"--policy lru --capacity 32 --model mixtral-8x7b", "the model has"},
   };
   for (const auto& c : cases) {

@@ -85,8 +85,11 @@ TEST(Replay, ResultNamesPolicyWithAllParameters) {
   EXPECT_EQ(r.capacity_experts, 16u * 36);
   EXPECT_GT(r.lookups_per_s, 0);
   const Json j = sim::to_json(r);
-  EXPECT_EQ(j["policy"], "marking:seed=1");
+  EXPECT_EQ(j["eviction"], "marking:seed=1");
+  EXPECT_FALSE(j.contains("policy"));
   EXPECT_EQ(j["scope"], "global");
+  EXPECT_DOUBLE_EQ(j["hit_rate"].get<double>(),
+                   static_cast<double>(r.counters.hits) / static_cast<double>(r.counters.lookups));
   EXPECT_EQ(j["lookups"], r.counters.lookups);
 }
 

@@ -1,0 +1,50 @@
+// Option parsing and plausibility checks shared by replay, run and compare (one CLI vocabulary, issue 8).
+//
+// Lists: `--policy` and `--budget` accept lists and repetition, both together. Budgets split on ','.
+// Policy specs carry commas inside their parameters ("random:seed=7,warm=2"), so a policy list splits on
+// ';' always, and on ',' only where the text after the comma starts with a registered policy name
+// followed by ':' ',' ';' or the end ("lru,lfu" is two specs; "random:seed=7,lfu" is two; "lfu:decay=0.5,
+// window=8" is one, since "window" is no policy).
+//
+// Every out-of-range value is a UsageError (exit 2) naming the option. Implausible but runnable
+// configurations are warnings (core/warnings.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/eviction.h"
+#include "core/hardware_profile.h"
+#include "traces/trace.h"
+
+namespace moesim::cli {
+
+std::vector<std::string> split_policy_list(const std::vector<std::string>& values);
+std::vector<std::string> split_budget_list(const std::vector<std::string>& values);
+// split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
+// policy or parameter: an Error before any trace is read).
+std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
+
+// printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
+std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// `option` names the flag in messages. Budgets must parse and be > 0.
+CacheCapacity parse_budget_option(const std::string& option, const std::string& text);
+CacheScope parse_scope_option(const std::string& option, const std::string& text);
+// Throws UsageError("OPTION must be at least MIN (got V)") when v < min.
+void require_at_least(const std::string& option, uint64_t v, uint64_t min);
+
+// Number of distinct sequences in the trace.
+uint32_t trace_sequences(const traces::Trace& trace);
+
+// Trace-level plausibility: over 5% of the cells missing; batch larger than the trace's sequences.
+void warn_trace_plausibility(const std::string& path, const traces::Trace& trace, uint32_t batch);
+
+// Budget plausibility. `all_experts_bytes` is 0 when expert sizes are unknown; `hw` may be null (replay has
+// no hardware). A budget above the hardware's memory is a UsageError unless `force` (then a warning).
+void check_budget_plausibility(const std::string& option, const CacheCapacity& budget, CacheScope scope,
+                               const traces::TraceInfo& info, uint64_t all_experts_bytes,
+                               const HardwareProfile* hw, bool force);
+
+}  // namespace moesim::cli
