@@ -166,4 +166,11 @@ void check_budget_plausibility(const std::string& option, const CacheCapacity& b
   }
 }
 
+std::string num_or_dash(const Json& v, const char* fmt, double scale) {
+  if (v.is_null()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, scale * v.get<double>());
+  return buf;
+}
+
 }  // namespace moesim::cli

@@ -28,6 +28,8 @@ std::vector<std::string> resolve_policy_list(const std::vector<std::string>& val
 
 // printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).
+std::string num_or_dash(const Json& v, const char* fmt, double scale = 1.0);
 
 // `option` names the flag in messages. Budgets must parse and be > 0.
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text);

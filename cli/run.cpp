@@ -1,6 +1,6 @@
 // `moesim run`: one simulated serving run of a trace (ARCHITECTURE.md §1, §5, §7).
 //   moesim run --trace T [--model M] --hw H --system offload --policy P --budget 8GiB
-//              [--scope global|layer] [--batch B] [--json] [--timeline out.json]
+//              [--scope global|layer] [--batch B] [--json] [--timeline out.json [--timeline-steps A:B]]
 // --system offload is the full-tensor offloading baseline (sim/offload.h: what is simulated, which sizes
 // are used, dense weights resident). The JSON output starts with run_header() as "header"; --timeline
 // writes the Chrome trace event format (core/timeline.h), atomically.
@@ -22,6 +22,7 @@
 #include "core/units.h"
 #include "core/warnings.h"
 #include "sim/offload.h"
+#include "sim/workload_adapter.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -33,7 +34,8 @@ struct RunArgs {
   std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
                      scope = "global";
   std::vector<std::string> policies, budgets;
-  std::string routing = "identity", scheduling = "fcfs", timeline, out = "-";
+  std::string routing = "identity", scheduling = "fcfs", timeline, timeline_steps, out = "-";
+  bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false, force = false;
 };
@@ -75,14 +77,14 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
   t += print_dist("layer makespan", m["layer_makespan"]);
   t += print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
   const Json& c = m["cache"];
-  t += strprintf("\nthroughput:  %.2f tokens/s overall, %.2f tokens/s decode; makespan %s for %llu tokens\n",
-                 m["tokens_per_s"].get<double>(), m["decode_tokens_per_s"].get<double>(),
+  t += strprintf("\nthroughput:  %s tokens/s overall, %s tokens/s decode; makespan %s for %llu tokens\n",
+                 num_or_dash(m["tokens_per_s"], "%.2f").c_str(), num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
                  format_seconds(m["makespan_s"].get<double>()).c_str(),
                  static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
-  t += strprintf("hit rate:    %.2f%% cumulative (%llu lookups), %.2f%% decode-only (%llu lookups)\n",
-                 100 * c["hit_rate"].get<double>(),
+  t += strprintf("hit rate:    %s%% cumulative (%llu lookups), %s%% decode-only (%llu lookups)\n",
+                 num_or_dash(c["hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
-                 100 * c["decode_hit_rate"].get<double>(),
+                 num_or_dash(c["decode_hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()));
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
     t += strprintf(
@@ -118,6 +120,11 @@ void execute(RunArgs& a) {
   eviction_canonical_name(policies[0]);  // unknown policy: fail before loading the trace
   check_output_writable(a.out);
   if (!a.timeline.empty()) check_output_writable(a.timeline);
+  TimelineWindow window;
+  if (a.timeline_steps_given) {
+    if (a.timeline.empty()) throw UsageError("--timeline-steps needs --timeline FILE");
+    window = parse_timeline_steps(a.timeline_steps);
+  }
 
   const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const HardwareProfile hw = load_hardware(a.hw);
@@ -138,6 +145,15 @@ void execute(RunArgs& a) {
   cfg.sim.cpu_workers = a.workers;
   cfg.record_timeline = !a.timeline.empty();
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  // The size guard warns before the simulation, from the workload, so a user can cut the window first.
+  bool timeline_warned = false;
+  if (!a.timeline.empty()) {
+    check_timeline_window(window, stream.steps());
+    cfg.timeline_first_step = window.first;
+    cfg.timeline_last_step = window.last;
+    timeline_warned =
+        warn_if_timeline_large(a.timeline, estimate_timeline_size(sim::workload_view(stream), costs.costs, window));
+  }
   std::optional<Progress> bar;
   cfg.on_step = [&bar](uint64_t done, uint64_t total) {
     if (!bar) bar.emplace("run", total);
@@ -154,7 +170,11 @@ void execute(RunArgs& a) {
   config["force"] = a.force;
   Json metrics = metrics_json(r.result);
   metrics["synthetic"] = trace.info().synthetic;
-  if (!a.timeline.empty()) write_chrome_trace(a.timeline, r.result.timeline);
+  if (!a.timeline.empty()) {
+    TimelineWriteOptions topt;
+    if (timeline_warned) topt.warn_above_bytes = 0;  // said once already
+    write_chrome_trace(a.timeline, r.result, costs.costs, topt);
+  }
   warn_if_unoptimized();
   std::string text;
   a.policy = policies[0];
@@ -205,6 +225,9 @@ void setup(CLI::App& app) {
                "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
+  app.add_option("--timeline-steps", a->timeline_steps,
+                 "record only workload steps A..B in --timeline (A:B, A:, :B; 0-based, inclusive)")
+      ->each([a](const std::string&) { a->timeline_steps_given = true; });
   app.callback([a] { execute(*a); });
 }
 

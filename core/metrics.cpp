@@ -44,9 +44,11 @@ Json to_json(const Distribution& d) {
 }
 
 namespace {
-double ratio(uint64_t a, uint64_t b) {
-  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+// null, not 0, when nothing was measured (no lookups, no decode time): docs/cli-json.md.
+Json ratio(uint64_t a, uint64_t b) {
+  return b ? Json(static_cast<double>(a) / static_cast<double>(b)) : Json(nullptr);
 }
+Json rate(double count, double seconds) { return seconds > 0 ? Json(count / seconds) : Json(nullptr); }
 }  // namespace
 
 Json metrics_json(const PipelineResult& r) {
@@ -89,8 +91,8 @@ Json metrics_json(const PipelineResult& r) {
   m["makespan_s"] = r.makespan;
   m["steps"] = r.steps.size();
   m["generated_tokens"] = generated;
-  m["tokens_per_s"] = r.makespan > 0 ? static_cast<double>(generated) / r.makespan : 0.0;
-  m["decode_tokens_per_s"] = decode_time > 0 ? static_cast<double>(decode_tokens) / decode_time : 0.0;
+  m["tokens_per_s"] = rate(static_cast<double>(generated), r.makespan);
+  m["decode_tokens_per_s"] = rate(static_cast<double>(decode_tokens), decode_time);
   m["ttft"] = to_json(summarize(ttft));
   m["tpot"] = to_json(summarize(tpot));
   m["end_to_end"] = to_json(summarize(e2e));

@@ -479,10 +479,4 @@ void write_chrome_trace(const std::string& path, const PipelineResult& r, const 
   f.commit();
 }
 
-void write_chrome_trace(const std::string& path, const std::vector<TimelineEvent>& events) {
-  PipelineResult r;
-  r.timeline = events;
-  write_chrome_trace(path, r, ModelCosts{});
-}
-
 }  // namespace moesim

@@ -87,7 +87,4 @@ void write_chrome_trace(const std::string& path, const PipelineResult& r, const 
 void write_chrome_trace(const std::function<void(std::string_view)>& sink, const PipelineResult& r,
                         const ModelCosts& costs, const TimelineWriteOptions& opt = {});
 
-// Transitional: op slices only, tensors named "tensor<t>" (until cli/run.cpp passes the result).
-void write_chrome_trace(const std::string& path, const std::vector<TimelineEvent>& events);
-
 }  // namespace moesim

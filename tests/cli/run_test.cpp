@@ -1,8 +1,11 @@
 // `moesim run` and `moesim compare` end to end on the bundled real trace (MOESIM_CLI_PATH).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "core/json_io.h"
@@ -70,6 +73,39 @@ TEST(RunCli, SummaryAndTimeline) {
       EXPECT_TRUE(e.contains("ts") && e.contains("tid") && e.contains("pid") && e.contains("name"));
     }
   EXPECT_GT(x, 1000u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunCli, TimelineStepsKeepsOnlyTheWindowWithNamedTracks) {
+  const auto dir = std::filesystem::temp_directory_path() / ("moesim_run_tw_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string tl = (dir / "tl.json").string();
+  Result r = sh("run --trace " + kTrace + " --budget 2GiB --timeline " + tl + " --timeline-steps 3:5");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const moesim::Json t = moesim::load_json_file(tl);
+  std::set<uint64_t> steps;
+  std::set<std::string> processes;
+  size_t counters = 0;
+  for (const auto& e : t) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "C") ++counters;
+    if (e["ph"] == "X" && e.contains("args") && e["args"].contains("step"))
+      steps.insert(e["args"]["step"].get<uint64_t>());
+  }
+  EXPECT_EQ(steps, (std::set<uint64_t>{3, 4, 5}));
+  EXPECT_TRUE(processes.count("SSD") && processes.count("GPU") && processes.count("steps")) << t.dump();
+  EXPECT_GT(counters, 0u);
+  // Bad windows are usage errors, before any simulation and without a file.
+  const std::string tl2 = (dir / "tl2.json").string();
+  for (const std::string w : {"5:3", "999:", "x", ""}) {
+    r = sh("run --trace " + kTrace + " --budget 2GiB --timeline " + tl2 + " --timeline-steps '" + w + "'");
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << w << ": " << r.out;
+    EXPECT_NE(r.out.find("moesim: error: --timeline-steps"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(tl2));
+  }
+  r = sh("run --trace " + kTrace + " --budget 2GiB --timeline-steps 1:2");
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.out;
+  EXPECT_NE(r.out.find("--timeline-steps needs --timeline"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }
 

@@ -53,3 +53,27 @@ TEST(Metrics, StepsGroupsAndUtilization) {
 
 }  // namespace
 }  // namespace moesim
+
+namespace moesim {
+namespace {
+
+TEST(Metrics, WhatWasNotMeasuredIsNull) {
+  // A prefill-only run: no decode step, no decode lookup. TTFT is measured; TPOT, decode tokens/s and the
+  // decode hit rate are null (docs/cli-json.md), not 0, which would read as a measured zero.
+  PipelineResult r;
+  r.steps = {StepTiming{0, 4, 0.0, 2.0}};
+  r.makespan = 2.0;
+  r.cache.lookups = 8;
+  r.cache.hits = 2;
+  const Json m = metrics_json(r);
+  EXPECT_EQ(m["ttft"]["count"], 1);
+  EXPECT_EQ(m["tpot"]["count"], 0);
+  EXPECT_TRUE(m["tpot"]["mean_s"].is_null());
+  EXPECT_TRUE(m["decode_tokens_per_s"].is_null());
+  EXPECT_TRUE(m["cache"]["decode_hit_rate"].is_null());
+  EXPECT_DOUBLE_EQ(m["cache"]["hit_rate"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(m["tokens_per_s"].get<double>(), 0.5);
+}
+
+}  // namespace
+}  // namespace moesim
