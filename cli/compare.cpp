@@ -114,12 +114,12 @@ void execute(const CompareArgs& a) {
       row["metrics"] = m;
       rows.push_back(row);
       char line[256];
-      std::snprintf(
-          line, sizeof line, "%-10s %-24s %8s%% %8s%% %10s %10s %9s", cfg.budget.to_string().c_str(),
-          r.eviction.c_str(), num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
-          num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
-          seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
-          num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str());
+      std::snprintf(line, sizeof line, "%-10s %-24s %8s%% %8s%% %10s %10s %9s",
+                    cfg.budget.to_string().c_str(), r.eviction.c_str(),
+                    num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
+                    num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
+                    seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
+                    num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str());
       lines.push_back(line);
       csv += b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
              csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +

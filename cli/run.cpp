@@ -78,7 +78,8 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
   t += print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
   const Json& c = m["cache"];
   t += strprintf("\nthroughput:  %s tokens/s overall, %s tokens/s decode; makespan %s for %llu tokens\n",
-                 num_or_dash(m["tokens_per_s"], "%.2f").c_str(), num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
+                 num_or_dash(m["tokens_per_s"], "%.2f").c_str(),
+                 num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
                  format_seconds(m["makespan_s"].get<double>()).c_str(),
                  static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
   t += strprintf("hit rate:    %s%% cumulative (%llu lookups), %s%% decode-only (%llu lookups)\n",
@@ -151,8 +152,8 @@ void execute(RunArgs& a) {
     check_timeline_window(window, stream.steps());
     cfg.timeline_first_step = window.first;
     cfg.timeline_last_step = window.last;
-    timeline_warned =
-        warn_if_timeline_large(a.timeline, estimate_timeline_size(sim::workload_view(stream), costs.costs, window));
+    timeline_warned = warn_if_timeline_large(
+        a.timeline, estimate_timeline_size(sim::workload_view(stream), costs.costs, window));
   }
   std::optional<Progress> bar;
   cfg.on_step = [&bar](uint64_t done, uint64_t total) {

@@ -48,7 +48,9 @@ namespace {
 Json ratio(uint64_t a, uint64_t b) {
   return b ? Json(static_cast<double>(a) / static_cast<double>(b)) : Json(nullptr);
 }
-Json rate(double count, double seconds) { return seconds > 0 ? Json(count / seconds) : Json(nullptr); }
+Json rate(double count, double seconds) {
+  return seconds > 0 ? Json(count / seconds) : Json(nullptr);
+}
 }  // namespace
 
 Json metrics_json(const PipelineResult& r) {

@@ -132,9 +132,14 @@ Json offload_config_json(const OffloadConfig& cfg, const OffloadResult& r, const
   j["routing"] = r.routing;
   j["scheduling"] = r.scheduling;
   j["budget"] = cfg.budget.to_string();
-  j["budget_bytes"] = cfg.budget.value;
+  // A budget is either bytes or experts per layer; the other key is null (never the number in the wrong
+  // unit).
+  const bool in_bytes = cfg.budget.unit == CacheCapacity::Unit::kBytes;
+  j["budget_bytes"] = in_bytes ? Json(cfg.budget.value) : Json(nullptr);
+  j["budget_experts_per_layer"] = in_bytes ? Json(nullptr) : Json(cfg.budget.value);
   j["scope"] = scope_name(cfg.scope);
   j["cache_capacity_experts"] = r.cache_capacity_experts;
+  j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
   j["batch"] = batch;
   j["hardware"] = hw.name;
   j["hardware_origin"] = hw.origin;

@@ -30,18 +30,36 @@ inline std::string read_text(const std::string& path) {
   return s.str();
 }
 
-// Runs `moesim ARGS` with stderr captured to a temporary file.
-inline CliResult moesim_cli(const std::string& args) {
-  static int n = 0;
-  const std::string err = temp_path("stderr" + std::to_string(n++));
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>" + err;
-  FILE* p = popen(cmd.c_str(), "r");
-  CliResult r;
+// Runs `sh -c COMMAND`: its exit code (-1 when a signal ended it) and what it wrote to stdout.
+struct ShellResult {
+  int status = -1;
+  std::string out;
+};
+inline ShellResult run_shell(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  ShellResult r;
+  if (!p) return r;
   char buf[4096];
   size_t k;
   while ((k = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, k);
   const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `moesim ARGS` with stdout and stderr together in `out`.
+inline ShellResult moesim_combined(const std::string& args) {
+  return run_shell(std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1");
+}
+
+// Runs `moesim ARGS` with stderr captured to a temporary file, apart from stdout.
+inline CliResult moesim_cli(const std::string& args) {
+  static int n = 0;
+  const std::string err = temp_path("stderr" + std::to_string(n++));
+  const ShellResult sh = run_shell(std::string(MOESIM_CLI_PATH) + " " + args + " 2>" + err);
+  CliResult r;
+  r.code = sh.status;
+  r.out = sh.out;
   r.err = read_text(err);
   std::filesystem::remove(err);
   return r;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace {
 
@@ -20,20 +21,10 @@ using moesim::Json;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out;  // stdout and stderr together
-};
+using Result = moesim::test::ShellResult;  // status: exit code; out: stdout and stderr together
 
 Result sh(const std::string& args) {
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return moesim::test::moesim_combined(args);
 }
 
 const std::string kFixtures = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";

@@ -17,6 +17,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_io.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace {
 
@@ -28,22 +29,12 @@ const std::string kCli = MOESIM_CLI_PATH;
 const std::string kTrace = std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv";
 const std::string kReplay = "replay --trace " + kTrace + " --policy lru --capacity 2";
 
-struct Result {
-  int exit_code;  // -1 when killed by a signal
-  std::string out;
-};
+using Result = moesim::test::ShellResult;  // status: exit code (-1 when killed by a signal)
 
 // Runs `sh -c SCRIPT` where "$M" is the moesim binary; stdout and stderr together unless the script
 // redirects them itself.
 Result sh(const std::string& script) {
-  const std::string cmd = "M='" + kCli + "'; { " + script + "; } 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return moesim::test::run_shell("M='" + kCli + "'; { " + script + "; } 2>&1");
 }
 
 class TempDir {
@@ -72,11 +63,11 @@ class TempDir {
 TEST(OutputCli, FullStandardOutputFails) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full here";
   const Result r = sh("\"$M\" " + kReplay + " > /dev/full");
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: standard output: write failed: No space left on device"));
   // Commands that print with printf (not through an output file) are caught by main's final check.
   const Result p = sh("\"$M\" policies > /dev/full");
-  EXPECT_EQ(p.exit_code, 1) << p.out;
+  EXPECT_EQ(p.status, 1) << p.out;
   EXPECT_THAT(p.out, HasSubstr("moesim: error: standard output: write failed"));
 }
 
@@ -108,82 +99,82 @@ TEST(OutputCli, ClosedPipeWithSigpipeIgnoredFails) {
 
 TEST(OutputCli, ParseErrorsExitTwoWithPrefixAndHelpPointer) {
   Result r = sh("\"$M\" " + kReplay + " --no-such-option");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: "));
   EXPECT_THAT(r.out, HasSubstr("--no-such-option"));
   EXPECT_THAT(r.out, HasSubstr("run 'moesim replay --help' for the options"));
 
   // An unknown option is named even when required options are missing too.
   r = sh("\"$M\" replay --polcy lru");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: unknown argument: --polcy"));
 
   r = sh("\"$M\" replay --trace " + kTrace);  // --policy missing
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --policy is required"));
 
   r = sh("\"$M\" " + kReplay + " --batch lots");  // conversion
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: "));
 
   r = sh("\"$M\" pack --weights w.safetensors -o x.store --shards 0");  // out of range
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: --shards"));
   EXPECT_THAT(r.out, HasSubstr("run 'moesim pack --help'"));
 
   r = sh("\"$M\" trace");  // a group without its subcommand
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: A subcommand is required"));
   EXPECT_THAT(r.out, HasSubstr("run 'moesim trace --help'"));
 
   r = sh("\"$M\"");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: "));
 }
 
 TEST(OutputCli, UsageErrorsFromCommandsExitTwo) {
   const Result r = sh("\"$M\" weights synth --seed 1 -o /dev/null");  // neither --model nor --size
-  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: give exactly one of --model and --size"));
 }
 
 TEST(OutputCli, HelpAndVersionExitZero) {
   Result r = sh("\"$M\" --help");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
   // Each group line carries a description after its name.
   for (const char* group : {"trace", "store", "weights"})
     EXPECT_THAT(r.out, ::testing::ContainsRegex(std::string("\n  ") + group + " +[A-Z][a-z]+")) << group;
   EXPECT_THAT(r.out, HasSubstr("-q,--quiet"));
   r = sh("\"$M\" trace --help");
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.status, 0);
   EXPECT_THAT(r.out, HasSubstr("Routing traces"));
   r = sh("\"$M\" --version");
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.status, 0);
   EXPECT_THAT(r.out, ::testing::StartsWith("moesim "));
 }
 
 TEST(OutputCli, QuietBeforeOrAfterTheSubcommand) {
-  EXPECT_EQ(sh("\"$M\" -q " + kReplay).exit_code, 0);
-  EXPECT_EQ(sh("\"$M\" " + kReplay + " --quiet").exit_code, 0);
-  EXPECT_EQ(sh("\"$M\" trace info " + kTrace + " -q").exit_code, 0);
+  EXPECT_EQ(sh("\"$M\" -q " + kReplay).status, 0);
+  EXPECT_EQ(sh("\"$M\" " + kReplay + " --quiet").status, 0);
+  EXPECT_EQ(sh("\"$M\" trace info " + kTrace + " -q").status, 0);
 }
 
 TEST(OutputCli, ProgressBarOnRequestAndQuietSilencesIt) {
   // 512 MiB of Gaussian BF16 takes well over the bar's half-second threshold; /dev/null keeps it off disk.
   const std::string synth = "\"$M\" weights synth --size 512MiB --seed 1 -o /dev/null";
   Result r = sh("MOESIM_PROGRESS=1 " + synth + " 2>&1 >/dev/null");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("weights synth ["));
   EXPECT_THAT(r.out, HasSubstr("MiB/512.00 MiB"));
   r = sh("MOESIM_PROGRESS=1 " + synth + " -q 2>&1 >/dev/null");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out, "");
 }
 
 TEST(OutputCli, DevNullStaysACharacterDeviceAsRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "only root can replace /dev/null: the bug cannot show otherwise";
   const Result r = sh("\"$M\" trace import " + kTrace + " -o /dev/null");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
   struct stat st;
   ASSERT_EQ(::lstat("/dev/null", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced by a regular file";
@@ -193,7 +184,7 @@ TEST(OutputCli, SymlinkOutputKeepsTheLink) {
   TempDir d;
   fs::create_symlink("real.mtr", d.file("link.mtr"));
   const Result r = sh("\"$M\" trace import " + kTrace + " -o " + d.file("link.mtr"));
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(fs::is_symlink(d.file("link.mtr")));
   EXPECT_GT(fs::file_size(d.file("real.mtr")), 0u);
   EXPECT_EQ(d.entries(), 2u);
@@ -204,33 +195,33 @@ TEST(OutputCli, OutputsAreCheckedBeforeTheWork) {
   const std::string bad = d.file("missing/out");
   // The inputs do not exist either: the output's error comes first, so nothing was read or computed.
   Result r = sh("\"$M\" pack --weights " + d.file("nope.safetensors") + " -o " + bad);
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("moesim: error: " + bad + ": cannot write: directory"));
   r = sh("\"$M\" weights stats " + d.file("nope.safetensors") + " -o " + bad);
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr(bad + ": cannot write"));
   r = sh("\"$M\" weights synth --size 64MiB --seed 1 -o " + d.file(""));
-  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("cannot write: is a directory"));
 }
 
 TEST(OutputCli, PackStreamsAStoreToStandardOutput) {
   TempDir d;
   const std::string w = d.file("w.safetensors"), s = d.file("s.store");
-  ASSERT_EQ(sh("\"$M\" weights synth --size 2MiB --seed 3 -o " + w).exit_code, 0);
+  ASSERT_EQ(sh("\"$M\" weights synth --size 2MiB --seed 3 -o " + w).status, 0);
   Result r = sh("\"$M\" pack --weights " + w + " --threads 1 -o - > " + s);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("packed 2 tensors"));  // the summary went to stderr, not into the store
   r = sh("\"$M\" store verify " + s + " --weights " + w);
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
 }
 
 TEST(OutputCli, WeightsStatsWritesJsonToAFile) {
   TempDir d;
   const std::string w = d.file("w.safetensors"), j = d.file("stats.json");
-  ASSERT_EQ(sh("\"$M\" weights synth --size 2MiB --seed 3 -o " + w).exit_code, 0);
+  ASSERT_EQ(sh("\"$M\" weights synth --size 2MiB --seed 3 -o " + w).status, 0);
   const Result r = sh("\"$M\" weights stats --weights " + w + " --json --threads 1 -o " + j);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
   const moesim::Json doc = moesim::load_json_file(j);
   EXPECT_EQ(doc["tensors"], 2);
   EXPECT_TRUE(doc["warnings"].is_array());

@@ -9,22 +9,14 @@
 #include <string>
 
 #include "core/json_io.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = moesim::test::ShellResult;  // status: exit code; out: stdout and stderr together
 
 Result sh(const std::string& args) {
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  return {pclose(p), out};
+  return moesim::test::moesim_combined(args);
 }
 
 const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
@@ -99,12 +91,12 @@ TEST(RunCli, TimelineStepsKeepsOnlyTheWindowWithNamedTracks) {
   const std::string tl2 = (dir / "tl2.json").string();
   for (const std::string w : {"5:3", "999:", "x", ""}) {
     r = sh("run --trace " + kTrace + " --budget 2GiB --timeline " + tl2 + " --timeline-steps '" + w + "'");
-    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << w << ": " << r.out;
+    EXPECT_EQ(r.status, 2) << w << ": " << r.out;
     EXPECT_NE(r.out.find("moesim: error: --timeline-steps"), std::string::npos) << r.out;
     EXPECT_FALSE(std::filesystem::exists(tl2));
   }
   r = sh("run --trace " + kTrace + " --budget 2GiB --timeline-steps 1:2");
-  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2) << r.out;
+  EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--timeline-steps needs --timeline"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }
@@ -162,3 +154,22 @@ TEST(CompareCli, ReadsJsonlWithCustomKeysThroughFields) {
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.out.find("custom_keys.jsonl"), std::string::npos) << bad.out;
 }
+
+namespace {
+
+TEST(RunCli, BudgetIsReportedInItsOwnUnit) {
+  // A budget of 16 experts per layer is not 16 bytes: the JSON keeps the two units apart.
+  Result r = sh("run --trace " + kTrace + " --budget 16 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  moesim::Json c = moesim::Json::parse(r.out.substr(r.out.find('{')))["header"]["config"];
+  EXPECT_TRUE(c["budget_bytes"].is_null());
+  EXPECT_EQ(c["budget_experts_per_layer"], 16);
+  EXPECT_EQ(c["cache_capacity_experts"], 16 * 48);
+  r = sh("run --trace " + kTrace + " --budget 2GiB --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  c = moesim::Json::parse(r.out.substr(r.out.find('{')))["header"]["config"];
+  EXPECT_EQ(c["budget_bytes"], uint64_t{2} << 30);
+  EXPECT_TRUE(c["budget_experts_per_layer"].is_null());
+}
+
+}  // namespace

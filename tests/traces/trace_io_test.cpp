@@ -19,6 +19,7 @@
 #include "core/json_io.h"
 #include "core/model_spec.h"
 #include "core/warnings.h"
+#include "tests/cli/cli_test_util.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::traces {
@@ -321,14 +322,8 @@ TEST(RealKinds, MixtralProblemJsonl) {
 // ---- CLI end to end ----------------------------------------------------------------------------------------
 
 std::pair<int, std::string> run(const std::string& args) {
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+  const auto r = moesim::test::moesim_combined(args);
+  return {r.status, r.out};
 }
 
 TEST(TraceCli, InfoJsonOnEveryBundledTrace) {
