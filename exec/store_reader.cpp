@@ -7,11 +7,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "core/error.h"
 #include "core/hash64.h"
+#include "core/parallel.h"
 #include "kernels/recover.h"
 
 namespace moesim::exec {
@@ -152,29 +151,8 @@ void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) 
       throw binary_input_error(path_, c.offset, label, m);
     }
   };
-  const unsigned workers = std::max(1u, std::min<unsigned>(threads, K));
-  if (workers == 1) {
-    for (uint32_t k = 0; k < K; ++k) task(k);
-    return;
-  }
-  std::atomic<uint32_t> next{0};
-  // One slot per shard, so the error reported is the lowest failing shard whatever the thread timing.
-  std::vector<std::exception_ptr> errors(K);
-  auto run = [&] {
-    for (uint32_t k = next++; k < K; k = next++) {
-      try {
-        task(k);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < workers; ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
-  for (auto& err : errors)
-    if (err) std::rethrow_exception(err);
+  // The error reported is the lowest failing shard, whatever the thread timing (core/parallel.h).
+  parallel_for(K, threads, task);
 }
 
 }  // namespace moesim::exec

@@ -16,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash64.h"
+#include "core/parallel.h"
 #include "exec/expert_store.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
@@ -48,28 +49,7 @@ Packed pack_tensor(const TensorView& t, const kernels::Codec& codec, uint32_t K,
     p.shards[k] = kernels::compress_to_vector(codec, exps.data() + b, static_cast<size_t>(e - b));
     compressed(e - b);
   };
-  const unsigned workers = std::min<unsigned>(inner_threads, K);
-  if (workers <= 1) {
-    for (uint32_t k = 0; k < K; ++k) compress_shard(k);
-  } else {
-    std::atomic<uint32_t> next{0};
-    std::vector<std::exception_ptr> errors(K);
-    auto run = [&] {
-      for (uint32_t k = next++; k < K; k = next++) {
-        try {
-          compress_shard(k);
-        } catch (...) {
-          errors[k] = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(run);
-    run();
-    for (auto& th : pool) th.join();
-    for (auto& err : errors)
-      if (err) std::rethrow_exception(err);
-  }
+  parallel_for(K, inner_threads, compress_shard);
   // Tiny tensors (biases, norms) can grow under compression (frame headers, entropy tables): store their
   // exponents raw instead, so that no tensor is ever larger than its BF16 form. The codec id is per tensor
   // in the index, so readers need nothing special.

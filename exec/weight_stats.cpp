@@ -1,9 +1,8 @@
 #include "exec/weight_stats.h"
 
 #include <atomic>
-#include <exception>
-#include <thread>
 
+#include "core/parallel.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 
@@ -34,38 +33,24 @@ WeightStats compute_weight_stats(const WeightSource& w, const std::vector<std::s
   for (const TensorView* t : views) total_bytes += 2 * t->elements;
   std::atomic<uint64_t> done_bytes{0};
   s.tensors.resize(views.size());
-  std::vector<std::exception_ptr> errors(views.size());
-  std::atomic<size_t> next{0};
-  auto run = [&] {
-    for (size_t i = next++; i < views.size(); i = next++) {
-      try {
-        const TensorView& t = *views[i];
-        TensorExponentStats& ts = s.tensors[i];
-        ts.name = t.name;
-        ts.dtype = t.dtype_name;
-        ts.shape = t.shape;
-        const size_t n = static_cast<size_t>(t.elements);
-        std::vector<uint16_t> bf16(n);
-        tensor_to_bf16(t, bf16.data());
-        std::vector<uint8_t> exps(n), sm(n);
-        kernels::split_bf16(bf16.data(), n, exps.data(), sm.data());
-        ts.hist.add_exponents(exps.data(), n);
-        for (const auto& c : impl)
-          ts.codec_e_bytes.push_back(n == 0 ? 0 : kernels::compress_to_vector(*c, exps.data(), n).size());
-        const uint64_t done =
-            done_bytes.fetch_add(2 * t.elements, std::memory_order_relaxed) + 2 * t.elements;
-        if (progress) progress(done, total_bytes);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  parallel_for(views.size(), threads, [&](size_t i) {
+    const TensorView& t = *views[i];
+    TensorExponentStats& ts = s.tensors[i];
+    ts.name = t.name;
+    ts.dtype = t.dtype_name;
+    ts.shape = t.shape;
+    const size_t n = static_cast<size_t>(t.elements);
+    std::vector<uint16_t> bf16(n);
+    tensor_to_bf16(t, bf16.data());
+    std::vector<uint8_t> exps(n), sm(n);
+    kernels::split_bf16(bf16.data(), n, exps.data(), sm.data());
+    ts.hist.add_exponents(exps.data(), n);
+    for (const auto& c : impl)
+      ts.codec_e_bytes.push_back(n == 0 ? 0 : kernels::compress_to_vector(*c, exps.data(), n).size());
+    const uint64_t done =
+        done_bytes.fetch_add(2 * t.elements, std::memory_order_relaxed) + 2 * t.elements;
+    if (progress) progress(done, total_bytes);
+  });
   s.codec_e_bytes.assign(codecs.size(), 0);
   for (const auto& ts : s.tensors) {
     s.all.merge(ts.hist);
