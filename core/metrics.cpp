@@ -100,19 +100,7 @@ Json metrics_json(const PipelineResult& r) {
   m["end_to_end"] = to_json(summarize(e2e));
   m["layer_makespan"] = to_json(summarize(layer_all));
   m["layer_makespan_decode"] = to_json(summarize(layer_decode));
-  const CacheCounters& c = r.cache;
-  Json cache;
-  cache["invocations"] = c.invocations;
-  cache["lookups"] = c.lookups;
-  cache["hits"] = c.hits;
-  cache["hit_rate"] = ratio(c.hits, c.lookups);
-  cache["decode_lookups"] = c.decode_lookups;
-  cache["decode_hits"] = c.decode_hits;
-  cache["decode_hit_rate"] = ratio(c.decode_hits, c.decode_lookups);
-  cache["evictions"] = c.evictions;
-  cache["over_capacity_invocations"] = c.over_capacity_invocations;
-  cache["max_over_capacity"] = c.max_over_capacity;
-  m["cache"] = cache;
+  m["cache"] = cache_counters_json(r.cache, true);
   Json routing;
   routing["lookups"] = r.routing.lookups;
   routing["changed_lookups"] = r.routing.changed_lookups;
@@ -132,6 +120,23 @@ Json metrics_json(const PipelineResult& r) {
   }
   m["resources"] = util;
   return m;
+}
+
+Json cache_counters_json(const CacheCounters& c, bool read_bytes_known) {
+  Json j;
+  j["invocations"] = c.invocations;
+  j["lookups"] = c.lookups;
+  j["hits"] = c.hits;
+  j["misses"] = c.lookups - c.hits;
+  j["hit_rate"] = ratio(c.hits, c.lookups);
+  j["decode_lookups"] = c.decode_lookups;
+  j["decode_hits"] = c.decode_hits;
+  j["decode_hit_rate"] = ratio(c.decode_hits, c.decode_lookups);
+  j["read_bytes"] = read_bytes_known ? Json(c.read_bytes) : Json(nullptr);
+  j["evictions"] = c.evictions;
+  j["over_capacity_invocations"] = c.over_capacity_invocations;
+  j["max_over_capacity"] = c.max_over_capacity;
+  return j;
 }
 
 }  // namespace moesim

@@ -32,4 +32,11 @@ Json to_json(const Distribution& d);  // seconds; the statistics are null when c
 
 Json metrics_json(const PipelineResult& r);
 
+// Cache counters as JSON, with the same keys and units in every command that reports them (replay's results,
+// run's and compare's metrics.cache; docs/cli-json.md): invocations, lookups, hits, misses, hit_rate
+// (fraction; null with no lookups), decode_lookups, decode_hits, decode_hit_rate (null with no decode
+// lookups), read_bytes (bytes of the missed experts; null when expert sizes are unknown), evictions,
+// over_capacity_invocations, max_over_capacity.
+Json cache_counters_json(const CacheCounters& c, bool read_bytes_known);
+
 }  // namespace moesim

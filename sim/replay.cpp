@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/metrics.h"
 #include "core/parallel.h"
 
 namespace moesim::sim {
@@ -100,25 +101,7 @@ Json to_json(const ReplayResult& r) {
     j["capacity_bytes"] = r.capacity_bytes;
   else
     j["capacity_bytes"] = nullptr;
-  j["lookups"] = c.lookups;
-  j["hits"] = c.hits;
-  j["misses"] = c.lookups - c.hits;
-  // Fractions, as in run and compare (docs/cli-json.md); null when there was nothing to look up.
-  j["hit_rate"] =
-      c.lookups ? Json(static_cast<double>(c.hits) / static_cast<double>(c.lookups)) : Json(nullptr);
-  j["decode_lookups"] = c.decode_lookups;
-  j["decode_hits"] = c.decode_hits;
-  j["decode_hit_rate"] =
-      c.decode_lookups ? Json(static_cast<double>(c.decode_hits) / static_cast<double>(c.decode_lookups))
-                       : Json(nullptr);
-  if (r.expert_sizes_known)
-    j["read_bytes"] = c.read_bytes;
-  else
-    j["read_bytes"] = nullptr;
-  j["evictions"] = c.evictions;
-  j["invocations"] = c.invocations;
-  j["over_capacity_invocations"] = c.over_capacity_invocations;
-  j["max_over_capacity"] = c.max_over_capacity;
+  j.update(cache_counters_json(c, r.expert_sizes_known));
   j["replay_s"] = r.seconds;
   j["lookups_per_s"] = r.lookups_per_s;
   return j;
