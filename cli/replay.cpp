@@ -29,6 +29,7 @@
 #include "core/warnings.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
+#include "traces/trace_summary.h"
 
 namespace moesim::cli {
 namespace {
@@ -117,17 +118,8 @@ void run(const Args& a) {
     Json j;
     j["header"] = run_header("replay", config);
     j["warnings"] = warnings_json();
-    j["trace"] = {{"path", a.trace},
-                  {"model", info.model},
-                  {"layers", info.layers},
-                  {"experts", info.experts},
-                  {"top_k", info.top_k},
-                  {"synthetic", info.synthetic},
-                  {"expert_bytes", info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes)},
-                  {"invocations", stream.invocations()},
-                  {"lookups", stream.lookups()},
-                  {"decode_lookups", stream.decode_lookups()},
-                  {"provenance", info.provenance}};
+    j["trace"] = traces::trace_summary_json(trace, a.trace,
+                                            a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
     j["results"] = Json::array();
     for (const auto& r : results) j["results"].push_back(sim::to_json(r));
     text = j.dump(2) + "\n";

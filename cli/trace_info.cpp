@@ -17,6 +17,7 @@
 #include "core/warnings.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
+#include "traces/trace_summary.h"
 
 namespace moesim::cli {
 namespace {
@@ -51,23 +52,7 @@ void run(const Options& o) {
     Json j = Json::object();
     j["header"] = run_header("trace info", config);
     j["warnings"] = warnings_json();
-    j["trace"] = o.path;
-    j["model"] = info.model;
-    j["synthetic"] = info.synthetic;
-    j["layers"] = info.layers;
-    j["experts"] = info.experts;
-    j["top_k"] = info.top_k;
-    j["sequences"] = sequences;
-    j["prefill_tokens"] = prefill;
-    j["decode_tokens"] = decode;
-    j["records"] = t.records();
-    j["missing_cells"] = info.missing_cells;
-    j["invocations"] = ls.invocations();
-    j["lookups"] = ls.lookups();
-    j["decode_lookups"] = ls.decode_lookups();
-    j["optional_columns"] = optional;
-    j["expert_bytes"] = info.expert_bytes.empty() ? Json(nullptr) : Json(info.expert_bytes);  // null: unknown
-    j["provenance"] = info.provenance;
+    j.update(traces::trace_summary_json(t, o.path, ls));  // the same keys as replay's and stats' "trace"
     write_file_atomic(o.out, j.dump(2) + "\n");
     return;
   }

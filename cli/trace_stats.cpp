@@ -13,6 +13,7 @@
 #include "core/warnings.h"
 #include "traces/stats.h"
 #include "traces/trace_io.h"
+#include "traces/trace_summary.h"
 
 namespace moesim::cli {
 namespace {
@@ -41,7 +42,8 @@ void run(const Args& a) {
                          {"fields", a.load.fields},
                          {"model", a.load.model},
                          {"top_pairs", a.top_pairs}};
-    Json j = traces::stats_to_json(s, run_header("trace stats", config));
+    Json j = traces::stats_to_json(s, run_header("trace stats", config),
+                                   traces::trace_summary_json(t, a.trace, traces::build_lookup_stream(t, 1)));
     j["warnings"] = warnings_json();
     text = j.dump(2) + "\n";
   } else {

@@ -207,22 +207,10 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
   return s;
 }
 
-Json stats_to_json(const TraceStats& s, Json header) {
+Json stats_to_json(const TraceStats& s, Json header, Json trace) {
   Json j = Json::object();
   j["header"] = std::move(header);
-  Json t = Json::object();
-  t["model"] = s.info.model;
-  t["layers"] = s.info.layers;
-  t["experts"] = s.info.experts;
-  t["top_k"] = s.info.top_k;
-  t["synthetic"] = s.info.synthetic;
-  t["records"] = s.records;
-  t["sequences"] = s.sequences;
-  t["prefill_tokens"] = s.prefill_tokens;
-  t["decode_tokens"] = s.decode_tokens;
-  t["missing_cells"] = s.info.missing_cells;
-  t["provenance"] = s.info.provenance;
-  j["trace"] = std::move(t);
+  j["trace"] = std::move(trace);
   Json sum = Json::object();
   sum["entropy_bits_mean"] = s.entropy_bits_mean;
   sum["entropy_bits_max"] = s.entropy_bits_max;

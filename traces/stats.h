@@ -87,7 +87,8 @@ std::vector<PairCount> pair_counts(const Trace& trace, uint32_t layer);
 uint32_t pair_count(const std::vector<PairCount>& pc, uint32_t a, uint32_t b);
 
 // JSON (docs/trace-stats.md): {"header": header, "trace": ..., "summary": ..., "layers": [...]}.
-Json stats_to_json(const TraceStats& s, Json header);
+// `trace` is the common trace description (traces/trace_summary.h), written under "trace".
+Json stats_to_json(const TraceStats& s, Json header, Json trace);
 // The human-readable report: a summary and one table row per layer.
 std::string stats_to_text(const TraceStats& s);
 

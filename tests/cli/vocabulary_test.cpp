@@ -196,4 +196,23 @@ TEST(Vocabulary, CompareThreadsGiveByteIdenticalOutput) {
   EXPECT_EQ(ta, tb);
 }
 
+TEST(Vocabulary, EveryCommandDescribesTheTraceWithTheSameKeysAndValues) {
+  // One writer (traces/trace_summary.h): trace info at its top level, replay and trace stats under "trace".
+  const auto info = moesim_cli("trace info --json " + kQwen);
+  const auto replay = moesim_cli("replay --json --policy lru --budget 2GiB --batch 2 " + kQwen);
+  const auto stats = moesim_cli("trace stats --json " + kQwen);
+  ASSERT_EQ(info.code, 0) << info.err;
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  Json from_info = Json::parse(info.out);
+  from_info.erase("header");
+  from_info.erase("warnings");
+  const Json from_replay = Json::parse(replay.out)["trace"];
+  const Json from_stats = Json::parse(stats.out)["trace"];
+  EXPECT_EQ(from_info, from_replay);
+  EXPECT_EQ(from_info, from_stats);
+  EXPECT_EQ(from_info["lookups"], 39526);  // the batch-1 stream, whatever replay's --batch
+  EXPECT_EQ(from_info["path"], kQwen);
+}
+
 }  // namespace

@@ -151,8 +151,8 @@ TEST(TraceStats, PrefillIsOneInvocationAndRepeatsStayInsideASequence) {
 
 TEST(TraceStats, JsonStartsWithTheHeaderAndIsDeterministic) {
   const Trace t = decode_trace();
-  const Json a = stats_to_json(compute_stats(t), Json{{"command", "x"}});
-  const Json b = stats_to_json(compute_stats(t), Json{{"command", "x"}});
+  const Json a = stats_to_json(compute_stats(t), Json{{"command", "x"}}, Json::object());
+  const Json b = stats_to_json(compute_stats(t), Json{{"command", "x"}}, Json::object());
   EXPECT_EQ(a.dump(), b.dump());
   EXPECT_EQ(a.begin().key(), "header");
   EXPECT_EQ(a["layers"][0]["rank_frequency"]["counts"], Json::parse("[3,3,1,1]"));
