@@ -1,0 +1,117 @@
+// Golden timed results: `moesim run --system offload` (sim::run_offload on jetson-agx-orin-64gb) on the
+// bundled real traces -- qwen3 with its own quantized sizes and as the BF16 what-if (--model qwen3-30b-a3b),
+// gpt-oss with its own sizes -- x eviction {lru, fifo, belady} x budgets (global 1, 4, 16 GiB; per layer 4,
+// 16 GiB: 1 GiB split over 48 layers holds fewer BF16 experts than the top-k) x scopes, against
+// tests/data/golden/run.csv. It guards every refactor of the serving spine: the same inputs must give the
+// same TTFT, TPOT, makespan, hits and SSD bytes. (gemma has no model preset for its FLOPs, so no timed row.)
+//
+// Counts must match exactly; times to a relative 1e-9, since a compiler may contract a*b+c into an FMA on
+// another architecture (aarch64) and move the last bits.
+// Regenerate (after an intended change of the timing model, and say why in the commit):
+//   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_sim --gtest_filter='RunGolden.*'
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/metrics.h"
+#include "sim/offload.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace_io.h"
+
+namespace moesim {
+namespace {
+
+const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/run.csv";
+constexpr const char* kHeader =
+    "trace,model,eviction,scope,budget,lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,"
+    "tpot_p50_s,tpot_p90_s,tpot_p99_s,makespan_s";
+constexpr size_t kCountColumns = 10;  // trace .. ops: compared exactly
+
+std::string num(const Json& v) {
+  if (v.is_null()) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+  return buf;
+}
+
+std::string current_table() {
+  struct Case {
+    const char* trace;
+    const char* model;  // "" = the trace's own sizes
+  };
+  const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
+  std::ostringstream out;
+  out << kHeader << '\n';
+  for (const Case& c :
+       {Case{"qwen3-30b-a3b", ""}, Case{"qwen3-30b-a3b", "qwen3-30b-a3b"}, Case{"gpt-oss-120b", ""}}) {
+    traces::LoadOptions lo;
+    lo.model = c.model;
+    const traces::Trace t =
+        traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + c.trace + ".route.csv", lo);
+    std::optional<ModelSpec> model;
+    if (*c.model) model = load_model(c.model);
+    const sim::OffloadCosts costs = sim::offload_costs(t.info(), model);
+    const traces::LookupStream stream = traces::build_lookup_stream(t, 1);
+    for (const char* eviction : {"lru", "fifo", "belady"})
+      for (CacheScope scope : {CacheScope::kGlobal, CacheScope::kPerLayer})
+        for (const char* budget : scope == CacheScope::kGlobal
+                                      ? std::vector<const char*>{"1GiB", "4GiB", "16GiB"}
+                                      : std::vector<const char*>{"4GiB", "16GiB"}) {
+          sim::OffloadConfig cfg;
+          cfg.eviction = eviction;
+          cfg.scope = scope;
+          cfg.budget = CacheCapacity::parse(budget);
+          const Json m = metrics_json(sim::run_offload(stream, t.info(), costs, hw, cfg).result);
+          const Json& cache = m["cache"];
+          out << c.trace << ',' << (*c.model ? c.model : "own") << ',' << eviction << ',' << scope_name(scope)
+              << ',' << budget << ',' << cache["lookups"] << ',' << cache["hits"] << ','
+              << cache["decode_hits"] << ',' << m["ssd_bytes_read"] << ',' << m["ops"] << ','
+              << num(m["ttft"]["mean_s"]) << ',' << num(m["tpot"]["mean_s"]) << ',' << num(m["tpot"]["p50_s"])
+              << ',' << num(m["tpot"]["p90_s"]) << ',' << num(m["tpot"]["p99_s"]) << ','
+              << num(m["makespan_s"]) << '\n';
+        }
+  }
+  return out.str();
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string x; std::getline(in, x, sep);) v.push_back(x);
+  return v;
+}
+
+TEST(RunGolden, MatchesCommittedTable) {
+  const std::string now = current_table();
+  const char* regen = std::getenv("MOESIM_REGEN_GOLDEN");
+  if (regen && std::string(regen) == "1") {
+    write_file_atomic(kGoldenPath, now);
+    GTEST_SKIP() << "regenerated " << kGoldenPath;
+  }
+  const auto want = split(read_file(kGoldenPath), '\n');
+  const auto got = split(now, '\n');
+  ASSERT_EQ(got.size(), want.size()) << "row count differs (regenerate with MOESIM_REGEN_GOLDEN=1)";
+  ASSERT_EQ(got[0], want[0]) << "columns differ";
+  for (size_t i = 1; i < got.size(); ++i) {
+    const auto g = split(got[i], ','), w = split(want[i], ',');
+    ASSERT_EQ(g.size(), w.size()) << "golden row " << i;
+    for (size_t k = 0; k < g.size(); ++k) {
+      if (k < kCountColumns || g[k] == "null" || w[k] == "null") {
+        EXPECT_EQ(g[k], w[k]) << "golden row " << i << " column " << k << ": " << got[i];
+      } else {
+        const double a = std::stod(g[k]), b = std::stod(w[k]);
+        EXPECT_LE(std::fabs(a - b), 1e-9 * std::fabs(b))
+            << "golden row " << i << " column " << k << ": " << got[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moesim
