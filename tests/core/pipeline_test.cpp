@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "core/metrics.h"
 #include "sim/offload.h"
+#include "tests/core/fake_platform.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
@@ -234,6 +236,115 @@ TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
   sim::run_offload(stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"), cfg);
   ASSERT_EQ(seen_top_k().size(), stream.invocations());
   for (uint32_t k : seen_top_k()) ASSERT_EQ(k, 6u);
+}
+
+}  // namespace
+}  // namespace moesim
+
+// ---- the pipeline on the fake platform (tests/core/fake_platform.h): no sim/, schedules worked by hand ----
+
+namespace moesim {
+namespace {
+
+struct FakeRun {
+  // One layer, `experts` experts of one 1 MB tensor each, top-k = keys per invocation; every step is one
+  // decode invocation whose unique keys are given.
+  std::vector<std::vector<uint32_t>> steps;
+  uint32_t experts = 2;
+  uint64_t capacity_experts = 2;
+
+  PipelineResult run(test::FakePlatform& platform) const {
+    ModelCosts c;
+    c.expert_bytes = {1'000'000};
+    c.tensor_names = {"w"};
+    c.tensor_share = {1.0};
+    c.dense_bytes = {0};
+    std::vector<uint32_t> step_begin{0}, inv_begin{0}, key, tokens, next_use, step_tokens;
+    std::vector<uint8_t> phase, inv_phase;
+    std::vector<uint16_t> inv_layer;
+    for (const auto& keys : steps) {
+      for (uint32_t k : keys) {
+        key.push_back(k);
+        tokens.push_back(1);
+        next_use.push_back(0xFFFFFFFFu);
+      }
+      inv_begin.push_back(static_cast<uint32_t>(key.size()));
+      inv_layer.push_back(0);
+      inv_phase.push_back(1);
+      phase.push_back(1);
+      step_tokens.push_back(1);
+      step_begin.push_back(static_cast<uint32_t>(inv_layer.size()));
+    }
+    WorkloadView w;
+    w.layers = 1;
+    w.experts = experts;
+    w.top_k = 2;
+    w.step_begin = step_begin;
+    w.step_phase = phase;
+    w.step_tokens = step_tokens;
+    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
+    w.tokens = tokens;
+    CacheConfig cc =
+        make_cache_config(1, experts, 1, CacheScope::kGlobal,
+                          CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, c.expert_bytes);
+    ExpertCache cache("lru", cc);
+    auto routing = make_routing_policy("identity", RoutingSetup{1, experts, 1});
+    auto sched = make_scheduling_policy("fcfs");
+    PipelineOptions po;
+    po.record_timeline = true;
+    Pipeline p(c, po, cache, *routing, *sched);
+    return p.run(w, platform);
+  }
+};
+
+test::FakePlatform hand_timed_platform() {
+  test::FakePlatform f;
+  f.duration(OpKind::kDenseCompute, 1)
+      .duration(OpKind::kSsdRead, 2)
+      .duration(OpKind::kTransfer, 3)
+      .duration(OpKind::kExpertCompute, 4);
+  return f;
+}
+
+TEST(PipelineOnFakePlatform, MissThenHitFollowsTheFullTensorDag) {
+  // Step 0, expert 0 missed: dense [0,1] -> read [1,3] -> transfer [3,6] -> compute [6,10].
+  // Step 1, expert 0 resident (F): dense [10,11] -> compute [11,15].
+  test::FakePlatform f = hand_timed_platform();
+  const PipelineResult r = FakeRun{{{0}, {0}}}.run(f);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.steps[0].start, 0);
+  EXPECT_DOUBLE_EQ(r.steps[0].end, 10);
+  EXPECT_DOUBLE_EQ(r.steps[1].start, 10);
+  EXPECT_DOUBLE_EQ(r.steps[1].end, 15);
+  EXPECT_DOUBLE_EQ(r.makespan, 15);
+  EXPECT_EQ(r.cache.hits, 1u);
+  std::map<OpKind, int> count;
+  for (const auto& e : r.timeline) ++count[e.op.kind];
+  EXPECT_EQ(count[OpKind::kSsdRead], 1);
+  EXPECT_EQ(count[OpKind::kTransfer], 1);
+  EXPECT_EQ(count[OpKind::kExpertCompute], 2);
+  EXPECT_EQ(count[OpKind::kDenseCompute], 2);
+}
+
+TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
+  // dense [0,1]; reads e0 [1,3], e1 [3,5] (one SSD unit); transfers e0 [3,6], e1 [6,9] (the link is busy
+  // until 6); computes e0 [6,10], e1 [10,14] (the GPU is busy until 10). The invocation ends at 14.
+  test::FakePlatform f = hand_timed_platform();
+  const PipelineResult r = FakeRun{{{0, 1}}}.run(f);
+  ASSERT_EQ(r.invocations.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.invocations[0].end, 14);
+  std::vector<std::pair<double, double>> computes;
+  for (const auto& e : r.timeline)
+    if (e.op.kind == OpKind::kExpertCompute) computes.emplace_back(e.timing.start, e.timing.end);
+  ASSERT_EQ(computes.size(), 2u);
+  std::sort(computes.begin(), computes.end());
+  EXPECT_EQ(computes[0], (std::pair<double, double>{6, 10}));
+  EXPECT_EQ(computes[1], (std::pair<double, double>{10, 14}));
+  // Two GPU streams: the computes overlap, [6,10] and [9,13]; the invocation ends at 13.
+  test::FakePlatform f2 = hand_timed_platform();
+  f2.units(ResourceClass::kGpu, 2);
+  const PipelineResult r2 = FakeRun{{{0, 1}}}.run(f2);
+  EXPECT_DOUBLE_EQ(r2.invocations[0].end, 13);
 }
 
 }  // namespace
