@@ -70,12 +70,16 @@ std::vector<std::string> resolve_policy_list(const std::vector<std::string>& val
 }
 
 std::string strprintf(const char* fmt, ...) {
-  char buf[2048];
-  va_list ap;
+  // Sized by a first pass, so a long line (a long trace path) is never cut short.
+  va_list ap, again;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
   va_end(ap);
-  return buf;
+  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(s.data(), s.size() + 1, fmt, again);
+  va_end(again);
+  return s;
 }
 
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text) {

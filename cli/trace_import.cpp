@@ -45,7 +45,7 @@ void setup(CLI::App& app) {
   app.callback([o] {
     std::vector<std::string> inputs = o->named;
     inputs.insert(inputs.end(), o->in.begin(), o->in.end());
-    if (inputs.empty()) throw UsageError("a trace is required: --trace T (or T as the first argument)");
+    require_trace_input(inputs.empty() ? std::string() : inputs.front());
     check_output_writable(o->out);
     const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::save_mtr(t, o->out);

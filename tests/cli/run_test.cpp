@@ -173,3 +173,22 @@ TEST(RunCli, BudgetIsReportedInItsOwnUnit) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RunCli, LongTracePathIsPrintedWhole) {
+  // Text lines are formatted into strings sized to fit: a 2,000+ character path is not cut short.
+  auto dir = std::filesystem::temp_directory_path() / ("moesim_run_long_" + std::to_string(getpid()));
+  const auto root = dir;
+  for (int i = 0; i < 12; ++i) dir /= std::string(180, static_cast<char>('a' + i));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "qwen3.route.csv").string();
+  ASSERT_GT(trace.size(), 2100u);
+  std::filesystem::copy_file(kTrace, trace);
+  const Result r = sh("run --trace " + trace + " --budget 2GiB");
+  ASSERT_EQ(r.status, 0) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("trace:   " + trace + " ("), std::string::npos);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
