@@ -10,6 +10,7 @@
 #include "core/metrics.h"
 #include "sim/offload.h"
 #include "tests/core/fake_platform.h"
+#include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
@@ -122,37 +123,15 @@ TEST(Pipeline, BudgetBelowOneLayersTopKIsAnError) {
 TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
   // One expert of one 1 MB tensor in state M with K = 4 shards: 4 E-chunk reads -> 4 decompressions,
   // 1 SM read, a transfer, a recovery, the compute; state C skips the reads.
-  ModelCosts c;
-  c.expert_bytes = {1'000'000};
-  c.tensor_names = {"w"};
-  c.tensor_share = {1.0};
-  c.dense_bytes = {0};
-  const std::vector<uint32_t> step_begin{0, 2}, inv_begin{0, 1, 2}, key{0, 0}, tokens{1, 1},
-      next_use{1, 0xFFFFFFFFu};
-  const std::vector<uint8_t> phase{1}, inv_phase{1, 1};
-  const std::vector<uint32_t> step_tokens{1};
-  const std::vector<uint16_t> inv_layer{0, 0};
-  WorkloadView w;
-  w.layers = 1;
-  w.experts = 2;
-  w.step_begin = step_begin;
-  w.step_phase = phase;
-  w.step_tokens = step_tokens;
-  w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
-  w.tokens = tokens;
-  CacheConfig cc = make_cache_config(1, 2, 1, CacheScope::kGlobal,
-                                     CacheCapacity{CacheCapacity::Unit::kExperts, 1}, c.expert_bytes);
-  ExpertCache cache("lru", cc);
-  auto routing = make_routing_policy("identity", RoutingSetup{1, 2, 1});
-  auto sched = make_scheduling_policy("fcfs");
+  // One step of two invocations of expert 0: a miss, then a hit.
+  const test::TinyWorkload w({{{0}, {0}}}, {"w"});
   PipelineOptions po;
   po.layout.compressed = true;
   po.layout.shards = 4;
   po.layout.e_ratio = 0.5;
   po.record_timeline = true;
-  Pipeline p(c, po, cache, *routing, *sched);
   sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
-  const PipelineResult r = p.run(w, platform);
+  const PipelineResult r = w.run(platform, po);
   std::map<std::pair<uint32_t, OpKind>, int> count;
   uint64_t read_bytes = 0;
   for (const auto& e : r.timeline) {
@@ -246,56 +225,15 @@ TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
 namespace moesim {
 namespace {
 
-struct FakeRun {
-  // One layer, `experts` experts of one 1 MB tensor each, top-k = keys per invocation; every step is one
-  // decode invocation whose unique keys are given.
-  std::vector<std::vector<uint32_t>> steps;
-  uint32_t experts = 2;
-  uint64_t capacity_experts = 2;
-
-  PipelineResult run(test::FakePlatform& platform) const {
-    ModelCosts c;
-    c.expert_bytes = {1'000'000};
-    c.tensor_names = {"w"};
-    c.tensor_share = {1.0};
-    c.dense_bytes = {0};
-    std::vector<uint32_t> step_begin{0}, inv_begin{0}, key, tokens, next_use, step_tokens;
-    std::vector<uint8_t> phase, inv_phase;
-    std::vector<uint16_t> inv_layer;
-    for (const auto& keys : steps) {
-      for (uint32_t k : keys) {
-        key.push_back(k);
-        tokens.push_back(1);
-        next_use.push_back(0xFFFFFFFFu);
-      }
-      inv_begin.push_back(static_cast<uint32_t>(key.size()));
-      inv_layer.push_back(0);
-      inv_phase.push_back(1);
-      phase.push_back(1);
-      step_tokens.push_back(1);
-      step_begin.push_back(static_cast<uint32_t>(inv_layer.size()));
-    }
-    WorkloadView w;
-    w.layers = 1;
-    w.experts = experts;
-    w.top_k = 2;
-    w.step_begin = step_begin;
-    w.step_phase = phase;
-    w.step_tokens = step_tokens;
-    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
-    w.tokens = tokens;
-    CacheConfig cc =
-        make_cache_config(1, experts, 1, CacheScope::kGlobal,
-                          CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, c.expert_bytes);
-    ExpertCache cache("lru", cc);
-    auto routing = make_routing_policy("identity", RoutingSetup{1, experts, 1});
-    auto sched = make_scheduling_policy("fcfs");
-    PipelineOptions po;
-    po.record_timeline = true;
-    Pipeline p(c, po, cache, *routing, *sched);
-    return p.run(w, platform);
-  }
-};
+// One layer, two experts of one 1 MB tensor; steps of one decode invocation each (the keys it looks up),
+// an LRU cache of two experts.
+PipelineResult fake_run(const std::vector<std::vector<uint32_t>>& steps, test::FakePlatform& platform) {
+  std::vector<std::vector<std::vector<uint32_t>>> invocations;
+  for (const auto& keys : steps) invocations.push_back({keys});
+  PipelineOptions po;
+  po.record_timeline = true;
+  return test::TinyWorkload(invocations, {"w"}).run(platform, po, 2);
+}
 
 test::FakePlatform hand_timed_platform() {
   test::FakePlatform f;
@@ -310,7 +248,7 @@ TEST(PipelineOnFakePlatform, MissThenHitFollowsTheFullTensorDag) {
   // Step 0, expert 0 missed: dense [0,1] -> read [1,3] -> transfer [3,6] -> compute [6,10].
   // Step 1, expert 0 resident (F): dense [10,11] -> compute [11,15].
   test::FakePlatform f = hand_timed_platform();
-  const PipelineResult r = FakeRun{{{0}, {0}}}.run(f);
+  const PipelineResult r = fake_run({{0}, {0}}, f);
   ASSERT_EQ(r.steps.size(), 2u);
   EXPECT_DOUBLE_EQ(r.steps[0].start, 0);
   EXPECT_DOUBLE_EQ(r.steps[0].end, 10);
@@ -330,7 +268,7 @@ TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
   // dense [0,1]; reads e0 [1,3], e1 [3,5] (one SSD unit); transfers e0 [3,6], e1 [6,9] (the link is busy
   // until 6); computes e0 [6,10], e1 [10,14] (the GPU is busy until 10). The invocation ends at 14.
   test::FakePlatform f = hand_timed_platform();
-  const PipelineResult r = FakeRun{{{0, 1}}}.run(f);
+  const PipelineResult r = fake_run({{0, 1}}, f);
   ASSERT_EQ(r.invocations.size(), 1u);
   EXPECT_DOUBLE_EQ(r.invocations[0].end, 14);
   std::vector<std::pair<double, double>> computes;
@@ -343,7 +281,7 @@ TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
   // Two GPU streams: the computes overlap, [6,10] and [9,13]; the invocation ends at 13.
   test::FakePlatform f2 = hand_timed_platform();
   f2.units(ResourceClass::kGpu, 2);
-  const PipelineResult r2 = FakeRun{{{0, 1}}}.run(f2);
+  const PipelineResult r2 = fake_run({{0, 1}}, f2);
   EXPECT_DOUBLE_EQ(r2.invocations[0].end, 13);
 }
 

@@ -12,6 +12,7 @@
 #include "core/warnings.h"
 #include "sim/offload.h"
 #include "sim/workload_adapter.h"
+#include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -209,42 +210,15 @@ TEST(Timeline, CountersAreMonotoneAndEndAtTheCachesState) {
   for (uint64_t pid = 3; pid <= 7; ++pid) EXPECT_EQ(track[std::make_pair(pid, std::string("ops"))].second, 0);
 }
 
-// One layer, two experts of two tensors; two decode steps of expert 0, the second a hit.
-struct Tiny {
-  ModelCosts costs;
-  std::vector<uint32_t> step_begin{0, 1, 2}, inv_begin{0, 1, 2}, key{0, 0}, tokens{3, 3}, step_tokens{1, 1},
-      next_use{1, 0xFFFFFFFFu};
-  std::vector<uint8_t> phase{1, 1}, inv_phase{1, 1};
-  std::vector<uint16_t> inv_layer{0, 0};
-  Tiny() {
-    costs.expert_bytes = {1'000'000};
-    costs.tensor_names = {"w1", "w2"};
-    costs.tensor_share = {0.5, 0.5};
-    costs.dense_bytes = {1000};
-  }
-  WorkloadView view() const {
-    WorkloadView w;
-    w.layers = 1;
-    w.experts = 2;
-    w.step_begin = step_begin;
-    w.step_phase = phase;
-    w.step_tokens = step_tokens;
-    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
-    w.tokens = tokens;
-    return w;
-  }
+// One layer, two experts of two tensors; two decode steps of expert 0 (3 tokens), the second a hit.
+struct Tiny : test::TinyWorkload {
+  Tiny() : TinyWorkload({{{0}}, {{0}}}, {"w1", "w2"}, 3, 1000) {}
   PipelineResult run(const TensorLayout& layout = {}) const {
-    CacheConfig cc = make_cache_config(1, 2, 1, CacheScope::kGlobal,
-                                       CacheCapacity{CacheCapacity::Unit::kExperts, 1}, costs.expert_bytes);
-    ExpertCache cache("lru", cc);
-    auto routing = make_routing_policy("identity", RoutingSetup{1, 2, 1});
-    auto sched = make_scheduling_policy("fcfs");
     PipelineOptions po;
     po.layout = layout;
     po.record_timeline = true;
-    Pipeline p(costs, po, cache, *routing, *sched);
     sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
-    return p.run(view(), platform);
+    return TinyWorkload::run(platform, po);
   }
 };
 

@@ -1,0 +1,79 @@
+// A hand-made one-layer workload for pipeline and timeline tests: each step is a list of decode
+// invocations at layer 0, each the unique expert keys it looks up. Experts have `tensors` equal tensors of
+// expert_bytes in all; next_use is the index of the key's next invocation (what LookupStream computes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/pipeline.h"
+
+namespace moesim::test {
+
+struct TinyWorkload {
+  ModelCosts costs;
+  uint32_t experts = 2;
+  std::vector<uint32_t> step_begin{0}, inv_begin{0}, key, tokens, next_use, step_tokens;
+  std::vector<uint8_t> phase, inv_phase;
+  std::vector<uint16_t> inv_layer;
+
+  TinyWorkload(const std::vector<std::vector<std::vector<uint32_t>>>& steps,
+               const std::vector<std::string>& tensor_names, uint32_t tokens_per_key = 1,
+               uint64_t dense_bytes = 0) {
+    costs.expert_bytes = {1'000'000};
+    costs.tensor_names = tensor_names;
+    costs.tensor_share.assign(tensor_names.size(), 1.0 / static_cast<double>(tensor_names.size()));
+    costs.dense_bytes = {dense_bytes};
+    std::vector<uint32_t> inv_of;  // per lookup, its invocation
+    for (const auto& invocations : steps) {
+      for (const auto& keys : invocations) {
+        for (uint32_t k : keys) {
+          key.push_back(k);
+          tokens.push_back(tokens_per_key);
+          inv_of.push_back(static_cast<uint32_t>(inv_layer.size()));
+        }
+        inv_begin.push_back(static_cast<uint32_t>(key.size()));
+        inv_layer.push_back(0);
+        inv_phase.push_back(1);
+      }
+      phase.push_back(1);
+      step_tokens.push_back(1);
+      step_begin.push_back(static_cast<uint32_t>(inv_layer.size()));
+    }
+    next_use.assign(key.size(), 0xFFFFFFFFu);
+    for (size_t i = 0; i < key.size(); ++i)
+      for (size_t j = i + 1; j < key.size(); ++j)
+        if (key[j] == key[i]) {
+          next_use[i] = inv_of[j];
+          break;
+        }
+  }
+
+  WorkloadView view() const {
+    WorkloadView w;
+    w.layers = 1;
+    w.experts = experts;
+    w.top_k = 1;
+    w.step_begin = step_begin;
+    w.step_phase = phase;
+    w.step_tokens = step_tokens;
+    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
+    w.tokens = tokens;
+    return w;
+  }
+
+  // An LRU cache of `capacity_experts`, identity routing, FCFS, on `platform`.
+  PipelineResult run(Platform& platform, PipelineOptions po, uint64_t capacity_experts = 1) const {
+    CacheConfig cc =
+        make_cache_config(1, experts, 1, CacheScope::kGlobal,
+                          CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, costs.expert_bytes);
+    ExpertCache cache("lru", cc);
+    auto routing = make_routing_policy("identity", RoutingSetup{1, experts, 1});
+    auto sched = make_scheduling_policy("fcfs");
+    Pipeline p(costs, po, cache, *routing, *sched);
+    return p.run(view(), platform);
+  }
+};
+
+}  // namespace moesim::test
