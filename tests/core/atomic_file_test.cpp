@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/error_of.h"
 
 namespace moesim {
 namespace {
@@ -59,14 +60,7 @@ bool is_symlink(const std::string& p) {
   return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(AtomicFile, RegularFileAppearsOnlyOnCommit) {
   TempDir d;

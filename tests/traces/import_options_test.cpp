@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/warnings.h"
+#include "tests/error_of.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"
 
@@ -17,15 +18,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a moesim::Error";
-  return "";
-}
+using test::error_of;
 
 std::vector<uint16_t> experts_of(const Trace& t, size_t r) {
   auto e = t.experts(r);

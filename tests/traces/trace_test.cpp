@@ -7,22 +7,14 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "tests/error_of.h"
 
 namespace moesim::traces {
 namespace {
 
 using ::testing::HasSubstr;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a moesim::Error";
-  return "";
-}
+using test::error_of;
 
 void add(TraceBuilder& b, uint32_t seq, Phase ph, uint32_t step, uint32_t layer, std::vector<uint32_t> ex,
          uint64_t line) {
@@ -67,8 +59,9 @@ TEST(TraceBuilder, SortsIntoCanonicalOrder) {
   EXPECT_EQ(t.info().top_k, 2u);
   // seq 0 prefill by (layer, step), then seq 0 decode by (step, layer), then seq 1.
   const std::vector<std::tuple<uint32_t, Phase, uint32_t, uint16_t>> want = {
-      {0, Phase::kPrefill, 0, 0}, {0, Phase::kPrefill, 1, 0}, {0, Phase::kPrefill, 0, 1}, {0, Phase::kDecode, 0, 0},
-      {0, Phase::kDecode, 0, 1},  {0, Phase::kDecode, 1, 0},  {1, Phase::kDecode, 0, 0}};
+      {0, Phase::kPrefill, 0, 0}, {0, Phase::kPrefill, 1, 0}, {0, Phase::kPrefill, 0, 1},
+      {0, Phase::kDecode, 0, 0},  {0, Phase::kDecode, 0, 1},  {0, Phase::kDecode, 1, 0},
+      {1, Phase::kDecode, 0, 0}};
   for (size_t r = 0; r < t.records(); ++r)
     EXPECT_EQ(std::make_tuple(t.seq(r), t.phase(r), t.step(r), t.layer(r)), want[r]) << "record " << r;
   EXPECT_EQ(std::vector<uint16_t>(t.experts(0).begin(), t.experts(0).end()), (std::vector<uint16_t>{0, 1}));
@@ -117,7 +110,8 @@ TEST(TraceBuilder, NextUseMatchesBruteForceOnRandomTraces) {
           }
     if (b.records() == 0) continue;
     const Trace t = std::move(b).finish();
-    EXPECT_EQ(std::vector<uint32_t>(t.columns().next_use.begin(), t.columns().next_use.end()), brute_next_use(t))
+    EXPECT_EQ(std::vector<uint32_t>(t.columns().next_use.begin(), t.columns().next_use.end()),
+              brute_next_use(t))
         << "trial " << trial;
   }
 }
@@ -140,16 +134,25 @@ TEST(TraceBuilder, ValidatesRecordsAsTheyArrive) {
   const std::vector<uint32_t> ok = {0, 1};
   const std::vector<float> w = {0.5f, 0.5f};
   b.add(0, Phase::kDecode, 0, 0, ok, w, {}, 1);
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{0, 1, 2}, w, {}, 2); }),
+  EXPECT_THAT(error_of([&] {
+                b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{0, 1, 2}, w, {}, 2);
+              }),
               HasSubstr("f:2: field 'experts': top-k mismatch"));
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 2, ok, w, {}, 3); }), HasSubstr("f:3: field 'layer'"));
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{0, 4}, w, {}, 4); }),
+  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 2, ok, w, {}, 3); }),
+              HasSubstr("f:3: field 'layer'"));
+  EXPECT_THAT(error_of([&] {
+                b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{0, 4}, w, {}, 4);
+              }),
               HasSubstr("f:4: field 'experts': expert id 4 outside [0, 4)"));
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{1, 1}, w, {}, 5); }),
+  EXPECT_THAT(error_of([&] {
+                b.add(0, Phase::kDecode, 1, 0, std::vector<uint32_t>{1, 1}, w, {}, 5);
+              }),
               HasSubstr("appears twice"));
   const std::vector<float> nan = {0.5f, std::numeric_limits<float>::quiet_NaN()};
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, ok, nan, {}, 6); }), HasSubstr("f:6: field 'weights'"));
-  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, ok, {}, {}, 7); }), HasSubstr("f:7: field 'weights'"));
+  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, ok, nan, {}, 6); }),
+              HasSubstr("f:6: field 'weights'"));
+  EXPECT_THAT(error_of([&] { b.add(0, Phase::kDecode, 1, 0, ok, {}, {}, 7); }),
+              HasSubstr("f:7: field 'weights'"));
   EXPECT_EQ(b.records(), 1u);  // nothing half-added
 }
 
