@@ -36,11 +36,8 @@ void run(const Options& o) {
   warn_trace_plausibility(o.path, t, 1);
   const traces::TraceInfo& info = t.info();
   const traces::LookupStream ls = traces::build_lookup_stream(t, 1);
-  std::vector<std::string> optional;
-  if (t.has_weights()) optional.push_back("weights");
-  if (t.has_logits()) optional.push_back("logits");
-  const uint64_t prefill = t.tokens(traces::Phase::kPrefill), decode = t.tokens(traces::Phase::kDecode);
-  const size_t sequences = t.sequence_ids().size();
+  // One description for both outputs: the same keys as replay's and trace stats' "trace".
+  const Json summary = traces::trace_summary_json(t, o.path, ls);
   const std::string source_format =
       info.provenance.contains("format") && info.provenance["format"].is_string()
           ? info.provenance["format"].get<std::string>()
@@ -52,7 +49,7 @@ void run(const Options& o) {
     Json j = Json::object();
     j["header"] = run_header("trace info", config);
     j["warnings"] = warnings_json();
-    j.update(traces::trace_summary_json(t, o.path, ls));  // the same keys as replay's and stats' "trace"
+    j.update(summary);
     write_file_atomic(o.out, j.dump(2) + "\n");
     return;
   }
@@ -63,15 +60,15 @@ void run(const Options& o) {
                     info.synthetic ? "  [SYNTHETIC]" : "");
   text += strprintf("shape:            %u MoE layers x %u experts, top-%u\n", info.layers, info.experts,
                     info.top_k);
-  text += strprintf("sequences:        %zu\n", sequences);
-  text += strprintf("prefill tokens:   %llu\n", static_cast<unsigned long long>(prefill));
-  text += strprintf("decode tokens:    %llu\n", static_cast<unsigned long long>(decode));
+  text += strprintf("sequences:        %llu\n", summary["sequences"].get<unsigned long long>());
+  text += strprintf("prefill tokens:   %llu\n", summary["prefill_tokens"].get<unsigned long long>());
+  text += strprintf("decode tokens:    %llu\n", summary["decode_tokens"].get<unsigned long long>());
   text += strprintf("records:          %zu (missing cells: %llu)\n", t.records(),
                     static_cast<unsigned long long>(info.missing_cells));
   text += strprintf("lookups (B=1):    %zu in %zu layer invocations; decode %llu\n", ls.lookups(),
                     ls.invocations(), static_cast<unsigned long long>(ls.decode_lookups()));
   std::string opt;
-  for (const auto& s : optional) opt += (opt.empty() ? "" : ", ") + s;
+  for (const auto& c : summary["optional_columns"]) opt += (opt.empty() ? "" : ", ") + c.get<std::string>();
   text += strprintf("optional columns: %s\n", opt.empty() ? "none" : opt.c_str());
   if (info.expert_bytes.empty()) {
     text += strprintf("expert bytes:     unknown (give --model)\n");
