@@ -34,7 +34,7 @@ inline const char* expert_state_name(ExpertState s) {
 }
 
 // Which components of an expert are resident; state() names the combination (F wins over the rest).
-struct Residency {
+struct ResidentComponents {
   bool full = false;
   bool sm_chunks = false;
   bool e_chunks = false;

@@ -48,7 +48,7 @@ const char* tensor_part_name(TensorPart p) {
   return "?";
 }
 
-ResourceClass resource_of(OpKind k) {
+ResourceClass default_resource(OpKind k) {
   switch (k) {
     case OpKind::kSsdRead:
       return ResourceClass::kSsd;

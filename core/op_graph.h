@@ -31,7 +31,10 @@ const char* op_kind_name(OpKind k);
 enum class ResourceClass : uint8_t { kSsd, kCpu, kGpu, kLink };
 inline constexpr int kResourceClasses = 4;
 const char* resource_class_name(ResourceClass r);
-ResourceClass resource_of(OpKind k);
+// The usual resource of an op kind (SSD reads on the SSD, decompression on the CPU, recovery and compute
+// on the GPU, transfers on the link). Systems may place recovery and expert compute elsewhere
+// (serving/system_config.h: `--recover-on`, `--compute-on`); this is only their default.
+ResourceClass default_resource(OpKind k);
 
 inline constexpr uint16_t kNoLabel = 0xFFFF;
 
@@ -52,6 +55,7 @@ struct Op {
   double flops = 0;
   uint32_t tokens = 0;
   int64_t priority = 0;
+  bool prefetch = false;  // a load started ahead of its use (core/prefetch.h), not needed by this layer
 };
 
 class OpGraph {

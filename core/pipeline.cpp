@@ -47,7 +47,7 @@ void Pipeline::build_expert(uint32_t layer, const ExpertDemand& d, ExpertState s
       auto make = [&](OpKind k, uint64_t b) {
         Op o = op;
         o.kind = k;
-        o.resource = resource_of(k);
+        o.resource = default_resource(k);
         o.bytes = b;
         return o;
       };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/op_graph.h"
+#include "core/residency.h"
 
 namespace moesim {
 
@@ -47,7 +48,16 @@ class QueueObserver {
   virtual void queue_length(uint32_t queue, uint64_t waiting) = 0;  // queue: index into queue_names()
 };
 
-class Platform {
+// Expected duration of an op on an idle unit of its resource (seconds): the "offline-profiled delays"
+// that planners and schedulers reason with (ZipMoE §3.3-3.4). SimPlatform answers from its cost model,
+// exec from its calibrated profile.
+class OpEstimator {
+ public:
+  virtual ~OpEstimator() = default;
+  virtual double estimate(const Op& op) const = 0;
+};
+
+class Platform : public OpEstimator {
  public:
   virtual ~Platform() = default;
   virtual double now() const = 0;
@@ -61,6 +71,13 @@ class Platform {
   // told about their lengths (nullptr: none). A platform without queues to report keeps the defaults.
   virtual std::vector<std::string> queue_names() const { return {}; }
   virtual void set_queue_observer(QueueObserver* observer) { (void)observer; }
+  // Admissions, demotions, promotions and evictions of the serving system's pools (core/residency.h),
+  // at now(): exec allocates and frees real buffers; the simulator keeps no buffers (the pipeline
+  // records bytes in use per pool itself). `pools` is called once before the first event.
+  virtual void memory_pools(const std::vector<PoolInfo>& pools) { (void)pools; }
+  virtual void memory_event(const MemoryEvent& e) { (void)e; }
+  // The units of a resource class (CPU workers L, GPU streams, ...), for schedulers and planners.
+  virtual uint32_t units(ResourceClass r) const = 0;
 };
 
 }  // namespace moesim

@@ -6,7 +6,14 @@
 // operation in priority order", Appendix A).
 //
 // The pipeline calls order() after building the invocation's graph and before submitting any op; the
-// policy may only change Op::priority (lower runs first; ties keep submission order).
+// policy may only change Op::priority (lower runs first; ties keep submission order) of the requests'
+// ops [first_op, compute_op]. The graph may also hold prefetch loads (Op::prefetch), which the pipeline
+// gives the lowest urgency itself.
+//
+// Graph shape of one request (core/pipeline.h): for each tensor t of the expert, ops with Op::tensor == t:
+// E-chunk reads (part kE, one per shard, when the state needs them), decompressions (kE, one per shard),
+// the SM-chunk read (kSm), a transfer and a recovery; then one expert compute joining the tensors. A
+// full-tensor request has one read (kWhole) and a transfer per tensor; an F request only its compute.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +23,7 @@
 
 #include "core/compression_state.h"
 #include "core/op_graph.h"
+#include "core/platform.h"
 #include "core/registry.h"
 
 namespace moesim {
@@ -33,6 +41,10 @@ struct ScheduleContext {
   uint32_t layer = 0;
   bool decode = false;
   uint32_t dense_op = 0;  // the layer's dense/attention op (the root)
+  // Expected op durations ("offline-profiled delays", ZipMoE Appendix A): the platform's estimator.
+  const OpEstimator* estimator = nullptr;
+  uint32_t cpu_workers = 1;  // L: decompression threads
+  uint32_t shards = 1;       // K: E-chunk shards per tensor
 };
 
 class SchedulingPolicy {

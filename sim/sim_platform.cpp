@@ -68,6 +68,29 @@ void SimPlatform::set_queue_observer(QueueObserver* observer) {
   link_.set_queue_observer(observer, 4);
 }
 
+double SimPlatform::estimate(const Op& op) const {
+  if (op.resource == ResourceClass::kSsd) {
+    // An idle SSD: the per-request latency plus the bytes at full bandwidth (sim/resources.h's Ssd).
+    const HardwareProfile& hw = cost_.hardware();
+    return hw.ssd_read_latency + static_cast<double>(op.bytes) / hw.ssd_read_bandwidth;
+  }
+  return cost_.duration(op);
+}
+
+uint32_t SimPlatform::units(ResourceClass r) const {
+  switch (r) {
+    case ResourceClass::kSsd:
+      return opt_.io_depth;
+    case ResourceClass::kCpu:
+      return opt_.cpu_workers ? opt_.cpu_workers : cost_.hardware().cpu_cores;
+    case ResourceClass::kGpu:
+      return opt_.gpu_streams;
+    case ResourceClass::kLink:
+      return opt_.links;
+  }
+  return 1;
+}
+
 std::string SimPlatform::describe() const {
   return "sim: " + cost_.hardware().name;
 }

@@ -30,6 +30,8 @@ class SimPlatform : public Platform, private JobListener {
   // ssd, io_thread, cpu_workers, gpu, link (in that order).
   std::vector<ResourceStats> resource_stats() const override;
   std::string describe() const override;
+  double estimate(const Op& op) const override;
+  uint32_t units(ResourceClass r) const override;
   // io_thread (reads waiting to be issued), ssd (requests waiting for a slot), cpu_workers, gpu, link.
   std::vector<std::string> queue_names() const override;
   void set_queue_observer(QueueObserver* observer) override;

@@ -64,6 +64,13 @@ class FakePlatform final : public Platform {
     return v;
   }
   std::string describe() const override { return "fake platform (fixed durations)"; }
+  double estimate(const Op& op) const override { return duration_[static_cast<size_t>(op.kind)]; }
+  uint32_t units(ResourceClass r) const override { return units_[static_cast<size_t>(r)]; }
+  void memory_pools(const std::vector<PoolInfo>& pools) override { pools_ = pools; }
+  void memory_event(const MemoryEvent& e) override { memory_events.push_back({now_, e}); }
+  // Every memory event received, with the time it arrived.
+  std::vector<std::pair<double, MemoryEvent>> memory_events;
+  const std::vector<PoolInfo>& pools() const { return pools_; }
 
  private:
   struct Job {
@@ -101,6 +108,7 @@ class FakePlatform final : public Platform {
   std::array<std::vector<bool>, kResourceClasses> busy_;
   std::map<std::pair<double, uint64_t>, Running> running_;
   std::array<ResourceStats, kResourceClasses> stats_{};
+  std::vector<PoolInfo> pools_;
 };
 
 }  // namespace moesim::test

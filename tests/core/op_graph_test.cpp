@@ -31,11 +31,11 @@ TEST(OpGraph, DepsAndSuccessors) {
 }
 
 TEST(OpGraph, ResourceOfEachKind) {
-  EXPECT_EQ(resource_of(OpKind::kSsdRead), ResourceClass::kSsd);
-  EXPECT_EQ(resource_of(OpKind::kDecompress), ResourceClass::kCpu);
-  EXPECT_EQ(resource_of(OpKind::kRecover), ResourceClass::kGpu);
-  EXPECT_EQ(resource_of(OpKind::kTransfer), ResourceClass::kLink);
-  EXPECT_EQ(resource_of(OpKind::kExpertCompute), ResourceClass::kGpu);
+  EXPECT_EQ(default_resource(OpKind::kSsdRead), ResourceClass::kSsd);
+  EXPECT_EQ(default_resource(OpKind::kDecompress), ResourceClass::kCpu);
+  EXPECT_EQ(default_resource(OpKind::kRecover), ResourceClass::kGpu);
+  EXPECT_EQ(default_resource(OpKind::kTransfer), ResourceClass::kLink);
+  EXPECT_EQ(default_resource(OpKind::kExpertCompute), ResourceClass::kGpu);
   EXPECT_STREQ(op_kind_name(OpKind::kDecompress), "decompress");
 }
 
