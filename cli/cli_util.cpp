@@ -93,6 +93,13 @@ CacheCapacity parse_budget_option(const std::string& option, const std::string& 
   return c;
 }
 
+uint64_t parse_bytes_option(const std::string& option, const std::string& text) {
+  const CacheCapacity c = parse_budget_option(option, text);
+  if (c.unit != CacheCapacity::Unit::kBytes)
+    throw UsageError(option + ": '" + text + "' needs a byte unit (such as 32GiB)");
+  return c.value;
+}
+
 CacheScope parse_scope_option(const std::string& option, const std::string& text) {
   try {
     return parse_scope(text);

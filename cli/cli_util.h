@@ -33,6 +33,8 @@ std::string num_or_dash(const Json& v, const char* fmt, double scale = 1.0);
 
 // `option` names the flag in messages. Budgets must parse and be > 0.
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text);
+// A size in bytes with a unit ("32GiB"); UsageError naming the option otherwise.
+uint64_t parse_bytes_option(const std::string& option, const std::string& text);
 CacheScope parse_scope_option(const std::string& option, const std::string& text);
 // Throws UsageError("OPTION must be at least MIN (got V)") when v < min.
 void require_at_least(const std::string& option, uint64_t v, uint64_t min);

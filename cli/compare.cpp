@@ -18,7 +18,7 @@
 #include "core/run_info.h"
 #include "core/units.h"
 #include "core/warnings.h"
-#include "sim/offload.h"
+#include "cli/sim_run.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -67,7 +67,7 @@ void execute(const CompareArgs& a) {
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
-  const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
+  const serving::SizedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
   for (const auto& c : caps)
     check_budget_plausibility("--budget", c, scope, trace.info(),
@@ -76,17 +76,18 @@ void execute(const CompareArgs& a) {
 
   // Cells in (budget, policy) order; each lands in its own slot, so --threads does not change the output.
   const size_t cells = budgets.size() * policies.size();
-  std::vector<sim::OffloadResult> results(cells);
+  std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
   {
     Progress bar("compare", cells);
     parallel_for(cells, a.threads, [&](size_t i) {
-      sim::OffloadConfig cfg;
+      serving::SystemConfig cfg;
       cfg.eviction = policies[i % policies.size()];
       cfg.scope = scope;
       cfg.budget = caps[i / policies.size()];
-      cfg.sim.io_depth = a.io_depth;
-      results[i] = sim::run_offload(stream, trace.info(), costs, hw, cfg);
+      sim::SimOptions sim;
+      sim.io_depth = a.io_depth;
+      results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim);
       cell_metrics[i] = metrics_json(results[i].result);
       results[i].result = {};  // the per-cell timing details are not needed any more
       bar.add(1);
@@ -103,19 +104,18 @@ void execute(const CompareArgs& a) {
   for (size_t i = 0; i < cells; ++i) {
     {
       const std::string& b = budgets[i / policies.size()];
-      sim::OffloadConfig cfg;
-      cfg.budget = caps[i / policies.size()];
-      const sim::OffloadResult& r = results[i];
+      const CacheCapacity& budget = caps[i / policies.size()];
+      const serving::RunResult& r = results[i];
       const Json& m = cell_metrics[i];
       Json row;
       row["eviction"] = r.eviction;
-      row["budget"] = cfg.budget.to_string();
+      row["budget"] = budget.to_string();
       row["cache_capacity_experts"] = r.cache_capacity_experts;
       row["metrics"] = m;
       rows.push_back(row);
       char line[256];
       std::snprintf(line, sizeof line, "%-10s %-24s %8s%% %8s%% %10s %10s %9s",
-                    cfg.budget.to_string().c_str(), r.eviction.c_str(),
+                    budget.to_string().c_str(), r.eviction.c_str(),
                     num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
                     num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
                     seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),

@@ -1,8 +1,8 @@
-// `moesim run`: one simulated serving run of a trace (ARCHITECTURE.md §1, §5, §7).
-//   moesim run --trace T [--model M] --hw H --system offload --policy P --budget 8GiB
-//              [--scope global|layer] [--batch B] [--json] [--timeline out.json [--timeline-steps A:B]]
-// --system offload is the full-tensor offloading baseline (sim/offload.h: what is simulated, which sizes
-// are used, dense weights resident). The JSON output starts with run_header() as "header"; --timeline
+// `moesim run`: one simulated serving run of a trace (ARCHITECTURE.md §1, §5, §7, §9).
+//   moesim run --trace T [--model M] --hw H --system offload|layer-offload|zipmoe --policy P --budget 8GiB
+//              [--scope global|layer] [--batch B] [--prefetch P] [--json] [--timeline out.json [--timeline-steps A:B]]
+// The systems are assembled by serving/system.h (what each models, which sizes are used, dense weights
+// resident) and run on a SimPlatform. The JSON output starts with run_header() as "header"; --timeline
 // writes the Chrome trace event format (core/timeline.h), atomically.
 #include <cstdarg>
 #include <cstdio>
@@ -21,8 +21,8 @@
 #include "core/timeline.h"
 #include "core/units.h"
 #include "core/warnings.h"
-#include "sim/offload.h"
-#include "sim/workload_adapter.h"
+#include "cli/sim_run.h"
+#include "serving/workload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -34,11 +34,21 @@ struct RunArgs {
   std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
                      scope = "global";
   std::vector<std::string> policies, budgets;
-  std::string routing = "identity", scheduling = "fcfs", timeline, timeline_steps, out = "-";
+  std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
+  std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools, pool_set = "F,C,S,E";
+  uint32_t shards = 4, delta = 0;
+  double ratio = 0, grid = 0.05;
+  uint64_t seed = 1;
   bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
   uint32_t batch = 1, io_depth = 1, workers = 0;
-  bool json = false, force = false;
+  bool json = false, force = false, policy_given = false;
 };
+
+ResourceClass parse_placement(const char* option, const std::string& v) {
+  if (v == "gpu") return ResourceClass::kGpu;
+  if (v == "cpu") return ResourceClass::kCpu;
+  throw UsageError(std::string(option) + ": '" + v + "' is not a place to run (gpu or cpu)");
+}
 
 std::string print_dist(const char* name, const Json& d) {
   if (d["count"].get<uint64_t>() == 0) return strprintf("  %-22s %10s\n", name, "-");
@@ -47,6 +57,57 @@ std::string print_dist(const char* name, const Json& d) {
       format_seconds(d["p50_s"].get<double>()).c_str(), format_seconds(d["p90_s"].get<double>()).c_str(),
       format_seconds(d["p99_s"].get<double>()).c_str(), format_seconds(d["max_s"].get<double>()).c_str(),
       static_cast<unsigned long long>(d["count"].get<uint64_t>()));
+}
+
+std::string print_plan(const Json& p) {
+  std::string t = strprintf("pools:   %s", p.value("source", std::string("plan")).c_str());
+  if (p.contains("pools"))
+    for (const auto& q : p["pools"])
+      t += strprintf("  %s %.0f%% (%llu experts/layer)", q["name"].get<std::string>().c_str(),
+                     100 * q["ratio"].get<double>(), static_cast<unsigned long long>(q["experts_per_layer"].get<uint64_t>()));
+  if (p.contains("expected_makespan_s") && !p["expected_makespan_s"].is_null())
+    t += strprintf("; expected layer I/O+decompression %s", format_seconds(p["expected_makespan_s"].get<double>()).c_str());
+  return t + "\n";
+}
+
+// Lookups by the state they found, when there is more than hit/miss to say.
+std::string print_states(const Json& s) {
+  const Json& l = s["lookups"];
+  uint64_t total = 0;
+  for (const auto& [k, v] : l.items()) total += v.get<uint64_t>();
+  const bool split = l["C"].get<uint64_t>() + l["S"].get<uint64_t>() + l["E"].get<uint64_t>() > 0;
+  if (total == 0 || (!split && s["host_hits"].get<uint64_t>() == 0 && s["in_flight"].get<uint64_t>() == 0))
+    return "";
+  std::string t = "states:     ";
+  for (const char* k : {"F", "C", "S", "E", "M"})
+    t += strprintf(" %s %.2f%%", k, 100.0 * static_cast<double>(l[k].get<uint64_t>()) / static_cast<double>(total));
+  t += strprintf(" of lookups; F in host memory %llu, waited for a load in flight %llu\n",
+                 static_cast<unsigned long long>(s["host_hits"].get<uint64_t>()),
+                 static_cast<unsigned long long>(s["in_flight"].get<uint64_t>()));
+  return t;
+}
+
+std::string print_prefetch(const Json& p) {
+  if (p["proposed"].get<uint64_t>() == 0) return "";
+  return strprintf(
+      "prefetch:    %llu issued (%llu proposed, %llu already resident, %llu declined); accuracy %s%%, %llu late, "
+      "%llu useless (%s of %s read)\n",
+      static_cast<unsigned long long>(p["issued"].get<uint64_t>()),
+      static_cast<unsigned long long>(p["proposed"].get<uint64_t>()),
+      static_cast<unsigned long long>(p["already_resident"].get<uint64_t>()),
+      static_cast<unsigned long long>(p["declined"].get<uint64_t>()), num_or_dash(p["accuracy"], "%.2f", 100).c_str(),
+      static_cast<unsigned long long>(p["late"].get<uint64_t>()),
+      static_cast<unsigned long long>(p["useless"].get<uint64_t>()),
+      format_bytes(p["useless_bytes"].get<uint64_t>()).c_str(), format_bytes(p["bytes"].get<uint64_t>()).c_str());
+}
+
+std::string print_pools(const Json& m) {
+  std::string t = strprintf("memory:      peak %s", format_bytes(m["memory_peak"].get<uint64_t>()).c_str());
+  if (m["pools"].size() > 1)
+    for (const auto& q : m["pools"])
+      t += strprintf("; %s (%s) peak %s", q["name"].get<std::string>().c_str(), q["tier"].get<std::string>().c_str(),
+                     format_bytes(q["peak_bytes"].get<uint64_t>()).c_str());
+  return t + "\n";
 }
 
 std::string print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
@@ -69,6 +130,11 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
                  config["scope"].get<std::string>().c_str(),
                  static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
+  t += strprintf("policies: scheduling %s, prefetch %s, routing %s; recovery on %s, expert compute on %s\n",
+                 config["scheduling"].get<std::string>().c_str(), config["prefetch"].get<std::string>().c_str(),
+                 config["routing"].get<std::string>().c_str(), config["recover_on"].get<std::string>().c_str(),
+                 config["compute_on"].get<std::string>().c_str());
+  if (!config["plan"].is_null()) t += print_plan(config["plan"]);
   t += strprintf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
                  "count");
   t += print_dist("TTFT", m["ttft"]);
@@ -91,7 +157,15 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
     t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
         static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
-  t += strprintf("SSD read:    %s\n", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
+  t += print_states(m["states"]);
+  t += strprintf("SSD read:    %s", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
+  const Json& bp = m["ssd_bytes_read_by_component"];
+  if (bp["sm"].get<uint64_t>() + bp["e"].get<uint64_t>() > 0)
+    t += strprintf(" (whole tensors %s, SM-chunks %s, E-chunks %s)", format_bytes(bp["whole"].get<uint64_t>()).c_str(),
+                   format_bytes(bp["sm"].get<uint64_t>()).c_str(), format_bytes(bp["e"].get<uint64_t>()).c_str());
+  t += "\n";
+  t += print_prefetch(m["prefetch"]);
+  t += print_pools(m);
   t += strprintf("utilization:");
   for (const auto& [name, u] : m["resources"].items())
     t += strprintf(" %s %.1f%%", name.c_str(), 100 * u["utilization"].get<double>());
@@ -101,7 +175,13 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
 
 void execute(RunArgs& a) {
   require_trace_input(a.trace);
-  if (a.system != "offload") throw UsageError("--system: unknown system '" + a.system + "' (known: offload)");
+  {
+    const auto& known = serving::system_names();
+    if (std::find(known.begin(), known.end(), a.system) == known.end())
+      throw UsageError("--system: unknown system '" + a.system + "' (known: offload, layer-offload, zipmoe)");
+  }
+  const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
+  const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
   require_at_least("--batch", a.batch, 1);
   require_at_least("--io-depth", a.io_depth, 1);
   if (a.workers > 4096)
@@ -131,19 +211,33 @@ void execute(RunArgs& a) {
   const HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
-  const sim::OffloadCosts costs = sim::offload_costs(trace.info(), model);
+  const serving::SizedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
   check_budget_plausibility("--budget", budget, scope, trace.info(),
                             costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
 
-  sim::OffloadConfig cfg;
-  cfg.eviction = policies[0];
+  serving::SystemConfig cfg;
+  cfg.system = a.system;
+  cfg.eviction = a.policy_given ? policies[0] : "";
   cfg.routing = a.routing;
   cfg.scheduling = a.scheduling;
+  cfg.prefetch = a.prefetch;
   cfg.scope = scope;
   cfg.budget = budget;
-  cfg.sim.io_depth = a.io_depth;
-  cfg.sim.cpu_workers = a.workers;
+  if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
+  cfg.recover_on = recover_on;
+  cfg.compute_on = compute_on;
+  cfg.shards = a.shards;
+  cfg.e_ratio = a.ratio;
+  if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
+  cfg.pools = a.pools;
+  cfg.pool_set = a.pool_set;
+  cfg.grid = a.grid;
+  cfg.delta = a.delta;
+  cfg.seed = a.seed;
+  sim::SimOptions sim;
+  sim.io_depth = a.io_depth;
+  sim.cpu_workers = a.workers;
   cfg.record_timeline = !a.timeline.empty();
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
   // The size guard warns before the simulation, from the workload, so a user can cut the window first.
@@ -153,17 +247,17 @@ void execute(RunArgs& a) {
     cfg.timeline_first_step = window.first;
     cfg.timeline_last_step = window.last;
     timeline_warned = warn_if_timeline_large(
-        a.timeline, estimate_timeline_size(sim::workload_view(stream), costs.costs, window));
+        a.timeline, estimate_timeline_size(serving::workload_view(stream), costs.costs, window));
   }
   std::optional<Progress> bar;
   cfg.on_step = [&bar](uint64_t done, uint64_t total) {
     if (!bar) bar.emplace("run", total);
     bar->set(done);
   };
-  const sim::OffloadResult r = sim::run_offload(stream, trace.info(), costs, hw, cfg);
+  Json config;
+  const serving::RunResult r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config);
   if (bar) bar->finish();
 
-  Json config = sim::offload_config_json(cfg, r, costs, trace.info(), a.batch, hw);
   config["trace"] = a.trace;
   config["format"] = a.load.format;
   config["fields"] = a.load.fields;
@@ -201,11 +295,34 @@ void setup(CLI::App& app) {
                  "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
                  "expert sizes, shape from the preset its model name starts with)");
   app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
-  app.add_option("--system", a->system, "system to simulate: offload (full-tensor offloading)")
+  app.add_option("--system", a->system,
+                 "system to simulate: offload (expert-level on-demand caching), layer-offload (a layer's whole "
+                 "weights loaded when it runs), zipmoe (ZipMoE: compressed pools, planner, Alg. 1 scheduler)")
       ->capture_default_str();
   app.add_option("--policy", a->policies,
-                 "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru")
-      ->allow_extra_args(false);
+                 "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru; for zipmoe "
+                 "the in-pool eviction: freq (the paper's), lru, fifo, marking")
+      ->allow_extra_args(false)
+      ->each([a](const std::string&) { a->policy_given = true; });
+  app.add_option("--prefetch", a->prefetch,
+                 "prefetch policy: none, oracle:accuracy=P,lookahead=N, layer-window:depth=D (see `moesim policies`)")
+      ->capture_default_str();
+  app.add_option("--host-budget", a->host_budget,
+                 "discrete GPU: a host-memory (DRAM) expert cache of this many bytes behind the --budget in VRAM");
+  app.add_option("--recover-on", a->recover_on, "where tensor recovery runs: gpu or cpu")->capture_default_str();
+  app.add_option("--compute-on", a->compute_on,
+                 "where routed experts compute: gpu, or cpu (as llama.cpp --n-cpu-moe, ktransformers, Fiddler)")
+      ->capture_default_str();
+  app.add_option("--pools", a->pools,
+                 "zipmoe: fixed pool ratios such as F=0.2,C=0.5,S=0.3 (default: planned, ZipMoE Appendix C)");
+  app.add_option("--pool-set", a->pool_set, "zipmoe: the pools the planner may use (Lambda)")->capture_default_str();
+  app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
+  app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K)")->capture_default_str();
+  app.add_option("--ratio", a->ratio,
+                 "zipmoe: exponent compression ratio rho (compressed / raw exponent bytes); default: measured on "
+                 "Gaussian BF16 weights");
+  app.add_option("--delta", a->delta, "zipmoe: dispatch tolerance in ranks (ZipMoE §3.4)")->capture_default_str();
+  app.add_option("--seed", a->seed, "seed of every random choice (prefetch oracle, marking)")->capture_default_str();
   app.add_option("--budget", a->budgets, "expert cache budget in bytes (8GiB) or experts per layer (32)")
       ->allow_extra_args(false);
   app.add_option("--capacity", a->budgets)

@@ -107,6 +107,53 @@ Json metrics_json(const PipelineResult& r) {
   routing["changed_tokens"] = r.routing.changed_tokens;
   m["routing_rewrite"] = routing;
   m["ssd_bytes_read"] = r.ssd_bytes;
+  Json by_part;
+  by_part["whole"] = r.ssd_bytes_by_part[static_cast<size_t>(TensorPart::kWhole)];
+  by_part["sm"] = r.ssd_bytes_by_part[static_cast<size_t>(TensorPart::kSm)];
+  by_part["e"] = r.ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)];
+  m["ssd_bytes_read_by_component"] = by_part;
+  // Lookups by the state they found (ZipMoE §3.2): F, C, S, E, M; a classic cache only has F and M.
+  Json states, dstates;
+  for (ExpertState st : {ExpertState::kFull, ExpertState::kCompressed, ExpertState::kSM, ExpertState::kE,
+                         ExpertState::kMissed}) {
+    states[expert_state_name(st)] = r.states.lookups[static_cast<size_t>(st)];
+    dstates[expert_state_name(st)] = r.states.decode_lookups[static_cast<size_t>(st)];
+  }
+  Json sj;
+  sj["lookups"] = states;
+  sj["decode_lookups"] = dstates;
+  sj["host_hits"] = r.states.host_hits;
+  sj["in_flight"] = r.states.in_flight;
+  m["states"] = sj;
+  const PrefetchCounters& p = r.prefetch;
+  Json pj;
+  pj["proposed"] = p.proposed;
+  pj["already_resident"] = p.already_resident;
+  pj["declined"] = p.declined;
+  pj["issued"] = p.issued;
+  pj["useful"] = p.useful;
+  pj["late"] = p.late;
+  pj["useless"] = p.useless;
+  pj["accuracy"] = ratio(p.useful, p.issued);  // issued loads that their expert's next lookup used
+  pj["bytes"] = p.bytes;
+  pj["useless_bytes"] = p.useless_bytes;
+  m["prefetch"] = pj;
+  Json pools = Json::array();
+  for (const auto& pu : r.pools) {
+    Json q;
+    q["name"] = pu.info.name;
+    q["tier"] = memory_tier_name(pu.info.tier);
+    q["capacity_bytes"] = pu.info.capacity_bytes ? Json(pu.info.capacity_bytes) : Json(nullptr);
+    q["peak_bytes"] = pu.peak_bytes;
+    q["final_bytes"] = pu.final_bytes;
+    q["admits"] = pu.admits;
+    q["evicts"] = pu.evicts;
+    q["demotes"] = pu.demotes;
+    q["promotes"] = pu.promotes;
+    pools.push_back(q);
+  }
+  m["pools"] = pools;
+  m["memory_peak"] = r.memory_peak;  // bytes all pools held together at most
   m["ops"] = r.ops;
   Json util = Json::object();
   for (const auto& res : r.resources) {

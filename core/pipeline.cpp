@@ -20,41 +20,120 @@ uint64_t ModelCosts::tensor_bytes(uint32_t layer, uint32_t t) const {
   return total - before;
 }
 
-Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, ExpertCache& cache,
-                   RoutingPolicy& routing, SchedulingPolicy& scheduling)
-    : costs_(costs), opt_(opt), cache_(cache), routing_(routing), scheduling_(scheduling) {}
+namespace {
+
+// Ops are identified to the platform by a token: the invocation slot and the op's index in its graph.
+constexpr uint32_t kOpBits = 20;
+constexpr uint32_t kOpMask = (1u << kOpBits) - 1;
+constexpr uint32_t kMaxSlots = 1u << (32 - kOpBits);
+// Prefetch loads yield to every demand op waiting for the same resource.
+constexpr int64_t kPrefetchPriority = INT64_MAX / 4;
+
+bool has_sm(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kSM; }
+bool has_e(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kE; }
+
+}  // namespace
+
+struct Pipeline::Invocation {
+  OpGraph graph;
+  std::vector<uint32_t> remaining;            // unmet dependencies per op
+  std::vector<uint32_t> external;             // per op: waits on loads of earlier invocations
+  std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (op of this graph, token that waits for it)
+  std::vector<ExpertRequest> requests;
+  uint32_t slot = 0;
+  uint32_t index = 0;  // workload invocation index
+  uint32_t layer = 0;
+  uint8_t phase = 0;
+  double start = 0;
+  uint32_t open_ops = 0;        // ops not yet done
+  uint32_t open_layer_ops = 0;  // of those, the layer's own work (not prefetches)
+  // Load tails of this graph per key (prefetches register them in inflight_).
+  std::vector<std::pair<uint32_t, uint32_t>> load_tails;  // (key, op)
+};
+
+Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residency& residency,
+                   RoutingPolicy& routing, SchedulingPolicy& scheduling, PrefetchPolicy* prefetch)
+    : costs_(costs),
+      opt_(opt),
+      residency_(residency),
+      routing_(routing),
+      scheduling_(scheduling),
+      prefetch_(prefetch) {}
+
+Pipeline::~Pipeline() = default;
 
 ExpertState Pipeline::state(uint32_t layer, uint32_t expert) const {
-  return cache_.resident(layer * experts_ + expert) ? ExpertState::kFull : ExpertState::kMissed;
+  return residency_.peek(layer * experts_ + expert).state;
 }
 
-void Pipeline::build_expert(uint32_t layer, const ExpertDemand& d, ExpertState st, uint32_t dense) {
+uint32_t Pipeline::acquire_slot() {
+  if (!free_slots_.empty()) {
+    const uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  if (slots_.size() >= kMaxSlots)
+    throw Error("pipeline: more than " + std::to_string(kMaxSlots) + " layer invocations in flight at once");
+  slots_.push_back(std::make_unique<Invocation>());
+  slots_.back()->slot = static_cast<uint32_t>(slots_.size() - 1);
+  return slots_.back()->slot;
+}
+
+void Pipeline::wait_for_inflight(Invocation& v, uint32_t key, uint32_t first_op, uint32_t dense) {
+  auto it = inflight_.find(key);
+  if (it == inflight_.end()) return;
+  // The request's roots (ops whose only dependency is the dense op) also wait for the loads in flight.
+  for (uint32_t i = first_op; i < v.graph.size(); ++i) {
+    const auto deps = v.graph.deps(i);
+    const bool root = deps.empty() || (deps.size() == 1 && deps[0] == dense);
+    if (!root) continue;
+    for (uint32_t t : it->second) {
+      ++v.external[i];
+      slots_[t >> kOpBits]->waiters.emplace_back(t & kOpMask, (v.slot << kOpBits) | i);
+    }
+  }
+}
+
+// The ops that bring one expert tensor from state `from` to `to` (F, or for a prefetch also C/S/E: the
+// components only), appended to the graph; the ops that end the chain are appended to tails_.
+void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
+                             uint32_t dense) {
+  OpGraph& g = v.graph;
   ExpertRequest req;
-  req.expert = d.expert;
-  req.tokens = d.tokens;
-  req.state = st;
-  req.first_op = static_cast<uint32_t>(graph_.size());
+  req.expert = expert;
+  req.tokens = tokens;
+  req.state = found.state;
+  req.first_op = static_cast<uint32_t>(g.size());
   Op base;
   base.layer = static_cast<uint16_t>(layer);
-  base.expert = d.expert;
-  tensor_tails_.clear();
-  if (st != ExpertState::kFull) {
-    const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
+  base.expert = expert;
+  tails_.clear();
+  const ExpertState st = found.state;
+  const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
+  auto make = [&](OpKind k, uint32_t t, uint64_t b) {
+    Op o = base;
+    o.kind = k;
+    o.resource = default_resource(k);
+    if (k == OpKind::kRecover) o.resource = opt_.recover_on;
+    o.tensor = static_cast<uint16_t>(t);
+    o.bytes = b;
+    return o;
+  };
+  const bool to_gpu = opt_.compute_on == ResourceClass::kGpu;
+  // The roots of the request depend on the layer's dense op; a prefetch load (dense == kNoKey) on nothing.
+  const std::span<const uint32_t> root =
+      dense == kNoKey ? std::span<const uint32_t>() : std::span<const uint32_t>(&dense, 1);
+  if (st == ExpertState::kFull) {
+    if (found.tier == MemoryTier::kHost && to_gpu)  // a DRAM copy on a discrete GPU: copy it over
+      for (uint32_t t = 0; t < tensors; ++t)
+        tails_.push_back(g.add(make(OpKind::kTransfer, t, costs_.tensor_bytes(layer, t)), root));
+  } else {
     for (uint32_t t = 0; t < tensors; ++t) {
-      Op op = base;
-      op.tensor = static_cast<uint16_t>(t);
       const uint64_t bytes = costs_.tensor_bytes(layer, t);
-      auto make = [&](OpKind k, uint64_t b) {
-        Op o = op;
-        o.kind = k;
-        o.resource = default_resource(k);
-        o.bytes = b;
-        return o;
-      };
       if (!opt_.layout.compressed) {
         // Full-tensor offloading: only F (handled above) and M exist.
-        const uint32_t read = graph_.add(make(OpKind::kSsdRead, bytes), {dense});
-        tensor_tails_.push_back(graph_.add(make(OpKind::kTransfer, bytes), {read}));
+        const uint32_t read = g.add(make(OpKind::kSsdRead, t, bytes), root);
+        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {read}) : read);
         continue;
       }
       // ZipMoE's split tensor (§3.1): SM-chunk + K compressed exponent shards (E-chunks).
@@ -62,65 +141,167 @@ void Pipeline::build_expert(uint32_t layer, const ExpertDemand& d, ExpertState s
           static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
       const uint64_t e_raw = bytes - sm;
       const uint32_t k = std::max(opt_.layout.shards, 1u);
-      const bool read_e = st == ExpertState::kMissed || st == ExpertState::kSM;
-      const bool read_sm = st == ExpertState::kMissed || st == ExpertState::kE;
-      std::vector<uint32_t> into_transfer;
+      const bool read_e = !has_e(st);
+      const bool read_sm = !has_sm(st);
+      into_transfer_.clear();
       for (uint32_t s = 0; s < k; ++s) {  // E-chunks are read before SM-chunks (§3.3)
         const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
-        std::vector<uint32_t> deps{dense};
+        Op dc = make(OpKind::kDecompress, t, raw);
+        dc.shard = static_cast<uint16_t>(s);
+        dc.part = TensorPart::kE;
         if (read_e) {
-          Op r = make(OpKind::kSsdRead,
+          Op r = make(OpKind::kSsdRead, t,
                       static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio)));
           r.shard = static_cast<uint16_t>(s);
           r.part = TensorPart::kE;
-          deps = {graph_.add(r, {dense})};
+          const uint32_t read = g.add(r, root);
+          into_transfer_.push_back(g.add(dc, {read}));
+        } else {
+          into_transfer_.push_back(g.add(dc, root));
         }
-        Op dc = make(OpKind::kDecompress, raw);
-        dc.shard = static_cast<uint16_t>(s);
-        dc.part = TensorPart::kE;
-        into_transfer.push_back(graph_.add(dc, deps));
       }
       if (read_sm) {
-        Op r = make(OpKind::kSsdRead, sm);
+        Op r = make(OpKind::kSsdRead, t, sm);
         r.part = TensorPart::kSm;
-        into_transfer.push_back(graph_.add(r, {dense}));
+        into_transfer_.push_back(g.add(r, root));
       }
-      const uint32_t xfer = graph_.add(make(OpKind::kTransfer, bytes), into_transfer);
-      tensor_tails_.push_back(graph_.add(make(OpKind::kRecover, bytes), {xfer}));
+      if (opt_.recover_on == ResourceClass::kGpu) {
+        const uint32_t xfer = g.add(make(OpKind::kTransfer, t, bytes), into_transfer_);
+        tails_.push_back(g.add(make(OpKind::kRecover, t, bytes), {xfer}));
+      } else {  // recovered on the CPU, then made visible to the GPU
+        const uint32_t rec = g.add(make(OpKind::kRecover, t, bytes), into_transfer_);
+        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {rec}) : rec);
+      }
     }
   }
-  Op compute = base;
-  compute.kind = OpKind::kExpertCompute;
-  compute.resource = ResourceClass::kGpu;
-  compute.bytes = costs_.expert_bytes[layer];
-  compute.tokens = d.tokens;
-  compute.flops = costs_.expert_flops_per_token * d.tokens;
-  if (tensor_tails_.empty()) tensor_tails_.push_back(dense);
-  req.compute_op = graph_.add(compute, tensor_tails_);
-  requests_.push_back(req);
+  if (tokens > 0) {
+    Op compute = base;
+    compute.kind = OpKind::kExpertCompute;
+    compute.resource = opt_.compute_on;
+    compute.bytes = costs_.expert_bytes[layer];
+    compute.tokens = tokens;
+    compute.flops = costs_.expert_flops_per_token * tokens;
+    if (tails_.empty()) tails_.push_back(dense);
+    req.compute_op = g.add(compute, tails_);
+  } else {
+    if (g.size() == req.first_op) return;  // resident and not computed (layer-offload): nothing to do
+    req.compute_op = static_cast<uint32_t>(g.size() - 1);
+  }
+  v.requests.push_back(req);
 }
 
-void Pipeline::submit_ready(std::vector<uint32_t>& ready) {
-  // Ops that become ready at the same instant go to the platform in priority order (then graph order),
+void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to) {
+  OpGraph& g = v.graph;
+  const uint32_t first = static_cast<uint32_t>(g.size());
+  const uint32_t key = layer * experts_ + expert;
+  if (to == ExpertState::kFull) {
+    // The whole path to a full tensor, without the compute, depending on nothing (it starts now). It is no
+    // request of this layer: the scheduler does not see it.
+    const size_t nreq = v.requests.size();
+    build_request(v, layer, expert, 0, LookupResult{from, MemoryTier::kUnified}, kNoKey);
+    v.requests.resize(nreq);
+  } else {
+    // C, S or E: only the reads of the components it will hold.
+    const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
+    tails_.clear();
+    for (uint32_t t = 0; t < tensors; ++t) {
+      const uint64_t bytes = costs_.tensor_bytes(layer, t);
+      const auto sm =
+          static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
+      const uint64_t e_raw = bytes - sm;
+      const uint32_t k = std::max(opt_.layout.shards, 1u);
+      Op r;
+      r.kind = OpKind::kSsdRead;
+      r.resource = ResourceClass::kSsd;
+      r.layer = static_cast<uint16_t>(layer);
+      r.expert = expert;
+      r.tensor = static_cast<uint16_t>(t);
+      if (has_e(to) && !has_e(from))
+        for (uint32_t s = 0; s < k; ++s) {
+          const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
+          r.bytes = static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio));
+          r.shard = static_cast<uint16_t>(s);
+          r.part = TensorPart::kE;
+          g.add(r);
+        }
+      if (has_sm(to) && !has_sm(from)) {
+        r.bytes = sm;
+        r.shard = kNoLabel;
+        r.part = TensorPart::kSm;
+        g.add(r);
+      }
+    }
+  }
+  uint64_t bytes = 0;
+  for (uint32_t i = first; i < g.size(); ++i) {
+    Op& op = g.op(i);
+    op.prefetch = true;
+    if (op.kind == OpKind::kSsdRead) bytes += op.bytes;
+  }
+  // Tails: ops no later op of this load depends on.
+  std::vector<uint8_t> has_succ(g.size() - first, 0);
+  for (uint32_t i = first; i < g.size(); ++i)
+    for (uint32_t d : g.deps(i))
+      if (d >= first) has_succ[d - first] = 1;
+  for (uint32_t i = first; i < g.size(); ++i)
+    if (!has_succ[i - first]) v.load_tails.emplace_back(key, i);
+  result_->prefetch.bytes += bytes;
+  prefetch_bytes_[key] = bytes;
+}
+
+void Pipeline::submit(std::vector<uint32_t>& ready) {
+  // Ops that become ready at the same instant go to the platform in priority order (then token order),
   // so that a free resource starts the most urgent one.
   std::sort(ready.begin(), ready.end(), [&](uint32_t a, uint32_t b) {
-    const int64_t pa = graph_.op(a).priority, pb = graph_.op(b).priority;
+    const int64_t pa = slots_[a >> kOpBits]->graph.op(a & kOpMask).priority;
+    const int64_t pb = slots_[b >> kOpBits]->graph.op(b & kOpMask).priority;
     return pa != pb ? pa < pb : a < b;
   });
-  for (uint32_t i : ready) platform_->submit(graph_.op(i), this, i);
+  for (uint32_t t : ready) platform_->submit(slots_[t >> kOpBits]->graph.op(t & kOpMask), this, t);
   ready.clear();
 }
 
 void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
-  graph_end_ = std::max(graph_end_, timing.end);
+  Invocation& v = *slots_[token >> kOpBits];
+  const uint32_t i = token & kOpMask;
   ++result_->ops;
-  const Op& op = graph_.op(token);
-  if (op.kind == OpKind::kSsdRead) result_->ssd_bytes += op.bytes;
+  const Op& op = v.graph.op(i);
+  if (op.kind == OpKind::kSsdRead) {
+    result_->ssd_bytes += op.bytes;
+    result_->ssd_bytes_by_part[static_cast<size_t>(op.part)] += op.bytes;
+  }
   if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
-  // ready_ is free here: the platform never calls op_done from inside submit().
-  for (uint32_t s : graph_.succs(token))
-    if (--remaining_deps_[s] == 0) ready_.push_back(s);
-  if (!ready_.empty()) submit_ready(ready_);
+  std::vector<uint32_t> ready;
+  ready.swap(ready_);
+  for (uint32_t s : v.graph.succs(i))
+    if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
+  if (!v.waiters.empty()) {
+    for (size_t w = 0; w < v.waiters.size();) {
+      if (v.waiters[w].first != i) {
+        ++w;
+        continue;
+      }
+      const uint32_t t = v.waiters[w].second;
+      Invocation& u = *slots_[t >> kOpBits];
+      if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
+      v.waiters[w] = v.waiters.back();
+      v.waiters.pop_back();
+    }
+  }
+  if (op.prefetch) {
+    // A load's last op done: the key is no longer in flight once all its tails are.
+    auto it = inflight_.find(static_cast<uint32_t>(op.layer) * experts_ + op.expert);
+    if (it != inflight_.end()) {
+      auto& tails = it->second;
+      tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
+      if (tails.empty()) inflight_.erase(it);
+    }
+  }
+  if (!ready.empty()) submit(ready);
+  ready_.swap(ready);
+  --v.open_ops;
+  if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
+  if (v.open_ops == 0) free_slots_.push_back(v.slot);
 }
 
 void Pipeline::set_counter(uint32_t track, uint64_t value) {
@@ -143,13 +324,56 @@ void Pipeline::queue_length(uint32_t queue, uint64_t waiting) {
   if (first_queue_track_ + queue < counters_.size()) set_counter(first_queue_track_ + queue, waiting);
 }
 
+void Pipeline::memory_event(const MemoryEvent& e) {
+  platform_->memory_event(e);
+  PoolUsage& p = result_->pools[e.pool];
+  switch (e.kind) {
+    case MemoryEvent::Kind::kAdmit:
+      ++p.admits;
+      break;
+    case MemoryEvent::Kind::kEvict:
+      ++p.evicts;
+      break;
+    case MemoryEvent::Kind::kDemote:
+      ++p.demotes;
+      break;
+    case MemoryEvent::Kind::kPromote:
+      ++p.promotes;
+      break;
+  }
+  if (e.adds()) {
+    pool_bytes_[e.pool] += e.bytes;
+  } else {
+    if (pool_bytes_[e.pool] < e.bytes) throw Error("pipeline: a pool released more bytes than it held");
+    pool_bytes_[e.pool] -= e.bytes;
+    if (e.kind == MemoryEvent::Kind::kEvict) {
+      // An evicted expert's loads still in flight no longer make it resident.
+      inflight_.erase(e.key);
+      if (prefetched_[e.key]) {
+        prefetched_[e.key] = 0;
+        ++result_->prefetch.useless;
+        result_->prefetch.useless_bytes += prefetch_bytes_[e.key];
+      }
+    }
+  }
+  if (record_counters_) set_counter(e.pool, pool_bytes_[e.pool]);
+}
+
+void Pipeline::note_peaks() {
+  uint64_t total = 0;
+  for (size_t p = 0; p < pool_bytes_.size(); ++p) {
+    result_->pools[p].peak_bytes = std::max(result_->pools[p].peak_bytes, pool_bytes_[p]);
+    total += pool_bytes_[p];
+  }
+  result_->memory_peak = std::max(result_->memory_peak, total);
+}
+
 void Pipeline::start_counters(Platform& platform) {
   auto& tracks = result_->counter_tracks;
-  tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, "full-tensor pool"});
+  for (const auto& p : result_->pools) tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, p.info.name});
   first_queue_track_ = static_cast<uint32_t>(tracks.size());
   for (auto& q : platform.queue_names()) tracks.push_back(CounterTrack{CounterTrack::Kind::kQueueLength, q});
   counters_.assign(tracks.size(), CounterState{});
-  pool_bytes_ = 0;
   platform.set_queue_observer(this);
 }
 
@@ -161,20 +385,180 @@ void Pipeline::enter_window() {
   }
 }
 
-void Pipeline::run_graph(Platform& platform) {
-  graph_.finalize();
-  remaining_deps_.resize(graph_.size());
-  ready_.clear();
-  for (uint32_t i = 0; i < graph_.size(); ++i) {
-    remaining_deps_[i] = static_cast<uint32_t>(graph_.deps(i).size());
-    if (remaining_deps_[i] == 0) ready_.push_back(i);
+void Pipeline::start_step(uint32_t s) {
+  const WorkloadView& w = *w_;
+  for (;; ++s) {
+    if (s >= w.steps()) {
+      finished_ = true;
+      in_window_ = false;
+      return;
+    }
+    step_ = s;
+    const bool was_in_window = in_window_;
+    in_window_ = opt_.record_timeline && s >= opt_.timeline_first_step && s <= opt_.timeline_last_step;
+    if (in_window_ && !was_in_window) enter_window();
+    step_timing_ = StepTiming{w.step_phase[s], w.step_tokens[s], platform_->now(), 0};
+    if (w.step_begin[s] < w.step_begin[s + 1]) {
+      start_invocation(w.step_begin[s]);
+      return;
+    }
+    // A step without invocations takes no time.
+    step_timing_.end = step_timing_.start;
+    result_->steps.push_back(step_timing_);
+    if (opt_.on_step) opt_.on_step(s + 1, w.steps());
   }
-  graph_end_ = platform.now();
-  submit_ready(ready_);
-  platform.run_until_idle();
-  for (uint32_t i = 0; i < graph_.size(); ++i)
-    if (remaining_deps_[i] != 0)
-      throw Error("pipeline: an op graph did not complete (a dependency never ran)");
+}
+
+void Pipeline::finish_layer(Invocation& v) {
+  const WorkloadView& w = *w_;
+  const double now = platform_->now();
+  result_->invocations.push_back(InvocationTiming{static_cast<uint16_t>(v.layer), v.phase, step_, v.start, now});
+  const uint32_t next = v.index + 1;
+  if (next < w.step_begin[step_ + 1]) {
+    start_invocation(next);
+    return;
+  }
+  step_timing_.end = now;
+  result_->steps.push_back(step_timing_);
+  if (opt_.on_step) opt_.on_step(step_ + 1, w.steps());
+  start_step(step_ + 1);
+}
+
+void Pipeline::start_invocation(uint32_t inv) {
+  const WorkloadView& w = *w_;
+  const uint32_t slot = acquire_slot();
+  Invocation& v = *slots_[slot];
+  v.graph.clear();
+  v.requests.clear();
+  v.waiters.clear();
+  v.load_tails.clear();
+  v.external.clear();
+  v.index = inv;
+  v.layer = w.lookups.inv_layer[inv];
+  v.phase = w.lookups.inv_phase[inv];
+  v.start = platform_->now();
+  const uint32_t layer = v.layer;
+  const bool decode = v.phase == 1;
+  PipelineResult& result = *result_;
+
+  Op dense;
+  dense.kind = OpKind::kDenseCompute;
+  dense.resource = ResourceClass::kGpu;
+  dense.layer = static_cast<uint16_t>(layer);
+  dense.bytes = costs_.dense_bytes[layer];
+  dense.tokens = step_timing_.tokens;
+  dense.flops = costs_.dense_flops_per_token * step_timing_.tokens;
+  const uint32_t dense_op = v.graph.add(dense);
+
+  demands_.clear();
+  for (uint32_t j = w.lookups.inv_begin[inv]; j < w.lookups.inv_begin[inv + 1]; ++j) {
+    ExpertDemand d;
+    d.expert = static_cast<uint16_t>(w.lookups.key[j] - layer * w.experts);
+    d.tokens = w.tokens[j];
+    d.next_use = w.lookups.next_use.empty() ? kNeverUsedAgain : w.lookups.next_use[j];
+    demands_.push_back(d);
+  }
+  original_ = demands_;
+  RoutingContext rc{layer, decode, w.top_k, this};
+  routing_.rewrite(rc, demands_);
+  // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
+  // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
+  result.routing.lookups += original_.size();
+  for (const auto& d : demands_) kept_[d.expert] |= 1;
+  for (const auto& d : original_) {
+    if (!(kept_[d.expert] & 1)) {
+      ++result.routing.changed_lookups;
+      result.routing.changed_tokens += d.tokens;
+    }
+    kept_[d.expert] |= 2;
+  }
+  for (auto& d : demands_)  // a key the router did not ask for has no valid oracle next-use
+    if (!(kept_[d.expert] & 2)) d.next_use = kNeverUsedAgain;
+  if (opt_.load_whole_layer) {
+    // Layer-offload: the layer's whole weights are loaded; experts nobody routed to are not computed.
+    for (uint16_t e = 0; e < w.experts; ++e)
+      if (!(kept_[e] & 1)) demands_.push_back(ExpertDemand{e, 0, kNeverUsedAgain});
+  }
+  for (const auto& d : original_) kept_[d.expert] = 0;
+  for (const auto& d : demands_) kept_[d.expert] = 0;
+
+  residency_.begin_invocation(layer, decode);
+  for (const auto& d : demands_) {
+    const uint32_t key = layer * w.experts + d.expert;
+    const LookupResult found = residency_.lookup(key, d.next_use, d.tokens);
+    const auto si = static_cast<size_t>(found.state);
+    ++result.states.lookups[si];
+    if (decode) ++result.states.decode_lookups[si];
+    if (found.state == ExpertState::kFull && found.tier == MemoryTier::kHost) ++result.states.host_hits;
+    if (prefetched_[key]) {
+      prefetched_[key] = 0;
+      ++result.prefetch.useful;
+      if (inflight_.count(key)) ++result.prefetch.late;
+    }
+    const uint32_t first = static_cast<uint32_t>(v.graph.size());
+    v.external.resize(first, 0);
+    build_request(v, layer, d.expert, d.tokens, found, dense_op);
+    if (found.state != ExpertState::kMissed && inflight_.count(key)) {
+      v.external.resize(v.graph.size(), 0);
+      ++result.states.in_flight;
+      wait_for_inflight(v, key, first, dense_op);
+    }
+  }
+  residency_.end_invocation(static_cast<uint32_t>(demands_.size()));
+  note_peaks();
+  scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
+                                    std::max(opt_.layout.shards, 1u)},
+                    v.requests, v.graph);
+  v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
+
+  if (prefetch_) {
+    proposals_.clear();
+    prefetch_->propose(PrefetchContext{&w, inv, step_, layer, decode}, proposals_);
+    for (const auto& pr : proposals_) {
+      if (pr.layer >= w.layers || pr.expert >= w.experts)
+        throw Error("prefetch policy proposed expert " + std::to_string(pr.expert) + " of layer " +
+                    std::to_string(pr.layer) + " outside the model (" + std::to_string(w.layers) + " layers x " +
+                    std::to_string(w.experts) + " experts)");
+      if (pr.layer == layer) continue;
+      const uint32_t key = pr.layer * w.experts + pr.expert;
+      ++result.prefetch.proposed;
+      if (prefetched_[key] || inflight_.count(key) || residency_.peek(key).state == ExpertState::kFull) {
+        ++result.prefetch.already_resident;
+        continue;
+      }
+      uint32_t next_use = kNeverUsedAgain;
+      if (pr.target_invocation != kNoInvocation) next_use = pr.target_invocation;
+      ExpertState target = ExpertState::kMissed;
+      const ExpertState from = residency_.prefetch(pr.layer, key, next_use, &target);
+      if (target == from || target == ExpertState::kMissed) {
+        ++result.prefetch.declined;
+        continue;
+      }
+      ++result.prefetch.issued;
+      prefetched_[key] = 1;
+      const size_t before = v.load_tails.size();
+      build_prefetch(v, pr.layer, pr.expert, from, target);
+      auto& tails = inflight_[key];
+      tails.clear();
+      for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
+      note_peaks();
+    }
+  }
+  if (v.graph.size() > kOpMask)
+    throw Error("pipeline: one layer invocation needs more than " + std::to_string(kOpMask) + " ops");
+
+  OpGraph& g = v.graph;
+  g.finalize();
+  v.external.resize(g.size(), 0);
+  v.remaining.resize(g.size());
+  v.open_ops = static_cast<uint32_t>(g.size());
+  ready_.clear();
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g.op(i).prefetch) g.op(i).priority = kPrefetchPriority;
+    v.remaining[i] = static_cast<uint32_t>(g.deps(i).size()) + v.external[i];
+    if (v.remaining[i] == 0) ready_.push_back((slot << kOpBits) | i);
+  }
+  submit(ready_);
 }
 
 PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
@@ -183,95 +567,49 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   PipelineResult result;
   result_ = &result;
   platform_ = &platform;
+  w_ = &w;
   experts_ = w.experts;
+  finished_ = false;
   result.timeline_first_step = opt_.timeline_first_step;
   result.timeline_last_step = opt_.timeline_last_step;
   in_window_ = false;
-  // The platform must not call back into this pipeline after run() (also when it throws).
-  struct ObserverReset {
+  kept_.assign(w.experts, 0);
+  prefetched_.assign(size_t{w.layers} * w.experts, 0);
+  prefetch_bytes_.assign(size_t{w.layers} * w.experts, 0);
+  inflight_.clear();
+  for (const auto& p : residency_.pools()) result.pools.push_back(PoolUsage{p, 0, 0, 0, 0, 0, 0});
+  pool_bytes_.assign(result.pools.size(), 0);
+  platform.memory_pools(residency_.pools());
+  // The platform and the residency must not call back into this pipeline after run() (also when it throws).
+  struct Reset {
     Platform* platform;
-    ~ObserverReset() {
+    Residency* residency;
+    ~Reset() {
       if (platform) platform->set_queue_observer(nullptr);
+      residency->set_listener(nullptr);
     }
-  } reset{opt_.record_timeline ? &platform : nullptr};
+  } reset{opt_.record_timeline ? &platform : nullptr, &residency_};
+  residency_.set_listener(this);
+  record_counters_ = opt_.record_timeline;
   if (opt_.record_timeline) start_counters(platform);
   const double t0 = platform.now();
-  std::vector<ExpertDemand> demands, original;
-  std::vector<uint8_t> kept(w.experts, 0);
   result.steps.reserve(w.steps());
   result.invocations.reserve(w.lookups.invocations());
-  for (size_t s = 0; s < w.steps(); ++s) {
-    step_ = static_cast<uint32_t>(s);
-    const bool was_in_window = in_window_;
-    in_window_ = opt_.record_timeline && s >= opt_.timeline_first_step && s <= opt_.timeline_last_step;
-    if (in_window_ && !was_in_window) enter_window();
-    StepTiming st{w.step_phase[s], w.step_tokens[s], platform.now(), 0};
-    for (uint32_t inv = w.step_begin[s]; inv < w.step_begin[s + 1]; ++inv) {
-      const uint32_t layer = w.lookups.inv_layer[inv];
-      const bool decode = w.lookups.inv_phase[inv] == 1;
-      demands.clear();
-      for (uint32_t j = w.lookups.inv_begin[inv]; j < w.lookups.inv_begin[inv + 1]; ++j) {
-        ExpertDemand d;
-        d.expert = static_cast<uint16_t>(w.lookups.key[j] - layer * w.experts);
-        d.tokens = w.tokens[j];
-        d.next_use = w.lookups.next_use.empty() ? kNeverUsedAgain : w.lookups.next_use[j];
-        demands.push_back(d);
-      }
-      original = demands;
-      RoutingContext rc{layer, decode, w.top_k, this};
-      routing_.rewrite(rc, demands);
-      // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
-      // kept[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
-      result.routing.lookups += original.size();
-      for (const auto& d : demands) kept[d.expert] |= 1;
-      for (const auto& d : original) {
-        if (!(kept[d.expert] & 1)) {
-          ++result.routing.changed_lookups;
-          result.routing.changed_tokens += d.tokens;
-        }
-        kept[d.expert] |= 2;
-      }
-      for (auto& d : demands)  // a key the router did not ask for has no valid oracle next-use
-        if (!(kept[d.expert] & 2)) d.next_use = kNeverUsedAgain;
-      for (const auto& d : demands) kept[d.expert] = 0;
-      for (const auto& d : original) kept[d.expert] = 0;
-
-      graph_.clear();
-      requests_.clear();
-      Op dense;
-      dense.kind = OpKind::kDenseCompute;
-      dense.resource = ResourceClass::kGpu;
-      dense.layer = static_cast<uint16_t>(layer);
-      dense.bytes = costs_.dense_bytes[layer];
-      dense.tokens = st.tokens;
-      dense.flops = costs_.dense_flops_per_token * st.tokens;
-      const uint32_t dense_op = graph_.add(dense);
-      cache_.begin_invocation(layer, decode);
-      for (const auto& d : demands) {
-        const bool hit = cache_.lookup(layer * w.experts + d.expert, d.next_use);
-        if (!hit && opt_.record_timeline) pool_bytes_ += costs_.expert_bytes[layer];
-        build_expert(layer, d, hit ? ExpertState::kFull : ExpertState::kMissed, dense_op);
-      }
-      evicted_.clear();
-      cache_.end_invocation(static_cast<uint32_t>(demands.size()),
-                            opt_.record_timeline ? &evicted_ : nullptr);
-      for (uint32_t key : evicted_) pool_bytes_ -= costs_.expert_bytes[key / w.experts];
-      if (opt_.record_timeline) set_counter(0, pool_bytes_);
-      scheduling_.order(ScheduleContext{layer, decode, dense_op}, requests_, graph_);
-      const double start = platform.now();
-      run_graph(platform);
-      result.invocations.push_back(InvocationTiming{
-          static_cast<uint16_t>(layer), static_cast<uint8_t>(decode ? 1 : 0), step_, start, graph_end_});
+  start_step(0);
+  platform.run_until_idle();
+  if (!finished_ || !inflight_.empty())
+    throw Error("pipeline: the run did not complete (an op's dependency never ran)");
+  for (uint32_t k = 0; k < prefetched_.size(); ++k)
+    if (prefetched_[k]) {
+      ++result.prefetch.useless;
+      result.prefetch.useless_bytes += prefetch_bytes_[k];
     }
-    st.end = platform.now();
-    result.steps.push_back(st);
-    if (opt_.on_step) opt_.on_step(s + 1, w.steps());
-  }
-  in_window_ = false;
-  result.cache = cache_.counters();
+  for (size_t p = 0; p < pool_bytes_.size(); ++p) result.pools[p].final_bytes = pool_bytes_[p];
+  result.cache = residency_.counters();
   result.resources = platform.resource_stats();
   result.makespan = platform.now() - t0;
   result_ = nullptr;
+  w_ = nullptr;
   return result;
 }
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/metrics.h"
-#include "sim/offload.h"
+#include "cli/sim_run.h"
 #include "tests/core/fake_platform.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
@@ -22,14 +22,14 @@ const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qw
 
 Json run_json(const traces::Trace& t, const std::string& policy, const std::string& budget, uint32_t batch,
               CacheScope scope = CacheScope::kGlobal) {
-  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
-  sim::OffloadConfig cfg;
+  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  serving::SystemConfig cfg;
   cfg.eviction = policy;
   cfg.scope = scope;
   cfg.budget = CacheCapacity::parse(budget);
   const auto stream = traces::build_lookup_stream(t, batch);
   const auto hw = load_hardware("jetson-agx-orin-64gb");
-  const auto r = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  const auto r = cli::run_simulated(cfg, stream, t.info(), costs, hw);
   return metrics_json(r.result);
 }
 
@@ -84,11 +84,11 @@ traces::Trace two_sequence_trace() {
 TEST(Pipeline, BatchOfTwoUnionsExpertsAndCountsTokens) {
   const traces::Trace t = two_sequence_trace();
   const auto stream = traces::build_lookup_stream(t, 2);
-  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
-  sim::OffloadConfig cfg;
+  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  serving::SystemConfig cfg;
   cfg.budget = CacheCapacity::parse("4");
   cfg.record_timeline = true;
-  const auto r = sim::run_offload(stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"), cfg);
+  const auto r = cli::run_simulated(cfg, stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"));
   ASSERT_EQ(r.result.steps.size(), 1u);  // one decode step of the group
   EXPECT_EQ(r.result.steps[0].tokens, 2u);
   EXPECT_EQ(r.result.cache.lookups, 48u * 3);  // union {0, 1, 2} per layer
@@ -102,8 +102,8 @@ TEST(Pipeline, BatchOfTwoUnionsExpertsAndCountsTokens) {
   EXPECT_EQ(tokens, (std::map<int, uint32_t>{{0, 1}, {1, 2}, {2, 1}}));
   EXPECT_EQ(dense_tokens, 2u);
   // Batch 1: the two sequences decode one after the other, 2 steps and 4 lookups per layer.
-  const auto serial = sim::run_offload(traces::build_lookup_stream(t, 1), t.info(), costs,
-                                       load_hardware("jetson-agx-orin-64gb"), cfg);
+  const auto serial = cli::run_simulated(cfg, traces::build_lookup_stream(t, 1), t.info(), costs,
+                                         load_hardware("jetson-agx-orin-64gb"));
   EXPECT_EQ(serial.result.steps.size(), 2u);
   EXPECT_EQ(serial.result.cache.lookups, 48u * 4);
 }
@@ -151,20 +151,20 @@ TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
 
 TEST(Pipeline, OffloadRunRecordsOnlyTheTimelineWindow) {
   const traces::Trace t = traces::load_trace(kRealTrace);
-  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
+  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
   const auto stream = traces::build_lookup_stream(t, 1);
-  sim::OffloadConfig cfg;
+  serving::SystemConfig cfg;
   cfg.budget = CacheCapacity::parse("1GiB");
   const auto hw = load_hardware("jetson-agx-orin-64gb");
   // Without record_timeline nothing is kept, whatever the window.
   cfg.timeline_first_step = 3;
   cfg.timeline_last_step = 4;
-  const auto off = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  const auto off = cli::run_simulated(cfg, stream, t.info(), costs, hw);
   EXPECT_TRUE(off.result.timeline.empty());
   EXPECT_TRUE(off.result.counter_samples.empty());
   EXPECT_TRUE(off.result.counter_tracks.empty());
   cfg.record_timeline = true;
-  const auto on = sim::run_offload(stream, t.info(), costs, hw, cfg);
+  const auto on = cli::run_simulated(cfg, stream, t.info(), costs, hw);
   ASSERT_FALSE(on.result.timeline.empty());
   std::set<uint32_t> steps;
   for (const auto& e : on.result.timeline) steps.insert(e.step);
@@ -206,13 +206,13 @@ MOESIM_REGISTER(RoutingRegistry, "test-record-context", "pipeline test: records 
 TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
   // Regression: RoutingContext::top_k used to be 0 on every call.
   const traces::Trace t = traces::load_trace(kRealTrace);
-  const sim::OffloadCosts costs = sim::offload_costs(t.info(), std::nullopt);
-  sim::OffloadConfig cfg;
+  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  serving::SystemConfig cfg;
   cfg.routing = "test-record-context";
   cfg.budget = CacheCapacity::parse("2GiB");
   const auto stream = traces::build_lookup_stream(t, 1);
   seen_top_k().clear();
-  sim::run_offload(stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"), cfg);
+  cli::run_simulated(cfg, stream, t.info(), costs, load_hardware("jetson-agx-orin-64gb"));
   ASSERT_EQ(seen_top_k().size(), stream.invocations());
   for (uint32_t k : seen_top_k()) ASSERT_EQ(k, 6u);
 }

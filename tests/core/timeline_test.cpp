@@ -10,8 +10,10 @@
 #include <set>
 
 #include "core/warnings.h"
-#include "sim/offload.h"
-#include "sim/workload_adapter.h"
+#include "serving/classic_residency.h"
+#include "serving/model_costs.h"
+#include "serving/workload.h"
+#include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -24,17 +26,17 @@ const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qw
 // A run of the real trace with the cache kept, so that its final residency can be compared.
 struct RealRun {
   traces::Trace trace = traces::load_trace(kRealTrace);
-  sim::OffloadCosts costs = sim::offload_costs(trace.info(), std::nullopt);
+  serving::SizedCosts costs = serving::model_costs(trace.info(), std::nullopt);
   traces::LookupStream stream = traces::build_lookup_stream(trace, 1);
   CacheConfig cc;
-  std::unique_ptr<ExpertCache> cache;
+  std::unique_ptr<Residency> cache;
   PipelineResult result;
 
   explicit RealRun(TimelineWindow w = {}, const std::string& budget = "2GiB") {
     const auto& info = trace.info();
     cc = make_cache_config(info.layers, info.experts, info.top_k, CacheScope::kGlobal,
                            CacheCapacity::parse(budget), costs.costs.expert_bytes);
-    cache = std::make_unique<ExpertCache>("lru", cc);
+    cache = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
     auto routing = make_routing_policy("identity", RoutingSetup{info.layers, info.experts, info.top_k});
     auto scheduling = make_scheduling_policy("fcfs");
     PipelineOptions po;
@@ -43,13 +45,13 @@ struct RealRun {
     po.timeline_last_step = w.last;
     Pipeline p(costs.costs, po, *cache, *routing, *scheduling);
     sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
-    result = p.run(sim::workload_view(stream), platform);
+    result = p.run(serving::workload_view(stream), platform);
   }
   // Bytes of the experts resident in the cache now.
   uint64_t resident_bytes() const {
     uint64_t b = 0;
     for (uint32_t k = 0; k < cc.keys(); ++k)
-      if (cache->resident(k)) b += costs.costs.expert_bytes[k / cc.experts];
+      if (cache->peek(k).state == ExpertState::kFull) b += costs.costs.expert_bytes[k / cc.experts];
     return b;
   }
 };
@@ -312,7 +314,7 @@ TEST(Timeline, SizeEstimatesBracketTheFile) {
   EXPECT_NEAR(static_cast<double>(post.bytes), static_cast<double>(actual),
               0.15 * static_cast<double>(actual));
   EXPECT_EQ(post.steps, run.result.steps.size());
-  const WorkloadView w = sim::workload_view(run.stream);
+  const WorkloadView w = serving::workload_view(run.stream);
   const TimelineSize low = estimate_timeline_size(w, run.costs.costs, {}, {}, 0.0);
   const TimelineSize high = estimate_timeline_size(w, run.costs.costs, {}, {}, 1.0);
   EXPECT_TRUE(low.lower_bound);

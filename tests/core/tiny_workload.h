@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/pipeline.h"
+#include "serving/classic_residency.h"
 
 namespace moesim::test {
 
@@ -63,15 +64,16 @@ struct TinyWorkload {
     return w;
   }
 
-  // An LRU cache of `capacity_experts`, identity routing, FCFS, on `platform`.
-  PipelineResult run(Platform& platform, PipelineOptions po, uint64_t capacity_experts = 1) const {
+  // An LRU cache of `capacity_experts` (one full-tensor pool), identity routing, FCFS, on `platform`.
+  PipelineResult run(Platform& platform, PipelineOptions po, uint64_t capacity_experts = 1,
+                     PrefetchPolicy* prefetch = nullptr) const {
     CacheConfig cc =
         make_cache_config(1, experts, 1, CacheScope::kGlobal,
                           CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, costs.expert_bytes);
-    ExpertCache cache("lru", cc);
+    auto residency = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
     auto routing = make_routing_policy("identity", RoutingSetup{1, experts, 1});
     auto sched = make_scheduling_policy("fcfs");
-    Pipeline p(costs, po, cache, *routing, *sched);
+    Pipeline p(costs, po, *residency, *routing, *sched, prefetch);
     return p.run(view(), platform);
   }
 };

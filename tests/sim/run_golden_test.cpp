@@ -1,4 +1,4 @@
-// Golden timed results: `moesim run --system offload` (sim::run_offload on jetson-agx-orin-64gb) on the
+// Golden timed results: `moesim run --system offload` (cli::run_simulated on jetson-agx-orin-64gb) on the
 // bundled real traces -- qwen3 with its own quantized sizes and as the BF16 what-if (--model qwen3-30b-a3b),
 // gpt-oss with its own sizes -- x eviction {lru, fifo, belady} x budgets (global 1, 4, 16 GiB; per layer 4,
 // 16 GiB: 1 GiB split over 48 layers holds fewer BF16 experts than the top-k) x scopes, against
@@ -20,7 +20,7 @@
 
 #include "core/atomic_file.h"
 #include "core/metrics.h"
-#include "sim/offload.h"
+#include "cli/sim_run.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -56,18 +56,18 @@ std::string current_table() {
         traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + c.trace + ".route.csv", lo);
     std::optional<ModelSpec> model;
     if (*c.model) model = load_model(c.model);
-    const sim::OffloadCosts costs = sim::offload_costs(t.info(), model);
+    const serving::SizedCosts costs = serving::model_costs(t.info(), model);
     const traces::LookupStream stream = traces::build_lookup_stream(t, 1);
     for (const char* eviction : {"lru", "fifo", "belady"})
       for (CacheScope scope : {CacheScope::kGlobal, CacheScope::kPerLayer})
         for (const char* budget : scope == CacheScope::kGlobal
                                       ? std::vector<const char*>{"1GiB", "4GiB", "16GiB"}
                                       : std::vector<const char*>{"4GiB", "16GiB"}) {
-          sim::OffloadConfig cfg;
+          serving::SystemConfig cfg;
           cfg.eviction = eviction;
           cfg.scope = scope;
           cfg.budget = CacheCapacity::parse(budget);
-          const Json m = metrics_json(sim::run_offload(stream, t.info(), costs, hw, cfg).result);
+          const Json m = metrics_json(cli::run_simulated(cfg, stream, t.info(), costs, hw).result);
           const Json& cache = m["cache"];
           out << c.trace << ',' << (*c.model ? c.model : "own") << ',' << eviction << ',' << scope_name(scope)
               << ',' << budget << ',' << cache["lookups"] << ',' << cache["hits"] << ','

@@ -1,5 +1,6 @@
 // A hand-computed timeline: the pipeline on the simulated platform, two layers, top-2, cold cache.
 #include "sim/sim_platform.h"
+#include "serving/classic_residency.h"
 
 #include <gtest/gtest.h>
 
@@ -72,14 +73,14 @@ PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_
   const ModelCosts costs = test_costs();
   CacheConfig cc = make_cache_config(2, 4, 2, CacheScope::kPerLayer,
                                      CacheCapacity{CacheCapacity::Unit::kExperts, 4}, costs.expert_bytes);
-  ExpertCache cache("lru", cc);
+  auto cache = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
   auto routing = make_routing_policy("identity", RoutingSetup{2, 4, 2});
   auto scheduling = make_scheduling_policy("fcfs");
   PipelineOptions po;
   po.record_timeline = true;
   po.timeline_first_step = first_step;
   po.timeline_last_step = last_step;
-  Pipeline p(costs, po, cache, *routing, *scheduling);
+  Pipeline p(costs, po, *cache, *routing, *scheduling);
   SimOptions so;
   so.io_depth = io_depth;
   SimPlatform platform(test_profile(), so);

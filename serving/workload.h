@@ -5,7 +5,7 @@
 #include "core/workload.h"
 #include "traces/lookup_stream.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 
 inline WorkloadView workload_view(const traces::LookupStream& s) {
   WorkloadView w;
@@ -25,4 +25,4 @@ inline WorkloadView workload_view(const traces::LookupStream& s) {
   return w;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::serving

@@ -1,16 +1,12 @@
-#include "sim/offload.h"
+#include "serving/model_costs.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "core/data_dir.h"
 #include "core/error.h"
-#include "core/routing.h"
-#include "core/scheduling.h"
-#include "core/units.h"
-#include "sim/workload_adapter.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 namespace {
 
 std::string lower(std::string s) {
@@ -41,8 +37,8 @@ void fill_shape(ModelCosts& c, const ModelSpec& m) {
 
 }  // namespace
 
-OffloadCosts offload_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model) {
-  OffloadCosts out;
+SizedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model) {
+  SizedCosts out;
   ModelCosts& c = out.costs;
   Json& s = out.sizes;
   if (model) {
@@ -97,62 +93,4 @@ OffloadCosts offload_costs(const traces::TraceInfo& info, const std::optional<Mo
   return out;
 }
 
-OffloadResult run_offload(const traces::LookupStream& stream, const traces::TraceInfo& info,
-                          const OffloadCosts& costs, const HardwareProfile& hw, const OffloadConfig& cfg) {
-  CacheConfig cc = make_cache_config(info.layers, info.experts, info.top_k, cfg.scope, cfg.budget,
-                                     costs.costs.expert_bytes);
-  cc.next_use_available = true;
-  const std::vector<uint64_t> freq = key_frequencies(stream.key, cc.keys());
-  cc.key_frequency = freq;
-  ExpertCache cache(cfg.eviction, cc);
-  auto routing = make_routing_policy(cfg.routing, RoutingSetup{info.layers, info.experts, info.top_k});
-  auto scheduling = make_scheduling_policy(cfg.scheduling);
-  PipelineOptions po;
-  po.record_timeline = cfg.record_timeline;
-  po.timeline_first_step = cfg.timeline_first_step;
-  po.timeline_last_step = cfg.timeline_last_step;
-  po.on_step = cfg.on_step;
-  Pipeline pipeline(costs.costs, po, cache, *routing, *scheduling);
-  SimPlatform platform(hw, cfg.sim);
-  OffloadResult r;
-  r.result = pipeline.run(workload_view(stream), platform);
-  r.eviction = cache.policy_name();
-  r.routing = RoutingRegistry::instance().params(cfg.routing, "routing").canonical();
-  r.scheduling = SchedulingRegistry::instance().params(cfg.scheduling, "scheduling").canonical();
-  r.cache_capacity_bytes = cache.config().total_capacity_bytes();
-  r.cache_capacity_experts = cache.config().total_capacity_experts();
-  return r;
-}
-
-Json offload_config_json(const OffloadConfig& cfg, const OffloadResult& r, const OffloadCosts& costs,
-                         const traces::TraceInfo& info, uint32_t batch, const HardwareProfile& hw) {
-  Json j;
-  j["system"] = "offload";
-  j["eviction"] = r.eviction;
-  j["routing"] = r.routing;
-  j["scheduling"] = r.scheduling;
-  j["budget"] = cfg.budget.to_string();
-  // A budget is either bytes or experts per layer; the other key is null (never the number in the wrong
-  // unit).
-  const bool in_bytes = cfg.budget.unit == CacheCapacity::Unit::kBytes;
-  j["budget_bytes"] = in_bytes ? Json(cfg.budget.value) : Json(nullptr);
-  j["budget_experts_per_layer"] = in_bytes ? Json(nullptr) : Json(cfg.budget.value);
-  j["scope"] = scope_name(cfg.scope);
-  j["cache_capacity_experts"] = r.cache_capacity_experts;
-  j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
-  j["batch"] = batch;
-  j["hardware"] = hw.name;
-  j["hardware_origin"] = hw.origin;
-  j["io_depth"] = cfg.sim.io_depth;
-  j["cpu_workers"] = cfg.sim.cpu_workers ? cfg.sim.cpu_workers : hw.cpu_cores;
-  j["gpu_streams"] = cfg.sim.gpu_streams;
-  j["trace_model"] = info.model;
-  j["synthetic"] = info.synthetic;
-  j["layers"] = info.layers;
-  j["experts"] = info.experts;
-  j["top_k"] = info.top_k;
-  j["sizes"] = costs.sizes;
-  return j;
-}
-
-}  // namespace moesim::sim
+}  // namespace moesim::serving
