@@ -404,7 +404,8 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
   std::vector<std::string> tensors;  // labels by tensor index
   for (const auto& e : r.timeline) {
     const Op& op = e.op;
-    name = op_kind_name(op.kind);
+    name = op.prefetch ? "prefetch " : "";
+    name += op_kind_name(op.kind);
     if (op.layer != kNoLabel) name += " L" + std::to_string(op.layer);
     if (op.expert != kNoLabel) name += " E" + std::to_string(op.expert);
     if (op.tensor != kNoLabel) {
@@ -447,6 +448,7 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
       o.key("tokens");
       o.num(op.tokens);
     }
+    if (op.prefetch) o.raw(",\"prefetch\":true");
     o.raw("}}");
   }
 

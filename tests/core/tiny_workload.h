@@ -1,5 +1,6 @@
-// A hand-made one-layer workload for pipeline and timeline tests: each step is a list of decode
-// invocations at layer 0, each the unique expert keys it looks up. Experts have `tensors` equal tensors of
+// A hand-made workload for pipeline and timeline tests: each step is a list of decode invocations, each the
+// unique expert keys it looks up (key = layer * experts + expert; an invocation's layer is its first key's).
+// One layer unless `layers` is set before view()/run() (resize_layers). Experts have `tensors` equal tensors of
 // expert_bytes in all; next_use is the index of the key's next invocation (what LookupStream computes).
 #pragma once
 
@@ -15,6 +16,7 @@ namespace moesim::test {
 struct TinyWorkload {
   ModelCosts costs;
   uint32_t experts = 2;
+  uint32_t layers = 1;
   std::vector<uint32_t> step_begin{0}, inv_begin{0}, key, tokens, next_use, step_tokens;
   std::vector<uint8_t> phase, inv_phase;
   std::vector<uint16_t> inv_layer;
@@ -35,7 +37,7 @@ struct TinyWorkload {
           inv_of.push_back(static_cast<uint32_t>(inv_layer.size()));
         }
         inv_begin.push_back(static_cast<uint32_t>(key.size()));
-        inv_layer.push_back(0);
+        inv_layer.push_back(0);  // set by set_shape()
         inv_phase.push_back(1);
       }
       phase.push_back(1);
@@ -51,9 +53,18 @@ struct TinyWorkload {
         }
   }
 
+  // `l` layers of `e` experts each; invocations take the layer of their first key.
+  void set_shape(uint32_t l, uint32_t e) {
+    layers = l;
+    experts = e;
+    costs.expert_bytes.assign(l, costs.expert_bytes[0]);
+    costs.dense_bytes.assign(l, costs.dense_bytes[0]);
+    for (size_t i = 0; i + 1 < inv_begin.size(); ++i)
+      inv_layer[i] = static_cast<uint16_t>(inv_begin[i] < inv_begin[i + 1] ? key[inv_begin[i]] / e : 0);
+  }
   WorkloadView view() const {
     WorkloadView w;
-    w.layers = 1;
+    w.layers = layers;
     w.experts = experts;
     w.top_k = 1;
     w.step_begin = step_begin;
@@ -67,11 +78,12 @@ struct TinyWorkload {
   // An LRU cache of `capacity_experts` (one full-tensor pool), identity routing, FCFS, on `platform`.
   PipelineResult run(Platform& platform, PipelineOptions po, uint64_t capacity_experts = 1,
                      PrefetchPolicy* prefetch = nullptr) const {
+    // Capacity in experts per layer; the cache is global, so it holds capacity_experts * layers experts.
     CacheConfig cc =
-        make_cache_config(1, experts, 1, CacheScope::kGlobal,
+        make_cache_config(layers, experts, 1, CacheScope::kGlobal,
                           CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, costs.expert_bytes);
     auto residency = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
-    auto routing = make_routing_policy("identity", RoutingSetup{1, experts, 1});
+    auto routing = make_routing_policy("identity", RoutingSetup{layers, experts, 1});
     auto sched = make_scheduling_policy("fcfs");
     Pipeline p(costs, po, *residency, *routing, *sched, prefetch);
     return p.run(view(), platform);
