@@ -28,6 +28,7 @@
 #include "traces/lookup_stream.h"
 #include "traces/rank_inclusion.h"
 #include "traces/trace_io.h"
+#include "traces/trace_summary.h"
 
 namespace moesim::cli {
 namespace {
@@ -150,6 +151,8 @@ void execute(PlanArgs& a) {
   } else {
     inc = traces::rank_inclusion(traces::build_lookup_stream(*trace, a.batch), phase);
   }
+  Json trace_json = nullptr;
+  if (trace) trace_json = traces::trace_summary_json(*trace, a.trace, traces::build_lookup_stream(*trace, 1));
 
   // Sizes and layout.
   const uint32_t n_tensors = static_cast<uint32_t>(model.expert_tensors.size());
@@ -217,7 +220,7 @@ void execute(PlanArgs& a) {
   Json config;
   config["trace"] = a.trace.empty() ? Json(nullptr) : Json(a.trace);
   config["model"] = model.name;
-  config["hw"] = hw.name;
+  config["hardware"] = hw.name;
   config["budget_bytes"] = budget;
   config["budget_bytes_per_layer"] = budget / in.layers;
   config["pools"] = pools.str();
@@ -247,6 +250,7 @@ void execute(PlanArgs& a) {
     Json out;
     out["header"] = run_header("plan", config);
     out["warnings"] = warnings_json();
+    out["trace"] = trace_json;
     Json runners = Json::array();
     for (const PoolPlan& p : r.runners_up) runners.push_back(plan_json(p));
     out["plan"] = plan_json(r.best);

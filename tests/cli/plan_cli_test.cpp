@@ -31,6 +31,8 @@ TEST(PlanCli, JsonPlanFitsTheBudgetAndRunnersUpAreNoBetter) {
   EXPECT_EQ(j.begin().key(), "header");
   EXPECT_EQ(j["header"]["command"], "plan");
   EXPECT_EQ(j["header"]["config"]["pools"], "F,S,E");
+  EXPECT_EQ(j["trace"]["path"], kTrace);  // the trace description every command shares
+  EXPECT_EQ(j["trace"]["lookups"], 39526);
   EXPECT_EQ(j["grid_points"], 66);  // compositions of 10 steps into 3 pools
   const auto& p = j["plan"];
   EXPECT_EQ(p["pools"]["C"]["ratio"], 0.0);
