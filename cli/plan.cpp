@@ -105,7 +105,8 @@ void execute(PlanArgs& a) {
       std::round(1 / a.grid) > 1000)
     throw UsageError("--grid must be 1/n for an integer n in [1, 1000], e.g. 0.05 (got " +
                      std::to_string(a.grid) + ")");
-  const PoolSet pools = PoolSet::parse(a.pools, "--pools");
+  const PoolsOption pools_opt = parse_pools_option(a.pools, "--pools");
+  const PoolSet& pools = pools_opt.set;
   const traces::InclusionPhase phase = traces::parse_inclusion_phase(a.phase);
   const CacheCapacity budget_cap = parse_budget_option("--budget", a.budget);
   check_output_writable(a.out);
@@ -215,7 +216,13 @@ void execute(PlanArgs& a) {
   if (pool_expert_bytes(expert_bytes, layout)[static_cast<int>(Pool::kE)] > budget / in.layers)
     warn("--budget " + format_bytes(budget) + " gives each layer " + format_bytes(budget / in.layers) +
          ", less than one expert in any pool: everything misses");
-  const PlanResult r = PlanningRegistry::instance().create("zipmoe", "planning")->plan(in);
+  PlanResult r;
+  if (pools_opt.ratios) {  // given ratios: no search, the same plan structure
+    r.best = zipmoe_evaluate(in, *pools_opt.ratios);
+    r.q = zipmoe_selection_probabilities(in.f, in.k);
+  } else {
+    r = PlanningRegistry::instance().create("zipmoe", "planning")->plan(in);
+  }
 
   Json config;
   config["trace"] = a.trace.empty() ? Json(nullptr) : Json(a.trace);
@@ -224,6 +231,7 @@ void execute(PlanArgs& a) {
   config["budget_bytes"] = budget;
   config["budget_bytes_per_layer"] = budget / in.layers;
   config["pools"] = pools.str();
+  config["given_ratios"] = pools_opt.ratios ? Json(pool_ratios_str(*pools_opt.ratios)) : Json(nullptr);
   config["grid"] = a.grid;
   config["batch"] = a.batch;
   config["layers"] = in.layers;
@@ -261,9 +269,12 @@ void execute(PlanArgs& a) {
   } else {
     text += strprintf("moesim plan: ZipMoE cache pools (§3.4, Alg. 2-4) for %s on %s\n",
                       model.display_name.c_str(), hw.display_name.c_str());
-    text += strprintf("budget:    %s (%s per layer, %u MoE layers), pools %s, grid %g (%llu points)\n",
-                      format_bytes(budget).c_str(), format_bytes(budget / in.layers).c_str(), in.layers,
-                      pools.str().c_str(), a.grid, static_cast<unsigned long long>(r.grid_points));
+    const std::string search = pools_opt.ratios ? std::string("ratios given, no search")
+                                                : strprintf("grid %g (%llu points)", a.grid,
+                                                            static_cast<unsigned long long>(r.grid_points));
+    text +=
+        strprintf("budget:    %s (%s per layer, %u MoE layers), pools %s, %s\n", format_bytes(budget).c_str(),
+                  format_bytes(budget / in.layers).c_str(), in.layers, pools.str().c_str(), search.c_str());
     text += strprintf("workload:  f_r from %s; k = %u of %u experts (mean %.2f unique per invocation)\n",
                       inc.source.c_str(), in.k, in.experts, inc.mean_unique);
     text += strprintf("layout:    %u tensors/expert of %s, K = %u shards, SM fraction %.2f, rho %.4f (%s)\n",
@@ -284,13 +295,14 @@ void execute(PlanArgs& a) {
     text += strprintf("  %-5s %7s %10u %14s %14s %12.3f\n", "M", "-",
                       in.experts - (b.ranks[0] + b.ranks[1] + b.ranks[2] + b.ranks[3]), "-", "-",
                       b.expected_misses);
-    text += strprintf("\nchosen:    %s\n", pool_ratios_str(b.ratio).c_str());
+    text += strprintf("\n%s %s\n",
+                      pools_opt.ratios ? "given:    " : "chosen:   ", pool_ratios_str(b.ratio).c_str());
     text +=
         strprintf("expected makespan per layer: %s (Alg. 3: I/O and decompression only, no expert compute)\n",
                   format_seconds(b.expected_makespan).c_str());
     text += strprintf("\n  %-10s %-28s %5s %5s %5s %5s %12s\n", "", "ratios", "S_F", "S_C", "S_S", "S_E",
                       "E[makespan]");
-    text += plan_row("best", b);
+    text += plan_row(pools_opt.ratios ? "given" : "best", b);
     for (size_t i = 0; i < r.runners_up.size(); ++i)
       text += plan_row(("#" + std::to_string(i + 2)).c_str(), r.runners_up[i]);
   }
@@ -306,7 +318,11 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--budget", a->budget,
                  "memory for all layers' pools, in bytes (8GiB), or experts per layer (32)");
-  app.add_option("--pools", a->pools, "the active pools Lambda, a subset of F,C,S,E")->capture_default_str();
+  app.add_option("--pools", a->pools,
+                 "the active pools Lambda to plan over (a subset of F,C,S,E), or fixed ratios such as "
+                 "F=0.2,C=0.5,S=0.3 "
+                 "(no search)")
+      ->capture_default_str();
   app.add_option("--grid", a->grid, "grid step delta of the ratios (1/n)")->capture_default_str();
   app.add_option("--batch", a->batch,
                  "sequences decoding together (>= 1): the invocations f_r is counted over")

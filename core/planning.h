@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -95,6 +96,14 @@ using PoolRatios = std::array<double, kPools>;
 // within 1e-9; unnamed pools get 0. Throws moesim::UsageError naming `option` otherwise.
 PoolRatios parse_pool_ratios(const std::string& text, const std::string& option = "--pools");
 std::string pool_ratios_str(const PoolRatios& r);  // "F=0.2,C=0.5,S=0.3" (pools with gamma > 0)
+
+// The one `--pools` option of `plan` and `run`: either the active set to plan over ("F,C,S,E") or fixed
+// ratios ("F=0.2,C=0.5,S=0.3": no planning; the set is the pools it names). Text with '=' is ratios.
+struct PoolsOption {
+  PoolSet set;
+  std::optional<PoolRatios> ratios;
+};
+PoolsOption parse_pools_option(const std::string& text, const std::string& option = "--pools");
 
 struct PlanningInput {
   uint64_t budget_bytes = 0;  // all layers together; each layer gets budget_bytes / layers

@@ -110,6 +110,18 @@ PoolRatios parse_pool_ratios(const std::string& text, const std::string& option)
   return r;
 }
 
+PoolsOption parse_pools_option(const std::string& text, const std::string& option) {
+  PoolsOption o;
+  if (text.find('=') == std::string::npos) {
+    o.set = PoolSet::parse(text, option);
+    return o;
+  }
+  o.ratios = parse_pool_ratios(text, option);
+  for (const std::string& item : split_commas(text))
+    o.set.active[pool_index(trim(item.substr(0, item.find('='))))] = true;
+  return o;
+}
+
 std::string pool_ratios_str(const PoolRatios& r) {
   std::string s;
   for (int p = 0; p < kPools; ++p) {

@@ -72,6 +72,24 @@ TEST(PlanCli, GivenInclusionAndRatio) {
   EXPECT_EQ(c["inclusion"]["f"].size(), 64u);
 }
 
+TEST(PlanCli, GivenRatiosAreEvaluatedNotSearched) {
+  const auto given = moesim_cli(kBase + "--budget 8GiB --pools F=0.3,C=0.7 --json");
+  ASSERT_EQ(given.code, 0) << given.err;
+  const moesim::Json g = moesim::Json::parse(given.out);
+  EXPECT_EQ(g["header"]["config"]["given_ratios"], "F=0.3,C=0.7");
+  EXPECT_EQ(g["header"]["config"]["pools"], "F,C");
+  EXPECT_EQ(g["plan"]["ratios"], "F=0.3,C=0.7");
+  EXPECT_EQ(g["runners_up"].size(), 0u);
+  // The search over F,C at step 0.1 includes F=0.3,C=0.7, so it finds a plan at least as good.
+  const auto searched = moesim_cli(kBase + "--budget 8GiB --pools F,C --grid 0.1 --json");
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  EXPECT_LE(moesim::Json::parse(searched.out)["plan"]["expected_makespan_s"].get<double>(),
+            g["plan"]["expected_makespan_s"].get<double>());
+  const auto bad = moesim_cli(kBase + "--budget 8GiB --pools F=0.3,C=0.6");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("must sum to 1"), std::string::npos) << bad.err;
+}
+
 TEST(PlanCli, BadOptionsAreUsageErrors) {
   struct Case {
     std::string args, message;

@@ -317,6 +317,15 @@ TEST(ZipMoePlanning, RatiosAndPoolSetParsers) {
   EXPECT_THROW(parse_pool_ratios("F=0.3,C=0.7000001"), UsageError);
   EXPECT_NO_THROW(parse_pool_ratios("F=0.3,C=0.7000000000001"));
 
+  const PoolsOption set = parse_pools_option("F,C,S,E");
+  EXPECT_FALSE(set.ratios);
+  EXPECT_EQ(set.set.size(), 4);
+  const PoolsOption fixed = parse_pools_option("F=0.2,S=0.8,E=0");
+  ASSERT_TRUE(fixed.ratios);
+  EXPECT_EQ(fixed.set.str(), "F,S,E");  // the pools it names, a zero ratio included
+  EXPECT_DOUBLE_EQ((*fixed.ratios)[2], 0.8);
+  EXPECT_THROW(parse_pools_option("F=0.2,C"), UsageError);
+
   EXPECT_EQ(PoolSet::parse("e,F").str(), "F,E");
   EXPECT_EQ(PoolSet::parse("F,C,S,E").size(), 4);
   EXPECT_NE(error_of([] { PoolSet::parse("F,Q"); }).find("unknown pool 'Q'"), std::string::npos);
