@@ -46,7 +46,7 @@ RankInclusion rank_inclusion(const LookupStream& s, InclusionPhase phase) {
   }
   if (r.invocations == 0)
     throw Error(std::string("rank inclusion: the trace has no ") + inclusion_phase_name(phase) +
-                " invocations to count");
+                " invocations to count (--phase prefill or all counts the others)");
   r.measured.assign(n, 0.0);
   std::vector<double> layer_f(n);
   for (uint32_t l = 0; l < s.layers; ++l) {
