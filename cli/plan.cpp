@@ -120,12 +120,13 @@ void execute(PlanArgs& a) {
     model_name = trace->info().model;
   }
   ModelSpec model;
-  try {
+  if (!a.load.model.empty()) {
     model = load_model(model_name);
-  } catch (const Error& e) {
-    if (!a.load.model.empty()) throw;
-    throw UsageError("--model is required: the trace's model '" + model_name + "' is no preset (" + e.what() +
-                     ")");
+  } else if (auto preset = preset_for_model_name(model_name)) {
+    model = *preset;  // the preset the trace's model name starts with; BF16 sizes
+  } else {
+    throw UsageError("--model is required: no model preset matches the trace's model '" + model_name +
+                     "' (see `moesim presets`)");
   }
   if (trace) {
     const traces::TraceInfo& info = trace->info();

@@ -125,4 +125,14 @@ uint64_t ModelSpec::dense_bytes_per_layer() const {
   return (attention_params_per_layer + router) * dtype_size(dtype) + shared_experts * shared_expert_bytes();
 }
 
+std::optional<ModelSpec> preset_for_model_name(const std::string& model_name) {
+  std::string m = model_name;
+  for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string best;
+  for (const auto& n : list_presets("models"))
+    if (m.starts_with(n) && n.size() > best.size()) best = n;
+  if (best.empty()) return std::nullopt;
+  return load_model(best);
+}
+
 }  // namespace moesim

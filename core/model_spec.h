@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct ModelSpec {
 };
 
 ModelSpec load_model(const std::string& name_or_path);
+// The preset whose name a model name (as a trace records it) starts with, case-insensitively, longest match
+// ("Qwen3-30B-A3B-Q4_K_M" -> qwen3-30b-a3b); nullopt when none does.
+std::optional<ModelSpec> preset_for_model_name(const std::string& model_name);
 ModelSpec model_from_json(const Json& j, const std::string& origin);
 
 // Reads a number that may be written bare or as {"value": V, "source": S}. Throws naming origin/key.

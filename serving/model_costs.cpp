@@ -1,29 +1,11 @@
 #include "serving/model_costs.h"
 
 #include <algorithm>
-#include <cctype>
 
-#include "core/data_dir.h"
 #include "core/error.h"
 
 namespace moesim::serving {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The preset whose name the trace's model name starts with (longest match), e.g. "Qwen3-30B-A3B-Q4_K_M"
-// -> qwen3-30b-a3b.
-std::optional<ModelSpec> preset_for(const std::string& trace_model) {
-  const std::string m = lower(trace_model);
-  std::string best;
-  for (const auto& n : list_presets("models"))
-    if (m.starts_with(n) && n.size() > best.size()) best = n;
-  if (best.empty()) return std::nullopt;
-  return load_model(best);
-}
 
 void fill_shape(ModelCosts& c, const ModelSpec& m) {
   const double total = static_cast<double>(m.expert_elements());
@@ -51,7 +33,7 @@ SizedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelS
   } else {
     if (info.expert_bytes.size() != info.layers)
       throw Error("the trace records no per-layer expert sizes; pass --model to take them from a preset");
-    const auto preset = preset_for(info.model);
+    const auto preset = preset_for_model_name(info.model);
     if (!preset)
       throw Error("no model preset matches the trace's model '" + info.model +
                   "' (needed for FLOPs and dense sizes); pass --model (see `moesim presets`)");
