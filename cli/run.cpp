@@ -35,7 +35,7 @@ struct RunArgs {
                      scope = "global";
   std::vector<std::string> policies, budgets;
   std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
-  std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools, pool_set = "F,C,S,E";
+  std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
   uint32_t shards = 4, delta = 0;
   double ratio = 0, grid = 0.05;
   uint64_t seed = 1;
@@ -231,7 +231,6 @@ void execute(RunArgs& a) {
   cfg.e_ratio = a.ratio;
   if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
   cfg.pools = a.pools;
-  cfg.pool_set = a.pool_set;
   cfg.grid = a.grid;
   cfg.delta = a.delta;
   cfg.seed = a.seed;
@@ -314,8 +313,8 @@ void setup(CLI::App& app) {
                  "where routed experts compute: gpu, or cpu (as llama.cpp --n-cpu-moe, ktransformers, Fiddler)")
       ->capture_default_str();
   app.add_option("--pools", a->pools,
-                 "zipmoe: fixed pool ratios such as F=0.2,C=0.5,S=0.3 (default: planned, ZipMoE Appendix C)");
-  app.add_option("--pool-set", a->pool_set, "zipmoe: the pools the planner may use (Lambda)")->capture_default_str();
+                 "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
+                 "F=0.2,C=0.5,S=0.3 (no planning)");
   app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
   app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K)")->capture_default_str();
   app.add_option("--ratio", a->ratio,

@@ -3,16 +3,110 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/planning.h"
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
 #include "serving/classic_residency.h"
 #include "serving/workload.h"
+#include "serving/zipmoe_residency.h"
+#include "traces/rank_inclusion.h"
 
 namespace moesim::serving {
 namespace {
 
 std::string or_default(const std::string& s, const char* d) { return s.empty() ? std::string(d) : s; }
+
+Json pool_plan_json(const PoolPlan& p) {
+  Json pools = Json::array();
+  for (int i = 0; i < kPools; ++i) {
+    Json q;
+    q["name"] = pool_name(static_cast<Pool>(i));
+    q["ratio"] = p.ratio[i];
+    q["experts_per_layer"] = p.experts[i];
+    q["bytes_per_layer"] = p.budget_bytes[i];
+    q["bytes_per_expert"] = p.expert_bytes[i];
+    q["expected_hits"] = p.expected_hits[i];
+    pools.push_back(q);
+  }
+  Json j;
+  j["ratios"] = pool_ratios_str(p.ratio);
+  j["pools"] = pools;
+  j["expected_misses"] = p.expected_misses;
+  j["expected_makespan_s"] = p.expected_makespan;
+  return j;
+}
+
+// ZipMoE (§3): split tensors, pools planned by Alg. 4 (or given), rank-based dispatch.
+std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::LookupStream& stream,
+                                       const traces::TraceInfo& info, const SizedCosts& costs,
+                                       const Platform& platform, PipelineOptions& po, RunResult& r) {
+  if (cfg.budget.unit != CacheCapacity::Unit::kBytes)
+    throw Error("--system zipmoe needs a budget in bytes (its pools are sized in bytes, ZipMoE §3.4), not " +
+                cfg.budget.to_string());
+  const std::string source = costs.sizes.value("expert_bytes_source", std::string());
+  if (source.rfind("trace", 0) == 0)
+    throw Error("--system zipmoe splits BF16 tensors into sign-mantissa and exponent bits, but the expert sizes "
+                "come from the trace (" + source + "), a quantized file; pass --model to simulate BF16 weights");
+  TensorLayout layout;
+  layout.compressed = true;
+  layout.shards = std::max(cfg.shards, 1u);
+  layout.sm_fraction = 0.5;  // sign + 7 mantissa bits of a BF16 element (§3.1)
+  layout.e_ratio = cfg.e_ratio > 0 ? cfg.e_ratio : kGaussianBf16ExponentRatio;
+  po.layout = layout;
+  const std::vector<uint64_t>& eb = costs.costs.expert_bytes;
+  if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
+    throw Error("--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
+  const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs.costs.tensor_share.size(), 1));
+  traces::RankInclusion f;
+  try {
+    f = traces::rank_inclusion(stream, traces::InclusionPhase::kDecode);
+  } catch (const Error&) {  // e.g. a prefill-only trace
+    f = traces::rank_inclusion(stream, traces::InclusionPhase::kAll);
+  }
+  PlanningInput in;
+  in.budget_bytes = cfg.budget.value;
+  in.layers = info.layers;
+  in.experts = info.experts;
+  in.k = f.k;
+  in.expert_bytes = eb[0];
+  in.layout = layout;
+  in.f = f.f;
+  in.delays = zipmoe_plan_delays(platform, costs.costs.tensor_bytes(0, 0), layout,
+                                 platform.units(ResourceClass::kCpu), tensors);
+  in.grid = cfg.grid;
+  const PoolsOption pools = parse_pools_option(cfg.pools.empty() ? cfg.pool_set : cfg.pools, "--pools");
+  in.pools = pools.set;
+  PoolPlan plan;
+  Json runners = Json::array();
+  if (pools.ratios) {
+    plan = zipmoe_evaluate(in, *pools.ratios);
+  } else {
+    const PlanResult pr = zipmoe_plan(in);
+    plan = pr.best;
+    for (const auto& ru : pr.runners_up) runners.push_back(pool_plan_json(ru));
+  }
+  r.plan = pool_plan_json(plan);
+  r.plan["source"] = pools.ratios ? "--pools" : "planned (ZipMoE Alg. 4, grid " + std::to_string(cfg.grid) + ")";
+  r.plan["pool_set"] = in.pools.str();
+  r.plan["runners_up"] = runners;
+  r.plan["k"] = f.k;
+  r.plan["inclusion_source"] = f.source;
+  r.plan["rho"] = layout.e_ratio;
+  r.plan["rho_source"] = cfg.e_ratio > 0 ? or_default(cfg.e_ratio_source, "given")
+                                          : std::string(kGaussianBf16ExponentRatioSource);
+  r.plan["shards"] = layout.shards;
+  r.plan["delays"] = Json{{"u_s", in.delays.u}, {"v_s", in.delays.v}, {"c_s", in.delays.c},
+                          {"L", in.delays.L}, {"K", in.delays.K}, {"n", in.delays.n}};
+  uint64_t experts_held = 0, bytes_held = 0;
+  for (int p = 0; p < kPools; ++p) {
+    experts_held += uint64_t{plan.experts[p]} * info.layers;
+    bytes_held += uint64_t{plan.experts[p]} * plan.expert_bytes[p] * info.layers;
+  }
+  r.cache_capacity_experts = experts_held;
+  r.cache_capacity_bytes = bytes_held;
+  return make_zipmoe_residency(cfg, info, plan);
+}
 
 }  // namespace
 
@@ -57,7 +151,8 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
     r.cache_capacity_bytes = cc.total_capacity_bytes();
     r.cache_capacity_experts = cc.total_capacity_experts();
   } else {
-    throw Error("--system zipmoe: not available in this build");
+    residency = make_zipmoe(cfg, stream, info, costs, platform, po, r);
+    scheduling = or_default(cfg.scheduling, "zipmoe");
   }
   auto routing = make_routing_policy(cfg.routing, RoutingSetup{info.layers, info.experts, info.top_k});
   auto sched = make_scheduling_policy(scheduling);

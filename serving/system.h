@@ -52,8 +52,10 @@ struct SystemConfig {
   uint32_t shards = 4;       // K: E-chunk shards per tensor
   double e_ratio = 0;        // rho; 0 = kDefaultExponentRatio (core/planning.h)
   std::string e_ratio_source;  // where rho came from (for the run header)
-  std::string pools;         // "F=0.2,C=0.5,S=0.3": fixed ratios; empty: plan (Appendix C)
-  std::string pool_set = "F,C,S,E";  // Lambda: the active pools the planner may use
+  // "F=0.2,C=0.5,S=0.3": fixed ratios; "F,C,S,E" (or empty: all four): the pool set Lambda the planner
+  // (ZipMoE Appendix C, Alg. 4) may use.
+  std::string pools;
+  std::string pool_set = "F,C,S,E";
   double grid = 0.05;        // planner grid step
   uint32_t delta = 0;        // dispatch tolerance (experts)
   uint64_t seed = 1;
