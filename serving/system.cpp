@@ -105,7 +105,19 @@ std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::Lo
   }
   r.cache_capacity_experts = experts_held;
   r.cache_capacity_bytes = bytes_held;
-  return make_zipmoe_residency(cfg, info, plan);
+  ZipMoePoolsConfig zc;
+  zc.layers = info.layers;
+  zc.experts = info.experts;
+  for (int p = 0; p < kPools; ++p) {
+    zc.capacity[p] = plan.experts[p];
+    zc.expert_bytes[p] = plan.expert_bytes[p];
+    // Full tensors live where the GPU computes; chunks in host memory (shared memory on UMA devices).
+    zc.tier[p] = cfg.unified_memory ? MemoryTier::kUnified : (p == 0 ? MemoryTier::kDevice : MemoryTier::kHost);
+  }
+  zc.delta = cfg.delta;
+  zc.evict = or_default(cfg.eviction, "freq");
+  zc.seed = cfg.seed;
+  return make_zipmoe_residency(zc);
 }
 
 }  // namespace
