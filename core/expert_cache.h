@@ -111,14 +111,43 @@ class BasicCache {
     }
   }
 
+  // Admits `key` of `layer` ahead of its use (a prefetch), between invocations: as the policy's on_admit
+  // would, then evicts in policy order until the partition fits, never `key` itself while another victim
+  // exists. Not a lookup: only prefetch_admissions() and the eviction counter change. Returns whether it
+  // is resident afterwards (false: the partition cannot hold it at all). Already resident: no change.
+  bool prefetch(uint32_t layer, uint32_t key, uint32_t next_use, std::vector<uint32_t>* evicted = nullptr) {
+    if (resident_[key]) return true;
+    const uint32_t part = cfg_->partition_of_layer(layer);
+    if (weight_[key] > capacity_[part]) return false;
+    policy_->begin_invocation(part);  // protects `key` while the others are evicted
+    resident_[key] = 1;
+    used_[part] += weight_[key];
+    ++prefetch_admissions_;
+    policy_->on_admit(key, part, next_use);
+    while (used_[part] > capacity_[part]) {
+      const uint32_t v = policy_->evict(part);
+      if (v == kNoKey) break;
+      drop(v, part, evicted);
+    }
+    policy_->end_invocation(part);
+    while (used_[part] > capacity_[part]) {  // only `key` was left to evict
+      const uint32_t v = policy_->evict(part);
+      if (v == kNoKey) throw Error("eviction policy returned no victim although its cache is over capacity");
+      drop(v, part, evicted);
+    }
+    return resident_[key] != 0;
+  }
+
   bool resident(uint32_t key) const { return resident_[key] != 0; }
   uint64_t used(uint32_t part) const { return used_[part]; }
   const CacheCounters& counters() const { return counters_; }
+  uint64_t prefetch_admissions() const { return prefetch_admissions_; }
 
  private:
-  void drop(uint32_t v, std::vector<uint32_t>* evicted) {
+  void drop(uint32_t v, std::vector<uint32_t>* evicted) { drop(v, part_, evicted); }
+  void drop(uint32_t v, uint32_t part, std::vector<uint32_t>* evicted) {
     resident_[v] = 0;
-    used_[part_] -= weight_[v];
+    used_[part] -= weight_[v];
     ++counters_.evictions;
     if (evicted) evicted->push_back(v);
   }
@@ -132,6 +161,7 @@ class BasicCache {
   uint32_t part_ = 0, layer_ = 0;
   bool decode_ = false;
   uint64_t misses_ = 0;
+  uint64_t prefetch_admissions_ = 0;
   CacheCounters counters_;
 };
 
@@ -183,8 +213,12 @@ class ExpertCache {
   void end_invocation(uint32_t lookups, std::vector<uint32_t>* evicted = nullptr) {
     cache_->end_invocation(lookups, evicted);
   }
+  bool prefetch(uint32_t layer, uint32_t key, uint32_t next_use, std::vector<uint32_t>* evicted = nullptr) {
+    return cache_->prefetch(layer, key, next_use, evicted);
+  }
   bool resident(uint32_t key) const { return cache_->resident(key); }
   const CacheCounters& counters() const { return cache_->counters(); }
+  uint64_t prefetch_admissions() const { return cache_->prefetch_admissions(); }
   const CacheConfig& config() const { return *cfg_; }
   const std::string& policy_name() const { return canonical_; }  // with every parameter
 

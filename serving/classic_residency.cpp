@@ -1,39 +1,153 @@
 #include "serving/classic_residency.h"
+
+#include "core/error.h"
+
 namespace moesim::serving {
 namespace {
-class Single final : public Residency {
+
+void send(MemoryListener* l, const MemoryEvent& e) {
+  if (l) l->memory_event(e);
+}
+
+uint64_t key_bytes(const CacheConfig& c, uint32_t key) {
+  return c.expert_bytes.empty() ? 0 : c.expert_bytes[key / c.experts];
+}
+
+// One ExpertCache as pool `pool` of a residency: admissions and evictions become memory events.
+class Tier {
  public:
-  Single(const std::string& spec, const CacheConfig& cfg, MemoryTier tier) : cache_(spec, cfg), tier_(tier) {}
-  std::vector<PoolInfo> pools() const override { return {PoolInfo{"full-tensor pool", tier_, cache_.config().total_capacity_bytes()}}; }
-  std::string name() const override { return cache_.policy_name(); }
-  void begin_invocation(uint32_t layer, bool decode) override { layer_ = layer; cache_.begin_invocation(layer, decode); }
-  LookupResult lookup(uint32_t key, uint32_t next_use, uint32_t) override {
+  Tier(const std::string& spec, const CacheConfig& cfg, uint32_t pool) : cache_(spec, cfg), pool_(pool) {}
+  ExpertCache& cache() { return cache_; }
+  const ExpertCache& cache() const { return cache_; }
+  // Lookup of the current invocation; emits the admission of a miss.
+  bool lookup(uint32_t key, uint32_t next_use, MemoryListener* emit) {
     const bool hit = cache_.lookup(key, next_use);
-    if (!hit) emit(MemoryEvent{MemoryEvent::Kind::kAdmit, 0, key, TensorPart::kWhole, bytes(key)});
-    return LookupResult{hit ? ExpertState::kFull : ExpertState::kMissed, tier_};
+    if (!hit) send(emit, MemoryEvent{MemoryEvent::Kind::kAdmit, pool_, key, TensorPart::kWhole, bytes(key)});
+    return hit;
+  }
+  void end_invocation(uint32_t lookups, MemoryListener* emit) {
+    evicted_.clear();
+    cache_.end_invocation(lookups, &evicted_);
+    emit_evictions(emit);
+  }
+  bool prefetch(uint32_t layer, uint32_t key, uint32_t next_use, MemoryListener* emit) {
+    if (cache_.resident(key)) return true;
+    evicted_.clear();
+    const bool in = cache_.prefetch(layer, key, next_use, &evicted_);
+    // The admission comes first so that bytes in use never go negative; a key dropped again is evicted.
+    send(emit, MemoryEvent{MemoryEvent::Kind::kAdmit, pool_, key, TensorPart::kWhole, bytes(key)});
+    emit_evictions(emit);
+    return in;
+  }
+  uint64_t bytes(uint32_t key) const { return key_bytes(cache_.config(), key); }
+
+ private:
+  void emit_evictions(MemoryListener* emit) {
+    for (uint32_t k : evicted_)
+      send(emit, MemoryEvent{MemoryEvent::Kind::kEvict, pool_, k, TensorPart::kWhole, bytes(k)});
+  }
+  ExpertCache cache_;
+  uint32_t pool_;
+  std::vector<uint32_t> evicted_;
+};
+
+class SinglePool final : public Residency {
+ public:
+  SinglePool(const std::string& spec, const CacheConfig& cfg, MemoryTier tier)
+      : tier_(spec, cfg, 0), where_(tier) {}
+  std::vector<PoolInfo> pools() const override {
+    return {PoolInfo{"full-tensor pool", where_, tier_.cache().config().total_capacity_bytes()}};
+  }
+  std::string name() const override { return tier_.cache().policy_name(); }
+  void begin_invocation(uint32_t layer, bool decode) override {
+    tier_.cache().begin_invocation(layer, decode);
+  }
+  LookupResult lookup(uint32_t key, uint32_t next_use, uint32_t) override {
+    const bool hit = tier_.lookup(key, next_use, listener_);
+    return LookupResult{hit ? ExpertState::kFull : ExpertState::kMissed, where_};
+  }
+  void end_invocation(uint32_t lookups) override { tier_.end_invocation(lookups, listener_); }
+  ExpertState prefetch(uint32_t layer, uint32_t key, uint32_t next_use, ExpertState* target) override {
+    if (tier_.cache().resident(key)) {
+      *target = ExpertState::kFull;
+      return ExpertState::kFull;
+    }
+    const bool in = tier_.prefetch(layer, key, next_use, listener_);
+    *target = in ? ExpertState::kFull : ExpertState::kMissed;
+    return ExpertState::kMissed;
+  }
+  LookupResult peek(uint32_t key) const override {
+    return {tier_.cache().resident(key) ? ExpertState::kFull : ExpertState::kMissed, where_};
+  }
+  CacheCounters counters() const override { return tier_.cache().counters(); }
+  uint64_t capacity_experts() const override { return tier_.cache().config().total_capacity_experts(); }
+
+ private:
+  Tier tier_;
+  MemoryTier where_;
+};
+
+class TwoTier final : public Residency {
+ public:
+  TwoTier(const std::string& spec, const CacheConfig& device, const CacheConfig& host)
+      : device_(spec, device, 0), host_(spec, host, 1) {}
+  std::vector<PoolInfo> pools() const override {
+    return {PoolInfo{"F@device", MemoryTier::kDevice, device_.cache().config().total_capacity_bytes()},
+            PoolInfo{"F@host", MemoryTier::kHost, host_.cache().config().total_capacity_bytes()}};
+  }
+  std::string name() const override { return device_.cache().policy_name(); }
+  void begin_invocation(uint32_t layer, bool decode) override {
+    device_.cache().begin_invocation(layer, decode);
+    host_.cache().begin_invocation(layer, decode);
+    host_lookups_ = 0;
+  }
+  LookupResult lookup(uint32_t key, uint32_t next_use, uint32_t) override {
+    if (device_.lookup(key, next_use, listener_)) return {ExpertState::kFull, MemoryTier::kDevice};
+    ++host_lookups_;
+    if (host_.lookup(key, next_use, listener_)) {
+      ++host_hits_;
+      return {ExpertState::kFull, MemoryTier::kHost};
+    }
+    return {ExpertState::kMissed, MemoryTier::kDevice};
   }
   void end_invocation(uint32_t lookups) override {
-    ev_.clear();
-    cache_.end_invocation(lookups, &ev_);
-    for (uint32_t k : ev_) emit(MemoryEvent{MemoryEvent::Kind::kEvict, 0, k, TensorPart::kWhole, bytes(k)});
+    device_.end_invocation(lookups, listener_);
+    host_.end_invocation(host_lookups_, listener_);
   }
-  ExpertState prefetch(uint32_t, uint32_t key, uint32_t, ExpertState* target) override {
-    *target = cache_.resident(key) ? ExpertState::kFull : ExpertState::kMissed;
-    return *target;
+  ExpertState prefetch(uint32_t layer, uint32_t key, uint32_t next_use, ExpertState* target) override {
+    if (device_.cache().resident(key)) {
+      *target = ExpertState::kFull;
+      return ExpertState::kFull;
+    }
+    // Loaded from the SSD unless the host holds it; either way it lands in both tiers.
+    host_.prefetch(layer, key, next_use, listener_);
+    const bool in = device_.prefetch(layer, key, next_use, listener_);
+    *target = in ? ExpertState::kFull : ExpertState::kMissed;
+    return ExpertState::kMissed;
   }
-  LookupResult peek(uint32_t key) const override { return {cache_.resident(key) ? ExpertState::kFull : ExpertState::kMissed, tier_}; }
-  CacheCounters counters() const override { return cache_.counters(); }
-  uint64_t capacity_experts() const override { return cache_.config().total_capacity_experts(); }
+  LookupResult peek(uint32_t key) const override {
+    if (device_.cache().resident(key)) return {ExpertState::kFull, MemoryTier::kDevice};
+    if (host_.cache().resident(key)) return {ExpertState::kFull, MemoryTier::kHost};
+    return {ExpertState::kMissed, MemoryTier::kDevice};
+  }
+  CacheCounters counters() const override { return device_.cache().counters(); }
+  uint64_t capacity_experts() const override { return device_.cache().config().total_capacity_experts(); }
+  uint64_t host_hits() const { return host_hits_; }
+
  private:
-  uint64_t bytes(uint32_t key) const { const auto& eb = cache_.config().expert_bytes; return eb.empty() ? 0 : eb[key / cache_.config().experts]; }
-  ExpertCache cache_;
-  MemoryTier tier_;
-  uint32_t layer_ = 0;
-  std::vector<uint32_t> ev_;
+  Tier device_, host_;
+  uint32_t host_lookups_ = 0;
+  uint64_t host_hits_ = 0;
 };
+
 }  // namespace
-std::unique_ptr<Residency> make_classic_residency(const std::string& spec, const CacheConfig& cfg, MemoryTier tier,
-                                                  const CacheConfig*) {
-  return std::make_unique<Single>(spec, cfg, tier);
+
+std::unique_ptr<Residency> make_classic_residency(const std::string& spec, const CacheConfig& cfg,
+                                                  MemoryTier tier, const CacheConfig* host_cfg) {
+  if (!host_cfg) return std::make_unique<SinglePool>(spec, cfg, tier);
+  if (tier != MemoryTier::kDevice)
+    throw Error("a host-memory cache tier needs a discrete GPU (device memory)");
+  return std::make_unique<TwoTier>(spec, cfg, *host_cfg);
 }
+
 }  // namespace moesim::serving
