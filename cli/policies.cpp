@@ -7,6 +7,7 @@
 #include "core/eviction.h"
 #include "core/placement.h"
 #include "core/planning.h"
+#include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
 
@@ -32,6 +33,7 @@ void setup(CLI::App& app) {
     list("scheduling", SchedulingRegistry::instance());
     list("planning", PlanningRegistry::instance());
     list("placement", PlacementRegistry::instance());
+    list("prefetch (moesim run --prefetch)", PrefetchRegistry::instance());
   });
 }
 

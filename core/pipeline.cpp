@@ -491,9 +491,15 @@ void Pipeline::start_invocation(uint32_t inv) {
     if (decode) ++result.states.decode_lookups[si];
     if (found.state == ExpertState::kFull && found.tier == MemoryTier::kHost) ++result.states.host_hits;
     if (prefetched_[key]) {
+      // Useful only when its target invocation uses it; a later use means the prediction missed.
       prefetched_[key] = 0;
-      ++result.prefetch.useful;
-      if (inflight_.count(key)) ++result.prefetch.late;
+      if (prefetch_target_[key] == inv) {
+        ++result.prefetch.useful;
+        if (inflight_.count(key)) ++result.prefetch.late;
+      } else {
+        ++result.prefetch.useless;
+        result.prefetch.useless_bytes += prefetch_bytes_[key];
+      }
     }
     const uint32_t first = static_cast<uint32_t>(v.graph.size());
     v.external.resize(first, 0);
@@ -536,6 +542,14 @@ void Pipeline::start_invocation(uint32_t inv) {
       }
       ++result.prefetch.issued;
       prefetched_[key] = 1;
+      uint32_t target_inv = pr.target_invocation;
+      if (target_inv == kNoInvocation)  // the next invocation of that layer
+        for (uint32_t i = inv + 1; i < w.lookups.invocations() && i <= inv + 2 * w.layers; ++i)
+          if (w.lookups.inv_layer[i] == pr.layer) {
+            target_inv = i;
+            break;
+          }
+      prefetch_target_[key] = target_inv;
       const size_t before = v.load_tails.size();
       build_prefetch(v, pr.layer, pr.expert, from, target);
       auto& tails = inflight_[key];
@@ -576,6 +590,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   kept_.assign(w.experts, 0);
   prefetched_.assign(size_t{w.layers} * w.experts, 0);
   prefetch_bytes_.assign(size_t{w.layers} * w.experts, 0);
+  prefetch_target_.assign(size_t{w.layers} * w.experts, kNoInvocation);
   inflight_.clear();
   for (const auto& p : residency_.pools()) result.pools.push_back(PoolUsage{p, 0, 0, 0, 0, 0, 0});
   pool_bytes_.assign(result.pools.size(), 0);

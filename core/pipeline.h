@@ -139,9 +139,10 @@ struct PrefetchCounters {
   uint64_t already_resident = 0;  // named experts already resident or in flight (nothing to do)
   uint64_t declined = 0;          // the residency would not keep them
   uint64_t issued = 0;            // loads started
-  uint64_t useful = 0;            // issued and then looked up before being evicted
+  uint64_t useful = 0;            // issued and looked up by the invocation it was for (the next
+                                  // invocation of its layer when the policy names none)
   uint64_t late = 0;              // of the useful ones, looked up while still loading
-  uint64_t useless = 0;           // evicted before any lookup, or never looked up
+  uint64_t useless = 0;           // evicted before that lookup, used only later, or never used
   uint64_t bytes = 0;             // SSD bytes the issued loads read
   uint64_t useless_bytes = 0;     // of those, bytes of useless prefetches
 };
@@ -228,6 +229,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   // Prefetch bookkeeping per key: 1 = prefetched and not looked up since; the bytes its load read.
   std::vector<uint8_t> prefetched_;
   std::vector<uint64_t> prefetch_bytes_;
+  std::vector<uint32_t> prefetch_target_;  // the invocation a prefetch was for
   // Scratch.
   std::vector<ExpertDemand> demands_, original_;
   std::vector<uint8_t> kept_;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/pipeline.h"
+#include "core/prefetch.h"
 #include "tests/core/fake_platform.h"
 #include "tests/core/tiny_workload.h"
 
@@ -123,6 +124,78 @@ TEST(PipelineSpine, RecoveryOnTheCpuRunsBeforeTheTransfer) {
   }
   ASSERT_GE(recover_end, 0);
   EXPECT_GE(transfer_start, recover_end);
+}
+
+// Three layers of four experts, one decode step using one expert per layer; reads are fast (0.5) and
+// compute slow (4), so a load started when a layer starts is done long before the next layer needs it.
+struct PrefetchRun {
+  PipelineResult r;
+  explicit PrefetchRun(const std::string& spec) {
+    test::TinyWorkload w({{{1}, {4 + 2}, {8 + 3}}}, {"w"});
+    w.set_shape(3, 4);
+    test::FakePlatform f;
+    f.duration(OpKind::kDenseCompute, 1)
+        .duration(OpKind::kSsdRead, 0.5)
+        .duration(OpKind::kTransfer, 0.5)
+        .duration(OpKind::kExpertCompute, 4);
+    auto prefetch = make_prefetch_policy(spec, PrefetchSetup{3, 4, 1, 7});
+    PipelineOptions po;
+    po.record_timeline = true;
+    r = w.run(f, po, 2, prefetch.get());
+  }
+};
+
+TEST(PipelineSpine, AnExactPrefetcherWithFastReadsLeavesNoLayerWaitingForARead) {
+  const PrefetchRun run("oracle:accuracy=1");
+  const PipelineResult& r = run.r;
+  for (const auto& e : r.timeline) {  // only layer 0 reads on demand; the others were prefetched
+    if (e.op.kind == OpKind::kSsdRead && !e.op.prefetch) {
+      EXPECT_EQ(e.op.layer, 0u);
+    }
+  }
+  EXPECT_EQ(r.prefetch.issued, 2u);
+  EXPECT_EQ(r.prefetch.useful, 2u);
+  EXPECT_EQ(r.prefetch.late, 0u);
+  EXPECT_EQ(r.prefetch.useless, 0u);
+  EXPECT_EQ(r.states.in_flight, 0u);
+  EXPECT_EQ(r.states.lookups[static_cast<size_t>(ExpertState::kFull)], 2u);
+  // Each later layer is dense + compute only: 5 time units.
+  ASSERT_EQ(r.invocations.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.invocations[1].end - r.invocations[1].start, 5);
+  EXPECT_DOUBLE_EQ(r.invocations[2].end - r.invocations[2].start, 5);
+}
+
+TEST(PipelineSpine, AWrongPrefetcherReadsUselessBytesAndIsCountedSo) {
+  const PrefetchRun run("oracle:accuracy=0");
+  const PipelineResult& r = run.r;
+  EXPECT_EQ(r.prefetch.issued, 2u);
+  EXPECT_EQ(r.prefetch.useful, 0u);
+  EXPECT_EQ(r.prefetch.useless, 2u);
+  EXPECT_EQ(r.prefetch.useless_bytes, 2'000'000u);
+  EXPECT_EQ(r.states.lookups[static_cast<size_t>(ExpertState::kMissed)], 3u);
+}
+
+TEST(PipelineSpine, ALookupThatFindsItsExpertLoadingWaitsForIt) {
+  // Layer 0 routes to no expert and ends at 1 (its dense op); the prefetch of layer 1's expert reads for
+  // 10 (from 0) and transfers for 1, so layer 1 finds it loading and its compute waits until 11: late.
+  test::TinyWorkload w({{{}, {4 + 2}}}, {"w"});
+  w.set_shape(2, 4);
+  test::FakePlatform f;
+  f.duration(OpKind::kSsdRead, 10);
+  auto prefetch = make_prefetch_policy("oracle:accuracy=1", PrefetchSetup{2, 4, 1, 7});
+  PipelineOptions po;
+  po.record_timeline = true;
+  const PipelineResult r = w.run(f, po, 2, prefetch.get());
+  EXPECT_EQ(r.prefetch.late, 1u);
+  EXPECT_EQ(r.states.in_flight, 1u);
+  double load_end = 0, compute_start = 0;
+  for (const auto& e : r.timeline) {
+    if (e.op.layer != 1) continue;
+    if (e.op.prefetch) load_end = std::max(load_end, e.timing.end);
+    if (e.op.kind == OpKind::kExpertCompute) compute_start = e.timing.start;
+  }
+  EXPECT_DOUBLE_EQ(load_end, 11);
+  EXPECT_DOUBLE_EQ(compute_start, 11);
 }
 
 }  // namespace
