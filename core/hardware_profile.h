@@ -31,6 +31,9 @@ struct HardwareProfile {
   // bytes/s of decompressed output per core (ZipMoE E-chunk decompression,
   // §3.3); optional in a profile: 0 = unknown, and costing a decompression then fails with an Error.
   double cpu_decompress_bandwidth = 0;
+  // FLOP/s of one core running an expert's FFN (BF16 weights, FP32 accumulation): expert compute placed
+  // on the CPU (`--compute-on cpu`). Optional: 0 = unknown, and costing such an op fails with an Error.
+  double cpu_flops_per_core = 0;
   // gpu
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s

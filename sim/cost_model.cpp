@@ -13,11 +13,20 @@ double CostModel::roofline(uint64_t bytes, double flops) const {
 
 double CostModel::duration(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
+  const bool on_cpu = op.resource == ResourceClass::kCpu;
   switch (op.kind) {
     case OpKind::kDenseCompute:
     case OpKind::kExpertCompute:
+      if (on_cpu) {
+        // One worker: its share of the memory bandwidth for the weights, or its FLOP/s.
+        if (!(hw_.cpu_flops_per_core > 0))
+          throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
+        return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
+      }
       return roofline(op.bytes, op.flops);
     case OpKind::kRecover:
+      // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
+      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth;
       return 2 * bytes / hw_.gpu_memory_bandwidth + hw_.gpu_kernel_overhead;
     case OpKind::kDecompress:
       if (!(hw_.cpu_decompress_bandwidth > 0))

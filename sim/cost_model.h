@@ -8,6 +8,9 @@
 //                   element per routed token (flops); so a decode token with few tokens is memory-bound
 //   recover         2 * bytes / gpu_memory_bandwidth + gpu_kernel_overhead (reads SM + exponent bytes,
 //                   writes the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel")
+//   on the CPU (Op::resource kCpu, placed by the system): expert/dense compute max(bytes / cpu memcpy
+//                   bandwidth, flops / cpu.flops_per_core) on one worker; recovery 2 * bytes / cpu memcpy
+//                   bandwidth (the vectorized CPU kernel)
 //   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
 //   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
 //                   pcie: link_latency + bytes / link_bandwidth

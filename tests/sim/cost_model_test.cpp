@@ -1,0 +1,53 @@
+// The cost model places ops by their resource: expert compute and recovery on the CPU (the system's
+// choice, --compute-on / --recover-on) use the CPU's per-core figures; the GPU paths are unchanged.
+#include "sim/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace moesim::sim {
+namespace {
+
+Op op(OpKind k, ResourceClass r, uint64_t bytes, double flops = 0) {
+  Op o;
+  o.kind = k;
+  o.resource = r;
+  o.bytes = bytes;
+  o.flops = flops;
+  return o;
+}
+
+TEST(CostModel, ExpertComputeOnTheCpuIsARooflineOfOneCore) {
+  const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");  // 10 GB/s and 35.2 GFLOP/s per core
+  const CostModel m(hw);
+  // 9 MB of weights, one token (18 MFLOP): memory-bound, 9e6 / 10e9 = 0.9 ms.
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 18e6)), 0.9e-3, 1e-12);
+  // 64 tokens: 1.152 GFLOP / 35.2 GFLOP/s = 32.7 ms, compute-bound.
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 1.152e9)), 1.152e9 / 35.2e9,
+              1e-12);
+  // The GPU path: the GPU roofline plus the kernel overhead.
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)),
+              9e6 / 204.8e9 + 10e-6, 1e-12);
+}
+
+TEST(CostModel, RecoveryOnTheCpuStreamsTwiceTheTensorThroughOneCore) {
+  const CostModel m(load_hardware("jetson-agx-orin-64gb"));
+  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kCpu, 3'000'000)), 2 * 3e6 / 10e9, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 204.8e9 + 10e-6, 1e-12);
+}
+
+TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {
+  HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
+  hw.cpu_flops_per_core = 0;
+  const CostModel m(hw);
+  try {
+    m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 1000, 1000));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu.flops_per_core"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace moesim::sim
