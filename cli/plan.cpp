@@ -66,22 +66,6 @@ StoreLayout read_store_layout(const std::string& path) {
   return s;
 }
 
-Json plan_json(const PoolPlan& p) {
-  Json pools = Json::object();
-  for (int i = 0; i < kPools; ++i)
-    pools[pool_name(static_cast<Pool>(i))] = {{"ratio", p.ratio[i]},
-                                              {"budget_bytes_per_layer", p.budget_bytes[i]},
-                                              {"experts_per_layer", p.experts[i]},
-                                              {"ranks_covered", p.ranks[i]},
-                                              {"bytes_per_expert", p.expert_bytes[i]},
-                                              {"expected_hits", p.expected_hits[i]}};
-  return {{"ratios", pool_ratios_str(p.ratio)},
-          {"pools", pools},
-          {"expected_misses", p.expected_misses},
-          {"used_bytes_per_layer", p.used_bytes_per_layer()},
-          {"expected_makespan_s", p.expected_makespan}};
-}
-
 std::string plan_row(const char* label, const PoolPlan& p) {
   std::string t = strprintf("  %-10s %-28s", label, pool_ratios_str(p.ratio).c_str());
   for (int i = 0; i < kPools; ++i) t += strprintf(" %5u", p.experts[i]);
@@ -261,8 +245,8 @@ void execute(PlanArgs& a) {
     out["warnings"] = warnings_json();
     out["trace"] = trace_json;
     Json runners = Json::array();
-    for (const PoolPlan& p : r.runners_up) runners.push_back(plan_json(p));
-    out["plan"] = plan_json(r.best);
+    for (const PoolPlan& p : r.runners_up) runners.push_back(pool_plan_json(p));
+    out["plan"] = pool_plan_json(r.best);
     out["runners_up"] = runners;
     out["grid_points"] = r.grid_points;
     out["q"] = r.q;

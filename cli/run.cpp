@@ -62,9 +62,10 @@ std::string print_dist(const char* name, const Json& d) {
 std::string print_plan(const Json& p) {
   std::string t = strprintf("pools:   %s", p.value("source", std::string("plan")).c_str());
   if (p.contains("pools"))
-    for (const auto& q : p["pools"])
-      t += strprintf("  %s %.0f%% (%llu experts/layer)", q["name"].get<std::string>().c_str(),
-                     100 * q["ratio"].get<double>(), static_cast<unsigned long long>(q["experts_per_layer"].get<uint64_t>()));
+    for (const auto& [name, q] : p["pools"].items())
+      if (q["ratio"].get<double>() > 0)
+        t += strprintf("  %s %.0f%% (%llu experts/layer)", name.c_str(), 100 * q["ratio"].get<double>(),
+                       static_cast<unsigned long long>(q["experts_per_layer"].get<uint64_t>()));
   if (p.contains("expected_makespan_s") && !p["expected_makespan_s"].is_null())
     t += strprintf("; expected layer I/O+decompression %s", format_seconds(p["expected_makespan_s"].get<double>()).c_str());
   return t + "\n";

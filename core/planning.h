@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/compression_state.h"
+#include "core/json_io.h"
 #include "core/platform.h"
 #include "core/registry.h"
 
@@ -133,6 +134,11 @@ struct PoolPlan {
   // Bytes used per layer: S_p * expert_bytes[p] (at most budget_bytes[p]).
   uint64_t used_bytes_per_layer() const;
 };
+
+// A plan as JSON, the same keys in `moesim plan` and `moesim run --system zipmoe` (docs/cli-json.md):
+// ratios, pools {F|C|S|E: ratio, budget_bytes_per_layer, experts_per_layer, ranks_covered,
+// bytes_per_expert, expected_hits}, expected_misses, used_bytes_per_layer, expected_makespan_s.
+Json pool_plan_json(const PoolPlan& p);
 
 struct PlanResult {
   PoolPlan best;

@@ -17,26 +17,6 @@ namespace {
 
 std::string or_default(const std::string& s, const char* d) { return s.empty() ? std::string(d) : s; }
 
-Json pool_plan_json(const PoolPlan& p) {
-  Json pools = Json::array();
-  for (int i = 0; i < kPools; ++i) {
-    Json q;
-    q["name"] = pool_name(static_cast<Pool>(i));
-    q["ratio"] = p.ratio[i];
-    q["experts_per_layer"] = p.experts[i];
-    q["bytes_per_layer"] = p.budget_bytes[i];
-    q["bytes_per_expert"] = p.expert_bytes[i];
-    q["expected_hits"] = p.expected_hits[i];
-    pools.push_back(q);
-  }
-  Json j;
-  j["ratios"] = pool_ratios_str(p.ratio);
-  j["pools"] = pools;
-  j["expected_misses"] = p.expected_misses;
-  j["expected_makespan_s"] = p.expected_makespan;
-  return j;
-}
-
 // ZipMoE (§3): split tensors, pools planned by Alg. 4 (or given), rank-based dispatch.
 std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::LookupStream& stream,
                                        const traces::TraceInfo& info, const SizedCosts& costs,

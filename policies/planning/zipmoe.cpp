@@ -477,4 +477,20 @@ MOESIM_REGISTER(
     "the expected I/O + decompression makespan of a layer",
     {}, [](const Params&) -> std::unique_ptr<PlanningPolicy> { return std::make_unique<ZipMoePlanner>(); });
 
+Json pool_plan_json(const PoolPlan& p) {
+  Json pools = Json::object();
+  for (int i = 0; i < kPools; ++i)
+    pools[pool_name(static_cast<Pool>(i))] = {{"ratio", p.ratio[i]},
+                                              {"budget_bytes_per_layer", p.budget_bytes[i]},
+                                              {"experts_per_layer", p.experts[i]},
+                                              {"ranks_covered", p.ranks[i]},
+                                              {"bytes_per_expert", p.expert_bytes[i]},
+                                              {"expected_hits", p.expected_hits[i]}};
+  return {{"ratios", pool_ratios_str(p.ratio)},
+          {"pools", pools},
+          {"expected_misses", p.expected_misses},
+          {"used_bytes_per_layer", p.used_bytes_per_layer()},
+          {"expected_makespan_s", p.expected_makespan}};
+}
+
 }  // namespace moesim
