@@ -334,11 +334,11 @@ void Pipeline::memory_event(const MemoryEvent& e) {
     case MemoryEvent::Kind::kEvict:
       ++p.evicts;
       break;
-    case MemoryEvent::Kind::kDemote:
-      ++p.demotes;
+    case MemoryEvent::Kind::kDemote:  // counted once per move, on the pool the expert leaves
+      if (e.leaving) ++p.demotes;
       break;
     case MemoryEvent::Kind::kPromote:
-      ++p.promotes;
+      if (e.leaving) ++p.promotes;
       break;
   }
   if (e.adds()) {

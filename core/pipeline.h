@@ -153,7 +153,8 @@ struct PoolUsage {
   uint64_t peak_bytes = 0;   // the most bytes in use after any invocation's or prefetch's admissions and
                              // evictions (transient pass-throughs inside one invocation are not counted)
   uint64_t final_bytes = 0;  // in use at the end
-  uint64_t admits = 0, evicts = 0, demotes = 0, promotes = 0;
+  uint64_t admits = 0, evicts = 0;
+  uint64_t demotes = 0, promotes = 0;  // experts that left this pool for a lower / higher one
 };
 
 struct PipelineResult {

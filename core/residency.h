@@ -47,6 +47,9 @@ struct PoolInfo {
 
 // One change of the bytes held in a pool. `part` names the component (whole tensors, SM-chunks or
 // E-chunks of every tensor of the expert); bytes are that component's bytes for the whole expert.
+// kAdmit adds an expert's bytes to `pool`, kEvict removes them (it leaves the residency). A move between
+// pools (demotion F -> C -> S/E, or promotion) is two events of the same kind: the removal from the old pool
+// (`leaving` = true) and the addition to the new one (`leaving` = false).
 struct MemoryEvent {
   enum class Kind : uint8_t { kAdmit, kEvict, kDemote, kPromote };
   Kind kind = Kind::kAdmit;
@@ -54,9 +57,10 @@ struct MemoryEvent {
   uint32_t key = 0;   // layer * experts + expert
   TensorPart part = TensorPart::kWhole;
   uint64_t bytes = 0;
-  // kAdmit/kPromote add `bytes` to `pool`; kEvict/kDemote remove them from it (a demotion is followed by
-  // the admission of what is kept, in the lower pool, when that is a different pool).
-  bool adds() const { return kind == Kind::kAdmit || kind == Kind::kPromote; }
+  bool leaving = false;  // kDemote/kPromote: the old pool's side of the move
+  bool adds() const {
+    return kind == Kind::kAdmit || ((kind == Kind::kDemote || kind == Kind::kPromote) && !leaving);
+  }
 };
 const char* memory_event_name(MemoryEvent::Kind k);  // "admit", "evict", "demote", "promote"
 

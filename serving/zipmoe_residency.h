@@ -6,11 +6,12 @@
 // pools F < C < S < E holding capacity[p] experts; an expert in pool F keeps its full tensors, C its
 // SM-chunks and E-chunks, S its SM-chunks, E its E-chunks (core/compression_state.h).
 //
-// Dispatch: each layer keeps a runtime frequency list (activation counts, +1 per lookup). After a lookup
-// answers the state the expert HAD, the expert goes to the first active pool p with rank r < tau_p =
-// sum_{q <= p} capacity[q] + delta, and keeps exactly that pool's components (its use produced all of them,
-// so a change of pool costs no I/O); past every threshold it keeps nothing after execution. At
-// end_invocation a pool holding more than capacity[p] experts of the layer evicts by its in-pool policy,
+// Dispatch: each layer keeps a runtime frequency list (activation counts, +1 per lookup). A lookup answers
+// the state the expert HAD; at end_invocation, with every count of the invocation in, each expert it used
+// goes to the first active pool p with rank r < tau_p = sum_{q <= p} capacity[q] + delta, and keeps exactly
+// that pool's components (its use produced all of them, so a change of pool costs no I/O); past every
+// threshold it keeps nothing after execution. Then a pool holding more than capacity[p] experts of the
+// layer evicts by its in-pool policy,
 // never an expert of the current invocation unless the pool cannot hold the invocation's own experts (then
 // the invocation is counted as degenerate, as core/expert_cache.h does).
 #pragma once
