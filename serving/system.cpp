@@ -1,6 +1,7 @@
 #include "serving/system.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/planning.h"
@@ -14,6 +15,12 @@
 
 namespace moesim::serving {
 namespace {
+
+std::string grid_text(double g) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", g);
+  return b;
+}
 
 std::string or_default(const std::string& s, const char* d) { return s.empty() ? std::string(d) : s; }
 
@@ -67,7 +74,7 @@ std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::Lo
     for (const auto& ru : pr.runners_up) runners.push_back(pool_plan_json(ru));
   }
   r.plan = pool_plan_json(plan);
-  r.plan["source"] = pools.ratios ? "--pools" : "planned (ZipMoE Alg. 4, grid " + std::to_string(cfg.grid) + ")";
+  r.plan["source"] = pools.ratios ? "--pools" : "planned (ZipMoE Alg. 4, grid " + grid_text(cfg.grid) + ")";
   r.plan["pool_set"] = in.pools.str();
   r.plan["runners_up"] = runners;
   r.plan["k"] = f.k;
@@ -174,7 +181,8 @@ Json config_json(const SystemConfig& cfg, const RunResult& r, const SizedCosts& 
   j["budget_experts_per_layer"] = in_bytes ? Json(nullptr) : Json(cfg.budget.value);
   j["host_budget_bytes"] = cfg.host_budget_bytes ? Json(cfg.host_budget_bytes) : Json(nullptr);
   j["memory"] = cfg.unified_memory ? "unified" : "discrete";
-  j["scope"] = scope_name(cfg.scope);
+  // ZipMoE plans and dispatches per sparse layer (§3.4, Appendix C), whatever --scope says.
+  j["scope"] = cfg.system == "zipmoe" ? "layer" : scope_name(cfg.scope);
   j["cache_capacity_experts"] = r.cache_capacity_experts;
   j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
   j["recover_on"] = resource_class_name(cfg.recover_on);

@@ -1,0 +1,271 @@
+// zipmoe: ZipMoE's cache-affinity scheduler (ZipMoE §3.3; Appendix A, Alg. 1 and Definition A.1).
+//
+// One task per expert tensor (the ops with Op::tensor == t of one request). Type-I tasks read an SM-chunk
+// (states M and E; a full-tensor read counts as an SM read of the whole tensor with no decompression),
+// Type-II tasks only decompress, possibly after reading E-chunks (states C and S). Both lists are sorted by
+// the expert's compute time p_n, non-increasing (stable, so one expert's tensors stay together). Blocks:
+//   while σI is not empty:
+//     B <- (head of σI); U <- (σII, σI)
+//     while B is not compute-dominant and U is not empty:
+//       j <- head of U
+//       Type-II j: at the earliest position of B where the block model shows no more worker idle time
+//                  than without j; else after the last Type-II task of B with p >= p_j (or, if B holds no
+//                  Type-II task, after the last Type-I task with p >= p_j)
+//       Type-I j (σII exhausted): after the last Type-I task of B, which keeps σI's order
+//   Type-II tasks left when σI is empty form one last block (Alg. 1's loop would drop them).
+// Priorities then follow block order, and inside a block: all E-chunk reads in task order, then all SM
+// reads in task order (the I/O thread's order, §3.3); decompressions, transfers and recoveries in task order;
+// an expert's compute right after its last task. Experts in state F (compute only) come first.
+//
+// The block model ("offline-profiled delays", Appendix A: OpEstimator) runs the blocks one after another
+// from the resources' state the previous blocks left: the I/O thread serially (the block's E-chunk reads,
+// then its SM reads), the L workers as a work-conserving list schedule in priority order, each
+// decompression ready when its E-chunk read ends (at once when the E-chunk is cached). Compute-dominant
+// (Definition A.1, in the wording of §3.3): with worker completion times sorted F(1) <= ... <= F(L) and
+// F_IO the I/O thread's, F(l) - F_IO >= l * e for every 1 <= l <= min(L, K), where e = rho*u/K is the
+// longest E-chunk read of the invocation (0 when nothing reads an E-chunk).
+//
+// Cost: each Type-II insertion tries every position with one block simulation, O(n^3 K) for n tasks per
+// layer invocation; fine for decode (top-k experts) but it grows quickly for prefill with many experts.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "core/scheduling.h"
+#include "core/warnings.h"
+
+namespace moesim::policies {
+namespace {
+
+struct Decompression {
+  uint32_t op = 0;
+  double duration = 0;
+  int e_read = -1;  // index into Task::e_reads of the read it waits for; -1: E-chunk cached
+};
+
+struct Task {
+  size_t request = 0;
+  double p = 0;  // the expert compute's duration
+  bool type1 = false;
+  std::vector<uint32_t> e_reads;
+  std::vector<double> e_read_durations;
+  std::vector<uint32_t> sm_reads;  // kSm, or kWhole for a full-tensor request
+  double sm_duration = 0;
+  std::vector<Decompression> decompressions;
+  std::vector<uint32_t> others;  // transfers, recoveries
+};
+
+struct Resources {
+  double io = 0;
+  std::vector<double> workers;  // when each worker is free
+};
+
+struct BlockRun {
+  Resources end;
+  double idle = 0;  // worker time spent waiting between the block's start and each worker's last op
+};
+
+constexpr double kRelEps = 1e-9;
+
+BlockRun run_block(const std::vector<Task>& tasks, const std::vector<size_t>& block, const Resources& start) {
+  BlockRun run;
+  run.end = start;
+  double io = start.io;
+  std::vector<std::vector<double>> e_end(block.size());
+  for (size_t i = 0; i < block.size(); ++i)
+    for (double d : tasks[block[i]].e_read_durations) e_end[i].push_back(io += d);
+  for (size_t b : block) io += tasks[b].sm_duration;
+  run.end.io = io;
+
+  struct Ready {
+    double at, duration;
+  };
+  std::vector<Ready> ready;
+  for (size_t i = 0; i < block.size(); ++i)
+    for (const Decompression& d : tasks[block[i]].decompressions)
+      ready.push_back({d.e_read >= 0 ? e_end[i][static_cast<size_t>(d.e_read)] : 0.0, d.duration});
+  std::vector<double>& w = run.end.workers;
+  std::vector<bool> done(ready.size(), false);
+  for (size_t n = 0; n < ready.size(); ++n) {
+    const size_t k = static_cast<size_t>(std::min_element(w.begin(), w.end()) - w.begin());
+    double now = w[k];
+    double first_ready = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < ready.size(); ++i)
+      if (!done[i]) first_ready = std::min(first_ready, ready[i].at);
+    now = std::max(now, first_ready);  // nothing ready when the worker frees: it waits for the first
+    size_t pick = 0;
+    while (done[pick] || ready[pick].at > now) ++pick;  // lowest priority among the ready ones
+    done[pick] = true;
+    run.idle += now - w[k];
+    w[k] = now + ready[pick].duration;
+  }
+  return run;
+}
+
+bool compute_dominant(const Resources& r, uint32_t shards, double e_read) {
+  std::vector<double> w = r.workers;
+  std::sort(w.begin(), w.end());
+  const size_t m = std::min<size_t>(w.size(), shards);
+  const double tol = kRelEps * std::max(1.0, r.io);
+  for (size_t l = 1; l <= m; ++l)
+    if (w[l - 1] - r.io < static_cast<double>(l) * e_read - tol) return false;
+  return true;
+}
+
+class ZipMoE final : public SchedulingPolicy {
+ public:
+  void order(const ScheduleContext& ctx, std::span<const ExpertRequest> requests, OpGraph& graph) override {
+    if (ctx.estimator == nullptr) {
+      if (!warned_) warn("scheduling 'zipmoe' got no op estimator; its layers keep FCFS order");
+      warned_ = true;
+      return;
+    }
+    const OpEstimator& est = *ctx.estimator;
+    std::vector<Task> tasks;
+    std::vector<std::vector<size_t>> tasks_of(requests.size());
+    double e_read = 0;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const ExpertRequest& req = requests[r];
+      const double p = est.estimate(graph.op(req.compute_op));
+      std::vector<size_t> by_tensor;  // tensor label -> index into tasks (+1), 0: none yet
+      for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
+        const Op& op = graph.op(i);
+        if (op.prefetch || op.tensor == kNoLabel) continue;
+        if (by_tensor.size() <= op.tensor) by_tensor.resize(op.tensor + 1u, 0);
+        if (by_tensor[op.tensor] == 0) {
+          Task task;
+          task.request = r;
+          task.p = p;
+          tasks.push_back(std::move(task));
+          tasks_of[r].push_back(tasks.size() - 1);
+          by_tensor[op.tensor] = tasks.size();
+        }
+        Task& t = tasks[by_tensor[op.tensor] - 1];
+        const double d = est.estimate(op);
+        if (op.kind == OpKind::kSsdRead && op.part == TensorPart::kE) {
+          t.e_reads.push_back(i);
+          t.e_read_durations.push_back(d);
+          e_read = std::max(e_read, d);
+        } else if (op.kind == OpKind::kSsdRead) {
+          t.sm_reads.push_back(i);
+          t.sm_duration += d;
+          t.type1 = true;
+        } else if (op.kind == OpKind::kDecompress) {
+          Decompression dc;
+          dc.op = i;
+          dc.duration = d;
+          for (uint32_t dep : graph.deps(i))
+            for (size_t k = 0; k < t.e_reads.size(); ++k)
+              if (t.e_reads[k] == dep) dc.e_read = static_cast<int>(k);
+          t.decompressions.push_back(dc);
+        } else {
+          t.others.push_back(i);
+        }
+      }
+    }
+    const auto blocks = build_blocks(tasks, std::max(ctx.cpu_workers, 1u), std::max(ctx.shards, 1u), e_read);
+    assign_priorities(tasks, tasks_of, blocks, requests, graph);
+  }
+
+ private:
+  static std::vector<std::vector<size_t>> build_blocks(const std::vector<Task>& tasks, uint32_t workers,
+                                                       uint32_t shards, double e_read) {
+    std::vector<size_t> sigma1, sigma2;
+    for (size_t i = 0; i < tasks.size(); ++i) (tasks[i].type1 ? sigma1 : sigma2).push_back(i);
+    auto by_p = [&](size_t a, size_t b) { return tasks[a].p > tasks[b].p; };
+    std::stable_sort(sigma1.begin(), sigma1.end(), by_p);
+    std::stable_sort(sigma2.begin(), sigma2.end(), by_p);
+    size_t next1 = 0, next2 = 0;  // heads of σI and σII
+    Resources state{0.0, std::vector<double>(workers, 0.0)};
+    std::vector<std::vector<size_t>> blocks;
+    while (next1 < sigma1.size()) {
+      std::vector<size_t> block{sigma1[next1++]};
+      BlockRun run = run_block(tasks, block, state);
+      while (!compute_dominant(run.end, shards, e_read) && (next2 < sigma2.size() || next1 < sigma1.size())) {
+        if (next2 < sigma2.size()) {
+          insert_type2(tasks, block, sigma2[next2++], state, run.idle);
+        } else {
+          const size_t j = sigma1[next1++];
+          size_t pos = 0;
+          for (size_t q = 0; q < block.size(); ++q)
+            if (tasks[block[q]].type1) pos = q + 1;
+          block.insert(block.begin() + static_cast<std::ptrdiff_t>(pos), j);
+        }
+        run = run_block(tasks, block, state);
+      }
+      state = run.end;
+      blocks.push_back(std::move(block));
+    }
+    if (next2 < sigma2.size()) blocks.emplace_back(sigma2.begin() + static_cast<std::ptrdiff_t>(next2), sigma2.end());
+    return blocks;
+  }
+
+  // Alg. 1 lines 13-19 for a Type-II task j.
+  static void insert_type2(const std::vector<Task>& tasks, std::vector<size_t>& block, size_t j,
+                           const Resources& state, double idle_without) {
+    const double tol = kRelEps * std::max(1.0, state.io + idle_without);
+    for (size_t q = 0; q <= block.size(); ++q) {
+      std::vector<size_t> trial = block;
+      trial.insert(trial.begin() + static_cast<std::ptrdiff_t>(q), j);
+      if (run_block(tasks, trial, state).idle <= idle_without + tol) {
+        block = std::move(trial);
+        return;
+      }
+    }
+    const bool any_type2 = std::any_of(block.begin(), block.end(), [&](size_t b) { return !tasks[b].type1; });
+    size_t pos = block.size(), first_of_type = block.size();
+    bool found = false;
+    for (size_t q = 0; q < block.size(); ++q) {
+      const Task& t = tasks[block[q]];
+      if (t.type1 == any_type2) continue;  // only the tasks of the type Alg. 1 appends behind
+      first_of_type = std::min(first_of_type, q);
+      if (t.p >= tasks[j].p) pos = q + 1, found = true;
+    }
+    if (!found) pos = first_of_type;  // every task of that type has fewer tokens: j goes before them
+    block.insert(block.begin() + static_cast<std::ptrdiff_t>(pos), j);
+  }
+
+  static void assign_priorities(const std::vector<Task>& tasks, const std::vector<std::vector<size_t>>& tasks_of,
+                                const std::vector<std::vector<size_t>>& blocks,
+                                std::span<const ExpertRequest> requests, OpGraph& graph) {
+    int64_t next = 0;
+    for (size_t r = 0; r < requests.size(); ++r)  // F experts: compute only, ready at once
+      if (tasks_of[r].empty()) set_request(graph, requests[r], next++);
+    std::vector<size_t> left(requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) left[r] = tasks_of[r].size();
+    for (const auto& block : blocks) {
+      for (size_t b : block)
+        for (uint32_t op : tasks[b].e_reads) graph.op(op).priority = next++;
+      for (size_t b : block)
+        for (uint32_t op : tasks[b].sm_reads) graph.op(op).priority = next++;
+      for (size_t b : block) {
+        const Task& t = tasks[b];
+        for (const Decompression& d : t.decompressions) graph.op(d.op).priority = next++;
+        for (uint32_t op : t.others) graph.op(op).priority = next++;
+        if (--left[t.request] == 0) set_request(graph, requests[t.request], next++);
+      }
+    }
+  }
+
+  // The request's compute and any of its ops outside a tensor task (unlabelled, not prefetches).
+  static void set_request(OpGraph& graph, const ExpertRequest& req, int64_t priority) {
+    for (uint32_t i = req.first_op; i <= req.compute_op; ++i) {
+      Op& op = graph.op(i);
+      if (i == req.compute_op || (!op.prefetch && op.tensor == kNoLabel)) op.priority = priority;
+    }
+  }
+
+  bool warned_ = false;
+};
+
+}  // namespace
+
+MOESIM_REGISTER(SchedulingRegistry, "zipmoe",
+                "ZipMoE's cache-affinity scheduler (§3.3, Alg. 1): blocks of SM-reading tasks filled with "
+                "decompression-only tasks until compute-dominant",
+                {},
+                [](const Params&) -> std::unique_ptr<SchedulingPolicy> { return std::make_unique<ZipMoE>(); });
+
+}  // namespace moesim::policies

@@ -1,0 +1,136 @@
+// `moesim run` across systems end to end: zipmoe (planned and given pools, ablation), layer-offload with a
+// layer window, prefetch metrics, a discrete GPU's DRAM tier, CPU placement, and the errors around them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "core/json_io.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace {
+
+using Result = moesim::test::ShellResult;
+
+const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kBf16 = " --model qwen3-30b-a3b";
+
+moesim::Json run_json(const std::string& args) {
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + " " + args + " --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  return moesim::Json::parse(r.out.substr(r.out.find('{')));
+}
+
+TEST(SystemsCli, ZipMoePlansItsPoolsAndReportsStates) {
+  const moesim::Json j = run_json(kBf16 + " --system zipmoe --budget 8GiB");
+  const auto& c = j["header"]["config"];
+  EXPECT_EQ(c["system"], "zipmoe");
+  EXPECT_EQ(c["scheduling"], "zipmoe");
+  EXPECT_EQ(c["eviction"], "zipmoe-dispatch:delta=0,evict=freq");
+  ASSERT_TRUE(c["plan"].is_object());
+  EXPECT_NE(c["plan"]["source"].get<std::string>().find("planned"), std::string::npos);
+  EXPECT_GT(c["plan"]["expected_makespan_s"].get<double>(), 0);
+  const auto& m = j["metrics"];
+  const auto& st = m["states"]["lookups"];
+  uint64_t total = 0;
+  for (const char* s : {"F", "C", "S", "E", "M"}) total += st[s].get<uint64_t>();
+  EXPECT_EQ(total, m["cache"]["lookups"].get<uint64_t>());
+  EXPECT_GT(st["C"].get<uint64_t>() + st["S"].get<uint64_t>() + st["E"].get<uint64_t>(), 0u);
+  EXPECT_GT(m["ssd_bytes_read_by_component"]["e"].get<uint64_t>(), 0u);
+  EXPECT_EQ(m["ssd_bytes_read_by_component"]["whole"].get<uint64_t>(), 0u);
+  EXPECT_EQ(m["pools"].size(), 4u);
+  EXPECT_LE(m["memory_peak"].get<uint64_t>(), 8ull << 30);
+  EXPECT_GT(m["resources"]["cpu_workers"]["utilization"].get<double>(), 0);  // decompressions ran
+}
+
+TEST(SystemsCli, ZipMoeTakesGivenPoolsAndTheAblationsEvictions) {
+  const moesim::Json j = run_json(kBf16 + " --system zipmoe --budget 8GiB --pools F=0.5,C=0.5 --policy fifo");
+  EXPECT_EQ(j["header"]["config"]["plan"]["source"], "--pools");
+  EXPECT_EQ(j["header"]["config"]["plan"]["ratios"], "F=0.5,C=0.5");
+  EXPECT_EQ(j["header"]["config"]["eviction"], "zipmoe-dispatch:delta=0,evict=fifo");
+  EXPECT_EQ(j["metrics"]["states"]["lookups"]["S"], 0);
+  EXPECT_EQ(j["metrics"]["states"]["lookups"]["E"], 0);
+}
+
+TEST(SystemsCli, ZipMoeErrorsAreClear) {
+  // Without --model the sizes are the trace's quantized ones: no BF16 exponents to split.
+  Result r = moesim::test::moesim_combined("run --trace " + kTrace + " --system zipmoe --budget 8GiB");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+  r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --system zipmoe --budget 32");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("budget in bytes"), std::string::npos) << r.out;
+  r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --system zipmoe --budget 8GiB --pools F=0.7");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--pools"), std::string::npos) << r.out;
+  r = moesim::test::moesim_combined("run --trace " + kTrace + " --system zipmoe --budget 8GiB --policy clairvoyant" + kBf16);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("clairvoyant"), std::string::npos) << r.out;
+}
+
+TEST(SystemsCli, LayerOffloadWithAWindowPrefetchesWholeLayers) {
+  const moesim::Json plain = run_json(kBf16 + " --system layer-offload --budget 8GiB");
+  const moesim::Json window = run_json(kBf16 + " --system layer-offload --budget 8GiB --prefetch layer-window:depth=1");
+  // Every expert of every layer is looked up: 128 per invocation.
+  EXPECT_EQ(plain["metrics"]["cache"]["lookups"].get<uint64_t>(),
+            128u * plain["metrics"]["cache"]["invocations"].get<uint64_t>());
+  const auto& p = window["metrics"]["prefetch"];
+  EXPECT_GT(p["issued"].get<uint64_t>(), 0u);
+  EXPECT_EQ(p["issued"].get<uint64_t>(), p["useful"].get<uint64_t>() + p["useless"].get<uint64_t>());
+  EXPECT_EQ(plain["metrics"]["prefetch"]["issued"], 0);
+}
+
+TEST(SystemsCli, OraclePrefetchAccuracyIsMeasured) {
+  const moesim::Json good = run_json(kBf16 + " --budget 8GiB --prefetch oracle:accuracy=1");
+  const moesim::Json bad = run_json(kBf16 + " --budget 8GiB --prefetch oracle:accuracy=0");
+  EXPECT_DOUBLE_EQ(good["metrics"]["prefetch"]["accuracy"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(bad["metrics"]["prefetch"]["accuracy"].get<double>(), 0.0);
+  EXPECT_EQ(bad["metrics"]["prefetch"]["useless_bytes"], bad["metrics"]["prefetch"]["bytes"]);
+  EXPECT_EQ(good["header"]["config"]["prefetch"], "oracle:accuracy=1,lookahead=1");
+}
+
+TEST(SystemsCli, ADiscreteGpusDramTierTurnsReadsIntoCopies) {
+  const moesim::Json one = run_json(kBf16 + " --hw desktop-rtx4090 --budget 8GiB");
+  const moesim::Json two = run_json(kBf16 + " --hw desktop-rtx4090 --budget 8GiB --host-budget 32GiB");
+  EXPECT_EQ(two["header"]["config"]["memory"], "discrete");
+  EXPECT_GT(two["metrics"]["states"]["host_hits"].get<uint64_t>(), 0u);
+  EXPECT_LT(two["metrics"]["ssd_bytes_read"].get<uint64_t>(), one["metrics"]["ssd_bytes_read"].get<uint64_t>());
+  EXPECT_LT(two["metrics"]["tpot"]["mean_s"].get<double>(), one["metrics"]["tpot"]["mean_s"].get<double>());
+  // On unified memory a DRAM tier is meaningless.
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --budget 8GiB --host-budget 32GiB");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("discrete GPU"), std::string::npos) << r.out;
+}
+
+TEST(SystemsCli, ComputeOnTheCpu) {
+  const moesim::Json j = run_json(kBf16 + " --budget 8GiB --compute-on cpu");
+  EXPECT_EQ(j["header"]["config"]["compute_on"], "cpu");
+  EXPECT_EQ(j["metrics"]["resources"]["link"]["ops"], 0);
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + " --budget 8GiB --compute-on npu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--compute-on"), std::string::npos) << r.out;
+}
+
+TEST(SystemsCli, TimelineShowsPoolsAndPrefetches) {
+  const auto dir = std::filesystem::temp_directory_path() / ("moesim_sys_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string tl = (dir / "tl.json").string();
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
+                                                 " --system zipmoe --budget 8GiB --prefetch oracle:accuracy=1"
+                                                 " --timeline-steps 3:4 --timeline " + tl);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const moesim::Json t = moesim::load_json_file(tl);
+  std::set<std::string> counters;
+  bool prefetch = false;
+  for (const auto& e : t) {
+    if (e["ph"] == "C") counters.insert(e["name"].get<std::string>());
+    if (e["ph"] == "X" && e["name"].get<std::string>().rfind("prefetch ", 0) == 0) prefetch = true;
+  }
+  for (const char* pool : {"F", "C", "S", "E"}) EXPECT_TRUE(counters.count(pool)) << pool;
+  EXPECT_TRUE(prefetch);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
