@@ -29,7 +29,11 @@
 // layer invocation; fine for decode (top-k experts) but it grows quickly for prefill with many experts.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -87,17 +91,23 @@ BlockRun run_block(const std::vector<Task>& tasks, const std::vector<size_t>& bl
     for (const Decompression& d : tasks[block[i]].decompressions)
       ready.push_back({d.e_read >= 0 ? e_end[i][static_cast<size_t>(d.e_read)] : 0.0, d.duration});
   std::vector<double>& w = run.end.workers;
-  std::vector<bool> done(ready.size(), false);
+  // A work-conserving list schedule: the earliest-free worker takes the lowest-index (highest-priority)
+  // decompression ready by then, or waits for the first to become ready. O(D log D).
+  std::vector<uint32_t> by_at(ready.size());
+  for (uint32_t i = 0; i < by_at.size(); ++i) by_at[i] = i;
+  std::stable_sort(by_at.begin(), by_at.end(), [&](uint32_t a, uint32_t b) { return ready[a].at < ready[b].at; });
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> avail;
+  size_t next = 0;
   for (size_t n = 0; n < ready.size(); ++n) {
     const size_t k = static_cast<size_t>(std::min_element(w.begin(), w.end()) - w.begin());
     double now = w[k];
-    double first_ready = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < ready.size(); ++i)
-      if (!done[i]) first_ready = std::min(first_ready, ready[i].at);
-    now = std::max(now, first_ready);  // nothing ready when the worker frees: it waits for the first
-    size_t pick = 0;
-    while (done[pick] || ready[pick].at > now) ++pick;  // lowest priority among the ready ones
-    done[pick] = true;
+    while (next < by_at.size() && ready[by_at[next]].at <= now) avail.push(by_at[next++]);
+    if (avail.empty()) {  // nothing ready when the worker frees: it waits for the first
+      now = ready[by_at[next]].at;
+      while (next < by_at.size() && ready[by_at[next]].at <= now) avail.push(by_at[next++]);
+    }
+    const uint32_t pick = avail.top();
+    avail.pop();
     run.idle += now - w[k];
     w[k] = now + ready[pick].duration;
   }
@@ -165,8 +175,54 @@ class ZipMoE final : public SchedulingPolicy {
         }
       }
     }
-    const auto blocks = build_blocks(tasks, std::max(ctx.cpu_workers, 1u), std::max(ctx.shards, 1u), e_read);
-    assign_priorities(tasks, tasks_of, blocks, requests, graph);
+    const uint32_t workers = std::max(ctx.cpu_workers, 1u), shards = std::max(ctx.shards, 1u);
+    // The blocks depend only on the tasks' timing features, and decode layers repeat the same few patterns
+    // (top-k experts in a handful of states): memoize them by those features, with the tasks put in a
+    // canonical order first (tasks with equal features are interchangeable; Alg. 1 breaks ties of p
+    // arbitrarily, here by that order).
+    features_.resize(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      std::string& f = features_[i];
+      f.clear();
+      auto put = [&](const void* p, size_t n) { f.append(static_cast<const char*>(p), n); };
+      const Task& t = tasks[i];
+      const double neg_p = -t.p;  // larger p first, as sigma_I and sigma_II sort
+      put(&neg_p, sizeof neg_p);
+      const uint8_t type1 = t.type1;
+      put(&type1, 1);
+      put(&t.sm_duration, sizeof t.sm_duration);
+      const auto ne = static_cast<uint32_t>(t.e_read_durations.size());
+      put(&ne, sizeof ne);
+      for (double d : t.e_read_durations) put(&d, sizeof d);
+      for (const Decompression& d : t.decompressions) {
+        put(&d.duration, sizeof d.duration);
+        put(&d.e_read, sizeof d.e_read);
+      }
+    }
+    canon_.resize(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) canon_[i] = i;
+    std::stable_sort(canon_.begin(), canon_.end(), [&](size_t x, size_t y) { return features_[x] < features_[y]; });
+    key_.clear();
+    key_.append(reinterpret_cast<const char*>(&workers), sizeof workers);
+    key_.append(reinterpret_cast<const char*>(&shards), sizeof shards);
+    key_.append(reinterpret_cast<const char*>(&e_read), sizeof e_read);
+    for (size_t c : canon_) {
+      const auto n = static_cast<uint32_t>(features_[c].size());
+      key_.append(reinterpret_cast<const char*>(&n), sizeof n);
+      key_ += features_[c];
+    }
+    auto it = memo_.find(key_);
+    if (it == memo_.end()) {
+      if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded memory; results do not depend on it
+      std::vector<Task> ordered;
+      ordered.reserve(tasks.size());
+      for (size_t c : canon_) ordered.push_back(tasks[c]);
+      it = memo_.emplace(key_, build_blocks(ordered, workers, shards, e_read)).first;
+    }
+    blocks_ = it->second;
+    for (auto& block : blocks_)
+      for (size_t& b : block) b = canon_[b];
+    assign_priorities(tasks, tasks_of, blocks_, requests, graph);
   }
 
  private:
@@ -257,7 +313,13 @@ class ZipMoE final : public SchedulingPolicy {
     }
   }
 
+  static constexpr size_t kMemoEntries = 1 << 16;
   bool warned_ = false;
+  std::string key_;
+  std::vector<std::string> features_;
+  std::vector<size_t> canon_;
+  std::vector<std::vector<size_t>> blocks_;
+  std::unordered_map<std::string, std::vector<std::vector<size_t>>> memo_;
 };
 
 }  // namespace
