@@ -23,7 +23,7 @@
 #include "core/run_info.h"
 #include "core/units.h"
 #include "core/warnings.h"
-#include "exec/store_reader.h"
+#include "cli/store_layout.h"
 #include "sim/sim_platform.h"
 #include "traces/lookup_stream.h"
 #include "traces/rank_inclusion.h"
@@ -43,28 +43,6 @@ struct PlanArgs {
   uint32_t batch = 1, threads = 0, runners_up = 5;
   bool json = false, force = false;
 };
-
-// rho and K from a packed store: exponent bytes stored / raw exponent bytes over every tensor.
-struct StoreLayout {
-  double rho = 0;
-  uint32_t shards = 0;
-};
-StoreLayout read_store_layout(const std::string& path) {
-  const exec::StoreReader reader(path);
-  uint64_t e = 0, raw = 0;
-  StoreLayout s;
-  for (const exec::StoreEntry& entry : reader.entries()) {
-    e += entry.e_bytes();
-    raw += entry.bf16_bytes() / 2;
-    if (s.shards == 0) s.shards = static_cast<uint32_t>(entry.shards.size());
-    if (entry.shards.size() != s.shards)
-      warn("--store " + path + ": tensors have different shard counts (" + std::to_string(s.shards) +
-           " and " + std::to_string(entry.shards.size()) + "); the planner uses the first");
-  }
-  if (raw == 0) throw Error(path + ": the store holds no tensors to take the exponent ratio from");
-  s.rho = static_cast<double>(e) / static_cast<double>(raw);
-  return s;
-}
 
 std::string plan_row(const char* label, const PoolPlan& p) {
   std::string t = strprintf("  %-10s %-28s", label, pool_ratios_str(p.ratio).c_str());

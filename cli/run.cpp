@@ -22,6 +22,7 @@
 #include "core/units.h"
 #include "core/warnings.h"
 #include "cli/sim_run.h"
+#include "cli/store_layout.h"
 #include "serving/workload.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -37,6 +38,8 @@ struct RunArgs {
   std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
   std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
   uint32_t shards = 4, delta = 0;
+  bool shards_given = false;
+  std::string store;
   double ratio = 0, grid = 0.05;
   uint64_t seed = 1;
   bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
@@ -66,6 +69,9 @@ std::string print_plan(const Json& p) {
       if (q["ratio"].get<double>() > 0)
         t += strprintf("  %s %.0f%% (%llu experts/layer)", name.c_str(), 100 * q["ratio"].get<double>(),
                        static_cast<unsigned long long>(q["experts_per_layer"].get<uint64_t>()));
+  if (p.contains("rho"))
+    t += strprintf("; rho %.4f (%s), K = %u", p["rho"].get<double>(), p["rho_source"].get<std::string>().c_str(),
+                   p["shards"].get<uint32_t>());
   if (p.contains("expected_makespan_s") && !p["expected_makespan_s"].is_null())
     t += strprintf("; expected layer I/O+decompression %s", format_seconds(p["expected_makespan_s"].get<double>()).c_str());
   return t + "\n";
@@ -231,6 +237,13 @@ void execute(RunArgs& a) {
   cfg.shards = a.shards;
   cfg.e_ratio = a.ratio;
   if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
+  if (!a.store.empty()) {
+    if (a.ratio > 0) throw UsageError("--ratio and --store both give rho: pass one");
+    const StoreLayout st = read_store_layout(a.store);
+    cfg.e_ratio = st.rho;
+    cfg.e_ratio_source = "--store " + a.store;
+    if (!a.shards_given && st.shards) cfg.shards = st.shards;
+  }
   cfg.pools = a.pools;
   cfg.grid = a.grid;
   cfg.delta = a.delta;
@@ -317,7 +330,9 @@ void setup(CLI::App& app) {
                  "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
                  "F=0.2,C=0.5,S=0.3 (no planning)");
   app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
-  app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K)")->capture_default_str();
+  app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K; default: the store's, else 4)")
+      ->each([a](const std::string&) { a->shards_given = true; });
+  app.add_option("--store", a->store, "zipmoe: a packed expert store (moesim pack) to read rho and K from");
   app.add_option("--ratio", a->ratio,
                  "zipmoe: exponent compression ratio rho (compressed / raw exponent bytes); default: measured on "
                  "Gaussian BF16 weights");

@@ -54,6 +54,17 @@ TEST(SystemsCli, ZipMoeTakesGivenPoolsAndTheAblationsEvictions) {
   EXPECT_EQ(j["metrics"]["states"]["lookups"]["E"], 0);
 }
 
+TEST(SystemsCli, ZipMoeTakesRhoFromTheCommandLine) {
+  const moesim::Json j = run_json(kBf16 + " --system zipmoe --budget 8GiB --ratio 0.5 --shards 2");
+  EXPECT_DOUBLE_EQ(j["header"]["config"]["plan"]["rho"].get<double>(), 0.5);
+  EXPECT_EQ(j["header"]["config"]["plan"]["rho_source"], "--ratio");
+  EXPECT_EQ(j["header"]["config"]["plan"]["shards"], 2);
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
+                                                 " --system zipmoe --budget 8GiB --ratio 0.5 --store x.mst");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--store"), std::string::npos) << r.out;
+}
+
 TEST(SystemsCli, ZipMoeErrorsAreClear) {
   // Without --model the sizes are the trace's quantized ones: no BF16 exponents to split.
   Result r = moesim::test::moesim_combined("run --trace " + kTrace + " --system zipmoe --budget 8GiB");
