@@ -89,9 +89,9 @@ void OpGraph::finalize() {
   for (uint32_t d : dep_) ++succ_begin_[d + 1];
   for (size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
   succ_.resize(dep_.size());
-  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  fill_.assign(succ_begin_.begin(), succ_begin_.end() - 1);  // a member: no allocation per graph
   for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t k = dep_begin_[i]; k < dep_begin_[i + 1]; ++k) succ_[fill[dep_[k]]++] = i;
+    for (uint32_t k = dep_begin_[i]; k < dep_begin_[i + 1]; ++k) succ_[fill_[dep_[k]]++] = i;
 }
 
 }  // namespace moesim

@@ -83,6 +83,7 @@ class OpGraph {
   std::vector<Op> ops_;
   std::vector<uint32_t> dep_begin_{0}, dep_;
   std::vector<uint32_t> succ_begin_, succ_;
+  std::vector<uint32_t> fill_;  // finalize()'s scratch
 };
 
 }  // namespace moesim

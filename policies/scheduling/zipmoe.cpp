@@ -32,6 +32,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,7 +74,7 @@ struct BlockRun {
 
 constexpr double kRelEps = 1e-9;
 
-BlockRun run_block(const std::vector<Task>& tasks, const std::vector<size_t>& block, const Resources& start) {
+BlockRun run_block(std::span<const Task> tasks, const std::vector<size_t>& block, const Resources& start) {
   BlockRun run;
   run.end = start;
   double io = start.io;
@@ -133,24 +134,36 @@ class ZipMoE final : public SchedulingPolicy {
       return;
     }
     const OpEstimator& est = *ctx.estimator;
-    std::vector<Task> tasks;
-    std::vector<std::vector<size_t>> tasks_of(requests.size());
+    // Scratch reused across invocations (their inner vectors keep their capacity: no allocation per layer).
+    std::vector<Task>& tasks = pool_;
+    size_t used = 0;
+    std::vector<std::vector<size_t>>& tasks_of = tasks_of_;
+    if (tasks_of.size() < requests.size()) tasks_of.resize(requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) tasks_of[r].clear();
     double e_read = 0;
     for (size_t r = 0; r < requests.size(); ++r) {
       const ExpertRequest& req = requests[r];
       const double p = est.estimate(graph.op(req.compute_op));
-      std::vector<size_t> by_tensor;  // tensor label -> index into tasks (+1), 0: none yet
+      std::vector<size_t>& by_tensor = by_tensor_;  // tensor label -> index into tasks (+1), 0: none yet
+      by_tensor.clear();
       for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
         const Op& op = graph.op(i);
         if (op.prefetch || op.tensor == kNoLabel) continue;
         if (by_tensor.size() <= op.tensor) by_tensor.resize(op.tensor + 1u, 0);
         if (by_tensor[op.tensor] == 0) {
-          Task task;
+          if (used == tasks.size()) tasks.emplace_back();
+          Task& task = tasks[used++];
           task.request = r;
           task.p = p;
-          tasks.push_back(std::move(task));
-          tasks_of[r].push_back(tasks.size() - 1);
-          by_tensor[op.tensor] = tasks.size();
+          task.type1 = false;
+          task.e_reads.clear();
+          task.e_read_durations.clear();
+          task.sm_reads.clear();
+          task.sm_duration = 0;
+          task.decompressions.clear();
+          task.others.clear();
+          tasks_of[r].push_back(used - 1);
+          by_tensor[op.tensor] = used;
         }
         Task& t = tasks[by_tensor[op.tensor] - 1];
         const double d = est.estimate(op);
@@ -176,16 +189,17 @@ class ZipMoE final : public SchedulingPolicy {
       }
     }
     const uint32_t workers = std::max(ctx.cpu_workers, 1u), shards = std::max(ctx.shards, 1u);
+    const std::span<const Task> active(pool_.data(), used);
     // The blocks depend only on the tasks' timing features, and decode layers repeat the same few patterns
-    // (top-k experts in a handful of states): memoize them by those features, with the tasks put in a
+    // (top-k experts in a handful of states): memoize them by those features, with the active put in a
     // canonical order first (tasks with equal features are interchangeable; Alg. 1 breaks ties of p
     // arbitrarily, here by that order).
-    features_.resize(tasks.size());
-    for (size_t i = 0; i < tasks.size(); ++i) {
+    features_.resize(active.size());
+    for (size_t i = 0; i < active.size(); ++i) {
       std::string& f = features_[i];
       f.clear();
       auto put = [&](const void* p, size_t n) { f.append(static_cast<const char*>(p), n); };
-      const Task& t = tasks[i];
+      const Task& t = active[i];
       const double neg_p = -t.p;  // larger p first, as sigma_I and sigma_II sort
       put(&neg_p, sizeof neg_p);
       const uint8_t type1 = t.type1;
@@ -199,8 +213,8 @@ class ZipMoE final : public SchedulingPolicy {
         put(&d.e_read, sizeof d.e_read);
       }
     }
-    canon_.resize(tasks.size());
-    for (size_t i = 0; i < tasks.size(); ++i) canon_[i] = i;
+    canon_.resize(active.size());
+    for (size_t i = 0; i < active.size(); ++i) canon_[i] = i;
     std::stable_sort(canon_.begin(), canon_.end(), [&](size_t x, size_t y) { return features_[x] < features_[y]; });
     key_.clear();
     key_.append(reinterpret_cast<const char*>(&workers), sizeof workers);
@@ -214,19 +228,20 @@ class ZipMoE final : public SchedulingPolicy {
     auto it = memo_.find(key_);
     if (it == memo_.end()) {
       if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded memory; results do not depend on it
-      std::vector<Task> ordered;
-      ordered.reserve(tasks.size());
-      for (size_t c : canon_) ordered.push_back(tasks[c]);
-      it = memo_.emplace(key_, build_blocks(ordered, workers, shards, e_read)).first;
+      ordered_.clear();
+      for (size_t c : canon_) ordered_.push_back(active[c]);
+      it = memo_.emplace(key_, build_blocks(ordered_, workers, shards, e_read)).first;
     }
-    blocks_ = it->second;
-    for (auto& block : blocks_)
-      for (size_t& b : block) b = canon_[b];
-    assign_priorities(tasks, tasks_of, blocks_, requests, graph);
+    blocks_.resize(it->second.size());
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      blocks_[i].clear();
+      for (size_t b : it->second[i]) blocks_[i].push_back(canon_[b]);
+    }
+    assign_priorities(active, tasks_of, blocks_, requests, graph);
   }
 
  private:
-  static std::vector<std::vector<size_t>> build_blocks(const std::vector<Task>& tasks, uint32_t workers,
+  static std::vector<std::vector<size_t>> build_blocks(std::span<const Task> tasks, uint32_t workers,
                                                        uint32_t shards, double e_read) {
     std::vector<size_t> sigma1, sigma2;
     for (size_t i = 0; i < tasks.size(); ++i) (tasks[i].type1 ? sigma1 : sigma2).push_back(i);
@@ -259,7 +274,7 @@ class ZipMoE final : public SchedulingPolicy {
   }
 
   // Alg. 1 lines 13-19 for a Type-II task j.
-  static void insert_type2(const std::vector<Task>& tasks, std::vector<size_t>& block, size_t j,
+  static void insert_type2(std::span<const Task> tasks, std::vector<size_t>& block, size_t j,
                            const Resources& state, double idle_without) {
     const double tol = kRelEps * std::max(1.0, state.io + idle_without);
     for (size_t q = 0; q <= block.size(); ++q) {
@@ -283,7 +298,7 @@ class ZipMoE final : public SchedulingPolicy {
     block.insert(block.begin() + static_cast<std::ptrdiff_t>(pos), j);
   }
 
-  static void assign_priorities(const std::vector<Task>& tasks, const std::vector<std::vector<size_t>>& tasks_of,
+  static void assign_priorities(std::span<const Task> tasks, const std::vector<std::vector<size_t>>& tasks_of,
                                 const std::vector<std::vector<size_t>>& blocks,
                                 std::span<const ExpertRequest> requests, OpGraph& graph) {
     int64_t next = 0;
@@ -316,6 +331,10 @@ class ZipMoE final : public SchedulingPolicy {
   static constexpr size_t kMemoEntries = 1 << 16;
   bool warned_ = false;
   std::string key_;
+  std::vector<Task> pool_;
+  std::vector<std::vector<size_t>> tasks_of_;
+  std::vector<size_t> by_tensor_;
+  std::vector<Task> ordered_;
   std::vector<std::string> features_;
   std::vector<size_t> canon_;
   std::vector<std::vector<size_t>> blocks_;
