@@ -187,6 +187,18 @@ void execute(RunArgs& a) {
     if (std::find(known.begin(), known.end(), a.system) == known.end())
       throw UsageError("--system: unknown system '" + a.system + "' (known: offload, layer-offload, zipmoe)");
   }
+  if (a.system == "zipmoe" && !a.host_budget.empty())
+    throw UsageError("--host-budget applies to offload and layer-offload; zipmoe's C, S and E pools already "
+                     "live in host memory on a discrete GPU");
+  if (a.system != "zipmoe") {
+    std::vector<std::string> ignored;
+    if (!a.pools.empty()) ignored.push_back("--pools");
+    if (a.ratio > 0) ignored.push_back("--ratio");
+    if (!a.store.empty()) ignored.push_back("--store");
+    if (a.shards_given) ignored.push_back("--shards");
+    if (a.delta > 0) ignored.push_back("--delta");
+    for (const auto& o : ignored) warn(o + " only applies to --system zipmoe; ignored for --system " + a.system);
+  }
   const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
   require_at_least("--batch", a.batch, 1);

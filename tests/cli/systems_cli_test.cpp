@@ -115,6 +115,17 @@ TEST(SystemsCli, ADiscreteGpusDramTierTurnsReadsIntoCopies) {
   EXPECT_NE(r.out.find("discrete GPU"), std::string::npos) << r.out;
 }
 
+TEST(SystemsCli, ZipMoeOptionsOnOtherSystemsAreWarnedAbout) {
+  const moesim::Json j = run_json(kBf16 + " --budget 8GiB --pools F=1 --ratio 0.4");
+  const std::string w = j["warnings"].dump();
+  EXPECT_NE(w.find("--pools only applies to --system zipmoe"), std::string::npos) << w;
+  EXPECT_NE(w.find("--ratio only applies"), std::string::npos) << w;
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
+                                                 " --hw desktop-rtx4090 --system zipmoe --budget 8GiB --host-budget 8GiB");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--host-budget"), std::string::npos) << r.out;
+}
+
 TEST(SystemsCli, ComputeOnTheCpu) {
   const moesim::Json j = run_json(kBf16 + " --budget 8GiB --compute-on cpu");
   EXPECT_EQ(j["header"]["config"]["compute_on"], "cpu");
