@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/exec_run.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -45,6 +46,8 @@ struct RunArgs {
   bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false, force = false, policy_given = false;
+  // `moesim exec`: the same run on the real machine (cli/exec_run.h).
+  bool exec = false, buffered = false;
 };
 
 ResourceClass parse_placement(const char* option, const std::string& v) {
@@ -120,7 +123,11 @@ std::string print_pools(const Json& m) {
 std::string print_summary(const RunArgs& a, const Json& config, const Json& m, const traces::TraceInfo& info,
                           const HardwareProfile& hw) {
   std::string t;
-  t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
+  if (a.exec)
+    t += strprintf("moesim exec --system %s on this machine (measured; estimates from %s)\n", a.system.c_str(),
+                   hw.display_name.c_str());
+  else
+    t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
   t += strprintf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
                  info.layers, info.experts, info.top_k,
                  info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");
@@ -190,11 +197,12 @@ void execute(RunArgs& a) {
   if (a.system == "zipmoe" && !a.host_budget.empty())
     throw UsageError("--host-budget applies to offload and layer-offload; zipmoe's C, S and E pools already "
                      "live in host memory on a discrete GPU");
+  if (a.exec && a.store.empty()) throw UsageError("--store is required: exec reads the experts from a packed store");
   if (a.system != "zipmoe") {
     std::vector<std::string> ignored;
     if (!a.pools.empty()) ignored.push_back("--pools");
     if (a.ratio > 0) ignored.push_back("--ratio");
-    if (!a.store.empty()) ignored.push_back("--store");
+    if (!a.store.empty() && !a.exec) ignored.push_back("--store");
     if (a.shards_given) ignored.push_back("--shards");
     if (a.delta > 0) ignored.push_back("--delta");
     for (const auto& o : ignored) warn(o + " only applies to --system zipmoe; ignored for --system " + a.system);
@@ -249,7 +257,7 @@ void execute(RunArgs& a) {
   cfg.shards = a.shards;
   cfg.e_ratio = a.ratio;
   if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
-  if (!a.store.empty()) {
+  if (!a.store.empty() && a.system == "zipmoe") {
     if (a.ratio > 0) throw UsageError("--ratio and --store both give rho: pass one");
     const StoreLayout st = read_store_layout(a.store);
     cfg.e_ratio = st.rho;
@@ -280,7 +288,19 @@ void execute(RunArgs& a) {
     bar->set(done);
   };
   Json config;
-  const serving::RunResult r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config);
+  ExecReport exec_report;
+  serving::RunResult r;
+  if (a.exec) {
+    ExecRunOptions eo;
+    eo.store = a.store;
+    eo.workers = a.workers ? a.workers : hw.cpu_cores;
+    eo.io_depth = a.io_depth;
+    eo.direct_io = !a.buffered;
+    eo.seed = a.seed;
+    r = run_exec(cfg, stream, trace.info(), costs, hw, eo, &config, &exec_report);
+  } else {
+    r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config);
+  }
   if (bar) bar->finish();
 
   config["trace"] = a.trace;
@@ -301,20 +321,21 @@ void execute(RunArgs& a) {
   a.budget = budgets[0];
   if (a.json) {
     Json out;
-    out["header"] = run_header("run", config);
+    out["header"] = run_header(a.exec ? "exec" : "run", config);
     out["warnings"] = warnings_json();
     out["metrics"] = metrics;
+    if (a.exec) out["exec"] = exec_report_json(exec_report);
     text = out.dump(2) + "\n";
   } else {
     text = print_summary(a, config, metrics, trace.info(), hw);
+    if (a.exec) text += exec_report_text(exec_report);
     if (!a.timeline.empty())
       text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
   }
   write_file_atomic(a.out, text);
 }
 
-void setup(CLI::App& app) {
-  auto a = std::make_shared<RunArgs>();
+void setup_common(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   add_trace_input(app, a->trace);
   app.add_option("--model", a->load.model,
                  "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
@@ -344,7 +365,7 @@ void setup(CLI::App& app) {
   app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
   app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K; default: the store's, else 4)")
       ->each([a](const std::string&) { a->shards_given = true; });
-  app.add_option("--store", a->store, "zipmoe: a packed expert store (moesim pack) to read rho and K from");
+  app.add_option("--store", a->store, "a packed expert store (moesim pack): exec reads the experts from it; for zipmoe also rho and K");
   app.add_option("--ratio", a->ratio,
                  "zipmoe: exponent compression ratio rho (compressed / raw exponent bytes); default: measured on "
                  "Gaussian BF16 weights");
@@ -373,9 +394,26 @@ void setup(CLI::App& app) {
   app.add_option("--timeline-steps", a->timeline_steps,
                  "record only workload steps A..B in --timeline (A:B, A:, :B; 0-based, inclusive)")
       ->each([a](const std::string&) { a->timeline_steps_given = true; });
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  setup_common(app, a);
+  app.callback([a] { execute(*a); });
+}
+
+void setup_exec(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  a->exec = true;
+  setup_common(app, a);
+  app.add_flag("--buffered", a->buffered, "read through the page cache instead of O_DIRECT");
   app.callback([a] { execute(*a); });
 }
 
 }  // namespace
 MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", setup);
+MOESIM_CLI_COMMAND("exec",
+                   "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
+                   "recovery, expert compute): the metrics of `run`, measured",
+                   setup_exec);
 }  // namespace moesim::cli

@@ -563,6 +563,7 @@ void Pipeline::start_invocation(uint32_t inv) {
 
   OpGraph& g = v.graph;
   g.finalize();
+  platform_->ops_planned(g);
   v.external.resize(g.size(), 0);
   v.remaining.resize(g.size());
   v.open_ops = static_cast<uint32_t>(g.size());

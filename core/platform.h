@@ -76,6 +76,10 @@ class Platform : public OpEstimator {
   // records bytes in use per pool itself). `pools` is called once before the first event.
   virtual void memory_pools(const std::vector<PoolInfo>& pools) { (void)pools; }
   virtual void memory_event(const MemoryEvent& e) { (void)e; }
+  // The ops of one layer invocation (its requests and prefetch loads), once its graph is final and before
+  // any of them is submitted: exec counts, per expert, the ops still to run on its data, so that it frees a
+  // buffer only when no planned op needs it any more. The graph stays valid until its last op is done.
+  virtual void ops_planned(const OpGraph& graph) { (void)graph; }
   // The units of a resource class (CPU workers L, GPU streams, ...), for schedulers and planners.
   virtual uint32_t units(ResourceClass r) const = 0;
 };

@@ -1,0 +1,97 @@
+#include "cli/exec_run.h"
+
+#include "core/error.h"
+#include "core/units.h"
+#include "core/warnings.h"
+#include "sim/sim_platform.h"
+
+namespace moesim::cli {
+
+serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
+                            const traces::TraceInfo& info, const serving::SizedCosts& costs,
+                            const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
+                            ExecReport* report) {
+  exec::StoreReadOptions ro;
+  ro.direct_io = opt.direct_io;
+  const exec::StoreReader reader(opt.store, ro);
+  if (opt.direct_io && !reader.direct_io_active())
+    warn(opt.store + ": the filesystem refused O_DIRECT; exec reads through the page cache, so SSD reads may "
+         "be served from memory and look faster than the device");
+  exec::ExecModel model;
+  model.tensor_roles = costs.costs.tensor_names;
+  model.layers = info.layers;
+  model.experts = info.experts;
+  model.dense_bytes = costs.costs.dense_bytes;
+  // The store must hold the tensors whose sizes the run's ops carry: compare expert bytes per layer.
+  for (uint32_t l = 0; l < info.layers; ++l) {
+    uint64_t bytes = 0;
+    for (const auto& role : model.tensor_roles) {
+      const exec::StoreEntry* e = reader.find(l, 0, role);
+      if (!e)
+        throw Error(opt.store + ": no tensor " + role + " for layer " + std::to_string(l) +
+                    " expert 0; the trace has " + std::to_string(info.layers) + " layers x " +
+                    std::to_string(info.experts) + " experts of " + info.model);
+      bytes += e->bf16_bytes();
+    }
+    if (l < costs.costs.expert_bytes.size() && bytes != costs.costs.expert_bytes[l])
+      throw Error(opt.store + ": layer " + std::to_string(l) + "'s experts hold " + format_bytes(bytes) +
+                  " of BF16 weights but the run's model says " + format_bytes(costs.costs.expert_bytes[l]) +
+                  " (pass the --model the store was made from)");
+  }
+  sim::SimOptions so;
+  so.io_depth = opt.io_depth;
+  so.cpu_workers = opt.workers;
+  const sim::SimPlatform estimator(hw, so);
+  exec::ExecOptions eo;
+  eo.cpu_workers = opt.workers;
+  eo.io_depth = opt.io_depth;
+  eo.direct_io = opt.direct_io;
+  eo.seed = opt.seed;
+  exec::ExecPlatform platform(reader, model, estimator, eo);
+  serving::SystemConfig c = cfg;
+  c.unified_memory = true;  // CPU-only (and UMA) machines: one memory
+  serving::RunResult r = serving::run(c, stream, info, costs, platform);
+  if (config) {
+    *config = serving::config_json(c, r, costs, info, stream.batch, platform);
+    (*config)["hardware"] = hw.name;
+    (*config)["hardware_origin"] = hw.origin;
+    (*config)["store"] = opt.store;
+  }
+  if (report) {
+    report->counters = platform.counters();
+    report->direct_io = reader.direct_io_active();
+    report->platform = platform.describe();
+    report->resources = platform.resource_stats();
+  }
+  return r;
+}
+
+Json exec_report_json(const ExecReport& r) {
+  Json j;
+  j["platform"] = r.platform;
+  j["direct_io"] = r.direct_io;
+  j["chunks_read"] = r.counters.chunks_read;
+  j["bytes_read"] = r.counters.bytes_read;
+  j["chunks_verified"] = r.counters.chunks_verified;
+  j["frames_decoded"] = r.counters.frames_decoded;
+  j["tensors_recovered"] = r.counters.tensors_recovered;
+  j["expert_computes"] = r.counters.expert_computes;
+  j["dense_computes"] = r.counters.dense_computes;
+  j["buffers_freed"] = r.counters.buffers_freed;
+  j["memory_peak_bytes"] = r.counters.memory_peak_bytes;
+  j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
+  return j;
+}
+
+std::string exec_report_text(const ExecReport& r) {
+  const auto& c = r.counters;
+  std::string t = "exec:        " + r.platform + "\n";
+  t += "             " + std::to_string(c.chunks_read) + " chunks read (" + format_bytes(c.bytes_read) +
+       "), every checksum verified; " + std::to_string(c.frames_decoded) + " E-chunk frames decoded with " +
+       "their content checksums; " + std::to_string(c.tensors_recovered) + " tensors recovered: lossless\n";
+  t += "             " + std::to_string(c.expert_computes) + " expert FFNs and " + std::to_string(c.dense_computes) +
+       " dense GEMMs computed; data buffers peak " + format_bytes(c.memory_peak_bytes) + "\n";
+  return t;
+}
+
+}  // namespace moesim::cli

@@ -1,0 +1,42 @@
+// A serving run in real time: the same serving::run as `moesim run`, on an exec::ExecPlatform reading a
+// packed expert store (`moesim exec`, and the exec half of `moesim validate`). The hardware profile answers
+// the schedulers' and planner's estimates (through the simulator's cost model, wired here because exec/
+// never includes sim/).
+#pragma once
+
+#include <string>
+
+#include "core/hardware_profile.h"
+#include "core/json_io.h"
+#include "exec/exec_platform.h"
+#include "serving/system.h"
+
+namespace moesim::cli {
+
+struct ExecRunOptions {
+  std::string store;
+  uint32_t workers = 1;
+  uint32_t io_depth = 1;
+  bool direct_io = true;
+  uint64_t seed = 1;
+};
+
+struct ExecReport {
+  exec::ExecCounters counters;
+  bool direct_io = false;
+  std::string platform;  // describe()
+  std::vector<ResourceStats> resources;
+};
+
+// Checks that the store holds every tensor the trace's layers and experts need with the sizes the costs
+// assume (the model the store was packed from), then runs. Throws moesim::Error naming the store.
+serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
+                            const traces::TraceInfo& info, const serving::SizedCosts& costs,
+                            const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
+                            ExecReport* report);
+
+// The "exec" section of a run's JSON: what really ran and the lossless statement.
+Json exec_report_json(const ExecReport& r);
+std::string exec_report_text(const ExecReport& r);
+
+}  // namespace moesim::cli

@@ -1,0 +1,465 @@
+#include "exec/exec_platform.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "kernels/bf16.h"
+#include "kernels/codec.h"
+#include "kernels/expert_ffn.h"
+
+namespace moesim::exec {
+namespace {
+
+bool role_is(const std::string& role, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (role == n) return true;
+  return false;
+}
+
+std::string op_label(const Op& op) {
+  std::string s = op_kind_name(op.kind);
+  if (op.layer != kNoLabel) s += " layer " + std::to_string(op.layer);
+  if (op.expert != kNoLabel) s += " expert " + std::to_string(op.expert);
+  if (op.tensor != kNoLabel) s += " tensor " + std::to_string(op.tensor);
+  if (op.shard != kNoLabel) s += " shard " + std::to_string(op.shard);
+  return s;
+}
+
+}  // namespace
+
+ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEstimator& estimator,
+                           ExecOptions opt)
+    : store_(store), model_(std::move(model)), estimator_(estimator), opt_(opt) {
+  if (opt_.cpu_workers == 0) throw Error("exec: at least one CPU worker is needed");
+  if (opt_.io_depth == 0) throw Error("exec: the I/O depth must be at least 1");
+  if (model_.layers == 0 || model_.experts == 0 || model_.tensor_roles.empty())
+    throw Error("exec: the model has no experts");
+  // Every (layer, expert, role) the pipeline can name must be in the store: checked once, up front.
+  const uint32_t keys = model_.layers * model_.experts;
+  entries_.assign(keys, std::vector<const StoreEntry*>(model_.tensor_roles.size(), nullptr));
+  for (uint32_t l = 0; l < model_.layers; ++l)
+    for (uint32_t e = 0; e < model_.experts; ++e)
+      for (size_t t = 0; t < model_.tensor_roles.size(); ++t) {
+        const StoreEntry* en = store_.find(l, e, model_.tensor_roles[t]);
+        if (!en)
+          throw Error(store_.path() + ": the store has no tensor " + model_.tensor_roles[t] + " for layer " +
+                      std::to_string(l) + " expert " + std::to_string(e) + " (the trace has " +
+                      std::to_string(model_.layers) + " layers x " + std::to_string(model_.experts) +
+                      " experts; pack a store of that model)");
+        entries_[l * model_.experts + e][t] = en;
+      }
+  for (size_t t = 0; t < model_.tensor_roles.size(); ++t) {
+    const std::string& r = model_.tensor_roles[t];
+    if (role_is(r, {"gate_proj", "w1"})) role_gate_ = static_cast<int>(t);
+    if (role_is(r, {"up_proj", "w3"})) role_up_ = static_cast<int>(t);
+    if (role_is(r, {"down_proj", "w2"})) role_down_ = static_cast<int>(t);
+  }
+  if (role_gate_ < 0 || role_up_ < 0 || role_down_ < 0)
+    throw Error(store_.path() + ": exec computes SwiGLU experts and needs gate/up/down tensors "
+                "(gate_proj/up_proj/down_proj or w1/w3/w2)");
+  if (model_.hidden == 0) {
+    const StoreEntry& g = *entries_[0][static_cast<size_t>(role_gate_)];
+    model_.hidden = g.shape.size() == 2 ? static_cast<uint32_t>(g.shape[1]) : 0;
+  }
+  if (model_.hidden == 0) throw Error(store_.path() + ": cannot tell the model width from the gate tensor's shape");
+  held_.assign(keys, Held{});
+  planned_.assign(keys, 0);
+  uint64_t dense_max = 0;
+  for (uint64_t b : model_.dense_bytes) dense_max = std::max(dense_max, b);
+  // Small values: the GEMM's time does not depend on them, and no denormals slow it down.
+  dense_scratch_.assign(dense_max / 2, kernels::f32_to_bf16(0.01f));
+
+  res_[static_cast<int>(ResourceClass::kSsd)].name = "io_thread";
+  res_[static_cast<int>(ResourceClass::kSsd)].units = opt_.io_depth;
+  res_[static_cast<int>(ResourceClass::kCpu)].name = "cpu_workers";
+  res_[static_cast<int>(ResourceClass::kCpu)].units = opt_.cpu_workers;
+  res_[static_cast<int>(ResourceClass::kGpu)].name = "gpu";
+  res_[static_cast<int>(ResourceClass::kLink)].name = "link";
+  t0_ = std::chrono::steady_clock::now();
+  uint32_t unit_threads = 0;
+  for (const auto& r : res_) unit_threads += r.units;
+  act_.resize(unit_threads);
+  out_.resize(unit_threads);
+  uint32_t index = 0;
+  try {
+    for (int r = 0; r < kResourceClasses; ++r)
+      for (uint32_t u = 0; u < res_[r].units; ++u, ++index)
+        threads_.emplace_back([this, r, index] { unit_loop(static_cast<ResourceClass>(r), index); });
+  } catch (...) {
+    stop_threads();
+    throw;
+  }
+}
+
+ExecPlatform::~ExecPlatform() { stop_threads(); }
+
+void ExecPlatform::stop_threads() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+double ExecPlatform::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+uint32_t ExecPlatform::units(ResourceClass r) const { return res_[static_cast<int>(r)].units; }
+
+std::string ExecPlatform::describe() const {
+  return "exec: " + store_.path() + " (" + std::to_string(opt_.cpu_workers) + " CPU workers, " +
+         std::to_string(opt_.io_depth) + " I/O thread" + (opt_.io_depth > 1 ? "s" : "") + ", " +
+         (store_.direct_io_active() ? "O_DIRECT" : "buffered reads") + ", cpu-emulated GPU stream)";
+}
+
+void ExecPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    Resource& r = res_[static_cast<int>(op.resource)];
+    r.queue.push(Job{op, sink, token, seq_++});
+    ++outstanding_;
+  }
+  work_cv_.notify_all();
+}
+
+void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
+  Resource& r = res_[static_cast<int>(rc)];
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      work_cv_.wait(lk, [&] { return stopping_ || !r.queue.empty(); });
+      if (stopping_) return;
+      job = r.queue.top();
+      r.queue.pop();
+    }
+    OpTiming t;
+    t.unit = unit;
+    t.start = now();
+    std::string failure;
+    try {
+      run_op(job.op, unit);
+    } catch (const std::bad_alloc&) {
+      failure = "exec: out of memory running " + op_label(job.op);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    t.end = now();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      r.busy += t.end - t.start;
+      ++r.ops;
+      r.bytes += job.op.bytes;
+      if (!failure.empty() && error_.empty()) error_ = failure;
+      done_.push_back(Done{job, t});
+    }
+    done_cv_.notify_one();
+  }
+}
+
+void ExecPlatform::run_until_idle() {
+  for (;;) {
+    Done d;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      done_cv_.wait(lk, [&] { return !done_.empty() || outstanding_ == 0 || !error_.empty(); });
+      if (!error_.empty()) {
+        // Stop: drop what is queued, let running ops finish, then report the first failure.
+        for (auto& r : res_)
+          while (!r.queue.empty()) r.queue.pop();
+        const std::string msg = error_;
+        lk.unlock();
+        stop_threads();
+        throw Error(msg);
+      }
+      if (done_.empty()) return;  // outstanding_ == 0
+      d = done_.front();
+      done_.pop_front();
+    }
+    const Op& op = d.job.op;
+    const bool keyed = op.layer != kNoLabel && op.expert != kNoLabel;
+    const uint32_t key = keyed ? op.layer * model_.experts + op.expert : 0;
+    if (keyed && planned_[key] > 0) --planned_[key];
+    d.job.sink->op_done(d.job.token, d.timing);  // may plan and submit more ops, and move memory
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      --outstanding_;
+    }
+    if (keyed && planned_[key] == 0) collect(key);
+    collect_pending();
+  }
+}
+
+std::vector<ResourceStats> ExecPlatform::resource_stats() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<ResourceStats> out;
+  for (ResourceClass rc : {ResourceClass::kSsd, ResourceClass::kCpu, ResourceClass::kGpu, ResourceClass::kLink}) {
+    const Resource& r = res_[static_cast<int>(rc)];
+    out.push_back(ResourceStats{r.name, r.units, r.busy, r.ops, r.bytes});
+  }
+  return out;
+}
+
+void ExecPlatform::memory_pools(const std::vector<PoolInfo>& pools) { pools_ = pools; }
+
+void ExecPlatform::memory_event(const MemoryEvent& e) {
+  if (e.key >= held_.size()) throw Error("exec: memory event for expert key " + std::to_string(e.key) + " outside the model");
+  Held& h = held_[e.key];
+  // What the pool keeps of the expert: ZipMoE's C pool holds the whole expert compressed (its SM-chunks
+  // and E-chunks; the event says kWhole), every other pool the component the event names.
+  const bool compressed = e.pool < pools_.size() && pools_[e.pool].name == "C";
+  std::vector<uint32_t*> parts;
+  if (compressed) {
+    parts = {&h.sm, &h.e};
+  } else {
+    parts = {e.part == TensorPart::kWhole ? &h.whole : e.part == TensorPart::kSm ? &h.sm : &h.e};
+  }
+  for (uint32_t* c : parts) {
+    if (e.adds()) {
+      ++*c;
+    } else {
+      if (*c == 0)
+        throw Error("exec: internal error: a pool released a component of expert key " + std::to_string(e.key) +
+                    " it did not hold");
+      --*c;
+    }
+  }
+  // Collected later: the events of an invocation come before its ops are planned (ops_planned), and an
+  // expert this invocation demotes may still be computed from the component it leaves.
+  if (!e.adds()) to_collect_.push_back(e.key);
+}
+
+void ExecPlatform::ops_planned(const OpGraph& graph) {
+  for (size_t i = 0; i < graph.size(); ++i) {
+    const Op& op = graph.op(static_cast<uint32_t>(i));
+    if (op.layer == kNoLabel || op.expert == kNoLabel) continue;
+    const uint32_t key = op.layer * model_.experts + op.expert;
+    if (key >= planned_.size()) throw Error("exec: an op names " + op_label(op) + " outside the model");
+    ++planned_[key];
+  }
+  collect_pending();
+}
+
+void ExecPlatform::collect_pending() {
+  for (uint32_t key : to_collect_)
+    if (planned_[key] == 0) collect(key);
+  to_collect_.clear();
+}
+
+void ExecPlatform::collect(uint32_t key) {
+  const Held& h = held_[key];
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  for (uint16_t t = 0; t < model_.tensor_roles.size(); ++t) {
+    auto drop = [&](Comp c, uint16_t shard) {
+      auto it = bufs_.find(BufKey{key, t, c, shard});
+      if (it == bufs_.end()) return;
+      live_bytes_ -= it->second->capacity();
+      bufs_.erase(it);
+      freed_.fetch_add(1, std::memory_order_relaxed);
+    };
+    if (h.whole == 0) drop(Comp::kFull, 0);
+    if (h.sm == 0) drop(Comp::kSm, 0);
+    drop(Comp::kExp, 0);
+    if (h.e == 0) {
+      const StoreEntry* en = entries_[key][t];
+      for (uint16_t s = 0; s < en->shards.size(); ++s) drop(Comp::kEChunk, s);
+    }
+  }
+}
+
+const StoreEntry& ExecPlatform::entry(const Op& op) const {
+  if (op.layer >= model_.layers || op.expert >= model_.experts || op.tensor >= model_.tensor_roles.size())
+    throw Error("exec: " + op_label(op) + " names no tensor of the store");
+  return *entries_[op.layer * model_.experts + op.expert][op.tensor];
+}
+
+std::shared_ptr<AlignedBuffer> ExecPlatform::get(const BufKey& k, const char* what, const Op& op) const {
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  auto it = bufs_.find(k);
+  if (it == bufs_.end())
+    throw Error("exec: internal error: " + op_label(op) + " found no " + what + " in memory");
+  return it->second;
+}
+
+void ExecPlatform::put(const BufKey& k, std::shared_ptr<AlignedBuffer> b) {
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  auto& slot = bufs_[k];
+  if (slot) live_bytes_ -= slot->capacity();
+  live_bytes_ += b->capacity();
+  slot = std::move(b);
+  note_peak();
+}
+
+void ExecPlatform::note_peak() {
+  uint64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+  while (live_bytes_ > peak && !peak_bytes_.compare_exchange_weak(peak, live_bytes_)) {
+  }
+}
+
+std::shared_ptr<AlignedBuffer> ExecPlatform::get_or_make(const BufKey& k, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lk(buf_mu_);
+    auto it = bufs_.find(k);
+    if (it != bufs_.end() && it->second->size() == bytes) return it->second;
+  }
+  auto b = std::make_shared<AlignedBuffer>(bytes);
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  auto& slot = bufs_[k];
+  if (slot && slot->size() == bytes) return slot;  // another shard's worker made it first
+  if (slot) live_bytes_ -= slot->capacity();
+  live_bytes_ += b->capacity();
+  slot = b;
+  note_peak();
+  return b;
+}
+
+void ExecPlatform::run_op(const Op& op, uint32_t unit) {
+  switch (op.kind) {
+    case OpKind::kSsdRead: read_op(op); break;
+    case OpKind::kDecompress: decompress_op(op); break;
+    case OpKind::kRecover: recover_op(op); break;
+    case OpKind::kTransfer: break;  // shared memory: nothing to move (see the header)
+    case OpKind::kExpertCompute: expert_compute_op(op, unit); break;
+    case OpKind::kDenseCompute: dense_compute_op(op, unit); break;
+  }
+}
+
+void ExecPlatform::read_op(const Op& op) {
+  const StoreEntry& en = entry(op);
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  auto count = [&](const AlignedBuffer& b) {
+    chunks_read_.fetch_add(1, std::memory_order_relaxed);
+    bytes_read_.fetch_add(b.size(), std::memory_order_relaxed);
+  };
+  if (op.part == TensorPart::kSm) {
+    auto b = std::make_shared<AlignedBuffer>(store_.read_chunk(en, -1));
+    count(*b);
+    put(BufKey{key, op.tensor, Comp::kSm, 0}, std::move(b));
+    return;
+  }
+  if (op.part == TensorPart::kE) {
+    if (op.shard >= en.shards.size())
+      throw Error(store_.path() + ": " + en.label() + " has " + std::to_string(en.shards.size()) +
+                  " E-chunk shards; the run asked for shard " + std::to_string(op.shard) +
+                  " (run with the store's K: --shards " + std::to_string(en.shards.size()) + ")");
+    auto b = std::make_shared<AlignedBuffer>(store_.read_chunk(en, op.shard));
+    count(*b);
+    put(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, std::move(b));
+    return;
+  }
+  // A whole tensor: the SM-chunk and the raw exponent chunks, merged into BF16 here.
+  if (en.codec != kernels::CodecId::kRaw)
+    throw Error(store_.path() + ": " + en.label() + " is stored compressed (" + kernels::make_codec(en.codec, en.level)->name() +
+                "); full-tensor offloading reads whole tensors: pack the store with --codec raw");
+  const AlignedBuffer sm = store_.read_chunk(en, -1);
+  count(sm);
+  auto full = std::make_shared<AlignedBuffer>(en.bf16_bytes());
+  auto* out = reinterpret_cast<uint16_t*>(full->data());
+  for (uint32_t s = 0; s < en.shards.size(); ++s) {
+    const AlignedBuffer e = store_.read_chunk(en, static_cast<int>(s));
+    count(e);
+    const uint64_t b = en.shard_begin(s), n = en.shard_begin(s + 1) - b;
+    if (e.size() != n) throw Error(store_.path() + ": " + en.chunk_label(static_cast<int>(s)) + " has the wrong size for a raw chunk");
+    kernels::merge_bf16(e.data(), sm.data() + b, n, out + b);
+  }
+  recovered_.fetch_add(1, std::memory_order_relaxed);
+  put(BufKey{key, op.tensor, Comp::kFull, 0}, std::move(full));
+}
+
+void ExecPlatform::decompress_op(const Op& op) {
+  const StoreEntry& en = entry(op);
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  if (op.shard >= en.shards.size())
+    throw Error(store_.path() + ": " + en.label() + " has " + std::to_string(en.shards.size()) +
+                " E-chunk shards; the run asked for shard " + std::to_string(op.shard));
+  auto chunk = get(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, "E-chunk", op);
+  auto exp = get_or_make(BufKey{key, op.tensor, Comp::kExp, 0}, en.elements);
+  const uint64_t b = en.shard_begin(op.shard), n = en.shard_begin(op.shard + 1u) - b;
+  const std::string what = store_.path() + ": " + en.chunk_label(op.shard);
+  static thread_local std::map<std::pair<int, int>, std::unique_ptr<kernels::Codec>> codecs;
+  auto& c = codecs[{static_cast<int>(en.codec), en.level}];
+  if (!c) c = kernels::make_codec(en.codec, en.level);
+  // The stored bytes were checked against the index's checksum when read; the frame's own content check
+  // (zstd checksum, lz4 trailer) is verified too, so the exponents are known to be exact.
+  c->decompress(chunk->data(), chunk->size(), exp->data() + b, n, what.c_str(), kernels::FrameCheck::kVerify);
+  frames_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ExecPlatform::recover_op(const Op& op) {
+  const StoreEntry& en = entry(op);
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  auto exp = get(BufKey{key, op.tensor, Comp::kExp, 0}, "decompressed exponents", op);
+  auto sm = get(BufKey{key, op.tensor, Comp::kSm, 0}, "SM-chunk", op);
+  auto full = std::make_shared<AlignedBuffer>(en.bf16_bytes());
+  kernels::merge_bf16(exp->data(), sm->data(), en.elements, reinterpret_cast<uint16_t*>(full->data()));
+  recovered_.fetch_add(1, std::memory_order_relaxed);
+  put(BufKey{key, op.tensor, Comp::kFull, 0}, std::move(full));
+}
+
+const float* ExecPlatform::activations(uint32_t unit, size_t n) {
+  auto& x = act_[unit];
+  if (x.size() < n) {  // seeded values, extended as larger batches come
+    Rng rng(opt_.seed ^ (uint64_t{unit} << 32) ^ x.size());
+    const size_t old = x.size();
+    x.resize(n);
+    for (size_t i = old; i < n; ++i) x[i] = static_cast<float>(rng.uniform() - 0.5);
+  }
+  return x.data();
+}
+
+float* ExecPlatform::outputs(uint32_t unit, size_t n) {
+  auto& y = out_[unit];
+  if (y.size() < n) y.resize(n);
+  return y.data();
+}
+
+void ExecPlatform::expert_compute_op(const Op& op, uint32_t unit) {
+  if (op.tokens == 0) return;
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  auto g = get(BufKey{key, static_cast<uint16_t>(role_gate_), Comp::kFull, 0}, "gate tensor", op);
+  auto u = get(BufKey{key, static_cast<uint16_t>(role_up_), Comp::kFull, 0}, "up tensor", op);
+  auto d = get(BufKey{key, static_cast<uint16_t>(role_down_), Comp::kFull, 0}, "down tensor", op);
+  const StoreEntry& ge = *entries_[key][static_cast<size_t>(role_gate_)];
+  if (ge.shape.size() != 2) throw Error(store_.path() + ": " + ge.label() + " is not a matrix");
+  const auto inter = static_cast<uint32_t>(ge.shape[0]);
+  const auto hidden = static_cast<uint32_t>(ge.shape[1]);
+  const size_t n = size_t{op.tokens} * hidden;
+  kernels::expert_ffn(reinterpret_cast<const uint16_t*>(g->data()), reinterpret_cast<const uint16_t*>(u->data()),
+                      reinterpret_cast<const uint16_t*>(d->data()), hidden, inter, activations(unit, n),
+                      outputs(unit, n), op.tokens);
+  expert_computes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ExecPlatform::dense_compute_op(const Op& op, uint32_t unit) {
+  if (op.tokens == 0 || op.layer >= model_.dense_bytes.size()) return;
+  const uint64_t elements = model_.dense_bytes[op.layer] / 2;
+  const uint64_t cols = model_.hidden;
+  const uint64_t rows = elements / cols;
+  if (rows == 0) return;
+  kernels::dense_gemm(dense_scratch_.data(), rows, cols, activations(unit, size_t{op.tokens} * cols),
+                      outputs(unit, size_t{op.tokens} * rows), op.tokens);
+  dense_computes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+ExecCounters ExecPlatform::counters() const {
+  ExecCounters c;
+  c.chunks_read = chunks_read_.load();
+  c.bytes_read = bytes_read_.load();
+  c.chunks_verified = c.chunks_read;  // read_chunk verifies every chunk it returns
+  c.frames_decoded = frames_.load();
+  c.tensors_recovered = recovered_.load();
+  c.expert_computes = expert_computes_.load();
+  c.dense_computes = dense_computes_.load();
+  c.buffers_freed = freed_.load();
+  c.memory_peak_bytes = peak_bytes_.load();
+  return c;
+}
+
+}  // namespace moesim::exec

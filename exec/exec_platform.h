@@ -1,0 +1,202 @@
+// ExecPlatform: the Platform interface (core/platform.h) in wall-clock time, on real data (ARCHITECTURE.md
+// §6, §9). The serving code that `moesim run` drives on the simulator runs unchanged on it; every op does
+// what it names, on the bytes of a packed expert store (exec/expert_store.h):
+//
+//   kSsdRead      the I/O thread(s) pread the op's chunk with O_DIRECT into a 4 KiB-aligned buffer and
+//                 verify its checksum: an E-chunk shard, an SM-chunk, or a whole tensor (full-tensor
+//                 offloading: the SM-chunk and the raw exponent chunks of a store packed with --codec raw,
+//                 merged into BF16 by the I/O thread; a compressed store is refused for whole reads)
+//   kDecompress   a CPU worker decompresses one E-chunk shard into the tensor's exponent buffer (zstd/lz4
+//                 frame content checksums verified)
+//   kRecover      SM-chunk + exponents -> the BF16 tensor (the vectorized CPU kernel, kernels/bf16.h)
+//   kTransfer     host -> device: nothing to move without a GPU (UMA and CPU-only machines share memory)
+//   kExpertCompute  the expert's SwiGLU FFN over its tokens on the recovered BF16 weights
+//                 (kernels/expert_ffn.h; gate/up/down found by role)
+//   kDenseCompute a BF16 GEMM of the layer's dense shape (the dense weights are not in the store: a
+//                 synthetic matrix of the same size, resident, as the simulator assumes)
+//
+// Units: `io_depth` I/O threads (1 = one blocking read at a time, ZipMoE §3.3), L CPU worker threads, one
+// GPU stream and one link. Without a CUDA GPU the GPU stream is one more CPU thread running the CPU kernels
+// ("cpu-emulated GPU stream"); describe() says so. Each resource serves its queue by Op::priority, then
+// submission order, like the simulator.
+//
+// Buffers live in a table keyed by (expert, tensor, component, shard). An op's output is allocated when it
+// runs. The residency's memory events (core/residency.h) say which components of an expert its pools hold;
+// once no planned op of an expert is left (Platform::ops_planned counts them), the components no pool holds
+// are freed. So the bytes alive are the pools' contents plus the data of the ops in flight; the peak is
+// measured (memory_peak_bytes()).
+//
+// Errors: a short read, an I/O error, a checksum mismatch (a store changed under the run), a corrupt frame
+// or an allocation failure stop the run: the failing op's moesim::Error (naming the chunk) is rethrown by
+// run_until_idle() after every unit thread has finished its current op; the destructor joins all threads.
+//
+// Thread safety: submit(), run_until_idle(), memory_event() and ops_planned() are called from one thread
+// (the pipeline's); the unit threads only touch the queues, the buffer table and the completion list, each
+// under its own mutex.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/platform.h"
+#include "exec/store_reader.h"
+
+namespace moesim::exec {
+
+struct ExecOptions {
+  uint32_t cpu_workers = 1;  // L
+  uint32_t io_depth = 1;     // I/O threads, each with one outstanding read
+  bool direct_io = true;     // O_DIRECT (falls back to buffered reads with a warning where refused)
+  uint64_t seed = 1;         // activations fed to the compute ops
+};
+
+// What exec needs of the model beyond the store: the tensor roles in ModelCosts::tensor_names order
+// (Op::tensor indexes it), the experts per layer (MemoryEvent::key = layer * experts + expert), and the
+// dense weights' BF16 bytes per layer.
+struct ExecModel {
+  std::vector<std::string> tensor_roles;
+  uint32_t layers = 0;
+  uint32_t experts = 0;
+  uint32_t hidden = 0;  // model width (activation size)
+  std::vector<uint64_t> dense_bytes;
+};
+
+// Counters of what exec really did (for the lossless statement and the reports).
+struct ExecCounters {
+  uint64_t chunks_read = 0, bytes_read = 0, chunks_verified = 0;
+  uint64_t frames_decoded = 0, tensors_recovered = 0, expert_computes = 0, dense_computes = 0;
+  uint64_t buffers_freed = 0;
+  uint64_t memory_peak_bytes = 0;  // bytes of live data buffers (pool contents + data in flight)
+};
+
+class ExecPlatform : public Platform {
+ public:
+  // `store` and `estimator` must outlive the platform. `estimator` answers estimate() (the calibrated
+  // profile through the simulator's cost model, injected by the caller since exec/ never includes sim/).
+  ExecPlatform(const StoreReader& store, ExecModel model, const OpEstimator& estimator, ExecOptions opt);
+  ~ExecPlatform() override;
+  ExecPlatform(const ExecPlatform&) = delete;
+  ExecPlatform& operator=(const ExecPlatform&) = delete;
+
+  double now() const override;
+  void submit(const Op& op, OpSink* sink, uint32_t token) override;
+  void run_until_idle() override;
+  std::vector<ResourceStats> resource_stats() const override;
+  std::string describe() const override;
+  double estimate(const Op& op) const override { return estimator_.estimate(op); }
+  uint32_t units(ResourceClass r) const override;
+  void memory_pools(const std::vector<PoolInfo>& pools) override;
+  void memory_event(const MemoryEvent& e) override;
+  void ops_planned(const OpGraph& graph) override;
+
+  ExecCounters counters() const;
+  bool direct_io_active() const { return store_.direct_io_active(); }
+
+ private:
+  struct Job {
+    Op op;
+    OpSink* sink = nullptr;
+    uint32_t token = 0;
+    uint64_t seq = 0;
+  };
+  struct JobOrder {
+    bool operator()(const Job& a, const Job& b) const {
+      return a.op.priority != b.op.priority ? a.op.priority > b.op.priority : a.seq > b.seq;
+    }
+  };
+  struct Resource {
+    std::string name;
+    uint32_t units = 1;
+    std::priority_queue<Job, std::vector<Job>, JobOrder> queue;
+    double busy = 0;
+    uint64_t ops = 0, bytes = 0;
+  };
+  struct Done {
+    Job job;
+    OpTiming timing;
+  };
+  // Buffers: one per (expert key, tensor, component, shard).
+  enum class Comp : uint8_t { kFull, kSm, kEChunk, kExp };
+  struct BufKey {
+    uint32_t key;
+    uint16_t tensor;
+    Comp comp;
+    uint16_t shard;
+    bool operator==(const BufKey& o) const {
+      return key == o.key && tensor == o.tensor && comp == o.comp && shard == o.shard;
+    }
+  };
+  struct BufHash {
+    size_t operator()(const BufKey& k) const {
+      return (static_cast<size_t>(k.key) << 24) ^ (static_cast<size_t>(k.tensor) << 18) ^
+             (static_cast<size_t>(k.comp) << 16) ^ k.shard;
+    }
+  };
+  struct Held {
+    uint32_t whole = 0, sm = 0, e = 0;  // pools holding each component
+  };
+
+  void unit_loop(ResourceClass r, uint32_t unit);
+  void run_op(const Op& op, uint32_t unit);
+  void read_op(const Op& op);
+  void decompress_op(const Op& op);
+  void recover_op(const Op& op);
+  void expert_compute_op(const Op& op, uint32_t unit);
+  void dense_compute_op(const Op& op, uint32_t unit);
+  const StoreEntry& entry(const Op& op) const;
+  const float* activations(uint32_t unit, size_t n);  // the unit's seeded input activations
+  float* outputs(uint32_t unit, size_t n);
+  void note_peak();  // with buf_mu_ held
+  std::shared_ptr<AlignedBuffer> get(const BufKey& k, const char* what, const Op& op) const;
+  std::shared_ptr<AlignedBuffer> get_or_make(const BufKey& k, size_t bytes);
+  void put(const BufKey& k, std::shared_ptr<AlignedBuffer> b);
+  void collect(uint32_t key);  // frees what no pool holds once no planned op of `key` is left
+  void collect_pending();      // collect() the experts a pool released, where no planned op is left
+  void stop_threads();
+
+  const StoreReader& store_;
+  ExecModel model_;
+  const OpEstimator& estimator_;
+  ExecOptions opt_;
+  std::chrono::steady_clock::time_point t0_;
+
+  mutable std::mutex mu_;  // queues, completions, stats
+  std::condition_variable work_cv_, done_cv_;
+  Resource res_[kResourceClasses];
+  std::deque<Done> done_;
+  uint64_t seq_ = 0;
+  uint64_t outstanding_ = 0;  // submitted, not yet reported to the sink
+  bool stopping_ = false;
+  std::string error_;  // first op failure
+  std::vector<std::thread> threads_;
+
+  mutable std::mutex buf_mu_;
+  std::unordered_map<BufKey, std::shared_ptr<AlignedBuffer>, BufHash> bufs_;
+  uint64_t live_bytes_ = 0;
+
+  // Pipeline-thread state (no lock): what pools hold, and the planned ops of every expert.
+  std::vector<Held> held_;
+  std::vector<uint32_t> planned_;
+  std::vector<uint32_t> to_collect_;
+  std::vector<PoolInfo> pools_;
+  std::vector<std::vector<const StoreEntry*>> entries_;  // [key][tensor]
+  std::vector<uint16_t> dense_scratch_;                  // the synthetic dense weights (largest layer)
+  std::atomic<uint64_t> chunks_read_{0}, bytes_read_{0}, frames_{0}, recovered_{0}, expert_computes_{0},
+      dense_computes_{0}, freed_{0}, peak_bytes_{0};
+  std::vector<std::vector<float>> act_;  // per GPU/CPU unit: input activations (seeded)
+  std::vector<std::vector<float>> out_;  // and outputs
+  int role_gate_ = -1, role_up_ = -1, role_down_ = -1;
+};
+
+}  // namespace moesim::exec
