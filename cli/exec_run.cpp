@@ -79,6 +79,9 @@ Json exec_report_json(const ExecReport& r) {
   j["dense_computes"] = r.counters.dense_computes;
   j["buffers_freed"] = r.counters.buffers_freed;
   j["memory_peak_bytes"] = r.counters.memory_peak_bytes;
+  j["handoff_latency_s"] = r.counters.handoff_latency;
+  j["completion_latency_s"] = r.counters.completion_latency;
+  j["pipeline_latency_s"] = r.counters.pipeline_latency;
   j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
   return j;
 }

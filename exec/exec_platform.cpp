@@ -13,6 +13,8 @@
 namespace moesim::exec {
 namespace {
 
+constexpr size_t kMaxSamples = size_t{1} << 20;
+
 bool role_is(const std::string& role, std::initializer_list<const char*> names) {
   for (const char* n : names)
     if (role == n) return true;
@@ -101,7 +103,7 @@ void ExecPlatform::stop_threads() {
     std::lock_guard<std::mutex> lk(mu_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  for (auto& r : res_) r.cv.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
@@ -123,10 +125,12 @@ void ExecPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     Resource& r = res_[static_cast<int>(op.resource)];
-    r.queue.push(Job{op, sink, token, seq_++});
+    const bool idle = r.queue.size() + r.running < r.units;
+    r.queue.push(Job{op, sink, token, seq_++, now(), idle});
     ++outstanding_;
+    if (!idle) return;  // every unit is busy: the next one to finish takes it
   }
-  work_cv_.notify_all();
+  res_[static_cast<int>(op.resource)].cv.notify_one();
 }
 
 void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
@@ -135,14 +139,19 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
     Job job;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      work_cv_.wait(lk, [&] { return stopping_ || !r.queue.empty(); });
+      r.cv.wait(lk, [&] { return stopping_ || !r.queue.empty(); });
       if (stopping_) return;
       job = r.queue.top();
       r.queue.pop();
+      ++r.running;
     }
     OpTiming t;
     t.unit = unit;
     t.start = now();
+    if (job.idle_unit) {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (handoff_.size() < kMaxSamples) handoff_.push_back(t.start - job.submitted);
+    }
     std::string failure;
     try {
       run_op(job.op, unit);
@@ -155,6 +164,7 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       r.busy += t.end - t.start;
+      --r.running;
       ++r.ops;
       r.bytes += job.op.bytes;
       if (!failure.empty() && error_.empty()) error_ = failure;
@@ -169,6 +179,7 @@ void ExecPlatform::run_until_idle() {
     Done d;
     {
       std::unique_lock<std::mutex> lk(mu_);
+      const bool slept = done_.empty();
       done_cv_.wait(lk, [&] { return !done_.empty() || outstanding_ == 0 || !error_.empty(); });
       if (!error_.empty()) {
         // Stop: drop what is queued, let running ops finish, then report the first failure.
@@ -182,12 +193,18 @@ void ExecPlatform::run_until_idle() {
       if (done_.empty()) return;  // outstanding_ == 0
       d = done_.front();
       done_.pop_front();
+      // A completion that woke the sleeping pipeline thread: the pure hand-off, without waiting for the
+      // pipeline to finish other completions (that queueing is the simulator's to model).
+      if (slept && completion_.size() < kMaxSamples) completion_.push_back(now() - d.timing.end);
     }
     const Op& op = d.job.op;
     const bool keyed = op.layer != kNoLabel && op.expert != kNoLabel;
     const uint32_t key = keyed ? op.layer * model_.experts + op.expert : 0;
     if (keyed && planned_[key] > 0) --planned_[key];
+    const double t_in = now();
     d.job.sink->op_done(d.job.token, d.timing);  // may plan and submit more ops, and move memory
+    pipeline_time_ += now() - t_in;
+    ++pipeline_calls_;
     {
       std::lock_guard<std::mutex> lk(mu_);
       --outstanding_;
@@ -459,6 +476,15 @@ ExecCounters ExecPlatform::counters() const {
   c.dense_computes = dense_computes_.load();
   c.buffers_freed = freed_.load();
   c.memory_peak_bytes = peak_bytes_.load();
+  std::lock_guard<std::mutex> lk(mu_);
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  c.handoff_latency = mean(handoff_);
+  c.completion_latency = mean(completion_);
+  c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
   return c;
 }
 

@@ -78,6 +78,14 @@ struct ExecCounters {
   uint64_t frames_decoded = 0, tensors_recovered = 0, expert_computes = 0, dense_computes = 0;
   uint64_t buffers_freed = 0;
   uint64_t memory_peak_bytes = 0;  // bytes of live data buffers (pool contents + data in flight)
+  // The runtime's own overheads over the run (seconds): from an op's submission to its start on a
+  // unit that was idle (a thread wake-up), and from an op's end to the pipeline seeing it (the completion
+  // hand-off). Their sum is what every dependency costs beyond the ops themselves.
+  // Means (not medians: they add up along every chain of ops). pipeline_latency: the pipeline's own work per
+  // completed op (op_done on the pipeline thread: building the next layer's graph, lookups, scheduling).
+  double handoff_latency = 0;
+  double completion_latency = 0;
+  double pipeline_latency = 0;
 };
 
 class ExecPlatform : public Platform {
@@ -109,6 +117,8 @@ class ExecPlatform : public Platform {
     OpSink* sink = nullptr;
     uint32_t token = 0;
     uint64_t seq = 0;
+    double submitted = 0;
+    bool idle_unit = false;  // a unit was free when it was submitted
   };
   struct JobOrder {
     bool operator()(const Job& a, const Job& b) const {
@@ -121,6 +131,8 @@ class ExecPlatform : public Platform {
     std::priority_queue<Job, std::vector<Job>, JobOrder> queue;
     double busy = 0;
     uint64_t ops = 0, bytes = 0;
+    uint32_t running = 0;
+    std::condition_variable cv;  // its units wait here (one per resource: no thundering herd)
   };
   struct Done {
     Job job;
@@ -172,13 +184,16 @@ class ExecPlatform : public Platform {
   std::chrono::steady_clock::time_point t0_;
 
   mutable std::mutex mu_;  // queues, completions, stats
-  std::condition_variable work_cv_, done_cv_;
+  std::condition_variable done_cv_;
   Resource res_[kResourceClasses];
   std::deque<Done> done_;
   uint64_t seq_ = 0;
   uint64_t outstanding_ = 0;  // submitted, not yet reported to the sink
   bool stopping_ = false;
   std::string error_;  // first op failure
+  std::vector<double> handoff_, completion_;  // latency samples (the first kMaxSamples)
+  double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only)
+  uint64_t pipeline_calls_ = 0;
   std::vector<std::thread> threads_;
 
   mutable std::mutex buf_mu_;

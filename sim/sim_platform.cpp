@@ -9,8 +9,11 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       io_(ssd_, engine_, opt.io_depth, this),
       cpu_(engine_, "cpu_workers", opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores, this),
       gpu_(engine_, "gpu", opt.gpu_streams, this),
-      link_(engine_, "link", opt.links, this) {
+      link_(engine_, "link", opt.links, this),
+      measured_io_(engine_, "io_thread", opt.io_depth, this),
+      dispatcher_(engine_, "pipeline", 1, &dispatch_listener_) {
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
+  dispatch_listener_.owner = this;
 }
 
 void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
@@ -23,26 +26,61 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
     job = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(Pending{sink, token});
   }
+  if (opt_.dispatch_latency > 0) {
+    engine_.schedule_fn(engine_.now() + opt_.dispatch_latency, [this, op, job] { enqueue(op, job); });
+    return;
+  }
+  enqueue(op, job);
+}
+
+void SimPlatform::enqueue(const Op& op, uint32_t job) {
   switch (op.resource) {
     case ResourceClass::kSsd:
+      if (opt_.measured) {
+        measured_io_.add_bytes(op.bytes);
+        measured_io_.submit(job, op.priority, duration(op));
+        return;
+      }
       io_.submit(job, op.priority, op.bytes);
       return;
     case ResourceClass::kCpu:
       cpu_.add_bytes(op.bytes);
-      cpu_.submit(job, op.priority, cost_.duration(op));
+      cpu_.submit(job, op.priority, duration(op));
       return;
     case ResourceClass::kGpu:
       gpu_.add_bytes(op.bytes);
-      gpu_.submit(job, op.priority, cost_.duration(op));
+      gpu_.submit(job, op.priority, duration(op));
       return;
     case ResourceClass::kLink:
       link_.add_bytes(op.bytes);
-      link_.submit(job, op.priority, cost_.duration(op));
+      link_.submit(job, op.priority, duration(op));
       return;
   }
 }
 
+double SimPlatform::duration(const Op& op) const {
+  if (opt_.measured) {
+    const double d = opt_.measured->next(op);
+    if (d >= 0) return d;
+  }
+  return estimate(op);
+}
+
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
+  if (opt_.completion_latency > 0 || opt_.wake_latency > 0) {  // through the pipeline thread first
+    if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
+    dispatch_timing_[job] = timing;
+    dispatcher_.submit(job, 0, opt_.completion_latency + (dispatcher_.idle() ? opt_.wake_latency : 0));
+    return;
+  }
+  report(job, timing);
+}
+
+void SimPlatform::DispatchListener::job_done(uint32_t job, const OpTiming&) {
+  owner->report(job, owner->dispatch_timing_[job]);
+}
+
+void SimPlatform::report(uint32_t job, const OpTiming& timing) {
   const Pending p = jobs_[job];
   free_jobs_.push_back(job);
   p.sink->op_done(p.token, timing);
@@ -53,6 +91,7 @@ void SimPlatform::run_until_idle() {
 }
 
 std::vector<ResourceStats> SimPlatform::resource_stats() const {
+  if (opt_.measured) return {ssd_.stats(), measured_io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
   return {ssd_.stats(), io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
 }
 

@@ -10,6 +10,7 @@
 #include "core/platform.h"
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"
+#include "sim/measured_durations.h"
 #include "sim/resources.h"
 
 namespace moesim::sim {
@@ -19,6 +20,18 @@ struct SimOptions {
   uint32_t cpu_workers = 0;  // L; 0 = the profile's cpu.cores
   uint32_t gpu_streams = 1;
   uint32_t links = 1;
+  // Durations measured on a real run (`moesim validate`): every op that has one holds its resource for
+  // that long, SSD reads included (then served by `io_depth` plain servers instead of the SSD model);
+  // the others fall back to the cost model. Not owned; must outlive the platform.
+  MeasuredDurations* measured = nullptr;
+  // The runtime's cost per dependency (seconds): an op starts this long after it is submitted at the
+  // earliest (a real engine's thread hand-offs: exec measures it, ExecCounters). 0 = an ideal runtime.
+  double dispatch_latency = 0;
+  // The engine's pipeline thread, a serial resource: every completion holds it this long (waking it and
+  // running the pipeline's op_done) before the pipeline sees it. 0 = completions are seen at once.
+  double completion_latency = 0;
+  // Added to a completion that finds the pipeline thread idle (asleep: waking it costs this much more).
+  double wake_latency = 0;
 };
 
 class SimPlatform : public Platform, private JobListener {
@@ -41,6 +54,14 @@ class SimPlatform : public Platform, private JobListener {
 
  private:
   void job_done(uint32_t job, const OpTiming& timing) override;
+  double duration(const Op& op) const;  // measured, else the cost model
+  void enqueue(const Op& op, uint32_t job);
+  void report(uint32_t job, const OpTiming& timing);
+  struct DispatchListener : JobListener {
+    SimPlatform* owner = nullptr;
+    void job_done(uint32_t job, const OpTiming& timing) override;
+  };
+  DispatchListener dispatch_listener_{};
   struct Pending {
     OpSink* sink;
     uint32_t token;
@@ -51,6 +72,9 @@ class SimPlatform : public Platform, private JobListener {
   Ssd ssd_;
   IoThread io_;
   ServerPool cpu_, gpu_, link_;
+  ServerPool measured_io_;  // SSD reads with measured durations
+  ServerPool dispatcher_;   // the pipeline thread (completion_latency > 0)
+  std::vector<OpTiming> dispatch_timing_;  // by job: the op's own timing, reported after the dispatcher
   std::vector<Pending> jobs_;
   std::vector<uint32_t> free_jobs_;
 };

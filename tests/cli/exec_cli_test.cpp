@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -134,6 +135,34 @@ TEST_F(ExecCli, TimelineRecordsTheRealOps) {
   for (const auto& e : events)
     if (e.value("ph", "") == "X" && e.value("name", "").rfind("decompress", 0) == 0) ++decompress;
   EXPECT_GT(decompress, 0u);
+}
+
+TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
+  const std::string csv = dir_ + "/errors.csv";
+  const CliResult r = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
+                                 "jetson-agx-orin-64gb --repeat 2 --json --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const Json& e = j["errors"];
+  for (const char* check : {"structure", "cost"})
+    for (const char* m : {"tpot", "ttft", "layer_makespan_median", "layer_makespan_p95"}) {
+      SCOPED_TRACE(std::string(check) + "." + m);
+      ASSERT_TRUE(e[check][m].is_number());
+    }
+  // Every op of the reference run found its measured twin: the simulator made the same decisions.
+  EXPECT_EQ(e["structure"]["ops_unmatched"].get<uint64_t>(), 0u);
+  EXPECT_GT(e["structure"]["ops_matched"].get<uint64_t>(), 0u);
+  // Fed with the measured durations, the simulator lands near the measured TPOT (a loose sanity bound: the
+  // figures of record are in bench/results/validate.md).
+  EXPECT_LT(std::abs(e["structure"]["tpot"].get<double>()), 0.5);
+  EXPECT_EQ(j["exec"]["tpot_s"].size(), 2u);
+  EXPECT_TRUE(j["exec"]["report"]["lossless"].get<bool>());
+  EXPECT_TRUE(e["cost"]["op_kinds"].contains("decompress"));
+  const std::string text = read_text(csv);
+  EXPECT_THAT(text, HasSubstr("check,metric,sim_s,exec_s,error\n"));
+  EXPECT_THAT(text, HasSubstr("structure,tpot,"));
+  EXPECT_THAT(text, HasSubstr("cost,op:decompress,"));
 }
 
 TEST_F(ExecCli, StoreIsRequired) {

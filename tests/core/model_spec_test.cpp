@@ -27,8 +27,8 @@ const Preset kPresets[] = {
     {"phi-3.5-moe", 32, 16, 2, 3ull * 4096 * 6400 * 2},                                   // 157,286,400
     {"qwen1.5-moe-a2.7b", 24, 60, 4, 3ull * 2048 * 1408 * 2},                             // 17,301,504
     {"qwen3-30b-a3b", 48, 128, 8, 3ull * 2048 * 768 * 2},                                 // 9,437,184
-    // the exec-validation scale model: Qwen3's counts, hidden 2048/8 and intermediate 768/8
-    {"qwen3-30b-a3b-w8", 48, 128, 8, 3ull * 256 * 96 * 2},                                // 147,456
+    // the exec-validation scale model: Qwen3's counts, hidden 2048/4 and intermediate 768/4
+    {"qwen3-30b-a3b-w4", 48, 128, 8, 3ull * 512 * 192 * 2},                               // 589,824
     {"switch-large-128", 24, 128, 1, 2ull * 1024 * 4096 * 2},                             // 16,777,216
 };
 

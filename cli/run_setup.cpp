@@ -1,0 +1,193 @@
+#include "cli/run_setup.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "cli/cli_util.h"
+#include "cli/store_layout.h"
+#include "cli/trace_options.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/timeline.h"
+#include "core/units.h"
+#include "core/warnings.h"
+#include "serving/workload.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+namespace {
+
+ResourceClass parse_placement(const char* option, const std::string& v) {
+  if (v == "gpu") return ResourceClass::kGpu;
+  if (v == "cpu") return ResourceClass::kCpu;
+  throw UsageError(std::string(option) + ": '" + v + "' is not a place to run (gpu or cpu)");
+}
+
+}  // namespace
+
+void prepare_run(RunArgs& a, PreparedRun& p) {
+  require_trace_input(a.trace);
+  {
+    const auto& known = serving::system_names();
+    if (std::find(known.begin(), known.end(), a.system) == known.end())
+      throw UsageError("--system: unknown system '" + a.system + "' (known: offload, layer-offload, zipmoe)");
+  }
+  if (a.system == "zipmoe" && !a.host_budget.empty())
+    throw UsageError("--host-budget applies to offload and layer-offload; zipmoe's C, S and E pools already "
+                     "live in host memory on a discrete GPU");
+  if (a.exec && a.store.empty()) throw UsageError("--store is required: exec reads the experts from a packed store");
+  if (a.system != "zipmoe") {
+    std::vector<std::string> ignored;
+    if (!a.pools.empty()) ignored.push_back("--pools");
+    if (a.ratio > 0) ignored.push_back("--ratio");
+    if (!a.store.empty() && !a.exec) ignored.push_back("--store");
+    if (a.shards_given) ignored.push_back("--shards");
+    if (a.delta > 0) ignored.push_back("--delta");
+    for (const auto& o : ignored) warn(o + " only applies to --system zipmoe; ignored for --system " + a.system);
+  }
+  const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
+  const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--io-depth", a.io_depth, 1);
+  if (a.workers > 4096)
+    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+  std::vector<std::string> policies = split_policy_list(a.policies);
+  if (policies.empty()) policies = {"lru"};
+  const std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (policies.size() != 1)
+    throw UsageError("--policy: run simulates one policy (got " + std::to_string(policies.size()) +
+                     "); use `moesim compare` for several");
+  if (budgets.empty()) throw UsageError("--budget is required (bytes such as 8GiB, or experts per layer)");
+  if (budgets.size() != 1)
+    throw UsageError("--budget: run simulates one budget (got " + std::to_string(budgets.size()) +
+                     "); use `moesim compare` for several");
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  const CacheCapacity budget = parse_budget_option("--budget", budgets[0]);
+  eviction_canonical_name(policies[0]);  // unknown policy: fail before loading the trace
+  check_output_writable(a.out);
+  if (!a.timeline.empty()) check_output_writable(a.timeline);
+  TimelineWindow& window = p.window;
+  if (a.timeline_steps_given) {
+    if (a.timeline.empty()) throw UsageError("--timeline-steps needs --timeline FILE");
+    window = parse_timeline_steps(a.timeline_steps);
+  }
+
+  p.trace = traces::load_trace(a.trace, a.load);
+  const traces::Trace& trace = p.trace;
+  p.hw = load_hardware(a.hw);
+  const HardwareProfile& hw = p.hw;
+  std::optional<ModelSpec> model;
+  if (!a.load.model.empty()) model = load_model(a.load.model);
+  p.costs = serving::model_costs(trace.info(), model);
+  const serving::SizedCosts& costs = p.costs;
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  check_budget_plausibility("--budget", budget, scope, trace.info(),
+                            costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+
+  serving::SystemConfig& cfg = p.cfg;
+  cfg.system = a.system;
+  cfg.eviction = a.policy_given ? policies[0] : "";
+  cfg.routing = a.routing;
+  cfg.scheduling = a.scheduling;
+  cfg.prefetch = a.prefetch;
+  cfg.scope = scope;
+  cfg.budget = budget;
+  if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
+  cfg.recover_on = recover_on;
+  cfg.compute_on = compute_on;
+  cfg.shards = a.shards;
+  cfg.e_ratio = a.ratio;
+  if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
+  if (!a.store.empty() && a.system == "zipmoe") {
+    if (a.ratio > 0) throw UsageError("--ratio and --store both give rho: pass one");
+    const StoreLayout st = read_store_layout(a.store);
+    cfg.e_ratio = st.rho;
+    cfg.e_ratio_source = "--store " + a.store;
+    if (!a.shards_given && st.shards) cfg.shards = st.shards;
+  }
+  cfg.pools = a.pools;
+  cfg.grid = a.grid;
+  cfg.delta = a.delta;
+  cfg.seed = a.seed;
+  sim::SimOptions& sim = p.sim;
+  sim.io_depth = a.io_depth;
+  sim.cpu_workers = a.workers;
+  cfg.record_timeline = !a.timeline.empty();
+  p.stream = traces::build_lookup_stream(trace, a.batch);
+  const traces::LookupStream& stream = p.stream;
+  // The size guard warns before the simulation, from the workload, so a user can cut the window first.
+  bool& timeline_warned = p.timeline_warned;
+  if (!a.timeline.empty()) {
+    check_timeline_window(window, stream.steps());
+    cfg.timeline_first_step = window.first;
+    cfg.timeline_last_step = window.last;
+    timeline_warned = warn_if_timeline_large(
+        a.timeline, estimate_timeline_size(serving::workload_view(stream), costs.costs, window));
+  }
+  p.policy = policies[0];
+  p.budget = budgets[0];
+}
+
+void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
+  add_trace_input(app, a->trace);
+  app.add_option("--model", a->load.model,
+                 "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
+                 "expert sizes, shape from the preset its model name starts with)");
+  app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
+  app.add_option("--system", a->system,
+                 "system to simulate: offload (expert-level on-demand caching), layer-offload (a layer's whole "
+                 "weights loaded when it runs), zipmoe (ZipMoE: compressed pools, planner, Alg. 1 scheduler)")
+      ->capture_default_str();
+  app.add_option("--policy", a->policies,
+                 "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru; for zipmoe "
+                 "the in-pool eviction: freq (the paper's), lru, fifo, marking")
+      ->allow_extra_args(false)
+      ->each([a](const std::string&) { a->policy_given = true; });
+  app.add_option("--prefetch", a->prefetch,
+                 "prefetch policy: none, oracle:accuracy=P,lookahead=N, layer-window:depth=D (see `moesim policies`)")
+      ->capture_default_str();
+  app.add_option("--host-budget", a->host_budget,
+                 "discrete GPU: a host-memory (DRAM) expert cache of this many bytes behind the --budget in VRAM");
+  app.add_option("--recover-on", a->recover_on, "where tensor recovery runs: gpu or cpu")->capture_default_str();
+  app.add_option("--compute-on", a->compute_on,
+                 "where routed experts compute: gpu, or cpu (as llama.cpp --n-cpu-moe, ktransformers, Fiddler)")
+      ->capture_default_str();
+  app.add_option("--pools", a->pools,
+                 "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
+                 "F=0.2,C=0.5,S=0.3 (no planning)");
+  app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
+  app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K; default: the store's, else 4)")
+      ->each([a](const std::string&) { a->shards_given = true; });
+  app.add_option("--store", a->store, "a packed expert store (moesim pack): exec reads the experts from it; for zipmoe also rho and K");
+  app.add_option("--ratio", a->ratio,
+                 "zipmoe: exponent compression ratio rho (compressed / raw exponent bytes); default: measured on "
+                 "Gaussian BF16 weights");
+  app.add_option("--delta", a->delta, "zipmoe: dispatch tolerance in ranks (ZipMoE §3.4)")->capture_default_str();
+  app.add_option("--seed", a->seed, "seed of every random choice (prefetch oracle, marking)")->capture_default_str();
+  app.add_option("--budget", a->budgets, "expert cache budget in bytes (8GiB) or experts per layer (32)")
+      ->allow_extra_args(false);
+  app.add_option("--capacity", a->budgets)
+      ->group("")
+      ->allow_extra_args(false);  // deprecated spelling of --budget
+  app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
+  app.add_option("--batch", a->batch, "sequences decoding together (>= 1)")->capture_default_str();
+  app.add_option("--routing", a->routing, "routing-rewrite policy")->capture_default_str();
+  app.add_option("--scheduling", a->scheduling, "scheduling policy")->capture_default_str();
+  app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding (1 = blocking reads)")
+      ->capture_default_str();
+  app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
+      ->capture_default_str();
+  app.add_flag("--force", a->force,
+               "simulate a budget above the hardware's memory (a warning, not an error)");
+  add_trace_format_options(app, a->load);
+  app.add_flag("--json", a->json,
+               "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");
+  app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
+  app.add_option("--timeline", a->timeline, "write a Chrome trace event timeline (Perfetto) to this file");
+  app.add_option("--timeline-steps", a->timeline_steps,
+                 "record only workload steps A..B in --timeline (A:B, A:, :B; 0-based, inclusive)")
+      ->each([a](const std::string&) { a->timeline_steps_given = true; });
+}
+
+
+}  // namespace moesim::cli

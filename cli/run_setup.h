@@ -1,0 +1,57 @@
+// The options and the preparation shared by `moesim run` (simulated), `moesim exec` (real) and
+// `moesim validate` (both): one set of options, one reading of them into a serving::SystemConfig, the trace,
+// the hardware profile, the sizes and the lookup stream.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/hardware_profile.h"
+#include "core/timeline.h"
+#include "serving/system.h"
+#include "sim/sim_platform.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace.h"
+#include "traces/trace_io.h"
+
+namespace moesim::cli {
+
+struct RunArgs {
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
+                     scope = "global";
+  std::vector<std::string> policies, budgets;
+  std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
+  std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
+  uint32_t shards = 4, delta = 0;
+  bool shards_given = false;
+  std::string store;
+  double ratio = 0, grid = 0.05;
+  uint64_t seed = 1;
+  bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
+  uint32_t batch = 1, io_depth = 1, workers = 0;
+  bool json = false, force = false, policy_given = false;
+  // `moesim exec`: the same run on the real machine (cli/exec_run.h).
+  bool exec = false, buffered = false;
+};
+
+struct PreparedRun {
+  traces::Trace trace;
+  HardwareProfile hw;
+  serving::SizedCosts costs;
+  serving::SystemConfig cfg;  // everything but on_step
+  traces::LookupStream stream;
+  sim::SimOptions sim;
+  TimelineWindow window;
+  bool timeline_warned = false;
+  std::string policy, budget;  // the one policy and budget given
+};
+
+// Every option of `moesim run` (exec and validate add their own).
+void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
+// Checks the options (UsageError), loads the trace, profile and model, and fills `p`.
+void prepare_run(RunArgs& a, PreparedRun& p);
+
+}  // namespace moesim::cli

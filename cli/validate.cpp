@@ -1,0 +1,286 @@
+// `moesim validate`: how far is the simulator from this machine? Runs the trace for real (`moesim exec`,
+// --repeat N times), then simulates the same trace and configuration twice, to separate two sources of error:
+//   structure  the simulator fed with every op's duration as measured in the exec run of median TPOT
+//              (sim/measured_durations.h): only its model of queueing, overlap, priorities and dependencies
+//              is under test;
+//   cost       the simulator with the hardware profile (--profile, e.g. from `moesim calibrate`): the cost
+//              models are under test too; compared with the median of the repeated exec runs.
+// Errors are signed fractions sim/exec - 1 of TPOT (mean), TTFT (mean), and the median and p95 of the
+// per-layer makespan; per op kind, the cost model's estimate against every measured op (median and p95 of
+// estimate/measured - 1) and the total time it over- or under-estimates. --csv writes them plot-ready.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/exec_run.h"
+#include "cli/run_setup.h"
+#include "cli/sim_run.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/progress.h"
+#include "core/run_info.h"
+#include "core/units.h"
+#include "core/warnings.h"
+
+namespace moesim::cli {
+namespace {
+
+struct ValidateArgs {
+  std::shared_ptr<RunArgs> run = std::make_shared<RunArgs>();
+  uint32_t repeat = 1;
+  std::string csv;
+};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The figures compared between runs.
+struct Figures {
+  double tpot = std::nan(""), ttft = std::nan(""), layer_median = std::nan(""), layer_p95 = std::nan("");
+};
+
+Figures figures_of(const PipelineResult& r) {
+  Figures f;
+  std::vector<double> tpot, ttft, layer;
+  for (const auto& s : r.steps) (s.phase == 1 ? tpot : ttft).push_back(s.end - s.start);
+  for (const auto& v : r.invocations) layer.push_back(v.end - v.start);
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
+  };
+  f.tpot = mean(tpot);
+  f.ttft = mean(ttft);
+  f.layer_median = quantile(layer, 0.5);
+  f.layer_p95 = quantile(layer, 0.95);
+  return f;
+}
+
+Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+double rel(double sim, double exec) { return exec > 0 ? sim / exec - 1 : std::nan(""); }
+
+Json errors_json(const Figures& sim, const Figures& exec) {
+  Json j;
+  j["tpot"] = num(rel(sim.tpot, exec.tpot));
+  j["ttft"] = num(rel(sim.ttft, exec.ttft));
+  j["layer_makespan_median"] = num(rel(sim.layer_median, exec.layer_median));
+  j["layer_makespan_p95"] = num(rel(sim.layer_p95, exec.layer_p95));
+  j["sim"] = {{"tpot_s", num(sim.tpot)}, {"ttft_s", num(sim.ttft)}, {"layer_makespan_median_s", num(sim.layer_median)},
+              {"layer_makespan_p95_s", num(sim.layer_p95)}};
+  j["exec"] = {{"tpot_s", num(exec.tpot)}, {"ttft_s", num(exec.ttft)},
+               {"layer_makespan_median_s", num(exec.layer_median)}, {"layer_makespan_p95_s", num(exec.layer_p95)}};
+  return j;
+}
+
+std::string pct(const Json& v) { return v.is_null() ? std::string("-") : strprintf("%+.2f%%", 100 * v.get<double>()); }
+
+void execute(ValidateArgs& va) {
+  RunArgs& a = *va.run;
+  a.exec = true;
+  if (va.repeat == 0 || va.repeat > 1000) throw UsageError("--repeat must be 1..1000");
+  if (!a.timeline.empty()) throw UsageError("validate writes no timeline; run `moesim exec --timeline` for one");
+  if (!va.csv.empty()) check_output_writable(va.csv);
+  PreparedRun p;
+  prepare_run(a, p);
+  serving::SystemConfig cfg = p.cfg;
+  cfg.record_timeline = true;  // every op's measured duration
+  ExecRunOptions eo;
+  eo.store = a.store;
+  eo.workers = a.workers ? a.workers : p.hw.cpu_cores;
+  eo.io_depth = a.io_depth;
+  eo.direct_io = !a.buffered;
+  eo.seed = a.seed;
+  sim::SimOptions so = p.sim;
+  so.cpu_workers = eo.workers;
+
+  const uint64_t steps = p.stream.steps();
+  std::optional<Progress> bar;
+  const uint64_t total = static_cast<uint64_t>(va.repeat + 2) * steps;
+  uint64_t base = 0;
+  cfg.on_step = [&](uint64_t done, uint64_t) {
+    if (!bar) bar.emplace("validate", total);
+    bar->set(base + done);
+  };
+
+  // Exec, N times.
+  std::vector<serving::RunResult> runs;
+  std::vector<exec::ExecCounters> ref_counters;
+  Json exec_config;
+  ExecReport report;
+  for (uint32_t i = 0; i < va.repeat; ++i) {
+    runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, i == 0 ? &exec_config : nullptr, &report));
+    ref_counters.push_back(report.counters);
+    base += steps;
+  }
+  std::vector<Figures> measured;
+  for (const auto& r : runs) measured.push_back(figures_of(r.result));
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return measured[x].tpot < measured[y].tpot; });
+  const size_t ref = order[order.size() / 2];  // the run of median TPOT
+  Figures exec_median;
+  {
+    std::vector<double> tpot, ttft, lm, lp;
+    for (const auto& f : measured) {
+      tpot.push_back(f.tpot);
+      ttft.push_back(f.ttft);
+      lm.push_back(f.layer_median);
+      lp.push_back(f.layer_p95);
+    }
+    exec_median = Figures{quantile(tpot, 0.5), quantile(ttft, 0.5), quantile(lm, 0.5), quantile(lp, 0.5)};
+  }
+
+  // Structure: the simulator with the reference run's durations.
+  std::vector<const TimelineEvent*> events;
+  for (const auto& e : runs[ref].result.timeline) events.push_back(&e);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const TimelineEvent* x, const TimelineEvent* y) { return x->timing.start < y->timing.start; });
+  sim::MeasuredDurations durations;
+  for (const TimelineEvent* e : events) durations.add(e->op, e->timing.end - e->timing.start);
+  serving::SystemConfig scfg = cfg;
+  scfg.record_timeline = false;
+  sim::SimOptions structure_opts = so;
+  structure_opts.measured = &durations;
+  // The runtime's own cost per dependency, measured in the same run: part of the structure.
+  const exec::ExecCounters& rc = ref_counters[ref];
+  structure_opts.dispatch_latency = rc.handoff_latency;
+  structure_opts.completion_latency = rc.pipeline_latency;
+  structure_opts.wake_latency = rc.completion_latency;
+  const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
+  base += steps;
+  // Cost: the simulator with the profile.
+  const serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, so);
+  if (bar) bar->finish();
+
+  // Per op kind: the cost model's estimate against every measured op of the reference run.
+  const sim::SimPlatform estimator(p.hw, so);
+  struct KindErr {
+    std::vector<double> rel;
+    double measured = 0, estimated = 0;
+  };
+  std::map<std::string, KindErr> kinds;
+  for (const TimelineEvent* e : events) {
+    const double m = e->timing.end - e->timing.start;
+    const double est = estimator.estimate(e->op);
+    std::string k = op_kind_name(e->op.kind);
+    if (e->op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(e->op.part);
+    KindErr& ke = kinds[k];
+    if (m > 0) ke.rel.push_back(est / m - 1);
+    ke.measured += m;
+    ke.estimated += est;
+  }
+
+  const Figures sf = figures_of(structure.result), cf = figures_of(cost.result);
+  Json out;
+  Json config = exec_config;
+  config["trace"] = a.trace;
+  config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
+  config["repeat"] = va.repeat;
+  config["profile"] = p.hw.origin;
+  out["header"] = run_header("validate", config);
+  Json errors;
+  errors["structure"] = errors_json(sf, measured[ref]);
+  errors["structure"]["ops_matched"] = durations.matched();
+  errors["structure"]["ops_unmatched"] = durations.unmatched();
+  errors["structure"]["dispatch_latency_s"] = structure_opts.dispatch_latency;
+  errors["structure"]["pipeline_latency_s"] = structure_opts.completion_latency;
+  errors["structure"]["wake_latency_s"] = structure_opts.wake_latency;
+  errors["cost"] = errors_json(cf, exec_median);
+  Json per_kind = Json::object();
+  for (const auto& [k, ke] : kinds)
+    per_kind[k] = {{"ops", ke.rel.size()},
+                   {"median", num(quantile(ke.rel, 0.5))},
+                   {"p95", num(quantile(ke.rel, 0.95))},
+                   {"measured_s", ke.measured},
+                   {"estimated_s", ke.estimated}};
+  errors["cost"]["op_kinds"] = per_kind;
+  out["errors"] = errors;
+  Json spread;
+  std::vector<double> tpots;
+  for (const auto& f : measured) tpots.push_back(f.tpot);
+  spread["tpot_s"] = tpots;
+  spread["tpot_median_s"] = num(quantile(tpots, 0.5));
+  spread["tpot_min_s"] = num(quantile(tpots, 0));
+  spread["tpot_max_s"] = num(quantile(tpots, 1));
+  spread["tpot_spread"] = num(exec_median.tpot > 0 ? (quantile(tpots, 1) - quantile(tpots, 0)) / exec_median.tpot
+                                                   : std::nan(""));
+  out["exec"] = spread;
+  out["exec"]["report"] = exec_report_json(report);
+  out["warnings"] = warnings_json();
+
+  if (!va.csv.empty()) {
+    std::string csv = "check,metric,sim_s,exec_s,error\n";
+    for (const char* check : {"structure", "cost"}) {
+      const Json& e = errors[check];
+      for (const char* m : {"tpot", "ttft", "layer_makespan_median", "layer_makespan_p95"}) {
+        const std::string key = std::string(m) + "_s";
+        auto cell = [](const Json& v) { return v.is_null() ? std::string() : strprintf("%.9g", v.get<double>()); };
+        csv += strprintf("%s,%s,%s,%s,%s\n", check, m, cell(e["sim"][key]).c_str(), cell(e["exec"][key]).c_str(),
+                         cell(e[m]).c_str());
+      }
+    }
+    for (const auto& [k, ke] : kinds)
+      csv += strprintf("cost,op:%s,%.9g,%.9g,%.9g\n", k.c_str(), ke.estimated, ke.measured,
+                       ke.measured > 0 ? ke.estimated / ke.measured - 1 : 0.0);
+    write_file_atomic(va.csv, csv);
+  }
+
+  std::string text;
+  if (a.json) {
+    text = out.dump(2) + "\n";
+  } else {
+    text += strprintf("moesim validate --system %s: %s against the simulator (%s)\n", a.system.c_str(),
+                      report.platform.c_str(), p.hw.display_name.c_str());
+    text += strprintf("exec:      %u run%s; TPOT %s median (min %s, max %s, spread %.1f%%); %s\n", va.repeat,
+                      va.repeat > 1 ? "s" : "", format_seconds(exec_median.tpot).c_str(),
+                      format_seconds(quantile(tpots, 0)).c_str(), format_seconds(quantile(tpots, 1)).c_str(),
+                      100 * spread["tpot_spread"].get<double>(),
+                      report.counters.chunks_verified == report.counters.chunks_read ? "lossless" : "NOT VERIFIED");
+    text += strprintf("\n  %-10s %10s %10s %12s %12s\n", "error", "TPOT", "TTFT", "layer p50", "layer p95");
+    for (const char* check : {"structure", "cost"}) {
+      const Json& e = errors[check];
+      text += strprintf("  %-10s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
+                        pct(e["layer_makespan_median"]).c_str(), pct(e["layer_makespan_p95"]).c_str());
+    }
+    text += strprintf("  (structure: %llu ops with their measured durations, %llu fell back to the cost model)\n",
+                      static_cast<unsigned long long>(durations.matched()),
+                      static_cast<unsigned long long>(durations.unmatched()));
+    text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops):\n");
+    text += strprintf("  %-16s %8s %10s %10s %12s %12s\n", "op kind", "ops", "median", "p95", "measured", "estimated");
+    for (const auto& [k, ke] : kinds)
+      text += strprintf("  %-16s %8zu %10s %10s %12s %12s\n", k.c_str(), ke.rel.size(),
+                        pct(num(quantile(ke.rel, 0.5))).c_str(), pct(num(quantile(ke.rel, 0.95))).c_str(),
+                        format_seconds(ke.measured).c_str(), format_seconds(ke.estimated).c_str());
+  }
+  write_file_atomic(a.out, text);
+}
+
+void setup(CLI::App& app) {
+  auto va = std::make_shared<ValidateArgs>();
+  add_run_options(app, va->run);
+  app.add_option("--profile", va->run->hw,
+                 "hardware profile of this machine (from `moesim calibrate`; the same as --hw)");
+  app.add_flag("--buffered", va->run->buffered, "read through the page cache instead of O_DIRECT");
+  app.add_option("--repeat", va->repeat, "exec runs (the spread of their TPOT is reported)")->capture_default_str();
+  app.add_option("--csv", va->csv, "write the errors as CSV (check, metric, sim, exec, error)");
+  app.callback([va] { execute(*va); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("validate",
+                   "Exec a trace, then simulate it with the measured op durations (structure error) and with the "
+                   "hardware profile (cost error): how far the simulator is from this machine",
+                   setup);
+}  // namespace moesim::cli

@@ -1,0 +1,26 @@
+#include "sim/measured_durations.h"
+
+namespace moesim::sim {
+
+uint64_t MeasuredDurations::identity(const Op& op) {
+  return (uint64_t{static_cast<uint8_t>(op.kind)} << 60) | (uint64_t{static_cast<uint8_t>(op.resource)} << 58) |
+         (uint64_t{static_cast<uint8_t>(op.part)} << 56) | (uint64_t{op.layer} << 40) | (uint64_t{op.expert} << 24) |
+         (uint64_t{static_cast<uint8_t>(op.tensor)} << 16) | op.shard;
+}
+
+void MeasuredDurations::add(const Op& op, double seconds) {
+  by_identity_[identity(op)].d.push_back(seconds);
+  ++total_;
+}
+
+double MeasuredDurations::next(const Op& op) {
+  auto it = by_identity_.find(identity(op));
+  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) {
+    ++unmatched_;
+    return -1;
+  }
+  ++matched_;
+  return it->second.d[it->second.pos++];
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,41 @@
+// Durations measured on a real run, fed back to the simulator (`moesim validate`'s structure check): the
+// simulator then models only queueing, overlap, priorities and dependencies, and every op holds its resource
+// for exactly as long as the same op did in the measured run.
+//
+// Ops are matched by identity -- (kind, resource, layer, expert, tensor, part, shard) -- and occurrence: the
+// n-th op with an identity in the simulation takes the n-th measured duration of that identity (ops of one
+// identity never overlap in either run, so occurrence order is submission order). An op with no measured
+// counterpart left (the runs diverged, e.g. a prefetch decided by timing) falls back to the cost model and is
+// counted as unmatched.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/op_graph.h"
+
+namespace moesim::sim {
+
+class MeasuredDurations {
+ public:
+  // Appends a measured duration of `op`'s identity (call in the measured run's start-time order).
+  void add(const Op& op, double seconds);
+  // The next measured duration of `op`'s identity; a negative value when none is left.
+  double next(const Op& op);
+  uint64_t matched() const { return matched_; }
+  uint64_t unmatched() const { return unmatched_; }
+  size_t size() const { return total_; }
+
+ private:
+  static uint64_t identity(const Op& op);
+  struct Queue {
+    std::vector<double> d;
+    size_t pos = 0;
+  };
+  std::unordered_map<uint64_t, Queue> by_identity_;
+  uint64_t matched_ = 0, unmatched_ = 0;
+  size_t total_ = 0;
+};
+
+}  // namespace moesim::sim
