@@ -112,6 +112,17 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   sim::SimOptions& sim = p.sim;
   sim.io_depth = a.io_depth;
   sim.cpu_workers = a.workers;
+  // A calibrated profile's runtime section: the engine's own costs (`moesim calibrate`).
+  if (hw.raw.contains("runtime")) {
+    sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
+    sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
+    sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
+    for (size_t i = 0; i < kResourceClasses; ++i) {
+      const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
+      if (hw.raw["runtime"].contains(key))
+        sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
+    }
+  }
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);
   const traces::LookupStream& stream = p.stream;

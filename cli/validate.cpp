@@ -158,6 +158,7 @@ void execute(ValidateArgs& va) {
   structure_opts.dispatch_latency = rc.handoff_latency;
   structure_opts.completion_latency = rc.pipeline_latency;
   structure_opts.wake_latency = rc.completion_latency;
+  for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.turnaround[i] = rc.turnaround[i];
   const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
   base += steps;
   // Cost: the simulator with the profile.
@@ -197,6 +198,8 @@ void execute(ValidateArgs& va) {
   errors["structure"]["dispatch_latency_s"] = structure_opts.dispatch_latency;
   errors["structure"]["pipeline_latency_s"] = structure_opts.completion_latency;
   errors["structure"]["wake_latency_s"] = structure_opts.wake_latency;
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    errors["structure"]["turnaround_s"][resource_class_name(static_cast<ResourceClass>(i))] = rc.turnaround[i];
   errors["cost"] = errors_json(cf, exec_median);
   Json per_kind = Json::object();
   for (const auto& [k, ke] : kinds)

@@ -135,10 +135,14 @@ void ExecPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
 
 void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
   Resource& r = res_[static_cast<int>(rc)];
+  const auto ri = static_cast<size_t>(rc);
+  double last_end = -1;
   for (;;) {
     Job job;
+    bool direct = false;  // the next op was waiting: no sleep between the two
     {
       std::unique_lock<std::mutex> lk(mu_);
+      direct = !r.queue.empty();
       r.cv.wait(lk, [&] { return stopping_ || !r.queue.empty(); });
       if (stopping_) return;
       job = r.queue.top();
@@ -148,10 +152,6 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
     OpTiming t;
     t.unit = unit;
     t.start = now();
-    if (job.idle_unit) {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (handoff_.size() < kMaxSamples) handoff_.push_back(t.start - job.submitted);
-    }
     std::string failure;
     try {
       run_op(job.op, unit);
@@ -169,8 +169,14 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
       r.bytes += job.op.bytes;
       if (!failure.empty() && error_.empty()) error_ = failure;
       done_.push_back(Done{job, t});
+      if (job.idle_unit && handoff_.size() < kMaxSamples) handoff_.push_back(t.start - job.submitted);
+      if (direct && last_end >= 0) {
+        turnaround_sum_[ri] += t.start - last_end;
+        ++turnaround_n_[ri];
+      }
     }
     done_cv_.notify_one();
+    last_end = t.end;
   }
 }
 
@@ -485,6 +491,8 @@ ExecCounters ExecPlatform::counters() const {
   c.handoff_latency = mean(handoff_);
   c.completion_latency = mean(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    c.turnaround[i] = turnaround_n_[i] ? turnaround_sum_[i] / static_cast<double>(turnaround_n_[i]) : 0.0;
   return c;
 }
 

@@ -86,6 +86,9 @@ struct ExecCounters {
   double handoff_latency = 0;
   double completion_latency = 0;
   double pipeline_latency = 0;
+  // Per resource class (ResourceClass order): from an op's end to its unit starting the next op that was
+  // already waiting (reporting the completion, taking the next one; preemption on a busy machine).
+  double turnaround[kResourceClasses] = {};
 };
 
 class ExecPlatform : public Platform {
@@ -193,6 +196,8 @@ class ExecPlatform : public Platform {
   std::string error_;  // first op failure
   std::vector<double> handoff_, completion_;  // latency samples (the first kMaxSamples)
   double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only)
+  double turnaround_sum_[kResourceClasses] = {};
+  uint64_t turnaround_n_[kResourceClasses] = {};
   uint64_t pipeline_calls_ = 0;
   std::vector<std::thread> threads_;
 

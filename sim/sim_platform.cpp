@@ -36,7 +36,9 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
 void SimPlatform::enqueue(const Op& op, uint32_t job) {
   switch (op.resource) {
     case ResourceClass::kSsd:
-      if (opt_.measured) {
+      // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
+      // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
+      if (opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0) {
         measured_io_.add_bytes(op.bytes);
         measured_io_.submit(job, op.priority, duration(op));
         return;
@@ -59,11 +61,12 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
 }
 
 double SimPlatform::duration(const Op& op) const {
+  const double extra = opt_.turnaround[static_cast<size_t>(op.resource)];
   if (opt_.measured) {
     const double d = opt_.measured->next(op);
-    if (d >= 0) return d;
+    if (d >= 0) return d + extra;
   }
-  return estimate(op);
+  return estimate(op) + extra;
 }
 
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
@@ -91,7 +94,8 @@ void SimPlatform::run_until_idle() {
 }
 
 std::vector<ResourceStats> SimPlatform::resource_stats() const {
-  if (opt_.measured) return {ssd_.stats(), measured_io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
+  if (opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0)
+    return {ssd_.stats(), measured_io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
   return {ssd_.stats(), io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
 }
 

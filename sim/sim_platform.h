@@ -32,6 +32,9 @@ struct SimOptions {
   double completion_latency = 0;
   // Added to a completion that finds the pipeline thread idle (asleep: waking it costs this much more).
   double wake_latency = 0;
+  // Per resource class: the time a unit needs between two ops (reporting one, taking the next), added to
+  // every op's hold of its unit. 0 = none.
+  double turnaround[kResourceClasses] = {};
 };
 
 class SimPlatform : public Platform, private JobListener {

@@ -165,6 +165,30 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   EXPECT_THAT(text, HasSubstr("cost,op:decompress,"));
 }
 
+TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
+  const std::string prof = dir_ + "/calibrated.json";
+  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --name t -o " +
+                                 prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json p = Json::parse(read_text(prof));
+  EXPECT_EQ(p["name"], "t");
+  for (const char* k : {"read_bandwidth", "read_latency"}) EXPECT_THAT(p["ssd"][k]["source"].get<std::string>(), HasSubstr("moesim calibrate"));
+  EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
+  EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
+  EXPECT_TRUE(p["runtime"].contains("dispatch_latency"));
+  EXPECT_TRUE(p["calibration"]["fits"].contains("decompress"));
+  // The profile is a hardware profile like any other: run simulates with it, validate compares with it.
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " + prof);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const CliResult v = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --profile " +
+                                 prof + " --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_TRUE(Json::parse(v.out)["errors"]["cost"]["tpot"].is_number());
+}
+
 TEST_F(ExecCli, StoreIsRequired) {
   const CliResult r = moesim_cli("-q exec " + trace() + " --model " + kModel + " --budget 1MiB");
   EXPECT_EQ(r.code, 2);

@@ -1,0 +1,289 @@
+// `moesim calibrate`: fits the simulator's cost models to this machine and writes a hardware profile.
+//   moesim calibrate --store S --trace T --model M [--system zipmoe] [--budget B] [--workers L] -o profile.json
+// It serves the calibration trace for real (`moesim exec`, the same code paths every later exec runs), records
+// every op's duration, and fits by least squares (Eigen) the linear cost models of sim/cost_model.h and
+// sim/resources.h:
+//   ssd.read_latency, ssd.read_bandwidth        read  = latency + bytes / bandwidth (SM- and E-chunk reads)
+//   cpu.decompress_bandwidth_per_core           decompress = bytes / bandwidth (through the origin)
+//   cpu.memcpy_bandwidth_per_core               recover on a CPU worker = 2 bytes / bandwidth
+//   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops / peak):
+//                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens
+// Fits are ordinary least squares, through the origin except the SSD's (mean-preserving: the fitted model
+// reproduces the total time of the calibration run's ops, contention included, which is what TPOT adds up).
+//   link.latency                                transfer (shared memory: a hand-off only)
+//   runtime.*                                   the engine's own costs: thread hand-off, the pipeline thread's
+//                                               work per completed op, its wake-up (sim/sim_platform.h)
+// Without a GPU the "gpu" is exec's CPU thread emulating a GPU stream, and the profile says so. Each value's
+// "source" names the fit, its points and its relative RMS residual; a "calibration" section keeps the
+// date, host, store, trace and every fit. Calibrate on one trace and validate on another (`moesim validate`).
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/exec_run.h"
+#include "cli/run_setup.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/progress.h"
+#include "core/run_info.h"
+#include "core/units.h"
+#include "core/warnings.h"
+
+namespace moesim::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::shared_ptr<RunArgs> run = std::make_shared<RunArgs>();
+  std::string name;
+};
+
+struct Fit {
+  double intercept = 0, slope = 0;
+  size_t points = 0;
+  double rel_rms = 0;  // sqrt(mean(((fit - y) / y)^2))
+};
+
+// Ordinary least squares of y = a + b x (or y = b x with through_origin). Unweighted on purpose: the fitted
+// line then reproduces the total time of the ops (residuals sum to zero with an intercept), which is what
+// TPOT adds up; weighting by 1/y fits the typical op instead and, with the long tail of preempted ops on a
+// busy machine, under-estimated the total decompression time by a quarter.
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin) {
+  Fit f;
+  f.points = x.size();
+  if (x.size() < 2) return f;
+  const int cols = through_origin ? 1 : 2;
+  Eigen::MatrixXd A(static_cast<Eigen::Index>(x.size()), cols);
+  Eigen::VectorXd b(static_cast<Eigen::Index>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = 1.0;
+    const auto r = static_cast<Eigen::Index>(i);
+    if (through_origin) {
+      A(r, 0) = x[i] * w;
+    } else {
+      A(r, 0) = w;
+      A(r, 1) = x[i] * w;
+    }
+    b(r) = y[i] * w;
+  }
+  const Eigen::VectorXd c = A.colPivHouseholderQr().solve(b);
+  if (through_origin) {
+    f.slope = c(0);
+  } else {
+    f.intercept = c(0);
+    f.slope = c(1);
+  }
+  double ss = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (y[i] > 0) {
+      const double e = (f.intercept + f.slope * x[i] - y[i]) / y[i];
+      ss += e * e;
+      ++n;
+    }
+  f.rel_rms = n ? std::sqrt(ss / static_cast<double>(n)) : 0;
+  return f;
+}
+
+Json fit_json(const Fit& f, const char* model) {
+  return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
+          {"relative_rms", f.rel_rms}};
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+void execute(CalibrateArgs& ca) {
+  RunArgs& a = *ca.run;
+  a.exec = true;
+  if (a.out == "-") throw UsageError("-o/--output PROFILE.json is required");
+  PreparedRun p;
+  prepare_run(a, p);
+  serving::SystemConfig cfg = p.cfg;
+  cfg.record_timeline = true;
+  ExecRunOptions eo;
+  eo.store = a.store;
+  eo.workers = a.workers ? a.workers : p.hw.cpu_cores;
+  eo.io_depth = a.io_depth;
+  eo.direct_io = !a.buffered;
+  eo.seed = a.seed;
+  std::optional<Progress> bar;
+  cfg.on_step = [&bar](uint64_t done, uint64_t total) {
+    if (!bar) bar.emplace("calibrate", total);
+    bar->set(done);
+  };
+  ExecReport report;
+  const serving::RunResult r = run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, nullptr, &report);
+  if (bar) bar->finish();
+
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
+  auto add = [&pts](const char* k, double x, double y) {
+    pts[k].first.push_back(x);
+    pts[k].second.push_back(y);
+  };
+  double transfer_sum = 0;
+  size_t transfers = 0;
+  bool recover_on_cpu = false;
+  for (const TimelineEvent& e : r.result.timeline) {
+    const double d = e.timing.end - e.timing.start;
+    const Op& op = e.op;
+    switch (op.kind) {
+      case OpKind::kSsdRead:
+        add("read", static_cast<double>(op.bytes), d);
+        break;
+      case OpKind::kDecompress:
+        add("decompress", static_cast<double>(op.bytes), d);
+        break;
+      case OpKind::kRecover:
+        add("recover", 2.0 * static_cast<double>(op.bytes), d);
+        recover_on_cpu = op.resource == ResourceClass::kCpu;
+        break;
+      case OpKind::kExpertCompute:
+      case OpKind::kDenseCompute:
+        // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
+        // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
+        if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
+        if (op.tokens >= 8) add("compute_flops", op.flops, d);
+        break;
+      case OpKind::kTransfer:
+        transfer_sum += d;
+        ++transfers;
+        break;
+    }
+  }
+  auto need = [&](const char* k, const char* why) {
+    if (pts[k].first.size() < 2)
+      throw Error(std::string("calibrate: the calibration run had fewer than 2 ops to fit ") + why +
+                  "; use a trace with prefill and decode steps and a budget that misses (--system zipmoe)");
+  };
+  need("read", "the SSD");
+  need("compute_bytes", "memory-bound compute (decode)");
+  need("compute_flops", "FLOP-bound compute (prefill)");
+  // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
+  const auto [rmin, rmax] = std::minmax_element(pts["read"].first.begin(), pts["read"].first.end());
+  const Fit read = fit_line(pts["read"].first, pts["read"].second, *rmax < 1.5 * *rmin);
+  const Fit cbytes = fit_line(pts["compute_bytes"].first, pts["compute_bytes"].second, true);
+  const Fit cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
+  const bool split = pts["decompress"].first.size() >= 2;
+  const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
+  const Fit rec = pts["recover"].first.size() >= 2 ? fit_line(pts["recover"].first, pts["recover"].second, true) : Fit{};
+  if (rec.points >= 2 && !recover_on_cpu)
+    warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
+         "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
+         "validate with --recover-on cpu on a machine without a GPU");
+  for (const auto& [name, f] : std::map<std::string, Fit>{
+           {"SSD read", read}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
+    if (f.points >= 2 && f.rel_rms > 0.5)
+      warn("calibrate: the " + name + " fit leaves a relative RMS residual of " + strprintf("%.0f%%", 100 * f.rel_rms) +
+           " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
+           "shared disk); calibrate again or with a longer trace");
+  if (read.slope <= 0 || cbytes.slope <= 0 || cflops.slope <= 0 || (split && dec.slope <= 0))
+    throw Error("calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
+                "short or too noisy");
+
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  const std::string host = host_name();
+  const std::string by = "moesim calibrate on " + host + ", " + date + ": ";
+  auto val = [&](double v, const std::string& what, const Fit& f) {
+    return Json{{"value", v},
+                {"source", by + what + strprintf(" (%zu ops, relative RMS residual %.1f%%)", f.points, 100 * f.rel_rms)}};
+  };
+  const bool gpu = false;  // exec has no CUDA path yet: the GPU stream is a CPU thread
+  Json prof;
+  prof["name"] = ca.name.empty() ? "calibrated-" + host : ca.name;
+  prof["display_name"] = "This machine (" + host + "), calibrated " + std::string(date) +
+                         (gpu ? "" : "; no GPU: exec's GPU stream is one CPU thread");
+  prof["ssd"] = {{"model", "the disk holding " + a.store},
+                 {"read_bandwidth", val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
+                 {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
+                 {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
+  prof["memory"] = p.hw.raw.value("memory", Json::object());
+  prof["memory"]["unified"] = true;
+  const double dec_bw = split ? 1.0 / dec.slope : p.hw.cpu_decompress_bandwidth;
+  prof["cpu"] = {{"model", "this machine's CPU"},
+                 {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
+                 {"memcpy_bandwidth_per_core",
+                  rec.points >= 2 && recover_on_cpu
+                      ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
+                      : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
+                 {"flops_per_core", val(1.0 / cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", cflops)}};
+  if (dec_bw > 0)
+    prof["cpu"]["decompress_bandwidth_per_core"] =
+        split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
+              : p.hw.raw["cpu"].value("decompress_bandwidth_per_core", Json(nullptr));
+  prof["gpu"] = {{"model", gpu ? "CUDA GPU" : "none: a CPU thread emulating a GPU stream"},
+                 {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
+                 {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
+                 {"kernel_overhead", {{"value", 0.0}, {"source", by + "folded into the two compute fits (through the origin)"}}}};
+  prof["link"] = {{"kind", "uma"},
+                  {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
+                  {"latency", {{"value", transfers ? transfer_sum / static_cast<double>(transfers) : 0.0},
+                               {"source", by + "mean of " + std::to_string(transfers) + " transfer hand-offs"}}}};
+  const auto& c = report.counters;
+  prof["runtime"] = {
+      {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
+      {"pipeline_latency", {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
+      {"wake_latency", {{"value", c.completion_latency}, {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}}};
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
+  Json cal;
+  cal["date"] = date;
+  cal["host"] = host;
+  cal["store"] = a.store;
+  cal["trace"] = a.trace;
+  cal["model"] = a.load.model;
+  cal["system"] = a.system;
+  cal["workers"] = eo.workers;
+  cal["direct_io"] = report.direct_io;
+  cal["fits"] = {{"ssd_read", fit_json(read, "latency + bytes / bandwidth")},
+                 {"decompress", fit_json(dec, "bytes / bandwidth")},
+                 {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
+                 {"compute_bytes", fit_json(cbytes, "weight bytes / bandwidth (1-2 tokens)")},
+                 {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
+  cal["build"] = run_header("calibrate", Json::object());
+  prof["calibration"] = cal;
+  // The profile must load as one (and so be usable by run and validate) before it is written.
+  (void)hardware_from_json(prof, a.out);
+  write_file_atomic(a.out, prof.dump(2) + "\n");
+  std::fprintf(stderr,
+               "calibrated %s: SSD %s + %s/s per read, decompress %s/s per core, recover %s/s, compute %.2f GFLOP/s "
+               "and %s/s of weights; "
+               "runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
+               host.c_str(), format_seconds(std::max(read.intercept, 0.0)).c_str(),
+               format_bytes(static_cast<uint64_t>(1.0 / read.slope)).c_str(),
+               format_bytes(static_cast<uint64_t>(dec_bw)).c_str(),
+               rec.points >= 2 ? format_bytes(static_cast<uint64_t>(1.0 / rec.slope)).c_str() : "-",
+               1e-9 / cflops.slope, format_bytes(static_cast<uint64_t>(1.0 / cbytes.slope)).c_str(),
+               format_seconds(c.handoff_latency).c_str(),
+               format_seconds(c.pipeline_latency).c_str(), format_seconds(c.completion_latency).c_str(),
+               a.out.c_str());
+}
+
+void setup(CLI::App& app) {
+  auto ca = std::make_shared<CalibrateArgs>();
+  add_run_options(app, ca->run);
+  app.add_flag("--buffered", ca->run->buffered, "read through the page cache instead of O_DIRECT");
+  app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
+  app.callback([ca] { execute(*ca); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("calibrate",
+                   "Fit the simulator's cost models to this machine from a real run of a calibration trace and write "
+                   "a hardware profile (-o profile.json)",
+                   setup);
+}  // namespace moesim::cli
