@@ -112,12 +112,7 @@ void execute(CalibrateArgs& ca) {
   prepare_run(a, p);
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;
-  ExecRunOptions eo;
-  eo.store = a.store;
-  eo.workers = a.workers ? a.workers : p.hw.cpu_cores;
-  eo.io_depth = a.io_depth;
-  eo.direct_io = !a.buffered;
-  eo.seed = a.seed;
+  const ExecRunOptions eo = exec_options(a, p.hw);
   std::optional<Progress> bar;
   cfg.on_step = [&bar](uint64_t done, uint64_t total) {
     if (!bar) bar.emplace("calibrate", total);
@@ -276,7 +271,7 @@ void execute(CalibrateArgs& ca) {
 void setup(CLI::App& app) {
   auto ca = std::make_shared<CalibrateArgs>();
   add_run_options(app, ca->run);
-  app.add_flag("--buffered", ca->run->buffered, "read through the page cache instead of O_DIRECT");
+  add_exec_options(app, ca->run);
   app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
   app.callback([ca] { execute(*ca); });
 }

@@ -182,12 +182,7 @@ void execute(RunArgs& a) {
   ExecReport exec_report;
   serving::RunResult r;
   if (a.exec) {
-    ExecRunOptions eo;
-    eo.store = a.store;
-    eo.workers = a.workers ? a.workers : hw.cpu_cores;
-    eo.io_depth = a.io_depth;
-    eo.direct_io = !a.buffered;
-    eo.seed = a.seed;
+    const ExecRunOptions eo = exec_options(a, hw);
     r = run_exec(cfg, stream, trace.info(), costs, hw, eo, &config, &exec_report);
   } else {
     r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config);
@@ -236,7 +231,7 @@ void setup_exec(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   a->exec = true;
   add_run_options(app, a);
-  app.add_flag("--buffered", a->buffered, "read through the page cache instead of O_DIRECT");
+  add_exec_options(app, a);
   app.callback([a] { execute(*a); });
 }
 

@@ -25,6 +25,20 @@ ResourceClass parse_placement(const char* option, const std::string& v) {
 
 }  // namespace
 
+void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
+  app.add_flag("--buffered", a->buffered, "read through the page cache instead of O_DIRECT");
+}
+
+ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
+  ExecRunOptions eo;
+  eo.store = a.store;
+  eo.workers = a.workers ? a.workers : hw.cpu_cores;
+  eo.io_depth = a.io_depth;
+  eo.direct_io = !a.buffered;
+  eo.seed = a.seed;
+  return eo;
+}
+
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
   {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/exec_run.h"
 #include "core/hardware_profile.h"
 #include "core/timeline.h"
 #include "serving/system.h"
@@ -51,6 +52,10 @@ struct PreparedRun {
 
 // Every option of `moesim run` (exec and validate add their own).
 void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
+// exec's own options (--buffered), for exec, calibrate and validate.
+void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
+// The exec platform's options from the run's (workers default to the profile's cores, as in the simulator).
+ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);
 // Checks the options (UsageError), loads the trace, profile and model, and fills `p`.
 void prepare_run(RunArgs& a, PreparedRun& p);
 

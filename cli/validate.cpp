@@ -96,12 +96,7 @@ void execute(ValidateArgs& va) {
   prepare_run(a, p);
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;  // every op's measured duration
-  ExecRunOptions eo;
-  eo.store = a.store;
-  eo.workers = a.workers ? a.workers : p.hw.cpu_cores;
-  eo.io_depth = a.io_depth;
-  eo.direct_io = !a.buffered;
-  eo.seed = a.seed;
+  const ExecRunOptions eo = exec_options(a, p.hw);
   sim::SimOptions so = p.sim;
   so.cpu_workers = eo.workers;
 
@@ -275,7 +270,7 @@ void setup(CLI::App& app) {
   add_run_options(app, va->run);
   app.add_option("--profile", va->run->hw,
                  "hardware profile of this machine (from `moesim calibrate`; the same as --hw)");
-  app.add_flag("--buffered", va->run->buffered, "read through the page cache instead of O_DIRECT");
+  add_exec_options(app, va->run);
   app.add_option("--repeat", va->repeat, "exec runs (the spread of their TPOT is reported)")->capture_default_str();
   app.add_option("--csv", va->csv, "write the errors as CSV (check, metric, sim, exec, error)");
   app.callback([va] { execute(*va); });
