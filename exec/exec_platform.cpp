@@ -208,9 +208,17 @@ void ExecPlatform::run_until_idle() {
     const uint32_t key = keyed ? op.layer * model_.experts + op.expert : 0;
     if (keyed && planned_[key] > 0) --planned_[key];
     const double t_in = now();
+    planned_in_call_ = 0;
     d.job.sink->op_done(d.job.token, d.timing);  // may plan and submit more ops, and move memory
-    pipeline_time_ += now() - t_in;
-    ++pipeline_calls_;
+    const double spent = now() - t_in;
+    if (planned_in_call_ > 0) {
+      plan_time_ += spent;
+      ++plan_calls_;
+      plan_ops_ += planned_in_call_;
+    } else {
+      pipeline_time_ += spent;
+      ++pipeline_calls_;
+    }
     {
       std::lock_guard<std::mutex> lk(mu_);
       --outstanding_;
@@ -260,6 +268,7 @@ void ExecPlatform::memory_event(const MemoryEvent& e) {
 }
 
 void ExecPlatform::ops_planned(const OpGraph& graph) {
+  planned_in_call_ += graph.size();
   for (size_t i = 0; i < graph.size(); ++i) {
     const Op& op = graph.op(static_cast<uint32_t>(i));
     if (op.layer == kNoLabel || op.expert == kNoLabel) continue;
@@ -491,6 +500,10 @@ ExecCounters ExecPlatform::counters() const {
   c.handoff_latency = mean(handoff_);
   c.completion_latency = mean(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
+  // What a planning call costs beyond an ordinary completion, spread over the ops it planned.
+  if (plan_ops_ > 0)
+    c.plan_latency_per_op = std::max(0.0, plan_time_ - c.pipeline_latency * static_cast<double>(plan_calls_)) /
+                            static_cast<double>(plan_ops_);
   for (size_t i = 0; i < kResourceClasses; ++i)
     c.turnaround[i] = turnaround_n_[i] ? turnaround_sum_[i] / static_cast<double>(turnaround_n_[i]) : 0.0;
   return c;

@@ -86,6 +86,9 @@ struct ExecCounters {
   double handoff_latency = 0;
   double completion_latency = 0;
   double pipeline_latency = 0;
+  // The pipeline's work to start a layer invocation (lookups, planning, scheduling, building its graph), per op
+  // of the graph it plans: on the critical path, unlike the per-completion work above (which it excludes).
+  double plan_latency_per_op = 0;
   // Per resource class (ResourceClass order): from an op's end to its unit starting the next op that was
   // already waiting (reporting the completion, taking the next one; preemption on a busy machine).
   double turnaround[kResourceClasses] = {};
@@ -195,7 +198,10 @@ class ExecPlatform : public Platform {
   bool stopping_ = false;
   std::string error_;  // first op failure
   std::vector<double> handoff_, completion_;  // latency samples (the first kMaxSamples)
-  double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only)
+  double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only), no planning
+  double plan_time_ = 0;                      // op_done calls that planned an invocation
+  uint64_t plan_calls_ = 0, plan_ops_ = 0;
+  uint64_t planned_in_call_ = 0;              // ops planned during the current op_done call
   double turnaround_sum_[kResourceClasses] = {};
   uint64_t turnaround_n_[kResourceClasses] = {};
   uint64_t pipeline_calls_ = 0;

@@ -1,5 +1,7 @@
 #include "sim/sim_platform.h"
 
+#include <algorithm>
+
 namespace moesim::sim {
 
 SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
@@ -26,8 +28,9 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
     job = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(Pending{sink, token});
   }
-  if (opt_.dispatch_latency > 0) {
-    engine_.schedule_fn(engine_.now() + opt_.dispatch_latency, [this, op, job] { enqueue(op, job); });
+  const double ready = std::max(engine_.now(), planned_until_) + opt_.dispatch_latency;
+  if (ready > engine_.now()) {
+    engine_.schedule_fn(ready, [this, op, job] { enqueue(op, job); });
     return;
   }
   enqueue(op, job);
@@ -109,6 +112,11 @@ void SimPlatform::set_queue_observer(QueueObserver* observer) {
   cpu_.set_queue_observer(observer, 2);
   gpu_.set_queue_observer(observer, 3);
   link_.set_queue_observer(observer, 4);
+}
+
+void SimPlatform::ops_planned(const OpGraph& graph) {
+  if (opt_.plan_latency_per_op <= 0) return;
+  planned_until_ = std::max(planned_until_, engine_.now()) + opt_.plan_latency_per_op * static_cast<double>(graph.size());
 }
 
 double SimPlatform::estimate(const Op& op) const {

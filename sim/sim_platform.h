@@ -35,6 +35,9 @@ struct SimOptions {
   // Per resource class: the time a unit needs between two ops (reporting one, taking the next), added to
   // every op's hold of its unit. 0 = none.
   double turnaround[kResourceClasses] = {};
+  // The pipeline's work to plan a layer invocation, per op planned: the ops of a graph are submitted that
+  // much later (ops_planned). 0 = planning is free.
+  double plan_latency_per_op = 0;
 };
 
 class SimPlatform : public Platform, private JobListener {
@@ -47,6 +50,7 @@ class SimPlatform : public Platform, private JobListener {
   std::vector<ResourceStats> resource_stats() const override;
   std::string describe() const override;
   double estimate(const Op& op) const override;
+  void ops_planned(const OpGraph& graph) override;
   uint32_t units(ResourceClass r) const override;
   // io_thread (reads waiting to be issued), ssd (requests waiting for a slot), cpu_workers, gpu, link.
   std::vector<std::string> queue_names() const override;
@@ -77,7 +81,8 @@ class SimPlatform : public Platform, private JobListener {
   ServerPool cpu_, gpu_, link_;
   ServerPool measured_io_;  // SSD reads with measured durations
   ServerPool dispatcher_;   // the pipeline thread (completion_latency > 0)
-  std::vector<OpTiming> dispatch_timing_;  // by job: the op's own timing, reported after the dispatcher
+  std::vector<OpTiming> dispatch_timing_;
+  double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job: the op's own timing, reported after the dispatcher
   std::vector<Pending> jobs_;
   std::vector<uint32_t> free_jobs_;
 };

@@ -1,0 +1,144 @@
+// The simulator's model of a real engine's own costs (sim/sim_platform.h: dispatch, pipeline, wake,
+// turnaround and planning latencies) and measured durations (sim/measured_durations.h), by hand.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/measured_durations.h"
+#include "sim/sim_platform.h"
+
+namespace moesim::sim {
+namespace {
+
+HardwareProfile profile() {
+  Json j = {{"name", "test"},
+            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 1}}},
+            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+            {"cpu", {{"cores", 1}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
+            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  return hardware_from_json(j, "test.json");
+}
+
+// Decompressing 1 MB on the one CPU worker: 1 ms by the cost model.
+Op decompress(uint16_t expert) {
+  Op op;
+  op.kind = OpKind::kDecompress;
+  op.resource = ResourceClass::kCpu;
+  op.layer = 0;
+  op.expert = expert;
+  op.tensor = 0;
+  op.shard = 0;
+  op.part = TensorPart::kE;
+  op.bytes = 1'000'000;
+  return op;
+}
+
+struct Recorder : OpSink {
+  SimPlatform* platform = nullptr;
+  std::vector<std::pair<uint32_t, double>> seen;  // token, time the sink saw it
+  std::vector<OpTiming> timing;
+  void op_done(uint32_t token, const OpTiming& t) override {
+    seen.emplace_back(token, platform->now());
+    timing.push_back(t);
+  }
+};
+
+// Two decompressions submitted at time 0 to the one CPU worker.
+Recorder run_two(const SimOptions& o) {
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  p.submit(decompress(0), &r, 0);
+  p.submit(decompress(1), &r, 1);
+  p.run_until_idle();
+  r.platform = nullptr;
+  return r;
+}
+
+TEST(RuntimeCosts, IdealRuntimeByDefault) {
+  const Recorder r = run_two({});
+  ASSERT_EQ(r.seen.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.seen[0].second, 1e-3);
+  EXPECT_DOUBLE_EQ(r.seen[1].second, 2e-3);
+}
+
+TEST(RuntimeCosts, DispatchTurnaroundPipelineAndWake) {
+  SimOptions o;
+  o.dispatch_latency = 10e-6;                                       // start 10 us after submission
+  o.turnaround[static_cast<size_t>(ResourceClass::kCpu)] = 5e-6;    // each op holds its unit 5 us longer
+  o.completion_latency = 2e-6;                                      // the pipeline thread: 2 us per completion
+  o.wake_latency = 20e-6;                                           // + 20 us when it was idle
+  const Recorder r = run_two(o);
+  ASSERT_EQ(r.seen.size(), 2u);
+  // Op 0 starts at 10 us, holds the worker 1 ms + 5 us; the idle pipeline thread wakes (20 us) and works 2 us.
+  EXPECT_NEAR(r.timing[0].start, 10e-6, 1e-12);
+  EXPECT_NEAR(r.timing[0].end, 10e-6 + 1e-3 + 5e-6, 1e-12);
+  EXPECT_NEAR(r.seen[0].second, 10e-6 + 1e-3 + 5e-6 + 20e-6 + 2e-6, 1e-12);
+  // Op 1 waited for the worker: it starts when op 0 releases it.
+  EXPECT_NEAR(r.timing[1].start, 10e-6 + 1e-3 + 5e-6, 1e-12);
+  EXPECT_NEAR(r.timing[1].end, 10e-6 + 2 * (1e-3 + 5e-6), 1e-12);
+}
+
+TEST(RuntimeCosts, PlanningDelaysTheOpsOfTheGraph) {
+  SimOptions o;
+  o.plan_latency_per_op = 1e-6;
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  OpGraph g;
+  g.add(decompress(0));
+  g.add(decompress(1));
+  g.add(decompress(2));
+  g.finalize();
+  p.ops_planned(g);  // 3 ops: 3 us of planning before the first starts
+  p.submit(g.op(0), &r, 0);
+  p.run_until_idle();
+  ASSERT_EQ(r.timing.size(), 1u);
+  EXPECT_NEAR(r.timing[0].start, 3e-6, 1e-12);
+}
+
+TEST(MeasuredDurations, MatchByIdentityAndOccurrence) {
+  MeasuredDurations m;
+  m.add(decompress(0), 0.5);
+  m.add(decompress(1), 0.25);
+  m.add(decompress(0), 0.75);
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.next(decompress(0)), 0.5);
+  EXPECT_DOUBLE_EQ(m.next(decompress(0)), 0.75);
+  EXPECT_LT(m.next(decompress(0)), 0);  // none left
+  Op other = decompress(1);
+  other.shard = 1;  // another shard is another identity
+  EXPECT_LT(m.next(other), 0);
+  EXPECT_DOUBLE_EQ(m.next(decompress(1)), 0.25);
+  EXPECT_EQ(m.matched(), 3u);
+  EXPECT_EQ(m.unmatched(), 2u);
+}
+
+TEST(MeasuredDurations, TheSimulatorUsesThemSsdReadsIncluded) {
+  MeasuredDurations m;
+  m.add(decompress(0), 0.5);
+  Op read = decompress(0);
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  m.add(read, 0.25);
+  SimOptions o;
+  o.measured = &m;
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  p.submit(read, &r, 0);
+  p.submit(decompress(0), &r, 1);
+  p.submit(decompress(5), &r, 2);  // not measured: the cost model's 1 ms
+  p.run_until_idle();
+  ASSERT_EQ(r.timing.size(), 3u);
+  std::vector<double> d(3);
+  for (size_t i = 0; i < 3; ++i) d[r.seen[i].first] = r.timing[i].end - r.timing[i].start;
+  EXPECT_DOUBLE_EQ(d[0], 0.25);
+  EXPECT_DOUBLE_EQ(d[1], 0.5);
+  EXPECT_NEAR(d[2], 1e-3, 1e-12);
+  EXPECT_EQ(m.unmatched(), 1u);
+}
+
+}  // namespace
+}  // namespace moesim::sim
