@@ -1,5 +1,7 @@
 #include "cli/exec_run.h"
 
+#include <thread>
+
 #include "core/error.h"
 #include "core/units.h"
 #include "core/warnings.h"
@@ -38,6 +40,11 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
                   " of BF16 weights but the run's model says " + format_bytes(costs.costs.expert_bytes[l]) +
                   " (pass the --model the store was made from)");
   }
+  const unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus > 0 && opt.workers > cpus)
+    warn("exec runs " + std::to_string(opt.workers) + " CPU workers (--workers, default: the profile's cores) on a "
+         "machine with " + std::to_string(cpus) + " CPUs: they share the CPUs with the I/O thread, the GPU stream "
+         "and the pipeline thread, and the measured times include that contention");
   sim::SimOptions so;
   so.io_depth = opt.io_depth;
   so.cpu_workers = opt.workers;
