@@ -181,11 +181,14 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
 }
 
 void ExecPlatform::run_until_idle() {
+  double prev_end = now();
   for (;;) {
     Done d;
+    bool slept = false;
+    double popped = 0;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      const bool slept = done_.empty();
+      slept = done_.empty();
       done_cv_.wait(lk, [&] { return !done_.empty() || outstanding_ == 0 || !error_.empty(); });
       if (!error_.empty()) {
         // Stop: drop what is queued, let running ops finish, then report the first failure.
@@ -199,18 +202,28 @@ void ExecPlatform::run_until_idle() {
       if (done_.empty()) return;  // outstanding_ == 0
       d = done_.front();
       done_.pop_front();
+      popped = now();
       // A completion that woke the sleeping pipeline thread: the pure hand-off, without waiting for the
       // pipeline to finish other completions (that queueing is the simulator's to model).
-      if (slept && completion_.size() < kMaxSamples) completion_.push_back(now() - d.timing.end);
+      if (slept && completion_.size() < kMaxSamples) completion_.push_back(popped - d.timing.end);
     }
     const Op& op = d.job.op;
     const bool keyed = op.layer != kNoLabel && op.expert != kNoLabel;
     const uint32_t key = keyed ? op.layer * model_.experts + op.expert : 0;
     if (keyed && planned_[key] > 0) --planned_[key];
-    const double t_in = now();
     planned_in_call_ = 0;
     d.job.sink->op_done(d.job.token, d.timing);  // may plan and submit more ops, and move memory
-    const double spent = now() - t_in;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      --outstanding_;
+    }
+    if (keyed && planned_[key] == 0) collect(key);
+    collect_pending();
+    // The pipeline thread's time for this completion: from when it could take it (it woke for it, or it
+    // finished the previous one) to now; preemption on a busy machine included.
+    const double end = now();
+    const double spent = end - (slept ? popped : prev_end);
+    prev_end = end;
     if (planned_in_call_ > 0) {
       plan_time_ += spent;
       ++plan_calls_;
@@ -219,12 +232,6 @@ void ExecPlatform::run_until_idle() {
       pipeline_time_ += spent;
       ++pipeline_calls_;
     }
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      --outstanding_;
-    }
-    if (keyed && planned_[key] == 0) collect(key);
-    collect_pending();
   }
 }
 

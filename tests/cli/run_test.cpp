@@ -38,6 +38,22 @@ TEST(RunCli, JsonHasHeaderAndMetrics) {
   EXPECT_LE(m["resources"]["ssd"]["utilization"].get<double>(), 1.0 + 1e-9);
 }
 
+TEST(RunCli, EveryBundledHardwareProfileRunsAndIsListed) {
+  const Result presets = sh("presets");
+  ASSERT_EQ(presets.status, 0) << presets.out;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MOESIM_SOURCE_DIR) + "/data/hardware")) {
+    const std::string name = e.path().stem().string();
+    SCOPED_TRACE(name);
+    EXPECT_NE(presets.out.find(name), std::string::npos);
+    // CPU placement runs everywhere (the phone profile computes experts on its CPU).
+    const Result r = sh("run --trace " + kTrace + " --hw " + name +
+                        " --model qwen3-30b-a3b --system zipmoe --recover-on cpu --compute-on cpu --budget 4GiB --force --json");
+    ASSERT_EQ(r.status, 0) << r.out;
+    const moesim::Json j = moesim::Json::parse(r.out.substr(r.out.find('{')));
+    EXPECT_GT(j["metrics"]["tpot"]["mean_s"].get<double>(), 0.0);
+  }
+}
+
 TEST(RunCli, SameCommandTwiceGivesIdenticalMetrics) {
   const std::string args = "run --trace " + kTrace + " --budget 1GiB --policy random:seed=5 --json";
   const Result a = sh(args), b = sh(args);
