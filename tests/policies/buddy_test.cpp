@@ -25,7 +25,9 @@ std::string write_profile(const std::vector<std::vector<uint16_t>>& buddies, dou
   l["buddies"] = buddies;
   l["tae_percentiles"] = std::vector<double>(101, tae_level);
   j["per_layer"] = Json::array({l});
-  const std::string path = testing::TempDir() + "/buddies_" + std::to_string(buddies.size()) + ".json";
+  // One file per test (ctest runs tests in parallel processes).
+  const std::string path = testing::TempDir() + "/buddies_" +
+                           testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << j.dump();
   return path;
 }
