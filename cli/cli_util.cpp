@@ -32,12 +32,17 @@ bool starts_with_policy_name(const std::string& s) {
 }  // namespace
 
 std::vector<std::string> split_policy_list(const std::vector<std::string>& values) {
+  return split_spec_list(values, starts_with_policy_name);
+}
+
+std::vector<std::string> split_spec_list(const std::vector<std::string>& values,
+                                         const std::function<bool(const std::string&)>& starts_policy) {
   std::vector<std::string> out;
   for (const auto& v : values) {
     for (const auto& part : split_on(v, ';')) {
       std::string cur;
       for (const auto& piece : split_on(part, ',')) {
-        if (!cur.empty() && starts_with_policy_name(piece)) {
+        if (!cur.empty() && starts_policy(piece)) {
           out.push_back(cur);
           cur.clear();
         }

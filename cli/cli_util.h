@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <functional>
 #include <vector>
 
 #include "core/eviction.h"
@@ -21,6 +22,10 @@
 namespace moesim::cli {
 
 std::vector<std::string> split_policy_list(const std::vector<std::string>& values);
+// The same split for any policy kind: ';' always separates, ',' only before a spec starting a name that
+// `starts_policy` accepts (so "cache-prior:lambda=0.5,J=2" stays one spec).
+std::vector<std::string> split_spec_list(const std::vector<std::string>& values,
+                                         const std::function<bool(const std::string&)>& starts_policy);
 std::vector<std::string> split_budget_list(const std::vector<std::string>& values);
 // split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
 // policy or parameter: an Error before any trace is read).

@@ -18,7 +18,10 @@
 #include "core/run_info.h"
 #include "core/units.h"
 #include "core/warnings.h"
+#include "cli/routing_table.h"
 #include "cli/sim_run.h"
+#include "core/routing.h"
+#include "traces/token_routing.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -28,7 +31,7 @@ namespace {
 struct CompareArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", scope = "global";
-  std::vector<std::string> policies, budgets;
+  std::vector<std::string> policies, budgets, routing;
   uint32_t batch = 1, io_depth = 1;
   unsigned threads = 1;
   bool json = false, force = false;
@@ -73,18 +76,26 @@ void execute(const CompareArgs& a) {
     check_budget_plausibility("--budget", c, scope, trace.info(),
                               costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  std::vector<std::string> routings = split_routing_list(a.routing);
+  if (routings.empty()) routings = {"identity"};
+  for (const auto& r : routings)  // a policy the trace cannot serve (no logits) fails before any cell runs
+    make_routing_policy(r, traces::routing_setup(trace.info(), trace));
+  const size_t R = routings.size();
 
-  // Cells in (budget, policy) order; each lands in its own slot, so --threads does not change the output.
-  const size_t cells = budgets.size() * policies.size();
+  // Cells in (budget, policy, routing) order; each lands in its own slot, so --threads does not change the
+  // output.
+  const size_t cells = budgets.size() * policies.size() * R;
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
   {
     Progress bar("compare", cells);
     parallel_for(cells, a.threads, [&](size_t i) {
       serving::SystemConfig cfg;
-      cfg.eviction = policies[i % policies.size()];
+      cfg.eviction = policies[(i / R) % policies.size()];
+      cfg.routing = routings[i % R];
+      cfg.trace = &trace;
       cfg.scope = scope;
-      cfg.budget = caps[i / policies.size()];
+      cfg.budget = caps[i / (policies.size() * R)];
       sim::SimOptions sim;
       sim.io_depth = a.io_depth;
       results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim);
@@ -100,33 +111,43 @@ void execute(const CompareArgs& a) {
   std::string csv =
       "budget,eviction,cache_capacity_experts,hit_rate,decode_hit_rate,tpot_mean_s,tpot_p50_s,tpot_p90_s,"
       "tpot_p99_s,"
-      "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read\n";
+      "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read,routing,changed_fraction,mass_replaced_mean,"
+      "lifetime_mean_tokens,lifetime_sd_tokens\n";
   for (size_t i = 0; i < cells; ++i) {
     {
-      const std::string& b = budgets[i / policies.size()];
-      const CacheCapacity& budget = caps[i / policies.size()];
+      const std::string& b = budgets[i / (policies.size() * R)];
+      const CacheCapacity& budget = caps[i / (policies.size() * R)];
       const serving::RunResult& r = results[i];
       const Json& m = cell_metrics[i];
       Json row;
       row["eviction"] = r.eviction;
+      row["routing"] = r.routing;
       row["budget"] = budget.to_string();
       row["cache_capacity_experts"] = r.cache_capacity_experts;
       row["metrics"] = m;
       rows.push_back(row);
-      char line[256];
-      std::snprintf(line, sizeof line, "%-10s %-24s %8s%% %8s%% %10s %10s %9s",
+      const Json& dev = m["routing_deviation"];
+      const Json& life = m["cache_lifetime"];
+      std::string line = strprintf("%-10s %-24s %8s%% %8s%% %10s %10s %9s %10s",
                     budget.to_string().c_str(), r.eviction.c_str(),
                     num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
                     num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
                     seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
-                    num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str());
+                    num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
+                    num_or_dash(life["mean_tokens"], "%.0f").c_str());
+      if (R > 1 || routings[0] != "identity")
+        line += strprintf(" %8.2f%% %9s  %s", 100 * dev["changed_fraction"].get<double>(),
+                          num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(), routing_label(r.routing).c_str());
       lines.push_back(line);
       csv += b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
              csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
              csv_num(m["tpot"]["mean_s"]) + "," + csv_num(m["tpot"]["p50_s"]) + "," +
              csv_num(m["tpot"]["p90_s"]) + "," + csv_num(m["tpot"]["p99_s"]) + "," +
              csv_num(m["ttft"]["mean_s"]) + "," + csv_num(m["decode_tokens_per_s"]) + "," +
-             std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + "\n";
+             std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + ",\"" + r.routing + "\"," +
+             csv_num(m["routing_deviation"]["changed_fraction"]) + "," +
+             csv_num(m["routing_deviation"]["mass_replaced_mean"]) + "," + csv_num(m["cache_lifetime"]["mean_tokens"]) +
+             "," + csv_num(m["cache_lifetime"]["sd_tokens"]) + "\n";
     }
   }
   const auto& info = trace.info();
@@ -145,6 +166,7 @@ void execute(const CompareArgs& a) {
     config["threads"] = a.threads;
     config["force"] = a.force;
     config["policies"] = policies;
+    config["routing"] = routings;
     config["budgets"] = budgets;
     config["synthetic"] = info.synthetic;
     config["sizes"] = costs.sizes;
@@ -167,9 +189,10 @@ void execute(const CompareArgs& a) {
                 format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
                 costs.sizes["expert_bytes_source"].get<std::string>().c_str());
   text += buf;
-  std::snprintf(buf, sizeof buf, "\n%-10s %-24s %9s %9s %10s %10s %9s\n", "budget", "eviction", "hit",
-                "hit(dec)", "TPOT", "TPOT p90", "tok/s");
-  text += buf;
+  text += strprintf("\n%-10s %-24s %9s %9s %10s %10s %9s %10s", "budget", "eviction", "hit", "hit(dec)", "TPOT",
+                    "TPOT p90", "tok/s", "lifetime");
+  if (R > 1 || routings[0] != "identity") text += strprintf(" %9s %9s  %s", "changed", "mass", "routing");
+  text += "\n";
   for (const auto& l : lines) text += l + "\n";
   write_file_atomic(a.out, text);
 }
@@ -184,6 +207,10 @@ void setup(CLI::App& app) {
   app.add_option("--policy", a->policies,
                  "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
                  "default: all")
+      ->allow_extra_args(false);
+  app.add_option("--routing", a->routing,
+                 "routing policies (lossless 'identity' and lossy ones such as cache-prior:lambda=0.5; see `moesim "
+                 "policies`): every cell runs each; deviation columns are shown")
       ->allow_extra_args(false);
   app.add_option("--budget", a->budgets,
                  "budgets: repeatable or comma-separated (bytes, or experts per layer); default "
@@ -206,5 +233,5 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("compare", "Compare eviction policies x budgets in simulated offloaded serving", setup);
+MOESIM_CLI_COMMAND("compare", "Compare eviction policies x routing policies x budgets in simulated offloaded serving", setup);
 }  // namespace moesim::cli

@@ -10,6 +10,7 @@
 // Degenerate configurations: a capacity below one expert or below the top-k of a layer is an error; an
 // invocation (e.g. a prefill pass) needing more experts than the capacity is counted and reported.
 #include "sim/replay.h"
+#include "sim/replay_routing.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,6 +21,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/routing_table.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/eviction.h"
@@ -44,6 +46,10 @@ struct Args {
   unsigned threads = 1;
   bool json = false;
   std::string out = "-";
+  // Routing policies and lifetimes (sim/replay_routing.h): any of these takes the token-level path.
+  std::vector<std::string> routing;
+  bool lifetime = false;
+  uint32_t oracle_passes = 4;
 };
 
 std::string table(const std::vector<sim::ReplayResult>& rs) {
@@ -64,6 +70,58 @@ std::string table(const std::vector<sim::ReplayResult>& rs) {
     s += line;
   }
   return s;
+}
+
+void warn_over_capacity(uint64_t over, size_t invocations) {
+  if (over > 0)
+    warn("degenerate configuration: up to " + std::to_string(over) + " of " + std::to_string(invocations) +
+         " invocations needed more experts than the capacity (typically prefill passes); their excess "
+         "experts passed through the cache (see over_capacity_invocations)");
+}
+
+// Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
+void run_routing(const Args& a, const traces::Trace& trace, const sim::ReplayInput& input,
+                 const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                 const std::vector<CacheCapacity>& caps, CacheScope scope) {
+  std::vector<std::string> routings = split_routing_list(a.routing);
+  if (routings.empty()) routings = {"identity"};
+  const sim::RoutingReplayInput rin(input, trace);
+  std::vector<sim::RoutingReplayConfig> configs;
+  for (const auto& c : caps)
+    for (const auto& p : policies)
+      for (const auto& r : routings) configs.push_back({p, r, scope, c, a.oracle_passes});
+  warn_if_unoptimized();
+  Progress bar("replay", configs.size());
+  const auto results = sim::replay_routing_sweep(rin, configs, a.threads, [&bar] { bar.add(1); });
+  bar.finish();
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
+  warn_over_capacity(over, input.stream().invocations());
+  const auto& info = trace.info();
+  std::string text;
+  if (a.json) {
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"routing", routings},
+                   {"scope", scope_name(scope)}, {"budgets", budgets}, {"batch", a.batch},
+                   {"threads", a.threads},  {"oracle_passes", a.oracle_passes}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
+    j["trace"] = traces::trace_summary_json(
+        trace, a.trace, a.batch == 1 ? input.stream() : traces::build_lookup_stream(trace, 1));
+    j["results"] = Json::array();
+    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
+                     "(%llu decode); %s scope%s\n",
+                     a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
+                     info.experts, info.top_k, input.stream().invocations(), input.stream().lookups(),
+                     static_cast<unsigned long long>(input.stream().decode_lookups()), scope_name(scope),
+                     trace.has_logits() ? "" : "; no router logits");
+    text += routing_replay_table(results, info, scope);
+  }
+  write_file_atomic(a.out, text);
 }
 
 void run(const Args& a) {
@@ -94,6 +152,10 @@ void run(const Args& a) {
   for (const auto& c : caps)
     check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
 
+  if (!a.routing.empty() || a.lifetime) {
+    run_routing(a, trace, input, policies, budgets, caps, scope);
+    return;
+  }
   std::vector<sim::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
@@ -104,11 +166,7 @@ void run(const Args& a) {
   bar.finish();
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
-  if (over > 0)
-    warn("degenerate configuration: up to " + std::to_string(over) + " of " +
-         std::to_string(stream.invocations()) +
-         " invocations needed more experts than the capacity (typically prefill passes); their excess "
-         "experts passed through the cache (see over_capacity_invocations)");
+  warn_over_capacity(over, stream.invocations());
 
   std::string text;
   if (a.json) {
@@ -163,6 +221,16 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--threads", a->threads,
                  "Threads for the (policy, budget) runs (>= 1); results do not depend on it")
+      ->capture_default_str();
+  app.add_option("--routing", a->routing,
+                 "Routing policy/policies (cache-prior:lambda=0.5, ...; see `moesim policies`); with it (or "
+                 "--lifetime) replay runs token by token and prints the Cache-Conditional Experts Table-2 "
+                 "layout: lifetimes, miss rate vs the router's lookups, deviation")
+      ->allow_extra_args(false);
+  app.add_flag("--lifetime", a->lifetime, "Also measure cache lifetimes (the token-level path, Table-2 layout)");
+  app.add_option("--oracle-passes", a->oracle_passes,
+                 "Fixed-point passes at most for an oracle eviction under a cache-dependent routing "
+                 "(sim/replay_routing.h)")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   add_trace_format_options(app, a->load);

@@ -147,6 +147,24 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
     t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
         static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
+  const Json& life = m["cache_lifetime"];
+  t += strprintf("lifetime:    %s (± %s) tokens resident, %llu residencies ended, %llu still resident\n",
+                 num_or_dash(life["mean_tokens"], "%.1f").c_str(), num_or_dash(life["sd_tokens"], "%.1f").c_str(),
+                 static_cast<unsigned long long>(life["residencies"].get<uint64_t>()),
+                 static_cast<unsigned long long>(life["censored"].get<uint64_t>()));
+  const Json& dev = m["routing_deviation"];
+  if (dev["selections"].get<uint64_t>() > 0) {
+    t += strprintf("deviation:   %.2f%% of %llu (token, layer) selections changed; router weight replaced mean %s, "
+                   "p95 %s; removed experts by rank:",
+                   100 * dev["changed_fraction"].get<double>(),
+                   static_cast<unsigned long long>(dev["selections"].get<uint64_t>()),
+                   num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(),
+                   num_or_dash(dev["mass_replaced_p95"], "%.3f").c_str());
+    for (const auto& n : dev["removed_rank_histogram"]) t += strprintf(" %llu", static_cast<unsigned long long>(n.get<uint64_t>()));
+    t += "\n";
+    if (!m["routing_policy_counters"].empty() && !m["routing_policy_counters"].contains("delta_avg_per_layer"))
+      t += "routing:     " + m["routing_policy_counters"].dump() + "\n";
+  }
   t += print_states(m["states"]);
   t += strprintf("SSD read:    %s", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
   const Json& bp = m["ssd_bytes_read_by_component"];

@@ -102,6 +102,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   cfg.system = a.system;
   cfg.eviction = a.policy_given ? policies[0] : "";
   cfg.routing = a.routing;
+  cfg.trace = &p.trace;
   cfg.scheduling = a.scheduling;
   cfg.prefetch = a.prefetch;
   cfg.scope = scope;

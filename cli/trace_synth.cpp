@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/model_spec.h"
 #include "core/progress.h"
+#include "traces/logits_for.h"
 #include "traces/synth.h"
 #include "traces/trace_io.h"
 
@@ -26,6 +27,7 @@ struct Args {
   std::optional<double> zipf;
   std::string fit;
   std::string trace;  // --trace / positional: the same as --fit
+  std::string logits_for;  // attach synthetic logits to this real trace (traces/logits_for.h)
   uint32_t sequences = 1;
   uint32_t prompt_tokens = 0;
   bool logits = false;
@@ -50,8 +52,25 @@ void validate(const Args& a) {
     throw UsageError("--fit and --trace name the same input: give one of them");
 }
 
+// --logits-for: the real trace's routing unchanged, synthetic logits attached (traces/logits_for.h).
+void run_logits_for(const Args& a) {
+  if (a.zipf || !a.fit.empty() || !a.trace.empty() || a.tokens != 0 || a.prompt_tokens != 0 || a.logits)
+    throw UsageError("--logits-for keeps the real trace's routing: it takes no --zipf, --fit, --tokens, "
+                     "--prompt-tokens or --logits");
+  check_output_writable(a.out);
+  const traces::Trace real = traces::load_trace(a.logits_for);
+  const traces::Trace t = traces::attach_synthetic_logits(real, a.seed, a.logits_for);
+  traces::save_mtr(t, a.out);
+  std::fprintf(stderr,
+               "moesim: wrote %s: the REAL routing of %s with SYNTHETIC logits (seed %llu), labelled synthetic; "
+               "%zu records, %u layers x %u experts, top-%u\n",
+               a.out.c_str(), a.logits_for.c_str(), static_cast<unsigned long long>(a.seed), t.records(),
+               t.info().layers, t.info().experts, t.info().top_k);
+}
+
 void run(const Args& args) {
   using namespace traces;
+  if (!args.logits_for.empty()) return run_logits_for(args);
   validate(args);
   Args a = args;
   if (a.fit.empty()) a.fit = a.trace;
@@ -102,8 +121,11 @@ void setup(CLI::App& app) {
   app.add_option("--model", a->model,
                  "Model preset or JSON (required for --zipf; with --fit it must match the trace's layers and "
                  "experts and sets top-k)");
-  app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence")->required();
+  app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence (not with --logits-for)");
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
+  app.add_option("--logits-for", a->logits_for,
+                 "Real trace: keep its routing and attach synthetic router logits consistent with its recorded "
+                 "top-k order and weights (labelled synthetic); for Cache-Prior, Cumsum, Max-Rank");
   app.add_option("--zipf", a->zipf, "Independent Zipf popularity per layer with this exponent (>= 0)");
   app.add_option(
       "--fit", a->fit,

@@ -106,6 +106,9 @@ Json metrics_json(const PipelineResult& r) {
   routing["changed_lookups"] = r.routing.changed_lookups;
   routing["changed_tokens"] = r.routing.changed_tokens;
   m["routing_rewrite"] = routing;
+  m["routing_deviation"] = r.deviation.to_json();
+  m["routing_policy_counters"] = r.routing_counters;
+  m["cache_lifetime"] = r.lifetime.to_json();
   m["ssd_bytes_read"] = r.ssd_bytes;
   Json by_part;
   by_part["whole"] = r.ssd_bytes_by_part[static_cast<size_t>(TensorPart::kWhole)];

@@ -330,6 +330,7 @@ void Pipeline::memory_event(const MemoryEvent& e) {
   switch (e.kind) {
     case MemoryEvent::Kind::kAdmit:
       ++p.admits;
+      lifetimes_.admit(e.key, clock_);
       break;
     case MemoryEvent::Kind::kEvict:
       ++p.evicts;
@@ -343,7 +344,11 @@ void Pipeline::memory_event(const MemoryEvent& e) {
   }
   if (e.adds()) {
     pool_bytes_[e.pool] += e.bytes;
+    held_[e.key] += e.bytes;
   } else {
+    held_[e.key] -= std::min(held_[e.key], e.bytes);
+    // A demotion's leaving side may pass through 0 bytes; only an eviction ends a residency.
+    if (e.kind == MemoryEvent::Kind::kEvict && held_[e.key] == 0) lifetimes_.evict(e.key, clock_);
     if (pool_bytes_[e.pool] < e.bytes) throw Error("pipeline: a pool released more bytes than it held");
     pool_bytes_[e.pool] -= e.bytes;
     if (e.kind == MemoryEvent::Kind::kEvict) {
@@ -394,6 +399,8 @@ void Pipeline::start_step(uint32_t s) {
       return;
     }
     step_ = s;
+    clock_ = next_clock_;
+    next_clock_ += w.step_tokens[s];
     const bool was_in_window = in_window_;
     in_window_ = opt_.record_timeline && s >= opt_.timeline_first_step && s <= opt_.timeline_last_step;
     if (in_window_ && !was_in_window) enter_window();
@@ -459,8 +466,24 @@ void Pipeline::start_invocation(uint32_t inv) {
     demands_.push_back(d);
   }
   original_ = demands_;
-  RoutingContext rc{layer, decode, w.top_k, this};
-  routing_.rewrite(rc, demands_);
+  if (!routing_.identity()) {
+    if (w.routing.empty())
+      throw Error("pipeline: the routing policy needs each token's routing (the trace's records), and this "
+                  "workload was built without them");
+    const InvocationTokens tok(w.routing, inv);
+    const uint32_t K = w.routing.top_k;
+    route_out_.resize(size_t{tok.size()} * K);
+    for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
+    RoutingContext rc{layer, decode, w.top_k, this, &tok};
+    routing_.route(rc, route_out_);
+    result.deviation.add(tok, route_out_);
+    derive_demands(route_out_, K, w.experts, route_pos_, demands_);
+    // The router's next use for the experts it asked for (the others are set to "never" below).
+    for (uint32_t i = 0; i < original_.size(); ++i) route_pos_[original_[i].expert] = i;
+    for (auto& d : demands_)
+      d.next_use = route_pos_[d.expert] != kNoSlot ? original_[route_pos_[d.expert]].next_use : kNeverUsedAgain;
+    for (const auto& d : original_) route_pos_[d.expert] = kNoSlot;
+  }
   // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
   // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
   result.routing.lookups += original_.size();
@@ -589,6 +612,10 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   result.timeline_last_step = opt_.timeline_last_step;
   in_window_ = false;
   kept_.assign(w.experts, 0);
+  route_pos_.assign(w.experts, kNoSlot);
+  clock_ = next_clock_ = 0;
+  held_.assign(size_t{w.layers} * w.experts, 0);
+  lifetimes_.reset(size_t{w.layers} * w.experts);
   prefetched_.assign(size_t{w.layers} * w.experts, 0);
   prefetch_bytes_.assign(size_t{w.layers} * w.experts, 0);
   prefetch_target_.assign(size_t{w.layers} * w.experts, kNoInvocation);
@@ -622,6 +649,8 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
     }
   for (size_t p = 0; p < pool_bytes_.size(); ++p) result.pools[p].final_bytes = pool_bytes_[p];
   result.cache = residency_.counters();
+  result.lifetime = lifetimes_.finish();
+  result.routing_counters = routing_.counters();
   result.resources = platform.resource_stats();
   result.makespan = platform.now() - t0;
   result_ = nullptr;

@@ -6,8 +6,12 @@
 //
 //   1. dense op          the layer's attention + router + shared experts; the router's output is what reveals
 //                        the experts, so every load of this layer depends on it;
-//   2. routing rewrite   RoutingPolicy::rewrite on the invocation's unique experts (identity by default);
-//                        what it changed is counted (RoutingChange), never silent;
+//   2. routing rewrite   RoutingPolicy::route on the invocation's tokens (core/routing.h; identity by
+//                        default, which keeps the stream's lookups); the unique-expert lookups are derived
+//                        from the rewritten tokens; what changed is counted (RoutingChange on lookups,
+//                        RoutingDeviation on token selections), never silent. Oracle next-use of an expert
+//                        the router did not ask for is "never" here (the replay follows the rewritten
+//                        routing exactly, sim/replay_routing.h);
 //   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F, C,
 //                        S, E, M) and, for F, the memory tier of its copy; a lookup whose expert is still
 //                        being loaded by a prefetch waits for that load (counted: in_flight, late prefetch);
@@ -52,6 +56,7 @@
 #include "core/prefetch.h"
 #include "core/residency.h"
 #include "core/routing.h"
+#include "core/routing_metrics.h"
 #include "core/scheduling.h"
 #include "core/workload.h"
 
@@ -162,6 +167,9 @@ struct PipelineResult {
   std::vector<InvocationTiming> invocations;
   CacheCounters cache;
   RoutingChange routing;
+  RoutingDeviation deviation;            // token selections the routing policy changed (identity: none)
+  Json routing_counters = Json::object();  // RoutingPolicy::counters() at the end
+  LifetimeStats lifetime;                // residencies in tokens (core/routing_metrics.h), from memory events
   std::vector<ResourceStats> resources;
   StateCounts states;
   PrefetchCounters prefetch;
@@ -233,6 +241,12 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::vector<uint32_t> prefetch_target_;  // the invocation a prefetch was for
   // Scratch.
   std::vector<ExpertDemand> demands_, original_;
+  std::vector<uint16_t> route_out_;
+  std::vector<uint32_t> route_pos_;
+  // Lifetimes: the token clock of the current step, and bytes held per key over all pools.
+  uint64_t clock_ = 0, next_clock_ = 0;
+  std::vector<uint64_t> held_;
+  LifetimeTracker lifetimes_;
   std::vector<uint8_t> kept_;
   std::vector<uint32_t> tails_, into_transfer_, ready_;
   std::vector<PrefetchRequest> proposals_;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "core/eviction.h"
+#include "core/routing.h"
 
 namespace moesim {
 
@@ -22,6 +23,9 @@ struct WorkloadView {
   std::span<const uint32_t> step_tokens;  // prompt tokens (prefill) or sequences decoding (decode)
   LookupView lookups;                     // invocations and their unique keys (with next_use)
   std::span<const uint32_t> tokens;       // [lookups] tokens of the invocation routed to the key
+  // Each invocation's tokens (core/routing.h); empty when the workload was built without its trace, which
+  // only identity routing accepts.
+  TokenRoutingView routing;
 
   size_t steps() const { return step_phase.size(); }
 };

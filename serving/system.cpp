@@ -12,6 +12,7 @@
 #include "serving/workload.h"
 #include "serving/zipmoe_residency.h"
 #include "traces/rank_inclusion.h"
+#include "traces/token_routing.h"
 
 namespace moesim::serving {
 namespace {
@@ -153,11 +154,21 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
     residency = make_zipmoe(cfg, stream, info, costs, platform, po, r);
     scheduling = or_default(cfg.scheduling, "zipmoe");
   }
-  auto routing = make_routing_policy(cfg.routing, RoutingSetup{info.layers, info.experts, info.top_k});
+  RoutingSetup rs{info.layers, info.experts, info.top_k, false, false};
+  if (cfg.trace) rs = traces::routing_setup(info, *cfg.trace);
+  auto routing = make_routing_policy(cfg.routing, rs);
+  traces::TokenRouting tokens;
+  WorkloadView view = workload_view(stream);
+  if (!routing->identity()) {
+    if (!cfg.trace)
+      throw Error("routing '" + cfg.routing + "' needs each token's routing: this run was given no trace records");
+    tokens = traces::build_token_routing(*cfg.trace, stream);
+    view.routing = traces::token_routing_view(tokens, *cfg.trace);
+  }
   auto sched = make_scheduling_policy(scheduling);
   auto prefetch = make_prefetch_policy(cfg.prefetch, PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
   Pipeline pipeline(costs.costs, po, *residency, *routing, *sched, prefetch.get());
-  r.result = pipeline.run(workload_view(stream), platform);
+  r.result = pipeline.run(view, platform);
   r.eviction = residency->name();
   r.routing = RoutingRegistry::instance().params(cfg.routing, "routing").canonical();
   r.scheduling = SchedulingRegistry::instance().params(scheduling, "scheduling").canonical();

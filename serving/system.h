@@ -39,6 +39,9 @@ struct SystemConfig {
   // marking. Empty: the system's default (lru; zipmoe: freq).
   std::string eviction;
   std::string routing = "identity";
+  // The records behind the stream: every routing policy but identity reads each token's routing from them
+  // (traces/token_routing.h). Must outlive run(); null only with identity routing.
+  const traces::Trace* trace = nullptr;
   std::string scheduling;  // empty: the system's default (fcfs; zipmoe: zipmoe)
   std::string prefetch = "none";
   CacheScope scope = CacheScope::kGlobal;

@@ -194,7 +194,7 @@ std::vector<uint32_t>& seen_top_k() {
 }
 class RecordingRouting final : public RoutingPolicy {
  public:
-  void rewrite(const RoutingContext& ctx, std::vector<ExpertDemand>&) override {
+  void route(const RoutingContext& ctx, std::span<uint16_t>) override {
     seen_top_k().push_back(ctx.top_k);
   }
 };
@@ -209,6 +209,7 @@ TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
   const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
   cfg.routing = "test-record-context";
+  cfg.trace = &t;
   cfg.budget = CacheCapacity::parse("2GiB");
   const auto stream = traces::build_lookup_stream(t, 1);
   seen_top_k().clear();

@@ -14,7 +14,7 @@ namespace {
 class ScaleRouting final : public RoutingPolicy {
  public:
   ScaleRouting(double lambda, int64_t j) : lambda_(lambda), j_(j) {}
-  void rewrite(const RoutingContext&, std::vector<ExpertDemand>&) override {}
+  void route(const RoutingContext&, std::span<uint16_t>) override {}
   double lambda_;
   int64_t j_;
 };
