@@ -20,6 +20,7 @@
 #include "core/warnings.h"
 #include "cli/routing_table.h"
 #include "cli/sim_run.h"
+#include "core/prefetch.h"
 #include "core/routing.h"
 #include "traces/token_routing.h"
 #include "traces/lookup_stream.h"
@@ -31,7 +32,7 @@ namespace {
 struct CompareArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", scope = "global";
-  std::vector<std::string> policies, budgets, routing;
+  std::vector<std::string> policies, budgets, routing, prefetch;
   uint32_t batch = 1, io_depth = 1;
   unsigned threads = 1;
   bool json = false, force = false;
@@ -81,21 +82,34 @@ void execute(const CompareArgs& a) {
   for (const auto& r : routings)  // a policy the trace cannot serve (no logits) fails before any cell runs
     make_routing_policy(r, traces::routing_setup(trace.info(), trace));
   const size_t R = routings.size();
+  // ',' separates specs only before a registered prefetch policy's name: "transition:train=T,top=6" is one.
+  std::vector<std::string> prefetches = split_spec_list(a.prefetch, [](const std::string& w) {
+    for (const auto& e : PrefetchRegistry::instance().entries())
+      if (w.rfind(e.name, 0) == 0 && (w.size() == e.name.size() || w[e.name.size()] == ':')) return true;
+    return false;
+  });
+  if (prefetches.empty()) prefetches = {"none"};
+  for (const auto& pf : prefetches)  // a bad spec or training trace fails before any cell runs
+    make_prefetch_policy(pf, PrefetchSetup{trace.info().layers, trace.info().experts, trace.info().top_k, 1});
+  const size_t P = prefetches.size();
+  const size_t RP = R * P;
+  const bool show_prefetch = P > 1 || prefetches[0] != "none";
 
-  // Cells in (budget, policy, routing) order; each lands in its own slot, so --threads does not change the
-  // output.
-  const size_t cells = budgets.size() * policies.size() * R;
+  // Cells in (budget, policy, routing, prefetch) order; each lands in its own slot, so --threads does not
+  // change the output.
+  const size_t cells = budgets.size() * policies.size() * RP;
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
   {
     Progress bar("compare", cells);
     parallel_for(cells, a.threads, [&](size_t i) {
       serving::SystemConfig cfg;
-      cfg.eviction = policies[(i / R) % policies.size()];
-      cfg.routing = routings[i % R];
+      cfg.eviction = policies[(i / RP) % policies.size()];
+      cfg.routing = routings[(i / P) % R];
+      cfg.prefetch = prefetches[i % P];
       cfg.trace = &trace;
       cfg.scope = scope;
-      cfg.budget = caps[i / (policies.size() * R)];
+      cfg.budget = caps[i / (policies.size() * RP)];
       sim::SimOptions sim;
       sim.io_depth = a.io_depth;
       results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim);
@@ -112,16 +126,18 @@ void execute(const CompareArgs& a) {
       "budget,eviction,cache_capacity_experts,hit_rate,decode_hit_rate,tpot_mean_s,tpot_p50_s,tpot_p90_s,"
       "tpot_p99_s,"
       "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read,routing,changed_fraction,mass_replaced_mean,"
-      "lifetime_mean_tokens,lifetime_sd_tokens\n";
+      "lifetime_mean_tokens,lifetime_sd_tokens,prefetch,prefetch_accuracy,prefetch_coverage,"
+      "prefetch_useless_bytes\n";
   for (size_t i = 0; i < cells; ++i) {
     {
-      const std::string& b = budgets[i / (policies.size() * R)];
-      const CacheCapacity& budget = caps[i / (policies.size() * R)];
+      const std::string& b = budgets[i / (policies.size() * RP)];
+      const CacheCapacity& budget = caps[i / (policies.size() * RP)];
       const serving::RunResult& r = results[i];
       const Json& m = cell_metrics[i];
       Json row;
       row["eviction"] = r.eviction;
       row["routing"] = r.routing;
+      row["prefetch"] = r.prefetch;
       row["budget"] = budget.to_string();
       row["cache_capacity_experts"] = r.cache_capacity_experts;
       row["metrics"] = m;
@@ -138,6 +154,10 @@ void execute(const CompareArgs& a) {
       if (R > 1 || routings[0] != "identity")
         line += strprintf(" %8.2f%% %9s  %s", 100 * dev["changed_fraction"].get<double>(),
                           num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(), routing_label(r.routing).c_str());
+      const Json& pf = m["prefetch"];
+      if (show_prefetch)
+        line += strprintf(" %9s %9s  %s", num_or_dash(pf["accuracy"], "%.1f%%", 100).c_str(),
+                          num_or_dash(pf["coverage"], "%.1f%%", 100).c_str(), r.prefetch.c_str());
       lines.push_back(line);
       csv += b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
              csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
@@ -147,7 +167,9 @@ void execute(const CompareArgs& a) {
              std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + ",\"" + r.routing + "\"," +
              csv_num(m["routing_deviation"]["changed_fraction"]) + "," +
              csv_num(m["routing_deviation"]["mass_replaced_mean"]) + "," + csv_num(m["cache_lifetime"]["mean_tokens"]) +
-             "," + csv_num(m["cache_lifetime"]["sd_tokens"]) + "\n";
+             "," + csv_num(m["cache_lifetime"]["sd_tokens"]) + ",\"" + r.prefetch + "\"," +
+             csv_num(m["prefetch"]["accuracy"]) + "," + csv_num(m["prefetch"]["coverage"]) + "," +
+             std::to_string(m["prefetch"]["useless_bytes"].get<uint64_t>()) + "\n";
     }
   }
   const auto& info = trace.info();
@@ -167,6 +189,7 @@ void execute(const CompareArgs& a) {
     config["force"] = a.force;
     config["policies"] = policies;
     config["routing"] = routings;
+    config["prefetch"] = prefetches;
     config["budgets"] = budgets;
     config["synthetic"] = info.synthetic;
     config["sizes"] = costs.sizes;
@@ -192,6 +215,7 @@ void execute(const CompareArgs& a) {
   text += strprintf("\n%-10s %-24s %9s %9s %10s %10s %9s %10s", "budget", "eviction", "hit", "hit(dec)", "TPOT",
                     "TPOT p90", "tok/s", "lifetime");
   if (R > 1 || routings[0] != "identity") text += strprintf(" %9s %9s  %s", "changed", "mass", "routing");
+  if (show_prefetch) text += strprintf(" %9s %9s  %s", "pf acc", "pf cover", "prefetch");
   text += "\n";
   for (const auto& l : lines) text += l + "\n";
   write_file_atomic(a.out, text);
@@ -207,6 +231,10 @@ void setup(CLI::App& app) {
   app.add_option("--policy", a->policies,
                  "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
                  "default: all")
+      ->allow_extra_args(false);
+  app.add_option("--prefetch", a->prefetch,
+                 "prefetch policies (none, oracle:accuracy=P, transition:train=T, temporal, popularity:train=T, "
+                 "layer-window:depth=D; see `moesim policies`): every cell runs each; accuracy and coverage shown")
       ->allow_extra_args(false);
   app.add_option("--routing", a->routing,
                  "routing policies (lossless 'identity' and lossy ones such as cache-prior:lambda=0.5; see `moesim "

@@ -76,12 +76,13 @@ std::string print_states(const Json& s) {
 std::string print_prefetch(const Json& p) {
   if (p["proposed"].get<uint64_t>() == 0) return "";
   return strprintf(
-      "prefetch:    %llu issued (%llu proposed, %llu already resident, %llu declined); accuracy %s%%, %llu late, "
-      "%llu useless (%s of %s read)\n",
+      "prefetch:    %llu issued (%llu proposed, %llu already resident, %llu declined); accuracy %s%%, coverage %s%%, "
+      "%llu late, %llu useless (%s of %s read)\n",
       static_cast<unsigned long long>(p["issued"].get<uint64_t>()),
       static_cast<unsigned long long>(p["proposed"].get<uint64_t>()),
       static_cast<unsigned long long>(p["already_resident"].get<uint64_t>()),
       static_cast<unsigned long long>(p["declined"].get<uint64_t>()), num_or_dash(p["accuracy"], "%.2f", 100).c_str(),
+      num_or_dash(p["coverage"], "%.2f", 100).c_str(),
       static_cast<unsigned long long>(p["late"].get<uint64_t>()),
       static_cast<unsigned long long>(p["useless"].get<uint64_t>()),
       format_bytes(p["useless_bytes"].get<uint64_t>()).c_str(), format_bytes(p["bytes"].get<uint64_t>()).c_str());

@@ -138,6 +138,7 @@ Json metrics_json(const PipelineResult& r) {
   pj["late"] = p.late;
   pj["useless"] = p.useless;
   pj["accuracy"] = ratio(p.useful, p.issued);  // issued loads that their expert's next lookup used
+  pj["coverage"] = ratio(p.useful, r.cache.lookups);  // the run's lookups that a prefetch had loaded for them
   pj["bytes"] = p.bytes;
   pj["useless_bytes"] = p.useless_bytes;
   m["prefetch"] = pj;
