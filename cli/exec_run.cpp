@@ -90,6 +90,7 @@ Json exec_report_json(const ExecReport& r) {
   j["completion_latency_s"] = r.counters.completion_latency;
   j["pipeline_latency_s"] = r.counters.pipeline_latency;
   j["plan_latency_per_op_s"] = r.counters.plan_latency_per_op;
+  j["plan_latency_fixed_s"] = r.counters.plan_latency_fixed;
   j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
   return j;
 }

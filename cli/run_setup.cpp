@@ -134,6 +134,8 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
     sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
     if (hw.raw["runtime"].contains("plan_latency_per_op"))
       sim.plan_latency_per_op = hardware_value(hw.raw, "runtime", "plan_latency_per_op", "time", hw.origin);
+    if (hw.raw["runtime"].contains("plan_latency_fixed"))
+      sim.plan_latency_fixed = hardware_value(hw.raw, "runtime", "plan_latency_fixed", "time", hw.origin);
     for (size_t i = 0; i < kResourceClasses; ++i) {
       const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
       if (hw.raw["runtime"].contains(key))

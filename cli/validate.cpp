@@ -154,6 +154,7 @@ void execute(ValidateArgs& va) {
   structure_opts.completion_latency = rc.pipeline_latency;
   structure_opts.wake_latency = rc.completion_latency;
   structure_opts.plan_latency_per_op = rc.plan_latency_per_op;
+  structure_opts.plan_latency_fixed = rc.plan_latency_fixed;
   for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.turnaround[i] = rc.turnaround[i];
   const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
   base += steps;
@@ -195,6 +196,7 @@ void execute(ValidateArgs& va) {
   errors["structure"]["pipeline_latency_s"] = structure_opts.completion_latency;
   errors["structure"]["wake_latency_s"] = structure_opts.wake_latency;
   errors["structure"]["plan_latency_per_op_s"] = structure_opts.plan_latency_per_op;
+  errors["structure"]["plan_latency_fixed_s"] = structure_opts.plan_latency_fixed;
   for (size_t i = 0; i < kResourceClasses; ++i)
     errors["structure"]["turnaround_s"][resource_class_name(static_cast<ResourceClass>(i))] = rc.turnaround[i];
   errors["cost"] = errors_json(cf, exec_median);

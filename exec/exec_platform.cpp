@@ -228,6 +228,9 @@ void ExecPlatform::run_until_idle() {
       plan_time_ += spent;
       ++plan_calls_;
       plan_ops_ += planned_in_call_;
+      const auto n = static_cast<double>(planned_in_call_);
+      plan_nn_ += n * n;
+      plan_nt_ += n * spent;
     } else {
       pipeline_time_ += spent;
       ++pipeline_calls_;
@@ -507,10 +510,23 @@ ExecCounters ExecPlatform::counters() const {
   c.handoff_latency = mean(handoff_);
   c.completion_latency = mean(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
-  // What a planning call costs beyond an ordinary completion, spread over the ops it planned.
-  if (plan_ops_ > 0)
-    c.plan_latency_per_op = std::max(0.0, plan_time_ - c.pipeline_latency * static_cast<double>(plan_calls_)) /
-                            static_cast<double>(plan_ops_);
+  // What a planning call costs beyond an ordinary completion: least squares of time = fixed + per_op * ops
+  // over the planning calls (a layer's lookups, planning and scheduling cost something whatever its size).
+  if (plan_calls_ > 0) {
+    const double k = static_cast<double>(plan_calls_), sn = static_cast<double>(plan_ops_), st = plan_time_;
+    const double det = k * plan_nn_ - sn * sn;
+    double fixed = 0, per_op = sn > 0 ? st / sn : 0;
+    if (det > 1e-12 * k * plan_nn_) {
+      per_op = (k * plan_nt_ - sn * st) / det;
+      fixed = (st - per_op * sn) / k;
+    }
+    if (per_op < 0) {  // not growing with the graph: all of it is fixed
+      per_op = 0;
+      fixed = st / k;
+    }
+    c.plan_latency_fixed = std::max(0.0, fixed - c.pipeline_latency);
+    c.plan_latency_per_op = per_op;
+  }
   for (size_t i = 0; i < kResourceClasses; ++i)
     c.turnaround[i] = turnaround_n_[i] ? turnaround_sum_[i] / static_cast<double>(turnaround_n_[i]) : 0.0;
   return c;

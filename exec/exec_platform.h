@@ -89,6 +89,7 @@ struct ExecCounters {
   // The pipeline's work to start a layer invocation (lookups, planning, scheduling, building its graph), per op
   // of the graph it plans: on the critical path, unlike the per-completion work above (which it excludes).
   double plan_latency_per_op = 0;
+  double plan_latency_fixed = 0;  // and per planning call: the fit is fixed + per_op * ops (least squares)
   // Per resource class (ResourceClass order): from an op's end to its unit starting the next op that was
   // already waiting (reporting the completion, taking the next one; preemption on a busy machine).
   double turnaround[kResourceClasses] = {};
@@ -201,6 +202,7 @@ class ExecPlatform : public Platform {
   double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only), no planning
   double plan_time_ = 0;                      // op_done calls that planned an invocation
   uint64_t plan_calls_ = 0, plan_ops_ = 0;
+  double plan_nn_ = 0, plan_nt_ = 0;          // sums of ops^2 and ops * time over planning calls (the fit)
   uint64_t planned_in_call_ = 0;              // ops planned during the current op_done call
   double turnaround_sum_[kResourceClasses] = {};
   uint64_t turnaround_n_[kResourceClasses] = {};

@@ -115,8 +115,9 @@ void SimPlatform::set_queue_observer(QueueObserver* observer) {
 }
 
 void SimPlatform::ops_planned(const OpGraph& graph) {
-  if (opt_.plan_latency_per_op <= 0) return;
-  planned_until_ = std::max(planned_until_, engine_.now()) + opt_.plan_latency_per_op * static_cast<double>(graph.size());
+  if (opt_.plan_latency_per_op <= 0 && opt_.plan_latency_fixed <= 0) return;
+  planned_until_ = std::max(planned_until_, engine_.now()) + opt_.plan_latency_fixed +
+                   opt_.plan_latency_per_op * static_cast<double>(graph.size());
 }
 
 double SimPlatform::estimate(const Op& op) const {

@@ -38,6 +38,7 @@ struct SimOptions {
   // The pipeline's work to plan a layer invocation, per op planned: the ops of a graph are submitted that
   // much later (ops_planned). 0 = planning is free.
   double plan_latency_per_op = 0;
+  double plan_latency_fixed = 0;  // and per graph planned
 };
 
 class SimPlatform : public Platform, private JobListener {
