@@ -58,7 +58,7 @@ using Point = std::map<std::string, std::string>;
 
 struct Spec {
   Json raw;
-  fs::path base;  // the spec's folder: relative trace paths are resolved against it when a point runs
+  fs::path base;  // the spec's folder: points run there, so relative paths in the spec are relative to it
   std::string hash;  // of the spec's canonical JSON
   std::vector<Point> points;
   std::vector<std::string> options;  // fixed extra options of every point
@@ -250,7 +250,7 @@ void execute(const SweepArgs& a) {
   const Spec spec = load_spec(a.spec);
   uint32_t shard = 0, shards = 1;
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
-  const fs::path dir(a.out), points_dir = dir / "points";
+  const fs::path dir = fs::absolute(a.out), points_dir = dir / "points";
   std::error_code ec;
   fs::create_directories(points_dir, ec);
   if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
@@ -284,12 +284,8 @@ void execute(const SweepArgs& a) {
     std::vector<std::string> args{exe, "-q", "run", "--json", "-o", out};
     for (const Key& k : kKeys)
       if (p.count(k.name) && !p.at(k.name).empty()) {
-        std::string v = p.at(k.name);
-        // A relative trace path is relative to the spec's folder when it exists there.
-        if (std::string(k.name) == "trace" && fs::path(v).is_relative() && fs::exists(spec.base / v))
-          v = (spec.base / v).string();
         args.push_back(k.option);
-        args.push_back(v);
+        args.push_back(p.at(k.name));
       }
     for (const auto& o : spec.options) args.push_back(o);
     std::vector<char*> argv;
@@ -299,6 +295,8 @@ void execute(const SweepArgs& a) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // Points run in the spec's folder: relative paths in a spec (traces, models, train=) are relative to it.
+    if (!spec.base.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.base.c_str());
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
