@@ -43,10 +43,12 @@ const Fixture& fixture() {
     s.experts = one.experts;
     s.batch = one.batch;
     s.inv_begin.push_back(0);
+    s.refresh_begin.push_back(0);
     s.step_begin.push_back(0);
     while (s.lookups() < kTargetLookups) {
       const uint32_t inv_off = static_cast<uint32_t>(s.invocations());
       const uint32_t key_off = static_cast<uint32_t>(s.lookups());
+      const uint32_t refresh_off = static_cast<uint32_t>(s.refreshes());
       for (size_t i = 0; i < one.steps(); ++i) {
         s.step_phase.push_back(one.step_phase[i]);
         s.step_tokens.push_back(one.step_tokens[i]);
@@ -56,7 +58,9 @@ const Fixture& fixture() {
         s.inv_layer.push_back(one.inv_layer[i]);
         s.inv_phase.push_back(one.inv_phase[i]);
         s.inv_begin.push_back(one.inv_begin[i + 1] + key_off);
+        s.refresh_begin.push_back(one.refresh_begin[i + 1] + refresh_off);
       }
+      for (uint32_t r : one.refresh) s.refresh.push_back(r + key_off);
       s.key.insert(s.key.end(), one.key.begin(), one.key.end());
       s.tokens.insert(s.tokens.end(), one.tokens.begin(), one.tokens.end());
     }

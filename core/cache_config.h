@@ -85,6 +85,11 @@ struct LookupView {
   std::span<const uint8_t> inv_phase;   // [invocations]
   std::span<const uint32_t> key;        // [lookups]
   std::span<const uint32_t> next_use;   // [lookups]; may be empty when no policy needs it
+  // Refreshes (traces/lookup_stream.h): refresh[refresh_begin[i] .. refresh_begin[i+1]) are lookup indices
+  // of invocation i whose experts are touched again, in the order to refresh them after its lookups. Both
+  // empty: no refreshes.
+  std::span<const uint32_t> refresh_begin;  // [invocations + 1] or empty
+  std::span<const uint32_t> refresh;
   size_t invocations() const { return inv_layer.size(); }
 };
 

@@ -34,6 +34,13 @@ class EvictionPolicy {
   // `key` was resident (hit) / was not and has just been admitted (miss). next_use: see the header.
   virtual void on_hit(uint32_t key, uint32_t part, uint32_t next_use) = 0;
   virtual void on_admit(uint32_t key, uint32_t part, uint32_t next_use) = 0;
+  // `key`, looked up earlier in this invocation, is touched again (a duplicate inside the invocation,
+  // traces/lookup_stream.h): its recency is now. Not an access: frequency counts and next uses do not
+  // change (the next use is still the next invocation that needs the key). Each policy's file says what it
+  // does: LRU and static-freq's LRU part move the key to most recent; LFU moves it to most recent among the
+  // keys of its count; FIFO (admission order), Belady (next use), Random and Marking (the key is already
+  // in use, hence marked) ignore it.
+  virtual void on_refresh(uint32_t key, uint32_t part) = 0;
   // Chooses a resident key of `part`, removes it from the policy's structures and returns it; kNoKey when
   // every resident key of `part` is in use (or none is resident). Never returns an in-use key before
   // end_invocation(part).

@@ -4,6 +4,9 @@
 // Invocation protocol (the unit of lookup is one layer invocation, traces/lookup_stream.h):
 //   cache.begin_invocation(layer, decode)
 //   cache.lookup(key, next_use)  for each UNIQUE key of the invocation  -> hit or miss; a miss is admitted
+//   cache.refresh(key)           for each refresh of the invocation (traces/lookup_stream.h): a key looked up
+//                                earlier in this invocation is touched again; only the policy's order may
+//                                change (EvictionPolicy::on_refresh), no counter does
 //   cache.end_invocation(n)      n = lookups made; eviction runs now, after all admissions:
 //       1. while used > capacity: policy.evict(part) -- the policy MUST NOT return a key looked up since
 //          its begin_invocation (the "in use" keys);
@@ -77,6 +80,9 @@ class BasicCache {
     }
     return hit;
   }
+
+  // A key looked up earlier in the current invocation is touched again (see the header comment).
+  void refresh(uint32_t key) { policy_->on_refresh(key, part_); }
 
   // Runs eviction (see the header comment); evicted keys are appended to `evicted` when given.
   // `lookups` is the number of lookup() calls of this invocation (for the counters).
@@ -170,6 +176,7 @@ template <typename P>
 CacheCounters replay_stream(P& policy, const CacheConfig& cfg, const LookupView& v) {
   BasicCache<P> cache(cfg, policy);
   const bool have_next_use = !v.next_use.empty();
+  const bool have_refresh = !v.refresh_begin.empty();
   const uint32_t* keys = v.key.data();
   const uint32_t* next = v.next_use.data();
   const size_t n = v.invocations();
@@ -181,6 +188,8 @@ CacheCounters replay_stream(P& policy, const CacheConfig& cfg, const LookupView&
     } else {
       for (uint32_t j = b; j < e; ++j) cache.lookup(keys[j], kNeverUsedAgain);
     }
+    if (have_refresh)
+      for (uint32_t r = v.refresh_begin[i]; r < v.refresh_begin[i + 1]; ++r) cache.refresh(keys[v.refresh[r]]);
     cache.end_invocation(e - b);
   }
   return cache.counters();
@@ -210,6 +219,7 @@ class ExpertCache {
   ExpertCache(const std::string& spec, const CacheConfig& cfg);
   void begin_invocation(uint32_t layer, bool decode) { cache_->begin_invocation(layer, decode); }
   bool lookup(uint32_t key, uint32_t next_use) { return cache_->lookup(key, next_use); }
+  void refresh(uint32_t key) { cache_->refresh(key); }
   void end_invocation(uint32_t lookups, std::vector<uint32_t>* evicted = nullptr) {
     cache_->end_invocation(lookups, evicted);
   }

@@ -533,6 +533,16 @@ void Pipeline::start_invocation(uint32_t inv) {
       wait_for_inflight(v, key, first, dense_op);
     }
   }
+  // The router's duplicate touches refresh their experts (traces/lookup_stream.h), those still requested.
+  const auto& refresh_begin = w.lookups.refresh_begin;
+  if (!refresh_begin.empty() && refresh_begin[inv] != refresh_begin[inv + 1]) {
+    for (const auto& d : demands_) kept_[d.expert] = 1;
+    for (uint32_t r = refresh_begin[inv]; r < refresh_begin[inv + 1]; ++r) {
+      const uint32_t key = w.lookups.key[w.lookups.refresh[r]];
+      if (kept_[key - layer * w.experts]) residency_.refresh(key);
+    }
+    for (const auto& d : demands_) kept_[d.expert] = 0;
+  }
   residency_.end_invocation(static_cast<uint32_t>(demands_.size()));
   note_peaks();
   scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),

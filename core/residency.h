@@ -16,6 +16,8 @@
 // Protocol (the lookup semantics of ARCHITECTURE.md §4, for every implementation):
 //   begin_invocation(layer, decode)
 //   lookup(key, next_use, tokens)   once per UNIQUE key of the invocation, in router order
+//   refresh(key)                    for each refresh of the invocation (traces/lookup_stream.h): a key
+//                                   looked up earlier in it is touched again; recency only, no counter
 //   end_invocation(lookups)         eviction/demotion runs now, after all admissions, and never removes
 //                                   a component of a key this invocation uses unless the pool cannot hold
 //                                   the invocation's own experts (pass-through, counted as degenerate)
@@ -85,6 +87,7 @@ class Residency {
 
   virtual void begin_invocation(uint32_t layer, bool decode) = 0;
   virtual LookupResult lookup(uint32_t key, uint32_t next_use, uint32_t tokens) = 0;
+  virtual void refresh(uint32_t key) = 0;
   virtual void end_invocation(uint32_t lookups) = 0;
   // Admits `key` ahead of its use. Returns the state it had (kMissed/...: what must be loaded) and sets
   // `*target` to the state it now has; returns its current state with *target == that state when the

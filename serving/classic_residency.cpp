@@ -66,6 +66,7 @@ class SinglePool final : public Residency {
     const bool hit = tier_.lookup(key, next_use, listener_);
     return LookupResult{hit ? ExpertState::kFull : ExpertState::kMissed, where_};
   }
+  void refresh(uint32_t key) override { tier_.cache().refresh(key); }
   void end_invocation(uint32_t lookups) override { tier_.end_invocation(lookups, listener_); }
   ExpertState prefetch(uint32_t layer, uint32_t key, uint32_t next_use, ExpertState* target) override {
     if (tier_.cache().resident(key)) {
@@ -100,15 +101,25 @@ class TwoTier final : public Residency {
     device_.cache().begin_invocation(layer, decode);
     host_.cache().begin_invocation(layer, decode);
     host_lookups_ = 0;
+    for (uint32_t k : in_host_list_) in_host_[k] = 0;
+    in_host_list_.clear();
   }
   LookupResult lookup(uint32_t key, uint32_t next_use, uint32_t) override {
     if (device_.lookup(key, next_use, listener_)) return {ExpertState::kFull, MemoryTier::kDevice};
     ++host_lookups_;
+    if (in_host_.empty()) in_host_.assign(host_.cache().config().keys(), 0);
+    in_host_[key] = 1;
+    in_host_list_.push_back(key);
     if (host_.lookup(key, next_use, listener_)) {
       ++host_hits_;
       return {ExpertState::kFull, MemoryTier::kHost};
     }
     return {ExpertState::kMissed, MemoryTier::kDevice};
+  }
+  // Both tiers saw the lookup when the device missed it; only those see its refresh.
+  void refresh(uint32_t key) override {
+    device_.cache().refresh(key);
+    if (!in_host_.empty() && in_host_[key]) host_.cache().refresh(key);
   }
   void end_invocation(uint32_t lookups) override {
     device_.end_invocation(lookups, listener_);
@@ -138,6 +149,8 @@ class TwoTier final : public Residency {
   Tier device_, host_;
   uint32_t host_lookups_ = 0;
   uint64_t host_hits_ = 0;
+  std::vector<uint8_t> in_host_;        // [keys] looked up in the host tier by this invocation
+  std::vector<uint32_t> in_host_list_;  // those keys, to clear them
 };
 
 }  // namespace

@@ -16,11 +16,7 @@ inline WorkloadView workload_view(const traces::LookupStream& s) {
   w.step_begin = s.step_begin;
   w.step_phase = s.step_phase;
   w.step_tokens = s.step_tokens;
-  w.lookups.inv_begin = s.inv_begin;
-  w.lookups.inv_layer = s.inv_layer;
-  w.lookups.inv_phase = s.inv_phase;
-  w.lookups.key = s.key;
-  w.lookups.next_use = s.next_use;
+  w.lookups = traces::lookup_view(s);
   w.tokens = s.tokens;
   return w;
 }

@@ -2,6 +2,7 @@
 //
 //   lookup(key):                       state = state of pool[key]
 //     count[key] += 1; move key up the layer's frequency order (ties: earlier first activation, lower id)
+//   refresh(key):                      key is the most recently used (evict=lru); no count
 //   end_invocation: for each key of the invocation: r = its rank now; target = first active pool p with
 //     r < tau_p = sum_{q <= p} S_q + delta, else none; move it there (a use produced every component: no
 //     I/O; none: evicted right after execution); then while a pool of the layer holds more than S_p:
@@ -119,6 +120,10 @@ class ZipMoeResidency final : public Residency {
     if (had != kNone && evict_ == Evict::kMarking) marked_[key] = 1;
     return found;
   }
+
+  // A duplicate touch inside the invocation: the most recent use for the LRU in-pool order; not an
+  // activation (frequency ranks, FIFO entry and marking are unchanged).
+  void refresh(uint32_t key) override { last_[key] = ++tick_; }
 
   void end_invocation(uint32_t) override {
     // Dispatch by the ranks after every count of the invocation: an expert looked up early may be overtaken

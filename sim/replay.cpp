@@ -18,23 +18,28 @@ ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
   const uint64_t keys = uint64_t{stream.layers} * stream.experts;
   if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
   if (keys >= kNoKey) throw Error("replay: too many (layer, expert) keys");
-  if (stream.inv_begin.size() != stream.invocations() + 1 || stream.next_use.size() != stream.lookups() ||
+  if (stream.inv_begin.size() != stream.invocations() + 1 ||
+      (!stream.next_use.empty() && stream.next_use.size() != stream.lookups()) ||
+      (!stream.refresh_begin.empty() && (stream.refresh_begin.size() != stream.invocations() + 1 ||
+                                         stream.refresh_begin.back() != stream.refreshes())) ||
       stream.inv_phase.size() != stream.invocations() || stream.inv_begin.back() != stream.lookups())
     throw Error("replay: inconsistent lookup stream");
   for (uint16_t l : stream.inv_layer)
     if (l >= stream.layers) throw Error("replay: invocation of layer " + std::to_string(l) + " out of range");
+  // A refresh names a lookup of its own invocation (the cache refreshes keys in use only).
+  for (size_t i = 0; i + 1 < stream.refresh_begin.size(); ++i)
+    for (uint32_t r = stream.refresh_begin[i]; r < stream.refresh_begin[i + 1]; ++r)
+      if (r >= stream.refreshes() || stream.refresh[r] < stream.inv_begin[i] ||
+          stream.refresh[r] >= stream.inv_begin[i + 1])
+        throw Error("replay: refresh " + std::to_string(r) + " is not a lookup of invocation " + std::to_string(i));
   frequency_ = key_frequencies(stream.key, static_cast<uint32_t>(keys));  // also range-checks every key
-  view_.inv_begin = stream.inv_begin;
-  view_.inv_layer = stream.inv_layer;
-  view_.inv_phase = stream.inv_phase;
-  view_.key = stream.key;
-  view_.next_use = stream.next_use;
+  view_ = traces::lookup_view(stream);
 }
 
 CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
   CacheConfig c =
       make_cache_config(stream_->layers, stream_->experts, top_k_, rc.scope, rc.capacity, expert_bytes_);
-  c.next_use_available = true;
+  c.next_use_available = !stream_->next_use.empty();
   c.key_frequency = frequency_;
   return c;
 }

@@ -13,21 +13,38 @@ uint64_t LookupStream::decode_lookups() const {
   return n;
 }
 
+LookupView lookup_view(const LookupStream& s) {
+  LookupView v;
+  v.inv_begin = s.inv_begin;
+  v.inv_layer = s.inv_layer;
+  v.inv_phase = s.inv_phase;
+  v.key = s.key;
+  v.next_use = s.next_use;
+  v.refresh_begin = s.refresh_begin;
+  v.refresh = s.refresh;
+  return v;
+}
+
 namespace {
 
-// Accumulates one invocation: unique experts in first-appearance order with token counts.
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// Accumulates one invocation: unique experts in first-touch order with token counts, and the refreshes
+// of its duplicate touches (see the header).
 class InvocationBuilder {
  public:
-  InvocationBuilder(LookupStream& out, uint32_t experts) : out_(out), pos_(experts, kNone) {}
+  InvocationBuilder(LookupStream& out, uint32_t experts, bool tokens)
+      : out_(out), tokens_(tokens), pos_(experts, kNone), seen_(experts, 0) {}
 
   void add(std::span<const uint16_t> ids, uint32_t layer) {
     for (uint16_t e : ids) {
+      touches_.push_back(e);
       if (pos_[e] == kNone) {
         pos_[e] = static_cast<uint32_t>(out_.key.size());
         touched_.push_back(e);
         out_.key.push_back(layer * out_.experts + e);
-        out_.tokens.push_back(1);
-      } else {
+        if (tokens_) out_.tokens.push_back(1);
+      } else if (tokens_) {
         ++out_.tokens[pos_[e]];
       }
     }
@@ -35,18 +52,57 @@ class InvocationBuilder {
 
   void close(uint32_t layer, Phase phase) {
     if (touched_.empty()) return;  // a missing cell: no invocation
+    if (touches_.size() != touched_.size()) add_refreshes();
     for (uint16_t e : touched_) pos_[e] = kNone;
     touched_.clear();
-    out_.inv_layer.push_back(static_cast<uint16_t>(layer));
-    out_.inv_phase.push_back(static_cast<uint8_t>(phase));
-    out_.inv_begin.push_back(static_cast<uint32_t>(out_.key.size()));
+    touches_.clear();
+    push_invocation(layer, phase);
+  }
+
+  // One record that is a whole invocation (a decode token at batch 1): its ids are distinct (a Trace
+  // guarantees it), so there is nothing to merge or refresh.
+  void single(std::span<const uint16_t> ids, uint32_t layer, Phase phase) {
+    const uint32_t base = layer * out_.experts;
+    for (uint16_t e : ids) out_.key.push_back(base + e);
+    if (tokens_) out_.tokens.insert(out_.tokens.end(), ids.size(), 1);
+    push_invocation(layer, phase);
   }
 
  private:
-  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  void push_invocation(uint32_t layer, Phase phase) {
+    out_.inv_layer.push_back(static_cast<uint16_t>(layer));
+    out_.inv_phase.push_back(static_cast<uint8_t>(phase));
+    out_.inv_begin.push_back(static_cast<uint32_t>(out_.key.size()));
+    out_.refresh_begin.push_back(static_cast<uint32_t>(out_.refresh.size()));
+  }
+
+  // The last-touch order is the reverse of the first appearances in the reversed touches. Its longest
+  // prefix whose lookups ascend needs no refresh; the rest is refreshed in last-touch order.
+  void add_refreshes() {
+    ++epoch_;
+    last_order_.clear();
+    for (size_t t = touches_.size(); t-- > 0;) {
+      const uint16_t e = touches_[t];
+      if (seen_[e] != epoch_) {
+        seen_[e] = epoch_;
+        last_order_.push_back(pos_[e]);
+      }
+    }
+    std::reverse(last_order_.begin(), last_order_.end());
+    size_t keep = 1;
+    while (keep < last_order_.size() && last_order_[keep] > last_order_[keep - 1]) ++keep;
+    out_.refresh.insert(out_.refresh.end(), last_order_.begin() + static_cast<std::ptrdiff_t>(keep),
+                        last_order_.end());
+  }
+
   LookupStream& out_;
-  std::vector<uint32_t> pos_;
-  std::vector<uint16_t> touched_;
+  bool tokens_;
+  std::vector<uint32_t> pos_;       // [experts] lookup index of an expert in the open invocation
+  std::vector<uint32_t> seen_;      // [experts] epoch stamps for add_refreshes
+  uint32_t epoch_ = 0;
+  std::vector<uint16_t> touched_;   // unique experts of the open invocation, first-touch order
+  std::vector<uint16_t> touches_;   // every touch of the open invocation
+  std::vector<uint32_t> last_order_;
 };
 
 struct SeqRange {
@@ -55,7 +111,7 @@ struct SeqRange {
 
 }  // namespace
 
-LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
+LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
   if (batch == 0) throw Error("batch size must be at least 1");
   const auto& info = trace.info();
   LookupStream out;
@@ -64,9 +120,15 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
   out.experts = info.experts;
   out.batch = batch;
   out.inv_begin.push_back(0);
+  out.refresh_begin.push_back(0);
   out.step_begin.push_back(0);
+  // Upper bounds (a lookup per slot, an invocation per record): no reallocation while building.
   out.key.reserve(trace.slots());
-  out.tokens.reserve(trace.slots());
+  if (parts.tokens) out.tokens.reserve(trace.slots());
+  out.inv_begin.reserve(trace.records() + 1);
+  out.inv_layer.reserve(trace.records());
+  out.inv_phase.reserve(trace.records());
+  out.refresh_begin.reserve(trace.records() + 1);
 
   // Record ranges of each sequence's prefill and decode parts (records are canonical).
   std::vector<SeqRange> seqs;
@@ -80,7 +142,7 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
     seqs.push_back(sr);
   }
 
-  InvocationBuilder inv(out, info.experts);
+  InvocationBuilder inv(out, info.experts, parts.tokens);
   auto close_step = [&](Phase phase, uint32_t tokens) {
     if (out.inv_layer.size() == out.step_begin.back()) return;  // every cell missing: no step
     out.step_phase.push_back(static_cast<uint8_t>(phase));
@@ -88,6 +150,8 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
     out.step_begin.push_back(static_cast<uint32_t>(out.inv_layer.size()));
   };
 
+  const size_t group = std::min<size_t>(batch, seqs.size());
+  std::vector<size_t> cur(group), end(group), step_end(group);
   for (size_t g = 0; g < seqs.size(); g += batch) {
     const size_t g_end = std::min(seqs.size(), g + batch);
     // Prefill: one step per sequence; records are ordered (layer, step).
@@ -106,39 +170,51 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch) {
       if (any) close_step(Phase::kPrefill, max_step + 1);
     }
     // Decode: the group's sequences advance together, step by step; records are ordered (step, layer).
-    std::vector<size_t> cur(g_end - g);
-    for (size_t i = g; i < g_end; ++i) cur[i - g] = seqs[i].decode_begin;
+    const size_t n = g_end - g;
+    for (size_t i = 0; i < n; ++i) {
+      cur[i] = seqs[g + i].decode_begin;
+      end[i] = seqs[g + i].decode_end;
+    }
+    if (n == 1) {  // batch 1: every record is an invocation of its own
+      for (size_t r = cur[0]; r < end[0];) {
+        const uint32_t step = trace.step(r);
+        for (; r < end[0] && trace.step(r) == step; ++r) inv.single(trace.experts(r), trace.layer(r), Phase::kDecode);
+        close_step(Phase::kDecode, 1);
+      }
+      continue;
+    }
     for (;;) {
       uint32_t step = 0xFFFFFFFFu;
-      for (size_t i = g; i < g_end; ++i)
-        if (cur[i - g] < seqs[i].decode_end) step = std::min(step, trace.step(cur[i - g]));
+      for (size_t i = 0; i < n; ++i)
+        if (cur[i] < end[i]) step = std::min(step, trace.step(cur[i]));
       if (step == 0xFFFFFFFFu) break;
       uint32_t active = 0;
-      std::vector<size_t> end(cur.size());
-      for (size_t i = g; i < g_end; ++i) {
-        size_t r = cur[i - g];
-        if (r < seqs[i].decode_end && trace.step(r) == step) ++active;
-        while (r < seqs[i].decode_end && trace.step(r) == step) ++r;
-        end[i - g] = r;
+      for (size_t i = 0; i < n; ++i) {
+        size_t r = cur[i];
+        if (r < end[i] && trace.step(r) == step) ++active;
+        while (r < end[i] && trace.step(r) == step) ++r;
+        step_end[i] = r;
       }
       for (uint32_t l = 0; l < info.layers; ++l) {
-        for (size_t i = 0; i < cur.size(); ++i)
-          while (cur[i] < end[i] && trace.layer(cur[i]) == l) inv.add(trace.experts(cur[i]++), l);
+        for (size_t i = 0; i < n; ++i)
+          while (cur[i] < step_end[i] && trace.layer(cur[i]) == l) inv.add(trace.experts(cur[i]++), l);
         inv.close(l, Phase::kDecode);
       }
       close_step(Phase::kDecode, active);
     }
   }
 
-  // next_use by a backward scan over invocations.
-  const size_t n = out.key.size();
-  out.next_use.assign(n, kNoNextUse);
-  std::vector<uint32_t> next(size_t{info.layers} * info.experts, kNoNextUse);
-  for (size_t j = out.invocations(); j-- > 0;)
-    for (uint32_t i = out.inv_begin[j]; i < out.inv_begin[j + 1]; ++i) {
-      out.next_use[i] = next[out.key[i]];
-      next[out.key[i]] = static_cast<uint32_t>(j);
-    }
+  if (parts.next_use) {  // a backward scan over invocations
+    out.next_use.resize(out.key.size());
+    std::vector<uint32_t> next(size_t{info.layers} * info.experts, kNoNextUse);
+    const uint32_t* key = out.key.data();
+    uint32_t* next_use = out.next_use.data();
+    for (size_t j = out.invocations(); j-- > 0;)
+      for (uint32_t i = out.inv_begin[j]; i < out.inv_begin[j + 1]; ++i) {
+        next_use[i] = next[key[i]];
+        next[key[i]] = static_cast<uint32_t>(j);
+      }
+  }
   return out;
 }
 

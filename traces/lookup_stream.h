@@ -4,7 +4,7 @@
 //   * The unit of lookup is one layer invocation. A prefill pass is one invocation per layer over all
 //     prompt tokens of a sequence; decode is one invocation per token step per layer, layers in order.
 //   * Inside an invocation each unique expert is looked up once (in order of first appearance, rank
-//     order within a token); duplicates only add to its token count.
+//     order within a token); duplicates add to its token count and refresh it (below).
 //   * Batch size B > 1: sequences are grouped B at a time in trace order. Each sequence's prompt is a
 //     prefill step of its own; then the group decodes together: decode step s of the group invokes each
 //     layer once over the union of the experts of the group's sequences that have step s.
@@ -12,11 +12,25 @@
 //
 // next_use[i] is the index of the next invocation that looks up the same (layer, expert) as lookup i, or
 // kNoNextUse; Belady and other oracle policies read it.
+//
+// Refreshes ("duplicates only refresh it", ARCHITECTURE.md §4). The touches of an invocation are its expert
+// ids in execution order: tokens in order (for a batch, the group's sequences in order), each token's
+// experts in rank order. A touch of an expert already looked up in the invocation refreshes its recency at
+// that position: a prefill pass touching A, then B, then A leaves A more recent than B. Eviction runs only
+// after the invocation (core/expert_cache.h), so only the order the invocation leaves behind matters: the
+// experts ordered by LAST touch. The stream encodes it as the lookups (first-touch order, the order
+// admissions happen in) followed by refresh[refresh_begin[i] .. refresh_begin[i+1]): lookup indices, in
+// last-touch order, of the shortest suffix of the last-touch order whose removal leaves experts that
+// already stand in last-touch order among the lookups. Looking the keys up and then refreshing these
+// (move to most recent) leaves exactly the last-touch order; nothing is refreshed when no expert is touched
+// twice (every decode invocation of batch 1). A refresh is not a lookup: no counter sees it. What each
+// policy does with it is stated in its file (policies/eviction/) and in core/eviction_policy.h.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/cache_config.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {
@@ -40,14 +54,30 @@ struct LookupStream {
   // Lookups.
   std::vector<uint32_t> key;       // layer * experts + expert
   std::vector<uint32_t> tokens;    // tokens of the invocation routed to this expert (>= 1)
-  std::vector<uint32_t> next_use;  // next invocation with the same key, or kNoNextUse
+  std::vector<uint32_t> next_use;  // next invocation with the same key, or kNoNextUse; empty if not built
+
+  // Refreshes (see above).
+  std::vector<uint32_t> refresh_begin;  // [invocations + 1] offsets into refresh
+  std::vector<uint32_t> refresh;        // lookup index (into key) of a refreshed expert
 
   size_t steps() const { return step_phase.size(); }
   size_t invocations() const { return inv_layer.size(); }
   size_t lookups() const { return key.size(); }
+  size_t refreshes() const { return refresh.size(); }
   uint64_t decode_lookups() const;
 };
 
-LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1);
+// What to build besides the invocations, keys and refreshes. A consumer that never reads a column can
+// skip it (the cache-only replay reads no token counts): each is a 4-byte array per lookup.
+struct LookupStreamParts {
+  bool tokens = true;
+  bool next_use = true;
+};
+
+LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1, const LookupStreamParts& parts = {});
+
+// The stream's invocations, keys, next uses and refreshes as the core-level view the caches replay
+// (core/cache_config.h). Borrows the arrays: `s` must outlive the view.
+LookupView lookup_view(const LookupStream& s);
 
 }  // namespace moesim::traces

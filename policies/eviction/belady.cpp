@@ -4,6 +4,9 @@
 //
 //   next(k) = invocation index of k's next lookup (LookupStream::next_use), kNoNextUse = never
 //   on lookup(k): next(k) = the lookup's next_use
+//   on refresh(k): nothing -- a refresh is a touch inside the same invocation, so k's next use is still the
+//              next invocation that looks it up (the invocation is the unit of lookup: all of its experts
+//              must be resident at once, so a position inside a later invocation carries no urgency)
 //   evict(p):  the resident key of p, not in use, with the largest (next(k), k)  -- ties go to the larger
 //              key, so results are deterministic and match tests/policies/belady_test.cpp's reference
 //
@@ -46,6 +49,7 @@ class Belady final : public EvictionPolicyBase<Belady> {
     sift_up(base_[part], i);
     stamps_.mark(key);
   }
+  void on_refresh(uint32_t, uint32_t) override {}
   uint32_t evict(uint32_t part) override {
     const uint32_t b = base_[part];
     while (size_[part] > 0) {

@@ -1,6 +1,7 @@
 // FIFO: evict the expert admitted longest ago; hits do not change the order.
 //
 //   on admit(k): push k at the front of its partition's queue;  on hit(k): nothing (k is in use)
+//   on refresh(k): nothing (the queue is admission order; a refresh is not an admission)
 //   evict(p):  walk from the back (oldest) towards the front, skipping in-use keys; unlink and return
 //              the first key not in use; none when every key is in use
 //
@@ -26,6 +27,7 @@ class Fifo final : public EvictionPolicyBase<Fifo> {
     lists_.push_front(part, key);
     stamps_.mark(key);
   }
+  void on_refresh(uint32_t, uint32_t) override {}
   uint32_t evict(uint32_t part) override {
     uint32_t v = skipped_ == kNoKey ? lists_.back(part) : lists_.toward_front(skipped_);
     while (v != kNoKey && stamps_.in_use(v)) {

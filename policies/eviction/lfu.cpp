@@ -1,16 +1,29 @@
 // LFU: evict the least frequently used expert; ties go to the least recently used one.
 //
-//   count(k) = lookups of k since it was admitted (in-cache LFU, as libCacheSim's LFU: the count restarts
-//              when k is evicted and re-admitted)
-//   on admit(k): count = 1;  on hit(k): ++count;  both make k the most recent of its count
-//   evict(p):  the key of p with the smallest (count, last lookup time) that is not in use
+//   history=0 (default, in-cache LFU, as libCacheSim's LFU):
+//     count(k) = lookups of k since it was admitted (the count restarts when k is evicted and re-admitted)
+//   history=1 ("perfect LFU", what several MoE replay tools call LFU):
+//     count(k) = lookups of k since the start of the run, whether or not k was resident (counts survive
+//     evictions)
+//   on admit(k): ++count (history=0: count = 1);  on hit(k): ++count;  both make k the most recent
+//   on refresh(k) (k touched again inside its invocation): k becomes the most recent; NOT an access, count
+//                 unchanged (an invocation looks each expert up once, however many tokens use it)
+//   evict(p):  the key of p with the smallest (count, last touch) that is not in use
+//   (a prefetch admission counts as an access: the policy cannot tell it from a lookup)
 //
-// O(1) structure (Shah, Mitra, Matani 2010, "An O(1) algorithm for implementing the LFU cache eviction
+// history=0, O(1) structure (Shah, Mitra, Matani 2010, "An O(1) algorithm for implementing the LFU cache eviction
 // scheme"): per partition a list of frequency nodes in increasing count; each node holds an intrusive list of
 // its keys, most recent at the front. A hit moves the key to the node of count+1 (created after its node when
 // missing). Victim: the back key of the first node whose back key is not in use -- in-use keys entered their
 // nodes during this invocation, so they sit at the front of each node and a node whose back key is in use
 // holds only in-use keys.
+//
+// history=1: an admitted key enters with an arbitrary count, so the frequency nodes cannot be found in O(1);
+// one indexed binary min-heap per partition over (count, last touch tick) instead, O(log n) per lookup,
+// refresh and eviction; in-use keys popped during eviction are set aside and re-inserted at the end of the
+// invocation (as Belady does).
+#include <tuple>
+
 #include "core/eviction.h"
 #include "policies/eviction/eviction_structs.h"
 
@@ -45,6 +58,11 @@ class Lfu final : public EvictionPolicyBase<Lfu> {
     node_of_[key] = target;
     if (keys_.empty(n)) free_node(n);
     stamps_.mark(key);
+  }
+  void on_refresh(uint32_t key, uint32_t) override {
+    const uint32_t n = node_of_[key];  // in use keys stay at the front of their node
+    keys_.unlink(key);
+    keys_.push_front(n, key);
   }
   void on_admit(uint32_t key, uint32_t part, uint32_t) override {
     const uint32_t head = max_nodes_ + part;
@@ -93,11 +111,124 @@ class Lfu final : public EvictionPolicyBase<Lfu> {
   InUseStamps stamps_;
 };
 
+class LfuHistory final : public EvictionPolicyBase<LfuHistory> {
+ public:
+  explicit LfuHistory(const CacheConfig& cfg)
+      : EvictionPolicyBase(cfg),
+        base_(partition_bases(cfg)),
+        heap_(cfg.keys()),
+        hpos_(cfg.keys()),
+        size_(cfg.partitions(), 0),
+        count_(cfg.keys(), 0),
+        stamps_(cfg.keys()) {
+    aside_.reserve(cfg.keys());
+  }
+
+  void begin_invocation(uint32_t) override { stamps_.next_epoch(); }
+  void on_hit(uint32_t key, uint32_t part, uint32_t) override {
+    ++count_[key];
+    touched(key, part);
+    stamps_.mark(key);
+  }
+  void on_admit(uint32_t key, uint32_t part, uint32_t) override {
+    ++count_[key];
+    const uint32_t i = base_[part] + size_[part]++;
+    heap_[i] = Entry{count_[key], ++tick_, key};
+    hpos_[key] = i;
+    sift_up(base_[part], i);
+    stamps_.mark(key);
+  }
+  void on_refresh(uint32_t key, uint32_t part) override { touched(key, part); }
+  uint32_t evict(uint32_t part) override {
+    const uint32_t b = base_[part];
+    while (size_[part] > 0) {
+      const Entry top = heap_[b];
+      const uint32_t last = b + --size_[part];
+      if (last != b) {
+        heap_[b] = heap_[last];
+        hpos_[heap_[b].key] = b;
+        sift_down(b, size_[part], b);
+      }
+      if (!stamps_.in_use(top.key)) return top.key;
+      aside_.push_back(top);
+    }
+    return kNoKey;
+  }
+  void end_invocation(uint32_t part) override {
+    for (const Entry& e : aside_) {
+      const uint32_t i = base_[part] + size_[part]++;
+      heap_[i] = e;
+      hpos_[e.key] = i;
+      sift_up(base_[part], i);
+    }
+    aside_.clear();
+    stamps_.next_epoch();
+  }
+
+ private:
+  struct Entry {
+    uint64_t count = 0, tick = 0;
+    uint32_t key = 0;
+    bool operator<(const Entry& o) const { return std::tie(count, tick) < std::tie(o.count, o.tick); }
+  };
+
+  // The key's count or recency went up: it can only move down the min-heap.
+  void touched(uint32_t key, uint32_t part) {
+    const uint32_t i = hpos_[key];
+    heap_[i].count = count_[key];
+    heap_[i].tick = ++tick_;
+    sift_down(base_[part], size_[part], i);
+  }
+  void sift_up(uint32_t b, uint32_t i) {
+    const Entry e = heap_[i];
+    uint32_t r = i - b;
+    while (r > 0) {
+      const uint32_t parent = (r - 1) >> 1;
+      if (!(e < heap_[b + parent])) break;
+      heap_[b + r] = heap_[b + parent];
+      hpos_[heap_[b + r].key] = b + r;
+      r = parent;
+    }
+    heap_[b + r] = e;
+    hpos_[e.key] = b + r;
+  }
+  void sift_down(uint32_t b, uint32_t n, uint32_t i) {
+    const Entry e = heap_[i];
+    uint32_t r = i - b;
+    for (;;) {
+      uint32_t c = 2 * r + 1;
+      if (c >= n) break;
+      if (c + 1 < n && heap_[b + c + 1] < heap_[b + c]) ++c;
+      if (!(heap_[b + c] < e)) break;
+      heap_[b + r] = heap_[b + c];
+      hpos_[heap_[b + r].key] = b + r;
+      r = c;
+    }
+    heap_[b + r] = e;
+    hpos_[e.key] = b + r;
+  }
+
+  std::vector<uint32_t> base_;
+  std::vector<Entry> heap_;       // per partition region: a min-heap on (count, tick)
+  std::vector<uint32_t> hpos_;    // [keys] absolute heap index of a resident key
+  std::vector<uint32_t> size_;    // [partitions]
+  std::vector<uint64_t> count_;   // [keys] lookups since the start of the run (survive evictions)
+  std::vector<Entry> aside_;      // in-use entries popped during this invocation's eviction
+  uint64_t tick_ = 0;             // touches so far: the recency order
+  InUseStamps stamps_;
+};
+
 }  // namespace
 
-MOESIM_REGISTER(EvictionRegistry, "lfu", "least frequently used since admission; ties broken by recency (LRU)", {},
-                         [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                           return std::make_unique<Lfu>(cfg);
-                         });
+MOESIM_REGISTER(EvictionRegistry, "lfu",
+                "least frequently used (history=0: counts since admission; history=1: counts since the start, "
+                "kept across evictions, \"perfect LFU\"); ties broken by recency (LRU)",
+                {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts"}},
+                [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+                  const uint64_t history = p.get_uint("history");
+                  if (history > 1) throw Error("lfu: history must be 0 or 1, got " + std::to_string(history));
+                  if (history == 1) return std::make_unique<LfuHistory>(cfg);
+                  return std::make_unique<Lfu>(cfg);
+                });
 
 }  // namespace moesim::policies

@@ -1,6 +1,7 @@
 // LRU: evict the least recently used expert.
 //
 //   on lookup(k) (hit or admission): move k to the front of its partition's list; mark k in use
+//   on refresh(k) (k touched again in its invocation): move k to the front
 //   evict(p):  v = back of p's list; if v is in use -> none (every key of p is in use: they are all
 //              at the front, having just been looked up); else unlink v and return it
 //
@@ -25,6 +26,10 @@ class Lru final : public EvictionPolicyBase<Lru> {
   void on_admit(uint32_t key, uint32_t part, uint32_t) override {
     lists_.push_front(part, key);
     stamps_.mark(key);
+  }
+  void on_refresh(uint32_t key, uint32_t part) override {
+    lists_.unlink(key);
+    lists_.push_front(part, key);
   }
   uint32_t evict(uint32_t part) override {
     const uint32_t v = lists_.back(part);

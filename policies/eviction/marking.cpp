@@ -9,6 +9,9 @@
 // with the cache full" is "the invocation left the cache over capacity"; a new phase unmarks every key
 // except the current invocation's (they are the first requests of the new phase and are protected anyway).
 //
+// A refresh (a key touched again inside its invocation) changes nothing: the key is already requested,
+// hence marked, in this phase.
+//
 // Each partition keeps its resident keys in an array split into three zones
 //   [ unmarked | marked, not in use | in use (marked) ]
 // so that marking, the phase reset (move a zone boundary) and a uniform unmarked victim are all O(1).
@@ -49,6 +52,7 @@ class Marking final : public EvictionPolicyBase<Marking> {
     const uint32_t i = base_[part] + z.unmarked + z.marked + z.in_use++;
     slots_.put(i, key);
   }
+  void on_refresh(uint32_t, uint32_t) override {}
   uint32_t evict(uint32_t part) override {
     Zones& z = zones_[part];
     if (z.unmarked == 0) {  // every evictable key is marked: a new phase

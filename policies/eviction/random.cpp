@@ -2,6 +2,7 @@
 //
 //   each partition keeps its resident keys in an array split as [ candidates | in use ]
 //   on admit(k): append k (in the in-use zone);  on hit(k): swap k into the in-use zone
+//   on refresh(k): nothing (k is already in the in-use zone; recency plays no part)
 //   evict(p):  i = rng.below(#candidates); remove candidates[i] (the holes are refilled from the ends of
 //              the zones, O(1)); none when there is no candidate
 //   end of invocation: the in-use zone becomes candidates again
@@ -37,6 +38,7 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
     slots_.put(i, key);
     ++in_use_[part];
   }
+  void on_refresh(uint32_t, uint32_t) override {}
   uint32_t evict(uint32_t part) override {
     const uint32_t candidates = count_[part] - in_use_[part];
     if (candidates == 0) return kNoKey;

@@ -5,6 +5,7 @@
 //            looked up are never pinned)
 //   on lookup(k): a pinned k, once loaded, stays resident for the rest of the run; an unpinned k is
 //                 admitted and kept in an LRU list, using whatever room the pinned keys leave
+//   on refresh(k): an unpinned k moves to the front of the LRU list (pinned keys have no order)
 //   evict(p):  the least recently used unpinned key not in use; pinned keys are never evicted while an
 //              invocation is in progress. An invocation whose unpinned keys alone overflow the capacity is
 //              over capacity (reported by the cache); its unpinned keys then pass through. Pinned keys are
@@ -67,6 +68,12 @@ class StaticFreq final : public EvictionPolicyBase<StaticFreq> {
     else
       lists_.push_front(part, key);
     stamps_.mark(key);
+  }
+  void on_refresh(uint32_t key, uint32_t part) override {
+    if (!pinned_[key]) {
+      lists_.unlink(key);
+      lists_.push_front(part, key);
+    }
   }
   uint32_t evict(uint32_t part) override {
     const uint32_t v = lists_.back(part);

@@ -31,7 +31,8 @@ TEST(Vocabulary, PolicyListSplitsOnSemicolonsAndBeforePolicyNames) {
     for (const auto& row : j["results"]) s += row["eviction"].get<std::string>() + ";";
     return s;
   };
-  EXPECT_EQ(evictions("lru,lfu"), "lru;lfu;");
+  EXPECT_EQ(evictions("lru,lfu"), "lru;lfu:history=0;");
+  EXPECT_EQ(evictions("lfu:history=1,lru"), "lfu:history=1;lru;");
   EXPECT_EQ(evictions("lru;random:seed=7"), "lru;random:seed=7;");
   EXPECT_EQ(evictions("random:seed=7,lru"), "random:seed=7;lru;");
   // After a comma, a key that is no policy name stays a parameter of the spec before it (and is checked).

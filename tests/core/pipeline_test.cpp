@@ -50,8 +50,7 @@ TEST(Pipeline, HitCountsMatchTheReplayOfTheSameStream) {
   CacheConfig cc = make_cache_config(t.info().layers, t.info().experts, t.info().top_k, CacheScope::kGlobal,
                                      CacheCapacity::parse("2GiB"), t.info().expert_bytes);
   auto policy = make_eviction_policy("lru", cc);
-  LookupView v{stream.inv_begin, stream.inv_layer, stream.inv_phase, stream.key, stream.next_use};
-  const CacheCounters c = policy->replay(v);
+  const CacheCounters c = policy->replay(traces::lookup_view(stream));
   EXPECT_EQ(m["cache"]["hits"].get<uint64_t>(), c.hits);
   EXPECT_EQ(m["cache"]["decode_hits"].get<uint64_t>(), c.decode_hits);
   EXPECT_EQ(m["ssd_bytes_read"].get<uint64_t>(), c.read_bytes);

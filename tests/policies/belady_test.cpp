@@ -27,5 +27,14 @@ TEST(Belady, NeedsTheNextUseIndex) {
   EXPECT_NO_THROW(make_eviction_policy("belady", cfg));
 }
 
+TEST(Belady, RefreshChangesNothing) {
+  // capacity 3: after {0,1,2} (0 refreshed), 0 is next used by invocation 2 and 1, 2 never: {3,4} evicts 2
+  // and 1 (never used again; ties to the larger key), with or without the refresh.
+  const Invocations invs = {{0, 1, 2}, {3, 4}, {0, 3}};
+  auto r = run_pattern("belady", 8, 3, invs, 2, {{0}});
+  EXPECT_EQ(r.letters, "MMM MM HH");
+  EXPECT_EQ(r.counters, run_pattern("belady", 8, 3, invs, 2).counters);
+}
+
 }  // namespace
 }  // namespace moesim::testing

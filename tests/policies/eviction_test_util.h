@@ -1,10 +1,13 @@
 // Test helper for eviction policies: runs hand-written invocations (one layer, one partition) through a
 // policy on BOTH paths -- the general ExpertCache (virtual hooks) and the devirtualized fast path
 // EvictionPolicy::replay -- checks they agree, and returns the hit/miss letters in lookup order.
+// `refreshes[j]` (optional) lists keys of invocation j to refresh after its lookups, in order
+// (traces/lookup_stream.h: a duplicate touch inside the invocation).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,13 +24,20 @@ struct PatternRun {
 };
 
 inline PatternRun run_pattern(const std::string& spec, uint32_t experts, uint32_t capacity,
-                              const Invocations& invs, uint32_t top_k = 1) {
+                              const Invocations& invs, uint32_t top_k = 1, const Invocations& refreshes = {}) {
   // The flat stream, next uses (invocation index of the key's next lookup) and frequencies.
-  std::vector<uint32_t> inv_begin{0}, key, next_use;
+  std::vector<uint32_t> inv_begin{0}, key, next_use, refresh_begin{0}, refresh;
   std::vector<uint16_t> inv_layer;
   std::vector<uint8_t> inv_phase;
-  for (const auto& inv : invs) {
+  for (size_t j = 0; j < invs.size(); ++j) {
+    const auto& inv = invs[j];
     for (uint32_t k : inv) key.push_back(k);
+    for (uint32_t k : j < refreshes.size() ? refreshes[j] : std::vector<uint32_t>{}) {
+      const auto at = std::find(inv.begin(), inv.end(), k);
+      if (at == inv.end()) ADD_FAILURE() << "refresh of key " << k << " not looked up in invocation " << j;
+      refresh.push_back(inv_begin.back() + static_cast<uint32_t>(at - inv.begin()));
+    }
+    refresh_begin.push_back(static_cast<uint32_t>(refresh.size()));
     inv_begin.push_back(static_cast<uint32_t>(key.size()));
     inv_layer.push_back(0);
     inv_phase.push_back(1);
@@ -52,6 +62,7 @@ inline PatternRun run_pattern(const std::string& spec, uint32_t experts, uint32_
     if (j) out.letters += ' ';
     for (uint32_t i = inv_begin[j]; i < inv_begin[j + 1]; ++i)
       out.letters += cache.lookup(key[i], next_use[i]) ? 'H' : 'M';
+    for (uint32_t r = refresh_begin[j]; r < refresh_begin[j + 1]; ++r) cache.refresh(key[refresh[r]]);
     std::vector<uint32_t> evicted;
     cache.end_invocation(inv_begin[j + 1] - inv_begin[j], &evicted);
     for (uint32_t v : evicted) EXPECT_FALSE(cache.resident(v)) << "evicted key " << v << " still resident";
@@ -63,7 +74,7 @@ inline PatternRun run_pattern(const std::string& spec, uint32_t experts, uint32_
   }
   out.counters = cache.counters();
 
-  LookupView view{inv_begin, inv_layer, inv_phase, key, next_use};
+  LookupView view{inv_begin, inv_layer, inv_phase, key, next_use, refresh_begin, refresh};
   auto fast = make_eviction_policy(spec, cfg);
   EXPECT_EQ(fast->replay(view), out.counters) << "fast path and general path disagree for " << spec;
   return out;

@@ -24,5 +24,13 @@ TEST(Fifo, SeveralEvictionsInOneInvocationSkipInUseKeys) {
   EXPECT_EQ(r.resident_after[4], (std::vector<uint32_t>{1, 2, 5, 6}));
 }
 
+TEST(Fifo, RefreshIsIgnored) {
+  // capacity 3: {0,1,2} admitted in that order; refreshing 0 does not re-admit it, so {3,4} evicts 0 and 1
+  // and {0,3} misses 0, with or without the refresh.
+  auto r = run_pattern("fifo", 8, 3, {{0, 1, 2}, {3, 4}, {0, 3}}, 2, {{0}});
+  EXPECT_EQ(r.letters, "MMM MM MH");
+  EXPECT_EQ(r.resident_after[1], (std::vector<uint32_t>{2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace moesim::testing

@@ -24,5 +24,15 @@ TEST(Lru, HasNoParameters) {
   EXPECT_THROW(eviction_canonical_name("lru:seed=1"), Error);
 }
 
+TEST(Lru, RefreshMakesATouchedAgainKeyTheMostRecent) {
+  // capacity 3. Invocation 0 touches 0, 1, 2, 0: lookups {0,1,2}, then 0 is refreshed, so the recency
+  // order (oldest first) is 1, 2, 0. {3,4} evicts 1 and 2; {0,3} hits both. Without the refresh 0 and 1
+  // would go and 0 would miss.
+  auto r = run_pattern("lru", 8, 3, {{0, 1, 2}, {3, 4}, {0, 3}}, 2, {{0}});
+  EXPECT_EQ(r.letters, "MMM MM HH");
+  EXPECT_EQ(r.resident_after[1], (std::vector<uint32_t>{0, 3, 4}));
+  EXPECT_EQ(run_pattern("lru", 8, 3, {{0, 1, 2}, {3, 4}, {0, 3}}, 2).letters, "MMM MM MH");
+}
+
 }  // namespace
 }  // namespace moesim::testing

@@ -41,5 +41,14 @@ TEST(Marking, DifferentSeedsGiveDifferentChoices) {
   EXPECT_LT(one_evicted, 80);
 }
 
+TEST(Marking, RefreshChangesNothing) {
+  const Invocations invs = {{0, 1, 2}, {3, 4}, {0, 3}, {1, 5}, {2, 6, 0}, {4, 1}};
+  const Invocations refreshes = {{0, 1}, {}, {0}, {}, {2, 0}};
+  auto a = run_pattern("marking:seed=3", 8, 3, invs, 3, refreshes);
+  auto b = run_pattern("marking:seed=3", 8, 3, invs, 3);
+  EXPECT_EQ(a.letters, b.letters);
+  EXPECT_EQ(a.resident_after, b.resident_after);
+}
+
 }  // namespace
 }  // namespace moesim::testing

@@ -38,5 +38,17 @@ TEST(StaticFreq, UnpinnedKeysUseFreeRoomInLruOrder) {
   EXPECT_EQ(r.resident_after[5], (std::vector<uint32_t>{1, 2, 3}));
 }
 
+TEST(StaticFreq, RefreshOrdersTheUnpinnedKeys) {
+  // capacity 3; whole-trace counts 5, 6, 7: 3 each (pinned), 0: 2, 1, 2, 3: 1. Before the pinned keys
+  // arrive the unpinned ones use the room in LRU order: {0,1,2} with 0 refreshed leaves 1 the least recent,
+  // so {3} evicts 1 and {0} hits (without the refresh {3} evicts 0 and {0} misses). The pinned keys then
+  // push every unpinned key out.
+  const Invocations invs = {{0, 1, 2}, {3}, {0}, {5, 6, 7}, {5, 6, 7}, {5, 6, 7}};
+  auto r = run_pattern("static-freq", 8, 3, invs, 3, {{0}});
+  EXPECT_EQ(r.letters, "MMM M H MMM HHH HHH");
+  EXPECT_EQ(r.resident_after[3], (std::vector<uint32_t>{5, 6, 7}));
+  EXPECT_EQ(run_pattern("static-freq", 8, 3, invs, 3).letters, "MMM M M MMM HHH HHH");
+}
+
 }  // namespace
 }  // namespace moesim::testing

@@ -15,9 +15,10 @@ namespace {
 
 constexpr uint32_t kLayers = 4, kExperts = 16;
 
-// A random stream of invocations: each layer in turn, 1-3 unique experts, skewed towards low ids.
+// A random stream of invocations: each layer in turn, 1-3 unique experts, skewed towards low ids; a third of
+// the invocations refresh some of their keys in a random order (duplicate touches, traces/lookup_stream.h).
 struct Stream {
-  std::vector<uint32_t> inv_begin{0}, key, next_use;
+  std::vector<uint32_t> inv_begin{0}, key, next_use, refresh_begin{0}, refresh;
   std::vector<uint16_t> layer;
   std::vector<uint8_t> phase;
   explicit Stream(uint64_t seed, size_t invocations = 3000) {
@@ -31,7 +32,11 @@ struct Stream {
         const uint32_t k = l * kExperts + e;
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
       }
+      const auto first = static_cast<uint32_t>(key.size());
       for (uint32_t k : keys) key.push_back(k);
+      if (rng.below(3) == 0)
+        for (uint32_t r = 0; r < n; ++r) refresh.push_back(first + static_cast<uint32_t>(rng.below(n)));
+      refresh_begin.push_back(static_cast<uint32_t>(refresh.size()));
       inv_begin.push_back(static_cast<uint32_t>(key.size()));
       layer.push_back(l);
       phase.push_back(i % 7 == 0 ? 0 : 1);
@@ -45,7 +50,7 @@ struct Stream {
         later[key[j]] = static_cast<uint32_t>(i);
       }
   }
-  LookupView view() const { return LookupView{inv_begin, layer, phase, key, next_use}; }
+  LookupView view() const { return LookupView{inv_begin, layer, phase, key, next_use, refresh_begin, refresh}; }
 };
 
 CacheConfig config(const Stream& s, uint64_t capacity, std::vector<uint64_t>& freq) {
@@ -72,6 +77,7 @@ void drive(Residency& r, const Stream& s) {
   for (size_t i = 0; i + 1 < s.inv_begin.size(); ++i) {
     r.begin_invocation(s.layer[i], s.phase[i] == 1);
     for (uint32_t j = s.inv_begin[i]; j < s.inv_begin[i + 1]; ++j) r.lookup(s.key[j], s.next_use[j], 1);
+    for (uint32_t q = s.refresh_begin[i]; q < s.refresh_begin[i + 1]; ++q) r.refresh(s.key[s.refresh[q]]);
     r.end_invocation(s.inv_begin[i + 1] - s.inv_begin[i]);
   }
 }
@@ -164,6 +170,47 @@ TEST(ClassicResidency, TwoTiersServeDeviceMissesFromHostMemory) {
   auto single = serving::make_classic_residency("lru", device, MemoryTier::kDevice, nullptr);
   drive(*single, s);
   EXPECT_EQ(single->counters().lookups - single->counters().hits, misses + host_hits);
+}
+
+TEST(ClassicResidency, TwoTiersRefreshTheTiersThatLookedTheKeyUp) {
+  // The device tier sees every lookup and refresh; the host tier only the device's misses and their
+  // refreshes. Reference: two plain caches driven that way. (Refreshing a key the host never looked up
+  // would corrupt its LRU list.)
+  const Stream s(17);
+  ASSERT_GT(s.refresh.size(), 100u);
+  std::vector<uint64_t> freq;
+  const CacheConfig device = config(s, 3, freq);
+  CacheConfig host = config(s, 6, freq);
+  auto r = serving::make_classic_residency("lru", device, MemoryTier::kDevice, &host);
+  ExpertCache dev_ref("lru", device), host_ref("lru", host);
+  uint64_t host_hits = 0, ref_host_hits = 0;
+  for (size_t i = 0; i + 1 < s.inv_begin.size(); ++i) {
+    r->begin_invocation(s.layer[i], true);
+    dev_ref.begin_invocation(s.layer[i], true);
+    host_ref.begin_invocation(s.layer[i], true);
+    std::set<uint32_t> via_host;
+    for (uint32_t j = s.inv_begin[i]; j < s.inv_begin[i + 1]; ++j) {
+      const LookupResult found = r->lookup(s.key[j], s.next_use[j], 1);
+      host_hits += found.state == ExpertState::kFull && found.tier == MemoryTier::kHost;
+      if (!dev_ref.lookup(s.key[j], s.next_use[j])) {
+        via_host.insert(s.key[j]);
+        ref_host_hits += host_ref.lookup(s.key[j], s.next_use[j]);
+      }
+    }
+    for (uint32_t q = s.refresh_begin[i]; q < s.refresh_begin[i + 1]; ++q) {
+      const uint32_t k = s.key[s.refresh[q]];
+      r->refresh(k);
+      dev_ref.refresh(k);
+      if (via_host.count(k)) host_ref.refresh(k);
+    }
+    const auto n = static_cast<uint32_t>(s.inv_begin[i + 1] - s.inv_begin[i]);
+    r->end_invocation(n);
+    dev_ref.end_invocation(n);
+    host_ref.end_invocation(static_cast<uint32_t>(via_host.size()));
+  }
+  EXPECT_EQ(r->counters(), dev_ref.counters());
+  EXPECT_EQ(host_hits, ref_host_hits);
+  EXPECT_GT(host_hits, 0u);
 }
 
 }  // namespace

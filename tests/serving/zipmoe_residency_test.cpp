@@ -145,6 +145,27 @@ TEST(ZipMoeResidency, PrefetchAdmitsByRankOrDeclines) {
   EXPECT_EQ(r->counters().lookups, 3u);  // a prefetch is no lookup
 }
 
+TEST(ZipMoeResidency, RefreshIsTheLatestUseForLruOnly) {
+  // Pool F of 2 experts, delta 8 (every rank dispatches to F). An invocation looks up 0, 1, 2 and touches 0
+  // again: F must drop one of its own experts (degenerate); in-pool LRU drops the least recently used, 1,
+  // where without the refresh it drops 0. Frequency eviction ignores the refresh (counts all 1: the last
+  // in the frequency order, 2, goes either way).
+  for (bool refresh : {true, false})
+    for (const char* evict : {"lru", "freq"}) {
+      ZipMoePoolsConfig c = config({2, 0, 0, 0}, 4, evict);
+      c.delta = 8;
+      auto r = serving::make_zipmoe_residency(c);
+      r->begin_invocation(0, false);
+      for (uint32_t k : {0u, 1u, 2u}) r->lookup(k, kNeverUsedAgain, 1);
+      if (refresh) r->refresh(0);
+      r->end_invocation(3);
+      const uint32_t gone = std::string(evict) == "freq" ? 2 : refresh ? 1 : 0;
+      for (uint32_t k : {0u, 1u, 2u})
+        EXPECT_EQ(r->peek(k).state, k == gone ? S::kMissed : S::kFull) << evict << " refresh " << refresh << " key " << k;
+      EXPECT_EQ(r->counters().lookups, 3u);
+    }
+}
+
 TEST(ZipMoeResidency, UnknownEvictionIsAnError) {
   EXPECT_THROW(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "clairvoyant")), Error);
   EXPECT_EQ(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "lru"))->name(),

@@ -1,4 +1,4 @@
-// Golden hit/miss counts: every registered eviction policy x capacities {16, 32, 64} experts per layer x
+// Golden hit/miss counts: every registered eviction policy (and lfu:history=1) x capacities {16, 32, 64} experts per layer x
 // both scopes x the three bundled real traces, against tests/data/golden/replay.csv.
 //
 // Regenerate (after an intended change of semantics, and say why in the commit):
@@ -21,11 +21,15 @@ std::string current_table() {
   std::ostringstream out;
   out << "trace,policy,scope,capacity_per_layer,lookups,hits,decode_lookups,decode_hits,evictions,"
          "over_capacity_invocations,read_bytes\n";
+  // Every registered policy with its defaults, and the variants whose parameter changes the algorithm.
+  std::vector<std::string> specs;
+  for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
+  specs.push_back("lfu:history=1");
   for (const auto& t : real_traces())
-    for (const auto& e : EvictionRegistry::instance().entries())
+    for (const auto& spec : specs)
       for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
         for (uint64_t cap : kCapacities) {
-          const auto r = sim::replay(*t->input, experts_config(e.name, scope, cap));
+          const auto r = sim::replay(*t->input, experts_config(spec, scope, cap));
           const auto& c = r.counters;
           out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups
               << ',' << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','

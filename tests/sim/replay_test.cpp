@@ -1,6 +1,8 @@
 // The replay fast path: properties on the real traces, lookup semantics on hand-built traces, thread
 // and seed determinism, and bad configurations. Golden tables: replay_golden_test.cpp.
 #include <algorithm>
+#include <list>
+#include <map>
 #include <set>
 
 #include "core/rng.h"
@@ -148,11 +150,124 @@ TEST(ReplaySemantics, PrefillOverCapacityIsReportedAndPassesThrough) {
     EXPECT_EQ(r.counters.over_capacity_invocations, 1u) << p;
     EXPECT_EQ(r.counters.max_over_capacity, 1u) << p;
   }
-  // LRU by hand: prefill L0 {0,1,2} -> keeps {1,2}? The pass-through trims in LRU order: 0 is least recent
-  // (first looked up) -> {1,2}. L1 {4,5}. decode0 L0 {2 H, 3 M} -> evict 1 -> {2,3}; L1 {4 H, 6 M} ->
-  // evict 5. decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} -> evict 4.  Hits: 2, 4, 3, 6.
+  // LRU by hand: prefill L0 touches 0 1 1 2 0 2: lookups {0,1,2}, recency (oldest first) 1, 0, 2 after the
+  // refreshes; the pass-through trims 1 -> {0,2}. L1 touches 4 5 4 5 5 4 -> {5,4}. decode0 L0 {2 H, 3 M}
+  // -> evict 0 -> {2,3}; L1 {4 H, 6 M} -> evict 5. decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} ->
+  // evict 4.  Hits: 2, 4, 3, 6.
   const auto lru = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 2));
   EXPECT_EQ(lru.counters.hits, 4u);
+}
+
+// One layer, 5 experts, top-2: a prefill pass of two tokens {0,1} {2,0} (touches 0, 1, 2, then 0 again),
+// then decode tokens {3,4} and {0,3}.
+traces::Trace refresh_trace() {
+  traces::TraceInfo info;
+  info.model = "refresh";
+  info.layers = 1;
+  info.experts = 5;
+  info.top_k = 2;
+  traces::TraceBuilder b(info, false, false, "refresh");
+  b.add(0, traces::Phase::kPrefill, 0, 0, std::vector<uint32_t>{0, 1}, {}, {}, 1);
+  b.add(0, traces::Phase::kPrefill, 1, 0, std::vector<uint32_t>{2, 0}, {}, {}, 2);
+  b.add(0, traces::Phase::kDecode, 0, 0, std::vector<uint32_t>{3, 4}, {}, {}, 3);
+  b.add(0, traces::Phase::kDecode, 1, 0, std::vector<uint32_t>{0, 3}, {}, {}, 4);
+  return std::move(b).finish();
+}
+
+TEST(ReplaySemantics, ADuplicateTouchRefreshesForEveryPolicy) {
+  // Capacity 3. The prefill looks up 0, 1, 2 (3 misses) and touches 0 again last: 0 is the most recent.
+  // Decode {3,4} misses both and must evict two of {0,1,2}; decode {0,3} then hits 3, and 0 if it stayed.
+  //   lru            evicts 1, 2 (0 was refreshed)                       -> decode hits 2
+  //   lfu            all count 1; 1, 2 the least recent of the count     -> 2
+  //   lfu:history=1  the same counts                                      -> 2
+  //   fifo           evicts 0, 1 (admission order; a refresh is no admission) -> 1
+  //   belady         evicts 2, 1 (never used again)                      -> 2
+  //   static-freq    pins 0, 3, 1 (counts 2, 2, 1; ties by id): evicts 2, then 4 passes through -> 2
+  // Before refreshes existed LRU and LFU evicted 0 and 1 and hit once.
+  const traces::Trace t = refresh_trace();
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  ASSERT_EQ(s.refreshes(), 1u);
+  const sim::ReplayInput in(s, 2, {});
+  const std::vector<std::pair<const char*, uint64_t>> want = {
+      {"lru", 2}, {"lfu", 2}, {"lfu:history=1", 2}, {"fifo", 1}, {"belady", 2}, {"static-freq", 2}};
+  for (const auto& [p, hits] : want) {
+    const auto r = sim::replay(in, experts_config(p, CacheScope::kPerLayer, 3));
+    EXPECT_EQ(r.counters.lookups, 7u) << p;
+    EXPECT_EQ(r.counters.hits, hits) << p;
+    EXPECT_EQ(r.counters.decode_hits, hits) << p;
+    EXPECT_EQ(r.counters.evictions, p == std::string("static-freq") ? 2u : 2u + (hits == 1 ? 1u : 0u)) << p;
+  }
+}
+
+// LRU applying every touch of the trace's records in order (a duplicate touch of an invocation moves its
+// key to the front without a lookup), written from the records without the lookup stream: the reference
+// the refreshes must reproduce. Batch 1.
+struct TouchCounts {
+  uint64_t lookups = 0, hits = 0, decode_hits = 0, evictions = 0;
+};
+TouchCounts per_touch_lru(const traces::Trace& t, CacheScope scope, uint64_t per_layer) {
+  const auto& info = t.info();
+  const uint32_t parts = scope == CacheScope::kGlobal ? 1 : info.layers;
+  const uint64_t cap = scope == CacheScope::kGlobal ? per_layer * info.layers : per_layer;
+  std::vector<std::list<uint32_t>> lists(parts);
+  std::map<uint32_t, std::list<uint32_t>::iterator> where;
+  TouchCounts c;
+  for (size_t r = 0; r < t.records();) {
+    // One invocation: a prefill pass of one layer (consecutive records), or one decode record.
+    size_t end = r + 1;
+    if (t.phase(r) == traces::Phase::kPrefill)
+      while (end < t.records() && t.seq(end) == t.seq(r) && t.phase(end) == traces::Phase::kPrefill &&
+             t.layer(end) == t.layer(r))
+        ++end;
+    const uint32_t layer = t.layer(r);
+    auto& list = lists[scope == CacheScope::kGlobal ? 0 : layer];
+    std::set<uint32_t> in_use;
+    for (size_t q = r; q < end; ++q)
+      for (uint16_t e : t.experts(q)) {
+        const uint32_t key = layer * info.experts + e;
+        const bool first = in_use.insert(key).second;
+        const auto it = where.find(key);
+        if (first) {
+          ++c.lookups;
+          if (it != where.end()) {
+            ++c.hits;
+            if (t.phase(r) == traces::Phase::kDecode) ++c.decode_hits;
+          }
+        }
+        if (it != where.end()) list.erase(it->second);
+        list.push_front(key);
+        where[key] = list.begin();
+      }
+    auto evict = [&](bool spare_in_use) {
+      for (auto it = list.end(); it != list.begin();) {
+        --it;
+        if (spare_in_use && in_use.count(*it)) continue;
+        where.erase(*it);
+        list.erase(it);
+        ++c.evictions;
+        return true;
+      }
+      return false;
+    };
+    while (list.size() > cap && evict(true)) {
+    }
+    while (list.size() > cap) evict(false);
+    r = end;
+  }
+  return c;
+}
+
+TEST(ReplaySemantics, LruEqualsAReferenceApplyingEveryTouch) {
+  for (const auto& t : real_traces())
+    for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+      for (uint64_t cap : {8, 16, 32, 64}) {
+        const TouchCounts want = per_touch_lru(t->trace, scope, cap);
+        const auto got = sim::replay(*t->input, experts_config("lru", scope, cap)).counters;
+        EXPECT_EQ(got.lookups, want.lookups) << t->name;
+        EXPECT_EQ(got.hits, want.hits) << t->name << " " << scope_name(scope) << " " << cap;
+        EXPECT_EQ(got.decode_hits, want.decode_hits) << t->name << " " << scope_name(scope) << " " << cap;
+        EXPECT_EQ(got.evictions, want.evictions) << t->name << " " << scope_name(scope) << " " << cap;
+      }
 }
 
 TEST(ReplaySemantics, EvictionNeverEvictsAKeyOfTheCurrentInvocation) {

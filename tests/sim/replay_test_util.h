@@ -48,8 +48,8 @@ inline sim::ReplayConfig experts_config(const std::string& policy, CacheScope sc
 }
 
 // Reference semantics (ARCHITECTURE.md §4 and core/eviction.h), written independently:
-//   per invocation: look up each unique key (hit, or admit); then evict, in policy order, keys NOT used by
-//   the invocation until the partition fits; if it still does not fit, evict in policy order among all
+//   per invocation: look up each unique key (hit, or admit); apply its refreshes (LRU: to the front); then
+//   evict, in policy order, keys NOT used by the invocation until the partition fits; if it still does not fit, evict in policy order among all
 //   keys (the excess passes through). Capacity in experts; partition = layer (per-layer) or 0 (global).
 struct RefCounts {
   uint64_t lookups = 0, hits = 0, decode_hits = 0, evictions = 0;
@@ -108,6 +108,11 @@ inline RefCounts reference_replay(const traces::LookupStream& s, RefPolicy polic
         order[p].push_front(k);
       }
       resident.insert(k);
+    }
+    // Refreshes (duplicate touches): LRU moves the key to the front; FIFO and Belady ignore them.
+    for (uint32_t r = s.refresh_begin[i]; r < s.refresh_begin[i + 1] && policy == RefPolicy::kLru; ++r) {
+      order[p].remove(s.key[s.refresh[r]]);
+      order[p].push_front(s.key[s.refresh[r]]);
     }
     auto size = [&] { return policy == RefPolicy::kBelady ? by_next[p].size() : order[p].size(); };
     while (size() > cap && evict_from(p, in_use)) ++rc.evictions;

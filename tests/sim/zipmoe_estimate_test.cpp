@@ -26,6 +26,7 @@ class FixedStates final : public Residency {
   std::string name() const override { return "fixed"; }
   void begin_invocation(uint32_t, bool) override {}
   LookupResult lookup(uint32_t key, uint32_t, uint32_t) override { return {s_[key], MemoryTier::kUnified}; }
+  void refresh(uint32_t) override {}
   void end_invocation(uint32_t) override {}
   ExpertState prefetch(uint32_t, uint32_t key, uint32_t, ExpertState* t) override { return *t = s_[key]; }
   LookupResult peek(uint32_t key) const override { return {s_[key], MemoryTier::kUnified}; }

@@ -1,6 +1,7 @@
 // Lookup stream semantics (traces/lookup_stream.h) on a hand-written trace: prefill = one invocation per
 // layer over the prompt (union, first-appearance order, token counts), decode = one per token per layer,
-// batch B=2 = union over the group's sequences, a missing cell = no invocation; next_use vs brute force.
+// batch B=2 = union over the group's sequences, a missing cell = no invocation; next_use vs brute force;
+// refreshes of duplicate touches (by hand, and against the last-touch order on the bundled traces).
 #include "traces/lookup_stream.h"
 
 #include <gtest/gtest.h>
@@ -91,6 +92,68 @@ TEST(LookupStream, BatchTwoUnionsTheGroupsDecodeSteps) {
             (std::vector<uint32_t>{1, 2, 1, 1, 2, 1}));  // expert 3 at L0 and expert 1 at L1 serve both
   EXPECT_EQ(s.next_use, brute_next_use(s));
   EXPECT_EQ(s.decode_lookups(), 12u);
+}
+
+// Refreshes of invocation i as keys.
+std::vector<std::vector<uint32_t>> refresh_keys(const LookupStream& s) {
+  std::vector<std::vector<uint32_t>> out;
+  for (size_t i = 0; i < s.invocations(); ++i) {
+    out.emplace_back();
+    for (uint32_t r = s.refresh_begin[i]; r < s.refresh_begin[i + 1]; ++r) {
+      EXPECT_GE(s.refresh[r], s.inv_begin[i]);
+      EXPECT_LT(s.refresh[r], s.inv_begin[i + 1]);
+      out.back().push_back(s.key[s.refresh[r]]);
+    }
+  }
+  return out;
+}
+
+TEST(LookupStream, RefreshesOfTheHandTrace) {
+  // Batch 1: every prefill pass touches its duplicates in an order that needs no refresh (seq 0 L0 touches
+  // 0, 1, 1, 2: the last touches stand in lookup order; L1 touches 3, 0, 0, 2, the same), and decode at
+  // batch 1 never repeats an expert.
+  const LookupStream s1 = build_lookup_stream(hand_trace(), 1);
+  EXPECT_EQ(s1.refresh_begin, std::vector<uint32_t>(s1.invocations() + 1, 0));
+  // Batch 2, decode step 0 at L0 (invocation 4): seq 0 touches 2, 3, seq 1 touches 0, 3. Lookups 2, 3, 0;
+  // last-touch order 2, 0, 3, so 3 is refreshed. At L1 (invocation 5): 0, 1 then 1, 2 -- the last touches
+  // ascend, no refresh.
+  const LookupStream s2 = build_lookup_stream(hand_trace(), 2);
+  const auto r = refresh_keys(s2);
+  ASSERT_EQ(r.size(), 8u);
+  for (size_t i = 0; i < r.size(); ++i)
+    EXPECT_EQ(r[i], i == 4 ? std::vector<uint32_t>{3} : std::vector<uint32_t>{}) << "invocation " << i;
+}
+
+// One layer, 5 experts, top-2, a prefill of the given tokens: the refreshes of its one invocation.
+std::vector<uint32_t> prefill_refreshes(const std::vector<std::vector<uint32_t>>& tokens,
+                                        std::vector<uint32_t>* lookups = nullptr) {
+  TraceInfo info;
+  info.layers = 1;
+  info.experts = 5;
+  TraceBuilder b(info, false, false, "refresh");
+  for (uint32_t t = 0; t < tokens.size(); ++t) b.add(0, Phase::kPrefill, t, 0, tokens[t], {}, {}, t + 1);
+  const LookupStream s = build_lookup_stream(std::move(b).finish());
+  EXPECT_EQ(s.invocations(), 1u);
+  if (lookups) *lookups = s.key;
+  return refresh_keys(s)[0];
+}
+
+TEST(LookupStream, RefreshesGiveTheLastTouchOrder) {
+  std::vector<uint32_t> lookups;
+  // A, B, then A: touches 0 1 | 2 0, lookups 0, 1, 2; 0 refreshed (now more recent than 1 and 2).
+  EXPECT_EQ(prefill_refreshes({{0, 1}, {2, 0}}, &lookups), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(lookups, (std::vector<uint32_t>{0, 1, 2}));
+  // Touches 0 1 | 0 2: last-touch order 1, 0, 2. Refreshes only move a key to most recent, so both 0 and
+  // then 2 must move.
+  EXPECT_EQ(prefill_refreshes({{0, 1}, {0, 2}}), (std::vector<uint32_t>{0, 2}));
+  // Touches 0 1 | 2 0 | 1 3: last-touch order 2, 0, 1, 3. Lookups 0, 1, 2, 3. The longest prefix of the
+  // last-touch order that stands in lookup order is "2" alone (0 comes before 2 among the lookups), so
+  // 0, 1, 3 are refreshed -- and 3 only because it must end up after 1.
+  EXPECT_EQ(prefill_refreshes({{0, 1}, {2, 0}, {1, 3}}), (std::vector<uint32_t>{0, 1, 3}));
+  // Touches 0 1 | 1 0: last-touch order 1, 0: refresh 0.
+  EXPECT_EQ(prefill_refreshes({{0, 1}, {1, 0}}), (std::vector<uint32_t>{0}));
+  // Touches 0 1 | 0 1 | 2 4: last-touch order 0, 1, 2, 4 = lookup order: nothing to refresh.
+  EXPECT_EQ(prefill_refreshes({{0, 1}, {0, 1}, {2, 4}}), (std::vector<uint32_t>{}));
 }
 
 TEST(LookupStream, RejectsBatchZero) { EXPECT_THROW((void)build_lookup_stream(hand_trace(), 0), Error); }
