@@ -102,6 +102,7 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
   LifetimeTracker life(size_t{s.layers} * s.experts);
   std::vector<uint16_t> out;
   std::vector<uint32_t> pos(s.experts, kNoSlot);
+  std::vector<uint8_t> kept(s.experts, 0);  // experts requested after the rewrite (for refreshes)
   std::vector<ExpertDemand> demands;
   std::vector<uint32_t> evicted;
   if (rewritten) {
@@ -143,6 +144,17 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
       const uint32_t key = base_key + d.expert;
       if (!cache.lookup(key, d.next_use)) life.admit(key, clock);
       if (rewritten) rewritten->keys.push_back(key);
+    }
+    // The router's duplicate touches refresh their experts (traces/lookup_stream.h), those still requested:
+    // the pipeline's rule (core/pipeline.cpp), so replay and run agree; for identity routing, exactly the
+    // fast path's refreshes.
+    if (!s.refresh_begin.empty() && s.refresh_begin[i] != s.refresh_begin[i + 1]) {
+      for (const auto& d : demands) kept[d.expert] = 1;
+      for (uint32_t q = s.refresh_begin[i]; q < s.refresh_begin[i + 1]; ++q) {
+        const uint32_t key = s.key[s.refresh[q]];
+        if (kept[key - base_key]) cache.refresh(key);
+      }
+      for (const auto& d : demands) kept[d.expert] = 0;
     }
     evicted.clear();
     cache.end_invocation(static_cast<uint32_t>(demands.size()), &evicted);

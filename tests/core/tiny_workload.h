@@ -70,7 +70,7 @@ struct TinyWorkload {
     w.step_begin = step_begin;
     w.step_phase = phase;
     w.step_tokens = step_tokens;
-    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use};
+    w.lookups = LookupView{inv_begin, inv_layer, inv_phase, key, next_use, {}, {}};
     w.tokens = tokens;
     return w;
   }
