@@ -58,7 +58,7 @@ TEST(EvictionStress, RandomConfigurationsAllPolicies) {
     const auto freq = key_frequencies(key, layers * experts);
     cfg.next_use_available = true;
     cfg.key_frequency = freq;
-    const LookupView view{ib, il, ip, key, nu};
+    const LookupView view{ib, il, ip, key, nu, {}, {}};
     for (const auto& e : EvictionRegistry::instance().entries()) {
       SCOPED_TRACE(e.name + " trial " + std::to_string(trial));
       ExpertCache c(e.name, cfg);
