@@ -281,6 +281,7 @@ void setup(CLI::App& app) {
   add_run_options(app, ca->run);
   add_exec_options(app, ca->run);
   app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
+  app.add_option("--threads", ca->run->workers, "the same as --workers: the CPU workers (L) to calibrate with");
   app.callback([ca] { execute(*ca); });
 }
 
