@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -23,9 +24,8 @@ bool build_is_optimized() {
 }
 
 void warn_if_unoptimized() {
-  static bool warned = false;
-  if (warned || build_is_optimized()) return;
-  warned = true;
+  static std::atomic<bool> warned{false};  // sweep points call it from several threads
+  if (build_is_optimized() || warned.exchange(true)) return;
   std::fprintf(stderr, "moesim: warning: this is a %s build, not optimized: throughput and timings are not "
                        "representative (configure with -DCMAKE_BUILD_TYPE=Release)\n", MOESIM_BUILD_TYPE);
 }
