@@ -66,7 +66,9 @@ Json run_header(const std::string& command, const Json& config, std::optional<ui
   ::gethostname(host, sizeof host - 1);
   std::time_t now = std::time(nullptr);
   char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);  // not gmtime: sweep points write their headers from several threads at once
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
   Json h;
   h["moesim"] = {{"version", MOESIM_VERSION}, {"commit", MOESIM_GIT_DESCRIBE},
                  {"build_type", MOESIM_BUILD_TYPE}, {"optimized", build_is_optimized()},
