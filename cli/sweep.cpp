@@ -24,6 +24,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -160,13 +161,16 @@ void execute(const SweepArgs& a) {
       warn(a.out + " was started by moesim " + old.value("moesim_version", std::string("?")) + "; this is " +
            sweep::version_string() + ": its finished points are kept as they are");
   }
-  // This shard's points, minus the finished ones.
+  // This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
+  // explicit point the grid has too) runs once: both CSV rows come from its one file.
   std::vector<size_t> todo;
+  std::set<std::string> queued;
   size_t mine = 0;
   for (size_t i = 0; i < spec.points.size(); ++i) {
     if (i % shards != shard) continue;
     ++mine;
-    if (!fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])))) todo.push_back(i);
+    const std::string id = sweep::point_id(spec, spec.points[i]);
+    if (!fs::exists(sweep::point_file(dir, id)) && queued.insert(id).second) todo.push_back(i);
   }
   Json man = sweep::manifest_base(spec);
   man["shard"] = std::to_string(shard) + "/" + std::to_string(shards);
@@ -205,8 +209,11 @@ void execute(const SweepArgs& a) {
   man["points_done"] = found;
   man["failed"] = failed;
   write_file_atomic(manifest_path.string(), man.dump(2) + "\n");
+  size_t shard_done = 0;
+  for (size_t i = shard; i < spec.points.size(); i += shards)
+    shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
   std::fprintf(stderr, "sweep %s: %zu of %zu points of shard %u/%u done (%zu this run), %zu failed -> %s\n",
-               a.spec.c_str(), mine - failed.size(), mine, shard, shards, todo.size() - failed.size(), failed.size(),
+               a.spec.c_str(), shard_done, mine, shard, shards, todo.size() - failed.size(), failed.size(),
                (dir / "results.csv").c_str());
   if (!failed.empty())
     throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() + " (first: point " +

@@ -133,7 +133,8 @@ TEST_F(SweepCli, PointsAreTheirCommandsResults) {
 
 TEST_F(SweepCli, EachPointKeepsItsOwnWarnings) {
   // --batch 4 on a one-sequence trace warns; the other points do not, whichever thread ran next to it.
-  std::ofstream(dir_ + "/warn.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32"], "batch": [1, 4, 1, 1]}})";
+  std::ofstream(dir_ + "/warn.json") << R"({"points": [{"trace": "q.mtr", "budget": "32"},
+      {"trace": "q.mtr", "budget": "32", "batch": 4}, {"trace": "q.mtr", "budget": "16"}, {"trace": "q.mtr", "budget": "48"}]})";
   const CliResult r = moesim_cli("sweep " + dir_ + "/warn.json --jobs 2 -o " + dir_ + "/warn");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("moesim: warning: [1 point] "));
@@ -141,9 +142,31 @@ TEST_F(SweepCli, EachPointKeepsItsOwnWarnings) {
     EXPECT_EQ(point_json(dir_ + "/warn", i)["warnings"].size(), i == 1 ? 1u : 0u) << i;
   // The CSV's last column counts them.
   const std::string csv = read_text(dir_ + "/warn/results.csv");
-  EXPECT_THAT(csv, HasSubstr("\n0,\"run\",\"q.mtr\",,,,,,,\"32\",,\"1\","));
+  EXPECT_THAT(csv, HasSubstr("\n0,\"run\",\"q.mtr\",,,,,,,\"32\",,,"));
   EXPECT_THAT(csv, ::testing::ContainsRegex("\n1,\"run\",\"q.mtr\",,,,,,,\"32\",,\"4\",[^\n]*,1\n2,"));
   EXPECT_THAT(csv, ::testing::ContainsRegex("\n2,[^\n]*,0\n3,"));
+}
+
+TEST_F(SweepCli, APointGivenTwiceRunsOnce) {
+  // Points 0, 2 and 3 are one point (the same command line): it runs once, on whichever thread, and its
+  // file gives all three rows.
+  std::ofstream(dir_ + "/twice.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32", "16", "32", "32"]},
+      "points": [{"trace": "q.mtr", "budget": "16"}]})";
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/twice.json --jobs 4 -o " + dir_ + "/twice");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("5 of 5 points of shard 0/1 done (2 this run)"));
+  EXPECT_EQ(points_in(dir_ + "/twice"), 2u);
+  const std::string csv = read_text(dir_ + "/twice/results.csv");
+  ASSERT_EQ(count_lines(csv), 6u) << csv;
+  auto row = [&](int i) {  // the metric columns of row i
+    const size_t at = csv.find("\n" + std::to_string(i) + ",\"run\"");
+    const std::string line = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+    return line.substr(line.find("\"32\"") == std::string::npos ? line.find("\"16\"") : line.find("\"32\""));
+  };
+  EXPECT_EQ(row(0), row(2));
+  EXPECT_EQ(row(0), row(3));
+  EXPECT_EQ(row(1), row(4));
+  EXPECT_NE(row(0), row(1));
 }
 
 TEST_F(SweepCli, MergeRefusesAnotherSpecsShardsAndReportsMissingPoints) {
