@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -23,9 +24,8 @@ bool build_is_optimized() {
 }
 
 void warn_if_unoptimized() {
-  static bool warned = false;
-  if (warned || build_is_optimized()) return;
-  warned = true;
+  static std::atomic<bool> warned{false};  // sweep points call it from several threads
+  if (build_is_optimized() || warned.exchange(true)) return;
   std::fprintf(stderr, "moesim: warning: this is a %s build, not optimized: throughput and timings are not "
                        "representative (configure with -DCMAKE_BUILD_TYPE=Release)\n", MOESIM_BUILD_TYPE);
 }
@@ -66,7 +66,9 @@ Json run_header(const std::string& command, const Json& config, std::optional<ui
   ::gethostname(host, sizeof host - 1);
   std::time_t now = std::time(nullptr);
   char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);  // not gmtime: sweep points write their headers from several threads at once
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
   Json h;
   h["moesim"] = {{"version", MOESIM_VERSION}, {"commit", MOESIM_GIT_DESCRIBE},
                  {"build_type", MOESIM_BUILD_TYPE}, {"optimized", build_is_optimized()},

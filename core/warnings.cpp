@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 
 #include "core/progress.h"
 
@@ -19,9 +20,15 @@ State& state() {
   return s;
 }
 
+thread_local std::vector<std::string>* t_scope = nullptr;  // the calling thread's ThreadWarningScope
+
 }  // namespace
 
 void warn(const std::string& message) {
+  if (t_scope) {
+    t_scope->push_back(message);
+    return;
+  }
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   s.items.push_back(message);
@@ -33,6 +40,7 @@ void warn(const std::string& message) {
 }
 
 std::vector<std::string> warnings() {
+  if (t_scope) return *t_scope;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.items;
@@ -55,5 +63,12 @@ void set_warnings_printed(bool printed) {
   std::lock_guard<std::mutex> lock(s.mu);
   s.printed = printed;
 }
+
+ThreadWarningScope::ThreadWarningScope() {
+  if (t_scope) throw std::logic_error("ThreadWarningScope: scopes do not nest");
+  t_scope = &items_;
+}
+
+ThreadWarningScope::~ThreadWarningScope() { t_scope = nullptr; }
 
 }  // namespace moesim

@@ -22,4 +22,21 @@ void clear_warnings();                // tests; a command runs once per process
 // When muted, warn() still records but does not print (tests that provoke warnings on purpose).
 void set_warnings_printed(bool printed);
 
+// While one lives on a thread, the warnings raised on that thread go to it instead of the process-wide list
+// and are not printed, and warnings()/warnings_json() on that thread return its list: `moesim sweep` runs
+// many points on a few threads in one process, and each point's JSON carries its own warnings, whichever
+// thread ran it and whatever ran before. Warnings raised on other threads (a point's own helper threads)
+// are not captured. Scopes do not nest.
+class ThreadWarningScope {
+ public:
+  ThreadWarningScope();
+  ~ThreadWarningScope();
+  ThreadWarningScope(const ThreadWarningScope&) = delete;
+  ThreadWarningScope& operator=(const ThreadWarningScope&) = delete;
+  const std::vector<std::string>& items() const { return items_; }
+
+ private:
+  std::vector<std::string> items_;
+};
+
 }  // namespace moesim

@@ -1,20 +1,44 @@
 // `moesim sweep` and `moesim merge` end to end: an unsharded run, the same spec as 4 shards under GNU
-// parallel, and a killed-and-resumed run give byte-identical merged CSVs; merge refuses another spec's
-// shards; spec errors name the file and the JSON path.
+// parallel, and a run killed mid-way (SIGKILL) then resumed give byte-identical merged CSVs; a point's
+// result is its command's (run or replay, in process); a point keeps its own warnings; merge refuses
+// another spec's shards; spec errors name the file and the JSON path.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
+#include "core/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-const std::string kModel = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+const std::string kCli = MOESIM_CLI_PATH;
+
+size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// Finished point files in DIR/points (what a killed sweep leaves: no temporaries, no outputs in flight).
+size_t points_in(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/points"))
+    if (e.path().extension() == ".json" && e.path().stem().string().size() == 16) ++n;
+  return n;
+}
+
+Json point_json(const std::string& dir, size_t index) {
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/points"))
+    if (e.path().extension() == ".json") {
+      Json j = Json::parse(read_text(e.path().string()));
+      if (j["index"] == index) return j;
+    }
+  return Json();
+}
 
 class SweepCli : public ::testing::Test {
  protected:
@@ -22,14 +46,15 @@ class SweepCli : public ::testing::Test {
     dir_ = temp_path("sweep_cli");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 24 --prompt-tokens 8 --zipf 0.8 --seed 3 -o " +
-                         dir_ + "/tiny.mtr")
-                  .code,
+    // A synthetic Qwen3-shaped trace: about 20 ms a point, so a sweep of 13 points can be killed mid-way.
+    ASSERT_EQ(moesim_cli("-q trace synth --model qwen3-30b-a3b --tokens 100 --prompt-tokens 8 --zipf 0.8 --seed 3 "
+                         "-o " + dir_ + "/q.mtr").code,
               0);
-    // 3 policies x 2 budgets x 2 seeds = 12 points; the trace path is relative to the spec's folder.
-    std::ofstream(dir_ + "/spec.json") << R"({"description": "test", "grid": {"trace": ["tiny.mtr"], "model": [")" +
-                                              kModel + R"("], "system": ["offload"], "policy": ["lru", "lfu", "belady"],
-        "budget": ["4", "8"], "seed": [1, 2]}})";
+    // 3 policies x 2 budgets x 2 seeds = 12 run points and one replay point; the trace path is relative to
+    // the spec's folder.
+    std::ofstream(dir_ + "/spec.json") << R"({"description": "test", "grid": {"trace": ["q.mtr"], "system": ["offload"],
+        "policy": ["lru", "lfu", "belady"], "budget": ["16", "32"], "seed": [1, 2]},
+        "points": [{"command": "replay", "trace": "q.mtr", "policy": "lru", "budget": "32"}]})";
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string dir_;
@@ -41,62 +66,176 @@ TEST_F(SweepCli, ShardedKilledAndUnshardedRunsGiveTheSameCsv) {
   const CliResult whole = moesim_cli("-q sweep " + spec + " --jobs 2 -o " + dir_ + "/whole");
   ASSERT_EQ(whole.code, 0) << whole.err;
   const std::string csv = read_text(dir_ + "/whole/results.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 13);  // header + 12 points
-  EXPECT_THAT(csv, HasSubstr(",\"tiny.mtr\","));
+  ASSERT_EQ(count_lines(csv), 14u) << csv;  // header + 13 points
+  EXPECT_THAT(csv, HasSubstr("\n0,\"run\",\"q.mtr\",,,\"offload\",\"lru\",,,\"16\",,,\"1\","));
+  EXPECT_THAT(csv, HasSubstr("\n12,\"replay\",\"q.mtr\",,,,\"lru\",,,\"32\",,,,"));
+  EXPECT_THAT(read_text(dir_ + "/whole/manifest.json"), HasSubstr("\"state\": \"finished\""));
 
   // 4 shards, run by GNU parallel as on a cluster, then merged.
   ASSERT_EQ(run_shell("parallel --version > /dev/null 2>&1").status, 0)
       << "GNU parallel is missing: scripts/build installs Debian's `parallel`";
-  const ShellResult par = run_shell("parallel --will-cite -j 4 " + std::string(MOESIM_CLI_PATH) + " -q sweep " + spec +
+  const ShellResult par = run_shell("parallel --will-cite -j 4 " + kCli + " -q sweep " + spec +
                                     " --jobs 1 --shard {}/4 -o " + dir_ + "/shard{} ::: 0 1 2 3 2>&1");
   ASSERT_EQ(par.status, 0) << par.out;
   const CliResult merged = moesim_cli("-q merge " + dir_ + "/shard0 " + dir_ + "/shard1 " + dir_ + "/shard2 " + dir_ +
                                       "/shard3 -o " + dir_ + "/merged");
   ASSERT_EQ(merged.code, 0) << merged.err;
   EXPECT_EQ(read_text(dir_ + "/merged/results.csv"), csv);
+  EXPECT_EQ(points_in(dir_ + "/merged"), 13u);
 
-  // Killed at some point (maybe before the first point, maybe after the last), then resumed.
-  run_shell("timeout -s KILL 0.3 " + std::string(MOESIM_CLI_PATH) + " -q sweep " + spec + " --jobs 1 -o " + dir_ +
-            "/killed > /dev/null 2>&1");
-  const CliResult resumed = moesim_cli("-q sweep " + spec + " --jobs 1 --resume -o " + dir_ + "/killed");
+  // Killed with SIGKILL once 3 points are done (2 more in flight), then resumed.
+  const std::string killed = dir_ + "/killed";
+  const ShellResult kill = run_shell(
+      "{ " + kCli + " -q sweep " + spec + " --jobs 2 -o " + killed + " & pid=$!; i=0; "
+      "while [ $i -lt 1000 ] && [ \"$(ls " + killed + "/points 2>/dev/null | grep -c '^[0-9a-f]*\\.json$')\" -lt 3 ]; "
+      "do sleep 0.005; i=$((i+1)); done; kill -9 $pid && echo KILLED; wait $pid; echo status $?; } 2>/dev/null");
+  ASSERT_THAT(kill.out, HasSubstr("KILLED\nstatus 137")) << "the sweep ended before it could be killed";
+  const size_t left = points_in(killed);
+  EXPECT_GE(left, 3u);
+  EXPECT_LT(left, 13u);
+  EXPECT_FALSE(std::filesystem::exists(killed + "/results.csv"));
+  EXPECT_EQ(moesim_cli("-q sweep " + spec + " --jobs 1 -o " + killed).code, 2);  // not without --resume
+  const CliResult resumed = moesim_cli("-q sweep " + spec + " --jobs 1 --resume -o " + killed);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_EQ(read_text(dir_ + "/killed/results.csv"), csv);
+  EXPECT_THAT(resumed.err, HasSubstr("(" + std::to_string(13 - left) + " this run)"));
+  EXPECT_EQ(read_text(killed + "/results.csv"), csv);
 
-  // A point lost on purpose is run again by --resume, and only with it.
-  const auto first = *std::filesystem::directory_iterator(dir_ + "/whole/points");
-  std::filesystem::remove(first.path());
-  EXPECT_EQ(moesim_cli("-q sweep " + spec + " -o " + dir_ + "/whole").code, 2);
-  ASSERT_EQ(moesim_cli("-q sweep " + spec + " --resume -o " + dir_ + "/whole").code, 0);
+  // A point lost on purpose is run again by --resume, and only it.
+  const Json lost = point_json(dir_ + "/whole", 5);
+  std::filesystem::remove(dir_ + "/whole/points/" + lost["id"].get<std::string>() + ".json");
+  const CliResult again = moesim_cli("-q sweep " + spec + " --resume -o " + dir_ + "/whole");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("(1 this run)"));
   EXPECT_EQ(read_text(dir_ + "/whole/results.csv"), csv);
 }
 
-TEST_F(SweepCli, MergeRefusesAnotherSpecsShards) {
-  std::ofstream(dir_ + "/other.json") << R"({"grid": {"trace": ["tiny.mtr"], "model": [")" + kModel +
-                                             R"("], "policy": ["fifo"], "budget": ["4"]}})";
+// A point runs its command's own code: its metrics are what `moesim run --json` / `moesim replay --json`
+// print for the same options.
+TEST_F(SweepCli, PointsAreTheirCommandsResults) {
+  const std::string out = dir_ + "/same";
+  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/4 -o " + out).code, 0);  // points 0, 4, 8, 12
+  const Json p4 = point_json(out, 4);
+  ASSERT_EQ(p4["point"]["policy"], "lfu");
+  EXPECT_EQ(p4["args"].dump(),
+            R"(["run","--trace","q.mtr","--system","offload","--policy","lfu","--budget","16","--seed","1"])");
+  const CliResult run = moesim_cli("-q run --trace " + dir_ + "/q.mtr --system offload --policy lfu --budget 16 "
+                                   "--seed 1 --json");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(p4["metrics"].dump(), Json::parse(run.out)["metrics"].dump());
+
+  const Json p12 = point_json(out, 12);
+  const CliResult replay = moesim_cli("-q replay --trace " + dir_ + "/q.mtr --policy lru --budget 32 --json");
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  const Json r = Json::parse(replay.out)["results"][0];
+  for (const char* k : {"hit_rate", "decode_hit_rate", "lookups", "hits", "evictions", "capacity_experts"})
+    EXPECT_EQ(p12["metrics"][k], r[k]) << k;
+}
+
+TEST_F(SweepCli, EachPointKeepsItsOwnWarnings) {
+  // --batch 4 on a one-sequence trace warns; the other points do not, whichever thread ran next to it.
+  std::ofstream(dir_ + "/warn.json") << R"({"points": [{"trace": "q.mtr", "budget": "32"},
+      {"trace": "q.mtr", "budget": "32", "batch": 4}, {"trace": "q.mtr", "budget": "16"}, {"trace": "q.mtr", "budget": "48"}]})";
+  const CliResult r = moesim_cli("sweep " + dir_ + "/warn.json --jobs 2 -o " + dir_ + "/warn");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("moesim: warning: [1 point] "));
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(point_json(dir_ + "/warn", i)["warnings"].size(), i == 1 ? 1u : 0u) << i;
+  // The CSV's last column counts them.
+  const std::string csv = read_text(dir_ + "/warn/results.csv");
+  EXPECT_THAT(csv, HasSubstr("\n0,\"run\",\"q.mtr\",,,,,,,\"32\",,,"));
+  EXPECT_THAT(csv, ::testing::ContainsRegex("\n1,\"run\",\"q.mtr\",,,,,,,\"32\",,\"4\",[^\n]*,1\n2,"));
+  EXPECT_THAT(csv, ::testing::ContainsRegex("\n2,[^\n]*,0\n3,"));
+}
+
+TEST_F(SweepCli, APointGivenTwiceRunsOnce) {
+  // Points 0, 2 and 3 are one point (the same command line): it runs once, on whichever thread, and its
+  // file gives all three rows.
+  std::ofstream(dir_ + "/twice.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32", "16", "32", "32"]},
+      "points": [{"trace": "q.mtr", "budget": "16"}]})";
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/twice.json --jobs 4 -o " + dir_ + "/twice");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("5 of 5 points of shard 0/1 done (2 this run)"));
+  EXPECT_EQ(points_in(dir_ + "/twice"), 2u);
+  const std::string csv = read_text(dir_ + "/twice/results.csv");
+  ASSERT_EQ(count_lines(csv), 6u) << csv;
+  auto row = [&](int i) {  // the metric columns of row i
+    const size_t at = csv.find("\n" + std::to_string(i) + ",\"run\"");
+    const std::string line = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+    return line.substr(line.find("\"32\"") == std::string::npos ? line.find("\"16\"") : line.find("\"32\""));
+  };
+  EXPECT_EQ(row(0), row(2));
+  EXPECT_EQ(row(0), row(3));
+  EXPECT_EQ(row(1), row(4));
+  EXPECT_NE(row(0), row(1));
+}
+
+TEST_F(SweepCli, MergeRefusesAnotherSpecsShardsAndReportsMissingPoints) {
+  std::ofstream(dir_ + "/other.json") << R"({"grid": {"trace": ["q.mtr"], "policy": ["fifo"], "budget": ["16"]}})";
   ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/other.json -o " + dir_ + "/o1").code, 0);
   ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/8 -o " + dir_ + "/o2").code, 0);
-  const CliResult r = moesim_cli("-q merge " + dir_ + "/o1 " + dir_ + "/o2 -o " + dir_ + "/o3");
+  CliResult r = moesim_cli("-q merge " + dir_ + "/o2 " + dir_ + "/o1 -o " + dir_ + "/o3");
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("another spec"));
+  EXPECT_THAT(r.err, HasSubstr("/o1: a shard of another spec"));
+  // One shard of eight: merged, with the missing points said.
+  r = moesim_cli("-q merge " + dir_ + "/o2 -o " + dir_ + "/o4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("11 of the spec's 13 points are in none of the folders"));
+  EXPECT_EQ(count_lines(read_text(dir_ + "/o4/results.csv")), 3u);
+  // The same spec with its keys in another order and other spacing is the same spec (same hash).
+  std::ofstream(dir_ + "/reordered.json") << R"({"grid":{"budget":["16"],"policy":["fifo"],"trace":["q.mtr"]}})";
+  r = moesim_cli("-q sweep " + dir_ + "/reordered.json --resume -o " + dir_ + "/o1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("(0 this run)"));
 }
 
 TEST_F(SweepCli, SpecErrorsNameTheFileAndThePath) {
-  std::ofstream(dir_ + "/bad.json") << R"({"grid": {"trace": ["tiny.mtr"], "policy": "lru"}})";
-  CliResult r = moesim_cli("-q sweep " + dir_ + "/bad.json -o " + dir_ + "/b");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("bad.json: /grid/policy: expected a non-empty list"));
-  std::ofstream(dir_ + "/bad2.json") << R"({"grid": {"trace": ["tiny.mtr"], "colour": ["red"]}})";
-  r = moesim_cli("-q sweep " + dir_ + "/bad2.json -o " + dir_ + "/b");
-  EXPECT_THAT(r.err, HasSubstr("bad2.json: /grid/colour: unknown parameter"));
-  r = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 4/4 -o " + dir_ + "/b");
+  struct Case {
+    const char* spec;
+    const char* error;
+  };
+  const Case cases[] = {
+      {R"({"grid": {"trace": ["q.mtr"], "policy": "lru"}})", "/grid/policy: expected a non-empty list"},
+      {R"({"grid": {"trace": ["q.mtr"], "colour": ["red"]}})", "/grid/colour: unknown parameter"},
+      {R"({"grid": {"trace": ["q.mtr"], "budget": ["4", [8]]}})", "/grid/budget/1: expected a string or a number"},
+      {R"({"command": "replay", "grid": {"trace": ["q.mtr"], "hw": ["desktop-rtx4090"]}})",
+       "/grid/hw: `moesim replay` points take no hw"},
+      {R"({"points": [{"trace": "q.mtr"}, {"command": "exec", "trace": "q.mtr"}]})",
+       "/points/1/command: unknown command 'exec'"},
+      {R"({"points": [{"budget": "4"}]})", "/points/0: the point has no trace"},
+      {R"({"grid": {"trace": ["q.mtr"]}, "options": ["--io-depth", "4", "--policy=lru"]})",
+       "/options/2: --policy is a sweep parameter"},
+      {R"({"grid": {"trace": ["q.mtr"]}, "options": ["-o", "x"]})", "/options/0: -o is the sweep's to set"},
+      {R"({"grid": {"trace": ["q.mtr"]}, "seeds": [1]})", "/seeds: unknown key"},
+      {R"({"grid": {"trace": ["q.mtr"]})", "bad.json: not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    std::filesystem::remove_all(dir_ + "/b");
+    std::ofstream(dir_ + "/bad.json") << c.spec;
+    const CliResult r = moesim_cli("-q sweep " + dir_ + "/bad.json -o " + dir_ + "/b");
+    EXPECT_EQ(r.code, 1) << c.spec;
+    EXPECT_THAT(r.err, HasSubstr(c.error)) << c.spec;
+    EXPECT_THAT(r.err, HasSubstr("bad.json")) << c.spec;
+  }
+  CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 4/4 -o " + dir_ + "/b");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--shard"));
-  // A point that fails is reported with its error, and the sweep fails.
-  std::ofstream(dir_ + "/failing.json") << R"({"points": [{"trace": "no-such.mtr", "budget": "4"}]})";
+  // Points that fail are recorded with their errors, every other point still runs, and the sweep fails.
+  std::ofstream(dir_ + "/failing.json") << R"({"points": [{"trace": "no-such.mtr", "budget": "16"},
+      {"trace": "q.mtr", "budget": "32"}, {"trace": "q.mtr", "budget": "32", "system": "warp-drive"}]})";
   r = moesim_cli("-q sweep " + dir_ + "/failing.json -o " + dir_ + "/f");
   EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("2 point(s) failed"));
   EXPECT_THAT(r.err, HasSubstr("no-such.mtr"));
-  EXPECT_THAT(read_text(dir_ + "/f/manifest.json"), HasSubstr("no-such.mtr"));
+  const std::string manifest = read_text(dir_ + "/f/manifest.json");
+  EXPECT_THAT(manifest, HasSubstr("no-such.mtr"));
+  EXPECT_THAT(manifest, HasSubstr("unknown system 'warp-drive'"));
+  EXPECT_EQ(count_lines(read_text(dir_ + "/f/results.csv")), 2u);
+  // An option the command does not know fails every point with the command's own message.
+  std::ofstream(dir_ + "/badopt.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32"]}, "options": ["--warp", "9"]})";
+  r = moesim_cli("-q sweep " + dir_ + "/badopt.json -o " + dir_ + "/g");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("bad options for `moesim run`"));
+  EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
 }
 
 }  // namespace

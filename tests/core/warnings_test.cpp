@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/progress.h"
 
@@ -55,6 +58,33 @@ TEST_F(Warnings, ThreadSafe) {
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(warnings().size(), 1000u);
+}
+
+// What moesim sweep relies on: a point's warnings are its own, whichever thread ran it and whatever ran
+// beside it; nothing is printed or added to the process-wide list meanwhile.
+TEST_F(Warnings, ThreadScopeKeepsEachThreadsOwn) {
+  set_warnings_printed(false);
+  warn("before");
+  std::vector<std::vector<std::string>> seen(4);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([t, &seen] {
+      ThreadWarningScope scope;
+      for (int i = 0; i <= t; ++i) warn("thread " + std::to_string(t));
+      EXPECT_EQ(warnings(), scope.items());
+      EXPECT_EQ(warnings_json().size(), static_cast<size_t>(t + 1));
+      seen[static_cast<size_t>(t)] = scope.items();
+    });
+  for (auto& t : ts) t.join();
+  for (size_t t = 0; t < 4; ++t)
+    EXPECT_EQ(seen[t], std::vector<std::string>(t + 1, "thread " + std::to_string(t)));
+  EXPECT_EQ(warnings(), std::vector<std::string>{"before"});
+  {
+    ThreadWarningScope scope;
+    EXPECT_THROW(ThreadWarningScope nested, std::logic_error);
+  }
+  warn("after");  // the scope is gone: back to the process-wide list
+  EXPECT_EQ(warnings(), (std::vector<std::string>{"before", "after"}));
 }
 
 TEST_F(Warnings, ErasesAProgressBarFirst) {

@@ -1,0 +1,99 @@
+// `moesim merge DIR... -o OUT`: the shards of one sweep (`moesim sweep --shard i/N`, run anywhere) into one
+// folder: their point files, results.csv and a manifest. Shards of another spec are refused (the spec hash
+// in each manifest); shards run by another moesim version are merged with a warning. The CSV is built from
+// the spec (taken from the first manifest) and the point files exactly as `moesim sweep` builds it, so it
+// equals the unsharded run's byte for byte. Points missing from every shard (not run yet, or failed) are
+// reported, with the shards' errors for the failed ones.
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/sweep_spec.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/warnings.h"
+
+namespace moesim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MergeArgs {
+  std::vector<std::string> dirs;
+  std::string out;
+};
+
+void merge(const MergeArgs& a) {
+  std::vector<Json> manifests;
+  for (const auto& d : a.dirs) {
+    manifests.push_back(sweep::read_manifest(d));
+    const Json& m = manifests.back();
+    if (m["spec_hash"] != manifests[0]["spec_hash"])
+      throw Error(d + ": a shard of another spec (" + m["spec_hash"].get<std::string>() + "; " + a.dirs[0] +
+                  "'s is " + manifests[0]["spec_hash"].get<std::string>() + "): refusing to merge");
+    if (m.value("moesim_version", std::string()) != sweep::version_string())
+      warn(d + " was run by moesim " + m.value("moesim_version", std::string("?")) + "; this is " +
+           sweep::version_string());
+    if (m.value("state", std::string()) != "finished")
+      warn(d + ": its sweep has not finished (killed, or still running): merging the points it has");
+  }
+  const Json& first = manifests[0];
+  const sweep::Spec spec =
+      sweep::spec_from_json(first["spec"], a.dirs[0] + "/manifest.json", fs::path(a.dirs[0]));
+  if (spec.hash != first["spec_hash"])
+    throw Error(a.dirs[0] + "/manifest.json: its spec does not hash to its spec_hash (edited by hand?)");
+  const fs::path out = a.out;
+  std::error_code ec;
+  fs::create_directories(out / "points", ec);
+  if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
+  if (fs::exists(out / "manifest.json") && sweep::read_manifest(out)["spec_hash"] != spec.hash)
+    throw Error(a.out + " holds the results of another spec: use another folder");
+
+  std::vector<fs::path> dirs(a.dirs.begin(), a.dirs.end());
+  size_t found = 0;
+  const std::string csv = sweep::merged_csv(spec, dirs, &found);
+  for (const auto& d : dirs)
+    for (const auto& e : fs::directory_iterator(d / "points")) {
+      const fs::path to = out / "points" / e.path().filename();
+      if (!sweep::is_point_file(e.path()) || fs::exists(to)) continue;
+      fs::copy_file(e.path(), to, ec);
+      if (ec) throw Error(e.path().string() + ": cannot copy to " + to.string() + ": " + ec.message());
+    }
+  write_file_atomic((out / "results.csv").string(), csv);
+
+  // Failed points that no shard finished after all; their errors as the shards recorded them.
+  Json failed = Json::array();
+  std::set<std::string> seen;
+  for (const auto& m : manifests)
+    for (const auto& f : m.value("failed", Json::array()))
+      if (!fs::exists(sweep::point_file(out, f.value("id", std::string()))) && seen.insert(f.dump()).second)
+        failed.push_back(f);
+  Json man = sweep::manifest_base(spec);
+  man["spec_file"] = first.value("spec_file", std::string());
+  man["merged_from"] = a.dirs;
+  man["state"] = found == spec.points.size() ? "finished" : "incomplete";
+  man["points_done"] = found;
+  man["failed"] = failed;
+  write_file_atomic((out / "manifest.json").string(), man.dump(2) + "\n");
+  std::fprintf(stderr, "merged %zu of %zu points from %zu folder(s) -> %s\n", found, spec.points.size(),
+               a.dirs.size(), (out / "results.csv").c_str());
+  if (found < spec.points.size())
+    warn(std::to_string(spec.points.size() - found) + " of the spec's " + std::to_string(spec.points.size()) +
+         " points are in none of the folders (" + std::to_string(failed.size()) +
+         " failed, see the manifest; the others not run: a shard missing or unfinished?)");
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  app.add_option("dirs", a->dirs, "sweep output folders (shards of one spec)")->required();
+  app.add_option("-o,--output", a->out, "merged output folder")->required();
+  app.callback([a] { merge(*a); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("merge", "Merge sweep shards (refuses shards of another spec) into one results.csv", setup);
+}  // namespace moesim::cli
