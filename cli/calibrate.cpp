@@ -13,6 +13,11 @@
 //   link.latency                                transfer (shared memory: a hand-off only)
 //   runtime.*                                   the engine's own costs: thread hand-off, the pipeline thread's
 //                                               work per completed op, its wake-up (sim/sim_platform.h)
+//   gpu.recover_bandwidth, gpu.recover_overhead the CUDA recovery kernel (with a GPU)
+//   gpu.kernel_overhead, gpu.expert_overhead    with a GPU: the fixed cost of a dense op and of an expert's FFN
+//                                               (mean of time - roofline at the base profile's rates: on a GPU the
+//                                               compute of small ops is launch-bound)
+//   link.bandwidth, link.latency                host-to-device copies (a discrete GPU)
 // Without a GPU the "gpu" is exec's CPU thread emulating a GPU stream, and the profile says so. Each value's
 // "source" names the fit, its points and its relative RMS residual; a "calibration" section keeps the
 // date, host, store, trace and every fit. Calibrate on one trace and validate on another (`moesim validate`).
@@ -127,6 +132,11 @@ void execute(CalibrateArgs& ca) {
     pts[k].first.push_back(x);
     pts[k].second.push_back(y);
   };
+  struct ComputeOp {
+    bool expert;
+    double bytes, flops, seconds;
+  };
+  std::vector<ComputeOp> computes;
   double transfer_sum = 0;
   size_t transfers = 0;
   bool recover_on_cpu = false;
@@ -148,12 +158,14 @@ void execute(CalibrateArgs& ca) {
       case OpKind::kDenseCompute:
         // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
         // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
+        computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
         if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
         if (op.tokens >= 8) add("compute_flops", op.flops, d);
         break;
       case OpKind::kTransfer:
         transfer_sum += d;
         ++transfers;
+        add("transfer", static_cast<double>(op.bytes), d);
         break;
     }
   }
@@ -175,21 +187,49 @@ void execute(CalibrateArgs& ca) {
   Fit cbytes = fit_line(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
   if (cbytes.intercept < 0 || cbytes.slope <= 0)
     cbytes = fit_line(pts["compute_bytes"].first, pts["compute_bytes"].second, true);
-  const Fit cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
   const bool split = pts["decompress"].first.size() >= 2;
   const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
-  const Fit rec = pts["recover"].first.size() >= 2 ? fit_line(pts["recover"].first, pts["recover"].second, true) : Fit{};
-  if (rec.points >= 2 && !recover_on_cpu)
+  const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
+  Fit rec;
+  if (pts["recover"].first.size() >= 2) {
+    // On a GPU, with an intercept where tensor sizes vary (a launch and a synchronization per recovery);
+    // on a CPU worker through the origin (cpu.memcpy_bandwidth_per_core has no overhead term).
+    const auto [rn, rx] = std::minmax_element(pts["recover"].first.begin(), pts["recover"].first.end());
+    const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
+    rec = fit_line(pts["recover"].first, pts["recover"].second, origin);
+    if (!origin && (rec.intercept < 0 || rec.slope <= 0)) rec = fit_line(pts["recover"].first, pts["recover"].second, true);
+  }
+  if (rec.points >= 2 && !recover_on_cpu && !gpu)
     warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
          "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
          "validate with --recover-on cpu on a machine without a GPU");
+  // On a GPU the compute ops of a scaled-down or decode-sized model are launch-bound: their bytes and FLOPs at
+  // the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay the
+  // base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op is
+  // one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
+  Fit cflops;
+  Fit dense_over, expert_over;
+  if (gpu) {
+    for (const ComputeOp& c : computes) {
+      const double roof = std::max(c.bytes / p.hw.gpu_memory_bandwidth, c.flops / p.hw.gpu_bf16_flops);
+      Fit& f = c.expert ? expert_over : dense_over;
+      f.intercept += c.seconds - roof;
+      ++f.points;
+    }
+    for (Fit* f : {&dense_over, &expert_over})
+      if (f->points) f->intercept = std::max(0.0, f->intercept / static_cast<double>(f->points));
+    cflops.points = pts["compute_flops"].first.size();
+    cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
+  } else {
+    cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
+  }
   for (const auto& [name, f] : std::map<std::string, Fit>{
            {"SSD read", read}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
-    if (f.points >= 2 && f.rel_rms > 0.5)
+    if (f.points >= 2 && f.rel_rms > 0.5 && !(gpu && name.rfind("compute", 0) == 0))  // GPU: not fitted as lines
       warn("calibrate: the " + name + " fit leaves a relative RMS residual of " + strprintf("%.0f%%", 100 * f.rel_rms) +
            " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
            "shared disk); calibrate again or with a longer trace");
-  if (read.slope <= 0 || cbytes.slope <= 0 || cflops.slope <= 0 || (split && dec.slope <= 0))
+  if (read.slope <= 0 || cbytes.slope <= 0 || !(cflops.slope > 0) || (split && dec.slope <= 0))
     throw Error("calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
                 "short or too noisy");
 
@@ -202,7 +242,6 @@ void execute(CalibrateArgs& ca) {
     return Json{{"value", v},
                 {"source", by + what + strprintf(" (%zu ops, relative RMS residual %.1f%%)", f.points, 100 * f.rel_rms)}};
   };
-  const bool gpu = false;  // exec has no CUDA path yet: the GPU stream is a CPU thread
   Json prof;
   prof["name"] = ca.name.empty() ? "calibrated-" + host : ca.name;
   prof["display_name"] = "This machine (" + host + "), calibrated " + std::string(date) +
@@ -212,7 +251,8 @@ void execute(CalibrateArgs& ca) {
                  {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
                  {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
   prof["memory"] = p.hw.raw.value("memory", Json::object());
-  prof["memory"]["unified"] = true;
+  prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
+  const bool discrete = gpu && !p.hw.unified_memory;
   const double dec_bw = split ? 1.0 / dec.slope : p.hw.cpu_decompress_bandwidth;
   prof["cpu"] = {{"model", "this machine's CPU"},
                  {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
@@ -220,19 +260,51 @@ void execute(CalibrateArgs& ca) {
                   rec.points >= 2 && recover_on_cpu
                       ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
                       : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
-                 {"flops_per_core", val(1.0 / cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", cflops)}};
+                 {"flops_per_core", gpu ? p.hw.raw["cpu"].value("flops_per_core", Json(nullptr))
+                                        : val(1.0 / cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", cflops)}};
+  if (prof["cpu"]["flops_per_core"].is_null()) prof["cpu"].erase("flops_per_core");
+  if (prof["cpu"]["memcpy_bandwidth_per_core"].is_null())
+    throw Error("calibrate: no recovery ran on a CPU worker and the base profile " + p.hw.origin +
+                " has no cpu.memcpy_bandwidth_per_core to keep");
   if (dec_bw > 0)
     prof["cpu"]["decompress_bandwidth_per_core"] =
         split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
               : p.hw.raw["cpu"].value("decompress_bandwidth_per_core", Json(nullptr));
-  prof["gpu"] = {{"model", gpu ? "CUDA GPU" : "none: a CPU thread emulating a GPU stream"},
-                 {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
-                 {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
-                 {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-2 token compute fit: fixed cost per compute op", cbytes)}};
-  prof["link"] = {{"kind", "uma"},
-                  {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
-                  {"latency", {{"value", transfers ? transfer_sum / static_cast<double>(transfers) : 0.0},
-                               {"source", by + "mean of " + std::to_string(transfers) + " transfer hand-offs"}}}};
+  if (gpu) {
+    const std::string kept = by + "kept from " + p.hw.origin + ": this GPU's compute ops were launch-bound";
+    prof["gpu"] = {{"model", report.platform},
+                   {"bf16_flops", {{"value", p.hw.gpu_bf16_flops}, {"source", kept}}},
+                   {"memory_bandwidth", {{"value", p.hw.gpu_memory_bandwidth}, {"source", kept}}},
+                   {"kernel_overhead", val(dense_over.intercept, "dense compute: mean of time - roofline (one GEMM)", dense_over)},
+                   {"expert_overhead", val(expert_over.intercept, "expert compute: mean of time - roofline (three GEMMs and the activation)", expert_over)}};
+  } else {
+    prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"},
+                   {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
+                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
+                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-2 token compute fit: fixed cost per compute op", cbytes)}};
+  }
+  if (gpu && !recover_on_cpu && rec.points >= 2) {
+    prof["gpu"]["recover_bandwidth"] = val(1.0 / rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", rec);
+    prof["gpu"]["recover_overhead"] = val(std::max(rec.intercept, 0.0), "intercept of the same fit (launch + synchronization)", rec);
+  }
+  Fit xfer;
+  if (discrete && pts["transfer"].first.size() >= 2) {
+    const auto [tn, tx] = std::minmax_element(pts["transfer"].first.begin(), pts["transfer"].first.end());
+    xfer = fit_line(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
+    if (xfer.intercept < 0 || xfer.slope <= 0) xfer = fit_line(pts["transfer"].first, pts["transfer"].second, true);
+  }
+  if (discrete && xfer.points >= 2 && xfer.slope > 0) {
+    prof["link"] = {{"kind", "pcie"},
+                    {"bandwidth", val(1.0 / xfer.slope, "host-to-device copies (pageable memory): latency + bytes / bandwidth", xfer)},
+                    {"latency", val(std::max(xfer.intercept, 0.0), "intercept of the same fit", xfer)}};
+  } else if (discrete) {
+    prof["link"] = p.hw.raw.value("link", Json::object());
+  } else {
+    prof["link"] = {{"kind", "uma"},
+                    {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
+                    {"latency", {{"value", transfers ? transfer_sum / static_cast<double>(transfers) : 0.0},
+                                 {"source", by + "mean of " + std::to_string(transfers) + " transfer hand-offs"}}}};
+  }
   const auto& c = report.counters;
   prof["runtime"] = {
       {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
@@ -252,11 +324,16 @@ void execute(CalibrateArgs& ca) {
   cal["system"] = a.system;
   cal["workers"] = eo.workers;
   cal["direct_io"] = report.direct_io;
+  cal["platform"] = report.platform;
   cal["fits"] = {{"ssd_read", fit_json(read, "latency + bytes / bandwidth")},
                  {"decompress", fit_json(dec, "bytes / bandwidth")},
                  {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
+                 {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
                  {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)")},
                  {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
+  if (gpu)
+    cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},
+                                        {"expert", fit_json(expert_over, "mean of time - roofline")}};
   cal["build"] = run_header("calibrate", Json::object());
   prof["calibration"] = cal;
   // The profile must load as one (and so be usable by run and validate) before it is written.

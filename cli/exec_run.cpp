@@ -54,9 +54,13 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
   eo.io_depth = opt.io_depth;
   eo.direct_io = opt.direct_io;
   eo.seed = opt.seed;
+  eo.gpu = opt.gpu;
+  eo.verify_gpu = opt.verify_gpu;
   exec::ExecPlatform platform(reader, model, estimator, eo);
   serving::SystemConfig c = cfg;
-  c.unified_memory = true;  // CPU-only (and UMA) machines: one memory
+  // CPU-only machines have one memory; with a GPU the profile says whether it is unified (a Jetson, Apple
+  // silicon) or discrete (device memory for F, host memory for the rest, transfers over the link).
+  c.unified_memory = opt.gpu ? hw.unified_memory : true;
   serving::RunResult r = serving::run(c, stream, info, costs, platform);
   if (config) {
     *config = serving::config_json(c, r, costs, info, stream.batch, platform);
@@ -68,6 +72,7 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
     report->counters = platform.counters();
     report->direct_io = reader.direct_io_active();
     report->platform = platform.describe();
+    report->gpu = opt.gpu;
     report->resources = platform.resource_stats();
   }
   return r;
@@ -86,6 +91,14 @@ Json exec_report_json(const ExecReport& r) {
   j["dense_computes"] = r.counters.dense_computes;
   j["buffers_freed"] = r.counters.buffers_freed;
   j["memory_peak_bytes"] = r.counters.memory_peak_bytes;
+  j["gpu"] = r.gpu;
+  if (r.gpu) {
+    j["device_peak_bytes"] = r.counters.device_peak_bytes;
+    j["transfers"] = r.counters.transfers;
+    j["transfer_bytes"] = r.counters.transfer_bytes;
+    j["gpu_recoveries"] = r.counters.gpu_recoveries;
+    j["gpu_recoveries_verified"] = r.counters.gpu_recoveries_verified;
+  }
   j["handoff_latency_s"] = r.counters.handoff_latency;
   j["completion_latency_s"] = r.counters.completion_latency;
   j["pipeline_latency_s"] = r.counters.pipeline_latency;
@@ -103,6 +116,12 @@ std::string exec_report_text(const ExecReport& r) {
        "their content checksums; " + std::to_string(c.tensors_recovered) + " tensors recovered: lossless\n";
   t += "             " + std::to_string(c.expert_computes) + " expert FFNs and " + std::to_string(c.dense_computes) +
        " dense GEMMs computed; data buffers peak " + format_bytes(c.memory_peak_bytes) + "\n";
+  if (r.gpu)
+    t += "             GPU: " + std::to_string(c.transfers) + " host-to-device copies (" + format_bytes(c.transfer_bytes) +
+         "), " + std::to_string(c.gpu_recoveries) + " tensors recovered by the CUDA kernel" +
+         (c.gpu_recoveries_verified ? " (" + std::to_string(c.gpu_recoveries_verified) + " compared with the CPU kernel: equal)"
+                                    : std::string()) +
+         "; device memory peak " + format_bytes(c.device_peak_bytes) + "\n";
   return t;
 }
 

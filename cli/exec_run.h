@@ -19,12 +19,15 @@ struct ExecRunOptions {
   uint32_t io_depth = 1;
   bool direct_io = true;
   uint64_t seed = 1;
+  bool gpu = false;         // the CUDA path (resolved from --gpu)
+  bool verify_gpu = false;
 };
 
 struct ExecReport {
   exec::ExecCounters counters;
   bool direct_io = false;
   std::string platform;  // describe()
+  bool gpu = false;      // the CUDA path ran
   std::vector<ResourceStats> resources;
 };
 

@@ -11,6 +11,7 @@
 #include "core/timeline.h"
 #include "core/units.h"
 #include "core/warnings.h"
+#include "kernels/bf16_cuda.h"
 #include "serving/workload.h"
 #include "traces/trace_io.h"
 
@@ -27,6 +28,13 @@ ResourceClass parse_placement(const char* option, const std::string& v) {
 
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.add_flag("--buffered", a->buffered, "read through the page cache instead of O_DIRECT");
+  app.add_option("--gpu", a->gpu,
+                 "run transfers, recovery and compute on the CUDA GPU: auto (when one is usable), on (required), off "
+                 "(a CPU thread emulates the GPU stream)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  app.add_flag("--verify-gpu", a->verify_gpu,
+               "copy every GPU-recovered tensor back and compare it with the CPU kernel's (slower; a check)");
 }
 
 ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
@@ -36,6 +44,12 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
   eo.io_depth = a.io_depth;
   eo.direct_io = !a.buffered;
   eo.seed = a.seed;
+  std::string why;
+  const bool usable = a.gpu != "off" && kernels::cuda_available(&why);
+  if (a.gpu == "on" && !usable) throw Error("--gpu on: no usable CUDA GPU (" + why + ")");
+  eo.gpu = usable;
+  eo.verify_gpu = a.verify_gpu;
+  if (a.verify_gpu && !usable) warn("--verify-gpu: exec runs without a GPU here, so there is nothing to verify");
   return eo;
 }
 

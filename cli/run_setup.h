@@ -35,7 +35,8 @@ struct RunArgs {
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false, force = false, policy_given = false;
   // `moesim exec`: the same run on the real machine (cli/exec_run.h).
-  bool exec = false, buffered = false;
+  bool exec = false, buffered = false, verify_gpu = false;
+  std::string gpu = "auto";  // exec: auto, on, off
 };
 
 struct PreparedRun {
@@ -52,7 +53,7 @@ struct PreparedRun {
 
 // Every option of `moesim run` (exec and validate add their own).
 void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
-// exec's own options (--buffered), for exec, calibrate and validate.
+// exec's own options (--buffered, --gpu, --verify-gpu), for exec, calibrate and validate.
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
 // The exec platform's options from the run's (workers default to the profile's cores, as in the simulator).
 ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);

@@ -68,6 +68,13 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   h.gpu_bf16_flops = positive(get("gpu", "bf16_flops", "number"), "gpu.bf16_flops");
   h.gpu_memory_bandwidth = positive(get("gpu", "memory_bandwidth", "rate"), "gpu.memory_bandwidth");
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
+  h.gpu_expert_overhead =
+      j.at("gpu").contains("expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
+  h.gpu_recover_bandwidth = j.at("gpu").contains("recover_bandwidth")
+                                ? positive(get("gpu", "recover_bandwidth", "rate"), "gpu.recover_bandwidth")
+                                : h.gpu_memory_bandwidth;
+  h.gpu_recover_overhead =
+      j.at("gpu").contains("recover_overhead") ? get("gpu", "recover_overhead", "time") : h.gpu_kernel_overhead;
   if (!j.contains("link") || !j.at("link").contains("kind"))
     throw Error(origin + ": missing field 'link.kind'");
   h.link_kind = j.at("link").at("kind").get<std::string>();

@@ -38,6 +38,15 @@ struct HardwareProfile {
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s
   double gpu_kernel_overhead = 0;   // s per kernel launch
+  // The recovery kernel (ZipMoE §3.3) on the GPU: 2 * bytes / recover_bandwidth + recover_overhead. Optional in
+  // a profile (gpu.recover_bandwidth, gpu.recover_overhead); absent, they are memory_bandwidth and
+  // kernel_overhead. A calibrated profile fits them apart: an expert's compute is four launches and a
+  // recovery one, so one overhead cannot serve both on a GPU where launches dominate small ops.
+  double gpu_recover_bandwidth = 0;  // bytes/s
+  // Fixed cost of one expert's FFN (three GEMMs and the activation: four launches and one synchronization)
+  // in place of kernel_overhead. Optional (gpu.expert_overhead); absent, kernel_overhead.
+  double gpu_expert_overhead = 0;
+  double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory
   std::string link_kind = "uma";  // "uma" (zero-copy) or "pcie"
   double link_bandwidth = 0;      // bytes/s

@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
+#include "kernels/bf16_cuda.h"
 #include "kernels/expert_ffn.h"
 
 namespace moesim::exec {
@@ -85,6 +86,20 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
   for (const auto& r : res_) unit_threads += r.units;
   act_.resize(unit_threads);
   out_.resize(unit_threads);
+  streams_.resize(unit_threads);
+  if (opt_.gpu) {
+    // One CUDA stream (and cuBLAS handle) per GPU and link unit, made here so that no op pays for it.
+    uint32_t i = 0;
+    for (int r = 0; r < kResourceClasses; ++r)
+      for (uint32_t u = 0; u < res_[r].units; ++u, ++i)
+        if (r == static_cast<int>(ResourceClass::kGpu) || r == static_cast<int>(ResourceClass::kLink))
+          streams_[i] = std::make_unique<kernels::gpu::GpuStream>(opt_.seed ^ (uint64_t{i} << 32));
+    if (!dense_scratch_.empty()) {
+      dense_dev_ = kernels::gpu::DeviceMemory(dense_scratch_.size() * 2);
+      streams_[res_[0].units + res_[1].units]->upload(dense_dev_.data(), dense_scratch_.data(),
+                                                      dense_scratch_.size() * 2);
+    }
+  }
   uint32_t index = 0;
   try {
     for (int r = 0; r < kResourceClasses; ++r)
@@ -118,7 +133,9 @@ uint32_t ExecPlatform::units(ResourceClass r) const { return res_[static_cast<in
 std::string ExecPlatform::describe() const {
   return "exec: " + store_.path() + " (" + std::to_string(opt_.cpu_workers) + " CPU workers, " +
          std::to_string(opt_.io_depth) + " I/O thread" + (opt_.io_depth > 1 ? "s" : "") + ", " +
-         (store_.direct_io_active() ? "O_DIRECT" : "buffered reads") + ", cpu-emulated GPU stream)";
+         (store_.direct_io_active() ? "O_DIRECT" : "buffered reads") + ", " +
+         (opt_.gpu ? "CUDA GPU " + kernels::cuda_device_description() : std::string("cpu-emulated GPU stream")) +
+         (opt_.verify_gpu ? ", GPU recoveries verified" : "") + ")";
 }
 
 void ExecPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
@@ -259,8 +276,11 @@ void ExecPlatform::memory_event(const MemoryEvent& e) {
   std::vector<uint32_t*> parts;
   if (compressed) {
     parts = {&h.sm, &h.e};
+  } else if (e.part == TensorPart::kWhole) {
+    parts = {&h.whole};
+    if (e.pool < pools_.size() && pools_[e.pool].tier == MemoryTier::kHost) parts.push_back(&h.whole_host);
   } else {
-    parts = {e.part == TensorPart::kWhole ? &h.whole : e.part == TensorPart::kSm ? &h.sm : &h.e};
+    parts = {e.part == TensorPart::kSm ? &h.sm : &h.e};
   }
   for (uint32_t* c : parts) {
     if (e.adds()) {
@@ -306,7 +326,21 @@ void ExecPlatform::collect(uint32_t key) {
       bufs_.erase(it);
       freed_.fetch_add(1, std::memory_order_relaxed);
     };
-    if (h.whole == 0) drop(Comp::kFull, 0);
+    auto drop_dev = [&](Comp c) {
+      auto it = dbufs_.find(BufKey{key, t, c, 0});
+      if (it == dbufs_.end()) return;
+      live_bytes_ -= it->second->size();
+      device_live_ -= it->second->size();
+      dbufs_.erase(it);
+      freed_.fetch_add(1, std::memory_order_relaxed);
+    };
+    // The full tensor: the device copy stays while a device (or unified) pool holds the expert; the host copy
+    // while a host-tier pool does, or while it is the only copy (computed on the CPU, no GPU).
+    const bool dev_full = dbufs_.count(BufKey{key, t, Comp::kDevFull, 0}) > 0;
+    if (h.whole - h.whole_host == 0) drop_dev(Comp::kDevFull);
+    if (h.whole_host == 0 && (h.whole == 0 || dev_full)) drop(Comp::kFull, 0);
+    drop_dev(Comp::kDevExp);
+    drop_dev(Comp::kDevSm);
     if (h.sm == 0) drop(Comp::kSm, 0);
     drop(Comp::kExp, 0);
     if (h.e == 0) {
@@ -343,6 +377,66 @@ void ExecPlatform::note_peak() {
   uint64_t peak = peak_bytes_.load(std::memory_order_relaxed);
   while (live_bytes_ > peak && !peak_bytes_.compare_exchange_weak(peak, live_bytes_)) {
   }
+  uint64_t dpeak = device_peak_.load(std::memory_order_relaxed);
+  while (device_live_ > dpeak && !device_peak_.compare_exchange_weak(dpeak, device_live_)) {
+  }
+}
+
+ExecPlatform::DevBuf ExecPlatform::dev_alloc(size_t bytes) {
+  std::unique_ptr<kernels::gpu::DeviceMemory> m;
+  {
+    std::lock_guard<std::mutex> lk(dev_pool_->mu);
+    auto it = dev_pool_->free.find(bytes);
+    if (it != dev_pool_->free.end() && !it->second.empty()) {
+      m = std::move(it->second.back());
+      it->second.pop_back();
+    }
+  }
+  if (!m) {
+    try {
+      m = std::make_unique<kernels::gpu::DeviceMemory>(bytes);
+    } catch (const Error&) {
+      // The device is full: give back the recycled buffers of other sizes and try once more.
+      {
+        std::lock_guard<std::mutex> lk(dev_pool_->mu);
+        dev_pool_->free.clear();
+      }
+      m = std::make_unique<kernels::gpu::DeviceMemory>(bytes);
+    }
+  }
+  std::shared_ptr<DevicePool> pool = dev_pool_;
+  return DevBuf(m.release(), [pool](kernels::gpu::DeviceMemory* p) {
+    std::unique_ptr<kernels::gpu::DeviceMemory> own(p);
+    std::lock_guard<std::mutex> lk(pool->mu);
+    pool->free[own->size()].push_back(std::move(own));
+  });
+}
+
+ExecPlatform::DevBuf ExecPlatform::dev_get(const BufKey& k, const char* what, const Op& op) const {
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  auto it = dbufs_.find(k);
+  if (it == dbufs_.end())
+    throw Error("exec: internal error: " + op_label(op) + " found no " + what + " in device memory");
+  return it->second;
+}
+
+void ExecPlatform::dev_put(const BufKey& k, DevBuf b) {
+  std::lock_guard<std::mutex> lk(buf_mu_);
+  auto& slot = dbufs_[k];
+  if (slot) {
+    live_bytes_ -= slot->size();
+    device_live_ -= slot->size();
+  }
+  live_bytes_ += b->size();
+  device_live_ += b->size();
+  slot = std::move(b);
+  note_peak();
+}
+
+kernels::gpu::GpuStream& ExecPlatform::stream(uint32_t unit, const Op& op) {
+  if (unit >= streams_.size() || !streams_[unit])
+    throw Error("exec: internal error: " + op_label(op) + " ran on a unit without a CUDA stream");
+  return *streams_[unit];
 }
 
 std::shared_ptr<AlignedBuffer> ExecPlatform::get_or_make(const BufKey& k, size_t bytes) {
@@ -366,8 +460,16 @@ void ExecPlatform::run_op(const Op& op, uint32_t unit) {
   switch (op.kind) {
     case OpKind::kSsdRead: read_op(op); break;
     case OpKind::kDecompress: decompress_op(op); break;
-    case OpKind::kRecover: recover_op(op); break;
-    case OpKind::kTransfer: break;  // shared memory: nothing to move (see the header)
+    case OpKind::kRecover:
+      if (opt_.gpu && op.resource == ResourceClass::kGpu) {
+        recover_gpu_op(op, unit);
+      } else {
+        recover_op(op);
+      }
+      break;
+    case OpKind::kTransfer:
+      if (opt_.gpu) transfer_op(op, unit);  // else shared memory: nothing to move (see the header)
+      break;
     case OpKind::kExpertCompute: expert_compute_op(op, unit); break;
     case OpKind::kDenseCompute: dense_compute_op(op, unit); break;
   }
@@ -445,6 +547,80 @@ void ExecPlatform::recover_op(const Op& op) {
   put(BufKey{key, op.tensor, Comp::kFull, 0}, std::move(full));
 }
 
+void ExecPlatform::transfer_op(const Op& op, uint32_t unit) {
+  const StoreEntry& en = entry(op);
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  std::shared_ptr<AlignedBuffer> full, exp, sm;
+  {
+    std::lock_guard<std::mutex> lk(buf_mu_);
+    auto find = [&](Comp c) {
+      auto it = bufs_.find(BufKey{key, op.tensor, c, 0});
+      return it == bufs_.end() ? nullptr : it->second;
+    };
+    full = find(Comp::kFull);
+    if (!full) {
+      exp = find(Comp::kExp);
+      sm = find(Comp::kSm);
+    }
+  }
+  kernels::gpu::GpuStream& s = stream(unit, op);
+  try {
+    if (full) {  // the BF16 tensor: recovered on the CPU, read whole, or a host-tier copy
+      DevBuf d = dev_alloc(en.bf16_bytes());
+      s.upload(d->data(), full->data(), en.bf16_bytes());
+      dev_put(BufKey{key, op.tensor, Comp::kDevFull, 0}, std::move(d));
+      transfer_bytes_.fetch_add(en.bf16_bytes(), std::memory_order_relaxed);
+    } else {  // the two streams the GPU recovers the tensor from
+      if (!exp || !sm)
+        throw Error(std::string("internal error: no ") + (exp ? "SM-chunk" : "decompressed exponents") +
+                    " in host memory to copy to the GPU");
+      DevBuf de = dev_alloc(en.elements), ds = dev_alloc(en.elements);
+      s.upload(de->data(), exp->data(), en.elements);
+      s.upload(ds->data(), sm->data(), en.elements);
+      dev_put(BufKey{key, op.tensor, Comp::kDevExp, 0}, std::move(de));
+      dev_put(BufKey{key, op.tensor, Comp::kDevSm, 0}, std::move(ds));
+      transfer_bytes_.fetch_add(2 * en.elements, std::memory_order_relaxed);
+    }
+  } catch (const Error& e) {
+    throw Error("exec: " + op_label(op) + " (" + store_.path() + ": " + en.label() + "): " + e.what());
+  }
+  transfers_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ExecPlatform::recover_gpu_op(const Op& op, uint32_t unit) {
+  const StoreEntry& en = entry(op);
+  const uint32_t key = op.layer * model_.experts + op.expert;
+  DevBuf de = dev_get(BufKey{key, op.tensor, Comp::kDevExp, 0}, "decompressed exponents", op);
+  DevBuf ds = dev_get(BufKey{key, op.tensor, Comp::kDevSm, 0}, "SM-chunk", op);
+  kernels::gpu::GpuStream& s = stream(unit, op);
+  DevBuf out;
+  try {
+    out = dev_alloc(en.bf16_bytes());
+    s.merge(de->data(), ds->data(), en.elements, out->data());
+  } catch (const Error& e) {
+    throw Error("exec: " + op_label(op) + " (" + store_.path() + ": " + en.label() + "): " + e.what());
+  }
+  if (opt_.verify_gpu) {
+    // The device's tensor against the CPU kernel on the same host bytes (still held: this op is planned).
+    auto exp = get(BufKey{key, op.tensor, Comp::kExp, 0}, "decompressed exponents", op);
+    auto sm = get(BufKey{key, op.tensor, Comp::kSm, 0}, "SM-chunk", op);
+    std::vector<uint16_t> got(en.elements), want(en.elements);
+    s.download(got.data(), out->data(), en.bf16_bytes());
+    kernels::merge_bf16(exp->data(), sm->data(), en.elements, want.data());
+    if (got != want) {
+      size_t i = 0;
+      while (got[i] == want[i]) ++i;
+      throw Error("exec: " + store_.path() + ": " + en.label() + ": the GPU-recovered tensor differs from the CPU "
+                  "kernel's at value " + std::to_string(i) + " (" + std::to_string(got[i]) + " != " +
+                  std::to_string(want[i]) + ")");
+    }
+    gpu_verified_.fetch_add(1, std::memory_order_relaxed);
+  }
+  recovered_.fetch_add(1, std::memory_order_relaxed);
+  gpu_recoveries_.fetch_add(1, std::memory_order_relaxed);
+  dev_put(BufKey{key, op.tensor, Comp::kDevFull, 0}, std::move(out));
+}
+
 const float* ExecPlatform::activations(uint32_t unit, size_t n) {
   auto& x = act_[unit];
   if (x.size() < n) {  // seeded values, extended as larger batches come
@@ -465,13 +641,25 @@ float* ExecPlatform::outputs(uint32_t unit, size_t n) {
 void ExecPlatform::expert_compute_op(const Op& op, uint32_t unit) {
   if (op.tokens == 0) return;
   const uint32_t key = op.layer * model_.experts + op.expert;
-  auto g = get(BufKey{key, static_cast<uint16_t>(role_gate_), Comp::kFull, 0}, "gate tensor", op);
-  auto u = get(BufKey{key, static_cast<uint16_t>(role_up_), Comp::kFull, 0}, "up tensor", op);
-  auto d = get(BufKey{key, static_cast<uint16_t>(role_down_), Comp::kFull, 0}, "down tensor", op);
   const StoreEntry& ge = *entries_[key][static_cast<size_t>(role_gate_)];
   if (ge.shape.size() != 2) throw Error(store_.path() + ": " + ge.label() + " is not a matrix");
   const auto inter = static_cast<uint32_t>(ge.shape[0]);
   const auto hidden = static_cast<uint32_t>(ge.shape[1]);
+  if (opt_.gpu && op.resource == ResourceClass::kGpu) {
+    auto dg = dev_get(BufKey{key, static_cast<uint16_t>(role_gate_), Comp::kDevFull, 0}, "gate tensor", op);
+    auto du = dev_get(BufKey{key, static_cast<uint16_t>(role_up_), Comp::kDevFull, 0}, "up tensor", op);
+    auto dd = dev_get(BufKey{key, static_cast<uint16_t>(role_down_), Comp::kDevFull, 0}, "down tensor", op);
+    try {
+      stream(unit, op).expert_ffn(dg->data(), du->data(), dd->data(), hidden, inter, op.tokens);
+    } catch (const Error& e) {
+      throw Error("exec: " + op_label(op) + ": " + e.what());
+    }
+    expert_computes_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  auto g = get(BufKey{key, static_cast<uint16_t>(role_gate_), Comp::kFull, 0}, "gate tensor", op);
+  auto u = get(BufKey{key, static_cast<uint16_t>(role_up_), Comp::kFull, 0}, "up tensor", op);
+  auto d = get(BufKey{key, static_cast<uint16_t>(role_down_), Comp::kFull, 0}, "down tensor", op);
   const size_t n = size_t{op.tokens} * hidden;
   kernels::expert_ffn(reinterpret_cast<const uint16_t*>(g->data()), reinterpret_cast<const uint16_t*>(u->data()),
                       reinterpret_cast<const uint16_t*>(d->data()), hidden, inter, activations(unit, n),
@@ -485,6 +673,15 @@ void ExecPlatform::dense_compute_op(const Op& op, uint32_t unit) {
   const uint64_t cols = model_.hidden;
   const uint64_t rows = elements / cols;
   if (rows == 0) return;
+  if (opt_.gpu && op.resource == ResourceClass::kGpu) {
+    try {
+      stream(unit, op).dense_gemm(dense_dev_.data(), rows, cols, op.tokens);
+    } catch (const Error& e) {
+      throw Error("exec: " + op_label(op) + ": " + e.what());
+    }
+    dense_computes_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   kernels::dense_gemm(dense_scratch_.data(), rows, cols, activations(unit, size_t{op.tokens} * cols),
                       outputs(unit, size_t{op.tokens} * rows), op.tokens);
   dense_computes_.fetch_add(1, std::memory_order_relaxed);
@@ -501,6 +698,11 @@ ExecCounters ExecPlatform::counters() const {
   c.dense_computes = dense_computes_.load();
   c.buffers_freed = freed_.load();
   c.memory_peak_bytes = peak_bytes_.load();
+  c.device_peak_bytes = device_peak_.load();
+  c.transfers = transfers_.load();
+  c.transfer_bytes = transfer_bytes_.load();
+  c.gpu_recoveries = gpu_recoveries_.load();
+  c.gpu_recoveries_verified = gpu_verified_.load();
   std::lock_guard<std::mutex> lk(mu_);
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;

@@ -9,16 +9,27 @@
 //   kDecompress   a CPU worker decompresses one E-chunk shard into the tensor's exponent buffer (zstd/lz4
 //                 frame content checksums verified)
 //   kRecover      SM-chunk + exponents -> the BF16 tensor (the vectorized CPU kernel, kernels/bf16.h)
-//   kTransfer     host -> device: nothing to move without a GPU (UMA and CPU-only machines share memory)
-//   kExpertCompute  the expert's SwiGLU FFN over its tokens on the recovered BF16 weights
-//                 (kernels/expert_ffn.h; gate/up/down found by role)
+//   kTransfer     host -> device: with a CUDA GPU (ExecOptions::gpu) the link thread copies the tensor's
+//                 host data to device memory on its own CUDA stream: the recovered BF16 tensor when there is
+//                 one (full-tensor offloading, recovery on the CPU, a host-tier copy), else the decompressed
+//                 exponents and the SM-chunk for recovery on the GPU. Without a GPU nothing moves (UMA and
+//                 CPU-only machines share memory).
+//   kExpertCompute  the expert's SwiGLU FFN over its tokens on the recovered BF16 weights: on the GPU three
+//                 cuBLAS BF16 GEMMs and a SwiGLU kernel (kernels/gpu_exec.h), else kernels/expert_ffn.h on a
+//                 CPU thread (gate/up/down found by role)
 //   kDenseCompute a BF16 GEMM of the layer's dense shape (the dense weights are not in the store: a
-//                 synthetic matrix of the same size, resident, as the simulator assumes)
+//                 synthetic matrix of the same size, resident, as the simulator assumes; on the GPU in device
+//                 memory)
+//   kRecover      on the GPU resource with a GPU: the CUDA recovery kernel (kernels/bf16_cuda.h) into device
+//                 memory; with ExecOptions::verify_gpu every GPU-recovered tensor is copied back and compared
+//                 with the CPU kernel's result on the same host bytes (a mismatch stops the run).
 //
 // Units: `io_depth` I/O threads (1 = one blocking read at a time, ZipMoE §3.3), L CPU worker threads, one
-// GPU stream and one link. Without a CUDA GPU the GPU stream is one more CPU thread running the CPU kernels
-// ("cpu-emulated GPU stream"); describe() says so. Each resource serves its queue by Op::priority, then
-// submission order, like the simulator.
+// GPU stream and one link. With a CUDA GPU the GPU stream's thread and the link's thread each drive a CUDA
+// stream and wait for every op to finish on the device (so an op's recorded time is its real duration);
+// without one the GPU stream is one more CPU thread running the CPU kernels ("cpu-emulated GPU stream");
+// describe() says which. Each resource serves its queue by Op::priority, then submission order, like the
+// simulator. Device buffers are recycled by size (cudaFree would synchronize the whole device).
 //
 // Buffers live in a table keyed by (expert, tensor, component, shard). An op's output is allocated when it
 // runs. The residency's memory events (core/residency.h) say which components of an expert its pools hold;
@@ -51,6 +62,7 @@
 
 #include "core/platform.h"
 #include "exec/store_reader.h"
+#include "kernels/gpu_exec.h"
 
 namespace moesim::exec {
 
@@ -59,6 +71,8 @@ struct ExecOptions {
   uint32_t io_depth = 1;     // I/O threads, each with one outstanding read
   bool direct_io = true;     // O_DIRECT (falls back to buffered reads with a warning where refused)
   uint64_t seed = 1;         // activations fed to the compute ops
+  bool gpu = false;          // run transfers, GPU-resource recovery and compute on the CUDA GPU
+  bool verify_gpu = false;   // compare every GPU-recovered tensor with the CPU kernel (costs a copy back)
 };
 
 // What exec needs of the model beyond the store: the tensor roles in ModelCosts::tensor_names order
@@ -77,7 +91,10 @@ struct ExecCounters {
   uint64_t chunks_read = 0, bytes_read = 0, chunks_verified = 0;
   uint64_t frames_decoded = 0, tensors_recovered = 0, expert_computes = 0, dense_computes = 0;
   uint64_t buffers_freed = 0;
-  uint64_t memory_peak_bytes = 0;  // bytes of live data buffers (pool contents + data in flight)
+  uint64_t memory_peak_bytes = 0;  // bytes of live data buffers (pool contents + data in flight), host + device
+  uint64_t device_peak_bytes = 0;  // of which in device memory (GPU runs)
+  uint64_t transfers = 0, transfer_bytes = 0;  // host -> device copies (GPU runs)
+  uint64_t gpu_recoveries = 0, gpu_recoveries_verified = 0;
   // The runtime's own overheads over the run (seconds): from an op's submission to its start on a
   // unit that was idle (a thread wake-up), and from an op's end to the pipeline seeing it (the completion
   // hand-off). Their sum is what every dependency costs beyond the ops themselves.
@@ -146,7 +163,8 @@ class ExecPlatform : public Platform {
     OpTiming timing;
   };
   // Buffers: one per (expert key, tensor, component, shard).
-  enum class Comp : uint8_t { kFull, kSm, kEChunk, kExp };
+  // Host: kFull (BF16), kSm, kEChunk (compressed shard), kExp (decompressed exponents); device: kDev*.
+  enum class Comp : uint8_t { kFull, kSm, kEChunk, kExp, kDevFull, kDevExp, kDevSm };
   struct BufKey {
     uint32_t key;
     uint16_t tensor;
@@ -164,6 +182,12 @@ class ExecPlatform : public Platform {
   };
   struct Held {
     uint32_t whole = 0, sm = 0, e = 0;  // pools holding each component
+    uint32_t whole_host = 0;            // of `whole`: pools in the host tier of a discrete GPU
+  };
+  using DevBuf = std::shared_ptr<kernels::gpu::DeviceMemory>;
+  struct DevicePool {  // freed device buffers by size, reused (shared with the buffers' deleters)
+    std::mutex mu;
+    std::unordered_map<size_t, std::vector<std::unique_ptr<kernels::gpu::DeviceMemory>>> free;
   };
 
   void unit_loop(ResourceClass r, uint32_t unit);
@@ -173,6 +197,12 @@ class ExecPlatform : public Platform {
   void recover_op(const Op& op);
   void expert_compute_op(const Op& op, uint32_t unit);
   void dense_compute_op(const Op& op, uint32_t unit);
+  void transfer_op(const Op& op, uint32_t unit);
+  void recover_gpu_op(const Op& op, uint32_t unit);
+  DevBuf dev_alloc(size_t bytes);
+  DevBuf dev_get(const BufKey& k, const char* what, const Op& op) const;
+  void dev_put(const BufKey& k, DevBuf b);
+  kernels::gpu::GpuStream& stream(uint32_t unit, const Op& op);
   const StoreEntry& entry(const Op& op) const;
   const float* activations(uint32_t unit, size_t n);  // the unit's seeded input activations
   float* outputs(uint32_t unit, size_t n);
@@ -211,7 +241,11 @@ class ExecPlatform : public Platform {
 
   mutable std::mutex buf_mu_;
   std::unordered_map<BufKey, std::shared_ptr<AlignedBuffer>, BufHash> bufs_;
-  uint64_t live_bytes_ = 0;
+  std::unordered_map<BufKey, DevBuf, BufHash> dbufs_;
+  uint64_t live_bytes_ = 0, device_live_ = 0;
+  std::shared_ptr<DevicePool> dev_pool_ = std::make_shared<DevicePool>();
+  std::vector<std::unique_ptr<kernels::gpu::GpuStream>> streams_;  // per unit thread (GPU and link units)
+  kernels::gpu::DeviceMemory dense_dev_;                           // the synthetic dense weights on the GPU
 
   // Pipeline-thread state (no lock): what pools hold, and the planned ops of every expert.
   std::vector<Held> held_;
@@ -221,7 +255,8 @@ class ExecPlatform : public Platform {
   std::vector<std::vector<const StoreEntry*>> entries_;  // [key][tensor]
   std::vector<uint16_t> dense_scratch_;                  // the synthetic dense weights (largest layer)
   std::atomic<uint64_t> chunks_read_{0}, bytes_read_{0}, frames_{0}, recovered_{0}, expert_computes_{0},
-      dense_computes_{0}, freed_{0}, peak_bytes_{0};
+      dense_computes_{0}, freed_{0}, peak_bytes_{0}, device_peak_{0}, transfers_{0}, transfer_bytes_{0},
+      gpu_recoveries_{0}, gpu_verified_{0};
   std::vector<std::vector<float>> act_;  // per GPU/CPU unit: input activations (seeded)
   std::vector<std::vector<float>> out_;  // and outputs
   int role_gate_ = -1, role_up_ = -1, role_down_ = -1;

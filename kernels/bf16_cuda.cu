@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/bf16_cuda.h"
@@ -153,8 +154,20 @@ double time_merge_bf16_cuda_ms(size_t n, int iters, double* memcpy_ms) {
   require_device();
   if (iters <= 0) throw Error("time_merge_bf16_cuda_ms: iters must be positive");
   DeviceBuffer e(n), s(n), out(2 * n), copy(2 * n);
-  check(cudaMemset(e.p, 0x7E, n), "cudaMemset");
-  check(cudaMemset(s.p, 0x35, n), "cudaMemset");
+  {
+    // Random bytes (not a constant fill: the timing must be of real data, every output byte written).
+    std::vector<uint8_t> host(n);
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ n;
+    for (size_t i = 0; i < n; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      host[i] = static_cast<uint8_t>(x >> 24);
+    }
+    check(cudaMemcpy(e.p, host.data(), n, cudaMemcpyHostToDevice), "cudaMemcpy");
+    for (auto& b : host) b = static_cast<uint8_t>(b * 167u + 13u);
+    check(cudaMemcpy(s.p, host.data(), n, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
   Event start, stop;
   auto* o = reinterpret_cast<uint16_t*>(out.p);
   merge_bf16_cuda(e.bytes(), s.bytes(), n, o, nullptr);  // warm-up

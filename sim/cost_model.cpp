@@ -23,11 +23,13 @@ double CostModel::duration(const Op& op) const {
           throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
         return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
       }
-      return roofline(op.bytes, op.flops);
+      // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
+      return roofline(op.bytes, op.flops) +
+             (op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead : 0.0);
     case OpKind::kRecover:
       // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
       if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth;
-      return 2 * bytes / hw_.gpu_memory_bandwidth + hw_.gpu_kernel_overhead;
+      return 2 * bytes / hw_.gpu_recover_bandwidth + hw_.gpu_recover_overhead;
     case OpKind::kDecompress:
       if (!(hw_.cpu_decompress_bandwidth > 0))
         throw Error(hw_.origin +

@@ -5,9 +5,11 @@
 //
 //   dense_compute   max(bytes / gpu_memory_bandwidth, flops / gpu_bf16_flops) + gpu_kernel_overhead
 //   expert_compute  the same roofline: weights are read once per invocation (bytes), 2 FLOPs per weight
-//                   element per routed token (flops); so a decode token with few tokens is memory-bound
-//   recover         2 * bytes / gpu_memory_bandwidth + gpu_kernel_overhead (reads SM + exponent bytes,
-//                   writes the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel")
+//                   element per routed token (flops); so a decode token with few tokens is memory-bound; its
+//                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead)
+//   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes, writes
+//                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without
+//                   gpu.recover_* uses gpu_memory_bandwidth and gpu_kernel_overhead
 //   on the CPU (Op::resource kCpu, placed by the system): expert/dense compute max(bytes / cpu memcpy
 //                   bandwidth, flops / cpu.flops_per_core) on one worker; recovery 2 * bytes / cpu memcpy
 //                   bandwidth (the vectorized CPU kernel)

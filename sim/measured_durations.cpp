@@ -23,4 +23,9 @@ double MeasuredDurations::next(const Op& op) {
   return it->second.d[it->second.pos++];
 }
 
+void MeasuredDurations::rewind() {
+  for (auto& [id, q] : by_identity_) q.pos = 0;
+  matched_ = unmatched_ = 0;
+}
+
 }  // namespace moesim::sim

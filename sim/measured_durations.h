@@ -23,6 +23,8 @@ class MeasuredDurations {
   void add(const Op& op, double seconds);
   // The next measured duration of `op`'s identity; a negative value when none is left.
   double next(const Op& op);
+  // Starts over: every measured duration is available again and the counts are zero (for another simulation).
+  void rewind();
   uint64_t matched() const { return matched_; }
   uint64_t unmatched() const { return unmatched_; }
   size_t size() const { return total_; }

@@ -9,6 +9,7 @@
 
 #include "core/json_io.h"
 #include "exec/store_reader.h"
+#include "kernels/bf16_cuda.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace moesim::test {
@@ -163,6 +164,31 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   EXPECT_THAT(text, HasSubstr("check,metric,sim_s,exec_s,error\n"));
   EXPECT_THAT(text, HasSubstr("structure,tpot,"));
   EXPECT_THAT(text, HasSubstr("cost,op:decompress,"));
+  EXPECT_THAT(text, HasSubstr("structure_ops_only,tpot,"));
+  EXPECT_TRUE(e["structure_ops_only"]["tpot"].is_number());
+}
+
+TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
+  const std::string prefix = dir_ + "/vt";
+  const CliResult r = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
+                                 "jetson-agx-orin-64gb --timeline " + prefix);
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t ops[2] = {0, 0};
+  int i = 0;
+  for (const char* which : {"-exec.json", "-structure.json"}) {
+    const Json t = Json::parse(read_text(prefix + which));
+    for (const Json& e : t.is_array() ? t : t["traceEvents"])
+      if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("bytes")) ++ops[i];
+    ++i;
+  }
+  EXPECT_GT(ops[0], 0u);
+  EXPECT_EQ(ops[0], ops[1]);  // the same ops, one schedule measured and one simulated
+  const CliResult w = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --budget 1MiB --buffered --timeline " + prefix +
+                                 " --timeline-steps 0:3");
+  EXPECT_EQ(w.code, 2);
+  EXPECT_THAT(w.err, HasSubstr("whole runs"));
 }
 
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
@@ -187,6 +213,70 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
                                  prof + " --json");
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_TRUE(Json::parse(v.out)["errors"]["cost"]["tpot"].is_number());
+}
+
+// ---- the CUDA path (exec/exec_platform.h, kernels/gpu_exec.h): skipped where there is no usable GPU ----
+
+bool have_gpu(std::string* why) { return kernels::cuda_available(why); }
+
+TEST_F(ExecCli, GpuOnWithoutAGpuFailsClearly) {
+  std::string why;
+  if (have_gpu(&why)) GTEST_SKIP() << "a CUDA GPU is present: the GPU tests below cover --gpu on";
+  const CliResult r = moesim_cli(base("zipmoe", zstore()) + " --gpu on");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--gpu on: no usable CUDA GPU"));
+  // auto falls back to the CPU-emulated GPU stream and says so.
+  const CliResult a = moesim_cli(base("zipmoe", zstore()));
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_THAT(a.out, HasSubstr("cpu-emulated GPU stream"));
+}
+
+TEST_F(ExecCli, GpuZipMoeOnADiscreteGpuRecoversEveryTensorOnTheDeviceLosslessly) {
+  std::string why;
+  if (!have_gpu(&why)) GTEST_SKIP() << "no CUDA GPU: " << why;
+  const CliResult r =
+      moesim_cli(base("zipmoe", zstore()) + " --hw server-h100-nvme --gpu on --verify-gpu --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  const Json& ex = j["exec"];
+  EXPECT_TRUE(ex["gpu"].get<bool>());
+  EXPECT_THAT(ex["platform"].get<std::string>(), HasSubstr("CUDA GPU"));
+  EXPECT_GT(ex["gpu_recoveries"].get<uint64_t>(), 0u);
+  EXPECT_EQ(ex["gpu_recoveries_verified"], ex["gpu_recoveries"]);
+  EXPECT_GT(ex["transfers"].get<uint64_t>(), 0u);
+  EXPECT_GT(ex["device_peak_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(ex["expert_computes"].get<uint64_t>(), j["metrics"]["cache"]["lookups"].get<uint64_t>());
+  EXPECT_EQ(j["header"]["config"]["memory"], "discrete");
+}
+
+TEST_F(ExecCli, GpuOffloadCopiesWholeTensorsToTheDevice) {
+  std::string why;
+  if (!have_gpu(&why)) GTEST_SKIP() << "no CUDA GPU: " << why;
+  const CliResult r = moesim_cli(base("offload", rstore()) + " --hw server-h100-nvme --gpu on --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json ex = Json::parse(r.out)["exec"];
+  EXPECT_EQ(ex["gpu_recoveries"].get<uint64_t>(), 0u);
+  // Every tensor read from the SSD goes over the link once at least.
+  EXPECT_GE(ex["transfer_bytes"].get<uint64_t>(), ex["bytes_read"].get<uint64_t>());
+}
+
+TEST_F(ExecCli, GpuCalibrateFitsTheRecoveryKernelAndTheLinkAndValidateRuns) {
+  std::string why;
+  if (!have_gpu(&why)) GTEST_SKIP() << "no CUDA GPU: " << why;
+  const std::string prof = dir_ + "/calibrated-gpu.json";
+  const std::string common = " --model " + kModel + " --store " + zstore() +
+                             " --system zipmoe --hw server-h100-nvme --budget 1MiB --workers 2 --buffered --gpu on";
+  const CliResult c = moesim_cli("-q calibrate " + trace() + common + " -o " + prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json p = Json::parse(read_text(prof));
+  EXPECT_GT(p["gpu"]["recover_bandwidth"]["value"].get<double>(), 0);
+  EXPECT_EQ(p["link"]["kind"], "pcie");
+  EXPECT_FALSE(p["memory"]["unified"].get<bool>());
+  const CliResult v = moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  const Json e = Json::parse(v.out)["errors"];
+  EXPECT_EQ(e["structure"]["ops_unmatched"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(e["cost"]["op_kinds"].contains("transfer"));
 }
 
 TEST_F(ExecCli, StoreIsRequired) {

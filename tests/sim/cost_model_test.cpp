@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/json_io.h"
+#include "core/data_dir.h"
 
 namespace moesim::sim {
 namespace {
@@ -35,6 +37,24 @@ TEST(CostModel, RecoveryOnTheCpuStreamsTwiceTheTensorThroughOneCore) {
   const CostModel m(load_hardware("jetson-agx-orin-64gb"));
   EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kCpu, 3'000'000)), 2 * 3e6 / 10e9, 1e-12);
   EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 204.8e9 + 10e-6, 1e-12);
+}
+
+TEST(CostModel, AProfileCanGiveExpertComputeAndRecoveryTheirOwnGpuCosts) {
+  // A calibrated GPU profile: an expert's FFN is several launches, a dense GEMM one; the recovery kernel
+  // has its own bandwidth and overhead. Absent, they fall back to the shared figures (tests above).
+  Json j = load_json_file(resolve_preset("hardware", "server-h100-nvme"));
+  j["gpu"]["kernel_overhead"] = 30e-6;
+  j["gpu"]["expert_overhead"] = 50e-6;
+  j["gpu"]["recover_bandwidth"] = 20e9;
+  j["gpu"]["recover_overhead"] = 15e-6;
+  const HardwareProfile hw = hardware_from_json(j, "test");
+  const CostModel m(hw);
+  const double roof = 9e6 / hw.gpu_memory_bandwidth;
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 50e-6, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 30e-6, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 20e9 + 15e-6, 1e-12);
+  j["gpu"]["recover_bandwidth"] = 0;
+  EXPECT_THROW(hardware_from_json(j, "test"), Error);
 }
 
 TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {

@@ -115,6 +115,20 @@ TEST(MeasuredDurations, MatchByIdentityAndOccurrence) {
   EXPECT_EQ(m.unmatched(), 2u);
 }
 
+TEST(MeasuredDurations, RewindServesEveryDurationAgainForAnotherSimulation) {
+  MeasuredDurations m;
+  m.add(decompress(0), 0.5);
+  m.add(decompress(0), 0.75);
+  EXPECT_DOUBLE_EQ(m.next(decompress(0)), 0.5);
+  EXPECT_LT(m.next(decompress(1)), 0);
+  m.rewind();
+  EXPECT_EQ(m.matched(), 0u);
+  EXPECT_EQ(m.unmatched(), 0u);
+  EXPECT_DOUBLE_EQ(m.next(decompress(0)), 0.5);
+  EXPECT_DOUBLE_EQ(m.next(decompress(0)), 0.75);
+  EXPECT_EQ(m.size(), 2u);
+}
+
 TEST(MeasuredDurations, TheSimulatorUsesThemSsdReadsIncluded) {
   MeasuredDurations m;
   m.add(decompress(0), 0.5);
