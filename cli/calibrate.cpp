@@ -310,8 +310,10 @@ void execute(CalibrateArgs& ca) {
       {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
       {"pipeline_latency", {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
       {"wake_latency", {{"value", c.completion_latency}, {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}},
-      {"plan_latency_per_op", {{"value", c.plan_latency_per_op}, {"source", by + "the pipeline's work to plan a layer invocation, per op planned"}}},
-      {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
+      {"plan_latency_per_op", {{"value", c.plan_latency_per_op}, {"source", by + "the pipeline's work to plan a layer invocation up to its first submission, per op planned"}}},
+      {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
+      {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
+      {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
         {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};

@@ -104,6 +104,8 @@ Json exec_report_json(const ExecReport& r) {
   j["pipeline_latency_s"] = r.counters.pipeline_latency;
   j["plan_latency_per_op_s"] = r.counters.plan_latency_per_op;
   j["plan_latency_fixed_s"] = r.counters.plan_latency_fixed;
+  j["plan_tail_per_op_s"] = r.counters.plan_tail_per_op;
+  j["plan_tail_fixed_s"] = r.counters.plan_tail_fixed;
   j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
   return j;
 }

@@ -150,6 +150,10 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       sim.plan_latency_per_op = hardware_value(hw.raw, "runtime", "plan_latency_per_op", "time", hw.origin);
     if (hw.raw["runtime"].contains("plan_latency_fixed"))
       sim.plan_latency_fixed = hardware_value(hw.raw, "runtime", "plan_latency_fixed", "time", hw.origin);
+    if (hw.raw["runtime"].contains("plan_tail_per_op"))
+      sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
+    if (hw.raw["runtime"].contains("plan_tail_fixed"))
+      sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
     for (size_t i = 0; i < kResourceClasses; ++i) {
       const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
       if (hw.raw["runtime"].contains(key))

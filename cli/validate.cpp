@@ -148,6 +148,7 @@ void execute(ValidateArgs& va) {
                    [](const TimelineEvent* x, const TimelineEvent* y) { return x->timing.start < y->timing.start; });
   sim::MeasuredDurations durations;
   for (const TimelineEvent* e : events) durations.add(e->op, e->timing.end - e->timing.start);
+  for (const PlanningTime& pt : ref_counters[ref].planning) durations.add_planning(pt);
   serving::SystemConfig scfg = cfg;
   scfg.record_timeline = !a.timeline.empty();
   sim::SimOptions structure_opts = so;
@@ -159,19 +160,28 @@ void execute(ValidateArgs& va) {
   structure_opts.wake_latency = rc.completion_latency;
   structure_opts.plan_latency_per_op = rc.plan_latency_per_op;
   structure_opts.plan_latency_fixed = rc.plan_latency_fixed;
+  structure_opts.plan_tail_per_op = rc.plan_tail_per_op;
+  structure_opts.plan_tail_fixed = rc.plan_tail_fixed;
+  structure_opts.measured_planning = true;  // each graph's own planning time; the fits where the runs part
   for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.turnaround[i] = rc.turnaround[i];
   const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
   // Where the structure error comes from: the same run without the runtime's own costs (hand-offs, wake-ups,
   // turnarounds, planning), so the op graph, the queues and the priorities alone.
   const uint64_t matched = durations.matched(), unmatched = durations.unmatched();
+  const uint64_t plans_matched = durations.planning_matched(), plans_unmatched = durations.planning_unmatched();
   if (!a.timeline.empty()) {
     write_chrome_trace(a.timeline + "-exec.json", runs[ref].result, p.costs.costs, TimelineWriteOptions{});
     write_chrome_trace(a.timeline + "-structure.json", structure.result, p.costs.costs, TimelineWriteOptions{});
   }
   scfg.record_timeline = false;
   durations.rewind();
-  sim::SimOptions bare_opts = so;
+  sim::SimOptions bare_opts = so;  // without any runtime cost, the profile's included
   bare_opts.measured = &durations;
+  bare_opts.dispatch_latency = bare_opts.completion_latency = bare_opts.wake_latency = 0;
+  bare_opts.plan_latency_per_op = bare_opts.plan_latency_fixed = 0;
+  bare_opts.plan_tail_per_op = bare_opts.plan_tail_fixed = 0;
+  bare_opts.measured_planning = false;
+  for (double& t : bare_opts.turnaround) t = 0;
   const serving::RunResult bare = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, bare_opts);
   base += steps;
   // Cost: the simulator with the profile.
@@ -208,11 +218,15 @@ void execute(ValidateArgs& va) {
   errors["structure"] = errors_json(sf, measured[ref]);
   errors["structure"]["ops_matched"] = matched;
   errors["structure"]["ops_unmatched"] = unmatched;
+  errors["structure"]["planning_matched"] = plans_matched;
+  errors["structure"]["planning_unmatched"] = plans_unmatched;
   errors["structure"]["dispatch_latency_s"] = structure_opts.dispatch_latency;
   errors["structure"]["pipeline_latency_s"] = structure_opts.completion_latency;
   errors["structure"]["wake_latency_s"] = structure_opts.wake_latency;
   errors["structure"]["plan_latency_per_op_s"] = structure_opts.plan_latency_per_op;
   errors["structure"]["plan_latency_fixed_s"] = structure_opts.plan_latency_fixed;
+  errors["structure"]["plan_tail_per_op_s"] = structure_opts.plan_tail_per_op;
+  errors["structure"]["plan_tail_fixed_s"] = structure_opts.plan_tail_fixed;
   for (size_t i = 0; i < kResourceClasses; ++i)
     errors["structure"]["turnaround_s"][resource_class_name(static_cast<ResourceClass>(i))] = rc.turnaround[i];
   errors["structure_ops_only"] = errors_json(figures_of(bare.result), measured[ref]);
@@ -273,14 +287,18 @@ void execute(ValidateArgs& va) {
       text += strprintf("  %-18s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
                         pct(e["layer_makespan_median"]).c_str(), pct(e["layer_makespan_p95"]).c_str());
     }
-    text += strprintf("  (structure: %llu ops with their measured durations, %llu fell back to the cost model;\n"
+    text += strprintf("  (structure: %llu ops with their measured durations, %llu fell back to the cost model; %llu of "
+                      "%llu graphs with their measured planning time;\n"
                       "   the runtime's measured costs: hand-off %s, wake-up %s, pipeline %s per op, planning %s + %s "
-                      "per op, turnaround ssd/cpu/gpu/link %s/%s/%s/%s;\n"
+                      "per op (then busy %s + %s per op), turnaround ssd/cpu/gpu/link %s/%s/%s/%s;\n"
                       "   structure_ops_only: the same without them)\n",
                       static_cast<unsigned long long>(matched), static_cast<unsigned long long>(unmatched),
+                      static_cast<unsigned long long>(plans_matched),
+                      static_cast<unsigned long long>(plans_matched + plans_unmatched),
                       format_seconds(rc.handoff_latency).c_str(), format_seconds(rc.completion_latency).c_str(),
                       format_seconds(rc.pipeline_latency).c_str(), format_seconds(rc.plan_latency_fixed).c_str(),
-                      format_seconds(rc.plan_latency_per_op).c_str(), format_seconds(rc.turnaround[0]).c_str(),
+                      format_seconds(rc.plan_latency_per_op).c_str(), format_seconds(rc.plan_tail_fixed).c_str(),
+                      format_seconds(rc.plan_tail_per_op).c_str(), format_seconds(rc.turnaround[0]).c_str(),
                       format_seconds(rc.turnaround[1]).c_str(), format_seconds(rc.turnaround[2]).c_str(),
                       format_seconds(rc.turnaround[3]).c_str());
     text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops):\n");

@@ -57,6 +57,13 @@ class OpEstimator {
   virtual double estimate(const Op& op) const = 0;
 };
 
+// The pipeline's work to plan one layer invocation's graph, as a real run measured it (exec): `head` up to
+// the graph's first submission (its ops wait for it), `tail` after it (the pipeline thread stays busy).
+struct PlanningTime {
+  uint32_t ops = 0;
+  double head = 0, tail = 0;
+};
+
 class Platform : public OpEstimator {
  public:
   virtual ~Platform() = default;

@@ -139,6 +139,7 @@ std::string ExecPlatform::describe() const {
 }
 
 void ExecPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
+  if (planned_in_call_ > 0 && first_submit_ < 0) first_submit_ = now();  // the pipeline thread's own field
   {
     std::lock_guard<std::mutex> lk(mu_);
     Resource& r = res_[static_cast<int>(op.resource)];
@@ -228,7 +229,14 @@ void ExecPlatform::run_until_idle() {
     const bool keyed = op.layer != kNoLabel && op.expert != kNoLabel;
     const uint32_t key = keyed ? op.layer * model_.experts + op.expert : 0;
     if (keyed && planned_[key] > 0) --planned_[key];
+    // Graphs planned outside a completion (the first, when the run starts) cost the run nothing measured.
+    for (uint32_t g : call_graphs_) {
+      planning_.push_back(PlanningTime{g, 0, 0});
+      planning_share_.push_back(0);
+    }
+    call_graphs_.clear();
     planned_in_call_ = 0;
+    first_submit_ = -1;
     d.job.sink->op_done(d.job.token, d.timing);  // may plan and submit more ops, and move memory
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -239,15 +247,21 @@ void ExecPlatform::run_until_idle() {
     // The pipeline thread's time for this completion: from when it could take it (it woke for it, or it
     // finished the previous one) to now; preemption on a busy machine included.
     const double end = now();
-    const double spent = end - (slept ? popped : prev_end);
+    const double turn_start = slept ? popped : prev_end;
+    const double spent = end - turn_start;
     prev_end = end;
     if (planned_in_call_ > 0) {
-      plan_time_ += spent;
-      ++plan_calls_;
-      plan_ops_ += planned_in_call_;
+      // Split at the first submission: the ops wait for the head; the tail only keeps this thread busy.
+      const double head = std::clamp((first_submit_ >= 0 ? first_submit_ : end) - turn_start, 0.0, spent);
       const auto n = static_cast<double>(planned_in_call_);
-      plan_nn_ += n * n;
-      plan_nt_ += n * spent;
+      plan_head_.add(n, head);
+      plan_tail_.add(n, spent - head);
+      for (uint32_t g : call_graphs_) {
+        const double share = static_cast<double>(g) / n;
+        planning_.push_back(PlanningTime{g, head * share, (spent - head) * share});
+        planning_share_.push_back(share);
+      }
+      call_graphs_.clear();
     } else {
       pipeline_time_ += spent;
       ++pipeline_calls_;
@@ -299,6 +313,7 @@ void ExecPlatform::memory_event(const MemoryEvent& e) {
 
 void ExecPlatform::ops_planned(const OpGraph& graph) {
   planned_in_call_ += graph.size();
+  call_graphs_.push_back(static_cast<uint32_t>(graph.size()));
   for (size_t i = 0; i < graph.size(); ++i) {
     const Op& op = graph.op(static_cast<uint32_t>(i));
     if (op.layer == kNoLabel || op.expert == kNoLabel) continue;
@@ -687,6 +702,19 @@ void ExecPlatform::dense_compute_op(const Op& op, uint32_t unit) {
   dense_computes_.fetch_add(1, std::memory_order_relaxed);
 }
 
+std::pair<double, double> ExecPlatform::LineFit::solve() const {
+  if (k <= 0) return {0.0, 0.0};
+  const double det = k * snn - sn * sn;
+  double fixed = 0, per_op = sn > 0 ? st / sn : 0;
+  if (det > 1e-12 * k * snn) {
+    per_op = (k * snt - sn * st) / det;
+    fixed = (st - per_op * sn) / k;
+  }
+  if (per_op < 0) return {st / k, 0.0};  // not growing with the graph: all of it is fixed
+  if (fixed < 0) return {0.0, snn > 0 ? snt / snn : 0.0};  // through the origin
+  return {fixed, per_op};
+}
+
 ExecCounters ExecPlatform::counters() const {
   ExecCounters c;
   c.chunks_read = chunks_read_.load();
@@ -712,22 +740,25 @@ ExecCounters ExecPlatform::counters() const {
   c.handoff_latency = mean(handoff_);
   c.completion_latency = mean(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
-  // What a planning call costs beyond an ordinary completion: least squares of time = fixed + per_op * ops
-  // over the planning calls (a layer's lookups, planning and scheduling cost something whatever its size).
-  if (plan_calls_ > 0) {
-    const double k = static_cast<double>(plan_calls_), sn = static_cast<double>(plan_ops_), st = plan_time_;
-    const double det = k * plan_nn_ - sn * sn;
-    double fixed = 0, per_op = sn > 0 ? st / sn : 0;
-    if (det > 1e-12 * k * plan_nn_) {
-      per_op = (k * plan_nt_ - sn * st) / det;
-      fixed = (st - per_op * sn) / k;
-    }
-    if (per_op < 0) {  // not growing with the graph: all of it is fixed
-      per_op = 0;
-      fixed = st / k;
-    }
-    c.plan_latency_fixed = std::max(0.0, fixed - c.pipeline_latency);
-    c.plan_latency_per_op = per_op;
+  // What a planning call costs beyond an ordinary completion (whose work the pipeline_latency above already
+  // charges), split at its first submission: least squares of time = fixed + per_op * ops over the planning
+  // calls (a layer's lookups, planning and scheduling cost something whatever its size).
+  if (plan_head_.k > 0) {
+    const auto [head_fixed, head_per_op] = plan_head_.solve();
+    const auto [tail_fixed, tail_per_op] = plan_tail_.solve();
+    const double ordinary = c.pipeline_latency;
+    c.plan_latency_fixed = std::max(0.0, head_fixed - ordinary);
+    c.plan_latency_per_op = head_per_op;
+    c.plan_tail_fixed = std::max(0.0, tail_fixed - std::max(0.0, ordinary - head_fixed));
+    c.plan_tail_per_op = tail_per_op;
+  }
+  c.planning = planning_;
+  for (size_t i = 0; i < c.planning.size(); ++i) {  // the ordinary work first comes out of the head
+    PlanningTime& p = c.planning[i];
+    const double ordinary = c.pipeline_latency * planning_share_[i];
+    const double from_head = std::min(p.head, ordinary);
+    p.head -= from_head;
+    p.tail = std::max(0.0, p.tail - (ordinary - from_head));
   }
   for (size_t i = 0; i < kResourceClasses; ++i)
     c.turnaround[i] = turnaround_n_[i] ? turnaround_sum_[i] / static_cast<double>(turnaround_n_[i]) : 0.0;

@@ -58,6 +58,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/platform.h"
@@ -104,9 +105,19 @@ struct ExecCounters {
   double completion_latency = 0;
   double pipeline_latency = 0;
   // The pipeline's work to start a layer invocation (lookups, planning, scheduling, building its graph), per op
-  // of the graph it plans: on the critical path, unlike the per-completion work above (which it excludes).
+  // of the graph it plans, up to its first submission: on the critical path, unlike the per-completion work
+  // above (which it excludes).
   double plan_latency_per_op = 0;
   double plan_latency_fixed = 0;  // and per planning call: the fit is fixed + per_op * ops (least squares)
+  // The rest of a planning call, after its first submission (submitting the other ready ops, waking their
+  // units, freeing buffers): the submitted ops already run, but the pipeline thread is busy and the
+  // completions that arrive meanwhile wait. Fitted the same way.
+  double plan_tail_per_op = 0;
+  double plan_tail_fixed = 0;
+  // Every planned graph's own head and tail (a planning call's split among its graphs by their ops; the
+  // ordinary per-completion work taken out), in the run's order: `moesim validate` feeds them to the
+  // structure simulation.
+  std::vector<PlanningTime> planning;
   // Per resource class (ResourceClass order): from an op's end to its unit starting the next op that was
   // already waiting (reporting the completion, taking the next one; preemption on a busy machine).
   double turnaround[kResourceClasses] = {};
@@ -230,10 +241,28 @@ class ExecPlatform : public Platform {
   std::string error_;  // first op failure
   std::vector<double> handoff_, completion_;  // latency samples (the first kMaxSamples)
   double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only), no planning
-  double plan_time_ = 0;                      // op_done calls that planned an invocation
-  uint64_t plan_calls_ = 0, plan_ops_ = 0;
-  double plan_nn_ = 0, plan_nt_ = 0;          // sums of ops^2 and ops * time over planning calls (the fit)
-  uint64_t planned_in_call_ = 0;              // ops planned during the current op_done call
+  // Least squares of time = fixed + per_op * ops over the planning calls, in relative terms (each call
+  // weighted by 1 / ops^2): a prefill's graphs are 100x a decode step's, and a plain fit of both would let
+  // the few large ones set the line that the many small ones (the TPOT) are charged by.
+  struct LineFit {
+    double k = 0, sn = 0, st = 0, snn = 0, snt = 0;
+    void add(double n, double t) {
+      const double w = 1 / std::max(1.0, n * n);
+      k += w;
+      sn += w * n;
+      st += w * t;
+      snn += w * n * n;
+      snt += w * n * t;
+    }
+    // {fixed, per_op}; a line that does not grow with the ops is all fixed.
+    std::pair<double, double> solve() const;
+  };
+  LineFit plan_head_, plan_tail_;  // op_done calls that planned an invocation: before / after their 1st submit
+  uint64_t planned_in_call_ = 0;   // ops planned during the current op_done call
+  std::vector<uint32_t> call_graphs_;  // the sizes of the graphs planned in it
+  std::vector<PlanningTime> planning_;  // per graph: head, tail (raw: with the ordinary completion work)
+  std::vector<double> planning_share_;  // per graph: its share of its call
+  double first_submit_ = -1;       // when the current op_done call first submitted an op after planning
   double turnaround_sum_[kResourceClasses] = {};
   uint64_t turnaround_n_[kResourceClasses] = {};
   uint64_t pipeline_calls_ = 0;

@@ -23,9 +23,21 @@ double MeasuredDurations::next(const Op& op) {
   return it->second.d[it->second.pos++];
 }
 
+bool MeasuredDurations::next_planning(uint32_t ops, PlanningTime* out) {
+  if (planning_pos_ < planning_.size() && planning_[planning_pos_].ops == ops) {
+    *out = planning_[planning_pos_++];
+    ++planning_matched_;
+    return true;
+  }
+  if (planning_pos_ < planning_.size()) ++planning_pos_;  // the runs parted here: stay in step by graph
+  ++planning_unmatched_;
+  return false;
+}
+
 void MeasuredDurations::rewind() {
   for (auto& [id, q] : by_identity_) q.pos = 0;
-  matched_ = unmatched_ = 0;
+  planning_pos_ = 0;
+  matched_ = unmatched_ = planning_matched_ = planning_unmatched_ = 0;
 }
 
 }  // namespace moesim::sim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/op_graph.h"
+#include "core/platform.h"
 
 namespace moesim::sim {
 
@@ -25,6 +26,12 @@ class MeasuredDurations {
   double next(const Op& op);
   // Starts over: every measured duration is available again and the counts are zero (for another simulation).
   void rewind();
+  // The measured planning calls, in the measured run's order (one per graph): the simulator's n-th graph
+  // takes the n-th one when it has as many ops, else the cost model's fit (counted as unmatched).
+  void add_planning(const PlanningTime& p) { planning_.push_back(p); }
+  bool next_planning(uint32_t ops, PlanningTime* out);
+  uint64_t planning_matched() const { return planning_matched_; }
+  uint64_t planning_unmatched() const { return planning_unmatched_; }
   uint64_t matched() const { return matched_; }
   uint64_t unmatched() const { return unmatched_; }
   size_t size() const { return total_; }
@@ -36,6 +43,9 @@ class MeasuredDurations {
     size_t pos = 0;
   };
   std::unordered_map<uint64_t, Queue> by_identity_;
+  std::vector<PlanningTime> planning_;
+  size_t planning_pos_ = 0;
+  uint64_t planning_matched_ = 0, planning_unmatched_ = 0;
   uint64_t matched_ = 0, unmatched_ = 0;
   size_t total_ = 0;
 };

@@ -73,7 +73,7 @@ double SimPlatform::duration(const Op& op) const {
 }
 
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
-  if (opt_.completion_latency > 0 || opt_.wake_latency > 0) {  // through the pipeline thread first
+  if (opt_.serial_pipeline()) {  // through the pipeline thread first
     if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
     dispatch_timing_[job] = timing;
     dispatcher_.submit(job, 0, opt_.completion_latency + (dispatcher_.idle() ? opt_.wake_latency : 0));
@@ -83,6 +83,7 @@ void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
 }
 
 void SimPlatform::DispatchListener::job_done(uint32_t job, const OpTiming&) {
+  if (job == kPlanningJob) return;  // the pipeline thread's planning, not an op
   owner->report(job, owner->dispatch_timing_[job]);
 }
 
@@ -115,9 +116,20 @@ void SimPlatform::set_queue_observer(QueueObserver* observer) {
 }
 
 void SimPlatform::ops_planned(const OpGraph& graph) {
-  if (opt_.plan_latency_per_op <= 0 && opt_.plan_latency_fixed <= 0) return;
-  planned_until_ = std::max(planned_until_, engine_.now()) + opt_.plan_latency_fixed +
-                   opt_.plan_latency_per_op * static_cast<double>(graph.size());
+  const auto n = static_cast<double>(graph.size());
+  double head = opt_.plan_latency_fixed + opt_.plan_latency_per_op * n;
+  double tail = opt_.plan_tail_fixed + opt_.plan_tail_per_op * n;
+  PlanningTime measured;
+  if (opt_.measured_planning && opt_.measured &&
+      opt_.measured->next_planning(static_cast<uint32_t>(graph.size()), &measured)) {
+    head = measured.head;
+    tail = measured.tail;
+  }
+  if (head <= 0 && tail <= 0) return;
+  planned_until_ = std::max(planned_until_, engine_.now()) + head;
+  // The pipeline thread plans (head), then submits and cleans up (tail): completions reported meanwhile
+  // queue behind it. Ahead of the completions already waiting (priority -1): this call is running now.
+  dispatcher_.submit(kPlanningJob, -1, head + tail);
 }
 
 double SimPlatform::estimate(const Op& op) const {

@@ -24,6 +24,8 @@ struct SimOptions {
   // that long, SSD reads included (then served by `io_depth` plain servers instead of the SSD model);
   // the others fall back to the cost model. Not owned; must outlive the platform.
   MeasuredDurations* measured = nullptr;
+  // And its planning calls (MeasuredDurations::add_planning) instead of the plan_* fits below.
+  bool measured_planning = false;
   // The runtime's cost per dependency (seconds): an op starts this long after it is submitted at the
   // earliest (a real engine's thread hand-offs: exec measures it, ExecCounters). 0 = an ideal runtime.
   double dispatch_latency = 0;
@@ -35,10 +37,20 @@ struct SimOptions {
   // Per resource class: the time a unit needs between two ops (reporting one, taking the next), added to
   // every op's hold of its unit. 0 = none.
   double turnaround[kResourceClasses] = {};
-  // The pipeline's work to plan a layer invocation, per op planned: the ops of a graph are submitted that
-  // much later (ops_planned). 0 = planning is free.
+  // The pipeline's work to plan a layer invocation, per op planned, up to its first submission: the ops of a
+  // graph are submitted that much later (ops_planned). 0 = planning is free.
   double plan_latency_per_op = 0;
   double plan_latency_fixed = 0;  // and per graph planned
+  // The rest of the planning call (submitting, waking units, freeing buffers): the pipeline thread stays
+  // busy that much longer after the graph's ops are submitted, so completions arriving meanwhile wait; the
+  // ops themselves do not.
+  double plan_tail_per_op = 0;
+  double plan_tail_fixed = 0;
+  // Whether completions pass through the pipeline thread (a serial resource) before the pipeline sees them.
+  bool serial_pipeline() const {
+    return completion_latency > 0 || wake_latency > 0 || plan_latency_per_op > 0 || plan_latency_fixed > 0 ||
+           plan_tail_per_op > 0 || plan_tail_fixed > 0 || measured_planning;
+  }
 };
 
 class SimPlatform : public Platform, private JobListener {
@@ -70,6 +82,7 @@ class SimPlatform : public Platform, private JobListener {
     void job_done(uint32_t job, const OpTiming& timing) override;
   };
   DispatchListener dispatch_listener_{};
+  static constexpr uint32_t kPlanningJob = UINT32_MAX;  // a dispatcher job that is the pipeline's planning
   struct Pending {
     OpSink* sink;
     uint32_t token;

@@ -154,6 +154,11 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   // Every op of the reference run found its measured twin: the simulator made the same decisions.
   EXPECT_EQ(e["structure"]["ops_unmatched"].get<uint64_t>(), 0u);
   EXPECT_GT(e["structure"]["ops_matched"].get<uint64_t>(), 0u);
+  // And every graph its measured planning time.
+  EXPECT_EQ(e["structure"]["planning_unmatched"].get<uint64_t>(), 0u);
+  EXPECT_GT(e["structure"]["planning_matched"].get<uint64_t>(), 0u);
+  for (const char* k : {"plan_latency_fixed_s", "plan_latency_per_op_s", "plan_tail_fixed_s", "plan_tail_per_op_s"})
+    EXPECT_GE(e["structure"][k].get<double>(), 0) << k;
   // Fed with the measured durations, the simulator lands near the measured TPOT (a loose sanity bound: the
   // figures of record are in bench/results/validate.md).
   EXPECT_LT(std::abs(e["structure"]["tpot"].get<double>()), 0.5);
@@ -202,7 +207,9 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   for (const char* k : {"read_bandwidth", "read_latency"}) EXPECT_THAT(p["ssd"][k]["source"].get<std::string>(), HasSubstr("moesim calibrate"));
   EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
-  EXPECT_TRUE(p["runtime"].contains("dispatch_latency"));
+  for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
+                        "plan_tail_fixed"})
+    EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;
   EXPECT_TRUE(p["calibration"]["fits"].contains("decompress"));
   // The profile is a hardware profile like any other: run simulates with it, validate compares with it.
   const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "

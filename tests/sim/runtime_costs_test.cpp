@@ -98,6 +98,57 @@ TEST(RuntimeCosts, PlanningDelaysTheOpsOfTheGraph) {
   EXPECT_NEAR(r.timing[0].start, 3e-6, 1e-12);
 }
 
+// Plans a graph of one decompression and runs it (token `token`) to the end.
+void plan_and_run_one(SimPlatform& p, Recorder& r, uint32_t token) {
+  OpGraph g;
+  g.add(decompress(0));
+  g.finalize();
+  p.ops_planned(g);
+  p.submit(g.op(0), &r, token);
+  p.run_until_idle();
+}
+
+// A graph planned while one op runs: the head (2 us) delays the graph's op; the tail (30 us) keeps the pipeline
+// thread busy after it, so the running op's completion, reported during the tail, waits for it to end.
+TEST(RuntimeCosts, PlanningTailHoldsThePipelineThreadNotTheOps) {
+  SimOptions o;
+  o.plan_latency_fixed = 2e-6;
+  o.plan_tail_fixed = 1e-3 + 30e-6;  // ends 30 us after op 0 (1 ms) would be reported
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  plan_and_run_one(p, r, 0);
+  ASSERT_EQ(r.timing.size(), 1u);
+  EXPECT_NEAR(r.timing[0].start, 2e-6, 1e-12);          // after the head only
+  EXPECT_NEAR(r.timing[0].end, 2e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(r.seen[0].second, 2e-6 + 1e-3 + 30e-6, 1e-12);  // seen when head + tail end
+}
+
+TEST(RuntimeCosts, MeasuredPlanningReplacesTheFitsGraphByGraph) {
+  MeasuredDurations m;
+  m.add_planning(PlanningTime{1, 7e-6, 0});
+  m.add_planning(PlanningTime{5, 1e-6, 0});  // the simulation's second graph has 1 op: no twin, the fit
+  SimOptions o;
+  o.measured = &m;
+  o.measured_planning = true;
+  o.plan_latency_fixed = 3e-6;
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  plan_and_run_one(p, r, 0);  // 7 us, measured
+  plan_and_run_one(p, r, 1);  // 3 us, the fit
+  ASSERT_EQ(r.timing.size(), 2u);
+  EXPECT_NEAR(r.timing[0].start, 7e-6, 1e-12);
+  EXPECT_NEAR(r.timing[1].start, r.seen[0].second + 3e-6, 1e-12);
+  EXPECT_EQ(m.planning_matched(), 1u);
+  EXPECT_EQ(m.planning_unmatched(), 1u);
+  m.rewind();
+  EXPECT_EQ(m.planning_matched(), 0u);
+  PlanningTime t;
+  EXPECT_TRUE(m.next_planning(1, &t));
+  EXPECT_DOUBLE_EQ(t.head, 7e-6);
+}
+
 TEST(MeasuredDurations, MatchByIdentityAndOccurrence) {
   MeasuredDurations m;
   m.add(decompress(0), 0.5);
