@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""Plots a `moesim compare --csv` table: hit rate and mean TPOT against the expert-cache budget, one line per
+eviction policy (rows with lossy routing or a prefetcher are left out: this is the lossless comparison).
+
+    scripts/plot_compare.py TABLE.csv OUT.png [--title TEXT]
+
+Writes OUT.png and, beside it, the same figure as PDF (OUT with .pdf). Needs Debian's python3-matplotlib.
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def budget_bytes(text, where):
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text)
+    if not m or (m.group(2) or "B") not in UNITS:
+        sys.exit(f"plot_compare.py: {where}: budget '{text}' is not a size such as 2GiB or 2.00 GiB")
+    return float(m.group(1)) * UNITS[m.group(2) or "B"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("table")
+    ap.add_argument("out")
+    ap.add_argument("--title", default="")
+    a = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_compare.py: matplotlib is missing (apt-get install python3-matplotlib)")
+    need = {"budget", "eviction", "hit_rate", "tpot_mean_s", "routing", "prefetch"}
+    series = {}
+    try:
+        with open(a.table, newline="") as f:
+            rows = csv.DictReader(f)
+            missing = need - set(rows.fieldnames or [])
+            if missing:
+                sys.exit(f"plot_compare.py: {a.table}: line 1: missing columns {', '.join(sorted(missing))}")
+            for i, r in enumerate(rows, start=2):
+                if r["routing"] not in ("", "identity") or r["prefetch"] not in ("", "none"):
+                    continue
+                if not r["hit_rate"] or not r["tpot_mean_s"]:
+                    continue
+                b = budget_bytes(r["budget"], f"{a.table}: line {i}")
+                series.setdefault(r["eviction"], []).append((b, float(r["hit_rate"]), float(r["tpot_mean_s"])))
+    except OSError as e:
+        sys.exit(f"plot_compare.py: {a.table}: {e.strerror}")
+    if not series:
+        sys.exit(f"plot_compare.py: {a.table}: no lossless rows with a hit rate and a TPOT to plot")
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    for name in sorted(series):
+        pts = sorted(series[name])
+        gib = [p[0] / 2**30 for p in pts]
+        style = dict(marker="o", linewidth=1.5, markersize=4, label=name)
+        if name == "belady":
+            style.update(linestyle="--", color="black", label="belady (offline optimum)")
+        ax1.plot(gib, [100 * p[1] for p in pts], **style)
+        ax2.plot(gib, [1000 * p[2] for p in pts], **style)
+    from matplotlib.ticker import FuncFormatter, LogLocator
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(plain)
+        ax.set_xlabel("expert-cache budget (GiB)")
+        ax.grid(True, alpha=0.3)
+    ax1.set_ylabel("expert hit rate (%)")
+    ax2.set_ylabel("mean TPOT (ms, simulated)")
+    ax2.set_yscale("log")
+    ax2.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax2.yaxis.set_major_formatter(plain)
+    ax2.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax1.legend(fontsize=8)
+    if a.title:
+        fig.suptitle(a.title, fontsize=10)
+    fig.tight_layout()
+    base, _ = os.path.splitext(a.out)
+    for path in (a.out, base + ".pdf"):
+        tmp = path + ".tmp" + os.path.splitext(path)[1]
+        fig.savefig(tmp)
+        os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    main()
