@@ -21,7 +21,7 @@ routings() {
   local k=$1 e=$2 j=$3 r="identity" h m i
   for ((h = 2; h <= k; h++)); do r+=";prune:h=$h"; done
   for m in $((k + 1)) $((k + 2)) $((3 * k / 2)) $((2 * k)) $((3 * k)) $((4 * k)); do
-    if ((m > k && m <= e)); then r+=";max-rank:M=$m,J=$j"; fi
+    if ((m > k && m <= e)) && [[ $r != *"max-rank:M=$m,"* ]]; then r+=";max-rank:M=$m,J=$j"; fi
   done
   for i in 0 1 2 3 4 5 6 7 8 9 10; do r+=";cumsum:p=$(awk "BEGIN{print $i/10}"),J=$j"; done
   for i in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
