@@ -62,8 +62,13 @@ Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residenc
 
 Pipeline::~Pipeline() = default;
 
+// What routing policies see (ResidencyView): the state on the computing side. A full copy held only in a
+// discrete GPU's host memory still needs a host-to-device copy, so it is not "cached" for them: BuddyMoE
+// replaces exactly such CPU-resident experts (BuddyMoE, §3.1), and a cache-aware routing conditions on the
+// fast tier.
 ExpertState Pipeline::state(uint32_t layer, uint32_t expert) const {
-  return residency_.peek(layer * experts_ + expert).state;
+  const LookupResult r = residency_.peek(layer * experts_ + expert);
+  return r.state == ExpertState::kFull && r.tier == MemoryTier::kHost ? ExpertState::kMissed : r.state;
 }
 
 uint32_t Pipeline::acquire_slot() {

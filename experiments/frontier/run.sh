@@ -1,33 +1,23 @@
 #!/usr/bin/env bash
-# The lossless-vs-lossy frontier (issue: lossy routing): every system and routing policy of spec.json on one
-# table of mean TPOT against routing deviation (the fraction of (token, layer) selections changed), sorted
-# by deviation, with the Pareto-optimal rows marked.
-#   experiments/frontier/run.sh [BUILD_DIR] [OUT]
+# The lossless-vs-lossy frontier (issue: lossy routing): every system and routing policy of SPEC.json (one
+# `moesim sweep`) as mean TPOT against routing deviation (the fraction of (token, layer) selections the
+# routing changed), with the Pareto-optimal points marked. The bundled REAL Qwen3-30B-A3B routing with
+# SYNTHETIC logits (`trace synth --logits-for`); the transition predictor trained on a SYNTHETIC trace fitted
+# to the real one (never the evaluated trace). Writes OUT/results.csv, OUT/frontier.csv (sorted, with the
+# Pareto flag), OUT/frontier.md (the README's table) and OUT/frontier.{png,pdf}.
+# Usage: experiments/frontier/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-M="${1:-$root/build}/moesim"
-out="${2:-$here/out}"
+here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
+M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/frontier}")
+log="$out/run.log"
+q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
+cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" && : > "$log"
 trace="$root/data/traces/qwen3-30b-a3b.route.csv"
-# The inputs: the real routing with synthetic logits (labelled synthetic), and the transition predictor's
-# training trace (a synthetic trace fitted to the real one: never the evaluated trace).
-"$M" -q trace synth --logits-for "$trace" --seed 1 -o "$here/qwen3-logits.mtr"
-"$M" -q trace synth --fit "$trace" --tokens 512 --prompt-tokens 28 --seed 11 -o "$here/train.mtr"
-rm -rf "$out"
-"$M" sweep "$here/spec.json" -o "$out"
-python3 - "$out/results.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for r in rows:
-    r["tpot"] = float(r["tpot_mean_s"]) * 1e3
-    r["dev"] = float(r["routing_changed_fraction"] or 0)
-rows.sort(key=lambda r: (r["dev"], r["tpot"]))
-best = float("inf")
-print("| system | eviction | routing | prefetch | TPOT (ms) | selections changed | hit rate | Pareto |")
-print("|---|---|---|---|---|---|---|---|")
-for r in rows:
-    pareto = r["tpot"] < best
-    best = min(best, r["tpot"])
-    print(f"| {r['system']} | {r['policy'] or 'default'} | {r['routing'] or 'identity'} | {r['prefetch'] or 'none'} | "
-          f"{r['tpot']:.1f} | {100 * r['dev']:.1f}% | {100 * float(r['hit_rate']):.1f}% | {'yes' if pareto else ''} |")
-PY
+# The spec's relative trace paths resolve in OUT, where both traces are written.
+cp "$here/SPEC.json" "$out/SPEC.json"
+q "$M" -q trace synth --logits-for "$trace" --seed 1 -o "$out/qwen3-logits.mtr"
+q "$M" -q trace synth --fit "$trace" --tokens 512 --prompt-tokens 28 --seed 11 -o "$out/train.mtr"
+"$M" -q sweep "$out/SPEC.json" --jobs 2 -o "$out/sweep" > "$out/sweep.log" 2>&1 || { cat "$out/sweep.log"; exit 1; }
+cp "$out/sweep/results.csv" "$out/results.csv"
+py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
+$py "$here/plot.py" "$out"

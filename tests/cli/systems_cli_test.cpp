@@ -115,6 +115,20 @@ TEST(SystemsCli, ADiscreteGpusDramTierTurnsReadsIntoCopies) {
   EXPECT_NE(r.out.find("discrete GPU"), std::string::npos) << r.out;
 }
 
+TEST(SystemsCli, LossyRoutingOnADiscreteGpuAsksWhatTheDeviceHolds) {
+  // A DRAM tier changes where a device miss is served from, not what the GPU holds: a routing policy that
+  // replaces the experts the GPU lacks (BuddyMoE's Random baseline) makes the same choices with and without
+  // it, and so the device cache sees the same lookups.
+  const std::string args = kBf16 + " --hw desktop-rtx4090 --budget 4GiB --routing random-resident";
+  const moesim::Json one = run_json(args);
+  const moesim::Json two = run_json(args + " --host-budget 32GiB");
+  EXPECT_GT(one["metrics"]["routing_policy_counters"]["replaced"].get<uint64_t>(), 0u);
+  EXPECT_EQ(two["metrics"]["routing_policy_counters"], one["metrics"]["routing_policy_counters"]);
+  EXPECT_EQ(two["metrics"]["routing_deviation"]["changed"], one["metrics"]["routing_deviation"]["changed"]);
+  EXPECT_EQ(two["metrics"]["cache"]["hits"], one["metrics"]["cache"]["hits"]);
+  EXPECT_GT(two["metrics"]["states"]["host_hits"].get<uint64_t>(), 0u);
+}
+
 TEST(SystemsCli, ZipMoeOptionsOnOtherSystemsAreWarnedAbout) {
   const moesim::Json j = run_json(kBf16 + " --budget 8GiB --pools F=1 --ratio 0.4");
   const std::string w = j["warnings"].dump();
