@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/warnings.h"
 
 namespace moesim {
 
@@ -566,6 +567,19 @@ void Pipeline::start_invocation(uint32_t inv) {
       if (pr.layer == layer) continue;
       const uint32_t key = pr.layer * w.experts + pr.expert;
       ++result.prefetch.proposed;
+      // Prefetch loads yield to every demand op, and each keeps its invocation's slot until it has run: a
+      // predictor that proposes faster than the SSD can serve would pile them up without bound. Past half
+      // the slots in use, new proposals are declined (a real engine's prefetch queue is bounded too).
+      if (slots_.size() - free_slots_.size() >= kMaxSlots / 2) {
+        ++result.prefetch.declined;
+        if (!prefetch_backlog_warned_) {
+          prefetch_backlog_warned_ = true;
+          warn("prefetch: the prefetch loads waiting behind demand reads hold " + std::to_string(kMaxSlots / 2) +
+               " layer invocations; further proposals are declined while that backlog lasts (the predictor "
+               "proposes more than the SSD can serve)");
+        }
+        continue;
+      }
       if (prefetched_[key] || inflight_.count(key) || residency_.peek(key).state == ExpertState::kFull) {
         ++result.prefetch.already_resident;
         continue;
@@ -623,6 +637,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   w_ = &w;
   experts_ = w.experts;
   finished_ = false;
+  prefetch_backlog_warned_ = false;
   result.timeline_first_step = opt_.timeline_first_step;
   result.timeline_last_step = opt_.timeline_last_step;
   in_window_ = false;

@@ -233,6 +233,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   bool finished_ = false;
   std::vector<std::unique_ptr<Invocation>> slots_;
   std::vector<uint32_t> free_slots_;
+  bool prefetch_backlog_warned_ = false;  // the warning about a backlog of prefetch loads, once per run
   // Loads in flight per key: the tokens of their last ops (a lookup of the key waits for all of them).
   std::unordered_map<uint32_t, std::vector<uint32_t>> inflight_;
   // Prefetch bookkeeping per key: 1 = prefetched and not looked up since; the bytes its load read.

@@ -208,3 +208,17 @@ TEST(RunCli, LongTracePathIsPrintedWhole) {
 }
 
 }  // namespace
+
+// A predictor that is always wrong proposes far more loads than the SSD serves; they yield to demand reads and
+// each holds its invocation until it runs. The pipeline bounds that backlog (declining proposals, with a
+// warning) instead of running out of invocation slots.
+TEST(RunCli, AnUnservablePrefetchBacklogIsBoundedWithAWarning) {
+  const Result r = sh("run --trace " + kTrace + " --model qwen3-30b-a3b --hw jetson-agx-orin-64gb "
+                      "--system offload --budget 4GiB --prefetch oracle:accuracy=0 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const moesim::Json j = moesim::Json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_NE(j["warnings"].dump().find("further proposals are declined"), std::string::npos) << j["warnings"];
+  const auto& p = j["metrics"]["prefetch"];
+  EXPECT_GT(p["declined"].get<uint64_t>(), 0u);
+  EXPECT_EQ(p["accuracy"].get<double>(), 0.0);
+}
