@@ -246,21 +246,10 @@ void run_cache_only(const Args& a, const sim::ReplayInput& input, const traces::
   write_file_atomic(a.out, text);
 }
 
-// Does any of the policies need the next-use index? Probed by building each on a tiny configuration
-// without it (the oracle factories refuse; core/eviction_policy.h).
+// Does any of the policies need the next-use index (Belady)?
 bool needs_next_use(const std::vector<std::string>& policies) {
-  CacheConfig probe = make_cache_config(1, 2, 1, CacheScope::kGlobal, CacheCapacity{CacheCapacity::Unit::kExperts, 1}, {});
-  const std::vector<uint64_t> freq = {1, 1};
-  probe.key_frequency = freq;
-  probe.next_use_available = false;
-  for (const auto& p : policies) {
-    try {
-      make_eviction_policy(p, probe);
-    } catch (const Error&) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(policies.begin(), policies.end(),
+                     [](const std::string& p) { return sim::oracle_needs(p).next_use; });
 }
 
 // `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
@@ -315,7 +304,14 @@ void run(const Args& a) {
 
   const traces::Trace trace = traces::load_trace(a.trace, a.load);
   const auto& info = trace.info();
-  const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch);
+  // The cache-only replay reads no token counts, and the next-use index only for an oracle policy: each is
+  // a 4-byte array per lookup not to build (the token-level paths read both).
+  traces::LookupStreamParts parts;
+  if (a.routing.empty() && !a.lifetime && a.prefetch.empty()) {
+    parts.tokens = false;
+    parts.next_use = needs_next_use(policies);
+  }
+  const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch, parts);
   if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
   const sim::ReplayInput input(stream, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, trace, a.batch);

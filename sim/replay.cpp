@@ -33,7 +33,9 @@ ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
       if (r >= stream.refreshes() || stream.refresh[r] < stream.inv_begin[i] ||
           stream.refresh[r] >= stream.inv_begin[i + 1])
         throw Error("replay: refresh " + std::to_string(r) + " is not a lookup of invocation " + std::to_string(i));
-  frequency_ = key_frequencies(stream.key, static_cast<uint32_t>(keys));  // also range-checks every key
+  if (!stream.key.empty() && *std::max_element(stream.key.begin(), stream.key.end()) >= keys)
+    throw Error("replay: lookup key " + std::to_string(*std::max_element(stream.key.begin(), stream.key.end())) +
+                " out of range");
   view_ = traces::lookup_view(stream);
 }
 
@@ -43,7 +45,6 @@ ReplayInput::ReplayInput(const LookupView& view, uint32_t layers, uint32_t exper
   const uint64_t keys = uint64_t{layers} * experts;
   if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
   if (keys >= kNoKey) throw Error("replay: too many (layer, expert) keys");
-  frequency_ = key_frequencies(view.key, static_cast<uint32_t>(keys));  // also range-checks every key
 }
 
 const traces::LookupStream& ReplayInput::stream() const {
@@ -54,7 +55,11 @@ const traces::LookupStream& ReplayInput::stream() const {
 CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
   CacheConfig c = make_cache_config(layers_, experts_, top_k_, rc.scope, rc.capacity, expert_bytes_);
   c.next_use_available = !view_.next_use.empty();
-  c.key_frequency = frequency_;
+  if (oracle_needs(rc.policy).frequency) {
+    std::call_once(frequency_once_,
+                   [this] { frequency_ = key_frequencies(view_.key, layers_ * experts_); });
+    c.key_frequency = frequency_;
+  }
   return c;
 }
 
@@ -73,6 +78,22 @@ ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheC
 }
 
 }  // namespace
+
+OracleNeeds oracle_needs(const std::string& policy) {
+  CacheConfig probe = make_cache_config(1, 2, 1, CacheScope::kGlobal, {CacheCapacity::Unit::kExperts, 1}, {});
+  const std::vector<uint64_t> freq = {1, 1};
+  auto builds = [&](bool next_use, bool frequency) {
+    probe.next_use_available = next_use;
+    probe.key_frequency = frequency ? std::span<const uint64_t>(freq) : std::span<const uint64_t>{};
+    try {
+      make_eviction_policy(policy, probe);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  return OracleNeeds{.next_use = !builds(false, true), .frequency = !builds(true, false)};
+}
 
 ReplayResult replay_result(const ReplayConfig& rc, const CacheConfig& cfg, const CacheCounters& counters,
                            double seconds) {

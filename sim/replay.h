@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,14 @@ struct ReplayResult {
   double lookups_per_s = 0;
 };
 
+// The oracle information a policy needs (CacheConfig::next_use_available, key_frequency), found by building
+// it on a tiny configuration without each (the oracle factories refuse; core/eviction_policy.h). A policy
+// that cannot be built at all reports both.
+struct OracleNeeds {
+  bool next_use = false, frequency = false;
+};
+OracleNeeds oracle_needs(const std::string& policy);
+
 // A stream prepared once for any number of runs: the view, whole-trace key frequencies and expert sizes.
 // Keeps a reference to `stream`, which must outlive it.
 class ReplayInput {
@@ -61,7 +70,9 @@ class ReplayInput {
   uint32_t layers_, experts_;
   uint32_t top_k_;
   std::vector<uint64_t> expert_bytes_;
-  std::vector<uint64_t> frequency_;
+  // Whole-stream lookups per key, computed on the first configuration whose policy needs them.
+  mutable std::once_flag frequency_once_;
+  mutable std::vector<uint64_t> frequency_;
   LookupView view_;
 };
 
