@@ -38,8 +38,8 @@ cmd[moesim-lru-index]="$MOESIM replay $WORK/tiled-index.mtr --policy lru --scope
 cmd[moesim-belady-index]="$MOESIM replay $WORK/tiled-index.mtr --policy belady --scope global --budget $CAP_PER_LAYER"
 cmd[moesim-lru-plain]="$MOESIM replay $WORK/tiled.mtr --policy lru --scope global --budget $CAP_PER_LAYER"
 cmd[moesim-belady-plain]="$MOESIM replay $WORK/tiled.mtr --policy belady --scope global --budget $CAP_PER_LAYER"
-cmd[cachesim-lru]="$CACHESIM $WORK/tiled.oracleGeneral oracleGeneral lru $CAP_TOTAL --ignore-obj-size 1 --num-thread 1"
-cmd[cachesim-belady]="$CACHESIM $WORK/tiled.oracleGeneral oracleGeneral belady $CAP_TOTAL --ignore-obj-size 1 --num-thread 1"
+cmd[cachesim-lru]="$CACHESIM $WORK/tiled.oracleGeneral oracleGeneral lru $CAP_TOTAL --ignore-obj-size 1 --num-thread 1 --output $WORK/cachesim.out"
+cmd[cachesim-belady]="$CACHESIM $WORK/tiled.oracleGeneral oracleGeneral belady $CAP_TOTAL --ignore-obj-size 1 --num-thread 1 --output $WORK/cachesim.out"
 order=(moesim-lru-index cachesim-lru moesim-lru-plain moesim-belady-index cachesim-belady moesim-belady-plain)
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
