@@ -2,6 +2,7 @@
 // per-layer co-activation counts (binary and probability-weighted), Laplace smoothing, q_{j|i}, CFT buddy
 // lists B(i; alpha) capped at k_max, and the TAE percentiles that calibrate tau. The runtime reads it with
 // `--routing buddy:profile=buddies.json`. Written atomically.
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,6 +32,11 @@ void run(const Args& a) {
   } else if (a.weighting != "binary") {
     throw UsageError("--weighting: '" + a.weighting + "' is not binary or probability");
   }
+  if (!(a.opt.alpha > 0 && a.opt.alpha <= 1))
+    throw UsageError("--alpha must be in (0, 1], got " + std::to_string(a.opt.alpha));
+  require_at_least("--k-max", a.opt.k_max, 1);
+  if (!(a.opt.epsilon >= 0) || !std::isfinite(a.opt.epsilon))
+    throw UsageError("--epsilon must be a finite number >= 0, got " + std::to_string(a.opt.epsilon));
   check_output_writable(a.out);
   const traces::Trace t = traces::load_trace(a.trace, a.load);
   const traces::BuddyProfile p = traces::build_buddy_profile(t, b.opt, a.trace);

@@ -128,13 +128,17 @@ uint32_t trace_sequences(const traces::Trace& trace) {
 }
 
 void warn_trace_plausibility(const std::string& path, const traces::Trace& trace, uint32_t batch) {
-  const uint64_t missing = trace.info().missing_cells;
-  const uint64_t cells = trace.records() + missing;
+  warn_trace_plausibility(path, trace.info(), trace.records(), trace_sequences(trace), batch);
+}
+
+void warn_trace_plausibility(const std::string& path, const traces::TraceInfo& info, uint64_t records,
+                             uint64_t seqs, uint32_t batch) {
+  const uint64_t missing = info.missing_cells;
+  const uint64_t cells = records + missing;
   if (cells > 0 && missing * 20 > cells)
     warn(path + ": " + std::to_string(missing) + " of " + std::to_string(cells) + " cells (" +
          std::to_string(100 * missing / cells) +
          "%) are missing; hit rates and latencies cover only the recorded cells");
-  const uint32_t seqs = trace_sequences(trace);
   if (batch > seqs)
     warn("--batch " + std::to_string(batch) + " is larger than the trace's " + std::to_string(seqs) +
          " sequence" + (seqs == 1 ? "" : "s") + ": the batch never fills");

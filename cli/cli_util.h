@@ -49,6 +49,9 @@ uint32_t trace_sequences(const traces::Trace& trace);
 
 // Trace-level plausibility: over 5% of the cells missing; batch larger than the trace's sequences.
 void warn_trace_plausibility(const std::string& path, const traces::Trace& trace, uint32_t batch);
+// The same from the header counts (a trace read through its lookup index, without its records).
+void warn_trace_plausibility(const std::string& path, const traces::TraceInfo& info, uint64_t records,
+                             uint64_t sequences, uint32_t batch);
 
 // Budget plausibility. `all_experts_bytes` is 0 when expert sizes are unknown; `hw` may be null (replay has
 // no hardware). A budget above the hardware's memory is a UsageError unless `force` (then a warning).

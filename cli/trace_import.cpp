@@ -1,5 +1,5 @@
 // `moesim trace import IN... [--trace IN] [--format ...] [--fields MAP] [import options] [--model M]
-// -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically; nothing on
+// [--lookup-index] -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically; nothing on
 // failure). Several inputs become several sequences of one trace (traces::load_traces). The summary line
 // says how many records --where, --skip-warmup and --drop-duplicates removed.
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
+#include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
@@ -18,6 +19,7 @@ struct Options {
   std::vector<std::string> in, named;
   std::string out;
   traces::LoadOptions load;
+  bool lookup_index = false;
 };
 
 // " (skipped 3 by --where, ...)" from the import counts in the provenance, or "".
@@ -42,13 +44,16 @@ void setup(CLI::App& app) {
   add_trace_format_options(app, o->load);
   app.add_option("--model", o->load.model,
                  "model preset or JSON: layers/experts come from it; the trace must fit");
+  app.add_flag("--lookup-index", o->lookup_index,
+               "also store the batch-1 lookup stream and its next-use index (format version 2): `moesim "
+               "replay` then runs from it without reading the records (docs/trace-format.md)");
   app.callback([o] {
     std::vector<std::string> inputs = o->named;
     inputs.insert(inputs.end(), o->in.begin(), o->in.end());
     require_trace_input(inputs.empty() ? std::string() : inputs.front());
     check_output_writable(o->out);
     const traces::Trace t = traces::load_traces(inputs, o->load);
-    traces::save_mtr(t, o->out);
+    traces::write_mtr(t, o->out, traces::MtrWriteOptions{.lookup_index = o->lookup_index});
     const size_t sequences = t.sequence_ids().size();
     std::fprintf(
         stderr,

@@ -128,20 +128,7 @@ Json metrics_json(const PipelineResult& r) {
   sj["host_hits"] = r.states.host_hits;
   sj["in_flight"] = r.states.in_flight;
   m["states"] = sj;
-  const PrefetchCounters& p = r.prefetch;
-  Json pj;
-  pj["proposed"] = p.proposed;
-  pj["already_resident"] = p.already_resident;
-  pj["declined"] = p.declined;
-  pj["issued"] = p.issued;
-  pj["useful"] = p.useful;
-  pj["late"] = p.late;
-  pj["useless"] = p.useless;
-  pj["accuracy"] = ratio(p.useful, p.issued);  // issued loads that their expert's next lookup used
-  pj["coverage"] = ratio(p.useful, r.cache.lookups);  // the run's lookups that a prefetch had loaded for them
-  pj["bytes"] = p.bytes;
-  pj["useless_bytes"] = p.useless_bytes;
-  m["prefetch"] = pj;
+  m["prefetch"] = prefetch_counters_json(r.prefetch, r.cache.lookups, true);
   Json pools = Json::array();
   for (const auto& pu : r.pools) {
     Json q;
@@ -171,6 +158,22 @@ Json metrics_json(const PipelineResult& r) {
   }
   m["resources"] = util;
   return m;
+}
+
+Json prefetch_counters_json(const PrefetchCounters& p, uint64_t lookups, bool timed) {
+  Json pj;
+  pj["proposed"] = p.proposed;
+  pj["already_resident"] = p.already_resident;
+  pj["declined"] = p.declined;
+  pj["issued"] = p.issued;
+  pj["useful"] = p.useful;
+  pj["late"] = timed ? Json(p.late) : Json(nullptr);
+  pj["useless"] = p.useless;
+  pj["accuracy"] = ratio(p.useful, p.issued);  // issued loads that their expert's next lookup used
+  pj["coverage"] = ratio(p.useful, lookups);   // the run's lookups that a prefetch had loaded for them
+  pj["bytes"] = p.bytes;
+  pj["useless_bytes"] = p.useless_bytes;
+  return pj;
 }
 
 Json cache_counters_json(const CacheCounters& c, bool read_bytes_known) {

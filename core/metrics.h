@@ -39,4 +39,9 @@ Json metrics_json(const PipelineResult& r);
 // over_capacity_invocations, max_over_capacity.
 Json cache_counters_json(const CacheCounters& c, bool read_bytes_known);
 
+// Prefetch counters with accuracy (useful / issued) and coverage (useful / lookups), the same keys in
+// `run`/`compare` metrics and `replay` results. `timed`: late prefetches exist only with a timing model;
+// the cache-only replay (timed = false) reports "late" as null.
+Json prefetch_counters_json(const PrefetchCounters& p, uint64_t lookups, bool timed);
+
 }  // namespace moesim

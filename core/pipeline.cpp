@@ -560,10 +560,7 @@ void Pipeline::start_invocation(uint32_t inv) {
     proposals_.clear();
     prefetch_->propose(PrefetchContext{&w, inv, step_, layer, decode}, proposals_);
     for (const auto& pr : proposals_) {
-      if (pr.layer >= w.layers || pr.expert >= w.experts)
-        throw Error("prefetch policy proposed expert " + std::to_string(pr.expert) + " of layer " +
-                    std::to_string(pr.layer) + " outside the model (" + std::to_string(w.layers) + " layers x " +
-                    std::to_string(w.experts) + " experts)");
+      check_prefetch_request(pr, w.layers, w.experts);
       if (pr.layer == layer) continue;
       const uint32_t key = pr.layer * w.experts + pr.expert;
       ++result.prefetch.proposed;
@@ -595,12 +592,7 @@ void Pipeline::start_invocation(uint32_t inv) {
       ++result.prefetch.issued;
       prefetched_[key] = 1;
       uint32_t target_inv = pr.target_invocation;
-      if (target_inv == kNoInvocation)  // the next invocation of that layer
-        for (uint32_t i = inv + 1; i < w.lookups.invocations() && i <= inv + 2 * w.layers; ++i)
-          if (w.lookups.inv_layer[i] == pr.layer) {
-            target_inv = i;
-            break;
-          }
+      if (target_inv == kNoInvocation) target_inv = default_prefetch_target(w.lookups, inv, pr.layer, w.layers);
       prefetch_target_[key] = target_inv;
       const size_t before = v.load_tails.size();
       build_prefetch(v, pr.layer, pr.expert, from, target);

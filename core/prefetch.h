@@ -54,6 +54,17 @@ class PrefetchPolicy {
   virtual void propose(const PrefetchContext& ctx, std::vector<PrefetchRequest>& out) = 0;
 };
 
+// Throws moesim::Error when a policy proposed an expert outside the model.
+void check_prefetch_request(const PrefetchRequest& pr, uint32_t layers, uint32_t experts);
+
+// The invocation a prefetch of `layer` that names no target is for: the next invocation of that layer
+// within the next 2 x layers invocations after `inv`, or kNoInvocation.
+inline uint32_t default_prefetch_target(const LookupView& v, uint32_t inv, uint32_t layer, uint32_t layers) {
+  for (uint32_t i = inv + 1; i < v.invocations() && i <= inv + 2 * layers; ++i)
+    if (v.inv_layer[i] == layer) return i;
+  return kNoInvocation;
+}
+
 using PrefetchRegistry = Registry<PrefetchPolicy, const PrefetchSetup&>;
 std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& spec, const PrefetchSetup& setup);
 

@@ -2,8 +2,10 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -19,8 +21,47 @@ void check(cudaError_t rc, const char* step) {
   if (rc != cudaSuccess) throw Error(std::string("CUDA: ") + step + ": " + cudaGetErrorString(rc));
 }
 
+// cuBLAS is loaded on first use (dlopen) instead of being linked: linking it made every moesim command,
+// `replay` and `trace info` included, pay about 70 ms at start-up on a machine with the CUDA toolkit (the
+// dynamic loader relocates libcublasLt, ~25,000 page faults; bench/results/replay.md), although only exec
+// on a CUDA device calls it. The five entry points used here, resolved once (thread-safe static).
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  // cublasGemmEx has an inline C++ overload (cudaDataType compute type); this is the library's symbol.
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+};
+
+const Cublas& cublas() {
+  static const Cublas api = [] {
+    const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = dlerror();
+      throw Error("cuBLAS: cannot load " + name + ": " + (why ? why : "unknown reason"));
+    }
+    Cublas c;
+    auto sym = [&](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
+      if (!fn) throw Error("cuBLAS: " + name + " has no " + symbol);
+    };
+    sym(c.create, "cublasCreate_v2");
+    sym(c.destroy, "cublasDestroy_v2");
+    sym(c.set_stream, "cublasSetStream_v2");
+    sym(c.gemm_ex, "cublasGemmEx");
+    sym(c.status_string, "cublasGetStatusString");
+    return c;  // the library stays loaded for the process's lifetime
+  }();
+  return api;
+}
+
 void check(cublasStatus_t rc, const char* step) {
-  if (rc != CUBLAS_STATUS_SUCCESS) throw Error(std::string("cuBLAS: ") + step + ": " + cublasGetStatusString(rc));
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS: ") + step + ": " + cublas().status_string(rc));
 }
 
 // SwiGLU's gate: h = silu(g) * u, written as BF16 for the down projection's GEMM.
@@ -98,7 +139,7 @@ struct GpuStream::Impl {
   // C (m x n, FP32, column-major) = A^T B, A stored k x m column-major (a row-major [m, k] matrix), B k x n.
   void gemm_tn(const void* a, const void* b, float* c, int m, int n, int k, const char* step) {
     const float alpha = 1.0f, beta = 0.0f;
-    check(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a, CUDA_R_16BF, k, b, CUDA_R_16BF, k, &beta,
+    check(cublas().gemm_ex(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, a, CUDA_R_16BF, k, b, CUDA_R_16BF, k, &beta,
                        c, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           step);
   }
@@ -109,16 +150,23 @@ GpuStream::GpuStream(uint64_t seed) : impl_(std::make_unique<Impl>()) {
   if (!cuda_available(&why)) throw Error("no CUDA device: " + why);
   impl_->seed = seed;
   check(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  const cublasStatus_t rc = cublasCreate(&impl_->blas);
+  const Cublas* api = nullptr;
+  try {
+    api = &cublas();
+  } catch (...) {
+    cudaStreamDestroy(impl_->stream);
+    throw;
+  }
+  const cublasStatus_t rc = api->create(&impl_->blas);
   if (rc != CUBLAS_STATUS_SUCCESS) {
     cudaStreamDestroy(impl_->stream);
     check(rc, "cublasCreate");
   }
-  check(cublasSetStream(impl_->blas, impl_->stream), "cublasSetStream");
+  check(api->set_stream(impl_->blas, impl_->stream), "cublasSetStream");
 }
 
 GpuStream::~GpuStream() {
-  if (impl_->blas) cublasDestroy(impl_->blas);
+  if (impl_->blas) cublas().destroy(impl_->blas);
   if (impl_->stream) cudaStreamDestroy(impl_->stream);
 }
 

@@ -14,7 +14,8 @@ namespace moesim::sim {
 
 ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
                          std::vector<uint64_t> expert_bytes)
-    : stream_(&stream), top_k_(top_k), expert_bytes_(std::move(expert_bytes)) {
+    : stream_(&stream), layers_(stream.layers), experts_(stream.experts), top_k_(top_k),
+      expert_bytes_(std::move(expert_bytes)) {
   const uint64_t keys = uint64_t{stream.layers} * stream.experts;
   if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
   if (keys >= kNoKey) throw Error("replay: too many (layer, expert) keys");
@@ -32,15 +33,33 @@ ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
       if (r >= stream.refreshes() || stream.refresh[r] < stream.inv_begin[i] ||
           stream.refresh[r] >= stream.inv_begin[i + 1])
         throw Error("replay: refresh " + std::to_string(r) + " is not a lookup of invocation " + std::to_string(i));
-  frequency_ = key_frequencies(stream.key, static_cast<uint32_t>(keys));  // also range-checks every key
+  if (!stream.key.empty() && *std::max_element(stream.key.begin(), stream.key.end()) >= keys)
+    throw Error("replay: lookup key " + std::to_string(*std::max_element(stream.key.begin(), stream.key.end())) +
+                " out of range");
   view_ = traces::lookup_view(stream);
 }
 
+ReplayInput::ReplayInput(const LookupView& view, uint32_t layers, uint32_t experts, uint32_t top_k,
+                         std::vector<uint64_t> expert_bytes)
+    : layers_(layers), experts_(experts), top_k_(top_k), expert_bytes_(std::move(expert_bytes)), view_(view) {
+  const uint64_t keys = uint64_t{layers} * experts;
+  if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
+  if (keys >= kNoKey) throw Error("replay: too many (layer, expert) keys");
+}
+
+const traces::LookupStream& ReplayInput::stream() const {
+  if (!stream_) throw Error("replay: this input is a lookup view without a stream");
+  return *stream_;
+}
+
 CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
-  CacheConfig c =
-      make_cache_config(stream_->layers, stream_->experts, top_k_, rc.scope, rc.capacity, expert_bytes_);
-  c.next_use_available = !stream_->next_use.empty();
-  c.key_frequency = frequency_;
+  CacheConfig c = make_cache_config(layers_, experts_, top_k_, rc.scope, rc.capacity, expert_bytes_);
+  c.next_use_available = !view_.next_use.empty();
+  if (oracle_needs(rc.policy).frequency) {
+    std::call_once(frequency_once_,
+                   [this] { frequency_ = key_frequencies(view_.key, layers_ * experts_); });
+    c.key_frequency = frequency_;
+  }
   return c;
 }
 
@@ -51,6 +70,33 @@ double pct(uint64_t a, uint64_t b) {
 }
 
 ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheConfig& cfg) {
+  auto policy = make_eviction_policy(rc.policy, cfg);
+  const auto t0 = std::chrono::steady_clock::now();
+  const CacheCounters counters = policy->replay(in.view());
+  const auto t1 = std::chrono::steady_clock::now();
+  return replay_result(rc, cfg, counters, std::chrono::duration<double>(t1 - t0).count());
+}
+
+}  // namespace
+
+OracleNeeds oracle_needs(const std::string& policy) {
+  CacheConfig probe = make_cache_config(1, 2, 1, CacheScope::kGlobal, {CacheCapacity::Unit::kExperts, 1}, {});
+  const std::vector<uint64_t> freq = {1, 1};
+  auto builds = [&](bool next_use, bool frequency) {
+    probe.next_use_available = next_use;
+    probe.key_frequency = frequency ? std::span<const uint64_t>(freq) : std::span<const uint64_t>{};
+    try {
+      make_eviction_policy(policy, probe);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  return OracleNeeds{.next_use = !builds(false, true), .frequency = !builds(true, false)};
+}
+
+ReplayResult replay_result(const ReplayConfig& rc, const CacheConfig& cfg, const CacheCounters& counters,
+                           double seconds) {
   ReplayResult r;
   r.policy = eviction_canonical_name(rc.policy);
   r.scope = rc.scope;
@@ -58,18 +104,13 @@ ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheC
   r.capacity_experts = cfg.total_capacity_experts();
   r.capacity_bytes = cfg.total_capacity_bytes();
   r.expert_sizes_known = !cfg.expert_bytes.empty();
-  auto policy = make_eviction_policy(rc.policy, cfg);
-  const auto t0 = std::chrono::steady_clock::now();
-  r.counters = policy->replay(in.view());
-  const auto t1 = std::chrono::steady_clock::now();
-  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.counters = counters;
+  r.seconds = seconds;
   r.lookups_per_s = r.seconds > 0 ? static_cast<double>(r.counters.lookups) / r.seconds : 0;
   r.hit_pct = pct(r.counters.hits, r.counters.lookups);
   r.decode_hit_pct = pct(r.counters.decode_hits, r.counters.decode_lookups);
   return r;
 }
-
-}  // namespace
 
 ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) {
   return run_one(in, rc, in.cache_config(rc));

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,26 +41,45 @@ struct ReplayResult {
   double lookups_per_s = 0;
 };
 
+// The oracle information a policy needs (CacheConfig::next_use_available, key_frequency), found by building
+// it on a tiny configuration without each (the oracle factories refuse; core/eviction_policy.h). A policy
+// that cannot be built at all reports both.
+struct OracleNeeds {
+  bool next_use = false, frequency = false;
+};
+OracleNeeds oracle_needs(const std::string& policy);
+
 // A stream prepared once for any number of runs: the view, whole-trace key frequencies and expert sizes.
 // Keeps a reference to `stream`, which must outlive it.
 class ReplayInput {
  public:
   // expert_bytes: per layer (or one value), empty when unknown (byte capacities are then rejected).
   ReplayInput(const traces::LookupStream& stream, uint32_t top_k, std::vector<uint64_t> expert_bytes);
+  // A view that is already validated (the lookup index of an .mtr file, traces/mtr_format.h
+  // read_mtr_lookups): no stream() behind it. The view's arrays must outlive the input.
+  ReplayInput(const LookupView& view, uint32_t layers, uint32_t experts, uint32_t top_k,
+              std::vector<uint64_t> expert_bytes);
 
-  const traces::LookupStream& stream() const { return *stream_; }
+  bool has_stream() const { return stream_ != nullptr; }
+  const traces::LookupStream& stream() const;  // throws when built from a view
   const LookupView& view() const { return view_; }
   CacheConfig cache_config(const ReplayConfig& rc) const;  // validated; throws moesim::Error
 
  private:
-  const traces::LookupStream* stream_;
+  const traces::LookupStream* stream_ = nullptr;
+  uint32_t layers_, experts_;
   uint32_t top_k_;
   std::vector<uint64_t> expert_bytes_;
-  std::vector<uint64_t> frequency_;
+  // Whole-stream lookups per key, computed on the first configuration whose policy needs them.
+  mutable std::once_flag frequency_once_;
+  mutable std::vector<uint64_t> frequency_;
   LookupView view_;
 };
 
 ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc);
+// A result from its configuration and what a run counted in `seconds` (the derived rates filled in).
+ReplayResult replay_result(const ReplayConfig& rc, const CacheConfig& cfg, const CacheCounters& counters,
+                           double seconds);
 // Results in the order of `configs`, whatever the thread count; threads = 0 means
 // std::thread::hardware_concurrency(). `on_done` (progress) is called once per finished configuration, from
 // the worker threads.

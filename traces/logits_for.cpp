@@ -18,6 +18,9 @@ double open_uniform(Rng& rng) { return (static_cast<double>(rng.next() >> 11) + 
 Trace attach_synthetic_logits(const Trace& real, uint64_t seed, const std::string& source) {
   const TraceInfo& in = real.info();
   if (real.records() == 0) throw Error(source + ": the trace has no records to attach logits to");
+  if (real.has_logits())
+    throw Error(source + ": the trace already has router logits; --logits-for would replace them with synthetic "
+                         "ones (use the trace as it is)");
   const uint32_t E = in.experts, K = in.top_k, L = in.layers;
   // f_l(e): the share of layer l's tokens that chose e.
   std::vector<double> count(size_t{L} * E, 0.0), tokens(L, 0.0);

@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash64.h"
+#include "traces/lookup_stream.h"
 
 namespace moesim::traces {
 
@@ -37,6 +38,16 @@ constexpr ColumnDef kColumns[] = {
 };
 constexpr size_t kNumColumns = std::size(kColumns);
 
+// The lookup index section (version 2): its columns, in file order.
+constexpr ColumnDef kLookupColumns[] = {
+    {"inv_begin", "u32", 4, false}, {"inv_layer", "u16", 2, false},     {"inv_phase", "u8", 1, false},
+    {"key", "u32", 4, false},       {"next_use", "u32", 4, false},      {"refresh_begin", "u32", 4, false},
+    {"refresh", "u32", 4, false},
+};
+constexpr size_t kNumLookupColumns = std::size(kLookupColumns);
+enum LookupCol { kInvBegin, kInvLayer, kInvPhase, kKey, kNextUse, kRefreshBegin, kRefresh };
+constexpr uint64_t kLookupsPreambleBytes = 64;
+
 void require_little_endian() {
   if constexpr (std::endian::native != std::endian::little)
     throw Error(".mtr files are little-endian and this host is big-endian: not supported");
@@ -48,9 +59,16 @@ struct Encoded {
   const void* data[kNumColumns] = {};
   uint64_t bytes[kNumColumns] = {};
   uint64_t file_bytes = 0;
+  // The lookup index section, when written.
+  bool lookups = false;
+  LookupStream stream;
+  uint64_t section_offset = 0;
+  uint64_t l_offsets[kNumLookupColumns] = {};
+  const void* l_data[kNumLookupColumns] = {};
+  uint64_t l_bytes[kNumLookupColumns] = {};
 };
 
-Encoded plan(const Trace& t) {
+Encoded plan(const Trace& t, const MtrWriteOptions& wo) {
   require_little_endian();
   if (t.records() == 0) throw Error("cannot write an empty trace");
   const auto& c = t.columns();
@@ -66,6 +84,29 @@ Encoded plan(const Trace& t) {
     e.data[i] = spans[i].first;
     e.bytes[i] = spans[i].second;
   }
+  Json lookups;
+  if (wo.lookup_index) {
+    e.lookups = true;
+    e.stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = true});
+    const LookupStream& s = e.stream;
+    const std::pair<const void*, uint64_t> ls[kNumLookupColumns] = {
+        {s.inv_begin.data(), s.inv_begin.size() * 4},         {s.inv_layer.data(), s.inv_layer.size() * 2},
+        {s.inv_phase.data(), s.inv_phase.size()},             {s.key.data(), s.key.size() * 4},
+        {s.next_use.data(), s.next_use.size() * 4},           {s.refresh_begin.data(), s.refresh_begin.size() * 4},
+        {s.refresh.data(), s.refresh.size() * 4},
+    };
+    for (size_t i = 0; i < kNumLookupColumns; ++i) {
+      e.l_data[i] = ls[i].first;
+      e.l_bytes[i] = ls[i].second;
+    }
+    lookups = {{"batch", 1},
+               {"invocations", s.invocations()},
+               {"lookups", s.lookups()},
+               {"refreshes", s.refreshes()},
+               {"sequences", t.sequence_ids().size()},
+               {"prefill_tokens", t.tokens(Phase::kPrefill)},
+               {"decode_tokens", t.tokens(Phase::kDecode)}};
+  }
   // Offsets are absolute, so the header's length depends on them: iterate to a fixed point (the header
   // only grows with the offsets' digits, so this converges in two or three rounds).
   uint64_t data_start = kMtrAlignment;
@@ -78,10 +119,26 @@ Encoded plan(const Trace& t) {
       cols[kColumns[i].name] = {{"type", kColumns[i].type}, {"offset", o}, {"bytes", e.bytes[i]}};
       o = align_up(o + e.bytes[i]);
     }
+    if (e.lookups) {
+      e.section_offset = o;
+      o += kLookupsPreambleBytes;
+      Json lcols = Json::object();
+      for (size_t i = 0; i < kNumLookupColumns; ++i) {
+        e.l_offsets[i] = o;
+        lcols[kLookupColumns[i].name] = {{"type", kLookupColumns[i].type},
+                                         {"offset", o},
+                                         {"bytes", e.l_bytes[i]},
+                                         {"checksum", hash64(e.l_data[i], e.l_bytes[i])}};
+        o = align_up(o + e.l_bytes[i]);
+      }
+      lookups["offset"] = e.section_offset;
+      lookups["bytes"] = o - e.section_offset;
+      lookups["columns"] = lcols;
+    }
     e.file_bytes = o;
     Json h = Json::object();
     h["format"] = "moesim trace";
-    h["version"] = kMtrVersion;
+    h["version"] = e.lookups ? kMtrVersionLookups : kMtrVersion;
     h["model"] = info.model;
     h["layers"] = info.layers;
     h["experts"] = info.experts;
@@ -92,6 +149,7 @@ Encoded plan(const Trace& t) {
     h["provenance"] = info.provenance;
     h["records"] = t.records();
     h["columns"] = cols;
+    if (e.lookups) h["lookups"] = lookups;
     // Strings came through sanitize_utf8 or a JSON parser; `replace` keeps a stray byte from ever throwing.
     e.header = h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     const uint64_t need = align_up(kMtrPreambleBytes + e.header.size());
@@ -119,6 +177,20 @@ void emit_body(const Encoded& e, Out&& out) {
     out(e.data[i], e.bytes[i]);
     pos += e.bytes[i];
   }
+  if (e.lookups) {
+    pad(e.section_offset);
+    char pre[kLookupsPreambleBytes] = {};
+    std::memcpy(pre, kMtrLookupsMagic, 8);
+    const uint64_t header_checksum = hash64(e.header.data(), e.header.size());
+    std::memcpy(pre + 8, &header_checksum, 8);
+    out(pre, kLookupsPreambleBytes);
+    pos += kLookupsPreambleBytes;
+    for (size_t i = 0; i < kNumLookupColumns; ++i) {
+      pad(e.l_offsets[i]);
+      out(e.l_data[i], e.l_bytes[i]);
+      pos += e.l_bytes[i];
+    }
+  }
   pad(e.file_bytes);
 }
 
@@ -126,7 +198,7 @@ std::string preamble(const Encoded& e) {
   Xxh64 h;
   emit_body(e, [&](const void* p, size_t n) { h.update(p, n); });
   const uint64_t checksum = h.digest();
-  const uint32_t version = kMtrVersion, header_bytes = static_cast<uint32_t>(e.header.size());
+  const uint32_t version = e.lookups ? kMtrVersionLookups : kMtrVersion, header_bytes = static_cast<uint32_t>(e.header.size());
   std::string p(kMtrPreambleBytes, '\0');
   std::memcpy(p.data(), kMtrMagic, 8);
   std::memcpy(p.data() + 8, &version, 4);
@@ -138,16 +210,16 @@ std::string preamble(const Encoded& e) {
 
 }  // namespace
 
-void write_mtr(const Trace& trace, const std::string& path) {
-  const Encoded e = plan(trace);
+void write_mtr(const Trace& trace, const std::string& path, const MtrWriteOptions& wo) {
+  const Encoded e = plan(trace, wo);
   AtomicFile f(path);
   f.write(preamble(e));
   emit_body(e, [&](const void* p, size_t n) { f.write(p, n); });
   f.commit();
 }
 
-std::string encode_mtr(const Trace& trace) {
-  const Encoded e = plan(trace);
+std::string encode_mtr(const Trace& trace, const MtrWriteOptions& wo) {
+  const Encoded e = plan(trace, wo);
   std::string out = preamble(e);
   out.reserve(e.file_bytes);
   emit_body(e, [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); });
@@ -157,22 +229,52 @@ std::string encode_mtr(const Trace& trace) {
 // ---- reader ------------------------------------------------------------------------------------------------
 namespace {
 
+// Where the lookup index section's columns lie (offsets absolute) and what its header says.
+struct LookupLayout {
+  uint64_t section_offset = 0, section_bytes = 0;
+  uint64_t invocations = 0, lookups = 0, refreshes = 0;
+  uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
+  uint64_t offset[kNumLookupColumns] = {}, bytes[kNumLookupColumns] = {}, checksum[kNumLookupColumns] = {};
+};
+
 class Reader {
  public:
   Reader(const unsigned char* base, uint64_t size, std::string origin)
       : base_(base), size_(size), origin_(std::move(origin)) {}
 
   Trace parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner);
+  // nullopt: no magic (not an .mtr file) or no lookup index section.
+  std::optional<MtrLookups> parse_lookups(const MtrReadOptions& opts, bool with_next_use,
+                                          std::shared_ptr<const void> owner);
 
  private:
   [[nodiscard]] Error fail(uint64_t offset, const std::string& field, const std::string& msg) const {
     return binary_input_error(origin_, offset, field, msg);
   }
   uint64_t header_uint(const Json& h, const char* key, uint64_t max, const std::string& where = "header") const;
+  void check_preamble(bool verify_checksum);
+  void parse_header();
+  void parse_lookup_layout();
+  // Section checksums (the header's and each column's, next_use only when asked) and structure; fills
+  // view_ (next_use only when asked) and decode_lookups_.
+  void check_lookups(bool verify_checksums, bool with_next_use);
+  void compare_lookups(const Trace& t);  // the section equals the stream rebuilt from the records
 
   const unsigned char* base_;
   uint64_t size_;
   std::string origin_;
+  // Filled by check_preamble / parse_header.
+  uint32_t version_ = 0, header_bytes_ = 0;
+  uint64_t checksum_ = 0;
+  Json h_;
+  TraceInfo info_;
+  uint64_t records_ = 0, slots_ = 0;
+  uint64_t offset_[kNumColumns] = {}, bytes_[kNumColumns] = {};
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // record columns, then the section
+  bool has_lookups_ = false;
+  LookupLayout lk_;
+  LookupView view_;
+  uint64_t decode_lookups_ = 0;
 };
 
 uint64_t Reader::header_uint(const Json& h, const char* key, uint64_t max, const std::string& where) const {
@@ -184,48 +286,49 @@ uint64_t Reader::header_uint(const Json& h, const char* key, uint64_t max, const
   return v.get<uint64_t>();
 }
 
-Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner) {
+void Reader::check_preamble(bool verify_checksum) {
   require_little_endian();
   if (size_ == 0) throw fail(0, "", "empty file");
   if (size_ < kMtrPreambleBytes)
     throw fail(size_, "preamble", "truncated: " + std::to_string(size_) + " bytes, the preamble alone is 32");
   if (std::memcmp(base_, kMtrMagic, 8) != 0) throw fail(0, "magic", "not an .mtr file (no MOESIMTR magic at byte 0)");
-  uint32_t version, header_bytes;
-  uint64_t file_bytes, checksum;
-  std::memcpy(&version, base_ + 8, 4);
-  std::memcpy(&header_bytes, base_ + 12, 4);
+  uint64_t file_bytes;
+  std::memcpy(&version_, base_ + 8, 4);
+  std::memcpy(&header_bytes_, base_ + 12, 4);
   std::memcpy(&file_bytes, base_ + 16, 8);
-  std::memcpy(&checksum, base_ + 24, 8);
-  if (version != kMtrVersion)
-    throw fail(8, "version", "format version " + std::to_string(version) + ", this build reads version " +
-                                 std::to_string(kMtrVersion));
+  std::memcpy(&checksum_, base_ + 24, 8);
+  if (version_ != kMtrVersion && version_ != kMtrVersionLookups)
+    throw fail(8, "version", "format version " + std::to_string(version_) + ", this build reads versions " +
+                                 std::to_string(kMtrVersion) + " and " + std::to_string(kMtrVersionLookups));
   if (file_bytes != size_)
     throw fail(16, "file_bytes",
                "the preamble says " + std::to_string(file_bytes) + " bytes but the file has " +
                    std::to_string(size_) + (size_ < file_bytes ? " (truncated)" : " (trailing data)"));
-  if (header_bytes > size_ - kMtrPreambleBytes)
-    throw fail(12, "header_bytes", "header of " + std::to_string(header_bytes) + " bytes runs past the end");
-  if (opts.verify_checksum) {
+  if (header_bytes_ > size_ - kMtrPreambleBytes)
+    throw fail(12, "header_bytes", "header of " + std::to_string(header_bytes_) + " bytes runs past the end");
+  if (verify_checksum) {
     const uint64_t actual = hash64(base_ + kMtrPreambleBytes, size_ - kMtrPreambleBytes);
-    if (actual != checksum)
-      throw fail(24, "checksum", "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum) +
+    if (actual != checksum_)
+      throw fail(24, "checksum", "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum_) +
                                      ", computed " + std::to_string(actual) + ")");
   }
+}
 
+void Reader::parse_header() {
   // Header JSON.
-  Json h;
-  if (const void* nul = std::memchr(base_ + kMtrPreambleBytes, 0, header_bytes))
+  Json& h = h_;
+  if (const void* nul = std::memchr(base_ + kMtrPreambleBytes, 0, header_bytes_))
     throw fail(static_cast<uint64_t>(static_cast<const unsigned char*>(nul) - base_), "header",
                "NUL byte inside the JSON header (wrong header_bytes?)");
   try {
-    h = Json::parse(base_ + kMtrPreambleBytes, base_ + kMtrPreambleBytes + header_bytes);
+    h = Json::parse(base_ + kMtrPreambleBytes, base_ + kMtrPreambleBytes + header_bytes_);
   } catch (const nlohmann::json::parse_error& e) {
     throw fail(kMtrPreambleBytes + (e.byte ? e.byte - 1 : 0), "header", std::string("invalid JSON: ") + e.what());
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: number overflow
     throw fail(kMtrPreambleBytes, "header", std::string("invalid JSON: ") + e.what());
   }
   if (!h.is_object()) throw fail(kMtrPreambleBytes, "header", "not a JSON object");
-  TraceInfo info;
+  TraceInfo& info = info_;
   info.layers = static_cast<uint32_t>(header_uint(h, "layers", 65536));
   info.experts = static_cast<uint32_t>(header_uint(h, "experts", 65536));
   info.top_k = static_cast<uint32_t>(header_uint(h, "top_k", info.experts));
@@ -233,9 +336,9 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     throw fail(kMtrPreambleBytes, "header", "layers, experts and top_k must be at least 1");
   if (uint64_t{info.layers} * info.experts > kMaxLayerExperts)
     throw fail(kMtrPreambleBytes, "header.experts", "layers x experts above " + std::to_string(kMaxLayerExperts));
-  const uint64_t records = header_uint(h, "records", size_);
+  const uint64_t records = records_ = header_uint(h, "records", size_);
   if (records == 0) throw fail(kMtrPreambleBytes, "header.records", "no records");
-  const uint64_t slots = records * info.top_k;  // records <= size, top_k <= 65536: no overflow
+  const uint64_t slots = slots_ = records * info.top_k;  // records <= size, top_k <= 65536: no overflow
   if (slots >= kNoNextUse) throw fail(kMtrPreambleBytes, "header.records", "more than 2^32-2 expert slots");
   info.missing_cells = header_uint(h, "missing_cells", UINT64_MAX);
   if (!h.contains("model") || !h["model"].is_string()) throw fail(kMtrPreambleBytes, "header.model", "missing or not a string");
@@ -267,9 +370,7 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
   }
   const uint64_t counts[kNumColumns] = {records, records, records, records, slots, slots,
                                         records * info.experts, slots};
-  uint64_t offset[kNumColumns] = {}, bytes[kNumColumns] = {};
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  const uint64_t data_start = kMtrPreambleBytes + header_bytes;
+  const uint64_t data_start = kMtrPreambleBytes + header_bytes_;
   for (size_t i = 0; i < kNumColumns; ++i) {
     const ColumnDef& d = kColumns[i];
     const std::string field = std::string("header.columns.") + d.name;
@@ -280,21 +381,207 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     const Json& c = cols[d.name];
     if (!c.is_object() || !c.contains("type") || !c["type"].is_string() || c["type"].get<std::string>() != d.type)
       throw fail(kMtrPreambleBytes, field, std::string("must be an object with \"type\": \"") + d.type + "\"");
-    offset[i] = header_uint(c, "offset", UINT64_MAX, field);
-    bytes[i] = header_uint(c, "bytes", UINT64_MAX, field);
-    if (counts[i] > size_ || bytes[i] != counts[i] * d.elem)
+    offset_[i] = header_uint(c, "offset", UINT64_MAX, field);
+    bytes_[i] = header_uint(c, "bytes", UINT64_MAX, field);
+    if (counts[i] > size_ || bytes_[i] != counts[i] * d.elem)
       throw fail(kMtrPreambleBytes, field,
-                 std::to_string(bytes[i]) + " bytes, expected " + std::to_string(counts[i]) + " x " +
+                 std::to_string(bytes_[i]) + " bytes, expected " + std::to_string(counts[i]) + " x " +
                      std::to_string(d.elem));
-    if (offset[i] % kMtrAlignment != 0)
-      throw fail(offset[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
-    if (offset[i] < data_start) throw fail(offset[i], field, "column overlaps the header");
-    if (offset[i] > size_ || bytes[i] > size_ - offset[i]) throw fail(offset[i], field, "column runs past the end of the file");
-    ranges.emplace_back(offset[i], offset[i] + bytes[i]);
+    if (offset_[i] % kMtrAlignment != 0)
+      throw fail(offset_[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
+    if (offset_[i] < data_start) throw fail(offset_[i], field, "column overlaps the header");
+    if (offset_[i] > size_ || bytes_[i] > size_ - offset_[i]) throw fail(offset_[i], field, "column runs past the end of the file");
+    ranges_.emplace_back(offset_[i], offset_[i] + bytes_[i]);
   }
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second) throw fail(ranges[i].first, "header.columns", "columns overlap");
+  // Version 1 has no lookups section; version 2 always has one.
+  has_lookups_ = h.contains("lookups");
+  if (has_lookups_ && version_ < kMtrVersionLookups)
+    throw fail(8, "version", "format version " + std::to_string(version_) + " cannot have a lookups section (version " +
+                                 std::to_string(kMtrVersionLookups) + " needed)");
+  if (!has_lookups_ && version_ >= kMtrVersionLookups)
+    throw fail(8, "version", "format version " + std::to_string(version_) + " without its lookups section");
+  if (has_lookups_) parse_lookup_layout();
+  std::sort(ranges_.begin(), ranges_.end());
+  for (size_t i = 1; i < ranges_.size(); ++i)
+    if (ranges_[i].first < ranges_[i - 1].second) throw fail(ranges_[i].first, "header.columns", "columns overlap");
+}
+
+void Reader::parse_lookup_layout() {
+  const Json& l = h_["lookups"];
+  const std::string where = "header.lookups";
+  if (!l.is_object()) throw fail(kMtrPreambleBytes, where, "not an object");
+  if (header_uint(l, "batch", UINT64_MAX, where) != 1) throw fail(kMtrPreambleBytes, where + ".batch", "must be 1");
+  lk_.invocations = header_uint(l, "invocations", slots_, where);
+  lk_.lookups = header_uint(l, "lookups", slots_, where);
+  lk_.refreshes = header_uint(l, "refreshes", slots_, where);
+  lk_.sequences = header_uint(l, "sequences", records_, where);
+  lk_.prefill_tokens = header_uint(l, "prefill_tokens", UINT64_MAX, where);
+  lk_.decode_tokens = header_uint(l, "decode_tokens", UINT64_MAX, where);
+  lk_.section_offset = header_uint(l, "offset", UINT64_MAX, where);
+  lk_.section_bytes = header_uint(l, "bytes", UINT64_MAX, where);
+  if (lk_.invocations == 0 || lk_.lookups < lk_.invocations || lk_.refreshes > lk_.lookups)
+    throw fail(kMtrPreambleBytes, where,
+               "inconsistent counts: " + std::to_string(lk_.invocations) + " invocations, " +
+                   std::to_string(lk_.lookups) + " lookups, " + std::to_string(lk_.refreshes) + " refreshes");
+  const uint64_t o = lk_.section_offset;
+  if (o % kMtrAlignment != 0) throw fail(o, where + ".offset", "not aligned to 64 bytes");
+  if (o < kMtrPreambleBytes + header_bytes_) throw fail(o, where + ".offset", "the section overlaps the header");
+  if (o > size_ || lk_.section_bytes > size_ - o || lk_.section_bytes < kLookupsPreambleBytes)
+    throw fail(o, where + ".bytes", "the section runs past the end of the file");
+  if (!l.contains("columns") || !l["columns"].is_object())
+    throw fail(kMtrPreambleBytes, where + ".columns", "missing or not an object");
+  const Json& cols = l["columns"];
+  for (const auto& [name, v] : cols.items()) {
+    bool known = false;
+    for (const auto& d : kLookupColumns) known |= name == d.name;
+    if (!known) throw fail(kMtrPreambleBytes, where + ".columns." + name, "unknown column");
+  }
+  const uint64_t counts[kNumLookupColumns] = {lk_.invocations + 1, lk_.invocations, lk_.invocations, lk_.lookups,
+                                              lk_.lookups,         lk_.invocations + 1, lk_.refreshes};
+  std::vector<std::pair<uint64_t, uint64_t>> inner{{o, o + kLookupsPreambleBytes}};
+  for (size_t i = 0; i < kNumLookupColumns; ++i) {
+    const ColumnDef& d = kLookupColumns[i];
+    const std::string field = where + ".columns." + d.name;
+    if (!cols.contains(d.name)) throw fail(kMtrPreambleBytes, field, "required column missing");
+    const Json& c = cols[d.name];
+    if (!c.is_object() || !c.contains("type") || !c["type"].is_string() || c["type"].get<std::string>() != d.type)
+      throw fail(kMtrPreambleBytes, field, std::string("must be an object with \"type\": \"") + d.type + "\"");
+    lk_.offset[i] = header_uint(c, "offset", UINT64_MAX, field);
+    lk_.bytes[i] = header_uint(c, "bytes", UINT64_MAX, field);
+    lk_.checksum[i] = header_uint(c, "checksum", UINT64_MAX, field);
+    if (lk_.bytes[i] != counts[i] * d.elem)
+      throw fail(kMtrPreambleBytes, field,
+                 std::to_string(lk_.bytes[i]) + " bytes, expected " + std::to_string(counts[i]) + " x " +
+                     std::to_string(d.elem));
+    if (lk_.offset[i] % kMtrAlignment != 0)
+      throw fail(lk_.offset[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
+    if (lk_.offset[i] < o || lk_.offset[i] > o + lk_.section_bytes || lk_.bytes[i] > o + lk_.section_bytes - lk_.offset[i])
+      throw fail(lk_.offset[i], field, "column outside the lookups section");
+    inner.emplace_back(lk_.offset[i], lk_.offset[i] + lk_.bytes[i]);
+  }
+  std::sort(inner.begin(), inner.end());
+  for (size_t i = 1; i < inner.size(); ++i)
+    if (inner[i].first < inner[i - 1].second) throw fail(inner[i].first, where + ".columns", "columns overlap");
+  ranges_.emplace_back(o, o + lk_.section_bytes);
+}
+
+void Reader::check_lookups(bool verify_checksums, bool with_next_use) {
+  const uint64_t o = lk_.section_offset;
+  if (std::memcmp(base_ + o, kMtrLookupsMagic, 8) != 0)
+    throw fail(o, "lookups", "no MTRLOOKS magic at the start of the lookups section");
+  for (uint64_t i = 16; i < kLookupsPreambleBytes; ++i)
+    if (base_[o + i] != 0) throw fail(o + i, "lookups", "reserved byte of the section preamble is not zero");
+  if (verify_checksums) {
+    uint64_t stored;
+    std::memcpy(&stored, base_ + o + 8, 8);
+    const uint64_t actual = hash64(base_ + kMtrPreambleBytes, header_bytes_);
+    if (actual != stored)
+      throw fail(o + 8, "lookups.header_checksum",
+                 "XXH64 of the JSON header mismatch: the file is corrupt (stored " + std::to_string(stored) +
+                     ", computed " + std::to_string(actual) + ")");
+    for (size_t i = 0; i < kNumLookupColumns; ++i) {
+      if (i == kNextUse && !with_next_use) continue;
+      const uint64_t a = hash64(base_ + lk_.offset[i], lk_.bytes[i]);
+      if (a != lk_.checksum[i])
+        throw fail(lk_.offset[i], std::string("lookups.") + kLookupColumns[i].name,
+                   "XXH64 mismatch: the column is corrupt (stored " + std::to_string(lk_.checksum[i]) +
+                       ", computed " + std::to_string(a) + ")");
+    }
+  }
+  auto col = [&](size_t i) { return base_ + lk_.offset[i]; };
+  const uint64_t n_inv = lk_.invocations, n_look = lk_.lookups, n_ref = lk_.refreshes;
+  const std::span<const uint32_t> inv_begin{reinterpret_cast<const uint32_t*>(col(kInvBegin)), n_inv + 1};
+  const std::span<const uint16_t> inv_layer{reinterpret_cast<const uint16_t*>(col(kInvLayer)), n_inv};
+  const std::span<const uint8_t> inv_phase{col(kInvPhase), n_inv};
+  const std::span<const uint32_t> key{reinterpret_cast<const uint32_t*>(col(kKey)), n_look};
+  const std::span<const uint32_t> next_use{reinterpret_cast<const uint32_t*>(col(kNextUse)), n_look};
+  const std::span<const uint32_t> refresh_begin{reinterpret_cast<const uint32_t*>(col(kRefreshBegin)), n_inv + 1};
+  const std::span<const uint32_t> refresh{reinterpret_cast<const uint32_t*>(col(kRefresh)), n_ref};
+  auto at = [&](size_t c, uint64_t i) { return lk_.offset[c] + i * kLookupColumns[c].elem; };
+  auto bad = [&](size_t c, uint64_t i, const std::string& msg) {
+    return fail(at(c, i), std::string("lookups.") + kLookupColumns[c].name, msg);
+  };
+  if (inv_begin[0] != 0) throw bad(kInvBegin, 0, "must start at 0, got " + std::to_string(inv_begin[0]));
+  if (refresh_begin[0] != 0) throw bad(kRefreshBegin, 0, "must start at 0, got " + std::to_string(refresh_begin[0]));
+  if (inv_begin[n_inv] != n_look)
+    throw bad(kInvBegin, n_inv, "must end at the " + std::to_string(n_look) + " lookups, got " + std::to_string(inv_begin[n_inv]));
+  if (refresh_begin[n_inv] != n_ref)
+    throw bad(kRefreshBegin, n_inv,
+              "must end at the " + std::to_string(n_ref) + " refreshes, got " + std::to_string(refresh_begin[n_inv]));
+  const uint32_t experts = info_.experts, layers = info_.layers;
+  uint64_t decode = 0;
+  for (uint64_t j = 0; j < n_inv; ++j) {
+    const uint32_t b = inv_begin[j], e = inv_begin[j + 1];
+    if (e <= b || e > n_look)
+      throw bad(kInvBegin, j + 1, "invocation " + std::to_string(j) + ": offsets must increase (" + std::to_string(b) +
+                                      ", then " + std::to_string(e) + ")");
+    const uint32_t l = inv_layer[j];
+    if (l >= layers) throw bad(kInvLayer, j, "layer " + std::to_string(l) + " >= layers " + std::to_string(layers));
+    if (inv_phase[j] > 1) throw bad(kInvPhase, j, "value " + std::to_string(inv_phase[j]));
+    if (inv_phase[j] == 1) decode += e - b;
+    const uint32_t base = l * experts;
+    for (uint32_t i = b; i < e; ++i)
+      if (key[i] - base >= experts)
+        throw bad(kKey, i, "key " + std::to_string(key[i]) + " is not an expert of layer " + std::to_string(l) +
+                               " (invocation " + std::to_string(j) + ")");
+    const uint32_t rb = refresh_begin[j], re = refresh_begin[j + 1];
+    if (re < rb || re > n_ref)
+      throw bad(kRefreshBegin, j + 1, "offsets must not decrease (" + std::to_string(rb) + ", then " + std::to_string(re) + ")");
+    for (uint32_t r = rb; r < re; ++r)
+      if (refresh[r] < b || refresh[r] >= e)
+        throw bad(kRefresh, r, "lookup " + std::to_string(refresh[r]) + " is not in invocation " + std::to_string(j));
+    if (with_next_use)
+      for (uint32_t i = b; i < e; ++i)
+        if (next_use[i] != kNoNextUse && (next_use[i] <= j || next_use[i] >= n_inv))
+          throw bad(kNextUse, i, "next use " + std::to_string(next_use[i]) + " is not an invocation after " +
+                                     std::to_string(j) + " and before " + std::to_string(n_inv));
+  }
+  view_.inv_begin = inv_begin;
+  view_.inv_layer = inv_layer;
+  view_.inv_phase = inv_phase;
+  view_.key = key;
+  view_.next_use = with_next_use ? next_use : std::span<const uint32_t>{};
+  view_.refresh_begin = refresh_begin;
+  view_.refresh = refresh;
+  decode_lookups_ = decode;
+}
+
+void Reader::compare_lookups(const Trace& t) {
+  const LookupStream s = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = true});
+  auto check_count = [&](const char* what, uint64_t stored, uint64_t actual) {
+    if (stored != actual)
+      throw fail(kMtrPreambleBytes, std::string("header.lookups.") + what,
+                 std::to_string(stored) + ", but the records give " + std::to_string(actual));
+  };
+  check_count("invocations", lk_.invocations, s.invocations());
+  check_count("lookups", lk_.lookups, s.lookups());
+  check_count("refreshes", lk_.refreshes, s.refreshes());
+  check_count("sequences", lk_.sequences, t.sequence_ids().size());
+  check_count("prefill_tokens", lk_.prefill_tokens, t.tokens(Phase::kPrefill));
+  check_count("decode_tokens", lk_.decode_tokens, t.tokens(Phase::kDecode));
+  auto same = [&](size_t c, const auto& rebuilt, std::span<const std::remove_cvref_t<decltype(rebuilt[0])>> stored) {
+    for (size_t i = 0; i < rebuilt.size(); ++i)
+      if (rebuilt[i] != stored[i])
+        throw fail(lk_.offset[c] + i * kLookupColumns[c].elem, std::string("lookups.") + kLookupColumns[c].name,
+                   "element " + std::to_string(i) + ": " + std::to_string(stored[i]) + ", but the records give " +
+                       std::to_string(rebuilt[i]));
+  };
+  same(kInvBegin, s.inv_begin, view_.inv_begin);
+  same(kInvLayer, s.inv_layer, view_.inv_layer);
+  same(kInvPhase, s.inv_phase, view_.inv_phase);
+  same(kKey, s.key, view_.key);
+  same(kNextUse, s.next_use, view_.next_use);
+  same(kRefreshBegin, s.refresh_begin, view_.refresh_begin);
+  same(kRefresh, s.refresh, view_.refresh);
+}
+
+Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner) {
+  check_preamble(opts.verify_checksum);
+  parse_header();
+  const TraceInfo& info = info_;
+  const uint64_t records = records_, slots = slots_;
+  const uint64_t* offset = offset_;
+  const Json& cols = h_["columns"];
 
   TraceColumns c;
   auto at = [&](size_t i) { return base_ + offset[i]; };
@@ -356,7 +643,35 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     throw fail(kMtrPreambleBytes, "header.missing_cells",
                std::to_string(info.missing_cells) + ", but the records leave " + std::to_string(missing) +
                    " cells missing");
-  return Trace(std::move(info), c, std::move(owner));
+  Trace t(info, c, std::move(owner));
+  if (has_lookups_) {
+    check_lookups(opts.verify_checksum, true);
+    compare_lookups(t);
+  }
+  return t;
+}
+
+std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool with_next_use,
+                                                std::shared_ptr<const void> owner) {
+  if (size_ < 8 || std::memcmp(base_, kMtrMagic, 8) != 0) return std::nullopt;
+  check_preamble(false);  // the whole-file checksum covers the records, which this path does not read
+  if (version_ < kMtrVersionLookups) return std::nullopt;
+  parse_header();
+  if (!has_lookups_) return std::nullopt;
+  check_lookups(opts.verify_checksum, with_next_use);
+  MtrLookups m;
+  m.info = info_;
+  m.records = records_;
+  m.has_weights = h_["columns"].contains("weights");
+  m.has_logits = h_["columns"].contains("logits");
+  m.sequences = lk_.sequences;
+  m.prefill_tokens = lk_.prefill_tokens;
+  m.decode_tokens = lk_.decode_tokens;
+  m.decode_lookups = decode_lookups_;
+  m.view = view_;
+  m.storage = std::move(owner);
+  return m;
+
 }
 
 struct Mapping {
@@ -367,9 +682,7 @@ struct Mapping {
   }
 };
 
-}  // namespace
-
-Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
+std::shared_ptr<Mapping> map_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -390,16 +703,43 @@ Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
     m->addr = p;
   }
   ::close(fd);
+  return m;
+}
+
+}  // namespace
+
+Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
+  const auto m = map_file(path);
   Reader r(static_cast<const unsigned char*>(m->addr), m->len, path);
   return r.parse(opts, m);
 }
 
-Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrReadOptions& opts) {
-  // Copy into 8-byte aligned storage: column offsets are 64-byte aligned relative to the start.
+std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use, const MtrReadOptions& opts) {
+  const auto m = map_file(path);
+  Reader r(static_cast<const unsigned char*>(m->addr), m->len, path);
+  return r.parse_lookups(opts, with_next_use, m);
+}
+
+namespace {
+// Copy into 8-byte aligned storage: column offsets are 64-byte aligned relative to the start.
+std::shared_ptr<uint64_t[]> aligned_copy(std::string_view bytes) {
   auto buf = std::shared_ptr<uint64_t[]>(new uint64_t[bytes.size() / 8 + 1]);
   if (!bytes.empty()) std::memcpy(buf.get(), bytes.data(), bytes.size());
+  return buf;
+}
+}  // namespace
+
+Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrReadOptions& opts) {
+  const auto buf = aligned_copy(bytes);
   Reader r(reinterpret_cast<const unsigned char*>(buf.get()), bytes.size(), origin);
   return r.parse(opts, std::shared_ptr<const void>(buf, buf.get()));
+}
+
+std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin, bool with_next_use,
+                                             const MtrReadOptions& opts) {
+  const auto buf = aligned_copy(bytes);
+  Reader r(reinterpret_cast<const unsigned char*>(buf.get()), bytes.size(), origin);
+  return r.parse_lookups(opts, with_next_use, std::shared_ptr<const void>(buf, buf.get()));
 }
 
 }  // namespace moesim::traces

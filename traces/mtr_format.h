@@ -16,15 +16,22 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/cache_config.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {
 
 inline constexpr char kMtrMagic[8] = {'M', 'O', 'E', 'S', 'I', 'M', 'T', 'R'};
+// Version 1: records only. Version 2: the header may name the optional lookup index section (below);
+// a file without the section is still written as version 1, so older builds read it.
 inline constexpr uint32_t kMtrVersion = 1;
+inline constexpr uint32_t kMtrVersionLookups = 2;
+inline constexpr char kMtrLookupsMagic[8] = {'M', 'T', 'R', 'L', 'O', 'O', 'K', 'S'};
 inline constexpr uint64_t kMtrPreambleBytes = 32;
 inline constexpr uint64_t kMtrAlignment = 64;
 
@@ -33,14 +40,55 @@ struct MtrReadOptions {
   bool verify_checksum = true;
 };
 
+struct MtrWriteOptions {
+  // Append the lookup index section (format version 2): the batch-1 lookup stream of the trace
+  // (traces/lookup_stream.h) with its next-use index, built once here so that `moesim replay` can run
+  // from it without reading the records (read_mtr_lookups).
+  bool lookup_index = false;
+};
+
 // Writes atomically (core/atomic_file.h): a failure leaves no file.
-void write_mtr(const Trace& trace, const std::string& path);
+void write_mtr(const Trace& trace, const std::string& path, const MtrWriteOptions& wo = {});
 // The same bytes in memory (tests, fuzz seeds).
-std::string encode_mtr(const Trace& trace);
+std::string encode_mtr(const Trace& trace, const MtrWriteOptions& wo = {});
 
 Trace read_mtr(const std::string& path, const MtrReadOptions& opts = {});
 // Parses a copy of `bytes` (so any alignment of the input works); `origin` names it in errors.
 Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrReadOptions& opts = {});
+
+// ---- the lookup index section (version 2) ----------------------------------------------------------------
+//
+// The batch-1 lookup stream of the trace as the caches replay it (core/cache_config.h LookupView), kept
+// after the record columns: a 64-byte section preamble (magic "MTRLOOKS", u64 XXH64 of the JSON header,
+// zeros), then the columns inv_begin u32 [I+1], inv_layer u16 [I], inv_phase u8 [I], key u32 [M],
+// next_use u32 [M], refresh_begin u32 [I+1], refresh u32 [R], each 64-byte aligned with its own XXH64 in
+// the header. docs/trace-format.md has the byte layout.
+//
+// read_mtr() (the whole trace) checks the section completely: its checksums, its structure, and that it
+// equals the stream rebuilt from the records. read_mtr_lookups() reads the header and the section only (not
+// the records): it verifies the header's checksum, the checksums of the columns it returns and their
+// structure -- every value that indexes anything is in range (invocation offsets increasing and ending at
+// M, layers, phases, every key inside its invocation's layer, next uses later than their invocation and
+// inside the stream, refreshes inside their invocation) -- so a corrupt section is a clear error naming
+// the file and offset, never a crash; equality with the records is left to read_mtr().
+struct MtrLookups {
+  TraceInfo info;
+  uint64_t records = 0;
+  bool has_weights = false, has_logits = false;
+  uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
+  uint64_t decode_lookups = 0;
+  LookupView view;  // next_use empty unless asked for
+  std::shared_ptr<const void> storage;  // keeps the mapping alive
+  size_t invocations() const { return view.invocations(); }
+  size_t lookups() const { return view.key.size(); }
+};
+
+// nullopt when `path` is not an .mtr file (no magic) or has no lookup index section: the caller then
+// loads the trace as usual (and load_trace reports whatever is wrong with it).
+std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use,
+                                           const MtrReadOptions& opts = {});
+std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin,
+                                             bool with_next_use, const MtrReadOptions& opts = {});
 
 
 }  // namespace moesim::traces

@@ -16,4 +16,12 @@ namespace moesim::traces {
 // `batch1` must be build_lookup_stream(t, 1).
 Json trace_summary_json(const Trace& t, const std::string& path, const LookupStream& batch1);
 
+// The same from counts known without the records (the lookup index of an .mtr file).
+struct TraceCounts {
+  uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0, records = 0;
+  uint64_t invocations = 0, lookups = 0, decode_lookups = 0;  // of the batch-1 lookup stream
+  bool has_weights = false, has_logits = false;
+};
+Json trace_summary_json(const TraceInfo& info, const std::string& path, const TraceCounts& n);
+
 }  // namespace moesim::traces

@@ -10,9 +10,11 @@
 //   evict(p):  the resident key of p, not in use, with the largest (next(k), k)  -- ties go to the larger
 //              key, so results are deterministic and match tests/policies/belady_test.cpp's reference
 //
-// Structure: one indexed binary max-heap per partition over the priorities (next(k) << 32 | k); a lookup
+// Structure: one indexed 4-ary max-heap per partition over the priorities (next(k) << 32 | k); a lookup
 // re-keys the entry in place (O(log n)). Keys of the current invocation found on top during eviction are
 // set aside and re-inserted at end_invocation, so each eviction is O(log n) amortised.
+#include <algorithm>
+
 #include "core/eviction.h"
 #include "policies/eviction/eviction_structs.h"
 
@@ -73,6 +75,10 @@ class Belady final : public EvictionPolicyBase<Belady> {
   }
 
  private:
+  // A 4-ary heap: fewer levels than a binary one, so a re-keyed entry (every hit moves its entry towards
+  // the root) moves half as far; the four children of a node are adjacent (32 bytes). Priorities are unique
+  // (the key is in the low bits), so the victim does not depend on the heap shape.
+  static constexpr uint32_t kArity = 4;
   static uint64_t priority(uint32_t key, uint32_t next_use) { return uint64_t{next_use} << 32 | key; }
 
   void pop(uint32_t part) {
@@ -88,7 +94,7 @@ class Belady final : public EvictionPolicyBase<Belady> {
     const uint64_t e = heap_[i];
     uint32_t r = i - b;
     while (r > 0) {
-      const uint32_t parent = (r - 1) >> 1;
+      const uint32_t parent = (r - 1) / kArity;
       const uint64_t pe = heap_[b + parent];
       if (pe >= e) break;
       heap_[b + r] = pe;
@@ -102,9 +108,12 @@ class Belady final : public EvictionPolicyBase<Belady> {
     const uint64_t e = heap_[i];
     uint32_t r = i - b;
     for (;;) {
-      uint32_t c = 2 * r + 1;
-      if (c >= n) break;
-      if (c + 1 < n && heap_[b + c + 1] > heap_[b + c]) ++c;
+      const uint32_t first = kArity * r + 1;
+      if (first >= n) break;
+      uint32_t c = first;
+      const uint32_t last = std::min(first + kArity, n);
+      for (uint32_t x = first + 1; x < last; ++x)
+        if (heap_[b + x] > heap_[b + c]) c = x;
       const uint64_t ce = heap_[b + c];
       if (ce <= e) break;
       heap_[b + r] = ce;

@@ -1,12 +1,14 @@
 // libFuzzer target: the .mtr reader on arbitrary bytes (decode_mtr copies them into aligned memory; no
 // disk). The checksum is skipped so that mutations reach the structural and semantic validation behind
 // it (with it on, almost every mutation stops there). moesim::Error is expected; anything else is a bug.
-// A file that validates must be safe to use: tokens, lookup stream, export, and re-encoding.
+// A file that validates must be safe to use: tokens, lookup stream, export, and re-encoding. A lookup index
+// section that the lookups reader accepts must be safe to replay (LRU and Belady over its view).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "core/error.h"
+#include "sim/replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
@@ -16,6 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   MtrReadOptions o;
   o.verify_checksum = false;
+  try {
+    if (const auto m = decode_mtr_lookups(bytes, "fuzz.mtr", true, o)) {
+      const moesim::sim::ReplayInput in(m->view, m->info.layers, m->info.experts, m->info.top_k, m->info.expert_bytes);
+      for (const char* policy : {"lru", "belady"})
+        (void)moesim::sim::replay(in, {policy, moesim::CacheScope::kGlobal,
+                                       {moesim::CacheCapacity::Unit::kExperts, m->info.top_k}});
+    }
+  } catch (const moesim::Error&) {
+  }
   Trace t;
   try {
     t = decode_mtr(bytes, "fuzz.mtr", o);

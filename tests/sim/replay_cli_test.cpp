@@ -1,9 +1,14 @@
 // `moesim replay` and `moesim policies` end to end (the built binary, MOESIM_CLI_PATH).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <string>
 
+#include "core/atomic_file.h"
 #include "core/json_io.h"
 
 namespace moesim::testing {
@@ -103,6 +108,146 @@ TEST(ReplayCli, BadInputGivesClearErrors) {
   const Out missing = cli("replay --trace /nonexistent.mtr --policy lru --capacity 8");
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.text.find("nonexistent"), std::string::npos) << missing.text;
+}
+
+std::string temp_file(const std::string& name) {
+  return "/tmp/moesim_replay_cli_" + std::to_string(getpid()) + "_" + name;
+}
+
+Json json_of(const Out& o) { return parse_json_text(o.text.substr(o.text.find('{')), "replay output"); }
+
+// `trace import --lookup-index` stores the lookup stream; `replay` then runs from it (without reading the
+// records) and gives the same results and the same trace description as from the CSV.
+TEST(ReplayCli, TheLookupIndexGivesTheSameResultsAsTheRecords) {
+  const std::string plain = temp_file("plain.mtr"), indexed = temp_file("indexed.mtr");
+  ASSERT_EQ(cli("trace import " + kQwen + " -o " + plain).status, 0);
+  ASSERT_EQ(cli("trace import " + plain + " --lookup-index -o " + indexed).status, 0);
+  for (const char* scope : {"global", "layer"}) {
+    const std::string args = " --policy lru --policy belady --policy fifo --policy static-freq --budget 16,32,3000MiB "
+                             "--json --scope " + std::string(scope);
+    const Out a = cli("replay " + kQwen + args, false), b = cli("replay " + indexed + args, false),
+              c = cli("replay " + plain + args, false);
+    ASSERT_EQ(a.status, 0) << a.text;
+    ASSERT_EQ(b.status, 0) << b.text;
+    ASSERT_EQ(c.status, 0) << c.text;
+    Json ja = json_of(a), jb = json_of(b), jc = json_of(c);
+    ASSERT_EQ(ja["results"].size(), 12u);
+    for (Json* j : {&ja, &jb, &jc}) {
+      for (auto& r : (*j)["results"]) {
+        r.erase("replay_s");
+        r.erase("lookups_per_s");
+      }
+      (*j)["trace"].erase("path");
+    }
+    EXPECT_EQ(jb["results"], ja["results"]) << scope;
+    EXPECT_EQ(jc["results"], ja["results"]) << scope;
+    // The trace description: the same counts (the provenance differs: the .mtr files were imported).
+    for (const char* key : {"sequences", "prefill_tokens", "decode_tokens", "records", "missing_cells", "invocations",
+                            "lookups", "decode_lookups", "optional_columns", "expert_bytes", "layers", "experts"})
+      EXPECT_EQ(jb["trace"][key], ja["trace"][key]) << key;
+    EXPECT_EQ(jb["trace"], jc["trace"]);
+  }
+  // The table form from the index names the same stream.
+  const Out t = cli("replay " + indexed + " --policy lru --budget 32");
+  ASSERT_EQ(t.status, 0) << t.text;
+  EXPECT_NE(t.text.find("6192 invocations, 39526 lookups"), std::string::npos) << t.text;
+  // A corrupt section is an error naming the file and offset: one flipped byte in the key column.
+  std::string bytes = read_file(indexed);
+  uint32_t header_bytes;
+  std::memcpy(&header_bytes, bytes.data() + 12, 4);
+  const Json h = Json::parse(bytes.substr(32, header_bytes));
+  const uint64_t key = h["lookups"]["columns"]["key"]["offset"].get<uint64_t>();
+  bytes[key + 40] ^= 0x04;
+  write_file_atomic(indexed, bytes);
+  const Out bad = cli("replay " + indexed + " --policy lru --budget 32");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.text.find(indexed + ": at byte " + std::to_string(key) + ": lookups.key: XXH64 mismatch"),
+            std::string::npos)
+      << bad.text;
+  const Out info = cli("trace info " + indexed);  // the full reader: the whole-file checksum
+  EXPECT_NE(info.status, 0);
+  EXPECT_NE(info.text.find(indexed + ": at byte 24: checksum"), std::string::npos) << info.text;
+  std::remove(plain.c_str());
+  std::remove(indexed.c_str());
+}
+
+// `trace export --to oraclegeneral`: libCacheSim's 24-byte requests of the lookup stream (the format is
+// tested in tests/traces/export_oracle_general_test.cpp); bad options are usage errors.
+TEST(ReplayCli, ExportsTheLookupsAsOracleGeneral) {
+  const std::string og = temp_file("q.oracleGeneral");
+  const Out o = cli("trace export " + kQwen + " --to oraclegeneral -o " + og);
+  ASSERT_EQ(o.status, 0) << o.text;
+  EXPECT_NE(o.text.find("39526 requests"), std::string::npos) << o.text;
+  EXPECT_EQ(read_file(og).size(), 39526u * 24);
+  std::remove(og.c_str());
+  const Out bad = cli("trace export " + kQwen + " --to csv -o " + og);
+  EXPECT_EQ(WEXITSTATUS(bad.status), 2) << bad.text;
+  EXPECT_NE(bad.text.find("--to: unknown output format 'csv' (known: jsonl, oraclegeneral)"), std::string::npos)
+      << bad.text;
+  const Out batch = cli("trace export " + kQwen + " --batch 2 -o " + og);
+  EXPECT_NE(batch.text.find("--batch applies to --to oraclegeneral only"), std::string::npos) << batch.text;
+}
+
+// `replay --prefetch`: the prefetch metrics of `run` (same keys), without timing ("late" is null).
+TEST(ReplayCli, PrefetchMetricsUseRunsNames) {
+  const std::string base = "replay " + kQwen + " --policy lru --budget 32 --json";
+  const Out o = cli(base + " --prefetch oracle --prefetch none --prefetch oracle:accuracy=0.5 --prefetch temporal "
+                           "--prefetch transition:train=" + kQwen, false);
+  ASSERT_EQ(o.status, 0) << o.text;
+  const Json j = json_of(o);
+  ASSERT_EQ(j["results"].size(), 5u);
+  const Out run = cli("run " + kQwen + " --budget 32 --prefetch oracle --json", false);
+  ASSERT_EQ(run.status, 0) << run.text;
+  const Json run_prefetch = json_of(run)["metrics"]["prefetch"];
+  for (const auto& r : j["results"]) {
+    const Json& p = r["prefetch"];
+    ASSERT_EQ(p.size(), run_prefetch.size()) << p.dump();
+    for (const auto& [key, v] : run_prefetch.items()) EXPECT_TRUE(p.contains(key)) << key;
+    EXPECT_TRUE(p["late"].is_null());
+    EXPECT_EQ(p["useful"].get<uint64_t>() + p["useless"].get<uint64_t>(), p["issued"].get<uint64_t>())
+        << r["prefetch_policy"];
+    EXPECT_EQ(p["proposed"].get<uint64_t>(),
+              p["already_resident"].get<uint64_t>() + p["declined"].get<uint64_t>() + p["issued"].get<uint64_t>());
+    EXPECT_EQ(r["lookups"], 39526);
+  }
+  const Json& oracle = j["results"][0]["prefetch"];
+  const Json& none = j["results"][1]["prefetch"];
+  const Json& half = j["results"][2]["prefetch"];
+  EXPECT_EQ(j["results"][0]["prefetch_policy"], "oracle");
+  // A perfect predictor: every issued prefetch is used by the invocation it was for.
+  EXPECT_GT(oracle["issued"].get<uint64_t>(), 0u);
+  EXPECT_EQ(oracle["accuracy"], 1.0);
+  EXPECT_EQ(oracle["useless"], 0);
+  EXPECT_EQ(oracle["useless_bytes"], 0);
+  EXPECT_DOUBLE_EQ(oracle["coverage"].get<double>(), oracle["useful"].get<double>() / 39526.0);
+  EXPECT_GT(j["results"][0]["hit_rate"].get<double>(), j["results"][1]["hit_rate"].get<double>());
+  // No prefetching: nothing issued, accuracy undefined (null), the plain replay's hits.
+  EXPECT_EQ(none["issued"], 0);
+  EXPECT_TRUE(none["accuracy"].is_null());
+  const Json plain = json_of(cli(base, false));
+  EXPECT_EQ(j["results"][1]["hits"], plain["results"][0]["hits"]);
+  // Half the oracle's proposals replaced by wrong experts: useless prefetches, with their bytes (3 MB each).
+  EXPECT_LT(half["accuracy"].get<double>(), 0.75);
+  EXPECT_GT(half["useless"].get<uint64_t>(), 0u);
+  EXPECT_GT(half["useless_bytes"].get<uint64_t>(), half["useless"].get<uint64_t>() * 1000000);
+  // Same seed, same result; the table names the metrics.
+  EXPECT_EQ(json_of(cli(base + " --prefetch oracle:accuracy=0.5", false))["results"][0]["prefetch"], half);
+  const Out t = cli("replay " + kQwen + " --policy lru --budget 32 --prefetch oracle");
+  ASSERT_EQ(t.status, 0) << t.text;
+  for (const char* word : {"accuracy", "coverage", "useless", "100.00%", "nothing is late"})
+    EXPECT_NE(t.text.find(word), std::string::npos) << word << "\n" << t.text;
+  // Errors.
+  const Out unknown = cli(base + " --prefetch psychic");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.text.find("unknown prefetch policy 'psychic'"), std::string::npos) << unknown.text;
+  const Out both = cli(base + " --prefetch oracle --routing prune:h=4");
+  EXPECT_EQ(WEXITSTATUS(both.status), 2) << both.text;
+  EXPECT_NE(both.text.find("--prefetch cannot be combined with --routing"), std::string::npos) << both.text;
+  const Out shape = cli(base + " --prefetch transition:train=" + std::string(MOESIM_SOURCE_DIR) +
+                        "/data/traces/gemma-4-26b-a4b.route.csv");
+  EXPECT_NE(shape.status, 0);
+  EXPECT_NE(shape.text.find("the training trace has 30 layers x 128 experts, the run 48 x 128"), std::string::npos)
+      << shape.text;
 }
 
 TEST(PoliciesCli, ListsEvictionPoliciesWithParameters) {

@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "tests/sim/replay_test_util.h"
+#include "traces/mtr_format.h"
 
 namespace moesim::testing {
 namespace {
@@ -57,6 +58,31 @@ TEST(ReplayGolden, MatchesCommittedTable) {
   ASSERT_EQ(got.size(), want.size())
       << "row count differs (a policy added? regenerate with MOESIM_REGEN_GOLDEN=1)";
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "golden row " << i;
+}
+
+// The lookup index of an .mtr file (traces/mtr_format.h, `trace import --lookup-index`) replays to the same
+// counts as the stream built from the records, for every golden configuration.
+TEST(ReplayGolden, TheMtrLookupIndexGivesTheSameCounts) {
+  std::vector<std::string> specs;
+  for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
+  specs.push_back("lfu:history=1");
+  for (const auto& t : real_traces()) {
+    const std::string bytes = traces::encode_mtr(t->trace, traces::MtrWriteOptions{.lookup_index = true});
+    const auto m = traces::decode_mtr_lookups(bytes, t->name + ".mtr", true);
+    ASSERT_TRUE(m.has_value());
+    const auto& info = t->trace.info();
+    const sim::ReplayInput indexed(m->view, info.layers, info.experts, info.top_k, info.expert_bytes);
+    for (const auto& spec : specs)
+      for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
+        for (uint64_t cap : kCapacities) {
+          SCOPED_TRACE(t->name + " " + spec + " " + scope_name(scope) + " " + std::to_string(cap));
+          const auto want = sim::replay(*t->input, experts_config(spec, scope, cap));
+          const auto got = sim::replay(indexed, experts_config(spec, scope, cap));
+          EXPECT_EQ(got.counters, want.counters);
+          EXPECT_EQ(got.capacity_experts, want.capacity_experts);
+          EXPECT_EQ(got.capacity_bytes, want.capacity_bytes);
+        }
+  }
 }
 
 TEST(ReplayGolden, LruFifoBeladyMatchIndependentReference) {
