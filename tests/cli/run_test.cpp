@@ -52,6 +52,18 @@ TEST(RunCli, ZipmoeHitRateSaysItCountsStateF) {
   EXPECT_EQ(o.out.find("state F only"), std::string::npos) << o.out;
 }
 
+// The global-cache working-set warning (48 layers x top-6 = 288 experts > 2 GiB / 9 MiB) is for offload's
+// global cache; zipmoe's pools are per layer and compressed, so it gets none.
+TEST(RunCli, WorkingSetWarningOnlyForAGlobalCache) {
+  const std::string args = "run --trace " + kTrace + " --model qwen3-30b-a3b --budget 2GiB --json --system ";
+  const Result o = sh(args + "offload");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("smaller than one token's working set"), std::string::npos) << o.out;
+  const Result z = sh(args + "zipmoe");
+  ASSERT_EQ(z.status, 0) << z.out;
+  EXPECT_EQ(z.out.find("working set"), std::string::npos) << z.out;
+}
+
 TEST(RunCli, EveryBundledHardwareProfileRunsAndIsListed) {
   const Result presets = sh("presets");
   ASSERT_EQ(presets.status, 0) << presets.out;
