@@ -29,7 +29,8 @@ with open(os.path.join(out, "exponents.csv"), "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(["source", "tensor", "exponent", "count", "probability"])
     for label, j in (("real", real), ("synthetic", synth)):
-        rows = [("(whole file)", j["exponent_histogram"])] + [(t["name"], t["exponent_histogram"]) for t in j["per_tensor"]]
+        rows = [("(whole file)", j["exponent_histogram"])]
+        rows += [(t["name"], t["exponent_histogram"]) for t in j["per_tensor"]]
         for name, h in rows:
             n = sum(h)
             for e, c in enumerate(h):
