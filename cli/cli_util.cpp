@@ -164,6 +164,9 @@ void check_budget_plausibility(const std::string& option, const CacheCapacity& b
     bool known = true;
     if (budget.unit == CacheCapacity::Unit::kExperts) {
       experts = budget.value * info.layers;
+    } else if (all_experts_bytes > 0 && info.experts > 0) {  // the sizes served (--model's when given)
+      const uint64_t mean = all_experts_bytes / (uint64_t{info.layers} * info.experts);
+      experts = mean ? budget.value / mean : 0;
     } else if (!info.expert_bytes.empty()) {
       const uint64_t sum = std::accumulate(info.expert_bytes.begin(), info.expert_bytes.end(), uint64_t{0});
       const uint64_t mean = sum / info.expert_bytes.size();

@@ -109,7 +109,9 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   p.costs = serving::model_costs(trace.info(), model);
   const serving::SizedCosts& costs = p.costs;
   warn_trace_plausibility(a.trace, trace, a.batch);
-  check_budget_plausibility("--budget", budget, scope, trace.info(),
+  // ZipMoE's pools are per layer whatever --scope says (serving/system.cpp), and hold compressed experts: the
+  // global-cache working-set warning does not apply to it.
+  check_budget_plausibility("--budget", budget, a.system == "zipmoe" ? CacheScope::kPerLayer : scope, trace.info(),
                             costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
 
   serving::SystemConfig& cfg = p.cfg;

@@ -95,6 +95,7 @@ void run(const Options& o) {
                     {"entropy_bits", t.hist.entropy_bits()},
                     {"bound_ratio", t.hist.bound_ratio()},
                     {"distinct_exponents", t.hist.distinct()},
+                    {"exponent_histogram", t.hist.count},
                     {"codec_ratios", tc}});
     }
     j["per_tensor"] = ts;

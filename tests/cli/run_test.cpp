@@ -38,6 +38,32 @@ TEST(RunCli, JsonHasHeaderAndMetrics) {
   EXPECT_LE(m["resources"]["ssd"]["utilization"].get<double>(), 1.0 + 1e-9);
 }
 
+// ZipMoE's hit rate counts state F only: at 8 GiB the planner gives F no room (0%) while most lookups hit the
+// compressed pools, so the text says what the number counts.
+TEST(RunCli, ZipmoeHitRateSaysItCountsStateF) {
+  const Result z = sh("run --trace " + kTrace + " --model qwen3-30b-a3b --system zipmoe --budget 8GiB");
+  ASSERT_EQ(z.status, 0) << z.out;
+  EXPECT_NE(z.out.find("decode-only (36864 lookups); state F only (full tensors): C/S/E hits are under states"),
+            std::string::npos)
+      << z.out;
+  EXPECT_NE(z.out.find("states:"), std::string::npos) << z.out;
+  const Result o = sh("run --trace " + kTrace + " --model qwen3-30b-a3b --system offload --budget 8GiB");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out.find("state F only"), std::string::npos) << o.out;
+}
+
+// The global-cache working-set warning (48 layers x top-6 = 288 experts > 2 GiB / 9 MiB) is for offload's
+// global cache; zipmoe's pools are per layer and compressed, so it gets none.
+TEST(RunCli, WorkingSetWarningOnlyForAGlobalCache) {
+  const std::string args = "run --trace " + kTrace + " --model qwen3-30b-a3b --budget 2GiB --json --system ";
+  const Result o = sh(args + "offload");
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("smaller than one token's working set"), std::string::npos) << o.out;
+  const Result z = sh(args + "zipmoe");
+  ASSERT_EQ(z.status, 0) << z.out;
+  EXPECT_EQ(z.out.find("working set"), std::string::npos) << z.out;
+}
+
 TEST(RunCli, EveryBundledHardwareProfileRunsAndIsListed) {
   const Result presets = sh("presets");
   ASSERT_EQ(presets.status, 0) << presets.out;

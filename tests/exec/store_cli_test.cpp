@@ -168,5 +168,30 @@ TEST(StoreCli, SynthPackVerifyAndStats) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
 }
 
+// The per-tensor exponent histograms (the rows of a Fig. 2-style heat map) of the real fixture: 256 bins each,
+// each summing to its tensor's elements, and together to the whole-file histogram.
+TEST(StoreCli, WeightsStatsPerTensorHistograms) {
+  const auto r = moesim("weights stats " + kFixture + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  const auto whole = j["exponent_histogram"].get<std::vector<uint64_t>>();
+  ASSERT_EQ(whole.size(), 256u);
+  std::vector<uint64_t> sum(256, 0);
+  ASSERT_EQ(j["per_tensor"].size(), 8u);
+  for (const auto& t : j["per_tensor"]) {
+    const auto h = t["exponent_histogram"].get<std::vector<uint64_t>>();
+    ASSERT_EQ(h.size(), 256u) << t["name"];
+    uint64_t n = 0, distinct = 0;
+    for (size_t e = 0; e < 256; ++e) {
+      n += h[e];
+      distinct += h[e] > 0;
+      sum[e] += h[e];
+    }
+    EXPECT_EQ(n, t["elements"].get<uint64_t>()) << t["name"];
+    EXPECT_EQ(distinct, t["distinct_exponents"].get<uint64_t>()) << t["name"];
+  }
+  EXPECT_EQ(sum, whole);
+}
+
 }  // namespace
 }  // namespace moesim::exec

@@ -1,0 +1,80 @@
+"""ZipMoE Fig. 7 from OUT/results.csv (moesim sweep): mean TPOT and mean TTFT against the budget, one column
+per trace, one line per system, and OUT/reductions.csv: ZipMoE's TPOT/TTFT reduction against each baseline.
+Writes OUT/zipmoe-fig7.png and .pdf; prints a one-line summary."""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
+
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+
+
+def system(r):
+    if r["system"] == "zipmoe":
+        return "ZipMoE (planned pools)"
+    if r["system"] == "offload":
+        return "expert offload, LRU (MoE-Infinity-like)"
+    return "layer offload + 1-layer window (DeepSpeed-like)" if r["prefetch"] else "layer offload (Accelerate-like)"
+
+
+def gib(b):
+    return float(b.replace("GiB", ""))
+
+
+traces = [("qwen3-30b-a3b.route.csv", "Qwen3-30B-A3B, REAL routing, BF16 (54 GiB experts)"),
+          ("deepseek-v2-lite.zipf1.mtr", "DeepSeek-V2-Lite, SYNTHETIC Zipf-1.0 routing (26.8 GiB)")]
+systems = list(dict.fromkeys(system(r) for r in rows))
+styles = {s: m for s, m in zip(systems, ["o-", "s-", "^-", "v--"])}
+data = {}
+for r in rows:
+    data[(r["trace"], system(r), gib(r["budget"]))] = (float(r["tpot_mean_s"]), float(r["ttft_mean_s"]))
+
+fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col")
+for c, (trace, title) in enumerate(traces):
+    for m, metric in enumerate(("TPOT", "TTFT")):
+        ax = axes[m][c]
+        for s in systems:
+            pts = sorted((b, v[m]) for (t, ss, b), v in data.items() if t == trace and ss == s)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[s], label=s, ms=5)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylabel(f"mean {metric} (s)")
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, which="both", alpha=0.3)
+        if m == 0:
+            ax.set_title(title, fontsize=9.5)
+        else:
+            ax.set_xlabel("memory budget (GiB)")
+        budgets = sorted({b for (t, _, b) in data if t == trace})
+        ax.set_xticks(budgets)
+        ax.set_xticklabels([f"{b:g}" for b in budgets])
+fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8.5,
+           bbox_to_anchor=(0.5, -0.04))
+fig.suptitle("ZipMoE Fig. 7 in moesim (simulated Jetson AGX Orin 64GB): TPOT and TTFT against the memory budget",
+             fontsize=10.5)
+for ext in ("png", "pdf"):
+    fig.savefig(os.path.join(out, f"zipmoe-fig7.{ext}"), dpi=100, bbox_inches="tight")
+
+# ZipMoE's reduction against every baseline, per trace and budget: 1 - zipmoe / baseline.
+zname = systems[0]
+summary = []
+with open(os.path.join(out, "reductions.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["trace", "budget_gib", "baseline", "tpot_reduction", "ttft_reduction"])
+    for trace, _ in traces:
+        for s in systems[1:]:
+            red = []
+            for (t, ss, b), v in sorted(data.items()):
+                if t == trace and ss == s and (t, zname, b) in data:
+                    z = data[(t, zname, b)]
+                    red.append((1 - z[0] / v[0], 1 - z[1] / v[1]))
+                    w.writerow([trace, f"{b:g}", s, f"{red[-1][0]:.4f}", f"{red[-1][1]:.4f}"])
+            summary.append(f"{trace.split('.')[0]} vs {s.split(' (')[0]}: TPOT reduction "
+                           f"{100 * min(x[0] for x in red):.0f}%..{100 * max(x[0] for x in red):.0f}%")
+print("zipmoe-fig7: " + "; ".join(summary) + f" -> {out}/zipmoe-fig7.png")

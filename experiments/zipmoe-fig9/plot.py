@@ -1,0 +1,78 @@
+"""ZipMoE Fig. 9 from the sweep's point files (OUT/sweep/points/*.json, run's full metrics): end-to-end latency
+against the output length, the mean per system with a band from the median to the p90 of the sequences.
+Writes OUT/latency.csv, OUT/speedups.csv, OUT/zipmoe-fig9.png and .pdf; prints a one-line summary."""
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+out = sys.argv[1]
+
+
+def system(p):
+    if p["system"] == "zipmoe":
+        return "ZipMoE"
+    if p["system"] == "offload":
+        return "expert offload, LRU (MoE-Infinity-like)"
+    return "layer offload + window (DeepSpeed-like)"
+
+
+data = {}  # (family, system, output tokens) -> end_to_end distribution
+for path in glob.glob(os.path.join(out, "sweep", "points", "*.json")):
+    j = json.load(open(path))
+    p = j["point"]
+    fam, n = re.match(r"(.*)-decode(\d+)\.", p["trace"]).groups()
+    data[(fam, system(p), int(n))] = j["metrics"]["end_to_end"]
+families = {"qwen3-real": "Qwen3-30B-A3B, REAL trace prefixes (1 sequence), BF16",
+            "deepseek-zipf1": "DeepSeek-V2-Lite, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)"}
+systems = ["ZipMoE", "expert offload, LRU (MoE-Infinity-like)", "layer offload + window (DeepSpeed-like)"]
+colors = dict(zip(systems, ["tab:blue", "tab:orange", "tab:green"]))
+
+with open(os.path.join(out, "latency.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["trace", "system", "output_tokens", "sequences", "e2e_mean_s", "e2e_p50_s", "e2e_p90_s", "e2e_max_s"])
+    for (fam, s, n), d in sorted(data.items()):
+        w.writerow([fam, s, n, d["count"], d["mean_s"], d["p50_s"], d["p90_s"], d["max_s"]])
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
+for ax, (fam, title) in zip(axes, families.items()):
+    for s in systems:
+        ns = sorted(n for (f, ss, n) in data if f == fam and ss == s)
+        d = [data[(fam, s, n)] for n in ns]
+        ax.plot(ns, [x["mean_s"] for x in d], "o-", color=colors[s], label=s, ms=4)
+        if d[0]["count"] > 1:
+            ax.fill_between(ns, [x["p50_s"] for x in d], [x["p90_s"] for x in d], color=colors[s], alpha=0.2)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns])
+    ax.set_xlabel("output tokens (decode steps per sequence)")
+    ax.set_ylabel("end-to-end latency per sequence (s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+axes[0].legend(fontsize=8)
+fig.suptitle("ZipMoE Fig. 9 in moesim (simulated Jetson AGX Orin 64GB, 20 GiB): end-to-end latency against the "
+             "output length", fontsize=10)
+fig.tight_layout()
+for ext in ("png", "pdf"):
+    fig.savefig(os.path.join(out, f"zipmoe-fig9.{ext}"), dpi=100, bbox_inches="tight")
+
+summary = []
+with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["trace", "output_tokens", "baseline", "zipmoe_speedup_e2e_mean"])
+    for fam in families:
+        for s in systems[1:]:
+            sp = []
+            for n in sorted(n for (ff, ss, n) in data if ff == fam and ss == s):
+                sp.append(data[(fam, s, n)]["mean_s"] / data[(fam, "ZipMoE", n)]["mean_s"])
+                w.writerow([fam, n, s, f"{sp[-1]:.3f}"])
+            summary.append(f"{fam} vs {s.split(' (')[0]} {min(sp):.2f}x..{max(sp):.2f}x")
+print("zipmoe-fig9: ZipMoE end-to-end speedup " + ", ".join(summary) + f" -> {out}/zipmoe-fig9.png")
