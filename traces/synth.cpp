@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -692,6 +693,22 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
                   {"source_model", ri.model},
                   {"source_top_k", ri.top_k},
                   {"layers", std::move(layers_prov)}};
+  if (reshape) {
+    // Implausible (a warning, docs/synth.md): the real curve is steeper than M's top-k allows, so the top
+    // experts were capped at kMaxInclusion and the fitted curve is flatter at the top than the real one.
+    uint32_t capped = 0;
+    double real_top = 0, fit_top = 0;
+    for (const Json& lp : m.provenance["layers"]) {
+      const double r = lp["reshape"]["top_quarter_share_source"], f = lp["reshape"]["top_quarter_share_fitted"];
+      if (r - f > 0.02) ++capped, real_top += r, fit_top += f;
+    }
+    if (capped > 0)
+      warn("synth --fit: reshaped onto " + std::to_string(shape.experts) + " experts, top-" + std::to_string(k) +
+           ", the popularity curve of " + source + " would need an inclusion probability of 1 or more for the " +
+           "top experts on " + std::to_string(capped) + " of " + std::to_string(shape.layers) +
+           " layers: capped, so the top quarter of the experts takes " + std::to_string(fit_top / capped) +
+           " of the selections instead of " + std::to_string(real_top / capped) + " (mean over those layers)");
+  }
   if (reshape)
     m.provenance["reshape"] = {
         {"from", {{"model", ri.model}, {"layers", ri.layers}, {"experts", ri.experts}, {"top_k", ri.top_k}}},

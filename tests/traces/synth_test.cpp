@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -517,6 +518,23 @@ TEST(Synth, ReshapedFitCarriesReuseScaledToTheNewTopK) {
     EXPECT_NEAR(reused_within(syn, l, 2, 8), reused_within(real, src, 2, 8), 0.06) << "layer " << l;
     EXPECT_NEAR(reused_within(syn, l, 1, 1), reused_within(real, src, 1, 1), 0.06) << "layer " << l;
   }
+}
+
+// A curve steeper than the model's top-k allows (the top expert would need f >= 1) is capped, with a warning.
+TEST(Synth, ReshapedFitWarnsWhenTheCurveIsCapped) {
+  const Trace real = structured_real();  // top quarter of 24 experts: well over half of the selections
+  clear_warnings();
+  set_warnings_printed(false);
+  const FitOptions fo;
+  fit_model(real, SynthShape{"wide", 2, 48, 3, {}}, fo, 1, "s.csv");  // no cap needed
+  EXPECT_TRUE(warnings().empty());
+  const SynthModel m = fit_model(real, SynthShape{"narrow", 2, 4, 3, {}}, fo, 1, "s.csv");  // f <= 0.999 of 3
+  ASSERT_EQ(warnings().size(), 1u);
+  EXPECT_NE(warnings()[0].find("capped"), std::string::npos) << warnings()[0];
+  EXPECT_LT(m.provenance["layers"][0]["reshape"]["top_quarter_share_fitted"].get<double>(),
+            m.provenance["layers"][0]["reshape"]["top_quarter_share_source"].get<double>() - 0.02);
+  clear_warnings();
+  set_warnings_printed(true);
 }
 
 TEST(Synth, ReshapedFitRejectsBadShapes) {
