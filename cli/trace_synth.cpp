@@ -113,17 +113,19 @@ void run(const Args& args) {
            std::to_string(from["experts"].get<uint32_t>()) + " experts, top-" +
            std::to_string(from["top_k"].get<uint32_t>()) + ")";
   }
-  std::fprintf(stderr,
-               "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
-               a.out.c_str(), how.c_str(), static_cast<unsigned long long>(a.seed), t.records(),
-               t.info().layers, t.info().experts, t.info().top_k);
+  std::fprintf(
+      stderr,
+      "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
+      a.out.c_str(), how.c_str(), static_cast<unsigned long long>(a.seed), t.records(), t.info().layers,
+      t.info().experts, t.info().top_k);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("--model", a->model,
-                 "Model preset or JSON (required for --zipf; with --fit it sets the shape: the trace's layers and "
-                 "experts keep the real expert ids, another shape is a reshaped fit, docs/synth.md)");
+  app.add_option(
+      "--model", a->model,
+      "Model preset or JSON (required for --zipf; with --fit it sets the shape: the trace's layers and "
+      "experts keep the real expert ids, another shape is a reshaped fit, docs/synth.md)");
   app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence (not with --logits-for)");
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
   app.add_option("--logits-for", a->logits_for,

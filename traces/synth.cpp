@@ -485,7 +485,9 @@ uint32_t reshape_source_layer(uint32_t layer, uint32_t model_layers, uint32_t re
   return static_cast<uint32_t>(std::min<uint64_t>(s, real_layers - 1));
 }
 
-double popularity_gini(const std::vector<double>& p) { return gini(p); }
+double popularity_gini(const std::vector<double>& p) {
+  return gini(p);
+}
 
 SynthShape shape_from_model(const ModelSpec& m) {
   SynthShape s;
@@ -525,8 +527,8 @@ namespace {
 // The same-shape fit of real layer `l` with `k` experts per token (sum f = k): real marginals of the same
 // expert ids, the strongest disjoint pairs with their lifts, and (opt.temporal) the reuse kernels
 // calibrated to the layer's last-use-distance profile with the stream `calib`.
-SynthLayer fit_real_layer(const Trace& real, uint32_t l, const LayerStats& ls, uint32_t k, const FitOptions& opt,
-                          const Rng& calib, const LayerTokens& tokens) {
+SynthLayer fit_real_layer(const Trace& real, uint32_t l, const LayerStats& ls, uint32_t k,
+                          const FitOptions& opt, const Rng& calib, const LayerTokens& tokens) {
   const uint32_t experts = real.info().experts;
   SynthLayer L;
   std::vector<double> p(experts);
@@ -624,7 +626,8 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   const std::string dims = std::to_string(shape.layers) + " layers x " + std::to_string(shape.experts) +
                            " experts, top-" + std::to_string(k);
   if (shape.layers == 0 || shape.experts == 0)
-    throw Error("synth --fit: the model " + shape.model + " (" + dims + ") needs at least one layer and expert");
+    throw Error("synth --fit: the model " + shape.model + " (" + dims +
+                ") needs at least one layer and expert");
   if (k == 0 || k >= shape.experts)
     throw Error("synth --fit: top_k must be in [1, experts) but the model " + shape.model + " has " + dims);
   if (ri.layers == 0 || ri.experts == 0 || real.records() == 0)
@@ -654,8 +657,8 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   // Reshaped fit: modelled pairs per layer are the same share of the experts as --pairs gives the real
   // shape (8 pairs = 16 of 128 experts -> 1 pair of 8 experts), rounded; the reuse kernels are those of
   // the same-shape fit of the source layer, fitted once per source layer.
-  const auto reshaped_pairs = static_cast<uint32_t>(
-      (2 * uint64_t{opt.pairs} * shape.experts + ri.experts) / (2 * uint64_t{ri.experts}));
+  const auto reshaped_pairs = static_cast<uint32_t>((2 * uint64_t{opt.pairs} * shape.experts + ri.experts) /
+                                                    (2 * uint64_t{ri.experts}));
   std::vector<std::optional<SynthLayer>> real_fits(reshape ? ri.layers : 0);
   Json layers_prov = Json::array();
   Json layer_map = Json::array();
@@ -699,15 +702,18 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
     uint32_t capped = 0;
     double real_top = 0, fit_top = 0;
     for (const Json& lp : m.provenance["layers"]) {
-      const double r = lp["reshape"]["top_quarter_share_source"], f = lp["reshape"]["top_quarter_share_fitted"];
+      const double r = lp["reshape"]["top_quarter_share_source"],
+                   f = lp["reshape"]["top_quarter_share_fitted"];
       if (r - f > 0.02) ++capped, real_top += r, fit_top += f;
     }
     if (capped > 0)
-      warn("synth --fit: reshaped onto " + std::to_string(shape.experts) + " experts, top-" + std::to_string(k) +
-           ", the popularity curve of " + source + " would need an inclusion probability of 1 or more for the " +
-           "top experts on " + std::to_string(capped) + " of " + std::to_string(shape.layers) +
+      warn("synth --fit: reshaped onto " + std::to_string(shape.experts) + " experts, top-" +
+           std::to_string(k) + ", the popularity curve of " + source +
+           " would need an inclusion probability of 1 or more for the " + "top experts on " +
+           std::to_string(capped) + " of " + std::to_string(shape.layers) +
            " layers: capped, so the top quarter of the experts takes " + std::to_string(fit_top / capped) +
-           " of the selections instead of " + std::to_string(real_top / capped) + " (mean over those layers)");
+           " of the selections instead of " + std::to_string(real_top / capped) +
+           " (mean over those layers)");
   }
   if (reshape)
     m.provenance["reshape"] = {

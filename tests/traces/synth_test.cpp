@@ -333,7 +333,8 @@ Trace structured_real(uint32_t layers = 2, uint32_t experts = 24, uint32_t k = 3
   for (uint32_t l = 0; l < layers; ++l)
     for (uint32_t t = 0; t < prompt; ++t) b.add(0, Phase::kPrefill, t, l, token(l, t), {}, {}, ++line);
   for (uint32_t t = prompt; t < total; ++t)
-    for (uint32_t l = 0; l < layers; ++l) b.add(0, Phase::kDecode, t - prompt, l, token(l, t), {}, {}, ++line);
+    for (uint32_t l = 0; l < layers; ++l)
+      b.add(0, Phase::kDecode, t - prompt, l, token(l, t), {}, {}, ++line);
   return std::move(b).finish();
 }
 
@@ -378,7 +379,9 @@ double top_share(std::vector<double> p, double frac) {
   return top / (top + all);
 }
 
-std::vector<double> as_double(const std::vector<uint64_t>& c) { return {c.begin(), c.end()}; }
+std::vector<double> as_double(const std::vector<uint64_t>& c) {
+  return {c.begin(), c.end()};
+}
 
 TEST(Synth, ReshapeMapsLayersProportionally) {
   EXPECT_EQ(reshape_source_layer(0, 24, 48), 0u);
@@ -540,11 +543,11 @@ TEST(Synth, ReshapedFitWarnsWhenTheCurveIsCapped) {
 TEST(Synth, ReshapedFitRejectsBadShapes) {
   const Trace real = structured_real();
   const FitOptions fo;
-  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 8, {}}, fo, 1, "s"), Error);   // top_k = experts
-  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 9, {}}, fo, 1, "s"), Error);   // top_k > experts
-  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 0, {}}, fo, 1, "s"), Error);   // top_k = 0
-  EXPECT_THROW(fit_model(real, SynthShape{"m", 0, 8, 2, {}}, fo, 1, "s"), Error);   // no layer
-  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 0, 2, {}}, fo, 1, "s"), Error);   // no expert
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 8, {}}, fo, 1, "s"), Error);  // top_k = experts
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 9, {}}, fo, 1, "s"), Error);  // top_k > experts
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 0, {}}, fo, 1, "s"), Error);  // top_k = 0
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 0, 8, 2, {}}, fo, 1, "s"), Error);  // no layer
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 0, 2, {}}, fo, 1, "s"), Error);  // no expert
   try {
     fit_model(real, SynthShape{"m", 2, 8, 8, {}}, fo, 1, "s");
   } catch (const Error& e) {
@@ -640,7 +643,8 @@ TEST(SynthCli, SynthThenStatsJson) {
     EXPECT_NE(log.find("(fit, seed 1)"), std::string::npos) << log;
   }
   // Another model's shape: a reshaped fit, said on stderr and in the provenance, labelled synthetic.
-  log = run_cli("trace synth --fit " + real + " --model mixtral-8x7b --tokens 5 --seed 1 --logits -o " + out, &st);
+  log = run_cli("trace synth --fit " + real + " --model mixtral-8x7b --tokens 5 --seed 1 --logits -o " + out,
+                &st);
   ASSERT_EQ(st, 0) << log;
   EXPECT_NE(log.find("RESHAPED from"), std::string::npos) << log;
   const Json rj = Json::parse(run_cli("trace stats --json " + out, &st));
