@@ -86,11 +86,9 @@ void run(const Args& args) {
     const Trace real = load_trace(a.fit);
     SynthShape shape{real.info().model, real.info().layers, real.info().experts, real.info().top_k,
                      real.info().expert_bytes};
-    if (!a.model.empty()) {
-      // The model overrides the shape only consistently: same layers and experts (fit_model checks),
-      // its own top_k and expert sizes.
-      shape = shape_from_model(load_model(a.model));
-    }
+    // With --model: its shape, top_k and expert sizes. Other layers or experts than the trace's make a
+    // reshaped fit (docs/synth.md, "Fitting a model of another shape"), said in the provenance.
+    if (!a.model.empty()) shape = shape_from_model(load_model(a.model));
     FitOptions fo;
     fo.pairs = a.pairs;
     fo.temporal = !a.no_temporal;
@@ -108,19 +106,26 @@ void run(const Args& args) {
   const Trace t = generate_trace(m, so, &bar);
   bar.finish();
   save_mtr(t, a.out);
+  std::string how = m.provenance["generator"].get<std::string>();
+  if (m.provenance.contains("reshape")) {
+    const Json& from = m.provenance["reshape"]["from"];
+    how += ", RESHAPED from " + a.fit + " (" + std::to_string(from["layers"].get<uint32_t>()) + " layers x " +
+           std::to_string(from["experts"].get<uint32_t>()) + " experts, top-" +
+           std::to_string(from["top_k"].get<uint32_t>()) + ")";
+  }
   std::fprintf(
       stderr,
       "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
-      a.out.c_str(), m.provenance["generator"].get<std::string>().c_str(),
-      static_cast<unsigned long long>(a.seed), t.records(), t.info().layers, t.info().experts,
-      t.info().top_k);
+      a.out.c_str(), how.c_str(), static_cast<unsigned long long>(a.seed), t.records(), t.info().layers,
+      t.info().experts, t.info().top_k);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("--model", a->model,
-                 "Model preset or JSON (required for --zipf; with --fit it must match the trace's layers and "
-                 "experts and sets top-k)");
+  app.add_option(
+      "--model", a->model,
+      "Model preset or JSON (required for --zipf; with --fit it sets the shape: the trace's layers and "
+      "experts keep the real expert ids, another shape is a reshaped fit, docs/synth.md)");
   app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence (not with --logits-for)");
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
   app.add_option("--logits-for", a->logits_for,

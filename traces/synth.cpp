@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -394,7 +397,97 @@ void make_logits(Rng& rng, const std::vector<double>& f, const std::vector<uint3
   for (uint32_t e : S) chosen[e] = 0;
 }
 
+// Co-activated pairs of a real layer worth modelling: co-activated at least `min_count` times and more
+// often than independence predicts, strongest first by excess count c_ab - c_a c_b / T (which weighs both
+// lift and support); ties by ids.
+struct PairCand {
+  uint32_t a, b;
+  double excess, lift;
+  uint32_t count;
+};
+std::vector<PairCand> pair_candidates(const Trace& real, uint32_t layer, const LayerStats& ls,
+                                      uint32_t min_count) {
+  std::vector<PairCand> cands;
+  const double T = static_cast<double>(ls.tokens);
+  for (const PairCount& pc : pair_counts(real, layer)) {
+    if (pc.count < min_count) continue;
+    const double expect = static_cast<double>(ls.counts[pc.a]) * static_cast<double>(ls.counts[pc.b]) / T;
+    if (pc.count <= expect) continue;
+    cands.push_back({pc.a, pc.b, pc.count - expect, pc.count / expect, pc.count});
+  }
+  std::sort(cands.begin(), cands.end(), [](const PairCand& x, const PairCand& y) {
+    if (x.excess != y.excess) return x.excess > y.excess;
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  return cands;
+}
+
+// With fewer than k + 1 experts of positive weight, no distribution with every f < 1 exists: mix in 1%
+// of uniform (only then; documented in docs/synth.md). Then water-filling to sum f = k.
+std::vector<double> inclusion_from_popularity(std::vector<double> p, uint32_t k) {
+  size_t positive = 0;
+  for (double x : p) positive += x > 0;
+  if (positive <= k) {
+    const double total = std::accumulate(p.begin(), p.end(), 0.0);
+    for (double& x : p) x = 0.99 * x / total + 0.01 / static_cast<double>(p.size());
+  }
+  return inclusion_from_weights(p, k);
+}
+
+// Reshaped fit, rank-frequency: the real layer's counts sorted by rank give the cumulative share curve
+// S(x) = share of the layer's selections taken by its top x fraction of experts (x in [0, 1], linear
+// between the real experts). Expert rank j of n (0-based) gets S((j + 1) / n) - S(j / n): the top x of
+// the new experts take the same share as the top x of the real ones, exactly at every x = j / n.
+std::vector<double> resample_rank_frequency(const std::vector<uint64_t>& counts, uint32_t n) {
+  std::vector<uint64_t> c(counts);
+  std::sort(c.begin(), c.end(), std::greater<>());
+  const size_t m = c.size();
+  std::vector<double> cum(m + 1, 0.0);
+  for (size_t i = 0; i < m; ++i) cum[i + 1] = cum[i] + static_cast<double>(c[i]);
+  auto S = [&](uint64_t num, uint64_t den) {  // S(num / den), in counts
+    const uint64_t whole = num * m / den;
+    if (whole >= m) return cum[m];
+    const double frac = static_cast<double>(num * m - whole * den) / static_cast<double>(den);
+    return cum[whole] + frac * static_cast<double>(c[whole]);
+  };
+  std::vector<double> w(n);
+  for (uint32_t j = 0; j < n; ++j) w[j] = (S(j + 1, n) - S(j, n)) / cum[m];
+  return w;
+}
+
+// Gini coefficient of a popularity vector (0 = uniform, 1 - 1/n = one expert takes everything).
+double gini(std::vector<double> p) {
+  std::sort(p.begin(), p.end());
+  double sum = 0, weighted = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    sum += p[i];
+    weighted += static_cast<double>(2 * i + 1) * p[i];
+  }
+  const double n = static_cast<double>(p.size());
+  return sum > 0 ? weighted / (n * sum) - 1.0 : 0.0;
+}
+
+// Share of the total taken by the top `frac` of the entries (rounded to whole entries).
+double top_share(std::vector<double> p, double frac) {
+  std::sort(p.begin(), p.end(), std::greater<>());
+  const auto n = static_cast<size_t>(std::lround(frac * static_cast<double>(p.size())));
+  double top = 0, all = 0;
+  for (size_t i = 0; i < p.size(); ++i) (i < n ? top : all) += p[i];
+  return top + all > 0 ? top / (top + all) : 0.0;
+}
+
 }  // namespace
+
+uint32_t reshape_source_layer(uint32_t layer, uint32_t model_layers, uint32_t real_layers) {
+  // round(layer * real / model), half up, in integers; clamped (a model with more than twice the real
+  // layers would round its last layer past the end).
+  const uint64_t s = (2 * uint64_t{layer} * real_layers + model_layers) / (2 * uint64_t{model_layers});
+  return static_cast<uint32_t>(std::min<uint64_t>(s, real_layers - 1));
+}
+
+double popularity_gini(const std::vector<double>& p) {
+  return gini(p);
+}
 
 SynthShape shape_from_model(const ModelSpec& m) {
   SynthShape s;
@@ -429,15 +522,118 @@ SynthModel zipf_model(const SynthShape& shape, double alpha, uint64_t seed) {
   return m;
 }
 
+namespace {
+
+// The same-shape fit of real layer `l` with `k` experts per token (sum f = k): real marginals of the same
+// expert ids, the strongest disjoint pairs with their lifts, and (opt.temporal) the reuse kernels
+// calibrated to the layer's last-use-distance profile with the stream `calib`.
+SynthLayer fit_real_layer(const Trace& real, uint32_t l, const LayerStats& ls, uint32_t k,
+                          const FitOptions& opt, const Rng& calib, const LayerTokens& tokens) {
+  const uint32_t experts = real.info().experts;
+  SynthLayer L;
+  std::vector<double> p(experts);
+  for (uint32_t e = 0; e < experts; ++e) p[e] = static_cast<double>(ls.counts[e]);
+  // f_e = c_e / T_l exactly when top_k is unchanged and no expert reaches kMaxInclusion.
+  L.f = inclusion_from_popularity(std::move(p), k);
+  if (opt.pairs > 0) {
+    // Strongest co-activations, chosen greedily so pairs are disjoint.
+    std::vector<uint8_t> used(experts, 0);
+    for (const PairCand& c : pair_candidates(real, l, ls, opt.min_pair_count)) {
+      if (L.pairs.size() >= opt.pairs) break;
+      if (used[c.a] || used[c.b]) continue;
+      // Keep the measured lift; stay strictly inside (0, min(f_a, f_b)) so the fit exists.
+      const double fab = std::min(c.lift * L.f[c.a] * L.f[c.b], 0.98 * std::min(L.f[c.a], L.f[c.b]));
+      L.pairs.push_back({c.a, c.b, fab});
+      used[c.a] = used[c.b] = 1;
+    }
+  }
+  fit_layer(L, k);
+  if (opt.temporal) {
+    // The profile is a fraction of the real top-k's slots; with another top_k it is kept as a fraction.
+    if (ls.repeat_pairs > 0) L.target_repeat = ls.repeat_rate();
+    calibrate_reuse(L, experts, k, calib, opt, tokens);
+  }
+  return L;
+}
+
+// A reshaped fit's layer (docs/synth.md, "Fitting a model of another shape") from real layer `src` of
+// statistics `ls`: the rank-frequency curve resampled onto the model's experts by relative rank (a
+// seeded permutation `prng` assigns the ranks to ids: real ids mean nothing in another model), the
+// strongest pairs mapped by relative rank with their phi coefficient, and the reuse kernels of the
+// same-shape fit of the real layer (`real_fit`), unchanged. Writes the layer's "reshape" provenance.
+SynthLayer reshape_layer(const Trace& real, uint32_t src, const LayerStats& ls, const SynthShape& shape,
+                         uint32_t pairs, const FitOptions& opt, Rng prng, const SynthLayer* real_fit,
+                         Json& prov) {
+  const uint32_t n = shape.experts, real_n = real.info().experts;
+  SynthLayer L;
+  const std::vector<double> w = resample_rank_frequency(ls.counts, n);
+  std::vector<uint32_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0u);
+  for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[prng.below(i)]);
+  std::vector<double> p(n);
+  for (uint32_t j = 0; j < n; ++j) p[perm[j]] = w[j];
+  L.f = inclusion_from_popularity(std::move(p), shape.top_k);
+  Json pairs_prov = Json::array();
+  if (pairs > 0) {
+    // A real pair maps, by the relative rank of each member, onto the model's experts of the same
+    // relative rank; its strength carries over as the phi coefficient (the correlation of the two
+    // experts' indicators; unlike the lift, bounded by 1 / f, it does not depend on how many experts
+    // share the traffic). Pairs that land on one expert, or on an expert already paired, are skipped.
+    std::vector<uint32_t> rank_of(real_n, 0);
+    for (uint32_t r = 0; r < ls.rank_experts.size(); ++r) rank_of[ls.rank_experts[r]] = r;
+    auto mapped = [&](uint32_t e) {
+      const uint64_t j = (2 * uint64_t{rank_of[e]} + 1) * n / (2 * uint64_t{real_n});
+      return perm[std::min<uint64_t>(j, n - 1)];
+    };
+    const double T = static_cast<double>(ls.tokens);
+    std::vector<uint8_t> used(n, 0);
+    for (const PairCand& c : pair_candidates(real, src, ls, opt.min_pair_count)) {
+      if (L.pairs.size() >= pairs) break;
+      const uint32_t a = mapped(c.a), b = mapped(c.b);
+      if (a == b || used[a] || used[b]) continue;
+      const double ra = static_cast<double>(ls.counts[c.a]) / T, rb = static_cast<double>(ls.counts[c.b]) / T;
+      const double phi = (c.count / T - ra * rb) / std::sqrt(ra * (1 - ra) * rb * (1 - rb));
+      const double fa = L.f[a], fb = L.f[b];
+      const double fab =
+          std::min(fa * fb + phi * std::sqrt(fa * (1 - fa) * fb * (1 - fb)), 0.98 * std::min(fa, fb));
+      if (!(phi > 0) || !(fab > fa * fb)) continue;
+      L.pairs.push_back({std::min(a, b), std::max(a, b), fab});
+      pairs_prov.push_back({{"source", {c.a, c.b}}, {"to", {std::min(a, b), std::max(a, b)}}, {"phi", phi}});
+      used[a] = used[b] = 1;
+    }
+  }
+  fit_layer(L, shape.top_k);
+  if (real_fit) {
+    L.reuse = real_fit->reuse;
+    L.target_repeat = real_fit->target_repeat;
+  }
+  std::vector<double> real_share(ls.counts.begin(), ls.counts.end());
+  prov = {{"source_layer", src},
+          {"gini_source", gini(real_share)},
+          {"gini_fitted", gini(L.f)},
+          {"top_quarter_share_source", top_share(real_share, 0.25)},
+          {"top_quarter_share_fitted", top_share(L.f, 0.25)},
+          {"pairs", std::move(pairs_prov)}};
+  return L;
+}
+
+}  // namespace
+
 SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
                      const std::string& source, Progress* progress) {
   const TraceInfo& ri = real.info();
-  if (shape.layers != ri.layers || shape.experts != ri.experts)
-    throw Error("synth --fit: the model has " + std::to_string(shape.layers) + " layers x " +
-                std::to_string(shape.experts) + " experts but " + source + " has " +
-                std::to_string(ri.layers) + " x " + std::to_string(ri.experts));
   const uint32_t k = shape.top_k;
-  if (k == 0 || k >= shape.experts) throw Error("synth --fit: top_k must be in [1, experts)");
+  const std::string dims = std::to_string(shape.layers) + " layers x " + std::to_string(shape.experts) +
+                           " experts, top-" + std::to_string(k);
+  if (shape.layers == 0 || shape.experts == 0)
+    throw Error("synth --fit: the model " + shape.model + " (" + dims +
+                ") needs at least one layer and expert");
+  if (k == 0 || k >= shape.experts)
+    throw Error("synth --fit: top_k must be in [1, experts) but the model " + shape.model + " has " + dims);
+  if (ri.layers == 0 || ri.experts == 0 || real.records() == 0)
+    throw Error("synth --fit: " + source + " has no record to fit");
+  // Other layers or experts (top_k alone keeps the same-shape path): a reshaped fit.
+  const bool reshape = shape.layers != ri.layers || shape.experts != ri.experts;
   StatsOptions so;
   so.top_pairs = 0;
   const TraceStats st = compute_stats(real, so);
@@ -445,11 +641,12 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
   m.shape = shape;
   m.layers.resize(shape.layers);
   const Rng calib_root = Rng(seed).split(kCalibration);
+  const Rng perm_root = Rng(seed).split(kPermutation);
   // Each layer's tokens per sequence in execution order (canonical record order is prefill by (layer,
   // step), then decode by (step, layer), so a layer's records come in token order). A layer's sequence
   // lengths are its own (llama.cpp runs the last layer of a prompt for its last token only).
   const std::vector<uint32_t> seq_ids = real.sequence_ids();
-  std::vector<LayerTokens> tokens(shape.layers, LayerTokens(seq_ids.size()));
+  std::vector<LayerTokens> tokens(ri.layers, LayerTokens(seq_ids.size()));
   for (size_t r = 0, si = 0; r < real.records(); ++r) {
     while (seq_ids[si] != real.seq(r)) ++si;
     const auto ex = real.experts(r);
@@ -457,63 +654,35 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
     st_l.tok.emplace_back(ex.begin(), ex.end());
     if (real.phase(r) == Phase::kPrefill) st_l.prompt = static_cast<uint32_t>(st_l.tok.size());
   }
+  // Reshaped fit: modelled pairs per layer are the same share of the experts as --pairs gives the real
+  // shape (8 pairs = 16 of 128 experts -> 1 pair of 8 experts), rounded; the reuse kernels are those of
+  // the same-shape fit of the source layer, fitted once per source layer.
+  const auto reshaped_pairs = static_cast<uint32_t>((2 * uint64_t{opt.pairs} * shape.experts + ri.experts) /
+                                                    (2 * uint64_t{ri.experts}));
+  std::vector<std::optional<SynthLayer>> real_fits(reshape ? ri.layers : 0);
   Json layers_prov = Json::array();
+  Json layer_map = Json::array();
   for (uint32_t l = 0; l < shape.layers; ++l) {
-    const LayerStats& ls = st.layers[l];
+    const uint32_t src = reshape ? reshape_source_layer(l, shape.layers, ri.layers) : l;
+    const LayerStats& ls = st.layers[src];
     if (ls.tokens == 0)
-      throw Error("synth --fit: " + source + " has no record at layer " + std::to_string(l));
+      throw Error("synth --fit: " + source + " has no record at layer " + std::to_string(src) +
+                  (reshape ? " (the source of the model's layer " + std::to_string(l) + ")" : ""));
     SynthLayer& L = m.layers[l];
-    std::vector<double> p(shape.experts);
-    size_t positive = 0;
-    for (uint32_t e = 0; e < shape.experts; ++e) {
-      p[e] = static_cast<double>(ls.counts[e]);
-      positive += ls.counts[e] > 0;
+    if (!reshape) {
+      L = fit_real_layer(real, l, ls, k, opt, calib_root.split(l), tokens[l]);
+    } else {
+      if (opt.temporal && !real_fits[src])
+        real_fits[src] = fit_real_layer(real, src, ls, ri.top_k, opt, calib_root.split(src), tokens[src]);
+      Json prov;
+      L = reshape_layer(real, src, ls, shape, reshaped_pairs, opt, perm_root.split(l),
+                        real_fits[src] ? &*real_fits[src] : nullptr, prov);
+      layers_prov.push_back(layer_provenance(L));
+      layers_prov.back()["reshape"] = std::move(prov);
+      layer_map.push_back(src);
     }
-    // With fewer than k + 1 experts ever used, no distribution with every f < 1 exists: mix in 1% of
-    // uniform (only then; documented in docs/synth.md).
-    if (positive <= k) {
-      const double total = std::accumulate(p.begin(), p.end(), 0.0);
-      for (double& x : p) x = 0.99 * x / total + 0.01 / shape.experts;
-    }
-    // f_e = c_e / T_l exactly when top_k is unchanged and no expert reaches kMaxInclusion.
-    L.f = inclusion_from_weights(p, k);
-    if (opt.pairs > 0) {
-      // Strongest co-activations: excess count c_ab - c_a c_b / T (co-activations beyond independence),
-      // positive, with at least min_pair_count co-activations; chosen greedily so pairs are disjoint.
-      struct Cand {
-        uint32_t a, b;
-        double excess, lift;
-      };
-      std::vector<Cand> cands;
-      const double T = static_cast<double>(ls.tokens);
-      for (const PairCount& pc : pair_counts(real, l)) {
-        if (pc.count < opt.min_pair_count) continue;
-        const double expect = static_cast<double>(ls.counts[pc.a]) * static_cast<double>(ls.counts[pc.b]) / T;
-        if (pc.count <= expect) continue;
-        cands.push_back({pc.a, pc.b, pc.count - expect, pc.count / expect});
-      }
-      std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
-        if (x.excess != y.excess) return x.excess > y.excess;
-        return x.a != y.a ? x.a < y.a : x.b < y.b;
-      });
-      std::vector<uint8_t> used(shape.experts, 0);
-      for (const Cand& c : cands) {
-        if (L.pairs.size() >= opt.pairs) break;
-        if (used[c.a] || used[c.b]) continue;
-        // Keep the measured lift; stay strictly inside (0, min(f_a, f_b)) so the fit exists.
-        const double fab = std::min(c.lift * L.f[c.a] * L.f[c.b], 0.98 * std::min(L.f[c.a], L.f[c.b]));
-        L.pairs.push_back({c.a, c.b, fab});
-        used[c.a] = used[c.b] = 1;
-      }
-    }
-    fit_layer(L, k);
-    if (opt.temporal) {
-      // The profile is a fraction of the real top-k's slots; with another top_k it is kept as a fraction.
-      if (ls.repeat_pairs > 0) L.target_repeat = ls.repeat_rate();
-      calibrate_reuse(L, shape.experts, k, calib_root.split(l), opt, tokens[l]);
-    }
+    if (!reshape) layers_prov.push_back(layer_provenance(L));
     if (progress) progress->add(1);
-    layers_prov.push_back(layer_provenance(L));
   }
   Json params = {{"pairs_per_layer", opt.pairs},
                  {"min_pair_count", opt.min_pair_count},
@@ -527,6 +696,36 @@ SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOption
                   {"source_model", ri.model},
                   {"source_top_k", ri.top_k},
                   {"layers", std::move(layers_prov)}};
+  if (reshape) {
+    // Implausible (a warning, docs/synth.md): the real curve is steeper than M's top-k allows, so the top
+    // experts were capped at kMaxInclusion and the fitted curve is flatter at the top than the real one.
+    uint32_t capped = 0;
+    double real_top = 0, fit_top = 0;
+    for (const Json& lp : m.provenance["layers"]) {
+      const double r = lp["reshape"]["top_quarter_share_source"],
+                   f = lp["reshape"]["top_quarter_share_fitted"];
+      if (r - f > 0.02) ++capped, real_top += r, fit_top += f;
+    }
+    if (capped > 0)
+      warn("synth --fit: reshaped onto " + std::to_string(shape.experts) + " experts, top-" +
+           std::to_string(k) + ", the popularity curve of " + source +
+           " would need an inclusion probability of 1 or more for the " + "top experts on " +
+           std::to_string(capped) + " of " + std::to_string(shape.layers) +
+           " layers: capped, so the top quarter of the experts takes " + std::to_string(fit_top / capped) +
+           " of the selections instead of " + std::to_string(real_top / capped) +
+           " (mean over those layers)");
+  }
+  if (reshape)
+    m.provenance["reshape"] = {
+        {"from", {{"model", ri.model}, {"layers", ri.layers}, {"experts", ri.experts}, {"top_k", ri.top_k}}},
+        {"to", {{"model", shape.model}, {"layers", shape.layers}, {"experts", shape.experts}, {"top_k", k}}},
+        {"layer_map", std::move(layer_map)},
+        {"pairs_per_layer", reshaped_pairs},
+        {"method",
+         "model layer l from real layer round(l * real_layers / layers): its rank-frequency curve resampled "
+         "by relative rank (seeded id permutation, sum f = top_k); the reuse kernels (copy probability per "
+         "slot and distance, first-use probability) of its same-shape fit; its strongest pairs mapped by "
+         "relative rank with their phi coefficient (docs/synth.md, 'Fitting a model of another shape')"}};
   return m;
 }
 

@@ -95,12 +95,23 @@ struct FitOptions {
   uint32_t calibration_rounds = 6;
 };
 
-// Fits a SynthModel to a real trace. `shape` gives the output shape: layers and experts must equal the
-// trace's; top_k may differ (the f_e are rescaled to sum to the new top_k, pair lifts are kept).
-// `source` names the fitted file in the provenance. Throws moesim::Error when a layer has no record.
-// `progress`, when given, advances by one per layer fitted.
+// Fits a SynthModel to a real trace. `shape` gives the output shape. With the trace's layers and experts
+// (same shape), top_k may differ (the f_e are rescaled to sum to the new top_k, pair lifts are kept).
+// With other layers or experts (a reshaped fit, docs/synth.md "Fitting a model of another shape"), the
+// model's layer l is fitted to the real layer reshape_source_layer(l, ...) and carries over what does not
+// depend on the shape: the rank-frequency curve by relative rank, the last-use-distance profile, and the
+// strongest pairs' phi coefficients; the provenance gets a "reshape" entry (from, to, layer map).
+// `source` names the fitted file in the provenance. Throws moesim::Error when a (source) layer has no
+// record or top_k is not in [1, experts). `progress`, when given, advances by one per layer fitted.
 SynthModel fit_model(const Trace& real, const SynthShape& shape, const FitOptions& opt, uint64_t seed,
                      const std::string& source, Progress* progress = nullptr);
+
+// The real layer a reshaped fit uses for the model's layer `layer`: round(layer * real_layers /
+// model_layers) (half up), at most real_layers - 1.
+uint32_t reshape_source_layer(uint32_t layer, uint32_t model_layers, uint32_t real_layers);
+
+// Gini coefficient of a popularity (or inclusion-probability) vector: 0 = uniform.
+double popularity_gini(const std::vector<double>& p);
 
 struct SynthOptions {
   uint64_t seed = 0;

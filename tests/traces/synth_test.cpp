@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "core/error.h"
+#include "core/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -220,36 +222,57 @@ TEST(Synth, FitUsesTheRealMarginalsAndRescalesToAnotherTopK) {
   EXPECT_EQ(m3.layers[0].pairs.size() + m3.layers[0].dropped_pairs, 3u);
   const CpInclusion inc = cp_inclusion(m3.layers[0].units, 3, 6);
   for (uint32_t e = 0; e < 6; ++e) EXPECT_NEAR(inc.expert[e], m3.layers[0].f[e], 1e-9);
+  // Another expert count is a reshaped fit (tests below), not the same-shape path.
   sh.experts = 8;
-  EXPECT_THROW(fit_model(real, sh, fo, 1, "tiny.csv"), Error);
+  EXPECT_TRUE(fit_model(real, sh, fo, 1, "tiny.csv").provenance.contains("reshape"));
 }
 
 // A "real" trace with reuse at distances 2..8 only: each slot copies, with probability 0.6, an expert of
 // the token 2..8 back, else takes a random expert. The old chain could only add reuse at distance 1; the
 // reuse kernel must reproduce reuse further back, and a fitted trace must be bit-identical for a seed.
-TEST(Synth, FitReproducesReuseAtLongerDistances) {
+// `layers` layers x 32 experts, top-2, `tokens` decode tokens: each slot copies, with probability 0.6, an
+// expert of the same layer's token 2..8 back, else takes a random expert.
+Trace bursty_real(uint32_t layers, uint32_t tokens) {
   TraceInfo info;
   info.model = "bursty";
-  info.layers = 1;
+  info.layers = layers;
   info.experts = 32;
   info.top_k = 2;
   TraceBuilder b(info, false, false, "bursty");
   Rng rng(7);
-  std::vector<std::vector<uint32_t>> toks;
-  for (uint32_t t = 0; t < 2000; ++t) {
-    std::vector<uint32_t> e;
-    while (e.size() < 2) {
-      uint32_t x = static_cast<uint32_t>(rng.below(32));
-      if (t >= 8 && rng.uniform() < 0.6) {
-        const auto& src = toks[t - 2 - rng.below(7)];
-        x = src[rng.below(2)];
+  std::vector<std::vector<std::vector<uint32_t>>> toks(layers);
+  for (uint32_t t = 0; t < tokens; ++t)
+    for (uint32_t l = 0; l < layers; ++l) {
+      std::vector<uint32_t> e;
+      while (e.size() < 2) {
+        uint32_t x = static_cast<uint32_t>(rng.below(32));
+        if (t >= 8 && rng.uniform() < 0.6) x = toks[l][t - 2 - rng.below(7)][rng.below(2)];
+        if (std::find(e.begin(), e.end(), x) == e.end()) e.push_back(x);
       }
-      if (std::find(e.begin(), e.end(), x) == e.end()) e.push_back(x);
+      toks[l].push_back(e);
+      b.add(0, Phase::kDecode, t, l, e, {}, {}, uint64_t{t} * layers + l + 1);
     }
-    toks.push_back(e);
-    b.add(0, Phase::kDecode, t, 0, e, {}, {}, t + 1);
-  }
-  const Trace real = std::move(b).finish();
+  return std::move(b).finish();
+}
+
+// Fraction of a layer's token's experts used by one of that layer's tokens lo..hi back.
+double reused_within(const Trace& t, uint32_t layer, uint32_t lo, uint32_t hi) {
+  std::vector<std::vector<uint16_t>> seq;
+  for (size_t r = 0; r < t.records(); ++r)
+    if (t.layer(r) == layer) seq.emplace_back(t.experts(r).begin(), t.experts(r).end());
+  uint64_t hits = 0, slots = 0;
+  for (size_t i = hi; i < seq.size(); ++i)
+    for (uint16_t e : seq[i]) {
+      bool found = false;
+      for (uint32_t d = lo; d <= hi; ++d)
+        found = found || std::find(seq[i - d].begin(), seq[i - d].end(), e) != seq[i - d].end();
+      hits += found, ++slots;
+    }
+  return static_cast<double>(hits) / static_cast<double>(slots);
+}
+
+TEST(Synth, FitReproducesReuseAtLongerDistances) {
+  const Trace real = bursty_real(1, 2000);
   const SynthShape sh{"bursty", 1, 32, 2, {}};
   FitOptions fo;
   fo.pairs = 0;
@@ -264,27 +287,290 @@ TEST(Synth, FitReproducesReuseAtLongerDistances) {
   o.decode_tokens = 2000;
   const Trace syn = generate_trace(m, o);
   EXPECT_TRUE(same_columns(syn, generate_trace(fit_model(real, sh, fo, 3, "bursty"), o)));
-  // Fraction of a token's experts used by one of the tokens lo..hi back.
-  auto reused = [](const Trace& t, uint32_t lo, uint32_t hi) {
-    uint64_t hits = 0, slots = 0;
-    for (size_t r = hi; r < t.records(); ++r) {
-      for (uint16_t e : t.experts(r)) {
-        bool found = false;
-        for (uint32_t d = lo; d <= hi; ++d) {
-          const auto before = t.experts(r - d);
-          found = found || std::find(before.begin(), before.end(), e) != before.end();
-        }
-        hits += found;
-        ++slots;
-      }
-    }
-    return static_cast<double>(hits) / static_cast<double>(slots);
-  };
   // Independent draws from the marginals reuse ~0.35 within 2..8 tokens; the real trace far more.
-  const double real_2_8 = reused(real, 2, 8), syn_2_8 = reused(syn, 2, 8);
+  const double real_2_8 = reused_within(real, 0, 2, 8), syn_2_8 = reused_within(syn, 0, 2, 8);
   EXPECT_GT(real_2_8, 0.6);
   EXPECT_NEAR(syn_2_8, real_2_8, 0.06);
-  EXPECT_NEAR(reused(syn, 1, 1), reused(real, 1, 1), 0.06);
+  EXPECT_NEAR(reused_within(syn, 0, 1, 1), reused_within(real, 0, 1, 1), 0.06);
+}
+
+// A 2-layer "real" trace (24 experts, top-3, 20 prompt + 180 decode tokens) with skewed popularity,
+// reuse at short distances and one co-activated pair per layer: enough structure for every part of a fit.
+Trace structured_real(uint32_t layers = 2, uint32_t experts = 24, uint32_t k = 3) {
+  TraceInfo info;
+  info.model = "structured";
+  info.layers = layers;
+  info.experts = experts;
+  info.top_k = k;
+  TraceBuilder b(info, false, false, "structured");
+  Rng rng(17);
+  uint64_t line = 0;
+  std::vector<std::vector<std::vector<uint32_t>>> toks(layers);
+  const uint32_t prompt = 20, total = 200;
+  auto token = [&](uint32_t l, uint32_t t) {
+    std::vector<uint32_t> e;
+    while (e.size() < k) {
+      // Popularity ~ 1/(rank+1)^1.2 by rejection; ranks shifted per layer.
+      uint32_t x = 0;
+      do x = static_cast<uint32_t>(rng.below(experts));
+      while (rng.uniform() > std::pow(1.0 + x, -1.2));
+      x = (x + 5 * l) % experts;
+      if (t >= 2 && rng.uniform() < 0.4) {
+        const auto& src = toks[l][t - 1 - rng.below(std::min<uint32_t>(t, 6))];
+        x = src[rng.below(src.size())];
+      }
+      const uint32_t partner = (7 + l) % experts;
+      auto has = [&](uint32_t y) { return std::find(e.begin(), e.end(), y) != e.end(); };
+      if (has(x)) continue;
+      if (x == (1 + l) % experts && e.size() + 2 <= k && !has(partner) && rng.uniform() < 0.7)
+        e.push_back(partner);
+      e.push_back(x);
+    }
+    toks[l].push_back(e);
+    return e;
+  };
+  // Canonical order: prefill by (layer, step), then decode by (step, layer).
+  for (uint32_t l = 0; l < layers; ++l)
+    for (uint32_t t = 0; t < prompt; ++t) b.add(0, Phase::kPrefill, t, l, token(l, t), {}, {}, ++line);
+  for (uint32_t t = prompt; t < total; ++t)
+    for (uint32_t l = 0; l < layers; ++l)
+      b.add(0, Phase::kDecode, t - prompt, l, token(l, t), {}, {}, ++line);
+  return std::move(b).finish();
+}
+
+uint64_t fnv(uint64_t h, const void* p, size_t n) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
+// Same-shape fits must stay exactly what they were before reshaped fits existed: the hash of the experts
+// (and seq/phase/step/layer) columns of a fit of structured_real(), recorded from the code before the
+// reshape path was added (integer columns only: float logits could differ in the last bit across libms).
+TEST(Synth, SameShapeFitIsUnchangedByTheReshapePath) {
+  const Trace real = structured_real();
+  for (uint32_t k : {3u, 4u}) {
+    const SynthModel m = fit_model(real, SynthShape{"structured", 2, 24, k, {}}, FitOptions{}, 9, "s.csv");
+    EXPECT_FALSE(m.provenance.contains("reshape"));
+    SynthOptions o;
+    o.seed = 9;
+    o.prompt_tokens = 10;
+    o.decode_tokens = 300;
+    o.sequences = 2;
+    o.logits = true;
+    const Trace t = generate_trace(m, o);
+    const auto& c = t.columns();
+    uint64_t h = 1469598103934665603ull;
+    h = fnv(h, c.seq.data(), c.seq.size_bytes());
+    h = fnv(h, c.phase.data(), c.phase.size_bytes());
+    h = fnv(h, c.step.data(), c.step.size_bytes());
+    h = fnv(h, c.layer.data(), c.layer.size_bytes());
+    h = fnv(h, c.experts.data(), c.experts.size_bytes());
+    EXPECT_EQ(h, k == 3 ? 17217754673663008317ull : 16022369631821283778ull) << "top-" << k;
+  }
+}
+
+// Share of the selections taken by the top `frac` of experts (counts or inclusion probabilities).
+double top_share(std::vector<double> p, double frac) {
+  std::sort(p.begin(), p.end(), std::greater<>());
+  const auto n = static_cast<size_t>(std::lround(frac * static_cast<double>(p.size())));
+  double top = 0, all = 0;
+  for (size_t i = 0; i < p.size(); ++i) (i < n ? top : all) += p[i];
+  return top / (top + all);
+}
+
+std::vector<double> as_double(const std::vector<uint64_t>& c) {
+  return {c.begin(), c.end()};
+}
+
+TEST(Synth, ReshapeMapsLayersProportionally) {
+  EXPECT_EQ(reshape_source_layer(0, 24, 48), 0u);
+  EXPECT_EQ(reshape_source_layer(23, 24, 48), 46u);
+  EXPECT_EQ(reshape_source_layer(31, 32, 48), 47u);  // 46.5 rounds half up
+  EXPECT_EQ(reshape_source_layer(1, 32, 48), 2u);    // 1.5 -> 2
+  EXPECT_EQ(reshape_source_layer(31, 32, 30), 29u);  // 29.06
+  EXPECT_EQ(reshape_source_layer(63, 64, 30), 29u);  // 29.5 would be past the end: clamped
+  EXPECT_EQ(reshape_source_layer(5, 10, 1), 0u);
+}
+
+// A "real" trace of 4 layers x 64 experts, top-4 with Zipf skew (2000 tokens), fitted to 2 layers x 16
+// experts, top-2: per layer the rank-frequency curve carries over by relative rank.
+TEST(Synth, ReshapedFitCarriesTheRankFrequencyCurve) {
+  SynthOptions ro;
+  ro.seed = 21;
+  ro.decode_tokens = 2000;
+  const Trace real = generate_trace(zipf_model(small_shape(4, 64, 4), 0.8, 21), ro);
+  const TraceStats rs = compute_stats(real);
+  const SynthShape sh{"small16", 2, 16, 2, {7, 7}};
+  const SynthModel m = fit_model(real, sh, FitOptions{}, 4, "zipf64.mtr");
+  ASSERT_TRUE(m.provenance.contains("reshape"));
+  const Json& rp = m.provenance["reshape"];
+  EXPECT_EQ(rp["from"]["experts"], 64);
+  EXPECT_EQ(rp["from"]["layers"], 4);
+  EXPECT_EQ(rp["from"]["top_k"], 4);
+  EXPECT_EQ(rp["to"]["model"], "small16");
+  EXPECT_EQ(rp["to"]["experts"], 16);
+  EXPECT_EQ(rp["layer_map"], Json::array({0, 2}));
+  SynthOptions o;
+  o.seed = 4;
+  o.decode_tokens = 6000;
+  const Trace syn = generate_trace(m, o);
+  EXPECT_EQ(syn.info().experts, 16u);
+  EXPECT_EQ(syn.info().top_k, 2u);
+  EXPECT_EQ(syn.info().expert_bytes, (std::vector<uint64_t>{7, 7}));
+  EXPECT_TRUE(syn.info().synthetic);
+  EXPECT_EQ(syn.info().provenance["reshape"]["layer_map"], Json::array({0, 2}));
+  const TraceStats ss = compute_stats(syn);
+  for (uint32_t l = 0; l < 2; ++l) {
+    const std::vector<double> src = as_double(rs.layers[2 * l].counts);
+    const std::vector<double>& f = m.layers[l].f;
+    double sum = 0;
+    for (double x : f) {
+      sum += x;
+      ASSERT_LT(x, kMaxInclusion);  // none capped here, so the shares are exact
+    }
+    EXPECT_NEAR(sum, 2.0, 1e-12);
+    // At x = j / 16 (a quarter = 16 of 64 real experts, 4 of 16) the top share is the real one exactly.
+    for (double x : {0.125, 0.25, 0.5})
+      EXPECT_NEAR(top_share(f, x), top_share(src, x), 1e-9) << "layer " << l << " top " << x;
+    // The Gini of a coarser grid is a little lower (the curve is linear within a model expert).
+    const double g_src = popularity_gini(src), g_fit = popularity_gini(f);
+    EXPECT_GT(g_src, 0.3);
+    EXPECT_NEAR(g_fit, g_src, 0.03) << "layer " << l;
+    EXPECT_NEAR(m.provenance["layers"][l]["reshape"]["gini_source"].get<double>(), g_src, 1e-12);
+    // The generated trace follows the fitted curve (6000 tokens: sampling error of the shares ~0.01).
+    const std::vector<double> got = as_double(ss.layers[l].counts);
+    EXPECT_NEAR(popularity_gini(got), g_src, 0.04) << "layer " << l;
+    EXPECT_NEAR(top_share(got, 0.25), top_share(src, 0.25), 0.04) << "layer " << l;
+  }
+  // Deterministic for a seed (fit and generation), another seed differs.
+  EXPECT_TRUE(same_columns(syn, generate_trace(fit_model(real, sh, FitOptions{}, 4, "zipf64.mtr"), o)));
+  o.seed = 5;
+  EXPECT_FALSE(same_columns(syn, generate_trace(fit_model(real, sh, FitOptions{}, 5, "zipf64.mtr"), o)));
+}
+
+// Real pairs map by relative rank with their phi coefficient; more experts than the real trace also work
+// (a real expert's share is split over the model experts of its relative rank).
+TEST(Synth, ReshapedFitCarriesPairStrengthAsPhi) {
+  const Trace real = structured_real();  // layer 0: expert 7 joins expert 1 in 70% of its tokens
+  const TraceStats rs = compute_stats(real);
+  const auto pc = pair_counts(real, 0);
+  const double T = static_cast<double>(rs.layers[0].tokens);
+  FitOptions fo;
+  fo.temporal = false;
+  for (const uint32_t experts : {12u, 48u}) {
+    const SynthModel m = fit_model(real, SynthShape{"p", 1, experts, 3, {}}, fo, 2, "s.csv");
+    // --pairs 8 on 24 experts -> 4 on 12, 16 on 48 (the same share of the experts in pairs).
+    EXPECT_EQ(m.provenance["reshape"]["pairs_per_layer"], experts / 3);
+    const SynthLayer& L = m.layers[0];
+    const Json& prov = m.provenance["layers"][0]["reshape"]["pairs"];
+    ASSERT_FALSE(L.pairs.empty());
+    ASSERT_EQ(prov.size(), L.pairs.size());
+    double strongest = 0;
+    for (size_t i = 0; i < L.pairs.size(); ++i) {
+      // The recorded phi is the real pair's, from the real counts.
+      const uint32_t a = prov[i]["source"][0], b = prov[i]["source"][1];
+      const double fa = rs.layers[0].counts[a] / T, fb = rs.layers[0].counts[b] / T;
+      const double phi_src = (pair_count(pc, a, b) / T - fa * fb) / std::sqrt(fa * (1 - fa) * fb * (1 - fb));
+      EXPECT_NEAR(prov[i]["phi"].get<double>(), phi_src, 1e-12);
+      strongest = std::max(strongest, phi_src);
+      // The modelled pair has that phi, unless capped inside the polytope.
+      const PairTarget& p = L.pairs[i];
+      EXPECT_EQ(prov[i]["to"][0], p.a);
+      const double ga = L.f[p.a], gb = L.f[p.b];
+      const double phi = (p.f_ab - ga * gb) / std::sqrt(ga * (1 - ga) * gb * (1 - gb));
+      if (p.f_ab < 0.98 * std::min(ga, gb) - 1e-12) {
+        EXPECT_NEAR(phi, phi_src, 1e-9) << experts << " pair " << i;
+      } else {
+        EXPECT_LT(phi, phi_src + 1e-12);
+      }
+    }
+    // On 48 experts no two real experts share a model expert, so the strongest real pair (phi 0.29) is kept.
+    EXPECT_GT(strongest, experts == 48 ? 0.28 : 0.1);
+    // Disjoint pairs, and the fitted distribution honours the marginals.
+    std::vector<int> uses(experts, 0);
+    for (const PairTarget& q : L.pairs) ++uses[q.a], ++uses[q.b];
+    EXPECT_LE(*std::max_element(uses.begin(), uses.end()), 1);
+    const CpInclusion inc = cp_inclusion(L.units, 3, experts);
+    for (uint32_t e = 0; e < experts; ++e) EXPECT_NEAR(inc.expert[e], L.f[e], 1e-6);
+  }
+}
+
+// The reuse kernels (copy probability per slot and distance) are those of the same-shape fit of the source
+// layer: a trace reusing at distances 2..8 (top-2 of 32) fitted to 64 experts, top-4 (the same top-k /
+// experts, so the same reuse from independent draws) reuses as much within 2..8 tokens per slot.
+TEST(Synth, ReshapedFitCarriesReuseScaledToTheNewTopK) {
+  const Trace real = bursty_real(2, 1500);
+  FitOptions fo;
+  fo.pairs = 0;
+  const SynthModel m = fit_model(real, SynthShape{"wide", 3, 64, 4, {}}, fo, 3, "bursty");
+  EXPECT_EQ(m.provenance["reshape"]["layer_map"], Json::array({0, 1, 1}));
+  const SynthModel same = fit_model(real, SynthShape{"bursty", 2, 32, 2, {}}, fo, 3, "bursty");
+  for (uint32_t l = 0; l < 3; ++l)
+    for (int ph = 0; ph < 2; ++ph) {
+      EXPECT_EQ(m.layers[l].reuse[ph].copy, same.layers[l == 0 ? 0 : 1].reuse[ph].copy);
+      EXPECT_EQ(m.layers[l].reuse[ph].novel, same.layers[l == 0 ? 0 : 1].reuse[ph].novel);
+    }
+  SynthOptions o;
+  o.seed = 3;
+  o.decode_tokens = 1500;
+  const Trace syn = generate_trace(m, o);
+  for (uint32_t l = 0; l < 3; ++l) {
+    const uint32_t src = l == 0 ? 0 : 1;
+    EXPECT_GT(reused_within(real, src, 2, 8), 0.6);
+    EXPECT_NEAR(reused_within(syn, l, 2, 8), reused_within(real, src, 2, 8), 0.06) << "layer " << l;
+    EXPECT_NEAR(reused_within(syn, l, 1, 1), reused_within(real, src, 1, 1), 0.06) << "layer " << l;
+  }
+}
+
+// A curve steeper than the model's top-k allows (the top expert would need f >= 1) is capped, with a warning.
+TEST(Synth, ReshapedFitWarnsWhenTheCurveIsCapped) {
+  const Trace real = structured_real();  // top quarter of 24 experts: well over half of the selections
+  clear_warnings();
+  set_warnings_printed(false);
+  const FitOptions fo;
+  fit_model(real, SynthShape{"wide", 2, 48, 3, {}}, fo, 1, "s.csv");  // no cap needed
+  EXPECT_TRUE(warnings().empty());
+  const SynthModel m = fit_model(real, SynthShape{"narrow", 2, 4, 3, {}}, fo, 1, "s.csv");  // f <= 0.999 of 3
+  ASSERT_EQ(warnings().size(), 1u);
+  EXPECT_NE(warnings()[0].find("capped"), std::string::npos) << warnings()[0];
+  EXPECT_LT(m.provenance["layers"][0]["reshape"]["top_quarter_share_fitted"].get<double>(),
+            m.provenance["layers"][0]["reshape"]["top_quarter_share_source"].get<double>() - 0.02);
+  clear_warnings();
+  set_warnings_printed(true);
+}
+
+TEST(Synth, ReshapedFitRejectsBadShapes) {
+  const Trace real = structured_real();
+  const FitOptions fo;
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 8, {}}, fo, 1, "s"), Error);  // top_k = experts
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 9, {}}, fo, 1, "s"), Error);  // top_k > experts
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 8, 0, {}}, fo, 1, "s"), Error);  // top_k = 0
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 0, 8, 2, {}}, fo, 1, "s"), Error);  // no layer
+  EXPECT_THROW(fit_model(real, SynthShape{"m", 2, 0, 2, {}}, fo, 1, "s"), Error);  // no expert
+  try {
+    fit_model(real, SynthShape{"m", 2, 8, 8, {}}, fo, 1, "s");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("top_k"), std::string::npos) << e.what();
+  }
+  // A real layer with no record that a model layer maps onto: the error names both layers.
+  TraceInfo info;
+  info.model = "gap";
+  info.layers = 2;
+  info.experts = 8;
+  info.top_k = 2;
+  TraceBuilder b(info, false, false, "gap");
+  for (uint32_t t = 0; t < 20; ++t)
+    b.add(0, Phase::kDecode, t, 0, std::vector<uint32_t>{t % 8, (t + 3) % 8}, {}, {}, t + 1);
+  const Trace gap = std::move(b).finish();
+  try {
+    fit_model(gap, SynthShape{"m", 4, 6, 2, {}}, fo, 1, "gap.csv");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("gap.csv has no record at layer 1"), std::string::npos) << w;
+    EXPECT_NE(w.find("model's layer 1"), std::string::npos) << w;  // round(1 * 2 / 4) = 1, half up
+  }
 }
 
 TEST(Synth, RejectsBadParameters) {
@@ -356,6 +642,16 @@ TEST(SynthCli, SynthThenStatsJson) {
     EXPECT_EQ(st, 0) << log;
     EXPECT_NE(log.find("(fit, seed 1)"), std::string::npos) << log;
   }
+  // Another model's shape: a reshaped fit, said on stderr and in the provenance, labelled synthetic.
+  log = run_cli("trace synth --fit " + real + " --model mixtral-8x7b --tokens 5 --seed 1 --logits -o " + out,
+                &st);
+  ASSERT_EQ(st, 0) << log;
+  EXPECT_NE(log.find("RESHAPED from"), std::string::npos) << log;
+  const Json rj = Json::parse(run_cli("trace stats --json " + out, &st));
+  EXPECT_EQ(rj["trace"]["synthetic"], true);
+  EXPECT_EQ(rj["trace"]["provenance"]["reshape"]["from"]["experts"], 4);
+  EXPECT_EQ(rj["trace"]["provenance"]["reshape"]["to"]["experts"], 8);
+  EXPECT_EQ(rj["trace"]["provenance"]["reshape"]["to"]["layers"], 32);
   std::filesystem::remove_all(dir);
 }
 
