@@ -33,6 +33,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/cli_util.h"
@@ -675,7 +676,12 @@ void execute(CalibrateArgs& ca) {
     if (!a.buffered && !reader.direct_io_active())
       warn(a.store + ": the filesystem refused O_DIRECT; the read benchmark goes through the page cache");
     exec::MicroOptions mo;
-    mo.threads = eo.workers;
+    // L: --threads/--workers, else this machine's CPUs (not the base profile's cores: the sweep runs 1..L here).
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    mo.threads = a.workers ? a.workers : cpus;
+    if (mo.threads > cpus)
+      warn("calibrate --micro sweeps decompression and recovery over 1.." + std::to_string(mo.threads) +
+           " threads on a machine with " + std::to_string(cpus) + " CPUs: the larger counts measure time sharing");
     mo.max_depth = ca.micro_depth;
     mo.budget_s = ca.micro_budget;
     mo.io = eo.io;
@@ -700,7 +706,8 @@ void execute(CalibrateArgs& ca) {
     if (!have_trace) {
       prof = micro_skeleton(ca, base, eo.gpu, st);
       prof["calibration"] = {{"date", st.date}, {"host", st.host}, {"store", a.store}, {"trace", nullptr},
-                             {"workers", eo.workers}, {"direct_io", m.direct_io}, {"io", m.io}};
+                             {"workers", mo.threads}, {"direct_io", m.direct_io}, {"io", m.io}};
+      prof["cpu"]["cores"] = {{"value", mo.threads}, {"source", st.by + "the CPU workers calibrated (L)"}};
     }
     if (ca.fit_from == "micro") apply_micro(prof, f, mo, eo.gpu, st);
     prof["micro"] = f.json;
