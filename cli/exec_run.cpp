@@ -15,7 +15,10 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
                             ExecReport* report) {
   exec::StoreReadOptions ro;
   ro.direct_io = opt.direct_io;
+  ro.io = opt.io;
   const exec::StoreReader reader(opt.store, ro);
+  if (opt.io == exec::IoBackend::kUring && reader.io_backend() != exec::IoBackend::kUring)
+    warn(opt.store + ": --io uring: io_uring is unavailable here (" + reader.io_fallback() + "); exec reads with pread");
   if (opt.direct_io && !reader.direct_io_active())
     warn(opt.store + ": the filesystem refused O_DIRECT; exec reads through the page cache, so SSD reads may "
          "be served from memory and look faster than the device");
@@ -71,6 +74,8 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
   if (report) {
     report->counters = platform.counters();
     report->direct_io = reader.direct_io_active();
+    report->io = exec::io_backend_name(reader.io_backend());
+    report->io_fallback = reader.io_fallback();
     report->platform = platform.describe();
     report->gpu = opt.gpu;
     report->resources = platform.resource_stats();
@@ -82,6 +87,8 @@ Json exec_report_json(const ExecReport& r) {
   Json j;
   j["platform"] = r.platform;
   j["direct_io"] = r.direct_io;
+  j["io"] = r.io;
+  if (!r.io_fallback.empty()) j["io_fallback"] = r.io_fallback;
   j["chunks_read"] = r.counters.chunks_read;
   j["bytes_read"] = r.counters.bytes_read;
   j["chunks_verified"] = r.counters.chunks_verified;

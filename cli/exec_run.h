@@ -18,6 +18,7 @@ struct ExecRunOptions {
   uint32_t workers = 1;
   uint32_t io_depth = 1;
   bool direct_io = true;
+  exec::IoBackend io = exec::IoBackend::kPread;
   uint64_t seed = 1;
   bool gpu = false;         // the CUDA path (resolved from --gpu)
   bool verify_gpu = false;
@@ -26,6 +27,8 @@ struct ExecRunOptions {
 struct ExecReport {
   exec::ExecCounters counters;
   bool direct_io = false;
+  std::string io = "pread";  // the backend used
+  std::string io_fallback;   // why --io uring fell back to pread ("" otherwise)
   std::string platform;  // describe()
   bool gpu = false;      // the CUDA path ran
   std::vector<ResourceStats> resources;

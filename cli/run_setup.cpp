@@ -33,6 +33,11 @@ void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
                  "(a CPU thread emulates the GPU stream)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  app.add_option("--io", a->io,
+                 "how exec reads the store: pread (one blocking read per I/O thread) or uring (io_uring; a whole "
+                 "tensor's chunks in flight at once; falls back to pread with a warning where unavailable)")
+      ->check(CLI::IsMember({"pread", "uring"}))
+      ->capture_default_str();
   app.add_flag("--verify-gpu", a->verify_gpu,
                "copy every GPU-recovered tensor back and compare it with the CPU kernel's (slower; a check)");
 }
@@ -43,6 +48,7 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
   eo.workers = a.workers ? a.workers : hw.cpu_cores;
   eo.io_depth = a.io_depth;
   eo.direct_io = !a.buffered;
+  eo.io = exec::parse_io_backend("--io", a.io);
   eo.seed = a.seed;
   std::string why;
   const bool usable = a.gpu != "off" && kernels::cuda_available(&why);

@@ -37,6 +37,7 @@ struct RunArgs {
   // `moesim exec`: the same run on the real machine (cli/exec_run.h).
   bool exec = false, buffered = false, verify_gpu = false;
   std::string gpu = "auto";  // exec: auto, on, off
+  std::string io = "pread";  // exec: pread, uring
 };
 
 struct PreparedRun {

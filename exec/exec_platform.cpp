@@ -134,6 +134,7 @@ std::string ExecPlatform::describe() const {
   return "exec: " + store_.path() + " (" + std::to_string(opt_.cpu_workers) + " CPU workers, " +
          std::to_string(opt_.io_depth) + " I/O thread" + (opt_.io_depth > 1 ? "s" : "") + ", " +
          (store_.direct_io_active() ? "O_DIRECT" : "buffered reads") + ", " +
+         (store_.io_backend() == IoBackend::kUring ? "io_uring, " : "") +
          (opt_.gpu ? "CUDA GPU " + kernels::cuda_device_description() : std::string("cpu-emulated GPU stream")) +
          (opt_.verify_gpu ? ", GPU recoveries verified" : "") + ")";
 }
@@ -517,12 +518,16 @@ void ExecPlatform::read_op(const Op& op) {
   if (en.codec != kernels::CodecId::kRaw)
     throw Error(store_.path() + ": " + en.label() + " is stored compressed (" + kernels::make_codec(en.codec, en.level)->name() +
                 "); full-tensor offloading reads whole tensors: pack the store with --codec raw");
-  const AlignedBuffer sm = store_.read_chunk(en, -1);
+  // One request per chunk, all in flight at once with io_uring (sequential preads otherwise).
+  std::vector<int> which{-1};
+  for (uint32_t s = 0; s < en.shards.size(); ++s) which.push_back(static_cast<int>(s));
+  const std::vector<AlignedBuffer> chunks = store_.read_chunks(en, which);
+  const AlignedBuffer& sm = chunks[0];
   count(sm);
   auto full = std::make_shared<AlignedBuffer>(en.bf16_bytes());
   auto* out = reinterpret_cast<uint16_t*>(full->data());
   for (uint32_t s = 0; s < en.shards.size(); ++s) {
-    const AlignedBuffer e = store_.read_chunk(en, static_cast<int>(s));
+    const AlignedBuffer& e = chunks[s + 1];
     count(e);
     const uint64_t b = en.shard_begin(s), n = en.shard_begin(s + 1) - b;
     if (e.size() != n) throw Error(store_.path() + ": " + en.chunk_label(static_cast<int>(s)) + " has the wrong size for a raw chunk");

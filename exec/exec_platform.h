@@ -2,7 +2,8 @@
 // §6, §9). The serving code that `moesim run` drives on the simulator runs unchanged on it; every op does
 // what it names, on the bytes of a packed expert store (exec/expert_store.h):
 //
-//   kSsdRead      the I/O thread(s) pread the op's chunk with O_DIRECT into a 4 KiB-aligned buffer and
+//   kSsdRead      the I/O thread(s) pread (or with --io uring read through io_uring: a whole tensor's
+//                 chunks all in flight at once) the op's chunk with O_DIRECT into a 4 KiB-aligned buffer and
 //                 verify its checksum: an E-chunk shard, an SM-chunk, or a whole tensor (full-tensor
 //                 offloading: the SM-chunk and the raw exponent chunks of a store packed with --codec raw,
 //                 merged into BF16 by the I/O thread; a compressed store is refused for whole reads)

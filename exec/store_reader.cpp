@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,14 @@ StoreReader::StoreReader(std::string path, Options opts) : path_(std::move(path)
 #ifdef O_DIRECT
       direct_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
 #endif
+    }
+    if (opts.io == IoBackend::kUring) {
+      const std::string why = uring_probe();
+      if (why.empty()) {
+        uring_ok_.store(true);
+      } else {
+        uring_failed(why);
+      }
     }
   } catch (...) {
     ::close(fd_);
@@ -112,15 +121,99 @@ void StoreReader::pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t a
   }
 }
 
+void StoreReader::uring_failed(const std::string& why) const {
+  uring_ok_.store(false);
+  std::lock_guard<std::mutex> lk(fallback_mu_);
+  if (io_fallback_.empty()) io_fallback_ = why;
+}
+
+std::string StoreReader::io_fallback() const {
+  std::lock_guard<std::mutex> lk(fallback_mu_);
+  return io_fallback_;
+}
+
+bool StoreReader::uring_read(const std::vector<const StoreChunk*>& chunks, std::vector<AlignedBuffer>& bufs,
+                             const std::vector<std::string>& labels) const {
+  constexpr unsigned kRingDepth = 64;
+  thread_local std::unique_ptr<UringQueue> ring;  // one per thread: a ring's queues are not thread-safe
+  if (!ring) {
+    try {
+      ring = std::make_unique<UringQueue>(kRingDepth);
+    } catch (const Error& e) {
+      uring_failed(e.what());
+      return false;
+    }
+  }
+  const bool direct = direct_io_active();
+  const int fd = direct ? direct_fd_ : fd_;
+  const size_t n = chunks.size();
+  std::vector<int> result(n, 0);
+  size_t next = 0, in_flight = 0;
+  // Every read is reaped before anything is checked or thrown: no buffer is freed under the kernel.
+  while (next < n || in_flight > 0) {
+    bool queued = false;
+    while (next < n && in_flight < ring->depth()) {
+      const StoreChunk& c = *chunks[next];
+      if (c.size > 0) {
+        const size_t len = direct ? bufs[next].capacity() : static_cast<size_t>(c.size);
+        if (!ring->prepare_read(fd, bufs[next].data(), len, c.offset, next)) break;
+        ++in_flight;
+        queued = true;
+      }
+      ++next;
+    }
+    if (queued) ring->submit();
+    if (in_flight == 0) continue;
+    uint64_t id = 0;
+    int res = 0;
+    ring->wait(&id, &res);
+    --in_flight;
+    if (id < n) result[id] = res;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const StoreChunk& c = *chunks[i];
+    if (c.size == 0) continue;
+    const auto size = static_cast<size_t>(c.size);
+    const int res = result[i];
+    if (res == -EINVAL && direct) {  // the filesystem refuses direct reads: buffered from now on
+      direct_ok_.store(false);
+      pread_all(c.offset, bufs[i].data(), size, bufs[i].capacity(), labels[i]);
+      continue;
+    }
+    if (res < 0) throw binary_input_error(path_, c.offset, labels[i], std::string("read failed: ") + std::strerror(-res));
+    if (res == 0) throw binary_input_error(path_, c.offset, labels[i], "unexpected end of file (truncated)");
+    const size_t got = std::min(static_cast<size_t>(res), size);
+    if (got < size)  // a short read: the rest with pread (buffered where no longer aligned)
+      pread_all(c.offset + got, bufs[i].data() + got, size - got, bufs[i].capacity() - got, labels[i]);
+  }
+  return true;
+}
+
+std::vector<AlignedBuffer> StoreReader::read_chunks(const StoreEntry& e, const std::vector<int>& shards) const {
+  std::vector<const StoreChunk*> chunks;
+  std::vector<AlignedBuffer> bufs;
+  std::vector<std::string> labels;
+  chunks.reserve(shards.size());
+  bufs.reserve(shards.size());
+  labels.reserve(shards.size());
+  for (int shard : shards) {
+    const StoreChunk& c = shard < 0 ? e.sm : e.shards.at(static_cast<size_t>(shard));
+    chunks.push_back(&c);
+    bufs.emplace_back(static_cast<size_t>(c.size));
+    labels.push_back(e.chunk_label(shard));
+  }
+  if (!(uring_ok_.load() && uring_read(chunks, bufs, labels)))
+    for (size_t i = 0; i < chunks.size(); ++i)
+      if (chunks[i]->size > 0)
+        pread_all(chunks[i]->offset, bufs[i].data(), bufs[i].size(), bufs[i].capacity(), labels[i]);
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (hash64(bufs[i].data(), bufs[i].size()) != chunks[i]->checksum)
+      throw binary_input_error(path_, chunks[i]->offset, labels[i], "checksum mismatch: the chunk is corrupt");
+  return bufs;
+}
+
 AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
-  const StoreChunk& c = shard < 0 ? e.sm : e.shards.at(static_cast<size_t>(shard));
-  AlignedBuffer buf(static_cast<size_t>(c.size));
-  if (c.size > 0) pread_all(c.offset, buf.data(), buf.size(), buf.capacity(), e.chunk_label(shard));
-  const uint64_t sum = hash64(buf.data(), buf.size());
-  if (sum != c.checksum)
-    throw binary_input_error(path_, c.offset, e.chunk_label(shard),
-                             "checksum mismatch: the chunk is corrupt");
-  return buf;
+  return std::move(read_chunks(e, {shard}).front());
 }
 
 void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) const {

@@ -8,18 +8,26 @@
 // filesystem refuses O_DIRECT (tmpfs, some overlay filesystems) the reader falls back to buffered reads,
 // and direct_io_active() says which path is in use.
 //
-// Thread safety: all const methods may be called concurrently (pread has no shared file position).
+// With Options::io = kUring the chunks are read through io_uring (exec/uring_io.h): one ring per calling
+// thread, and read_chunks() submits all the chunks it is given at once (queue depth > 1 from one thread: a
+// whole tensor's SM-chunk and E-chunks). Where the kernel refuses io_uring the reader falls back to pread
+// and io_fallback() says why. Both paths verify every chunk's checksum and return the same bytes.
+//
+// Thread safety: all const methods may be called concurrently (pread has no shared file position; rings
+// are per thread).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "exec/expert_store.h"
+#include "exec/uring_io.h"
 
 namespace moesim::exec {
 
@@ -43,6 +51,7 @@ class AlignedBuffer {
 
 struct StoreReadOptions {
   bool direct_io = false;  // try O_DIRECT reads (falls back to buffered reads when refused)
+  IoBackend io = IoBackend::kPread;
 };
 
 class StoreReader {
@@ -60,9 +69,23 @@ class StoreReader {
   uint64_t file_size() const { return file_size_; }
   const StoreEntry* find(uint32_t layer, uint32_t expert, const std::string& role) const;
   bool direct_io_active() const { return direct_fd_ >= 0 && direct_ok_.load(); }
+  // The backend really in use: kUring only when it was asked for and every ring set up so far worked.
+  IoBackend io_backend() const { return uring_ok_.load() ? IoBackend::kUring : IoBackend::kPread; }
+  // Why io_uring was asked for and not used ("" otherwise).
+  std::string io_fallback() const;
+  // The descriptor reads go to (the O_DIRECT one while direct reads work), for raw benchmarks.
+  int read_fd() const { return direct_io_active() ? direct_fd_ : fd_; }
 
   // Reads one chunk (shard -1 = the SM-chunk) and verifies its checksum.
   AlignedBuffer read_chunk(const StoreEntry& e, int shard) const;
+  // Reads several chunks of one tensor (shard -1 = the SM-chunk), each verified; with io_uring all in
+  // flight at once. The result is in the order of `shards`.
+  std::vector<AlignedBuffer> read_chunks(const StoreEntry& e, const std::vector<int>& shards) const;
+  // Reads `size` bytes at `offset` into dst (capacity `aligned_size`, a multiple of 4 KiB for O_DIRECT):
+  // pread, falling back to buffered reads like the chunk reads. No checksum (raw device benchmarks).
+  void read_raw(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size, const std::string& what) const {
+    pread_all(offset, dst, size, aligned_size, what);
+  }
   // Recovers the whole tensor as BF16 into out (e.elements values): reads the SM-chunk, then reads,
   // verifies, decompresses and merges the K E-shards on up to `threads` threads (the caller's included).
   void recover(const StoreEntry& e, uint16_t* out, unsigned threads = 1) const;
@@ -74,6 +97,13 @@ class StoreReader {
   int fd_ = -1;
   int direct_fd_ = -1;
   mutable std::atomic<bool> direct_ok_{true};
+  mutable std::atomic<bool> uring_ok_{false};
+  mutable std::mutex fallback_mu_;
+  mutable std::string io_fallback_;
+  void uring_failed(const std::string& why) const;
+  // Reads the chunks through this thread's ring; false (nothing read) when no ring can be set up here.
+  bool uring_read(const std::vector<const StoreChunk*>& chunks, std::vector<AlignedBuffer>& bufs,
+                  const std::vector<std::string>& labels) const;
   uint64_t file_size_ = 0;
   StoreHeader header_;
   StoreIndex index_;

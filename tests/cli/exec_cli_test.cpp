@@ -6,9 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/json_io.h"
 #include "exec/store_reader.h"
+#include "exec/uring_io.h"
 #include "kernels/bf16_cuda.h"
 #include "tests/cli/cli_test_util.h"
 
@@ -221,6 +223,135 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
                                  prof + " --json");
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_TRUE(Json::parse(v.out)["errors"]["cost"]["tpot"].is_number());
+}
+
+// ---- --io uring (exec/uring_io.h) and calibrate's microbenchmarks (exec/microbench.h) ----
+
+TEST_F(ExecCli, IoUringGivesTheSameVerifiedResultsAsPread) {
+  const std::string why = exec::uring_probe();
+  if (!why.empty()) GTEST_SKIP() << "io_uring is unavailable here: " << why;
+  for (const auto& [system, store] : {std::pair{std::string("zipmoe"), zstore()}, std::pair{std::string("offload"), rstore()}}) {
+    SCOPED_TRACE(system);
+    const std::string cmd = "-q exec " + trace() + " --model " + kModel + " --store " + store + " --system " + system +
+                            " --budget 1MiB --workers 2 --json";
+    const CliResult p = moesim_cli(cmd + " --io pread");
+    const CliResult u = moesim_cli(cmd + " --io uring");
+    ASSERT_EQ(p.code, 0) << p.err;
+    ASSERT_EQ(u.code, 0) << u.err;
+    const Json jp = Json::parse(p.out)["exec"], ju = Json::parse(u.out)["exec"];
+    EXPECT_EQ(jp["io"], "pread");
+    EXPECT_EQ(ju["io"], "uring");
+    EXPECT_FALSE(ju.contains("io_fallback"));
+    EXPECT_THAT(ju["platform"].get<std::string>(), HasSubstr("io_uring"));
+    EXPECT_TRUE(ju["lossless"].get<bool>());
+    for (const char* k : {"chunks_read", "bytes_read", "chunks_verified", "frames_decoded", "tensors_recovered",
+                          "expert_computes", "dense_computes"})
+      EXPECT_EQ(jp[k], ju[k]) << k;
+  }
+}
+
+TEST_F(ExecCli, IoOptionIsChecked) {
+  const CliResult r = moesim_cli(base("zipmoe", zstore()) + " --io aio");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--io"));
+}
+
+TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
+  const std::string prof = dir_ + "/micro.json";
+  const CliResult c = moesim_cli("-q calibrate --store " + zstore() + " --micro --micro-budget 3 --micro-depth 4 "
+                                 "--threads 2 --micro-codecs lz4 --name m -o " + prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("micro: SSD"));
+  const Json p = Json::parse(read_text(prof));
+  const Json& m = p["micro"];
+  EXPECT_EQ(p["calibration"]["fields_from"], "micro");
+  EXPECT_TRUE(p["calibration"]["trace"].is_null());
+  // Reads: 4 KiB ... (sizes of the store) x depths 1, 2, 4; the fitted line is positive and says how well it fits.
+  ASSERT_GE(m["ssd"]["points"].size(), 3u);
+  EXPECT_EQ(m["ssd"]["points"].size() % 3, 0u);
+  for (const Json& pt : m["ssd"]["points"]) {
+    EXPECT_GT(pt["bandwidth"].get<double>(), 0);
+    EXPECT_GE(pt["requests"].get<uint64_t>(), 4u * pt["depth"].get<uint64_t>());  // at least 4 per thread/slot
+  }
+  const uint32_t q = m["ssd"]["queue_depth"].get<uint32_t>();
+  EXPECT_TRUE(q == 1 || q == 2 || q == 4) << q;
+  EXPECT_GT(m["ssd"]["fit"]["bandwidth"].get<double>(), 0);
+  EXPECT_GE(m["ssd"]["fit"]["relative_rms"].get<double>(), 0);
+  EXPECT_GE(m["ssd"]["fit"]["points"].get<uint64_t>(), 2u);
+  EXPECT_DOUBLE_EQ(p["ssd"]["read_bandwidth"]["value"].get<double>(), m["ssd"]["fit"]["bandwidth"].get<double>());
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("microbenchmark"));
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("relative RMS residual"));
+  EXPECT_EQ(p["ssd"]["queue_depth"]["value"].get<uint32_t>(), q);
+  // Decompression: the store's codec and lz4, each at 1 and 2 threads.
+  std::set<std::pair<std::string, uint32_t>> fits;
+  for (const Json& f : m["decompress"]["fits"]) {
+    fits.insert({f["codec"].get<std::string>(), f["threads"].get<uint32_t>()});
+    EXPECT_GT(f["bandwidth_per_core"].get<double>(), 0) << f.dump();
+    EXPECT_GE(f["points"].get<uint64_t>(), 2u);
+  }
+  EXPECT_EQ(fits, (std::set<std::pair<std::string, uint32_t>>{{"zstd:3", 1}, {"zstd:3", 2}, {"lz4", 1}, {"lz4", 2}}));
+  EXPECT_THAT(p["cpu"]["decompress_bandwidth_per_core"]["source"].get<std::string>(), HasSubstr("zstd:3"));
+  EXPECT_EQ(m["recover"]["fits"].size(), 2u);
+  EXPECT_GT(p["cpu"]["memcpy_bandwidth_per_core"]["value"].get<double>(), 0);
+  // Compute: the expert FFN's tokens ladder and the one-token GEMMs; the roofline's two sides.
+  size_t experts = 0;
+  for (const Json& pt : m["compute"]["points"]) experts += pt["kind"] == "expert";
+  EXPECT_EQ(experts, 7u);
+  EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
+  EXPECT_GT(p["gpu"]["memory_bandwidth"]["value"].get<double>(), 0);
+  EXPECT_GT(p["cpu"]["flops_per_core"]["value"].get<double>(), 0);
+  // Interference: each component alone and all at once.
+  std::set<std::string> comps;
+  for (const Json& i : m["interference"]) {
+    comps.insert(i["component"].get<std::string>());
+    EXPECT_GT(i["alone_s"].get<double>(), 0);
+    EXPECT_GT(i["together_s"].get<double>(), 0);
+    EXPECT_GT(i["slowdown"].get<double>(), 0);
+  }
+  EXPECT_EQ(comps, (std::set<std::string>{"io", "decompress", "compute"}));
+  // The profile is a hardware profile: run simulates with it.
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " + prof);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(ExecCli, CalibrateWithATraceAndMicroFillsTheFieldsFromEitherOnRequest) {
+  const std::string prof = dir_ + "/both.json";
+  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --micro "
+                                 "--micro-budget 2 --micro-depth 2 --fit-from micro -o " + prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json p = Json::parse(read_text(prof));
+  EXPECT_EQ(p["calibration"]["fields_from"], "micro");
+  EXPECT_TRUE(p["calibration"]["fits"].contains("ssd_read"));  // the trace run's fits are kept beside
+  EXPECT_TRUE(p["runtime"].contains("dispatch_latency"));      // only a trace run measures the runtime
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("microbenchmark"));
+  EXPECT_TRUE(p.contains("micro"));
+}
+
+TEST_F(ExecCli, CalibrateRejectsBadMicroOptionsClearly) {
+  const std::string out = " -o " + dir_ + "/bad.json";
+  const std::string st = " --store " + zstore();
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& k : std::vector<Case>{
+           {st, "calibrate needs a calibration trace (TRACE or --trace), --micro"},
+           {st + " --micro --micro-budget 0", "--micro-budget must be between 0 and 86400"},
+           {st + " --micro --micro-depth 0", "--micro-depth must be between 1 and 1024"},
+           {st + " --micro --micro-codecs zstd:99", "--micro-codecs"},
+           {st + " --micro-budget 5", "--micro"},
+           {st + " --fit-from micro", "--micro"},
+           {st + " --micro --fit-from trace", "--fit-from trace needs a calibration trace"},
+           {st + " --micro --io aio", "--io"},
+           {" --micro", "--store is required"},
+       }) {
+    SCOPED_TRACE(k.args);
+    const CliResult r = moesim_cli("-q calibrate" + k.args + out);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(k.message));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/bad.json"));
 }
 
 // ---- the CUDA path (exec/exec_platform.h, kernels/gpu_exec.h): skipped where there is no usable GPU ----
