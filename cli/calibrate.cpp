@@ -117,6 +117,15 @@ Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool th
   return f;
 }
 
+// fit_line, but through the origin wherever the line with an intercept comes out with a negative intercept or a
+// non-positive slope (sizes too alike, or noise): a cost model's fixed cost and rate are never negative.
+Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+                       bool relative = false) {
+  Fit f = fit_line(x, y, through_origin, relative);
+  if (!through_origin && (f.intercept < 0 || f.slope <= 0)) f = fit_line(x, y, true, relative);
+  return f;
+}
+
 Json fit_json(const Fit& f, const char* model) {
   return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
           {"relative_rms", f.rel_rms}};
@@ -202,9 +211,8 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
       std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
-  Fit cbytes = fit_line(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
-  if (cbytes.intercept < 0 || cbytes.slope <= 0)
-    cbytes = fit_line(pts["compute_bytes"].first, pts["compute_bytes"].second, true);
+  const Fit cbytes =
+      fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
   const bool split = pts["decompress"].first.size() >= 2;
   const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
   const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
@@ -214,8 +222,7 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
     // on a CPU worker through the origin (cpu.memcpy_bandwidth_per_core has no overhead term).
     const auto [rn, rx] = std::minmax_element(pts["recover"].first.begin(), pts["recover"].first.end());
     const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
-    rec = fit_line(pts["recover"].first, pts["recover"].second, origin);
-    if (!origin && (rec.intercept < 0 || rec.slope <= 0)) rec = fit_line(pts["recover"].first, pts["recover"].second, true);
+    rec = fit_line_or_origin(pts["recover"].first, pts["recover"].second, origin);
   }
   if (rec.points >= 2 && !recover_on_cpu && !gpu)
     warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
@@ -306,8 +313,7 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   Fit xfer;
   if (discrete && pts["transfer"].first.size() >= 2) {
     const auto [tn, tx] = std::minmax_element(pts["transfer"].first.begin(), pts["transfer"].first.end());
-    xfer = fit_line(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
-    if (xfer.intercept < 0 || xfer.slope <= 0) xfer = fit_line(pts["transfer"].first, pts["transfer"].second, true);
+    xfer = fit_line_or_origin(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
   }
   if (discrete && xfer.points >= 2 && xfer.slope > 0) {
     prof["link"] = {{"kind", "pcie"},
@@ -537,8 +543,7 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
       fy.push_back(c.time_s);
     }
   }
-  f.cbytes = fit_line(bx, by, false, true);
-  if (f.cbytes.intercept < 0 || f.cbytes.slope <= 0) f.cbytes = fit_line(bx, by, true, true);
+  f.cbytes = fit_line_or_origin(bx, by, false, true);
   f.cflops = fit_line(fx, fy, true, true);
   j["compute"] = {{"points", cpts},
                   {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)", "bandwidth",
