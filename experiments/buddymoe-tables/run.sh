@@ -9,8 +9,7 @@
 # Writes OUT/buddymoe-tables.csv and OUT/buddymoe-tables.{png,pdf}.
 # Usage: experiments/buddymoe-tables/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/buddymoe-tables}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 cd "$root" && mkdir -p "$out/deepseek" "$out/qwen3" && rm -rf "$out/deepseek/sweep" "$out/qwen3/sweep" && : > "$log"
@@ -34,5 +33,4 @@ profiles "$q/profile-trace.mtr" "$q"
 for s in "$d" "$q"; do
   "$M" -q sweep "$s/SPEC.json" --jobs 2 -o "$s/sweep" > "$s/sweep.log" 2>&1 || { cat "$s/sweep.log"; exit 1; }
 done
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

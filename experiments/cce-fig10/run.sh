@@ -12,10 +12,8 @@
 # Writes OUT/cce-fig10.csv and OUT/cce-fig10.{png,pdf}.
 # Usage: experiments/cce-fig10/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/cce-fig10}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 log="$out/run.log" && : > "$log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 lambdas() {  # lambdas J: Cache-Prior from lambda = 0.01 to 1, finer near 0 where the deviation is small

@@ -10,10 +10,8 @@
 # Writes OUT/cce-fig9.csv and OUT/cce-fig9.{png,pdf}.
 # Usage: experiments/cce-fig9/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/cce-fig9}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 log="$out/run.log" && : > "$log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 lambdas() {  # lambdas J: Cache-Prior at lambda = 0, 0.05, ..., 1

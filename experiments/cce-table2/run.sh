@@ -13,10 +13,8 @@
 # Writes OUT/table2.csv and OUT/cce-table2.{png,pdf}.
 # Usage: experiments/cce-table2/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/cce-table2}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
-py=${MOESIM_PYTHON:-/usr/bin/python3}
 log="$out/run.log" && : > "$log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 routing() { echo "identity;cache-prior:lambda=0.5,J=$1"; }

@@ -7,8 +7,7 @@
 # Pareto flag), OUT/frontier.md (the README's table) and OUT/frontier.{png,pdf}.
 # Usage: experiments/frontier/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/frontier}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" && : > "$log"
@@ -19,5 +18,4 @@ q "$M" -q trace synth --logits-for "$trace" --seed 1 -o "$out/qwen3-logits.mtr"
 q "$M" -q trace synth --fit "$trace" --tokens 512 --prompt-tokens 28 --seed 11 -o "$out/train.mtr"
 "$M" -q sweep "$out/SPEC.json" --jobs 2 -o "$out/sweep" > "$out/sweep.log" 2>&1 || { cat "$out/sweep.log"; exit 1; }
 cp "$out/sweep/results.csv" "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

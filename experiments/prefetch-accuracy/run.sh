@@ -8,8 +8,7 @@
 # Writes OUT/results.csv, OUT/prefetch-accuracy.csv and OUT/prefetch-accuracy.{png,pdf}.
 # Usage: experiments/prefetch-accuracy/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/prefetch-accuracy}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" && : > "$log"
@@ -18,5 +17,4 @@ ln -sf "$root/data/traces/qwen3-30b-a3b.route.csv" "$out/qwen3-30b-a3b.route.csv
 q "$M" -q trace synth --fit "$out/qwen3-30b-a3b.route.csv" --tokens 512 --prompt-tokens 28 --seed 11 -o "$out/train.mtr"
 "$M" -q sweep "$out/SPEC.json" --jobs 2 -o "$out/sweep" > "$out/sweep.log" 2>&1 || { cat "$out/sweep.log"; exit 1; }
 cp "$out/sweep/results.csv" "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

@@ -7,8 +7,7 @@
 #   * DeepSeek-V2-Lite, Zipf 1.0 per layer, 8 x (32 prompt + 32 decode), batch 1-8.
 # Usage: experiments/zipmoe-fig10/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig10}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out"/sweep-* "$out/run.log"
 q() { "$@" >> "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }; }
 cp "$here/SPEC.json" "$here/SPEC-no-planner.json" "$out/"
@@ -20,5 +19,4 @@ q "$M" -q sweep "$out/SPEC.json" -o "$out/sweep-planned"
 q "$M" -q sweep "$out/SPEC-no-planner.json" -o "$out/sweep-no-planner"
 { sed 's/^/planned,/;1s/^planned,/pools,/' "$out/sweep-planned/results.csv"
   tail -n +2 "$out/sweep-no-planner/results.csv" | sed 's/^/even,/'; } > "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

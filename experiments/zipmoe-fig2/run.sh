@@ -6,12 +6,10 @@
 #   * SYNTHETIC Gaussian weights N(0, 0.02^2): moesim weights synth --size 4MiB (4 tensors of 512 x 1024).
 # Usage: experiments/zipmoe-fig2/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig2}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
 "$M" -q weights stats tests/data/weights/faceres-subset.safetensors --json -o "$out/real.json"
 "$M" -q weights synth --size 4MiB --std 0.02 --seed 1 -o "$out/synth.safetensors" > /dev/null
 "$M" -q weights stats "$out/synth.safetensors" --json -o "$out/synth.json"
 rm -f "$out/synth.safetensors"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

@@ -7,8 +7,7 @@
 #     DeepSeek-V2-Lite's 2048 x 1408 shapes give the same ratios to 4 digits but take 10x longer at zstd:19).
 # Usage: experiments/zipmoe-fig3/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig3}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
 codecs="lz4 lz4hc:4 lz4hc:9 lz4hc:12 zstd:1 zstd:3 zstd:9 zstd:19"
 real=tests/data/weights/faceres-subset.safetensors
@@ -30,5 +29,4 @@ PY
   done
 done
 rm -f "$synth" "$out"/*.store
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

@@ -12,8 +12,7 @@
 #   full tensor    offload of a raw store: the whole BF16 tensor (twice the bytes) read with O_DIRECT
 # Usage: experiments/zipmoe-fig4/run.sh [BUILD_DIR] [OUT_DIR]; FIG4_THREADS="1 2 4 8" FIG4_SHARDS=8
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig4}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 threads=${FIG4_THREADS:-1 2 4 8} && K=${FIG4_SHARDS:-8}
 cd "$root" && mkdir -p "$out" && rm -f "$out"/*.timeline.json "$out/run.log"
 q() { "$@" >> "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }; }
@@ -38,5 +37,4 @@ L1=${threads%% *}
 ex "io-DP-L$L1" zstd.store --system zipmoe --pools E=1 --budget 32MiB --workers "$L1" --buffered
 ex "full-L$L1" raw.store --system offload --budget 1 --workers "$L1"
 rm -f "$out"/*.store
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out" "$(nproc)"

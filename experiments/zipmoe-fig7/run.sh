@@ -6,8 +6,7 @@
 #   * a SYNTHETIC DeepSeek-V2-Lite trace (Zipf 1.0 per layer, 4 sequences x 32 prompt + 64 decode, seed 7).
 # Usage: experiments/zipmoe-fig7/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig7}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep"
 # The spec's relative trace paths resolve in OUT: the real trace linked there, the synthetic one written there.
 cp "$here/SPEC.json" "$out/SPEC.json"
@@ -16,5 +15,4 @@ ln -sf "$root/data/traces/qwen3-30b-a3b.route.csv" "$out/qwen3-30b-a3b.route.csv
   -o "$out/deepseek-v2-lite.zipf1.mtr"
 "$M" -q sweep "$out/SPEC.json" -o "$out/sweep" > "$out/sweep.log" 2>&1 || { cat "$out/sweep.log"; exit 1; }
 cp "$out/sweep/results.csv" "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

@@ -8,8 +8,7 @@
 #   * DeepSeek-V2-Lite, Zipf 1.0 per layer, 32 prompt + 32 decode tokens per sequence.
 # Usage: experiments/zipmoe-fig8/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig8}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" "$out/run.log"
 q() { "$@" >> "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }; }
 cp "$here/SPEC.json" "$out/SPEC.json"
@@ -19,5 +18,4 @@ q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --sequences 16 --promp
   -o "$out/deepseek-v2-lite.zipf1.seq16.mtr"
 q "$M" -q sweep "$out/SPEC.json" -o "$out/sweep"
 cp "$out/sweep/results.csv" "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"

@@ -8,8 +8,7 @@
 #     (seed 7), served one after another (batch 1): the band is over the 8 sequences.
 # Usage: experiments/zipmoe-fig9/run.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd) && root=$(cd "$here/../.." && pwd)
-M=$(realpath -m "${1:-$root/build}")/moesim && out=$(realpath -m "${2:-$root/out/figures/zipmoe-fig9}")
+. "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" "$out/run.log"
 q() { "$@" >> "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }; }
 cp "$here/SPEC.json" "$out/SPEC.json"
@@ -31,5 +30,4 @@ for n in 32 64 128 256; do
 done
 q "$M" -q sweep "$out/SPEC.json" -o "$out/sweep"
 cp "$out/sweep/results.csv" "$out/results.csv"
-py=python3 && { $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3; }
 $py "$here/plot.py" "$out"
