@@ -206,7 +206,11 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   need("compute_flops", "FLOP-bound compute (prefill)");
   // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
   const auto [rmin, rmax] = std::minmax_element(pts["read"].first.begin(), pts["read"].first.end());
-  const Fit read = fit_line(pts["read"].first, pts["read"].second, *rmax < 1.5 * *rmin);
+  const bool read_origin = *rmax < 1.5 * *rmin;
+  const Fit read = fit_line_or_origin(pts["read"].first, pts["read"].second, read_origin);
+  if (!read_origin && read.intercept == 0)
+    warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
+         "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
   // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
