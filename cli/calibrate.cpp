@@ -167,8 +167,14 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   double transfer_sum = 0;
   size_t transfers = 0;
   bool recover_on_cpu = false;
-  for (const TimelineEvent& e : r.result.timeline) {
-    const double d = e.timing.end - e.timing.start;
+  // Fitted to each op's work, not its wall time: on a machine with fewer cores than busy threads the CPU-bound
+  // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
+  // of ops of whatever run it simulates. With cores to spare, work is wall time.
+  const uint32_t cores = machine_cores();
+  const std::vector<double> work = op_work(r.result.timeline, cores, eo.gpu);
+  for (size_t i = 0; i < r.result.timeline.size(); ++i) {
+    const TimelineEvent& e = r.result.timeline[i];
+    const double d = work[i];
     const Op& op = e.op;
     switch (op.kind) {
       case OpKind::kSsdRead:
@@ -340,6 +346,16 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
       {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
       {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
       {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
+  prof["runtime"]["cpu_cores"] = {
+      {"value", cores},
+      {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) + " CPU workers" +
+                     (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
+  prof["runtime"]["gpu_stream_on_cpu"] = {
+      {"value", !eo.gpu},
+      {"source", by + (eo.gpu ? "exec ran the GPU stream on a CUDA device" : "no CUDA GPU: exec's GPU stream is a CPU thread")}};
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
         {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};

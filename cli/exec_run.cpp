@@ -1,10 +1,16 @@
 #include "cli/exec_run.h"
 
+#include <algorithm>
 #include <thread>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "core/error.h"
 #include "core/units.h"
 #include "core/warnings.h"
+#include "sim/cpu_cores.h"
 #include "sim/sim_platform.h"
 
 namespace moesim::cli {
@@ -43,8 +49,8 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
                   " of BF16 weights but the run's model says " + format_bytes(costs.costs.expert_bytes[l]) +
                   " (pass the --model the store was made from)");
   }
-  const unsigned cpus = std::thread::hardware_concurrency();
-  if (cpus > 0 && opt.workers > cpus)
+  const unsigned cpus = machine_cores();
+  if (opt.workers > cpus)
     warn("exec runs " + std::to_string(opt.workers) + " CPU workers (--workers, default: the profile's cores) on a "
          "machine with " + std::to_string(cpus) + " CPUs: they share the CPUs with the I/O thread, the GPU stream "
          "and the pipeline thread, and the measured times include that contention");
@@ -132,6 +138,32 @@ std::string exec_report_text(const ExecReport& r) {
                                     : std::string()) +
          "; device memory peak " + format_bytes(c.device_peak_bytes) + "\n";
   return t;
+}
+
+bool cpu_bound_op(const Op& op, bool gpu) {
+  return op.resource == ResourceClass::kCpu || (!gpu && op.resource == ResourceClass::kGpu);
+}
+
+std::vector<double> op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu) {
+  std::vector<std::pair<double, double>> spans;
+  for (const TimelineEvent& e : timeline)
+    if (cpu_bound_op(e.op, gpu)) spans.emplace_back(e.timing.start, e.timing.end);
+  const std::vector<double> work = sim::cpu_work(spans, cores);
+  std::vector<double> out;
+  out.reserve(timeline.size());
+  size_t k = 0;
+  for (const TimelineEvent& e : timeline)
+    out.push_back(cpu_bound_op(e.op, gpu) ? work[k++] : e.timing.end - e.timing.start);
+  return out;
+}
+
+uint32_t machine_cores() {
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace moesim::cli

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/hardware_profile.h"
 #include "core/json_io.h"
+#include "core/pipeline.h"
 #include "exec/exec_platform.h"
 #include "serving/system.h"
 
@@ -40,6 +42,16 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
                             const traces::TraceInfo& info, const serving::SizedCosts& costs,
                             const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
                             ExecReport* report);
+
+// CPU contention (sim/cpu_cores.h): exec's CPU-bound ops are the CPU workers' and, without a CUDA GPU, the GPU
+// stream's (a CPU thread then). op_work() gives each op of a recorded run its work on `cores` cores: its wall
+// time, deflated by the share of a core it had while the other CPU-bound ops ran (other ops: their wall
+// time). What calibrate fits and validate's structure check replays, with the simulator's contention model
+// (SimOptions::cpu_cores) putting the sharing back.
+bool cpu_bound_op(const Op& op, bool gpu);
+std::vector<double> op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu);
+// The CPUs this process may run on (at least 1).
+uint32_t machine_cores();
 
 // The "exec" section of a run's JSON: what really ran and the lossless statement.
 Json exec_report_json(const ExecReport& r);

@@ -1,6 +1,7 @@
 #include "cli/run_setup.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "cli/cli_util.h"
@@ -162,10 +163,27 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
     if (hw.raw["runtime"].contains("plan_tail_fixed"))
       sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
+    // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
+    if (hw.raw["runtime"].contains("cpu_cores")) {
+      const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
+      if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
+        throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " + strprintf("%g", c));
+      sim.cpu_cores = static_cast<uint32_t>(c);
+    }
+    if (hw.raw["runtime"].contains("gpu_stream_on_cpu")) {
+      const Json& g = hw.raw["runtime"]["gpu_stream_on_cpu"];
+      const Json& v = g.is_object() ? g.value("value", Json()) : g;
+      if (!v.is_boolean())
+        throw Error(hw.origin + ": runtime.gpu_stream_on_cpu must be true or false, not " + v.dump());
+      sim.gpu_on_cpu = v.get<bool>();
+    }
     for (size_t i = 0; i < kResourceClasses; ++i) {
       const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
       if (hw.raw["runtime"].contains(key))
         sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
+      const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
+      if (hw.raw["runtime"].contains(dkey))
+        sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
     }
   }
   cfg.record_timeline = !a.timeline.empty();

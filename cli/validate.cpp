@@ -106,7 +106,7 @@ void execute(ValidateArgs& va) {
 
   const uint64_t steps = p.stream.steps();
   std::optional<Progress> bar;
-  const uint64_t total = static_cast<uint64_t>(va.repeat + 3) * steps;
+  const uint64_t total = static_cast<uint64_t>(va.repeat + 4) * steps;
   uint64_t base = 0;
   cfg.on_step = [&](uint64_t done, uint64_t) {
     if (!bar) bar.emplace("validate", total);
@@ -142,26 +142,37 @@ void execute(ValidateArgs& va) {
   }
 
   // Structure: the simulator with the reference run's durations.
-  std::vector<const TimelineEvent*> events;
-  for (const auto& e : runs[ref].result.timeline) events.push_back(&e);
+  // Each op's work (sim/cpu_cores.h): its wall time, less the share of a core other CPU-bound ops took
+  // from it; the simulation's contention model, on the same cores, puts the sharing back where its own
+  // schedule overlaps the ops.
+  const std::vector<TimelineEvent>& tl = runs[ref].result.timeline;
+  const uint32_t cores = machine_cores();
+  const std::vector<double> work = op_work(tl, cores, eo.gpu);
+  std::vector<size_t> events(tl.size());
+  for (size_t i = 0; i < events.size(); ++i) events[i] = i;
   std::stable_sort(events.begin(), events.end(),
-                   [](const TimelineEvent* x, const TimelineEvent* y) { return x->timing.start < y->timing.start; });
+                   [&](size_t x, size_t y) { return tl[x].timing.start < tl[y].timing.start; });
   sim::MeasuredDurations durations;
-  for (const TimelineEvent* e : events) durations.add(e->op, e->timing.end - e->timing.start);
+  for (size_t i : events) durations.add(tl[i].op, work[i], tl[i].timing.handoff, tl[i].timing.turnaround);
   for (const PlanningTime& pt : ref_counters[ref].planning) durations.add_planning(pt);
   serving::SystemConfig scfg = cfg;
   scfg.record_timeline = !a.timeline.empty();
   sim::SimOptions structure_opts = so;
   structure_opts.measured = &durations;
+  structure_opts.cpu_cores = cores;
+  structure_opts.gpu_on_cpu = !eo.gpu;
   // The runtime's own cost per dependency, measured in the same run: part of the structure.
   const exec::ExecCounters& rc = ref_counters[ref];
   structure_opts.dispatch_latency = rc.handoff_latency;
+  for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.dispatch[i] = rc.handoff[i];
   structure_opts.completion_latency = rc.pipeline_latency;
   structure_opts.wake_latency = rc.completion_latency;
   structure_opts.plan_latency_per_op = rc.plan_latency_per_op;
   structure_opts.plan_latency_fixed = rc.plan_latency_fixed;
   structure_opts.plan_tail_per_op = rc.plan_tail_per_op;
   structure_opts.plan_tail_fixed = rc.plan_tail_fixed;
+  structure_opts.measured_handoff = true;   // each op's own hand-off where it found an idle unit in both runs
+  structure_opts.measured_turnaround = true;  // and its own turnaround where it waited for its unit
   structure_opts.measured_planning = true;  // each graph's own planning time; the fits where the runs part
   for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.turnaround[i] = rc.turnaround[i];
   const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
@@ -177,12 +188,26 @@ void execute(ValidateArgs& va) {
   durations.rewind();
   sim::SimOptions bare_opts = so;  // without any runtime cost, the profile's included
   bare_opts.measured = &durations;
+  bare_opts.cpu_cores = cores;  // the durations are work: the contention stays
+  bare_opts.gpu_on_cpu = !eo.gpu;
   bare_opts.dispatch_latency = bare_opts.completion_latency = bare_opts.wake_latency = 0;
+  for (double& d : bare_opts.dispatch) d = 0;
   bare_opts.plan_latency_per_op = bare_opts.plan_latency_fixed = 0;
   bare_opts.plan_tail_per_op = bare_opts.plan_tail_fixed = 0;
   bare_opts.measured_planning = false;
+  bare_opts.measured_handoff = false;
+  bare_opts.measured_turnaround = false;
   for (double& t : bare_opts.turnaround) t = 0;
   const serving::RunResult bare = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, bare_opts);
+  // And what the contention model contributes: the structure check with each op's wall time and a core per
+  // thread (the simulator before sim/cpu_cores.h).
+  sim::MeasuredDurations wall;
+  for (size_t i : events) wall.add(tl[i].op, tl[i].timing.end - tl[i].timing.start, tl[i].timing.handoff, tl[i].timing.turnaround);
+  for (const PlanningTime& pt : ref_counters[ref].planning) wall.add_planning(pt);
+  sim::SimOptions flat_opts = structure_opts;
+  flat_opts.measured = &wall;
+  flat_opts.cpu_cores = 0;
+  const serving::RunResult flat = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, flat_opts);
   base += steps;
   // Cost: the simulator with the profile.
   const serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, so);
@@ -195,8 +220,10 @@ void execute(ValidateArgs& va) {
     double measured = 0, estimated = 0;
   };
   std::map<std::string, KindErr> kinds;
-  for (const TimelineEvent* e : events) {
-    const double m = e->timing.end - e->timing.start;
+  // Against the measured work when the profile models contention (its estimates are work), else wall time.
+  for (size_t i : events) {
+    const TimelineEvent* e = &tl[i];
+    const double m = so.cpu_cores > 0 ? work[i] : e->timing.end - e->timing.start;
     const double est = estimator.estimate(e->op);
     std::string k = op_kind_name(e->op.kind);
     if (e->op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(e->op.part);
@@ -220,7 +247,12 @@ void execute(ValidateArgs& va) {
   errors["structure"]["ops_unmatched"] = unmatched;
   errors["structure"]["planning_matched"] = plans_matched;
   errors["structure"]["planning_unmatched"] = plans_unmatched;
+  errors["structure"]["cpu_cores"] = cores;
+  errors["structure"]["gpu_stream_on_cpu"] = !eo.gpu;
   errors["structure"]["dispatch_latency_s"] = structure_opts.dispatch_latency;
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    errors["structure"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) + "_s"] =
+        structure_opts.dispatch[i];
   errors["structure"]["pipeline_latency_s"] = structure_opts.completion_latency;
   errors["structure"]["wake_latency_s"] = structure_opts.wake_latency;
   errors["structure"]["plan_latency_per_op_s"] = structure_opts.plan_latency_per_op;
@@ -230,6 +262,7 @@ void execute(ValidateArgs& va) {
   for (size_t i = 0; i < kResourceClasses; ++i)
     errors["structure"]["turnaround_s"][resource_class_name(static_cast<ResourceClass>(i))] = rc.turnaround[i];
   errors["structure_ops_only"] = errors_json(figures_of(bare.result), measured[ref]);
+  errors["structure_no_contention"] = errors_json(figures_of(flat.result), measured[ref]);
   errors["cost"] = errors_json(cf, exec_median);
   Json per_kind = Json::object();
   for (const auto& [k, ke] : kinds)
@@ -255,7 +288,7 @@ void execute(ValidateArgs& va) {
 
   if (!va.csv.empty()) {
     std::string csv = "check,metric,sim_s,exec_s,error\n";
-    for (const char* check : {"structure", "structure_ops_only", "cost"}) {
+    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "cost"}) {
       const Json& e = errors[check];
       for (const char* m : {"tpot", "ttft", "layer_makespan_median", "layer_makespan_p95"}) {
         const std::string key = std::string(m) + "_s";
@@ -281,27 +314,31 @@ void execute(ValidateArgs& va) {
                       format_seconds(quantile(tpots, 0)).c_str(), format_seconds(quantile(tpots, 1)).c_str(),
                       100 * spread["tpot_spread"].get<double>(),
                       report.counters.chunks_verified == report.counters.chunks_read ? "lossless" : "NOT VERIFIED");
-    text += strprintf("\n  %-18s %10s %10s %12s %12s\n", "error", "TPOT", "TTFT", "layer p50", "layer p95");
-    for (const char* check : {"structure", "structure_ops_only", "cost"}) {
+    text += strprintf("\n  %-23s %10s %10s %12s %12s\n", "error", "TPOT", "TTFT", "layer p50", "layer p95");
+    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "cost"}) {
       const Json& e = errors[check];
-      text += strprintf("  %-18s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
+      text += strprintf("  %-23s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
                         pct(e["layer_makespan_median"]).c_str(), pct(e["layer_makespan_p95"]).c_str());
     }
     text += strprintf("  (structure: %llu ops with their measured durations, %llu fell back to the cost model; %llu of "
                       "%llu graphs with their measured planning time;\n"
-                      "   the runtime's measured costs: hand-off %s, wake-up %s, pipeline %s per op, planning %s + %s "
+                      "   the runtime's measured costs: hand-off ssd/cpu/gpu/link %s/%s/%s/%s, wake-up %s, pipeline %s per op, planning %s + %s "
                       "per op (then busy %s + %s per op), turnaround ssd/cpu/gpu/link %s/%s/%s/%s;\n"
-                      "   structure_ops_only: the same without them)\n",
+                      "   CPU contention: the CPU workers%s share %u cores, each op replayed as its work on them;\n"
+                      "   structure_ops_only: the same without the runtime's costs; structure_no_contention: wall times, a core per thread)\n",
                       static_cast<unsigned long long>(matched), static_cast<unsigned long long>(unmatched),
                       static_cast<unsigned long long>(plans_matched),
                       static_cast<unsigned long long>(plans_matched + plans_unmatched),
-                      format_seconds(rc.handoff_latency).c_str(), format_seconds(rc.completion_latency).c_str(),
+                      format_seconds(rc.handoff[0]).c_str(), format_seconds(rc.handoff[1]).c_str(),
+                      format_seconds(rc.handoff[2]).c_str(), format_seconds(rc.handoff[3]).c_str(),
+                      format_seconds(rc.completion_latency).c_str(),
                       format_seconds(rc.pipeline_latency).c_str(), format_seconds(rc.plan_latency_fixed).c_str(),
                       format_seconds(rc.plan_latency_per_op).c_str(), format_seconds(rc.plan_tail_fixed).c_str(),
                       format_seconds(rc.plan_tail_per_op).c_str(), format_seconds(rc.turnaround[0]).c_str(),
                       format_seconds(rc.turnaround[1]).c_str(), format_seconds(rc.turnaround[2]).c_str(),
-                      format_seconds(rc.turnaround[3]).c_str());
-    text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops):\n");
+                      format_seconds(rc.turnaround[3]).c_str(), eo.gpu ? "" : " and the GPU stream's thread", cores);
+    text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops%s):\n",
+                      so.cpu_cores > 0 ? "; CPU-bound ops: their work, the profile models the contention" : "");
     text += strprintf("  %-16s %8s %10s %10s %12s %12s\n", "op kind", "ops", "median", "p95", "measured", "estimated");
     for (const auto& [k, ke] : kinds)
       text += strprintf("  %-16s %8zu %10s %10s %12s %12s\n", k.c_str(), ke.rel.size(),

@@ -21,6 +21,12 @@ struct OpTiming {
   double start = 0;
   double end = 0;
   uint32_t unit = 0;  // which server of the resource ran it (SSD slot, CPU worker, GPU stream)
+  double submitted = -1;  // when the op was handed to the platform (< 0: not recorded)
+  // A real run's hand-off: start - submitted of an op that found a unit of its resource idle (< 0: it queued
+  // behind a busy unit, or not recorded).
+  double handoff = -1;
+  // And its turnaround: start - the end of the op before it on its unit, when it was waiting for the unit.
+  double turnaround = -1;
 };
 
 class OpSink {

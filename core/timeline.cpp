@@ -448,6 +448,10 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
       o.key("tokens");
       o.num(op.tokens);
     }
+    if (e.timing.submitted >= 0) {
+      o.key("submitted");
+      o.us(to_ns(e.timing.submitted));
+    }
     if (op.prefetch) o.raw(",\"prefetch\":true");
     o.raw("}}");
   }

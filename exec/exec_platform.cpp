@@ -170,6 +170,7 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
     }
     OpTiming t;
     t.unit = unit;
+    t.submitted = job.submitted;
     t.start = now();
     std::string failure;
     try {
@@ -180,6 +181,8 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
       failure = e.what();
     }
     t.end = now();
+    if (job.idle_unit) t.handoff = t.start - job.submitted;
+    if (direct && last_end >= 0) t.turnaround = t.start - last_end;
     {
       std::lock_guard<std::mutex> lk(mu_);
       r.busy += t.end - t.start;
@@ -188,7 +191,11 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
       r.bytes += job.op.bytes;
       if (!failure.empty() && error_.empty()) error_ = failure;
       done_.push_back(Done{job, t});
-      if (job.idle_unit && handoff_.size() < kMaxSamples) handoff_.push_back(t.start - job.submitted);
+      if (job.idle_unit) {
+        if (handoff_.size() < kMaxSamples) handoff_.push_back(t.start - job.submitted);
+        handoff_sum_[ri] += t.start - job.submitted;
+        ++handoff_n_[ri];
+      }
       if (direct && last_end >= 0) {
         turnaround_sum_[ri] += t.start - last_end;
         ++turnaround_n_[ri];
@@ -743,6 +750,8 @@ ExecCounters ExecPlatform::counters() const {
     return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
   };
   c.handoff_latency = mean(handoff_);
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    c.handoff[i] = handoff_n_[i] ? handoff_sum_[i] / static_cast<double>(handoff_n_[i]) : c.handoff_latency;
   c.completion_latency = mean(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
   // What a planning call costs beyond an ordinary completion (whose work the pipeline_latency above already

@@ -103,6 +103,7 @@ struct ExecCounters {
   // Means (not medians: they add up along every chain of ops). pipeline_latency: the pipeline's own work per
   // completed op (op_done on the pipeline thread: building the next layer's graph, lookups, scheduling).
   double handoff_latency = 0;
+  double handoff[kResourceClasses] = {};  // the same per resource class (its threads wake differently)
   double completion_latency = 0;
   double pipeline_latency = 0;
   // The pipeline's work to start a layer invocation (lookups, planning, scheduling, building its graph), per op
@@ -241,6 +242,8 @@ class ExecPlatform : public Platform {
   bool stopping_ = false;
   std::string error_;  // first op failure
   std::vector<double> handoff_, completion_;  // latency samples (the first kMaxSamples)
+  double handoff_sum_[kResourceClasses] = {};
+  uint64_t handoff_n_[kResourceClasses] = {};
   double pipeline_time_ = 0;                  // inside sink->op_done (pipeline thread only), no planning
   // Least squares of time = fixed + per_op * ops over the planning calls, in relative terms (each call
   // weighted by 1 / ops^2): a prefill's graphs are 100x a decode step's, and a plain fit of both would let

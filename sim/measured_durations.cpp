@@ -8,9 +8,18 @@ uint64_t MeasuredDurations::identity(const Op& op) {
          (uint64_t{static_cast<uint8_t>(op.tensor)} << 16) | op.shard;
 }
 
-void MeasuredDurations::add(const Op& op, double seconds) {
-  by_identity_[identity(op)].d.push_back(seconds);
+void MeasuredDurations::add(const Op& op, double seconds, double handoff, double turnaround) {
+  Queue& q = by_identity_[identity(op)];
+  q.d.push_back(seconds);
+  q.handoff.push_back(handoff);
+  q.turnaround.push_back(turnaround);
   ++total_;
+}
+
+double MeasuredDurations::peek_handoff(const Op& op) const {
+  const auto it = by_identity_.find(identity(op));
+  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) return -1;
+  return it->second.handoff[it->second.pos];
 }
 
 double MeasuredDurations::next(const Op& op) {
@@ -38,6 +47,16 @@ void MeasuredDurations::rewind() {
   for (auto& [id, q] : by_identity_) q.pos = 0;
   planning_pos_ = 0;
   matched_ = unmatched_ = planning_matched_ = planning_unmatched_ = 0;
+}
+
+}  // namespace moesim::sim
+
+namespace moesim::sim {
+
+double MeasuredDurations::peek_turnaround(const Op& op) const {
+  const auto it = by_identity_.find(identity(op));
+  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) return -1;
+  return it->second.turnaround[it->second.pos];
 }
 
 }  // namespace moesim::sim

@@ -6,8 +6,8 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount) {
-  heap_.push_back(Item{priority, next_seq_++, job, amount});
+void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap) {
+  heap_.push_back(Item{priority, next_seq_++, job, amount, gap});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -23,13 +23,17 @@ JobQueue::Item JobQueue::pop() {
 ServerPool::ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener)
     : engine_(engine), name_(std::move(name)), listener_(listener), units_(std::max(units, 1u)) {}
 
-void ServerPool::submit(uint32_t job, int64_t priority, double duration) {
+namespace {
+constexpr uint64_t kStartEvent = 1ull << 63;  // ServerPool: a unit's turnaround is over, its next job starts
+}  // namespace
+
+void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
     for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, duration});
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, duration, 0});
   }
-  queue_.push(priority, job, duration);
+  queue_.push(priority, job, duration, gap);
   queue_.report();
 }
 
@@ -39,21 +43,39 @@ void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
   u.job = item.job;
   u.start = engine_.now();
   ++busy_units_;
+  if (cores_) {
+    cores_->start(this, unit, item.amount);  // busy time counted at the end: contention stretches it
+    return;
+  }
   busy_time_ += item.amount;
   engine_.schedule(engine_.now() + item.amount, this, unit);
 }
 
 void ServerPool::on_event(uint64_t arg) {
+  if (arg & kStartEvent) {  // the turnaround before a queued job is over
+    const auto unit = static_cast<uint32_t>(arg & ~kStartEvent);
+    --busy_units_;  // start() takes the unit again
+    return start(unit, units_[unit].next);
+  }
   const auto unit = static_cast<uint32_t>(arg);
   Unit& u = units_[unit];
   u.busy = false;
   --busy_units_;
+  if (cores_) busy_time_ += engine_.now() - u.start;
   const OpTiming t{u.start, engine_.now(), unit};
   const uint32_t job = u.job;
   // Start the next job before reporting, so a job submitted by the listener queues behind it (FIFO).
   if (!queue_.empty()) {
-    start(unit, queue_.pop());
+    const JobQueue::Item next = queue_.pop();
     queue_.report();
+    if (next.gap > 0) {  // the unit stays taken through its turnaround
+      u.busy = true;
+      u.next = next;
+      ++busy_units_;
+      engine_.schedule(engine_.now() + next.gap, this, kStartEvent | unit);
+    } else {
+      start(unit, next);
+    }
   }
   listener_->job_done(job, t);
 }

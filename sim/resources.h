@@ -4,7 +4,9 @@
 //
 // ServerPool: `units` identical servers (the GPU stream(s), the pool of L CPU worker threads, the
 //   host-device link). A job holds one server for its whole duration, which the caller computes with the
-//   cost model (sim/cost_model.h). A job that arrives while a server is free starts at once.
+//   cost model (sim/cost_model.h). A job that arrives while a server is free starts at once. A pool whose
+//   servers are CPU threads competing for too few cores (share_cores) holds a server until the job has had
+//   its duration's worth of a core (sim/cpu_cores.h).
 //
 // Ssd: the exact model. At most `queue_depth` requests are in service; later ones wait in the queue. A
 //   request in service first spends the fixed per-request `latency` (command, flash access; it shares
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "core/platform.h"
+#include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
 
 namespace moesim::sim {
@@ -44,8 +47,9 @@ class JobQueue {
     uint64_t seq;
     uint32_t job;
     double amount;  // duration (pool) or bytes (SSD)
+    double gap;     // pool: the unit's turnaround before it starts this job after another
   };
-  void push(int64_t priority, uint32_t job, double amount);
+  void push(int64_t priority, uint32_t job, double amount, double gap = 0);
   Item pop();
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -70,13 +74,23 @@ class JobQueue {
 class ServerPool : public EventHandler {
  public:
   ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener);
-  void submit(uint32_t job, int64_t priority, double duration);
+  // `gap`: when the job waits in the queue, the unit that frees for it starts it this much later (a real
+  // engine's turnaround: reporting the finished op, taking the next). A job that finds a unit free starts at
+  // once.
+  void submit(uint32_t job, int64_t priority, double duration, double gap = 0);
   void on_event(uint64_t unit) override;
 
   ResourceStats stats() const;
   bool idle() const { return busy_units_ == 0 && queue_.empty(); }
+  // Units that are free with nothing waiting (a submission now would start at once on one of them).
+  uint32_t free_units() const {
+    return queue_.empty() ? static_cast<uint32_t>(units_.size()) - busy_units_ : 0;
+  }
   void add_bytes(uint64_t b) { bytes_ += b; }
   void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
+  // Its units are threads that need a core while they run: a job's duration becomes its work on `cores`,
+  // shared with the other pools attached to it (sim/cpu_cores.h). Before the first submit.
+  void share_cores(CpuCores* cores) { cores_ = cores; }
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
@@ -87,10 +101,12 @@ class ServerPool : public EventHandler {
     bool busy = false;
     uint32_t job = 0;
     double start = 0;
+    JobQueue::Item next{};  // taken from the queue, starting after its gap
   };
   std::vector<Unit> units_;
   uint32_t busy_units_ = 0;
   JobQueue queue_;
+  CpuCores* cores_ = nullptr;
   double busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;
 };
@@ -140,6 +156,7 @@ class IoThread : public JobListener {
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }
+  uint32_t free_units() const { return queue_.empty() && outstanding_ < depth_ ? depth_ - outstanding_ : 0; }
   void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:

@@ -7,6 +7,7 @@ namespace moesim::sim {
 SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
     : cost_(hw),
       opt_(opt),
+      cores_(engine_, opt.cpu_cores),
       ssd_(engine_, hw.ssd_read_bandwidth, hw.ssd_read_latency, hw.ssd_queue_depth, &io_),
       io_(ssd_, engine_, opt.io_depth, this),
       cpu_(engine_, "cpu_workers", opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores, this),
@@ -16,6 +17,10 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_) {
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
+  if (opt_.cpu_cores > 0) {
+    cpu_.share_cores(&cores_);
+    if (opt_.gpu_on_cpu) gpu_.share_cores(&cores_);
+  }
 }
 
 void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
@@ -28,48 +33,90 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
     job = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(Pending{sink, token});
   }
-  const double ready = std::max(engine_.now(), planned_until_) + opt_.dispatch_latency;
+  const auto rc = static_cast<size_t>(op.resource);
+  const double by_class = opt_.dispatch[rc] > 0 ? opt_.dispatch[rc] : opt_.dispatch_latency;
+  // The hand-off is paid by an op that finds a unit idle (counting the ops already being handed to one).
+  const bool idle_unit = free_units(op.resource) > handing_off_[rc];
+  double handoff = 0;
+  if (idle_unit) {
+    const double own = opt_.measured_handoff && opt_.measured ? opt_.measured->peek_handoff(op) : -1.0;
+    handoff = own >= 0 ? own : by_class;
+  }
+  double ready = std::max(engine_.now(), planned_until_) + handoff;
+  // Every unit is busy or being woken: the op waits in the queue behind those being handed over.
+  if (!idle_unit && handing_off_[rc] > 0) ready = std::max(ready, handoff_until_[rc]);
+  const bool handing = idle_unit && handoff > 0;
   if (ready > engine_.now()) {
-    engine_.schedule_fn(ready, [this, op, job] { enqueue(op, job); });
+    if (handing) {
+      ++handing_off_[rc];
+      handoff_until_[rc] = std::max(handoff_until_[rc], ready);
+    }
+    engine_.schedule_fn(ready, [this, op, job, handing, rc] {
+      if (handing) --handing_off_[rc];
+      enqueue(op, job);
+    });
     return;
   }
   enqueue(op, job);
 }
 
+uint32_t SimPlatform::free_units(ResourceClass r) const {
+  switch (r) {
+    case ResourceClass::kSsd:
+      return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ? measured_io_.free_units()
+                                                                                           : io_.free_units();
+    case ResourceClass::kCpu:
+      return cpu_.free_units();
+    case ResourceClass::kGpu:
+      return gpu_.free_units();
+    case ResourceClass::kLink:
+      return link_.free_units();
+  }
+  return 0;
+}
+
 void SimPlatform::enqueue(const Op& op, uint32_t job) {
+  const double gap = turnaround(op);  // before duration(), which takes the op's measurements
   switch (op.resource) {
     case ResourceClass::kSsd:
       // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
       if (opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0) {
         measured_io_.add_bytes(op.bytes);
-        measured_io_.submit(job, op.priority, duration(op));
+        measured_io_.submit(job, op.priority, duration(op), gap);
         return;
       }
       io_.submit(job, op.priority, op.bytes);
       return;
     case ResourceClass::kCpu:
       cpu_.add_bytes(op.bytes);
-      cpu_.submit(job, op.priority, duration(op));
+      cpu_.submit(job, op.priority, duration(op), gap);
       return;
     case ResourceClass::kGpu:
       gpu_.add_bytes(op.bytes);
-      gpu_.submit(job, op.priority, duration(op));
+      gpu_.submit(job, op.priority, duration(op), gap);
       return;
     case ResourceClass::kLink:
       link_.add_bytes(op.bytes);
-      link_.submit(job, op.priority, duration(op));
+      link_.submit(job, op.priority, duration(op), gap);
       return;
   }
 }
 
 double SimPlatform::duration(const Op& op) const {
-  const double extra = opt_.turnaround[static_cast<size_t>(op.resource)];
   if (opt_.measured) {
     const double d = opt_.measured->next(op);
-    if (d >= 0) return d + extra;
+    if (d >= 0) return d;
   }
-  return estimate(op) + extra;
+  return estimate(op);
+}
+
+double SimPlatform::turnaround(const Op& op) const {
+  if (opt_.measured_turnaround && opt_.measured) {
+    const double own = opt_.measured->peek_turnaround(op);
+    if (own >= 0) return own;
+  }
+  return opt_.turnaround[static_cast<size_t>(op.resource)];
 }
 
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {

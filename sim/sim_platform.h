@@ -9,6 +9,7 @@
 
 #include "core/platform.h"
 #include "sim/cost_model.h"
+#include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
 #include "sim/measured_durations.h"
 #include "sim/resources.h"
@@ -26,16 +27,28 @@ struct SimOptions {
   MeasuredDurations* measured = nullptr;
   // And its planning calls (MeasuredDurations::add_planning) instead of the plan_* fits below.
   bool measured_planning = false;
-  // The runtime's cost per dependency (seconds): an op starts this long after it is submitted at the
-  // earliest (a real engine's thread hand-offs: exec measures it, ExecCounters). 0 = an ideal runtime.
+  // And each op's own measured hand-off (MeasuredDurations::add's handoff) instead of the dispatch means
+  // below, where the op found an idle unit in both runs.
+  bool measured_handoff = false;
+  // And each op's own measured turnaround (MeasuredDurations::add's turnaround) where it had waited for its
+  // unit in the measured run, instead of the turnaround means.
+  bool measured_turnaround = false;
+  // The runtime's cost per dependency (seconds): an op given to an idle unit starts this long after it is
+  // submitted (a real engine's thread hand-off: waking the thread; exec measures it the same way,
+  // ExecCounters::handoff). An op that has to queue behind a busy unit pays the turnaround instead, when the
+  // unit takes it. 0 = an ideal runtime.
   double dispatch_latency = 0;
+  // Per resource class, where given (> 0): replaces dispatch_latency for that class's ops (an idle I/O thread
+  // may wake slower than a worker: it sleeps in a blocking read's wait, and on a busy machine waits for a core).
+  double dispatch[kResourceClasses] = {};
   // The engine's pipeline thread, a serial resource: every completion holds it this long (waking it and
   // running the pipeline's op_done) before the pipeline sees it. 0 = completions are seen at once.
   double completion_latency = 0;
   // Added to a completion that finds the pipeline thread idle (asleep: waking it costs this much more).
   double wake_latency = 0;
-  // Per resource class: the time a unit needs between two ops (reporting one, taking the next), added to
-  // every op's hold of its unit. 0 = none.
+  // Per resource class: the time a unit needs between two ops (reporting one, taking the next that was
+  // waiting): a queued op starts this long after the unit it waited for frees (exec measures the same gap,
+  // ExecCounters::turnaround). 0 = none.
   double turnaround[kResourceClasses] = {};
   // The pipeline's work to plan a layer invocation, per op planned, up to its first submission: the ops of a
   // graph are submitted that much later (ops_planned). 0 = planning is free.
@@ -46,6 +59,12 @@ struct SimOptions {
   // ops themselves do not.
   double plan_tail_per_op = 0;
   double plan_tail_fixed = 0;
+  // The cores that the engine's CPU-bound threads share (sim/cpu_cores.h): the L CPU workers, and the GPU
+  // stream's thread as well when gpu_on_cpu (a machine without a GPU, where exec runs the GPU stream's ops
+  // on a CPU thread). With more of them busy than cores, each runs at cores / busy of its speed; an op's
+  // duration (cost model or measured) is its work alone on a core. 0 = a core per thread (no contention).
+  uint32_t cpu_cores = 0;
+  bool gpu_on_cpu = false;
   // Whether completions pass through the pipeline thread (a serial resource) before the pipeline sees them.
   bool serial_pipeline() const {
     return completion_latency > 0 || wake_latency > 0 || plan_latency_per_op > 0 || plan_latency_fixed > 0 ||
@@ -75,6 +94,7 @@ class SimPlatform : public Platform, private JobListener {
  private:
   void job_done(uint32_t job, const OpTiming& timing) override;
   double duration(const Op& op) const;  // measured, else the cost model
+  double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
   void enqueue(const Op& op, uint32_t job);
   void report(uint32_t job, const OpTiming& timing);
   struct DispatchListener : JobListener {
@@ -90,6 +110,7 @@ class SimPlatform : public Platform, private JobListener {
   CostModel cost_;
   SimOptions opt_;
   EventEngine engine_;
+  CpuCores cores_;  // used when opt_.cpu_cores > 0
   Ssd ssd_;
   IoThread io_;
   ServerPool cpu_, gpu_, link_;
@@ -98,6 +119,9 @@ class SimPlatform : public Platform, private JobListener {
   std::vector<OpTiming> dispatch_timing_;
   double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job: the op's own timing, reported after the dispatcher
   std::vector<Pending> jobs_;
+  uint32_t handing_off_[kResourceClasses] = {};  // ops in their hand-off to an idle unit, not yet enqueued
+  double handoff_until_[kResourceClasses] = {};  // when the latest of them is enqueued
+  uint32_t free_units(ResourceClass r) const;
   std::vector<uint32_t> free_jobs_;
 };
 

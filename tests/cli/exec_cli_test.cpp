@@ -174,6 +174,12 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   EXPECT_THAT(text, HasSubstr("cost,op:decompress,"));
   EXPECT_THAT(text, HasSubstr("structure_ops_only,tpot,"));
   EXPECT_TRUE(e["structure_ops_only"]["tpot"].is_number());
+  // The contention model's row, and what the structure check ran with.
+  EXPECT_THAT(text, HasSubstr("structure_no_contention,tpot,"));
+  EXPECT_TRUE(e["structure_no_contention"]["tpot"].is_number());
+  EXPECT_GE(e["structure"]["cpu_cores"].get<uint32_t>(), 1u);
+  EXPECT_TRUE(e["structure"]["gpu_stream_on_cpu"].get<bool>());
+  EXPECT_GE(e["structure"]["dispatch_latency_ssd_s"].get<double>(), 0);
 }
 
 TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
@@ -182,16 +188,24 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
                                  " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
                                  "jetson-agx-orin-64gb --timeline " + prefix);
   ASSERT_EQ(r.code, 0) << r.err;
-  size_t ops[2] = {0, 0};
+  size_t ops[2] = {0, 0}, submitted[2] = {0, 0};
   int i = 0;
   for (const char* which : {"-exec.json", "-structure.json"}) {
     const Json t = Json::parse(read_text(prefix + which));
     for (const Json& e : t.is_array() ? t : t["traceEvents"])
-      if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("bytes")) ++ops[i];
+      if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("bytes")) {
+        ++ops[i];
+        if (e["args"].contains("submitted")) {
+          ++submitted[i];
+          EXPECT_LE(e["args"]["submitted"].get<double>(), e["ts"].get<double>() + 1e-3) << e.dump();
+        }
+      }
     ++i;
   }
   EXPECT_GT(ops[0], 0u);
   EXPECT_EQ(ops[0], ops[1]);  // the same ops, one schedule measured and one simulated
+  EXPECT_EQ(submitted[0], ops[0]);  // a real run records when each op was handed over
+  EXPECT_EQ(submitted[1], 0u);
   const CliResult w = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
                                  " --system zipmoe --budget 1MiB --buffered --timeline " + prefix +
                                  " --timeline-steps 0:3");
@@ -211,8 +225,12 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
   for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
-                        "plan_tail_fixed"})
+                        "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;
+  // The contention model's cores (the CPUs this test could run on) and, without --gpu, the GPU stream among
+  // the CPU-bound threads.
+  EXPECT_GE(p["runtime"]["cpu_cores"]["value"].get<uint32_t>(), 1u);
+  EXPECT_TRUE(p["runtime"]["gpu_stream_on_cpu"]["value"].get<bool>());
   EXPECT_TRUE(p["calibration"]["fits"].contains("decompress"));
   // The profile is a hardware profile like any other: run simulates with it, validate compares with it.
   const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "

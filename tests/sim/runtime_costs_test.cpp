@@ -66,18 +66,75 @@ TEST(RuntimeCosts, IdealRuntimeByDefault) {
 TEST(RuntimeCosts, DispatchTurnaroundPipelineAndWake) {
   SimOptions o;
   o.dispatch_latency = 10e-6;                                       // start 10 us after submission
-  o.turnaround[static_cast<size_t>(ResourceClass::kCpu)] = 5e-6;    // each op holds its unit 5 us longer
+  o.turnaround[static_cast<size_t>(ResourceClass::kCpu)] = 5e-6;    // a queued op starts 5 us after its unit frees
   o.completion_latency = 2e-6;                                      // the pipeline thread: 2 us per completion
   o.wake_latency = 20e-6;                                           // + 20 us when it was idle
   const Recorder r = run_two(o);
   ASSERT_EQ(r.seen.size(), 2u);
-  // Op 0 starts at 10 us, holds the worker 1 ms + 5 us; the idle pipeline thread wakes (20 us) and works 2 us.
+  // Op 0 starts at 10 us, holds the worker 1 ms; the idle pipeline thread wakes (20 us) and works 2 us.
   EXPECT_NEAR(r.timing[0].start, 10e-6, 1e-12);
-  EXPECT_NEAR(r.timing[0].end, 10e-6 + 1e-3 + 5e-6, 1e-12);
-  EXPECT_NEAR(r.seen[0].second, 10e-6 + 1e-3 + 5e-6 + 20e-6 + 2e-6, 1e-12);
-  // Op 1 waited for the worker: it starts when op 0 releases it.
+  EXPECT_NEAR(r.timing[0].end, 10e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(r.seen[0].second, 10e-6 + 1e-3 + 20e-6 + 2e-6, 1e-12);
+  // Op 1 waited for the worker: it starts the turnaround after op 0 releases it.
   EXPECT_NEAR(r.timing[1].start, 10e-6 + 1e-3 + 5e-6, 1e-12);
-  EXPECT_NEAR(r.timing[1].end, 10e-6 + 2 * (1e-3 + 5e-6), 1e-12);
+  EXPECT_NEAR(r.timing[1].end, 10e-6 + 2e-3 + 5e-6, 1e-12);
+}
+
+// The hand-off is what waking an idle thread costs: an op that finds its unit busy queues and starts when
+// the unit is free, without it. Per resource class, where given, it replaces the overall figure.
+TEST(RuntimeCosts, DispatchIsPaidOnlyByOpsGivenToAnIdleUnitAndPerResource) {
+  SimOptions o;
+  o.dispatch_latency = 10e-6;
+  o.dispatch[static_cast<size_t>(ResourceClass::kCpu)] = 50e-6;
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  p.submit(decompress(0), &r, 0);  // the worker is idle: starts at 50 us, ends at 1.05 ms
+  // Submitted 5 us before op 0 ends, to the busy worker: starts when op 0 ends, not 50 us after submission.
+  p.engine().schedule_fn(1.045e-3, [&] { p.submit(decompress(1), &r, 1); });
+  p.run_until_idle();
+  ASSERT_EQ(r.timing.size(), 2u);
+  EXPECT_NEAR(r.timing[0].start, 50e-6, 1e-12);
+  EXPECT_NEAR(r.timing[1].start, 1.05e-3, 1e-12);
+  EXPECT_NEAR(r.timing[1].end, 2.05e-3, 1e-12);
+}
+
+// The structure check's replay: each op's own measured hand-off where it had one (it found an idle thread),
+// the mean where it queued in the measured run but finds the unit idle here.
+TEST(RuntimeCosts, MeasuredHandoffsReplaceTheMeanOpByOp) {
+  MeasuredDurations m;
+  m.add(decompress(0), 1e-3, 30e-6);
+  m.add(decompress(1), 1e-3, -1);
+  SimOptions o;
+  o.dispatch_latency = 10e-6;
+  o.measured = &m;
+  o.measured_handoff = true;
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  p.submit(decompress(0), &r, 0);
+  p.run_until_idle();
+  p.submit(decompress(1), &r, 1);
+  p.run_until_idle();
+  ASSERT_EQ(r.timing.size(), 2u);
+  EXPECT_NEAR(r.timing[0].start, 30e-6, 1e-12);
+  EXPECT_NEAR(r.timing[1].start, r.seen[0].second + 10e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(m.peek_handoff(decompress(0)), -1.0);  // both taken
+}
+
+// And each op's own turnaround where it waited for its unit in the measured run.
+TEST(RuntimeCosts, MeasuredTurnaroundsReplaceTheMeanOpByOp) {
+  MeasuredDurations m;
+  m.add(decompress(0), 1e-3);
+  m.add(decompress(1), 1e-3, -1, 40e-6);
+  SimOptions o;
+  o.turnaround[static_cast<size_t>(ResourceClass::kCpu)] = 5e-6;
+  o.measured = &m;
+  o.measured_turnaround = true;
+  const Recorder r = run_two(o);
+  ASSERT_EQ(r.timing.size(), 2u);
+  EXPECT_NEAR(r.timing[0].start, 0.0, 1e-12);
+  EXPECT_NEAR(r.timing[1].start, 1e-3 + 40e-6, 1e-12);
 }
 
 TEST(RuntimeCosts, PlanningDelaysTheOpsOfTheGraph) {

@@ -1,0 +1,66 @@
+// A profile's CPU contention model (runtime.cpu_cores, runtime.gpu_stream_on_cpu; sim/cpu_cores.h) as
+// `moesim run` reads it: bad values are clear errors naming the profile, and fewer cores never make a run
+// faster.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "core/json_io.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace {
+
+using moesim::Json;
+using moesim::test::moesim_cli;
+using moesim::test::read_text;
+using moesim::test::temp_path;
+
+const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kBase = std::string(MOESIM_SOURCE_DIR) + "/data/hardware/jetson-agx-orin-64gb.json";
+
+// The bundled Jetson profile with a runtime section: no runtime costs, `runtime` merged in.
+std::string profile_with(const std::string& name, const Json& runtime) {
+  Json p = Json::parse(read_text(kBase));
+  p["name"] = name;
+  p["runtime"] = {{"dispatch_latency", 0.0}, {"pipeline_latency", 0.0}, {"wake_latency", 0.0}};
+  for (const auto& [k, v] : runtime.items()) p["runtime"][k] = v;
+  const std::string path = temp_path(name + ".json");
+  std::ofstream(path) << p.dump(2);
+  return path;
+}
+
+double makespan(const std::string& profile) {
+  const auto r = moesim_cli("-q run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --recover-on cpu "
+                            "--budget 1GiB --workers 2 --json --hw " + profile);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? Json::parse(r.out)["metrics"]["makespan_s"].get<double>() : 0.0;
+}
+
+TEST(ContentionCli, BadCoresOrFlagNameTheProfileAndTheField) {
+  for (const Json& bad : {Json(0), Json(1.5), Json("two")}) {
+    const std::string p = profile_with("bad-cores", {{"cpu_cores", {{"value", bad}}}});
+    const auto r = moesim_cli("run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --budget 1GiB --hw " + p);
+    EXPECT_NE(r.code, 0) << bad.dump();
+    EXPECT_NE(r.err.find("bad-cores.json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cpu_cores"), std::string::npos) << r.err;
+  }
+  const std::string p = profile_with("bad-flag", {{"gpu_stream_on_cpu", {{"value", "yes"}}}});
+  const auto r = moesim_cli("run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --budget 1GiB --hw " + p);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("runtime.gpu_stream_on_cpu must be true or false"), std::string::npos) << r.err;
+}
+
+// Two workers and the GPU stream's thread: on plenty of cores the model changes nothing; on fewer, the run
+// is slower; on one core slower still.
+TEST(ContentionCli, FewerCoresNeverMakeARunFaster) {
+  const double none = makespan(profile_with("no-model", Json::object()));
+  const double plenty = makespan(profile_with("cores8", {{"cpu_cores", {{"value", 8}}}, {"gpu_stream_on_cpu", true}}));
+  const double two = makespan(profile_with("cores2", {{"cpu_cores", {{"value", 2}}}, {"gpu_stream_on_cpu", true}}));
+  const double one = makespan(profile_with("cores1", {{"cpu_cores", {{"value", 1}}}, {"gpu_stream_on_cpu", true}}));
+  EXPECT_NEAR(plenty, none, 1e-9 * none);  // the same up to rounding (an op's end is computed piecewise)
+  EXPECT_GT(two, none);
+  EXPECT_GT(one, two);
+}
+
+}  // namespace
