@@ -61,7 +61,31 @@ struct CalibrateArgs {
   uint32_t micro_depth = 8;
   std::vector<std::string> micro_codecs = {"zstd:3", "lz4"};
   std::string fit_from;  // "trace" or "micro"; default: trace when a trace is given
+  uint32_t repeat = 1;   // trace runs, fitted together
 };
+
+// The runtime's costs over several runs: the mean of each run's figures (runs of one trace: equal weights).
+exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
+  exec::ExecCounters c = runs.back();
+  const auto n = static_cast<double>(runs.size());
+  auto avg = [&](auto field) {
+    double sum = 0;
+    for (const exec::ExecCounters& r : runs) sum += field(r);
+    return sum / n;
+  };
+  c.handoff_latency = avg([](const exec::ExecCounters& r) { return r.handoff_latency; });
+  c.completion_latency = avg([](const exec::ExecCounters& r) { return r.completion_latency; });
+  c.pipeline_latency = avg([](const exec::ExecCounters& r) { return r.pipeline_latency; });
+  c.plan_latency_per_op = avg([](const exec::ExecCounters& r) { return r.plan_latency_per_op; });
+  c.plan_latency_fixed = avg([](const exec::ExecCounters& r) { return r.plan_latency_fixed; });
+  c.plan_tail_per_op = avg([](const exec::ExecCounters& r) { return r.plan_tail_per_op; });
+  c.plan_tail_fixed = avg([](const exec::ExecCounters& r) { return r.plan_tail_fixed; });
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    c.handoff[i] = avg([i](const exec::ExecCounters& r) { return r.handoff[i]; });
+    c.turnaround[i] = avg([i](const exec::ExecCounters& r) { return r.turnaround[i]; });
+  }
+  return c;
+}
 
 // What every value's source says: who measured it, where and when.
 struct Stamp {
@@ -146,12 +170,24 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   cfg.record_timeline = true;
   const ExecRunOptions eo = exec_options(a, p.hw);
   std::optional<Progress> bar;
-  cfg.on_step = [&bar](uint64_t done, uint64_t total) {
-    if (!bar) bar.emplace("calibrate", total);
-    bar->set(done);
-  };
+  // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so that
+  // one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set the
+  // profile.
   ExecReport report;
-  const serving::RunResult r = run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, nullptr, &report);
+  std::vector<serving::RunResult> runs;
+  std::vector<exec::ExecCounters> run_counters;
+  const uint64_t steps = p.stream.steps();
+  uint64_t done_before = 0;
+  cfg.on_step = [&bar, &done_before, steps, &ca](uint64_t done, uint64_t) {
+    if (!bar) bar.emplace("calibrate", steps * ca.repeat);
+    bar->set(done_before + done);
+  };
+  for (uint32_t i = 0; i < ca.repeat; ++i) {
+    runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, nullptr, &report));
+    run_counters.push_back(report.counters);
+    done_before += steps;
+  }
+  report.counters = mean_runtime(run_counters);
   if (bar) bar->finish();
 
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
@@ -171,35 +207,37 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
   // of ops of whatever run it simulates. With cores to spare, work is wall time.
   const uint32_t cores = machine_cores();
-  const std::vector<double> work = op_work(r.result.timeline, cores, eo.gpu);
-  for (size_t i = 0; i < r.result.timeline.size(); ++i) {
-    const TimelineEvent& e = r.result.timeline[i];
-    const double d = work[i];
-    const Op& op = e.op;
-    switch (op.kind) {
-      case OpKind::kSsdRead:
-        add("read", static_cast<double>(op.bytes), d);
-        break;
-      case OpKind::kDecompress:
-        add("decompress", static_cast<double>(op.bytes), d);
-        break;
-      case OpKind::kRecover:
-        add("recover", 2.0 * static_cast<double>(op.bytes), d);
-        recover_on_cpu = op.resource == ResourceClass::kCpu;
-        break;
-      case OpKind::kExpertCompute:
-      case OpKind::kDenseCompute:
-        // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
-        // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
-        computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
-        if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
-        if (op.tokens >= 8) add("compute_flops", op.flops, d);
-        break;
-      case OpKind::kTransfer:
-        transfer_sum += d;
-        ++transfers;
-        add("transfer", static_cast<double>(op.bytes), d);
-        break;
+  for (const serving::RunResult& r : runs) {
+    const std::vector<double> work = op_work(r.result.timeline, cores, eo.gpu);
+    for (size_t i = 0; i < r.result.timeline.size(); ++i) {
+      const TimelineEvent& e = r.result.timeline[i];
+      const double d = work[i];
+      const Op& op = e.op;
+      switch (op.kind) {
+        case OpKind::kSsdRead:
+          add("read", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kDecompress:
+          add("decompress", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kRecover:
+          add("recover", 2.0 * static_cast<double>(op.bytes), d);
+          recover_on_cpu = op.resource == ResourceClass::kCpu;
+          break;
+        case OpKind::kExpertCompute:
+        case OpKind::kDenseCompute:
+          // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
+          // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
+          computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
+          if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
+          if (op.tokens >= 8) add("compute_flops", op.flops, d);
+          break;
+        case OpKind::kTransfer:
+          transfer_sum += d;
+          ++transfers;
+          add("transfer", static_cast<double>(op.bytes), d);
+          break;
+      }
     }
   }
   auto need = [&](const char* k, const char* why) {
@@ -367,6 +405,7 @@ Json trace_profile(CalibrateArgs& ca, const Stamp& st) {
   cal["model"] = a.load.model;
   cal["system"] = a.system;
   cal["workers"] = eo.workers;
+  cal["runs"] = ca.repeat;
   cal["direct_io"] = report.direct_io;
   cal["io"] = report.io;
   cal["platform"] = report.platform;
@@ -671,6 +710,8 @@ void execute(CalibrateArgs& ca) {
   if (ca.fit_from == "trace" && !have_trace) throw UsageError("--fit-from trace needs a calibration trace");
   if (ca.fit_from == "micro" && !ca.micro) throw UsageError("--fit-from micro needs --micro");
   if (a.store.empty()) throw UsageError("--store is required: calibrate reads and computes the store's experts");
+  if (ca.repeat == 0 || ca.repeat > 1000) throw UsageError("--repeat must be 1..1000");
+  if (ca.repeat > 1 && !have_trace) throw UsageError("--repeat repeats the calibration trace's run: give a trace");
   if (!(ca.micro_budget > 0) || ca.micro_budget > 86400)
     throw UsageError(strprintf("--micro-budget must be between 0 and 86400 seconds (got %g)", ca.micro_budget));
   if (ca.micro_depth < 1 || ca.micro_depth > 1024)
@@ -753,6 +794,9 @@ void setup(CLI::App& app) {
   add_run_options(app, ca->run);
   add_exec_options(app, ca->run);
   app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
+  app.add_option("--repeat", ca->repeat,
+                 "serve the calibration trace N times and fit every run's ops together (default 1; this machine's "
+                 "run-to-run variation averages out)");
   app.add_option("--threads", ca->run->workers, "the same as --workers: the CPU workers (L) to calibrate with");
   auto* micro = app.add_flag("--micro", ca->micro,
                              "run the microbenchmarks: reads against size and queue depth, decompression per codec "

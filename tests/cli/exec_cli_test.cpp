@@ -213,6 +213,30 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
   EXPECT_THAT(w.err, HasSubstr("whole runs"));
 }
 
+// --repeat N fits every run's ops together: the same trace and decisions, N times the points.
+TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
+  const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered";
+  const CliResult one = moesim_cli(args + " -o " + dir_ + "/one.json");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const CliResult two = moesim_cli(args + " --repeat 2 -o " + dir_ + "/two.json");
+  ASSERT_EQ(two.code, 0) << two.err;
+  const Json p1 = Json::parse(read_text(dir_ + "/one.json")), p2 = Json::parse(read_text(dir_ + "/two.json"));
+  EXPECT_EQ(p1["calibration"]["runs"], 1);
+  EXPECT_EQ(p2["calibration"]["runs"], 2);
+  for (const char* f : {"ssd_read", "decompress", "compute_bytes"})
+    EXPECT_EQ(p2["calibration"]["fits"][f]["points"].get<uint64_t>(),
+              2 * p1["calibration"]["fits"][f]["points"].get<uint64_t>())
+        << f;
+  EXPECT_GE(p2["runtime"]["dispatch_latency"]["value"].get<double>(), 0);
+  const CliResult zero = moesim_cli(args + " --repeat 0 -o " + dir_ + "/x.json");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--repeat must be 1..1000"));
+  const CliResult micro = moesim_cli("-q calibrate --store " + zstore() + " --micro --repeat 2 -o " + dir_ + "/m.json");
+  EXPECT_EQ(micro.code, 2);
+  EXPECT_THAT(micro.err, HasSubstr("--repeat repeats the calibration trace's run"));
+}
+
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   const std::string prof = dir_ + "/calibrated.json";
   const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
