@@ -91,8 +91,9 @@ void execute(ValidateArgs& va) {
   RunArgs& a = *va.run;
   a.exec = true;
   if (va.repeat == 0 || va.repeat > 1000) throw UsageError("--repeat must be 1..1000");
-  // --timeline PREFIX: the reference exec run and the structure simulation of it, whole, side by side
-  // (PREFIX-exec.json, PREFIX-structure.json): where the two schedules part is where the structure error is.
+  // --timeline PREFIX: the reference exec run, the structure simulation of it and the cost simulation, whole,
+  // side by side (PREFIX-exec.json, PREFIX-structure.json, PREFIX-cost.json): where two schedules part is where
+  // the error is.
   if (a.timeline_steps_given)
     throw UsageError("--timeline-steps: validate's timelines hold whole runs (every measured op feeds the simulator)");
   if (!va.csv.empty()) check_output_writable(va.csv);
@@ -210,8 +211,10 @@ void execute(ValidateArgs& va) {
   const serving::RunResult flat = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, flat_opts);
   base += steps;
   // Cost: the simulator with the profile.
+  scfg.record_timeline = !a.timeline.empty();
   const serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, so);
   if (bar) bar->finish();
+  if (!a.timeline.empty()) write_chrome_trace(a.timeline + "-cost.json", cost.result, p.costs.costs, TimelineWriteOptions{});
 
   // Per op kind: the cost model's estimate against every measured op of the reference run.
   const sim::SimPlatform estimator(p.hw, so);

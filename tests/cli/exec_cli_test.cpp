@@ -188,9 +188,9 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
                                  " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
                                  "jetson-agx-orin-64gb --timeline " + prefix);
   ASSERT_EQ(r.code, 0) << r.err;
-  size_t ops[2] = {0, 0}, submitted[2] = {0, 0};
+  size_t ops[3] = {0, 0, 0}, submitted[3] = {0, 0, 0};
   int i = 0;
-  for (const char* which : {"-exec.json", "-structure.json"}) {
+  for (const char* which : {"-exec.json", "-structure.json", "-cost.json"}) {
     const Json t = Json::parse(read_text(prefix + which));
     for (const Json& e : t.is_array() ? t : t["traceEvents"])
       if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("bytes")) {
@@ -204,8 +204,9 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
   }
   EXPECT_GT(ops[0], 0u);
   EXPECT_EQ(ops[0], ops[1]);  // the same ops, one schedule measured and one simulated
+  EXPECT_GT(ops[2], 0u);      // and the cost simulation's schedule
   EXPECT_EQ(submitted[0], ops[0]);  // a real run records when each op was handed over
-  EXPECT_EQ(submitted[1], 0u);
+  EXPECT_EQ(submitted[1] + submitted[2], 0u);
   const CliResult w = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
                                  " --system zipmoe --budget 1MiB --buffered --timeline " + prefix +
                                  " --timeline-steps 0:3");
