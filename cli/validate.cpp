@@ -153,9 +153,17 @@ void execute(ValidateArgs& va) {
   for (size_t i = 0; i < events.size(); ++i) events[i] = i;
   std::stable_sort(events.begin(), events.end(),
                    [&](size_t x, size_t y) { return tl[x].timing.start < tl[y].timing.start; });
-  sim::MeasuredDurations durations;
-  for (size_t i : events) durations.add(tl[i].op, work[i], tl[i].timing.handoff, tl[i].timing.turnaround);
-  for (const PlanningTime& pt : ref_counters[ref].planning) durations.add_planning(pt);
+  // `wall`: the same with wall times, for the structure_no_contention check below.
+  sim::MeasuredDurations durations, wall;
+  for (size_t i : events) {
+    const OpTiming& t = tl[i].timing;
+    durations.add(tl[i].op, work[i], t.handoff, t.turnaround);
+    wall.add(tl[i].op, t.end - t.start, t.handoff, t.turnaround);
+  }
+  for (const PlanningTime& pt : ref_counters[ref].planning) {
+    durations.add_planning(pt);
+    wall.add_planning(pt);
+  }
   serving::SystemConfig scfg = cfg;
   scfg.record_timeline = !a.timeline.empty();
   sim::SimOptions structure_opts = so;
@@ -202,9 +210,6 @@ void execute(ValidateArgs& va) {
   const serving::RunResult bare = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, bare_opts);
   // And what the contention model contributes: the structure check with each op's wall time and a core per
   // thread (the simulator before sim/cpu_cores.h).
-  sim::MeasuredDurations wall;
-  for (size_t i : events) wall.add(tl[i].op, tl[i].timing.end - tl[i].timing.start, tl[i].timing.handoff, tl[i].timing.turnaround);
-  for (const PlanningTime& pt : ref_counters[ref].planning) wall.add_planning(pt);
   sim::SimOptions flat_opts = structure_opts;
   flat_opts.measured = &wall;
   flat_opts.cpu_cores = 0;

@@ -56,9 +56,9 @@ void CpuCores::on_event(uint64_t generation) {
   }
   jobs_.resize(kept);
   reschedule();
-  // Report after the bookkeeping: a handler may start the next op right away.
-  const std::vector<Job> finished = finished_;
-  for (const Job& j : finished) j.done->on_event(j.arg);
+  // Report after the bookkeeping: a handler may start the next op right away (start() does not touch
+  // finished_, and this runs only from the engine, never inside a handler).
+  for (const Job& j : finished_) j.done->on_event(j.arg);
 }
 
 std::vector<double> cpu_work(const std::vector<std::pair<double, double>>& intervals, uint32_t cores) {

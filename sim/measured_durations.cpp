@@ -9,27 +9,24 @@ uint64_t MeasuredDurations::identity(const Op& op) {
 }
 
 void MeasuredDurations::add(const Op& op, double seconds, double handoff, double turnaround) {
-  Queue& q = by_identity_[identity(op)];
-  q.d.push_back(seconds);
-  q.handoff.push_back(handoff);
-  q.turnaround.push_back(turnaround);
+  by_identity_[identity(op)].m.push_back(Measured{seconds, handoff, turnaround});
   ++total_;
 }
 
-double MeasuredDurations::peek_handoff(const Op& op) const {
+const MeasuredDurations::Measured* MeasuredDurations::peek(const Op& op) const {
   const auto it = by_identity_.find(identity(op));
-  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) return -1;
-  return it->second.handoff[it->second.pos];
+  if (it == by_identity_.end() || it->second.pos >= it->second.m.size()) return nullptr;
+  return &it->second.m[it->second.pos];
 }
 
 double MeasuredDurations::next(const Op& op) {
   auto it = by_identity_.find(identity(op));
-  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) {
+  if (it == by_identity_.end() || it->second.pos >= it->second.m.size()) {
     ++unmatched_;
     return -1;
   }
   ++matched_;
-  return it->second.d[it->second.pos++];
+  return it->second.m[it->second.pos++].seconds;
 }
 
 bool MeasuredDurations::next_planning(uint32_t ops, PlanningTime* out) {
@@ -47,16 +44,6 @@ void MeasuredDurations::rewind() {
   for (auto& [id, q] : by_identity_) q.pos = 0;
   planning_pos_ = 0;
   matched_ = unmatched_ = planning_matched_ = planning_unmatched_ = 0;
-}
-
-}  // namespace moesim::sim
-
-namespace moesim::sim {
-
-double MeasuredDurations::peek_turnaround(const Op& op) const {
-  const auto it = by_identity_.find(identity(op));
-  if (it == by_identity_.end() || it->second.pos >= it->second.d.size()) return -1;
-  return it->second.turnaround[it->second.pos];
 }
 
 }  // namespace moesim::sim

@@ -25,11 +25,13 @@ class MeasuredDurations {
   void add(const Op& op, double seconds, double handoff = -1, double turnaround = -1);
   // The next measured duration of `op`'s identity; a negative value when none is left.
   double next(const Op& op);
-  // The hand-off measured for the op that next(op) will return, without taking it; negative when there is
-  // none (the op queued in the measured run, or no measured op is left).
-  double peek_handoff(const Op& op) const;
-  // Its measured turnaround (OpTiming::turnaround; negative: it did not wait for its unit, or none is left).
-  double peek_turnaround(const Op& op) const;
+  // One measured op: its duration, hand-off (< 0: it queued in the measured run) and turnaround (< 0: it did
+  // not wait for its unit).
+  struct Measured {
+    double seconds, handoff, turnaround;
+  };
+  // The measurements of the op that next(op) will return, without taking it; nullptr when none is left.
+  const Measured* peek(const Op& op) const;
   // Starts over: every measured duration is available again and the counts are zero (for another simulation).
   void rewind();
   // The measured planning calls, in the measured run's order (one per graph): the simulator's n-th graph
@@ -45,7 +47,7 @@ class MeasuredDurations {
  private:
   static uint64_t identity(const Op& op);
   struct Queue {
-    std::vector<double> d, handoff, turnaround;
+    std::vector<Measured> m;
     size_t pos = 0;
   };
   std::unordered_map<uint64_t, Queue> by_identity_;

@@ -39,8 +39,8 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
   const bool idle_unit = free_units(op.resource) > handing_off_[rc];
   double handoff = 0;
   if (idle_unit) {
-    const double own = opt_.measured_handoff && opt_.measured ? opt_.measured->peek_handoff(op) : -1.0;
-    handoff = own >= 0 ? own : by_class;
+    const MeasuredDurations::Measured* own = opt_.measured_handoff && opt_.measured ? opt_.measured->peek(op) : nullptr;
+    handoff = own && own->handoff >= 0 ? own->handoff : by_class;
   }
   double ready = std::max(engine_.now(), planned_until_) + handoff;
   // Every unit is busy or being woken: the op waits in the queue behind those being handed over.
@@ -63,8 +63,7 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
 uint32_t SimPlatform::free_units(ResourceClass r) const {
   switch (r) {
     case ResourceClass::kSsd:
-      return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ? measured_io_.free_units()
-                                                                                           : io_.free_units();
+      return reads_on_servers() ? measured_io_.free_units() : io_.free_units();
     case ResourceClass::kCpu:
       return cpu_.free_units();
     case ResourceClass::kGpu:
@@ -81,7 +80,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
     case ResourceClass::kSsd:
       // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
-      if (opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0) {
+      if (reads_on_servers()) {
         measured_io_.add_bytes(op.bytes);
         measured_io_.submit(job, op.priority, duration(op), gap);
         return;
@@ -113,8 +112,8 @@ double SimPlatform::duration(const Op& op) const {
 
 double SimPlatform::turnaround(const Op& op) const {
   if (opt_.measured_turnaround && opt_.measured) {
-    const double own = opt_.measured->peek_turnaround(op);
-    if (own >= 0) return own;
+    const MeasuredDurations::Measured* own = opt_.measured->peek(op);
+    if (own && own->turnaround >= 0) return own->turnaround;
   }
   return opt_.turnaround[static_cast<size_t>(op.resource)];
 }
@@ -145,7 +144,7 @@ void SimPlatform::run_until_idle() {
 }
 
 std::vector<ResourceStats> SimPlatform::resource_stats() const {
-  if (opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0)
+  if (reads_on_servers())
     return {ssd_.stats(), measured_io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
   return {ssd_.stats(), io_.stats(), cpu_.stats(), gpu_.stats(), link_.stats()};
 }

@@ -119,7 +119,7 @@ TEST(RuntimeCosts, MeasuredHandoffsReplaceTheMeanOpByOp) {
   ASSERT_EQ(r.timing.size(), 2u);
   EXPECT_NEAR(r.timing[0].start, 30e-6, 1e-12);
   EXPECT_NEAR(r.timing[1].start, r.seen[0].second + 10e-6, 1e-12);
-  EXPECT_DOUBLE_EQ(m.peek_handoff(decompress(0)), -1.0);  // both taken
+  EXPECT_EQ(m.peek(decompress(0)), nullptr);  // both taken
 }
 
 // And each op's own turnaround where it waited for its unit in the measured run.
