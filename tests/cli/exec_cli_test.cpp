@@ -143,7 +143,7 @@ TEST_F(ExecCli, TimelineRecordsTheRealOps) {
 TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   const std::string csv = dir_ + "/errors.csv";
   const CliResult r = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
+                                 " --system zipmoe --budget 1MiB --workers 2 --buffered --gpu off --profile "
                                  "jetson-agx-orin-64gb --repeat 2 --json --csv " + csv);
   ASSERT_EQ(r.code, 0) << r.err;
   const Json j = Json::parse(r.out);
@@ -241,8 +241,8 @@ TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   const std::string prof = dir_ + "/calibrated.json";
   const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --name t -o " +
-                                 prof);
+                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off "
+                                 "--name t -o " + prof);
   ASSERT_EQ(c.code, 0) << c.err;
   const Json p = Json::parse(read_text(prof));
   EXPECT_EQ(p["name"], "t");
@@ -302,7 +302,7 @@ TEST_F(ExecCli, IoOptionIsChecked) {
 TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   const std::string prof = dir_ + "/micro.json";
   const CliResult c = moesim_cli("-q calibrate --store " + zstore() + " --micro --micro-budget 3 --micro-depth 4 "
-                                 "--threads 2 --micro-codecs lz4 --name m -o " + prof);
+                                 "--threads 2 --micro-codecs lz4 --gpu off --name m -o " + prof);
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_THAT(c.err, HasSubstr("micro: SSD"));
   const Json p = Json::parse(read_text(prof));
