@@ -60,6 +60,43 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
   return eo;
 }
 
+void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
+  if (!hw.raw.contains("runtime")) return;
+  sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
+  sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
+  sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_latency_per_op"))
+    sim.plan_latency_per_op = hardware_value(hw.raw, "runtime", "plan_latency_per_op", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_latency_fixed"))
+    sim.plan_latency_fixed = hardware_value(hw.raw, "runtime", "plan_latency_fixed", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_tail_per_op"))
+    sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_tail_fixed"))
+    sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
+  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
+  if (hw.raw["runtime"].contains("cpu_cores")) {
+    const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
+    if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
+      throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " + strprintf("%g", c));
+    sim.cpu_cores = static_cast<uint32_t>(c);
+  }
+  if (hw.raw["runtime"].contains("gpu_stream_on_cpu")) {
+    const Json& g = hw.raw["runtime"]["gpu_stream_on_cpu"];
+    const Json& v = g.is_object() ? g.value("value", Json()) : g;
+    if (!v.is_boolean())
+      throw Error(hw.origin + ": runtime.gpu_stream_on_cpu must be true or false, not " + v.dump());
+    sim.gpu_on_cpu = v.get<bool>();
+  }
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
+    if (hw.raw["runtime"].contains(key))
+      sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
+    const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
+    if (hw.raw["runtime"].contains(dkey))
+      sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
+  }
+}
+
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
   {
@@ -150,42 +187,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   sim::SimOptions& sim = p.sim;
   sim.io_depth = a.io_depth;
   sim.cpu_workers = a.workers;
-  // A calibrated profile's runtime section: the engine's own costs (`moesim calibrate`).
-  if (hw.raw.contains("runtime")) {
-    sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
-    sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
-    sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
-    if (hw.raw["runtime"].contains("plan_latency_per_op"))
-      sim.plan_latency_per_op = hardware_value(hw.raw, "runtime", "plan_latency_per_op", "time", hw.origin);
-    if (hw.raw["runtime"].contains("plan_latency_fixed"))
-      sim.plan_latency_fixed = hardware_value(hw.raw, "runtime", "plan_latency_fixed", "time", hw.origin);
-    if (hw.raw["runtime"].contains("plan_tail_per_op"))
-      sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
-    if (hw.raw["runtime"].contains("plan_tail_fixed"))
-      sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
-    // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
-    if (hw.raw["runtime"].contains("cpu_cores")) {
-      const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
-      if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
-        throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " + strprintf("%g", c));
-      sim.cpu_cores = static_cast<uint32_t>(c);
-    }
-    if (hw.raw["runtime"].contains("gpu_stream_on_cpu")) {
-      const Json& g = hw.raw["runtime"]["gpu_stream_on_cpu"];
-      const Json& v = g.is_object() ? g.value("value", Json()) : g;
-      if (!v.is_boolean())
-        throw Error(hw.origin + ": runtime.gpu_stream_on_cpu must be true or false, not " + v.dump());
-      sim.gpu_on_cpu = v.get<bool>();
-    }
-    for (size_t i = 0; i < kResourceClasses; ++i) {
-      const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
-      if (hw.raw["runtime"].contains(key))
-        sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
-      const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
-      if (hw.raw["runtime"].contains(dkey))
-        sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
-    }
-  }
+  apply_runtime_section(hw, sim);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);
   const traces::LookupStream& stream = p.stream;

@@ -58,6 +58,10 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
 // The exec platform's options from the run's (workers default to the profile's cores, as in the simulator).
 ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);
+// A calibrated profile's runtime section (`moesim calibrate`: the engine's own costs, the cores its CPU-bound
+// threads share) into the simulator's options; nothing for a profile without one. Throws moesim::Error naming
+// the profile for a bad value.
+void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim);
 // Checks the options (UsageError), loads the trace, profile and model, and fills `p`.
 void prepare_run(RunArgs& a, PreparedRun& p);
 

@@ -216,8 +216,9 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
 
 // --repeat N fits every run's ops together: the same trace and decisions, N times the points.
 TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
+  // --no-pilot: both plan with the base profile, so their runs serve the same ops.
   const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
-                           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered";
+                           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off --no-pilot";
   const CliResult one = moesim_cli(args + " -o " + dir_ + "/one.json");
   ASSERT_EQ(one.code, 0) << one.err;
   const CliResult two = moesim_cli(args + " --repeat 2 -o " + dir_ + "/two.json");
@@ -236,6 +237,55 @@ TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
   const CliResult micro = moesim_cli("-q calibrate --store " + zstore() + " --micro --repeat 2 -o " + dir_ + "/m.json");
   EXPECT_EQ(micro.code, 2);
   EXPECT_THAT(micro.err, HasSubstr("--repeat repeats the calibration trace's run"));
+}
+
+// zipmoe plans with the cost model (ZipMoE Alg. 4): a pilot run under the base profile, then the measured runs
+// planned with its fit; only the measured runs' ops are fitted. Every profile says how well it reproduces the
+// runs it came from (in sample).
+TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSample) {
+  const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
+  const CliResult c = moesim_cli(args + " --repeat 2 -o " + dir_ + "/pilot.json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("in sample: the profile simulates the calibration trace at TPOT"));
+  const Json p = Json::parse(read_text(dir_ + "/pilot.json"));
+  const Json& cal = p["calibration"];
+  EXPECT_EQ(cal["runs"], 2);
+  EXPECT_EQ(cal["planned_with"], "the pilot run's fit");
+  EXPECT_THAT(cal["pilot"]["hardware"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
+  EXPECT_THAT(cal["pilot"]["plan"].get<std::string>(), ::testing::MatchesRegex("[FCSE]=.*"));  // pool ratios
+  const Json& in = cal["in_sample"];
+  ASSERT_EQ(in["runs_tpot_s"].size(), 2u);
+  ASSERT_EQ(in["runs"].size(), 2u);
+  EXPECT_GT(in["sim_tpot_s"].get<double>(), 0);
+  EXPECT_GT(in["exec_tpot_median_s"].get<double>(), 0);
+  EXPECT_TRUE(in["tpot_error"].is_number());
+  EXPECT_NEAR(in["tpot_error"].get<double>(), in["sim_tpot_s"].get<double>() / in["exec_tpot_median_s"].get<double>() - 1,
+              1e-12);
+  EXPECT_EQ(in["runs_plan"], cal["pilot"]["runs_plan"]);
+  // The fits hold the measured runs' reads, not the pilot's.
+  uint64_t reads = 0;
+  for (const Json& r : in["runs"]) {
+    EXPECT_GT(r["tpot_s"].get<double>(), 0);
+    for (const auto& [kind, v] : r["op_kinds"].items())
+      if (kind.rfind("ssd_read", 0) == 0) reads += v["ops"].get<uint64_t>();
+    EXPECT_TRUE(r["op_kinds"].contains("decompress"));
+  }
+  EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>(), reads);
+  // --no-pilot, and a system that plans nothing with the cost model: the base profile plans the runs.
+  const CliResult n = moesim_cli(args + " --no-pilot -o " + dir_ + "/nopilot.json");
+  ASSERT_EQ(n.code, 0) << n.err;
+  const Json np = Json::parse(read_text(dir_ + "/nopilot.json"));
+  EXPECT_FALSE(np["calibration"].contains("pilot"));
+  EXPECT_THAT(np["calibration"]["planned_with"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
+  const CliResult o = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
+                                 " --system offload --budget 1MiB --workers 2 --buffered --gpu off -o " + dir_ +
+                                 "/offload.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const Json op = Json::parse(read_text(dir_ + "/offload.json"));
+  EXPECT_FALSE(op["calibration"].contains("pilot"));
+  EXPECT_FALSE(op["calibration"]["in_sample"].contains("runs_plan"));
+  EXPECT_TRUE(op["calibration"]["in_sample"]["tpot_error"].is_number());
 }
 
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {

@@ -1,0 +1,72 @@
+#include "cli/calibrate_fit.h"
+
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <ctime>
+
+namespace moesim::cli {
+
+Stamp calibration_stamp() {
+  Stamp st;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  st.date = date;
+  char host[256] = {};
+  st.host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  st.by = "moesim calibrate on " + st.host + ", " + st.date + ": ";
+  return st;
+}
+
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative) {
+  Fit f;
+  f.points = x.size();
+  if (x.size() < 2) return f;
+  const int cols = through_origin ? 1 : 2;
+  Eigen::MatrixXd A(static_cast<Eigen::Index>(x.size()), cols);
+  Eigen::VectorXd b(static_cast<Eigen::Index>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = relative && y[i] > 0 ? 1.0 / y[i] : 1.0;
+    const auto r = static_cast<Eigen::Index>(i);
+    if (through_origin) {
+      A(r, 0) = x[i] * w;
+    } else {
+      A(r, 0) = w;
+      A(r, 1) = x[i] * w;
+    }
+    b(r) = y[i] * w;
+  }
+  const Eigen::VectorXd c = A.colPivHouseholderQr().solve(b);
+  if (through_origin) {
+    f.slope = c(0);
+  } else {
+    f.intercept = c(0);
+    f.slope = c(1);
+  }
+  double ss = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (y[i] > 0) {
+      const double e = (f.intercept + f.slope * x[i] - y[i]) / y[i];
+      ss += e * e;
+      ++n;
+    }
+  f.rel_rms = n ? std::sqrt(ss / static_cast<double>(n)) : 0;
+  return f;
+}
+
+Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+                       bool relative) {
+  Fit f = fit_line(x, y, through_origin, relative);
+  if (!through_origin && (f.intercept < 0 || f.slope <= 0)) f = fit_line(x, y, true, relative);
+  return f;
+}
+
+Json fit_json(const Fit& f, const char* model) {
+  return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
+          {"relative_rms", f.rel_rms}};
+}
+
+}  // namespace moesim::cli

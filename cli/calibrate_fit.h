@@ -1,0 +1,41 @@
+// The least-squares fits behind `moesim calibrate` (cli/calibrate.cpp, cli/calibrate_trace.cpp): lines of op
+// time against size, and the stamp every fitted value's "source" carries.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+
+namespace moesim::cli {
+
+// What every value's source says: who measured it, where and when.
+struct Stamp {
+  std::string date, host, by;
+};
+// Today's stamp on this host ("moesim calibrate on HOST, DATE: ").
+Stamp calibration_stamp();
+
+struct Fit {
+  double intercept = 0, slope = 0;
+  size_t points = 0;
+  double rel_rms = 0;  // sqrt(mean(((fit - y) / y)^2))
+};
+
+// Ordinary least squares of y = a + b x (or y = b x with through_origin). Unweighted on purpose: the fitted
+// line then reproduces the total time of the ops (residuals sum to zero with an intercept), which is what
+// TPOT adds up; weighting by 1/y fits the typical op instead and, with the long tail of preempted ops on a
+// busy machine, under-estimated the total decompression time by a quarter.
+// The microbenchmarks' points are means at log-spaced sizes, each as good as the next: they are fitted with
+// `relative` weights (1/y: relative error minimised), or the largest size alone would decide the line.
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative = false);
+
+// fit_line, but through the origin wherever the line with an intercept comes out with a negative intercept or a
+// non-positive slope (sizes too alike, or noise): a cost model's fixed cost and rate are never negative.
+Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+                       bool relative = false);
+
+Json fit_json(const Fit& f, const char* model);
+
+}  // namespace moesim::cli

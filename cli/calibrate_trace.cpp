@@ -1,0 +1,403 @@
+#include "cli/calibrate_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/calibrate_fit.h"
+#include "cli/cli_util.h"
+#include "cli/exec_run.h"
+#include "cli/run_figures.h"
+#include "cli/sim_run.h"
+#include "core/error.h"
+#include "core/progress.h"
+#include "core/units.h"
+#include "core/warnings.h"
+
+namespace moesim::cli {
+namespace {
+
+// The runtime's costs over several runs: the mean of each run's figures (runs of one trace: equal weights).
+exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
+  exec::ExecCounters c = runs.back();
+  const auto n = static_cast<double>(runs.size());
+  auto avg = [&](auto field) {
+    double sum = 0;
+    for (const exec::ExecCounters& r : runs) sum += field(r);
+    return sum / n;
+  };
+  c.handoff_latency = avg([](const exec::ExecCounters& r) { return r.handoff_latency; });
+  c.completion_latency = avg([](const exec::ExecCounters& r) { return r.completion_latency; });
+  c.pipeline_latency = avg([](const exec::ExecCounters& r) { return r.pipeline_latency; });
+  c.plan_latency_per_op = avg([](const exec::ExecCounters& r) { return r.plan_latency_per_op; });
+  c.plan_latency_fixed = avg([](const exec::ExecCounters& r) { return r.plan_latency_fixed; });
+  c.plan_tail_per_op = avg([](const exec::ExecCounters& r) { return r.plan_tail_per_op; });
+  c.plan_tail_fixed = avg([](const exec::ExecCounters& r) { return r.plan_tail_fixed; });
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    c.handoff[i] = avg([i](const exec::ExecCounters& r) { return r.handoff[i]; });
+    c.turnaround[i] = avg([i](const exec::ExecCounters& r) { return r.turnaround[i]; });
+  }
+  return c;
+}
+
+// Runs of the calibration trace, measured.
+struct MeasuredRuns {
+  std::vector<serving::RunResult> runs;
+  ExecReport report;  // the last run's, with the runtime's means over all runs as its counters
+};
+
+// The fits of the measured runs' ops: a whole profile, every value's source saying which fit gave it, and a
+// "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
+// `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
+Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
+              const MeasuredRuns& m, const Stamp& st, bool quiet) {
+  const std::vector<serving::RunResult>& runs = m.runs;
+  const ExecReport& report = m.report;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
+  auto add = [&pts](const char* k, double x, double y) {
+    pts[k].first.push_back(x);
+    pts[k].second.push_back(y);
+  };
+  struct ComputeOp {
+    bool expert;
+    double bytes, flops, seconds;
+  };
+  std::vector<ComputeOp> computes;
+  double transfer_sum = 0;
+  size_t transfers = 0;
+  bool recover_on_cpu = false;
+  // Fitted to each op's work, not its wall time: on a machine with fewer cores than busy threads the CPU-bound
+  // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
+  // of ops of whatever run it simulates. With cores to spare, work is wall time.
+  const uint32_t cores = machine_cores();
+  for (const serving::RunResult& r : runs) {
+    const std::vector<double> work = op_work(r.result.timeline, cores, eo.gpu);
+    for (size_t i = 0; i < r.result.timeline.size(); ++i) {
+      const TimelineEvent& e = r.result.timeline[i];
+      const double d = work[i];
+      const Op& op = e.op;
+      switch (op.kind) {
+        case OpKind::kSsdRead:
+          add("read", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kDecompress:
+          add("decompress", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kRecover:
+          add("recover", 2.0 * static_cast<double>(op.bytes), d);
+          recover_on_cpu = op.resource == ResourceClass::kCpu;
+          break;
+        case OpKind::kExpertCompute:
+        case OpKind::kDenseCompute:
+          // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
+          // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
+          computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
+          if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
+          if (op.tokens >= 8) add("compute_flops", op.flops, d);
+          break;
+        case OpKind::kTransfer:
+          transfer_sum += d;
+          ++transfers;
+          add("transfer", static_cast<double>(op.bytes), d);
+          break;
+      }
+    }
+  }
+  auto need = [&](const char* k, const char* why) {
+    if (pts[k].first.size() < 2)
+      throw Error(std::string("calibrate: the calibration run had fewer than 2 ops to fit ") + why +
+                  "; use a trace with prefill and decode steps and a budget that misses (--system zipmoe)");
+  };
+  need("read", "the SSD");
+  need("compute_bytes", "memory-bound compute (decode)");
+  need("compute_flops", "FLOP-bound compute (prefill)");
+  // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
+  const auto [rmin, rmax] = std::minmax_element(pts["read"].first.begin(), pts["read"].first.end());
+  const bool read_origin = *rmax < 1.5 * *rmin;
+  const Fit read = fit_line_or_origin(pts["read"].first, pts["read"].second, read_origin);
+  if (!read_origin && read.intercept == 0)
+    warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
+         "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
+  // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
+  // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
+  const auto [cbmin, cbmax] =
+      std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
+  const Fit cbytes =
+      fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
+  const bool split = pts["decompress"].first.size() >= 2;
+  const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
+  const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
+  Fit rec;
+  if (pts["recover"].first.size() >= 2) {
+    // On a GPU, with an intercept where tensor sizes vary (a launch and a synchronization per recovery);
+    // on a CPU worker through the origin (cpu.memcpy_bandwidth_per_core has no overhead term).
+    const auto [rn, rx] = std::minmax_element(pts["recover"].first.begin(), pts["recover"].first.end());
+    const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
+    rec = fit_line_or_origin(pts["recover"].first, pts["recover"].second, origin);
+  }
+  if (!quiet && rec.points >= 2 && !recover_on_cpu && !gpu)
+    warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
+         "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
+         "validate with --recover-on cpu on a machine without a GPU");
+  // On a GPU the compute ops of a scaled-down or decode-sized model are launch-bound: their bytes and FLOPs at
+  // the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay the
+  // base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op is
+  // one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
+  Fit cflops;
+  Fit dense_over, expert_over;
+  if (gpu) {
+    for (const ComputeOp& c : computes) {
+      const double roof = std::max(c.bytes / p.hw.gpu_memory_bandwidth, c.flops / p.hw.gpu_bf16_flops);
+      Fit& f = c.expert ? expert_over : dense_over;
+      f.intercept += c.seconds - roof;
+      ++f.points;
+    }
+    for (Fit* f : {&dense_over, &expert_over})
+      if (f->points) f->intercept = std::max(0.0, f->intercept / static_cast<double>(f->points));
+    cflops.points = pts["compute_flops"].first.size();
+    cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
+  } else {
+    cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
+  }
+  for (const auto& [what, f] : std::map<std::string, Fit>{
+           {"SSD read", read}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
+    if (!quiet && f.points >= 2 && f.rel_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
+      warn("calibrate: the " + what + " fit leaves a relative RMS residual of " + strprintf("%.0f%%", 100 * f.rel_rms) +
+           " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
+           "shared disk); calibrate again or with a longer trace");
+  if (read.slope <= 0 || cbytes.slope <= 0 || !(cflops.slope > 0) || (split && dec.slope <= 0))
+    throw Error("calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
+                "short or too noisy");
+
+  const std::string& host = st.host;
+  const char* date = st.date.c_str();
+  const std::string& by = st.by;
+  auto val = [&](double v, const std::string& what, const Fit& f) {
+    return Json{{"value", v},
+                {"source", by + what + strprintf(" (%zu ops, relative RMS residual %.1f%%)", f.points, 100 * f.rel_rms)}};
+  };
+  Json prof;
+  prof["name"] = name.empty() ? "calibrated-" + host : name;
+  prof["display_name"] = "This machine (" + host + "), calibrated " + std::string(date) +
+                         (gpu ? "" : "; no GPU: exec's GPU stream is one CPU thread");
+  prof["ssd"] = {{"model", "the disk holding " + a.store},
+                 {"read_bandwidth", val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
+                 {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
+                 {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
+  prof["memory"] = p.hw.raw.value("memory", Json::object());
+  prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
+  const bool discrete = gpu && !p.hw.unified_memory;
+  const double dec_bw = split ? 1.0 / dec.slope : p.hw.cpu_decompress_bandwidth;
+  prof["cpu"] = {{"model", "this machine's CPU"},
+                 {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
+                 {"memcpy_bandwidth_per_core",
+                  rec.points >= 2 && recover_on_cpu
+                      ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
+                      : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
+                 {"flops_per_core", gpu ? p.hw.raw["cpu"].value("flops_per_core", Json(nullptr))
+                                        : val(1.0 / cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", cflops)}};
+  if (prof["cpu"]["flops_per_core"].is_null()) prof["cpu"].erase("flops_per_core");
+  if (prof["cpu"]["memcpy_bandwidth_per_core"].is_null())
+    throw Error("calibrate: no recovery ran on a CPU worker and the base profile " + p.hw.origin +
+                " has no cpu.memcpy_bandwidth_per_core to keep");
+  if (dec_bw > 0)
+    prof["cpu"]["decompress_bandwidth_per_core"] =
+        split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
+              : p.hw.raw["cpu"].value("decompress_bandwidth_per_core", Json(nullptr));
+  if (gpu) {
+    const std::string kept = by + "kept from " + p.hw.origin + ": this GPU's compute ops were launch-bound";
+    prof["gpu"] = {{"model", report.platform},
+                   {"bf16_flops", {{"value", p.hw.gpu_bf16_flops}, {"source", kept}}},
+                   {"memory_bandwidth", {{"value", p.hw.gpu_memory_bandwidth}, {"source", kept}}},
+                   {"kernel_overhead", val(dense_over.intercept, "dense compute: mean of time - roofline (one GEMM)", dense_over)},
+                   {"expert_overhead", val(expert_over.intercept, "expert compute: mean of time - roofline (three GEMMs and the activation)", expert_over)}};
+  } else {
+    prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"},
+                   {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
+                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
+                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-2 token compute fit: fixed cost per compute op", cbytes)}};
+  }
+  if (gpu && !recover_on_cpu && rec.points >= 2) {
+    prof["gpu"]["recover_bandwidth"] = val(1.0 / rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", rec);
+    prof["gpu"]["recover_overhead"] = val(std::max(rec.intercept, 0.0), "intercept of the same fit (launch + synchronization)", rec);
+  }
+  Fit xfer;
+  if (discrete && pts["transfer"].first.size() >= 2) {
+    const auto [tn, tx] = std::minmax_element(pts["transfer"].first.begin(), pts["transfer"].first.end());
+    xfer = fit_line_or_origin(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
+  }
+  if (discrete && xfer.points >= 2 && xfer.slope > 0) {
+    prof["link"] = {{"kind", "pcie"},
+                    {"bandwidth", val(1.0 / xfer.slope, "host-to-device copies (pageable memory): latency + bytes / bandwidth", xfer)},
+                    {"latency", val(std::max(xfer.intercept, 0.0), "intercept of the same fit", xfer)}};
+  } else if (discrete) {
+    prof["link"] = p.hw.raw.value("link", Json::object());
+  } else {
+    prof["link"] = {{"kind", "uma"},
+                    {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
+                    {"latency", {{"value", transfers ? transfer_sum / static_cast<double>(transfers) : 0.0},
+                                 {"source", by + "mean of " + std::to_string(transfers) + " transfer hand-offs"}}}};
+  }
+  const auto& c = report.counters;
+  prof["runtime"] = {
+      {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
+      {"pipeline_latency", {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
+      {"wake_latency", {{"value", c.completion_latency}, {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}},
+      {"plan_latency_per_op", {{"value", c.plan_latency_per_op}, {"source", by + "the pipeline's work to plan a layer invocation up to its first submission, per op planned"}}},
+      {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
+      {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
+      {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
+  prof["runtime"]["cpu_cores"] = {
+      {"value", cores},
+      {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) + " CPU workers" +
+                     (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
+  prof["runtime"]["gpu_stream_on_cpu"] = {
+      {"value", !eo.gpu},
+      {"source", by + (eo.gpu ? "exec ran the GPU stream on a CUDA device" : "no CUDA GPU: exec's GPU stream is a CPU thread")}};
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
+  Json cal;
+  cal["date"] = date;
+  cal["host"] = host;
+  cal["store"] = a.store;
+  cal["trace"] = a.trace;
+  cal["model"] = a.load.model;
+  cal["system"] = a.system;
+  cal["workers"] = eo.workers;
+  cal["runs"] = runs.size();
+  cal["direct_io"] = report.direct_io;
+  cal["io"] = report.io;
+  cal["platform"] = report.platform;
+  cal["fits"] = {{"ssd_read", fit_json(read, "latency + bytes / bandwidth")},
+                 {"decompress", fit_json(dec, "bytes / bandwidth")},
+                 {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
+                 {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
+                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)")},
+                 {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
+  if (gpu)
+    cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},
+                                        {"expert", fit_json(expert_over, "mean of time - roofline")}};
+  prof["calibration"] = cal;
+  if (!quiet)
+    std::fprintf(stderr,
+                 "calibrated %s: SSD %s + %s/s per read, decompress %s/s per core, recover %s/s, compute %.2f GFLOP/s "
+                 "and %s/s of weights; "
+                 "runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
+                 host.c_str(), format_seconds(std::max(read.intercept, 0.0)).c_str(),
+                 format_bytes(static_cast<uint64_t>(1.0 / read.slope)).c_str(),
+                 format_bytes(static_cast<uint64_t>(dec_bw)).c_str(),
+                 rec.points >= 2 ? format_bytes(static_cast<uint64_t>(1.0 / rec.slope)).c_str() : "-",
+                 1e-9 / cflops.slope, format_bytes(static_cast<uint64_t>(1.0 / cbytes.slope)).c_str(),
+                 format_seconds(c.handoff_latency).c_str(),
+                 format_seconds(c.pipeline_latency).c_str(), format_seconds(c.completion_latency).c_str(),
+                 a.out.c_str());
+  return prof;
+}
+
+}  // namespace
+
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st) {
+  PreparedRun p;
+  prepare_run(a, p);
+  serving::SystemConfig cfg = p.cfg;
+  cfg.record_timeline = true;
+  const ExecRunOptions eo = exec_options(a, p.hw);
+  const bool pilot = o.pilot && cfg.system == "zipmoe";
+  std::optional<Progress> bar;
+  const uint64_t steps = p.stream.steps();
+  uint64_t done_before = 0;
+  cfg.on_step = [&bar, &done_before, steps, &o, pilot](uint64_t done, uint64_t) {
+    if (!bar) bar.emplace("calibrate", steps * (o.repeat + (pilot ? 1 : 0)));
+    bar->set(done_before + done);
+  };
+  // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so that
+  // one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set the
+  // profile. `planner`: the profile whose estimates the runs plan and schedule with.
+  auto serve = [&](const HardwareProfile& planner, uint32_t n) {
+    MeasuredRuns m;
+    std::vector<exec::ExecCounters> counters;
+    for (uint32_t i = 0; i < n; ++i) {
+      m.runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report));
+      counters.push_back(m.report.counters);
+      done_before += steps;
+    }
+    m.report.counters = mean_runtime(counters);
+    return m;
+  };
+  auto plan_of = [](const serving::RunResult& r) {
+    return r.plan.is_object() ? r.plan.value("ratios", std::string()) : std::string();
+  };
+  HardwareProfile planner = p.hw;
+  std::string pilot_plan;
+  if (pilot) {
+    const MeasuredRuns first = serve(p.hw, 1);
+    pilot_plan = plan_of(first.runs[0]);
+    planner = hardware_from_json(fit_runs(a, o.name, p, eo, first, st, true), "the pilot run's fit");
+  }
+  const MeasuredRuns m = serve(planner, o.repeat);
+  if (bar) bar->finish();
+  Json prof = fit_runs(a, o.name, p, eo, m, st, false);
+
+  // In sample: the fitted profile simulating the trace it was fitted to, against the measured runs' median
+  // TPOT. Far off means the cost model misses something this machine does even on the ops it was fitted to
+  // (or the runs varied: their spread is beside it).
+  const HardwareProfile fitted = hardware_from_json(prof, a.out);
+  sim::SimOptions so;
+  so.io_depth = a.io_depth;
+  so.cpu_workers = eo.workers;
+  apply_runtime_section(fitted, so);
+  serving::SystemConfig scfg = p.cfg;
+  scfg.record_timeline = false;
+  const serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
+  std::vector<double> tpots;
+  Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
+  for (const serving::RunResult& r : m.runs) {
+    tpots.push_back(figures_of(r.result).tpot);
+    Json kinds = Json::object();
+    for (const TimelineEvent& e : r.result.timeline) {
+      std::string k = op_kind_name(e.op.kind);
+      if (e.op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(e.op.part);
+      if (!kinds.contains(k)) kinds[k] = {{"ops", uint64_t{0}}, {"seconds", 0.0}};
+      Json& kj = kinds[k];
+      kj["ops"] = kj["ops"].get<uint64_t>() + 1;
+      kj["seconds"] = kj["seconds"].get<double>() + (e.timing.end - e.timing.start);
+    }
+    per_run.push_back({{"tpot_s", tpots.back()}, {"op_kinds", kinds}});
+  }
+  const double measured = quantile(tpots, 0.5), simulated = figures_of(sim.result).tpot;
+  const auto [lo, hi] = std::minmax_element(tpots.begin(), tpots.end());
+  const double error = measured > 0 ? simulated / measured - 1 : std::nan("");
+  const std::string runs_plan = plan_of(m.runs[0]), profile_plan = plan_of(sim);
+  Json in;
+  in["runs_tpot_s"] = tpots;
+  in["exec_tpot_median_s"] = measured;
+  in["exec_tpot_spread"] = *lo > 0 ? *hi / *lo - 1 : 0.0;
+  in["sim_tpot_s"] = simulated;
+  in["runs"] = per_run;
+  in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
+  prof["calibration"]["in_sample"] = in;
+  prof["calibration"]["planned_with"] = planner.origin;
+  if (pilot) prof["calibration"]["pilot"] = {{"hardware", p.hw.origin}, {"plan", pilot_plan}, {"runs_plan", runs_plan}};
+  if (!runs_plan.empty()) {
+    prof["calibration"]["in_sample"]["runs_plan"] = runs_plan;
+    prof["calibration"]["in_sample"]["profile_plan"] = profile_plan;
+  }
+  std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
+                       "of %zu run%s, spread %.1f%%): %+.2f%%\n",
+               format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
+               tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error);
+  if (runs_plan != profile_plan)
+    warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan + ", but the calibration runs " +
+         "were served with " + runs_plan + " (planned with " + planner.origin + "): they measured another mix of "
+         "ops than runs with this profile will make; calibrate again with --hw " + a.out);
+  return prof;
+}
+
+}  // namespace moesim::cli

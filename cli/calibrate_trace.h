@@ -1,0 +1,29 @@
+// `moesim calibrate` with a calibration trace: serves it for real (`moesim exec`), fits the simulator's cost
+// models to every op's duration (cli/calibrate.cpp lists the fields) and checks the fitted profile on the runs
+// it came from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli/calibrate_fit.h"
+#include "cli/run_setup.h"
+#include "core/json_io.h"
+
+namespace moesim::cli {
+
+struct TraceCalibrationOptions {
+  std::string name;     // the profile's name ("" = calibrated-HOST)
+  uint32_t repeat = 1;  // measured runs, every op of each in the fits
+  // A system whose decisions read the cost model (zipmoe: the pool planner, ZipMoE Alg. 4, and the scheduler,
+  // Alg. 1) first serves the trace once under the base profile; the measured runs then plan with that pilot
+  // run's fit, so they exercise the plan the calibrated profile will make rather than the base profile's.
+  bool pilot = true;
+};
+
+// The profile (hardware-profile JSON with a "calibration" section). After the fit it simulates the calibration
+// trace with the profile and reports the in-sample error against the measured runs (calibration.in_sample),
+// warning when the profile would plan differently from the runs it was fitted to.
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st);
+
+}  // namespace moesim::cli

@@ -1,0 +1,21 @@
+// The figures `moesim validate` and `moesim calibrate` compare between a measured and a simulated run of one
+// trace: TPOT and TTFT (means over the decode and prefill steps) and the per-layer makespan (median, p95).
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "core/pipeline.h"
+
+namespace moesim::cli {
+
+// The q-quantile of v by linear interpolation between order statistics; NaN when v is empty.
+double quantile(std::vector<double> v, double q);
+
+struct Figures {
+  double tpot = std::nan(""), ttft = std::nan(""), layer_median = std::nan(""), layer_p95 = std::nan("");
+};
+
+Figures figures_of(const PipelineResult& r);
+
+}  // namespace moesim::cli
