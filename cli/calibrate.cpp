@@ -6,11 +6,13 @@
 // cli/calibrate_trace.cpp. It serves the calibration trace for real (`moesim exec`, the same code paths every later exec runs), records
 // every op's duration, and fits by least squares (Eigen) the linear cost models of sim/cost_model.h and
 // sim/resources.h:
-//   ssd.read_latency, ssd.read_bandwidth        read  = latency + bytes / bandwidth (SM- and E-chunk reads)
+//   ssd.read_latency, ssd.read_bandwidth        read  = latency + bytes / bandwidth (SM- and E-chunk reads of
+//                                               decode steps; ssd.prefill_read_* those of prefill steps)
 //   cpu.decompress_bandwidth_per_core           decompress = bytes / bandwidth (through the origin)
 //   cpu.memcpy_bandwidth_per_core               recover on a CPU worker = 2 bytes / bandwidth
 //   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops / peak):
-//                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens
+//                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens;
+//   gpu.fresh_expert_overhead                   experts on weights their request just read or recovered (mean)
 // Fits are ordinary least squares, through the origin except the SSD's (mean-preserving: the fitted model
 // reproduces the total time of the calibration run's ops, contention included, which is what TPOT adds up).
 //   link.latency                                transfer (shared memory: a hand-off only)

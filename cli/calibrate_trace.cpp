@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
 // Runs of the calibration trace, measured.
 struct MeasuredRuns {
   std::vector<serving::RunResult> runs;
+  std::vector<exec::ExecCounters> counters;  // each run's
   ExecReport report;  // the last run's, with the runtime's means over all runs as its counters
 };
 
@@ -53,9 +55,7 @@ struct MeasuredRuns {
 // "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
 // `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
-              const MeasuredRuns& m, const Stamp& st, bool quiet) {
-  const std::vector<serving::RunResult>& runs = m.runs;
-  const ExecReport& report = m.report;
+              std::span<const serving::RunResult> runs, const ExecReport& report, const Stamp& st, bool quiet) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
   auto add = [&pts](const char* k, double x, double y) {
     pts[k].first.push_back(x);
@@ -82,6 +82,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
       switch (op.kind) {
         case OpKind::kSsdRead:
           add("read", static_cast<double>(op.bytes), d);
+          add(op.prefill ? "read_bulk" : "read_sparse", static_cast<double>(op.bytes), d);
           break;
         case OpKind::kDecompress:
           add("decompress", static_cast<double>(op.bytes), d);
@@ -95,7 +96,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
           // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
           // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
           computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
-          if (op.tokens <= 2) add("compute_bytes", static_cast<double>(op.bytes), d);
+          // Weights the request just produced (Op::fresh) are read from the last-level cache: a rate of their own.
+          if (op.tokens <= 2) add(op.fresh ? "compute_fresh" : "compute_bytes", static_cast<double>(op.bytes), d);
           if (op.tokens >= 8) add("compute_flops", op.flops, d);
           break;
         case OpKind::kTransfer:
@@ -114,19 +116,41 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   need("read", "the SSD");
   need("compute_bytes", "memory-bound compute (decode)");
   need("compute_flops", "FLOP-bound compute (prefill)");
+  // A decode step's sparse reads set ssd.read_*, a prefill's bulk reads (nearly every expert of a layer back to
+  // back) ssd.prefill_read_*: one line each where both phases read, else one over all reads. TPOT is decode:
+  // on the 2-core VM a prefill read took 27-36% longer, and one line over both over-estimated decode reads.
+  const bool phases = pts["read_sparse"].first.size() >= 2 && pts["read_bulk"].first.size() >= 2;
   // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
-  const auto [rmin, rmax] = std::minmax_element(pts["read"].first.begin(), pts["read"].first.end());
-  const bool read_origin = *rmax < 1.5 * *rmin;
-  const Fit read = fit_line_or_origin(pts["read"].first, pts["read"].second, read_origin);
-  if (!read_origin && read.intercept == 0)
-    warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
-         "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
+  auto fit_reads = [&](const char* k) {
+    const auto [rmin, rmax] = std::minmax_element(pts[k].first.begin(), pts[k].first.end());
+    const bool origin = *rmax < 1.5 * *rmin;
+    const Fit f = fit_line_or_origin(pts[k].first, pts[k].second, origin);
+    if (!quiet && !origin && f.intercept == 0)
+      warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
+           "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
+    return f;
+  };
+  const Fit read = fit_reads(phases ? "read_sparse" : "read");
+  const Fit bulk = phases ? fit_reads("read_bulk") : Fit{};
   // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
       std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
   const Fit cbytes =
       fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
+  // Expert compute on fresh weights (1-2 tokens): their mean time, a fixed cost (the weights come from the
+  // last-level cache, so the DRAM-bound term of the line above does not apply; a line through the dense and
+  // resident experts gives a fixed cost above the fresh experts' whole time here). Only where a CPU thread
+  // emulates the GPU stream: on a GPU the rates are the datasheet's and the fixed costs fitted per kind below.
+  Fit fresh;
+  if (!eo.gpu && pts["compute_fresh"].first.size() >= 2) {
+    for (double y : pts["compute_fresh"].second) fresh.intercept += y;
+    fresh.points = pts["compute_fresh"].second.size();
+    fresh.intercept /= static_cast<double>(fresh.points);
+    double ss = 0;
+    for (double y : pts["compute_fresh"].second) ss += y > 0 ? (fresh.intercept - y) * (fresh.intercept - y) / (y * y) : 0;
+    fresh.rel_rms = std::sqrt(ss / static_cast<double>(fresh.points));
+  }
   const bool split = pts["decompress"].first.size() >= 2;
   const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
   const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
@@ -163,7 +187,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
   }
   for (const auto& [what, f] : std::map<std::string, Fit>{
-           {"SSD read", read}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
+           {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
     if (!quiet && f.points >= 2 && f.rel_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
       warn("calibrate: the " + what + " fit leaves a relative RMS residual of " + strprintf("%.0f%%", 100 * f.rel_rms) +
            " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
@@ -187,6 +211,13 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
                  {"read_bandwidth", val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
                  {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
                  {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
+  if (phases && bulk.slope > 0) {
+    prof["ssd"]["read_bandwidth"]["source"] = by + "fit of a decode step's O_DIRECT chunk reads: latency + bytes / bandwidth" +
+                                              strprintf(" (%zu ops, relative RMS residual %.1f%%)", read.points, 100 * read.rel_rms);
+    prof["ssd"]["prefill_read_bandwidth"] =
+        val(1.0 / bulk.slope, "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
+    prof["ssd"]["prefill_read_latency"] = val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
+  }
   prof["memory"] = p.hw.raw.value("memory", Json::object());
   prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
   const bool discrete = gpu && !p.hw.unified_memory;
@@ -219,6 +250,9 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
                    {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
                    {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
                    {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-2 token compute fit: fixed cost per compute op", cbytes)}};
+    if (fresh.points >= 2)
+      prof["gpu"]["fresh_expert_overhead"] =
+          val(fresh.intercept, "mean time of an expert's compute (1-2 tokens) on weights its request had just read or recovered (in the last-level cache)", fresh);
   }
   if (gpu && !recover_on_cpu && rec.points >= 2) {
     prof["gpu"]["recover_bandwidth"] = val(1.0 / rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", rec);
@@ -275,30 +309,43 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   cal["direct_io"] = report.direct_io;
   cal["io"] = report.io;
   cal["platform"] = report.platform;
-  cal["fits"] = {{"ssd_read", fit_json(read, "latency + bytes / bandwidth")},
+  cal["fits"] = {{"ssd_read", fit_json(read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
+                                                    : "latency + bytes / bandwidth")},
+                 {"ssd_read_prefill", fit_json(bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
                  {"decompress", fit_json(dec, "bytes / bandwidth")},
                  {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
                  {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
                  {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)")},
+                 {"compute_fresh", fit_json(fresh, "mean (1-2 tokens, fresh weights)")},
                  {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
   if (gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(expert_over, "mean of time - roofline")}};
   prof["calibration"] = cal;
-  if (!quiet)
-    std::fprintf(stderr,
-                 "calibrated %s: SSD %s + %s/s per read, decompress %s/s per core, recover %s/s, compute %.2f GFLOP/s "
-                 "and %s/s of weights; "
-                 "runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
-                 host.c_str(), format_seconds(std::max(read.intercept, 0.0)).c_str(),
-                 format_bytes(static_cast<uint64_t>(1.0 / read.slope)).c_str(),
-                 format_bytes(static_cast<uint64_t>(dec_bw)).c_str(),
-                 rec.points >= 2 ? format_bytes(static_cast<uint64_t>(1.0 / rec.slope)).c_str() : "-",
-                 1e-9 / cflops.slope, format_bytes(static_cast<uint64_t>(1.0 / cbytes.slope)).c_str(),
-                 format_seconds(c.handoff_latency).c_str(),
-                 format_seconds(c.pipeline_latency).c_str(), format_seconds(c.completion_latency).c_str(),
-                 a.out.c_str());
   return prof;
+}
+
+// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the runs'
+// own fits becomes their median; its source says so. calibration.values_from records the rule.
+void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
+  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
+    if (!prof.contains(section)) continue;
+    for (auto& [key, v] : prof[section].items()) {
+      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
+      std::vector<double> xs;
+      for (const Json& r : own) {
+        const Json* x = r.contains(section) && r[section].contains(key) ? &r[section][key] : nullptr;
+        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number()) xs.push_back((*x)["value"].get<double>());
+      }
+      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; })) continue;
+      const double all = v["value"].get<double>();
+      v["value"] = quantile(xs, 0.5);
+      if (v.contains("source"))
+        v["source"] = v["source"].get<std::string>() +
+                      strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
+    }
+  }
+  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
 }
 
 }  // namespace
@@ -322,13 +369,12 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   // profile. `planner`: the profile whose estimates the runs plan and schedule with.
   auto serve = [&](const HardwareProfile& planner, uint32_t n) {
     MeasuredRuns m;
-    std::vector<exec::ExecCounters> counters;
     for (uint32_t i = 0; i < n; ++i) {
       m.runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report));
-      counters.push_back(m.report.counters);
+      m.counters.push_back(m.report.counters);
       done_before += steps;
     }
-    m.report.counters = mean_runtime(counters);
+    m.report.counters = mean_runtime(m.counters);
     return m;
   };
   auto plan_of = [](const serving::RunResult& r) {
@@ -339,16 +385,57 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   if (pilot) {
     const MeasuredRuns first = serve(p.hw, 1);
     pilot_plan = plan_of(first.runs[0]);
-    planner = hardware_from_json(fit_runs(a, o.name, p, eo, first, st, true), "the pilot run's fit");
+    planner = hardware_from_json(fit_runs(a, o.name, p, eo, first.runs, first.report, st, true), "the pilot run's fit");
   }
   const MeasuredRuns m = serve(planner, o.repeat);
   if (bar) bar->finish();
-  Json prof = fit_runs(a, o.name, p, eo, m, st, false);
+  Json prof = fit_runs(a, o.name, p, eo, m.runs, m.report, st, false);
+  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
+  // (this VM's disk made one calibration run of three 18% slower than the other two) then moves the profile no
+  // more than it moves the median of the validation's runs, which is what the profile is checked against.
+  if (m.runs.size() >= 3) {
+    std::vector<Json> own;
+    try {
+      for (size_t i = 0; i < m.runs.size(); ++i) {
+        ExecReport r = m.report;
+        r.counters = m.counters[i];
+        own.push_back(fit_runs(a, o.name, p, eo, std::span<const serving::RunResult>(&m.runs[i], 1), r, st, true));
+      }
+    } catch (const Error& e) {
+      own.clear();
+      warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
+           "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
+    }
+    if (!own.empty()) take_median_of_runs(prof, own);
+  }
+  if (!prof["calibration"].contains("values_from"))
+    prof["calibration"]["values_from"] = m.runs.size() == 1 ? "the run's fit" : "the fit over every run's ops";
 
   // In sample: the fitted profile simulating the trace it was fitted to, against the measured runs' median
   // TPOT. Far off means the cost model misses something this machine does even on the ops it was fitted to
   // (or the runs varied: their spread is beside it).
   const HardwareProfile fitted = hardware_from_json(prof, a.out);
+  {
+    const bool bulk = prof["ssd"].contains("prefill_read_bandwidth");
+    const bool cpu_recover = prof["calibration"]["fits"]["recover"]["points"].get<size_t>() >= 2;
+    std::fprintf(stderr,
+                 "calibrated %s: SSD %s + %s/s per read%s, decompress %s/s per core, recover %s/s, compute %.2f "
+                 "GFLOP/s and %s/s of weights; runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
+                 st.host.c_str(), format_seconds(fitted.ssd_read_latency).c_str(),
+                 format_bytes(static_cast<uint64_t>(fitted.ssd_read_bandwidth)).c_str(),
+                 bulk ? strprintf(" (prefill: %s + %s/s)", format_seconds(fitted.ssd_prefill_read_latency).c_str(),
+                                  format_bytes(static_cast<uint64_t>(fitted.ssd_prefill_read_bandwidth)).c_str())
+                            .c_str()
+                      : "",
+                 format_bytes(static_cast<uint64_t>(fitted.cpu_decompress_bandwidth)).c_str(),
+                 cpu_recover ? format_bytes(static_cast<uint64_t>(eo.gpu ? fitted.gpu_recover_bandwidth
+                                                                         : fitted.cpu_memcpy_bandwidth)).c_str()
+                             : "-",
+                 1e-9 * fitted.gpu_bf16_flops, format_bytes(static_cast<uint64_t>(fitted.gpu_memory_bandwidth)).c_str(),
+                 format_seconds(fitted.raw["runtime"]["dispatch_latency"]["value"].get<double>()).c_str(),
+                 format_seconds(fitted.raw["runtime"]["pipeline_latency"]["value"].get<double>()).c_str(),
+                 format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), a.out.c_str());
+  }
   sim::SimOptions so;
   so.io_depth = a.io_depth;
   so.cpu_workers = eo.workers;

@@ -53,6 +53,12 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   };
   h.ssd_read_bandwidth = positive(get("ssd", "read_bandwidth", "rate"), "ssd.read_bandwidth");
   h.ssd_read_latency = get("ssd", "read_latency", "time");
+  h.ssd_prefill_read_bandwidth =
+      j.at("ssd").contains("prefill_read_bandwidth")
+          ? positive(get("ssd", "prefill_read_bandwidth", "rate"), "ssd.prefill_read_bandwidth")
+          : h.ssd_read_bandwidth;
+  h.ssd_prefill_read_latency =
+      j.at("ssd").contains("prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
   h.ssd_queue_depth = static_cast<uint32_t>(positive(get("ssd", "queue_depth", "number"), "ssd.queue_depth"));
   h.memory_capacity = static_cast<uint64_t>(positive(get("memory", "capacity", "bytes"), "memory.capacity"));
   h.memory_bandwidth = positive(get("memory", "bandwidth", "rate"), "memory.bandwidth");
@@ -70,6 +76,8 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
   h.gpu_expert_overhead =
       j.at("gpu").contains("expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
+  if (j.at("gpu").contains("fresh_expert_overhead"))
+    h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
   h.gpu_recover_bandwidth = j.at("gpu").contains("recover_bandwidth")
                                 ? positive(get("gpu", "recover_bandwidth", "rate"), "gpu.recover_bandwidth")
                                 : h.gpu_memory_bandwidth;

@@ -113,6 +113,7 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
   Op base;
   base.layer = static_cast<uint16_t>(layer);
   base.expert = expert;
+  base.prefill = v.phase == 0;
   tails_.clear();
   const ExpertState st = found.state;
   const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
@@ -187,6 +188,7 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
     compute.bytes = costs_.expert_bytes[layer];
     compute.tokens = tokens;
     compute.flops = costs_.expert_flops_per_token * tokens;
+    compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
     if (tails_.empty()) tails_.push_back(dense);
     req.compute_op = g.add(compute, tails_);
   } else {
@@ -222,6 +224,7 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
       r.layer = static_cast<uint16_t>(layer);
       r.expert = expert;
       r.tensor = static_cast<uint16_t>(t);
+      r.prefill = v.phase == 0;
       if (has_e(to) && !has_e(from))
         for (uint32_t s = 0; s < k; ++s) {
           const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
@@ -461,6 +464,7 @@ void Pipeline::start_invocation(uint32_t inv) {
   dense.bytes = costs_.dense_bytes[layer];
   dense.tokens = step_timing_.tokens;
   dense.flops = costs_.dense_flops_per_token * step_timing_.tokens;
+  dense.prefill = !decode;
   const uint32_t dense_op = v.graph.add(dense);
 
   demands_.clear();

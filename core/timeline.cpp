@@ -453,6 +453,7 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
       o.us(to_ns(e.timing.submitted));
     }
     if (op.prefetch) o.raw(",\"prefetch\":true");
+    if (op.fresh) o.raw(",\"fresh\":true");
     o.raw("}}");
   }
 

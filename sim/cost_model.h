@@ -6,7 +6,9 @@
 //   dense_compute   max(bytes / gpu_memory_bandwidth, flops / gpu_bf16_flops) + gpu_kernel_overhead
 //   expert_compute  the same roofline: weights are read once per invocation (bytes), 2 FLOPs per weight
 //                   element per routed token (flops); so a decode token with few tokens is memory-bound; its
-//                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead)
+//                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead); on weights
+//                   its request has just produced (Op::fresh: still in the last-level cache) it is
+//                   flops / gpu_bf16_flops + gpu_fresh_expert_overhead where the profile has that field
 //   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes, writes
 //                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without
 //                   gpu.recover_* uses gpu_memory_bandwidth and gpu_kernel_overhead
@@ -29,7 +31,7 @@ class CostModel {
   // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
   // needed parameter.
   double duration(const Op& op) const;
-  double roofline(uint64_t bytes, double flops) const;
+  double roofline(uint64_t bytes, double flops, double bandwidth) const;
   const HardwareProfile& hardware() const { return hw_; }
 
  private:

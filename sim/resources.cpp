@@ -6,8 +6,8 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap) {
-  heap_.push_back(Item{priority, next_seq_++, job, amount, gap});
+void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk) {
+  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -31,7 +31,7 @@ void ServerPool::submit(uint32_t job, int64_t priority, double duration, double 
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
     for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, duration, 0});
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0});
   }
   queue_.push(priority, job, duration, gap);
   queue_.report();
@@ -94,6 +94,7 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
     : engine_(engine),
       bandwidth_(bandwidth),
       latency_(latency),
+      bulk_latency_(latency),
       listener_(listener),
       slots_(std::max(queue_depth, 1u)) {}
 
@@ -103,10 +104,16 @@ void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
 }
 
-void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes) {
+void Ssd::set_bulk_rate(double bandwidth, double latency) {
+  bulk_scale_ = bandwidth_ / bandwidth;
+  bulk_latency_ = latency;
+}
+
+void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   ++ops_;
   bytes_ += bytes;
-  queue_.push(priority, job, static_cast<double>(bytes));
+  // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
+  queue_.push(priority, job, static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0), 0, bulk);
   admit();
   queue_.report();
 }
@@ -118,7 +125,7 @@ void Ssd::admit() {
     const JobQueue::Item it = queue_.pop();
     slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
     set_in_service(+1);
-    engine_.schedule(engine_.now() + latency_, this, kLatencyEvent | s);
+    engine_.schedule(engine_.now() + (it.bulk ? bulk_latency_ : latency_), this, kLatencyEvent | s);
   }
 }
 
@@ -184,9 +191,9 @@ ResourceStats Ssd::stats() const {
 IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener)
     : ssd_(ssd), engine_(engine), depth_(std::max(depth, 1u)), listener_(listener) {}
 
-void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes) {
+void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   ++ops_;
-  queue_.push(priority, job, static_cast<double>(bytes));
+  queue_.push(priority, job, static_cast<double>(bytes), 0, bulk);
   dispatch();
   queue_.report();
 }
@@ -195,7 +202,7 @@ void IoThread::dispatch() {
   while (outstanding_ < depth_ && !queue_.empty()) {
     const JobQueue::Item it = queue_.pop();
     if (outstanding_++ == 0) busy_since_ = engine_.now();
-    ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount));
+    ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
   }
 }
 

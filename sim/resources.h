@@ -46,10 +46,11 @@ class JobQueue {
     int64_t priority;
     uint64_t seq;
     uint32_t job;
+    bool bulk;      // SSD: a prefill step's read (Op::prefill), at the bulk rate
     double amount;  // duration (pool) or bytes (SSD)
     double gap;     // pool: the unit's turnaround before it starts this job after another
   };
-  void push(int64_t priority, uint32_t job, double amount, double gap = 0);
+  void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false);
   Item pop();
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -114,7 +115,10 @@ class ServerPool : public EventHandler {
 class Ssd : public EventHandler {
  public:
   Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener);
-  void submit(uint32_t job, int64_t priority, uint64_t bytes);
+  // A prefill step's reads (bulk: nearly every expert of a layer back to back) at their own rate and latency;
+  // by default the same as the others'.
+  void set_bulk_rate(double bandwidth, double latency);
+  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
   void on_event(uint64_t arg) override;
 
   // Busy time = time with at least one request in service.
@@ -137,6 +141,7 @@ class Ssd : public EventHandler {
 
   EventEngine& engine_;
   double bandwidth_, latency_;
+  double bulk_scale_ = 1, bulk_latency_;  // a bulk read moves bytes * bulk_scale_ at bandwidth_
   JobListener* listener_;
   std::vector<Slot> slots_;
   uint32_t used_slots_ = 0;                          // 1 + the highest slot index ever used: loops stop there
@@ -152,7 +157,7 @@ class Ssd : public EventHandler {
 class IoThread : public JobListener {
  public:
   IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
-  void submit(uint32_t job, int64_t priority, uint64_t bytes);
+  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }

@@ -17,6 +17,8 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_) {
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
+  if (hw.ssd_prefill_read_bandwidth > 0)  // 0: a profile built in code without them, the same rate
+    ssd_.set_bulk_rate(hw.ssd_prefill_read_bandwidth, hw.ssd_prefill_read_latency);
   if (opt_.cpu_cores > 0) {
     cpu_.share_cores(&cores_);
     if (opt_.gpu_on_cpu) gpu_.share_cores(&cores_);
@@ -85,7 +87,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
         measured_io_.submit(job, op.priority, duration(op), gap);
         return;
       }
-      io_.submit(job, op.priority, op.bytes);
+      io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
     case ResourceClass::kCpu:
       cpu_.add_bytes(op.bytes);
@@ -182,6 +184,8 @@ double SimPlatform::estimate(const Op& op) const {
   if (op.resource == ResourceClass::kSsd) {
     // An idle SSD: the per-request latency plus the bytes at full bandwidth (sim/resources.h's Ssd).
     const HardwareProfile& hw = cost_.hardware();
+    if (op.prefill && hw.ssd_prefill_read_bandwidth > 0)
+      return hw.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw.ssd_prefill_read_bandwidth;
     return hw.ssd_read_latency + static_cast<double>(op.bytes) / hw.ssd_read_bandwidth;
   }
   return cost_.duration(op);

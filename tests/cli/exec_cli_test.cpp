@@ -177,6 +177,9 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   // The contention model's row, and what the structure check ran with.
   EXPECT_THAT(text, HasSubstr("structure_no_contention,tpot,"));
   EXPECT_TRUE(e["structure_no_contention"]["tpot"].is_number());
+  // And the runtime's costs as means, as the cost check charges them.
+  EXPECT_THAT(text, HasSubstr("structure_mean_runtime,tpot,"));
+  EXPECT_TRUE(e["structure_mean_runtime"]["tpot"].is_number());
   EXPECT_GE(e["structure"]["cpu_cores"].get<uint32_t>(), 1u);
   EXPECT_TRUE(e["structure"]["gpu_stream_on_cpu"].get<bool>());
   EXPECT_GE(e["structure"]["dispatch_latency_ssd_s"].get<double>(), 0);
@@ -245,18 +248,21 @@ TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
 TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSample) {
   const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
                            " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
-  const CliResult c = moesim_cli(args + " --repeat 2 -o " + dir_ + "/pilot.json");
+  const CliResult c = moesim_cli(args + " --repeat 3 -o " + dir_ + "/pilot.json");
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_THAT(c.err, HasSubstr("in sample: the profile simulates the calibration trace at TPOT"));
   const Json p = Json::parse(read_text(dir_ + "/pilot.json"));
   const Json& cal = p["calibration"];
-  EXPECT_EQ(cal["runs"], 2);
+  EXPECT_EQ(cal["runs"], 3);
   EXPECT_EQ(cal["planned_with"], "the pilot run's fit");
+  // Three runs: each fitted value is the median of the runs' own fits, and says so.
+  EXPECT_EQ(cal["values_from"], "the median of the 3 runs' own fits");
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("the median of the 3 runs' own fits"));
   EXPECT_THAT(cal["pilot"]["hardware"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
   EXPECT_THAT(cal["pilot"]["plan"].get<std::string>(), ::testing::MatchesRegex("[FCSE]=.*"));  // pool ratios
   const Json& in = cal["in_sample"];
-  ASSERT_EQ(in["runs_tpot_s"].size(), 2u);
-  ASSERT_EQ(in["runs"].size(), 2u);
+  ASSERT_EQ(in["runs_tpot_s"].size(), 3u);
+  ASSERT_EQ(in["runs"].size(), 3u);
   EXPECT_GT(in["sim_tpot_s"].get<double>(), 0);
   EXPECT_GT(in["exec_tpot_median_s"].get<double>(), 0);
   EXPECT_TRUE(in["tpot_error"].is_number());
@@ -271,12 +277,15 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
       if (kind.rfind("ssd_read", 0) == 0) reads += v["ops"].get<uint64_t>();
     EXPECT_TRUE(r["op_kinds"].contains("decompress"));
   }
-  EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>(), reads);
+  // (a decode step's reads and a prefill's, fitted apart when both phases read)
+  EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>() + cal["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(),
+            reads);
   // --no-pilot, and a system that plans nothing with the cost model: the base profile plans the runs.
   const CliResult n = moesim_cli(args + " --no-pilot -o " + dir_ + "/nopilot.json");
   ASSERT_EQ(n.code, 0) << n.err;
   const Json np = Json::parse(read_text(dir_ + "/nopilot.json"));
   EXPECT_FALSE(np["calibration"].contains("pilot"));
+  EXPECT_EQ(np["calibration"]["values_from"], "the run's fit");
   EXPECT_THAT(np["calibration"]["planned_with"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
   const CliResult o = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
                                  " --system offload --budget 1MiB --workers 2 --buffered --gpu off -o " + dir_ +
@@ -299,6 +308,13 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   for (const char* k : {"read_bandwidth", "read_latency"}) EXPECT_THAT(p["ssd"][k]["source"].get<std::string>(), HasSubstr("moesim calibrate"));
   EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
+  // The trace prefills and decodes, and misses: a prefill's reads and a decode step's are fitted apart, and the
+  // experts computed on weights their request just recovered get their own fixed cost.
+  EXPECT_GT(p["ssd"]["prefill_read_bandwidth"]["value"].get<double>(), 0);
+  EXPECT_GE(p["ssd"]["prefill_read_latency"]["value"].get<double>(), 0);
+  EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
+  EXPECT_GE(p["calibration"]["fits"]["compute_fresh"]["points"].get<uint64_t>(), 2u);
+  EXPECT_GT(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(), 0);
   for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
                         "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;

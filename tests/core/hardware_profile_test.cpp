@@ -6,6 +6,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_io.h"
 
 namespace moesim {
 namespace {
@@ -52,6 +53,36 @@ TEST(HardwareProfile, ProvenanceCheckCatchesABareNumber) {
 }
 
 TEST(HardwareProfile, RejectsUnknownProfile) { EXPECT_THROW((void)load_hardware("no-such-board"), Error); }
+
+}  // namespace
+}  // namespace moesim
+
+namespace moesim {
+namespace {
+
+TEST(HardwareProfile, PrefillReadsAndFreshWeightsDefaultToTheOrdinaryRates) {
+  Json j = load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb"));
+  const HardwareProfile plain = hardware_from_json(j, "t");
+  EXPECT_EQ(plain.ssd_prefill_read_bandwidth, plain.ssd_read_bandwidth);
+  EXPECT_EQ(plain.ssd_prefill_read_latency, plain.ssd_read_latency);
+  EXPECT_LT(plain.gpu_fresh_expert_overhead, 0);  // none: fresh experts cost like the others
+  j["ssd"]["prefill_read_bandwidth"] = {{"value", "500MB/s"}, {"source", "test"}};
+  j["ssd"]["prefill_read_latency"] = {{"value", "90us"}, {"source", "test"}};
+  j["gpu"]["fresh_expert_overhead"] = {{"value", "40us"}, {"source", "test"}};
+  const HardwareProfile h = hardware_from_json(j, "t");
+  EXPECT_DOUBLE_EQ(h.ssd_prefill_read_bandwidth, 500e6);
+  EXPECT_DOUBLE_EQ(h.ssd_prefill_read_latency, 90e-6);
+  EXPECT_DOUBLE_EQ(h.gpu_fresh_expert_overhead, 40e-6);
+  j["ssd"]["prefill_read_bandwidth"]["value"] = 0;
+  try {
+    (void)hardware_from_json(j, "mine.json");
+    ADD_FAILURE() << "a zero prefill read bandwidth was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mine.json: field 'ssd.prefill_read_bandwidth' must be positive"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace moesim

@@ -264,6 +264,28 @@ TEST(PipelineOnFakePlatform, MissThenHitFollowsTheFullTensorDag) {
   EXPECT_EQ(count[OpKind::kDenseCompute], 2);
 }
 
+TEST(PipelineOnFakePlatform, OpsSayWhetherAPrefillIssuedThemAndWhetherTheComputesWeightsAreFresh) {
+  // Step 0 (a prefill) misses expert 0: its read and transfer are the prefill's (bulk reads), and its compute
+  // reads the weights those ops just produced (fresh). Step 1 (decode) finds it resident: neither.
+  std::vector<std::vector<std::vector<uint32_t>>> invocations{{{0}}, {{0}}};
+  test::TinyWorkload w(invocations, {"w"});
+  w.phase[0] = 0;
+  w.inv_phase[0] = 0;
+  PipelineOptions po;
+  po.record_timeline = true;
+  test::FakePlatform f = hand_timed_platform();
+  const PipelineResult r = w.run(f, po, 2);
+  std::map<std::pair<uint32_t, OpKind>, Op> ops;
+  for (const auto& e : r.timeline) ops[{e.step, e.op.kind}] = e.op;
+  ASSERT_EQ(ops.size(), 6u);  // step 0: dense, read, transfer, compute; step 1: dense, compute
+  EXPECT_TRUE((ops[{0, OpKind::kSsdRead}].prefill));
+  EXPECT_TRUE((ops[{0, OpKind::kDenseCompute}].prefill));
+  EXPECT_TRUE((ops[{0, OpKind::kExpertCompute}].fresh));
+  EXPECT_FALSE((ops[{1, OpKind::kExpertCompute}].fresh));
+  EXPECT_FALSE((ops[{1, OpKind::kExpertCompute}].prefill));
+  EXPECT_FALSE((ops[{1, OpKind::kDenseCompute}].prefill));
+}
+
 TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
   // dense [0,1]; reads e0 [1,3], e1 [3,5] (one SSD unit); transfers e0 [3,6], e1 [6,9] (the link is busy
   // until 6); computes e0 [6,10], e1 [10,14] (the GPU is busy until 10). The invocation ends at 14.

@@ -57,6 +57,32 @@ TEST(CostModel, AProfileCanGiveExpertComputeAndRecoveryTheirOwnGpuCosts) {
   EXPECT_THROW(hardware_from_json(j, "test"), Error);
 }
 
+TEST(CostModel, ExpertComputeOnFreshWeightsPaysItsOwnFixedCostAndNoMemoryTerm) {
+  // Weights the request just read or recovered (Op::fresh) are still in the last-level cache.
+  Json j = load_json_file(resolve_preset("hardware", "server-h100-nvme"));
+  const HardwareProfile plain = hardware_from_json(j, "test");
+  Op fresh = op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6);
+  fresh.fresh = true;
+  // Without gpu.fresh_expert_overhead: the same cost as resident weights.
+  EXPECT_DOUBLE_EQ(CostModel(plain).duration(fresh),
+                   CostModel(plain).duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)));
+  j["gpu"]["fresh_expert_overhead"] = 7e-6;
+  const HardwareProfile hw = hardware_from_json(j, "test");
+  const CostModel m(hw);
+  EXPECT_NEAR(m.duration(fresh), 18e6 / hw.gpu_bf16_flops + 7e-6, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)),
+              9e6 / hw.gpu_memory_bandwidth + hw.gpu_expert_overhead, 1e-12);
+  // Dense compute is never fresh; a FLOP-bound expert stays FLOP-bound.
+  Op dense = op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 18e6);
+  dense.fresh = true;
+  EXPECT_NEAR(m.duration(dense), 9e6 / hw.gpu_memory_bandwidth + hw.gpu_kernel_overhead, 1e-12);
+  Op big = op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 1e15);
+  big.fresh = true;
+  EXPECT_NEAR(m.duration(big), 1e15 / hw.gpu_bf16_flops + 7e-6, 1e-9);
+  j["gpu"]["fresh_expert_overhead"] = -1;
+  EXPECT_THROW(hardware_from_json(j, "test"), Error);
+}
+
 TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {
   HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
   hw.cpu_flops_per_core = 0;

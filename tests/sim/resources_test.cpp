@@ -72,6 +72,25 @@ TEST(Ssd, OneRequestTakesLatencyPlusBytesOverBandwidth) {
   EXPECT_NEAR(log.done[0].end, 100e-6 + 1e-3, kEps);
 }
 
+TEST(Ssd, BulkReadsTakeTheirOwnRateAndLatencyAndStillShareTheBandwidth) {
+  EventEngine e;
+  Log log;
+  Ssd ssd(e, 1e6, 1.0, 4, &log);
+  ssd.set_bulk_rate(0.5e6, 2.0);  // a prefill's reads: half the rate, twice the latency
+  ssd.submit(0, 0, 1'000'000, true);
+  e.run();
+  EXPECT_NEAR(log.done[0].end, 2.0 + 2.0, 1e-9);  // latency 2 s + 1 MB at 0.5 MB/s
+  // Beside a sparse read of the same size, each gets half the bandwidth while both transfer.
+  ssd.submit(1, 0, 1'000'000, true);
+  ssd.submit(2, 0, 1'000'000, false);
+  e.run();
+  // Their latencies end at 5 s (sparse) and 6 s (bulk): the sparse read moves its 1 MB alone on [5, 6).
+  EXPECT_NEAR(log.done[2].end, 4.0 + 1.0 + 1.0, 1e-9);
+  // The bulk read transfers alone from 6 s: 1 MB at 0.5 MB/s.
+  EXPECT_NEAR(log.done[1].end, 4.0 + 2.0 + 2.0, 1e-9);
+  EXPECT_EQ(ssd.stats().bytes, 3'000'000u);  // the bytes read, not the bandwidth they took
+}
+
 TEST(Ssd, ConcurrentRequestsShareBandwidth) {
   EventEngine e;
   Log log;

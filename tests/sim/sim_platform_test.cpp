@@ -108,6 +108,22 @@ void expect_span(const std::map<std::tuple<OpKind, int, int>, std::pair<double, 
   EXPECT_NEAR(it->second.second, end, 1e-6) << op_kind_name(k) << " L" << layer << " E" << expert << " end";
 }
 
+TEST(SimPlatform, APrefillsReadsTakeTheProfilesBulkRate) {
+  Json j = test_profile().raw;
+  j["ssd"]["prefill_read_bandwidth"] = "0.5GB/s";
+  j["ssd"]["prefill_read_latency"] = "200us";
+  const HardwareProfile hw = hardware_from_json(j, "test.json");
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  read.bytes = 1'000'000;
+  const SimPlatform sparse(test_profile(), SimOptions{}), bulk(hw, SimOptions{});
+  EXPECT_NEAR(bulk.estimate(read), 100e-6 + 1e-3, 1e-12);  // a decode step's read: the ordinary rate
+  read.prefill = true;
+  EXPECT_NEAR(bulk.estimate(read), 200e-6 + 2e-3, 1e-12);
+  EXPECT_NEAR(sparse.estimate(read), 100e-6 + 1e-3, 1e-12);  // no bulk rate in the profile: the same
+}
+
 TEST(SimPlatform, HandComputedTwoLayerTimelineBlockingIo) {
   const PipelineResult r = run_two_layer(1);
   const auto m = times_us(r, 0);
