@@ -12,7 +12,8 @@
 //   cpu.memcpy_bandwidth_per_core               recover on a CPU worker = 2 bytes / bandwidth
 //   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops / peak):
 //                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens;
-//   gpu.fresh_expert_overhead                   experts on weights their request just read or recovered (mean)
+//   gpu.fresh_expert_overhead                   experts on weights their request just read or recovered: mean
+//                                               of time - flops / peak (no memory-bound term)
 // Fits are ordinary least squares, through the origin except the SSD's (mean-preserving: the fitted model
 // reproduces the total time of the calibration run's ops, contention included, which is what TPOT adds up).
 //   link.latency                                transfer (shared memory: a hand-off only)

@@ -96,8 +96,9 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
           // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
           // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
           computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
-          // Weights the request just produced (Op::fresh) are read from the last-level cache: a rate of their own.
-          if (op.tokens <= 2) add(op.fresh ? "compute_fresh" : "compute_bytes", static_cast<double>(op.bytes), d);
+          // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
+          if (op.tokens <= 2 && op.fresh) add("compute_fresh", op.flops, d);  // against its FLOPs: see below
+          if (op.tokens <= 2 && !op.fresh) add("compute_bytes", static_cast<double>(op.bytes), d);
           if (op.tokens >= 8) add("compute_flops", op.flops, d);
           break;
         case OpKind::kTransfer:
@@ -138,19 +139,6 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
       std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
   const Fit cbytes =
       fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
-  // Expert compute on fresh weights (1-2 tokens): their mean time, a fixed cost (the weights come from the
-  // last-level cache, so the DRAM-bound term of the line above does not apply; a line through the dense and
-  // resident experts gives a fixed cost above the fresh experts' whole time here). Only where a CPU thread
-  // emulates the GPU stream: on a GPU the rates are the datasheet's and the fixed costs fitted per kind below.
-  Fit fresh;
-  if (!eo.gpu && pts["compute_fresh"].first.size() >= 2) {
-    for (double y : pts["compute_fresh"].second) fresh.intercept += y;
-    fresh.points = pts["compute_fresh"].second.size();
-    fresh.intercept /= static_cast<double>(fresh.points);
-    double ss = 0;
-    for (double y : pts["compute_fresh"].second) ss += y > 0 ? (fresh.intercept - y) * (fresh.intercept - y) / (y * y) : 0;
-    fresh.rel_rms = std::sqrt(ss / static_cast<double>(fresh.points));
-  }
   const bool split = pts["decompress"].first.size() >= 2;
   const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
   const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
@@ -185,6 +173,24 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
   } else {
     cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
+  }
+  // Expert compute on fresh weights (1-2 tokens): no memory-bound term (the weights come from the last-level
+  // cache; a line through the dense and resident experts gives a fixed cost above a fresh expert's whole time
+  // here), so their fixed cost is the mean of time - flops / peak (the cost model adds the FLOPs back). Only
+  // where a CPU thread emulates the GPU stream: on a GPU the rates are the datasheet's and the fixed costs
+  // fitted per kind below.
+  Fit fresh;
+  if (!eo.gpu && pts["compute_fresh"].first.size() >= 2) {
+    const auto& [flops, secs] = pts["compute_fresh"];
+    fresh.points = secs.size();
+    for (size_t i = 0; i < secs.size(); ++i) fresh.intercept += secs[i] - flops[i] * cflops.slope;
+    fresh.intercept = std::max(0.0, fresh.intercept / static_cast<double>(fresh.points));
+    double ss = 0;
+    for (size_t i = 0; i < secs.size(); ++i) {
+      const double e = secs[i] > 0 ? (fresh.intercept + flops[i] * cflops.slope - secs[i]) / secs[i] : 0;
+      ss += e * e;
+    }
+    fresh.rel_rms = std::sqrt(ss / static_cast<double>(fresh.points));
   }
   for (const auto& [what, f] : std::map<std::string, Fit>{
            {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
@@ -316,7 +322,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
                  {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
                  {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
                  {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)")},
-                 {"compute_fresh", fit_json(fresh, "mean (1-2 tokens, fresh weights)")},
+                 {"compute_fresh", fit_json(fresh, "mean of time - flops / peak (1-2 tokens, fresh weights)")},
                  {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
   if (gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},

@@ -54,7 +54,8 @@ struct HardwareProfile {
   // An expert's compute on weights its request has just produced (Op::fresh: read, recovered or copied in the
   // same layer, still in the last-level cache): no memory-bound term, this fixed cost instead (its FLOPs at the
   // peak still bound it). Optional (gpu.fresh_expert_overhead); absent (< 0), such an expert costs like any
-  // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: 50 us against 82 us resident).
+  // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: such a 1-token expert took 45-50 us
+  // against 80-82 us for a resident one).
   double gpu_fresh_expert_overhead = -1;
   double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory
