@@ -10,6 +10,8 @@
 //                                               decode steps; ssd.prefill_read_* those of prefill steps)
 //   cpu.decompress_bandwidth_per_core           decompress = bytes / bandwidth (through the origin)
 //   cpu.memcpy_bandwidth_per_core               recover on a CPU worker = 2 bytes / bandwidth
+//                                               (both from decode steps' ops; cpu.prefill_slowdown scales a
+//                                               prefill's: measured work / those models' estimate)
 //   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops / peak):
 //                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens;
 //   gpu.fresh_expert_overhead                   experts on weights their request just read or recovered: mean

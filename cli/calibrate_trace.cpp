@@ -85,10 +85,10 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
           add(op.prefill ? "read_bulk" : "read_sparse", static_cast<double>(op.bytes), d);
           break;
         case OpKind::kDecompress:
-          add("decompress", static_cast<double>(op.bytes), d);
+          add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes), d);
           break;
         case OpKind::kRecover:
-          add("recover", 2.0 * static_cast<double>(op.bytes), d);
+          add(op.prefill ? "recover_prefill" : "recover", 2.0 * static_cast<double>(op.bytes), d);
           recover_on_cpu = op.resource == ResourceClass::kCpu;
           break;
         case OpKind::kExpertCompute:
@@ -98,7 +98,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
           computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
           // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
           if (op.tokens <= 2 && op.fresh) add("compute_fresh", op.flops, d);  // against its FLOPs: see below
-          if (op.tokens <= 2 && !op.fresh) add("compute_bytes", static_cast<double>(op.bytes), d);
+          if (op.tokens <= 2 && !op.fresh)
+            add(op.prefill ? "compute_bytes_prefill" : "compute_bytes", static_cast<double>(op.bytes), d);
           if (op.tokens >= 8) add("compute_flops", op.flops, d);
           break;
         case OpKind::kTransfer:
@@ -114,6 +115,18 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
       throw Error(std::string("calibrate: the calibration run had fewer than 2 ops to fit ") + why +
                   "; use a trace with prefill and decode steps and a budget that misses (--system zipmoe)");
   };
+  // A decode step's CPU-worker ops and memory-bound computes set their models (TPOT is decode); a prefill's run
+  // beside every other thread of the engine, on buffers touched for the first time, and are slower (on the
+  // 2-core VM a decompression 37% and a recovery 4x on average): cpu.prefill_slowdown below scales them. Where
+  // decode steps gave fewer than 2 such ops, every op of the kind is fitted together.
+  for (const char* k : {"decompress", "recover", "compute_bytes"}) {
+    auto& dec_pts = pts[k];
+    auto& pre_pts = pts[std::string(k) + "_prefill"];
+    if (dec_pts.first.size() >= 2) continue;
+    dec_pts.first.insert(dec_pts.first.end(), pre_pts.first.begin(), pre_pts.first.end());
+    dec_pts.second.insert(dec_pts.second.end(), pre_pts.second.begin(), pre_pts.second.end());
+    pre_pts = {};
+  }
   need("read", "the SSD");
   need("compute_bytes", "memory-bound compute (decode)");
   need("compute_flops", "FLOP-bound compute (prefill)");
@@ -149,6 +162,24 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     const auto [rn, rx] = std::minmax_element(pts["recover"].first.begin(), pts["recover"].first.end());
     const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
     rec = fit_line_or_origin(pts["recover"].first, pts["recover"].second, origin);
+  }
+  // cpu.prefill_slowdown: a prefill's decompressions (and CPU recoveries) against the decode models,
+  // mean-preserving (sum of measured work / sum of the models' estimates).
+  double prefill_slowdown = 0;
+  {
+    double measured = 0, modelled = 0;
+    size_t n = 0;
+    if (split)
+      for (size_t i = 0; i < pts["decompress_prefill"].first.size(); ++i, ++n) {
+        modelled += pts["decompress_prefill"].first[i] * dec.slope;
+        measured += pts["decompress_prefill"].second[i];
+      }
+    if (recover_on_cpu && rec.points >= 2)
+      for (size_t i = 0; i < pts["recover_prefill"].first.size(); ++i, ++n) {
+        modelled += rec.intercept + pts["recover_prefill"].first[i] * rec.slope;
+        measured += pts["recover_prefill"].second[i];
+      }
+    if (n >= 2 && modelled > 0 && measured > 0) prefill_slowdown = measured / modelled;
   }
   if (!quiet && rec.points >= 2 && !recover_on_cpu && !gpu)
     warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
@@ -240,6 +271,12 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   if (prof["cpu"]["memcpy_bandwidth_per_core"].is_null())
     throw Error("calibrate: no recovery ran on a CPU worker and the base profile " + p.hw.origin +
                 " has no cpu.memcpy_bandwidth_per_core to keep");
+  if (prefill_slowdown > 0)
+    prof["cpu"]["prefill_slowdown"] = {
+        {"value", prefill_slowdown},
+        {"source", by + "a prefill step's decompressions" + std::string(recover_on_cpu ? " and recoveries" : "") +
+                       ": measured work / the decode-step models' estimate (they share the cores with every "
+                       "other thread of the engine)"}};
   if (dec_bw > 0)
     prof["cpu"]["decompress_bandwidth_per_core"] =
         split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
@@ -318,10 +355,10 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   cal["fits"] = {{"ssd_read", fit_json(read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
                                                     : "latency + bytes / bandwidth")},
                  {"ssd_read_prefill", fit_json(bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
-                 {"decompress", fit_json(dec, "bytes / bandwidth")},
-                 {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth")},
+                 {"decompress", fit_json(dec, "bytes / bandwidth (decode steps')")},
+                 {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth (decode steps')")},
                  {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
-                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)")},
+                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens, decode steps')")},
                  {"compute_fresh", fit_json(fresh, "mean of time - flops / peak (1-2 tokens, fresh weights)")},
                  {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
   if (gpu)

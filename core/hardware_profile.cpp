@@ -68,6 +68,8 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
       positive(get("cpu", "memcpy_bandwidth_per_core", "rate"), "cpu.memcpy_bandwidth_per_core");
   if (j.at("cpu").contains("flops_per_core"))
     h.cpu_flops_per_core = positive(get("cpu", "flops_per_core", "number"), "cpu.flops_per_core");
+  if (j.at("cpu").contains("prefill_slowdown"))
+    h.cpu_prefill_slowdown = positive(get("cpu", "prefill_slowdown", "number"), "cpu.prefill_slowdown");
   if (j.at("cpu").contains("decompress_bandwidth_per_core"))
     h.cpu_decompress_bandwidth =
         positive(get("cpu", "decompress_bandwidth_per_core", "rate"), "cpu.decompress_bandwidth_per_core");

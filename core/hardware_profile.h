@@ -39,6 +39,10 @@ struct HardwareProfile {
   // FLOP/s of one core running an expert's FFN (BF16 weights, FP32 accumulation): expert compute placed
   // on the CPU (`--compute-on cpu`). Optional: 0 = unknown, and costing such an op fails with an Error.
   double cpu_flops_per_core = 0;
+  // A prefill step's decompressions and CPU recoveries (Op::prefill) take this many times the models' time:
+  // they share the cores with every other thread of the engine, on buffers touched for the first time.
+  // Optional (cpu.prefill_slowdown, default 1); calibrate fits it against the decode steps' models.
+  double cpu_prefill_slowdown = 1;
   // gpu
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s

@@ -31,13 +31,13 @@ double CostModel::duration(const Op& op) const {
              hw_.gpu_kernel_overhead;
     case OpKind::kRecover:
       // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
-      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth;
+      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
       return 2 * bytes / hw_.gpu_recover_bandwidth + hw_.gpu_recover_overhead;
     case OpKind::kDecompress:
       if (!(hw_.cpu_decompress_bandwidth > 0))
         throw Error(hw_.origin +
                     ": field 'cpu.decompress_bandwidth_per_core' is needed to cost decompression");
-      return bytes / hw_.cpu_decompress_bandwidth;
+      return bytes / hw_.cpu_decompress_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
     case OpKind::kTransfer:
       return hw_.link_kind == "uma" ? hw_.link_latency : hw_.link_latency + bytes / hw_.link_bandwidth;
     case OpKind::kSsdRead:

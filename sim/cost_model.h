@@ -16,6 +16,7 @@
 //                   bandwidth, flops / cpu.flops_per_core) on one worker; recovery 2 * bytes / cpu memcpy
 //                   bandwidth (the vectorized CPU kernel)
 //   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
+//   a prefill step's decompressions and CPU recoveries (Op::prefill): times cpu_prefill_slowdown (default 1)
 //   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
 //                   pcie: link_latency + bytes / link_bandwidth
 #pragma once

@@ -315,6 +315,8 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["calibration"]["fits"]["compute_fresh"]["points"].get<uint64_t>(), 2u);
   EXPECT_GT(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(), 0);
+  // The CPU-worker ops' models come from decode steps; a prefill's are scaled by a fitted slowdown.
+  EXPECT_GT(p["cpu"]["prefill_slowdown"]["value"].get<double>(), 0);
   for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
                         "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;

@@ -83,6 +83,28 @@ TEST(CostModel, ExpertComputeOnFreshWeightsPaysItsOwnFixedCostAndNoMemoryTerm) {
   EXPECT_THROW(hardware_from_json(j, "test"), Error);
 }
 
+TEST(CostModel, APrefillsDecompressionsAndCpuRecoveriesTakeTheProfilesSlowdown) {
+  Json j = load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb"));
+  j["cpu"]["decompress_bandwidth_per_core"] = "1GB/s";
+  j["cpu"]["prefill_slowdown"] = {{"value", 1.5}, {"source", "test"}};
+  const HardwareProfile hw = hardware_from_json(j, "test");
+  const CostModel m(hw);
+  Op dec = op(OpKind::kDecompress, ResourceClass::kCpu, 1'000'000);
+  Op rec = op(OpKind::kRecover, ResourceClass::kCpu, 1'000'000);
+  EXPECT_NEAR(m.duration(dec), 1e-3, 1e-15);
+  EXPECT_NEAR(m.duration(rec), 2e6 / hw.cpu_memcpy_bandwidth, 1e-15);
+  dec.prefill = rec.prefill = true;
+  EXPECT_NEAR(m.duration(dec), 1.5e-3, 1e-15);
+  EXPECT_NEAR(m.duration(rec), 1.5 * 2e6 / hw.cpu_memcpy_bandwidth, 1e-15);
+  // Not the GPU's ops: recovery by the kernel, compute.
+  Op gpu_rec = op(OpKind::kRecover, ResourceClass::kGpu, 1'000'000);
+  const double plain = m.duration(gpu_rec);
+  gpu_rec.prefill = true;
+  EXPECT_DOUBLE_EQ(m.duration(gpu_rec), plain);
+  j["cpu"]["prefill_slowdown"]["value"] = 0;
+  EXPECT_THROW(hardware_from_json(j, "test"), Error);
+}
+
 TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {
   HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
   hw.cpu_flops_per_core = 0;
