@@ -44,10 +44,15 @@ exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
   return c;
 }
 
-// Runs of the calibration trace, measured.
+// One measured run of the calibration trace: its ops, each op's work (op_work(): its wall time, less the share
+// of a core other CPU-bound ops took; computed once, every fit reads it) and the runtime's figures.
+struct MeasuredRun {
+  serving::RunResult result;
+  std::vector<double> work;
+  exec::ExecCounters counters;
+};
 struct MeasuredRuns {
-  std::vector<serving::RunResult> runs;
-  std::vector<exec::ExecCounters> counters;  // each run's
+  std::vector<MeasuredRun> runs;
   ExecReport report;  // the last run's, with the runtime's means over all runs as its counters
 };
 
@@ -55,7 +60,7 @@ struct MeasuredRuns {
 // "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
 // `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
-              std::span<const serving::RunResult> runs, const ExecReport& report, const Stamp& st, bool quiet) {
+              std::span<const MeasuredRun> runs, const ExecReport& report, const Stamp& st, bool quiet) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
   auto add = [&pts](const char* k, double x, double y) {
     pts[k].first.push_back(x);
@@ -72,17 +77,14 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // Fitted to each op's work, not its wall time: on a machine with fewer cores than busy threads the CPU-bound
   // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
   // of ops of whatever run it simulates. With cores to spare, work is wall time.
-  const uint32_t cores = machine_cores();
-  for (const serving::RunResult& r : runs) {
-    const std::vector<double> work = op_work(r.result.timeline, cores, eo.gpu);
-    for (size_t i = 0; i < r.result.timeline.size(); ++i) {
-      const TimelineEvent& e = r.result.timeline[i];
-      const double d = work[i];
+  for (const MeasuredRun& r : runs) {
+    for (size_t i = 0; i < r.result.result.timeline.size(); ++i) {
+      const TimelineEvent& e = r.result.result.timeline[i];
+      const double d = r.work[i];
       const Op& op = e.op;
       switch (op.kind) {
         case OpKind::kSsdRead:
-          add("read", static_cast<double>(op.bytes), d);
-          add(op.prefill ? "read_bulk" : "read_sparse", static_cast<double>(op.bytes), d);
+          add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
           break;
         case OpKind::kDecompress:
           add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes), d);
@@ -115,14 +117,17 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
       throw Error(std::string("calibrate: the calibration run had fewer than 2 ops to fit ") + why +
                   "; use a trace with prefill and decode steps and a budget that misses (--system zipmoe)");
   };
-  // A decode step's CPU-worker ops and memory-bound computes set their models (TPOT is decode); a prefill's run
-  // beside every other thread of the engine, on buffers touched for the first time, and are slower (on the
-  // 2-core VM a decompression 37% and a recovery 4x on average): cpu.prefill_slowdown below scales them. Where
-  // decode steps gave fewer than 2 such ops, every op of the kind is fitted together.
-  for (const char* k : {"decompress", "recover", "compute_bytes"}) {
+  // A decode step's reads, CPU-worker ops and memory-bound computes set their models (TPOT is decode). A
+  // prefill's reads (nearly every expert of a layer back to back) get a line of their own, ssd.prefill_read_*;
+  // its CPU-worker ops run beside every other thread of the engine, on buffers touched for the first time, and
+  // are slower (on the 2-core VM a decompression 37% and a recovery 4x on average): cpu.prefill_slowdown below
+  // scales them. Where decode steps gave fewer than 2 ops of a kind (for reads: either phase), every op of the
+  // kind is fitted together.
+  for (const auto& [k, either] : {std::pair{"read", true}, {"decompress", false}, {"recover", false},
+                                  {"compute_bytes", false}}) {
     auto& dec_pts = pts[k];
     auto& pre_pts = pts[std::string(k) + "_prefill"];
-    if (dec_pts.first.size() >= 2) continue;
+    if (dec_pts.first.size() >= 2 && !(either && pre_pts.first.size() == 1)) continue;
     dec_pts.first.insert(dec_pts.first.end(), pre_pts.first.begin(), pre_pts.first.end());
     dec_pts.second.insert(dec_pts.second.end(), pre_pts.second.begin(), pre_pts.second.end());
     pre_pts = {};
@@ -130,10 +135,9 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   need("read", "the SSD");
   need("compute_bytes", "memory-bound compute (decode)");
   need("compute_flops", "FLOP-bound compute (prefill)");
-  // A decode step's sparse reads set ssd.read_*, a prefill's bulk reads (nearly every expert of a layer back to
-  // back) ssd.prefill_read_*: one line each where both phases read, else one over all reads. TPOT is decode:
-  // on the 2-core VM a prefill read took 27-36% longer, and one line over both over-estimated decode reads.
-  const bool phases = pts["read_sparse"].first.size() >= 2 && pts["read_bulk"].first.size() >= 2;
+  // On the 2-core VM a prefill read took 27-36% longer than a decode step's, and one line over both
+  // over-estimated every decode read.
+  const bool phases = !pts["read_prefill"].first.empty();
   // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
   auto fit_reads = [&](const char* k) {
     const auto [rmin, rmax] = std::minmax_element(pts[k].first.begin(), pts[k].first.end());
@@ -144,8 +148,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
            "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
     return f;
   };
-  const Fit read = fit_reads(phases ? "read_sparse" : "read");
-  const Fit bulk = phases ? fit_reads("read_bulk") : Fit{};
+  const Fit read = fit_reads("read");
+  const Fit bulk = phases ? fit_reads("read_prefill") : Fit{};
   // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
@@ -328,7 +332,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
       {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
       {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
   prof["runtime"]["cpu_cores"] = {
-      {"value", cores},
+      {"value", machine_cores()},
       {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) + " CPU workers" +
                      (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
   prof["runtime"]["gpu_stream_on_cpu"] = {
@@ -412,12 +416,17 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   // profile. `planner`: the profile whose estimates the runs plan and schedule with.
   auto serve = [&](const HardwareProfile& planner, uint32_t n) {
     MeasuredRuns m;
+    std::vector<exec::ExecCounters> counters;
     for (uint32_t i = 0; i < n; ++i) {
-      m.runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report));
-      m.counters.push_back(m.report.counters);
+      MeasuredRun r;
+      r.result = run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report);
+      r.work = op_work(r.result.result.timeline, machine_cores(), eo.gpu);
+      r.counters = m.report.counters;
+      counters.push_back(r.counters);
+      m.runs.push_back(std::move(r));
       done_before += steps;
     }
-    m.report.counters = mean_runtime(m.counters);
+    m.report.counters = mean_runtime(counters);
     return m;
   };
   auto plan_of = [](const serving::RunResult& r) {
@@ -427,7 +436,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   std::string pilot_plan;
   if (pilot) {
     const MeasuredRuns first = serve(p.hw, 1);
-    pilot_plan = plan_of(first.runs[0]);
+    pilot_plan = plan_of(first.runs[0].result);
     planner = hardware_from_json(fit_runs(a, o.name, p, eo, first.runs, first.report, st, true), "the pilot run's fit");
   }
   const MeasuredRuns m = serve(planner, o.repeat);
@@ -441,8 +450,8 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     try {
       for (size_t i = 0; i < m.runs.size(); ++i) {
         ExecReport r = m.report;
-        r.counters = m.counters[i];
-        own.push_back(fit_runs(a, o.name, p, eo, std::span<const serving::RunResult>(&m.runs[i], 1), r, st, true));
+        r.counters = m.runs[i].counters;
+        own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true));
       }
     } catch (const Error& e) {
       own.clear();
@@ -488,23 +497,22 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   const serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
   std::vector<double> tpots;
   Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
-  for (const serving::RunResult& r : m.runs) {
-    tpots.push_back(figures_of(r.result).tpot);
-    Json kinds = Json::object();
-    for (const TimelineEvent& e : r.result.timeline) {
-      std::string k = op_kind_name(e.op.kind);
-      if (e.op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(e.op.part);
-      if (!kinds.contains(k)) kinds[k] = {{"ops", uint64_t{0}}, {"seconds", 0.0}};
-      Json& kj = kinds[k];
-      kj["ops"] = kj["ops"].get<uint64_t>() + 1;
-      kj["seconds"] = kj["seconds"].get<double>() + (e.timing.end - e.timing.start);
+  for (const MeasuredRun& r : m.runs) {
+    tpots.push_back(figures_of(r.result.result).tpot);
+    std::map<std::string, std::pair<uint64_t, double>> sums;  // per op kind: ops, wall seconds
+    for (const TimelineEvent& e : r.result.result.timeline) {
+      auto& [ops, seconds] = sums[op_kind_label(e.op)];
+      ++ops;
+      seconds += e.timing.end - e.timing.start;
     }
+    Json kinds = Json::object();
+    for (const auto& [k, s] : sums) kinds[k] = {{"ops", s.first}, {"seconds", s.second}};
     per_run.push_back({{"tpot_s", tpots.back()}, {"op_kinds", kinds}});
   }
   const double measured = quantile(tpots, 0.5), simulated = figures_of(sim.result).tpot;
   const auto [lo, hi] = std::minmax_element(tpots.begin(), tpots.end());
   const double error = measured > 0 ? simulated / measured - 1 : std::nan("");
-  const std::string runs_plan = plan_of(m.runs[0]), profile_plan = plan_of(sim);
+  const std::string runs_plan = plan_of(m.runs[0].result), profile_plan = plan_of(sim);
   Json in;
   in["runs_tpot_s"] = tpots;
   in["exec_tpot_median_s"] = measured;

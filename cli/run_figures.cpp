@@ -30,4 +30,10 @@ Figures figures_of(const PipelineResult& r) {
   return f;
 }
 
+std::string op_kind_label(const Op& op) {
+  std::string k = op_kind_name(op.kind);
+  if (op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(op.part);
+  return k;
+}
+
 }  // namespace moesim::cli

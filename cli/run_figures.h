@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/pipeline.h"
@@ -17,5 +18,9 @@ struct Figures {
 };
 
 Figures figures_of(const PipelineResult& r);
+
+// An op's kind as validate's and calibrate's per-kind tables name it: "decompress", ..., and for reads the part
+// read, "ssd_read sm", "ssd_read e", "ssd_read whole".
+std::string op_kind_label(const Op& op);
 
 }  // namespace moesim::cli

@@ -209,9 +209,7 @@ void execute(ValidateArgs& va) {
     const TimelineEvent* e = &tl[i];
     const double m = so.cpu_cores > 0 ? work[i] : e->timing.end - e->timing.start;
     const double est = estimator.estimate(e->op);
-    std::string k = op_kind_name(e->op.kind);
-    if (e->op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(e->op.part);
-    KindErr& ke = kinds[k];
+    KindErr& ke = kinds[op_kind_label(e->op)];
     if (m > 0) ke.rel.push_back(est / m - 1);
     ke.measured += m;
     ke.estimated += est;
