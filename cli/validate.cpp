@@ -335,6 +335,10 @@ void execute(ValidateArgs& va) {
 void setup(CLI::App& app) {
   auto va = std::make_shared<ValidateArgs>();
   add_run_options(app, va->run);
+  // validate writes three timelines side by side, named after the option's value.
+  app.get_option("--timeline")
+      ->description("write the exec run and the structure and cost simulations as Chrome trace timelines: "
+                    "PREFIX-exec.json, PREFIX-structure.json, PREFIX-cost.json (compare with scripts/timeline-diff)");
   app.add_option("--profile", va->run->hw,
                  "hardware profile of this machine (from `moesim calibrate`; the same as --hw)");
   add_exec_options(app, va->run);
