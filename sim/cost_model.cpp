@@ -6,8 +6,9 @@
 
 namespace moesim::sim {
 
-double CostModel::roofline(uint64_t bytes, double flops, double bandwidth) const {
-  return std::max(static_cast<double>(bytes) / bandwidth, flops / hw_.gpu_bf16_flops) + hw_.gpu_kernel_overhead;
+double CostModel::roofline(uint64_t bytes, double flops) const {
+  return std::max(static_cast<double>(bytes) / hw_.gpu_memory_bandwidth, flops / hw_.gpu_bf16_flops) +
+         hw_.gpu_kernel_overhead;
 }
 
 double CostModel::duration(const Op& op) const {
@@ -23,12 +24,12 @@ double CostModel::duration(const Op& op) const {
         return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
       }
       // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
-      if (op.kind == OpKind::kDenseCompute) return roofline(op.bytes, op.flops, hw_.gpu_memory_bandwidth);
-      // Fresh weights (Op::fresh) are in the last-level cache: the profile's fixed cost, where it has one.
-      if (op.fresh && hw_.gpu_fresh_expert_overhead >= 0)
+      // An expert on fresh weights (Op::fresh) reads them from the last-level cache: the profile's fixed cost,
+      // where it has one.
+      if (op.kind == OpKind::kExpertCompute && op.fresh && hw_.gpu_fresh_expert_overhead >= 0)
         return op.flops / hw_.gpu_bf16_flops + hw_.gpu_fresh_expert_overhead;
-      return roofline(op.bytes, op.flops, hw_.gpu_memory_bandwidth) + hw_.gpu_expert_overhead -
-             hw_.gpu_kernel_overhead;
+      return roofline(op.bytes, op.flops) +
+             (op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead : 0.0);
     case OpKind::kRecover:
       // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
       if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);

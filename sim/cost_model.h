@@ -32,7 +32,7 @@ class CostModel {
   // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
   // needed parameter.
   double duration(const Op& op) const;
-  double roofline(uint64_t bytes, double flops, double bandwidth) const;
+  double roofline(uint64_t bytes, double flops) const;
   const HardwareProfile& hardware() const { return hw_; }
 
  private:
