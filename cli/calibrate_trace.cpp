@@ -135,8 +135,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   need("read", "the SSD");
   need("compute_bytes", "memory-bound compute (decode)");
   need("compute_flops", "FLOP-bound compute (prefill)");
-  // On the 2-core VM a prefill read took 27-36% longer than a decode step's, and one line over both
-  // over-estimated every decode read.
+  // On the 2-core VM a prefill read took up to 36% longer than a decode step's (offload 27%), and one line
+  // over both over-estimated every decode read.
   const bool phases = !pts["read_prefill"].first.empty();
   // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
   auto fit_reads = [&](const char* k) {

@@ -22,7 +22,7 @@ struct HardwareProfile {
   double ssd_read_latency = 0;    // s, fixed cost per request
   // Reads issued by a prefill step (Op::prefill: a bulk load of nearly every expert of each layer, back to back).
   // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits them
-  // apart where both phases read: on the 2-core VM's virtual disk a prefill read took 27-36% longer.
+  // apart where both phases read: on the 2-core VM's virtual disk a prefill read took up to 36% longer.
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
   uint32_t ssd_queue_depth = 1;   // requests served concurrently
@@ -58,8 +58,8 @@ struct HardwareProfile {
   // An expert's compute on weights its request has just produced (Op::fresh: read, recovered or copied in the
   // same layer, still in the last-level cache): no memory-bound term, this fixed cost instead (its FLOPs at the
   // peak still bound it). Optional (gpu.fresh_expert_overhead); absent (< 0), such an expert costs like any
-  // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: such a 1-token expert took 45-50 us
-  // against 80-82 us for a resident one).
+  // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: such a 1-token expert took 45 us
+  // against 80-81 us for a resident one, medians).
   double gpu_fresh_expert_overhead = -1;
   double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory
