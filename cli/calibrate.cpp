@@ -367,7 +367,13 @@ void execute(CalibrateArgs& ca) {
   Json prof;
   const HardwareProfile base = load_hardware(a.hw);
   const ExecRunOptions eo = exec_options(a, base);
-  if (have_trace) prof = trace_profile(a, TraceCalibrationOptions{ca.name, ca.repeat, !ca.no_pilot}, st);
+  if (have_trace) {
+    TraceCalibrationOptions o;
+    o.name = ca.name;
+    o.repeat = ca.repeat;
+    o.pilot = !ca.no_pilot;
+    prof = trace_profile(a, o, st);
+  }
   if (ca.micro) {
     exec::StoreReadOptions ro;
     ro.direct_io = !a.buffered;

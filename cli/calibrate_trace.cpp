@@ -407,14 +407,16 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   std::optional<Progress> bar;
   const uint64_t steps = p.stream.steps();
   uint64_t done_before = 0;
-  cfg.on_step = [&bar, &done_before, steps, &o, pilot](uint64_t done, uint64_t) {
-    if (!bar) bar.emplace("calibrate", steps * (o.repeat + (pilot ? 1 : 0)));
+  const uint64_t total = steps * (o.repeat + (pilot ? 1 : 0)) + (o.between_runs ? o.between_steps * o.repeat : 0);
+  auto progress = [&bar, &done_before, total](uint64_t done) {
+    if (!bar) bar.emplace("calibrate", total);
     bar->set(done_before + done);
   };
+  cfg.on_step = [&progress](uint64_t done, uint64_t) { progress(done); };
   // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so that
   // one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set the
   // profile. `planner`: the profile whose estimates the runs plan and schedule with.
-  auto serve = [&](const HardwareProfile& planner, uint32_t n) {
+  auto serve = [&](const HardwareProfile& planner, uint32_t n, bool measured) {
     MeasuredRuns m;
     std::vector<exec::ExecCounters> counters;
     for (uint32_t i = 0; i < n; ++i) {
@@ -425,21 +427,23 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
       counters.push_back(r.counters);
       m.runs.push_back(std::move(r));
       done_before += steps;
+      if (measured && o.between_runs) {
+        o.between_runs(planner, progress);
+        done_before += o.between_steps;
+      }
     }
     m.report.counters = mean_runtime(counters);
     return m;
   };
-  auto plan_of = [](const serving::RunResult& r) {
-    return r.plan.is_object() ? r.plan.value("ratios", std::string()) : std::string();
-  };
+  auto plan_of = [](const serving::RunResult& r) { return plan_ratios(r.plan); };
   HardwareProfile planner = p.hw;
   std::string pilot_plan;
   if (pilot) {
-    const MeasuredRuns first = serve(p.hw, 1);
+    const MeasuredRuns first = serve(p.hw, 1, false);
     pilot_plan = plan_of(first.runs[0].result);
     planner = hardware_from_json(fit_runs(a, o.name, p, eo, first.runs, first.report, st, true), "the pilot run's fit");
   }
-  const MeasuredRuns m = serve(planner, o.repeat);
+  const MeasuredRuns m = serve(planner, o.repeat, true);
   if (bar) bar->finish();
   Json prof = fit_runs(a, o.name, p, eo, m.runs, m.report, st, false);
   // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
@@ -466,6 +470,11 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   // In sample: the fitted profile simulating the trace it was fitted to, against the measured runs' median
   // TPOT. Far off means the cost model misses something this machine does even on the ops it was fitted to
   // (or the runs varied: their spread is beside it).
+  serving::SystemConfig scfg = p.cfg;
+  scfg.record_timeline = true;
+  std::vector<double> tpots;
+  for (const MeasuredRun& r : m.runs) tpots.push_back(figures_of(r.result.result).tpot);
+  const double measured = quantile(tpots, 0.5);
   const HardwareProfile fitted = hardware_from_json(prof, a.out);
   {
     const bool bulk = prof["ssd"].contains("prefill_read_bandwidth");
@@ -492,34 +501,49 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   so.io_depth = a.io_depth;
   so.cpu_workers = eo.workers;
   apply_runtime_section(fitted, so);
-  serving::SystemConfig scfg = p.cfg;
-  scfg.record_timeline = false;
-  const serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
-  std::vector<double> tpots;
-  Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
-  for (const MeasuredRun& r : m.runs) {
-    tpots.push_back(figures_of(r.result.result).tpot);
-    std::map<std::string, std::pair<uint64_t, double>> sums;  // per op kind: ops, wall seconds
-    for (const TimelineEvent& e : r.result.result.timeline) {
-      auto& [ops, seconds] = sums[op_kind_label(e.op)];
+  serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
+  // The runs were planned with another profile (the pilot's fit) and the fitted one plans ZipMoE's pools
+  // otherwise: the in-sample error is then taken under the runs' own plan (the pools fixed to it), so that it
+  // compares the cost model on the ops the runs made; the error under the profile's own plan is kept beside.
+  const std::string runs_plan = plan_of(m.runs[0].result), profile_plan = plan_of(sim);
+  double own_plan_tpot = std::nan("");
+  if (!runs_plan.empty() && runs_plan != profile_plan) {
+    own_plan_tpot = figures_of(sim.result).tpot;
+    serving::SystemConfig pinned = scfg;
+    pinned.pools = runs_plan;
+    sim = run_simulated(pinned, p.stream, p.trace.info(), p.costs, fitted, so);
+  }
+  // Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
+  // stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.
+  auto op_kinds = [](const std::vector<TimelineEvent>& timeline) {
+    std::map<std::string, std::pair<uint64_t, double>> sums;
+    for (const TimelineEvent& e : timeline) {
+      auto& [ops, seconds] = sums[op_kind_label(e.op) + (e.op.prefill ? " (prefill)" : "")];
       ++ops;
       seconds += e.timing.end - e.timing.start;
     }
     Json kinds = Json::object();
     for (const auto& [k, s] : sums) kinds[k] = {{"ops", s.first}, {"seconds", s.second}};
-    per_run.push_back({{"tpot_s", tpots.back()}, {"op_kinds", kinds}});
-  }
-  const double measured = quantile(tpots, 0.5), simulated = figures_of(sim.result).tpot;
+    return kinds;
+  };
+  Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
+  for (size_t i = 0; i < m.runs.size(); ++i)
+    per_run.push_back({{"tpot_s", tpots[i]}, {"op_kinds", op_kinds(m.runs[i].result.result.timeline)}});
+  const double simulated = figures_of(sim.result).tpot;
   const auto [lo, hi] = std::minmax_element(tpots.begin(), tpots.end());
   const double error = measured > 0 ? simulated / measured - 1 : std::nan("");
-  const std::string runs_plan = plan_of(m.runs[0].result), profile_plan = plan_of(sim);
   Json in;
   in["runs_tpot_s"] = tpots;
   in["exec_tpot_median_s"] = measured;
   in["exec_tpot_spread"] = *lo > 0 ? *hi / *lo - 1 : 0.0;
   in["sim_tpot_s"] = simulated;
   in["runs"] = per_run;
+  in["sim_op_kinds"] = op_kinds(sim.result.timeline);
   in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
+  if (std::isfinite(own_plan_tpot)) {
+    in["simulated_under"] = "the runs' plan (" + runs_plan + "), the pools fixed to it";
+    in["tpot_error_own_plan"] = measured > 0 ? Json(own_plan_tpot / measured - 1) : Json(nullptr);
+  }
   prof["calibration"]["in_sample"] = in;
   prof["calibration"]["planned_with"] = planner.origin;
   if (pilot) prof["calibration"]["pilot"] = {{"hardware", p.hw.origin}, {"plan", pilot_plan}, {"runs_plan", runs_plan}};
@@ -527,10 +551,36 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     prof["calibration"]["in_sample"]["runs_plan"] = runs_plan;
     prof["calibration"]["in_sample"]["profile_plan"] = profile_plan;
   }
+  const std::string own_plan_note =
+      std::isfinite(own_plan_tpot) && measured > 0
+          ? strprintf(" (under the runs' plan %s; under its own plan, %s: %+.2f%%)", runs_plan.c_str(),
+                      profile_plan.c_str(), 100 * (own_plan_tpot / measured - 1))
+          : std::string();
   std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
-                       "of %zu run%s, spread %.1f%%): %+.2f%%\n",
+                       "of %zu run%s, spread %.1f%%): %+.2f%%%s\n",
                format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
-               tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error);
+               tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error,
+               own_plan_note.c_str());
+  {
+    // Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
+    size_t mid = 0;
+    for (size_t i = 1; i < tpots.size(); ++i)
+      if (std::abs(tpots[i] - measured) < std::abs(tpots[mid] - measured)) mid = i;
+    const Json& ek = per_run[mid]["op_kinds"];
+    const Json& sk = in["sim_op_kinds"];
+    std::string line;
+    for (const auto& [k, v] : sk.items()) {
+      const double s = v["seconds"].get<double>();
+      if (!ek.contains(k) || s < 1e-3) continue;
+      const double e = ek[k]["seconds"].get<double>();
+      if (e <= 0) continue;
+      line += strprintf("%s%s %s against %s (%+.1f%%)", line.empty() ? "" : "; ", k.c_str(), format_seconds(s).c_str(),
+                        format_seconds(e).c_str(), 100 * (s / e - 1));
+    }
+    if (!line.empty())
+      std::fprintf(stderr, "in sample by op kind (simulated start-to-end seconds against run %zu's): %s\n", mid + 1,
+                   line.c_str());
+  }
   if (runs_plan != profile_plan)
     warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan + ", but the calibration runs " +
          "were served with " + runs_plan + " (planned with " + planner.origin + "): they measured another mix of "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cli/calibrate_fit.h"
@@ -19,6 +20,11 @@ struct TraceCalibrationOptions {
   // Alg. 1) first serves the trace once under the base profile; the measured runs then plan with that pilot
   // run's fit, so they exercise the plan the calibrated profile will make rather than the base profile's.
   bool pilot = true;
+  // Called after each measured run (not the pilot) with the profile the runs are planned with and a progress
+  // callback over `between_steps` steps: `moesim validate --calibrate-on` serves its own trace there, so that
+  // the calibration runs and the runs validated against them see the same minutes of this machine.
+  std::function<void(const HardwareProfile& planner, const std::function<void(uint64_t done)>& progress)> between_runs;
+  uint64_t between_steps = 0;
 };
 
 // The profile (hardware-profile JSON with a "calibration" section). After the fit it simulates the calibration

@@ -30,6 +30,10 @@ Figures figures_of(const PipelineResult& r) {
   return f;
 }
 
+std::string plan_ratios(const Json& plan) {
+  return plan.is_object() ? plan.value("ratios", std::string()) : std::string();
+}
+
 std::string op_kind_label(const Op& op) {
   std::string k = op_kind_name(op.kind);
   if (op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(op.part);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_io.h"
 #include "core/pipeline.h"
 
 namespace moesim::cli {
@@ -22,5 +23,9 @@ Figures figures_of(const PipelineResult& r);
 // An op's kind as validate's and calibrate's per-kind tables name it: "decompress", ..., and for reads the part
 // read, "ssd_read sm", "ssd_read e", "ssd_read whole".
 std::string op_kind_label(const Op& op);
+
+// A ZipMoE run's pool ratios ("F=0.8,E=0.2", as --pools takes them) from its plan (serving::RunResult::plan);
+// "" for a system that plans no pools.
+std::string plan_ratios(const Json& plan);
 
 }  // namespace moesim::cli

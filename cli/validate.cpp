@@ -5,6 +5,10 @@
 //              is under test;
 //   cost       the simulator with the hardware profile (--profile, e.g. from `moesim calibrate`): the cost
 //              models are under test too; compared with the median of the repeated exec runs.
+// --calibrate-on C fits the profile here, from C served N times (`moesim calibrate C --repeat N`, --profile
+// then its base), each calibration run followed by one exec run of the validated trace: on a machine whose
+// speed drifts over minutes, the profile and the runs it is checked against then come from the same minutes
+// (on the 2-core VM what remained was not such a drift: bench/results/validate.md, runs 28-43).
 // Errors are signed fractions sim/exec - 1 of TPOT (mean), TTFT (mean), and the median and p95 of the
 // per-layer makespan; per op kind, the cost model's estimate against every measured op (median and p95 of
 // estimate/measured - 1) and the total time it over- or under-estimates. --csv writes them plot-ready.
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/calibrate_trace.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/exec_run.h"
@@ -37,6 +42,8 @@ struct ValidateArgs {
   std::shared_ptr<RunArgs> run = std::make_shared<RunArgs>();
   uint32_t repeat = 1;
   std::string csv;
+  std::string calibrate_on, profile_out, name;  // --calibrate-on, --profile-out, --name
+  bool no_pilot = false;
 };
 
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -66,7 +73,13 @@ void execute(ValidateArgs& va) {
   // the error is.
   if (a.timeline_steps_given)
     throw UsageError("--timeline-steps: validate's timelines hold whole runs (every measured op feeds the simulator)");
+  const bool interleaved = !va.calibrate_on.empty();
+  if (!interleaved && (!va.profile_out.empty() || !va.name.empty() || va.no_pilot))
+    throw UsageError("--profile-out, --name and --no-pilot go with --calibrate-on (validate then calibrates too)");
+  if (interleaved && a.store.empty())
+    throw UsageError("--calibrate-on: --store is required (the calibration runs read and compute its experts)");
   if (!va.csv.empty()) check_output_writable(va.csv);
+  if (!va.profile_out.empty()) check_output_writable(va.profile_out);
   PreparedRun p;
   prepare_run(a, p);
   serving::SystemConfig cfg = p.cfg;
@@ -77,22 +90,55 @@ void execute(ValidateArgs& va) {
 
   const uint64_t steps = p.stream.steps();
   std::optional<Progress> bar;
-  const uint64_t total = static_cast<uint64_t>(va.repeat + 5) * steps;
+  // Interleaved, the exec runs report to calibrate's bar and this one counts the five simulations only.
+  const uint64_t total = static_cast<uint64_t>((interleaved ? 0 : va.repeat) + 5) * steps;
   uint64_t base = 0;
   cfg.on_step = [&](uint64_t done, uint64_t) {
     if (!bar) bar.emplace("validate", total);
     bar->set(base + done);
   };
 
-  // Exec, N times.
+  // Exec, N times. `exec_hw`: the profile the exec runs planned and scheduled with (ZipMoE's planner and Alg. 1
+  // read the cost model), which the structure check replays; `hw`: the profile under test in the cost check.
   std::vector<serving::RunResult> runs;
   std::vector<exec::ExecCounters> ref_counters;
   Json exec_config;
   ExecReport report;
-  for (uint32_t i = 0; i < va.repeat; ++i) {
-    runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, i == 0 ? &exec_config : nullptr, &report));
-    ref_counters.push_back(report.counters);
-    base += steps;
+  HardwareProfile exec_hw = p.hw, hw = p.hw;
+  Json calibration;  // --calibrate-on: the fitted profile
+  if (!interleaved) {
+    for (uint32_t i = 0; i < va.repeat; ++i) {
+      runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, i == 0 ? &exec_config : nullptr, &report));
+      ref_counters.push_back(report.counters);
+      base += steps;
+    }
+  } else {
+    RunArgs ca = a;  // the same system, model, store, budget and options on the calibration trace
+    ca.trace = va.calibrate_on;
+    ca.timeline.clear();
+    ca.out = va.profile_out.empty() ? std::string("the fitted profile (--profile-out keeps it)") : va.profile_out;
+    TraceCalibrationOptions o;
+    o.name = va.name;
+    o.repeat = va.repeat;
+    o.pilot = !va.no_pilot;
+    o.between_steps = steps;
+    o.between_runs = [&](const HardwareProfile& planner, const std::function<void(uint64_t)>& progress) {
+      serving::SystemConfig c = cfg;
+      c.on_step = [&progress](uint64_t done, uint64_t) { progress(done); };
+      const bool first = runs.empty();
+      runs.push_back(run_exec(c, p.stream, p.trace.info(), p.costs, planner, eo, first ? &exec_config : nullptr, &report));
+      ref_counters.push_back(report.counters);
+      exec_hw = planner;
+    };
+    calibration = trace_profile(ca, o, calibration_stamp());
+    calibration["calibration"]["fields_from"] = "trace";
+    calibration["calibration"]["build"] = run_header("validate --calibrate-on", Json::object());
+    hw = hardware_from_json(calibration, ca.out);
+    so = sim::SimOptions{};
+    so.io_depth = a.io_depth;
+    so.cpu_workers = eo.workers;
+    apply_runtime_section(hw, so);
+    if (!va.profile_out.empty()) write_file_atomic(va.profile_out, calibration.dump(2) + "\n");
   }
   std::vector<Figures> measured;
   for (const auto& r : runs) measured.push_back(figures_of(r.result));
@@ -154,7 +200,7 @@ void execute(ValidateArgs& va) {
   structure_opts.measured_turnaround = true;  // and its own turnaround where it waited for its unit
   structure_opts.measured_planning = true;  // each graph's own planning time; the fits where the runs part
   for (size_t i = 0; i < kResourceClasses; ++i) structure_opts.turnaround[i] = rc.turnaround[i];
-  const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, structure_opts);
+  const serving::RunResult structure = run_simulated(scfg, p.stream, p.trace.info(), p.costs, exec_hw, structure_opts);
   // Where the structure error comes from: the same run without the runtime's own costs (hand-offs, wake-ups,
   // turnarounds, planning), so the op graph, the queues and the priorities alone.
   const uint64_t matched = durations.matched(), unmatched = durations.unmatched();
@@ -177,28 +223,42 @@ void execute(ValidateArgs& va) {
   bare_opts.measured_handoff = false;
   bare_opts.measured_turnaround = false;
   for (double& t : bare_opts.turnaround) t = 0;
-  const serving::RunResult bare = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, bare_opts);
+  const serving::RunResult bare = run_simulated(scfg, p.stream, p.trace.info(), p.costs, exec_hw, bare_opts);
   // And what the contention model contributes: the structure check with each op's wall time and a core per
   // thread (the simulator before sim/cpu_cores.h).
   sim::SimOptions flat_opts = structure_opts;
   flat_opts.measured = &wall;
   flat_opts.cpu_cores = 0;
-  const serving::RunResult flat = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, flat_opts);
+  const serving::RunResult flat = run_simulated(scfg, p.stream, p.trace.info(), p.costs, exec_hw, flat_opts);
   // And what charging the runtime's costs as means does (the cost check's way: each hand-off, turnaround and
   // planning call its run's mean, not its own): the structure check with those means.
   sim::SimOptions mean_opts = structure_opts;
   durations.rewind();
   mean_opts.measured_handoff = mean_opts.measured_turnaround = mean_opts.measured_planning = false;
-  const serving::RunResult means = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, mean_opts);
+  const serving::RunResult means = run_simulated(scfg, p.stream, p.trace.info(), p.costs, exec_hw, mean_opts);
   base += steps;
   // Cost: the simulator with the profile.
   scfg.record_timeline = !a.timeline.empty();
-  const serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, p.hw, so);
+  serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, hw, so);
+  // --calibrate-on: the exec runs were planned with the pilot run's fit. If the fitted profile plans ZipMoE's
+  // pools otherwise, the cost check simulates the exec runs' plan (the pools fixed to it), so that it compares
+  // the cost model on the ops exec made; the error under the profile's own plan is kept beside.
+  const std::string exec_plan = plan_ratios(runs[ref].plan), cost_plan = plan_ratios(cost.plan);
+  std::optional<Figures> own_plan;
+  if (interleaved && !exec_plan.empty() && exec_plan != cost_plan) {
+    own_plan = figures_of(cost.result);
+    serving::SystemConfig pinned = scfg;
+    pinned.pools = exec_plan;
+    cost = run_simulated(pinned, p.stream, p.trace.info(), p.costs, hw, so);
+    warn("validate --calibrate-on: the fitted profile plans ZipMoE's pools as " + cost_plan + ", but the exec runs "
+         "were planned " + exec_plan + " (with " + exec_hw.origin + "): the cost check simulates " + exec_plan +
+         " (errors.cost_own_plan: under " + cost_plan + ")");
+  }
   if (bar) bar->finish();
   if (!a.timeline.empty()) write_chrome_trace(a.timeline + "-cost.json", cost.result, p.costs.costs, TimelineWriteOptions{});
 
   // Per op kind: the cost model's estimate against every measured op of the reference run.
-  const sim::SimPlatform estimator(p.hw, so);
+  const sim::SimPlatform estimator(hw, so);
   struct KindErr {
     std::vector<double> rel;
     double measured = 0, estimated = 0;
@@ -221,7 +281,12 @@ void execute(ValidateArgs& va) {
   config["trace"] = a.trace;
   config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
   config["repeat"] = va.repeat;
-  config["profile"] = p.hw.origin;
+  config["profile"] = hw.origin;
+  if (interleaved) {
+    config["calibrated_on"] = va.calibrate_on;
+    config["base_profile"] = p.hw.origin;
+    config["profile_out"] = va.profile_out.empty() ? Json(nullptr) : Json(va.profile_out);
+  }
   out["header"] = run_header("validate", config);
   Json errors;
   errors["structure"] = errors_json(sf, measured[ref]);
@@ -247,6 +312,7 @@ void execute(ValidateArgs& va) {
   errors["structure_no_contention"] = errors_json(figures_of(flat.result), measured[ref]);
   errors["structure_mean_runtime"] = errors_json(figures_of(means.result), measured[ref]);
   errors["cost"] = errors_json(cf, exec_median);
+  if (own_plan) errors["cost_own_plan"] = errors_json(*own_plan, exec_median);
   Json per_kind = Json::object();
   for (const auto& [k, ke] : kinds)
     per_kind[k] = {{"ops", ke.rel.size()},
@@ -267,11 +333,34 @@ void execute(ValidateArgs& va) {
                                                    : std::nan(""));
   out["exec"] = spread;
   out["exec"]["report"] = exec_report_json(report);
+  if (interleaved) {
+    const Json& in = calibration["calibration"]["in_sample"];
+    Json c = {{"trace", va.calibrate_on},
+              {"runs", va.repeat},
+              {"interleaved", true},
+              {"values_from", calibration["calibration"]["values_from"]},
+              {"in_sample_tpot_error", in["tpot_error"]},
+              {"exec_tpot_median_s", in["exec_tpot_median_s"]},
+              {"exec_tpot_spread", in["exec_tpot_spread"]}};
+    // The cost error net of the in-sample one, (1 + cost) / (1 + in sample) - 1: what moved between the
+    // calibration trace and the validated one (the model's error on another trace, and this machine's drift).
+    const Json& ce = errors["cost"]["tpot"];
+    c["beyond_in_sample"] = ce.is_null() || in["tpot_error"].is_null()
+                                ? Json(nullptr)
+                                : num((1 + ce.get<double>()) / (1 + in["tpot_error"].get<double>()) - 1);
+    if (in.contains("runs_plan")) {
+      c["runs_plan"] = in["runs_plan"];
+      c["profile_plan"] = in["profile_plan"];
+    }
+    out["calibration"] = c;
+  }
   out["warnings"] = warnings_json();
 
   if (!va.csv.empty()) {
     std::string csv = "check,metric,sim_s,exec_s,error\n";
-    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "structure_mean_runtime", "cost"}) {
+    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "structure_mean_runtime", "cost",
+                              "cost_own_plan"}) {
+      if (!errors.contains(check)) continue;
       const Json& e = errors[check];
       for (const char* m : {"tpot", "ttft", "layer_makespan_median", "layer_makespan_p95"}) {
         const std::string key = std::string(m) + "_s";
@@ -291,14 +380,25 @@ void execute(ValidateArgs& va) {
     text = out.dump(2) + "\n";
   } else {
     text += strprintf("moesim validate --system %s: %s against the simulator (%s)\n", a.system.c_str(),
-                      report.platform.c_str(), p.hw.display_name.c_str());
+                      report.platform.c_str(), hw.display_name.c_str());
+    if (interleaved) {
+      const Json& c = out["calibration"];
+      text += strprintf("calibrated: on %s, %u run%s, each followed by one exec run of this trace%s; in sample %s "
+                        "(spread %.1f%%)%s\n",
+                        va.calibrate_on.c_str(), va.repeat, va.repeat > 1 ? "s" : "",
+                        c.contains("runs_plan") ? (", all planned " + c["runs_plan"].get<std::string>()).c_str() : "",
+                        pct(c["in_sample_tpot_error"]).c_str(), 100 * c["exec_tpot_spread"].get<double>(),
+                        va.profile_out.empty() ? "" : (" -> " + va.profile_out).c_str());
+    }
     text += strprintf("exec:      %u run%s; TPOT %s median (min %s, max %s, spread %.1f%%); %s\n", va.repeat,
                       va.repeat > 1 ? "s" : "", format_seconds(exec_median.tpot).c_str(),
                       format_seconds(quantile(tpots, 0)).c_str(), format_seconds(quantile(tpots, 1)).c_str(),
                       100 * spread["tpot_spread"].get<double>(),
                       report.counters.chunks_verified == report.counters.chunks_read ? "lossless" : "NOT VERIFIED");
     text += strprintf("\n  %-23s %10s %10s %12s %12s\n", "error", "TPOT", "TTFT", "layer p50", "layer p95");
-    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "structure_mean_runtime", "cost"}) {
+    for (const char* check : {"structure", "structure_ops_only", "structure_no_contention", "structure_mean_runtime", "cost",
+                              "cost_own_plan"}) {
+      if (!errors.contains(check)) continue;
       const Json& e = errors[check];
       text += strprintf("  %-23s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
                         pct(e["layer_makespan_median"]).c_str(), pct(e["layer_makespan_p95"]).c_str());
@@ -344,6 +444,13 @@ void setup(CLI::App& app) {
   add_exec_options(app, va->run);
   app.add_option("--repeat", va->repeat, "exec runs (the spread of their TPOT is reported)")->capture_default_str();
   app.add_option("--csv", va->csv, "write the errors as CSV (check, metric, sim, exec, error)");
+  app.add_option("--calibrate-on", va->calibrate_on,
+                 "calibrate here too, on this trace (`moesim calibrate TRACE --repeat N`, --profile its base "
+                 "profile): each of its N runs is followed by one exec run of the validated trace, so the profile "
+                 "and the runs it is checked against come from the same minutes of this machine");
+  app.add_option("--profile-out", va->profile_out, "--calibrate-on: write the fitted profile here");
+  app.add_option("--name", va->name, "--calibrate-on: the profile's name (default: calibrated-HOST)");
+  app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
   app.callback([va] { execute(*va); });
 }
 

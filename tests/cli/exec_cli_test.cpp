@@ -43,6 +43,11 @@ class ExecCli : public ::testing::Test {
     return "-q exec " + trace() + " --model " + kModel + " --store " + store + " --system " + system +
            " --budget 1MiB --workers 2 --buffered";
   }
+  // The options of a zipmoe run with recovery on the CPU workers, on the test store, without a GPU.
+  static std::string zipmoe_cpu() {
+    return " --model " + kModel + " --store " + zstore() +
+           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
+  }
   static std::string dir_;
 };
 std::string ExecCli::dir_;
@@ -334,6 +339,100 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
                                  prof + " --json");
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_TRUE(Json::parse(v.out)["errors"]["cost"]["tpot"].is_number());
+}
+
+TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
+  const std::string cal = dir_ + "/cal.mtr", prof = dir_ + "/interleaved.json";
+  ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed 5 -o " +
+                       cal).code,
+            0);
+  const std::string common = zipmoe_cpu();
+  const CliResult v = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + cal +
+                                 " --repeat 2 --profile-out " + prof + " --name il --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  const Json j = Json::parse(v.out);
+  EXPECT_EQ(j["header"]["config"]["calibrated_on"], cal);
+  EXPECT_EQ(j["header"]["config"]["profile_out"], prof);
+  const Json& c = j["calibration"];
+  EXPECT_TRUE(c["interleaved"].get<bool>());
+  EXPECT_EQ(c["runs"].get<uint32_t>(), 2u);
+  EXPECT_TRUE(c["in_sample_tpot_error"].is_number());
+  // The cost error net of the in-sample one: (1 + cost) / (1 + in sample) - 1.
+  const double cost = j["errors"]["cost"]["tpot"].get<double>(), in = c["in_sample_tpot_error"].get<double>();
+  EXPECT_NEAR(c["beyond_in_sample"].get<double>(), (1 + cost) / (1 + in) - 1, 1e-12);
+  EXPECT_EQ(j["exec"]["tpot_s"].size(), 2u);  // the validated trace's own runs, one after each calibration run
+  EXPECT_EQ(j["errors"]["structure"]["ops_unmatched"].get<uint64_t>(), 0u);  // replayed under the runs' own plan
+  // The profile was fitted to the calibration trace's two runs only, and is a profile like any other.
+  const Json p = Json::parse(read_text(prof));
+  EXPECT_EQ(p["name"], "il");
+  EXPECT_EQ(p["calibration"]["trace"], cal);
+  EXPECT_EQ(p["calibration"]["in_sample"]["runs"].size(), 2u);
+  EXPECT_EQ(p["calibration"]["in_sample"]["runs_tpot_s"].size(), 2u);
+  EXPECT_TRUE(p["calibration"]["in_sample"].contains("sim_op_kinds"));
+  EXPECT_DOUBLE_EQ(p["calibration"]["in_sample"]["tpot_error"].get<double>(), in);
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " + prof);
+  EXPECT_EQ(r.code, 0) << r.err;
+  // The text names the calibration and where the profile went.
+  const CliResult t = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + cal + " --repeat 1");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("calibrated: on " + cal + ", 1 run, each followed by one exec run of this trace"));
+  EXPECT_THAT(t.out, HasSubstr("in sample"));
+}
+
+TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
+  // --no-pilot: the runs are planned with the base profile (a Jetson: E=1 at this budget), which the fitted
+  // profile need not repeat. The in-sample simulation then keeps the runs' pools, so it makes exactly the ops
+  // the runs made, kind by kind, and the error under the profile's own plan is reported beside it.
+  const std::string prof = dir_ + "/nopilot.json";
+  const CliResult c = moesim_cli("-q calibrate " + trace() + zipmoe_cpu() + " --no-pilot -o " + prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json in = Json::parse(read_text(prof))["calibration"]["in_sample"];
+  EXPECT_EQ(in["runs_plan"], "E=1");
+  const Json& sim = in["sim_op_kinds"];
+  const Json& run = in["runs"][0]["op_kinds"];
+  ASSERT_EQ(sim.size(), run.size());
+  for (const auto& [k, v] : run.items()) {
+    ASSERT_TRUE(sim.contains(k)) << k;
+    EXPECT_EQ(sim[k]["ops"], v["ops"]) << k;
+  }
+  EXPECT_TRUE(sim.contains("decompress (prefill)"));  // phases apart
+  if (in["profile_plan"] != in["runs_plan"]) {
+    EXPECT_THAT(in["simulated_under"].get<std::string>(), HasSubstr("E=1"));
+    EXPECT_TRUE(in["tpot_error_own_plan"].is_number());
+    EXPECT_THAT(c.err, HasSubstr("under its own plan"));
+  } else {
+    EXPECT_FALSE(in.contains("simulated_under"));
+  }
+  // The same in validate --calibrate-on: the exec runs keep the base profile's plan, and the cost check
+  // simulates it when the fitted profile plans otherwise.
+  const CliResult v =
+      moesim_cli("-q validate " + trace() + zipmoe_cpu() + " --calibrate-on " + trace() + " --no-pilot --json");
+  ASSERT_EQ(v.code, 0) << v.err;
+  const Json j = Json::parse(v.out);
+  EXPECT_EQ(j["errors"]["structure"]["ops_unmatched"].get<uint64_t>(), 0u);
+  const bool moved = j["calibration"]["profile_plan"] != j["calibration"]["runs_plan"];
+  EXPECT_EQ(j["errors"].contains("cost_own_plan"), moved);
+  if (moved) {
+    EXPECT_THAT(j["warnings"].dump(), HasSubstr("the cost check simulates E=1"));
+  }
+}
+
+TEST_F(ExecCli, ValidateCalibrateOnRejectsBadInputWithoutWritingAProfile) {
+  const std::string prof = dir_ + "/never.json";
+  const std::string common = zipmoe_cpu();
+  const CliResult a = moesim_cli("-q validate " + trace() + common + " --profile-out " + prof);
+  EXPECT_EQ(a.code, 2) << a.err;
+  EXPECT_THAT(a.err, HasSubstr("go with --calibrate-on"));
+  const CliResult b = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + dir_ + "/missing.mtr" +
+                                 " --profile-out " + prof);
+  EXPECT_NE(b.code, 0);
+  EXPECT_THAT(b.err, HasSubstr("missing.mtr"));
+  const CliResult c = moesim_cli("-q validate " + trace() + " --model " + kModel +
+                                 " --system zipmoe --budget 1MiB --calibrate-on " + trace());
+  EXPECT_EQ(c.code, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("--store is required"));
+  EXPECT_FALSE(std::filesystem::exists(prof));
 }
 
 // ---- --io uring (exec/uring_io.h) and calibrate's microbenchmarks (exec/microbench.h) ----
