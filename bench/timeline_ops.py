@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Op times of one exec timeline, split the ways bench/results/validate.md (runs 13-25) reports them:
+"""Op times of one exec timeline, split the ways bench/results/validate.md (runs 13-33) reports them:
 
     bench/timeline_ops.py PREFIX-exec.json       (`moesim validate --timeline PREFIX` or `moesim exec --timeline`)
 
@@ -7,7 +7,13 @@
   2. SSD reads in decode, first read of that chunk in the run against a read of a chunk read before;
   3. expert compute, fresh (its weights read, recovered or copied in the same layer) against resident;
   4. decompression's time per MB against how many CPU-bound ops (decompress, recover, expert and dense
-     compute) ran beside it on average (1 = alone): what equal sharing of the cores would stretch.
+     compute) ran beside it on average (1 = alone): what equal sharing of the cores would stretch;
+  5. decode layers that read: the head (layer start to its first read's start), the reads' busy time and the
+     I/O thread's gaps between them, and the tail (the last read's end to the layer's end);
+  6. hand-offs (start - submitted, decode ops that found their thread idle; exec timelines only) by op kind
+     and by how many other threads were handed an op within 20 us of it (0-3+): threads woken together race
+     for the cores.
+Any timeline of `moesim validate --timeline` (exec, structure, cost) or `moesim run --timeline` works for 1-5.
 Needs only Python 3's standard library.
 """
 import bisect
@@ -99,6 +105,48 @@ def main():
         per_mb[band].append(e["dur"] / max(e["args"].get("bytes", 1), 1) * 1e6)
     for k in sorted(per_mb):
         row(f"decompress, {k} running", per_mb[k])
+
+    print("5. decode layers with reads: head, reads, I/O gaps, tail")
+    layers, by_layer = {}, defaultdict(list)
+    for e in ev:
+        a = e.get("args", {})
+        if e.get("ph") == "X" and e["name"].startswith("L") and "step" in a and "layer" in a and a["step"] > 0:
+            layers[(a["step"], a["layer"])] = (e["ts"], e["ts"] + e["dur"])
+    for e in ops:
+        if e["name"].startswith("ssd_read") and e["args"]["step"] > 0:
+            by_layer[(e["args"]["step"], e["args"]["layer"])].append(e)
+    parts = defaultdict(list)
+    for key, (t0, t1) in layers.items():
+        reads = by_layer.get(key)
+        if not reads:
+            continue
+        parts["layer"].append(t1 - t0)
+        parts["head"].append(reads[0]["ts"] - t0)
+        parts["reads busy"].append(sum(r["dur"] for r in reads))
+        parts["I/O gaps"].append(sum(max(0.0, b["ts"] - a["ts"] - a["dur"]) for a, b in zip(reads, reads[1:])))
+        parts["tail"].append(t1 - max(r["ts"] + r["dur"] for r in reads))
+    for k in ("layer", "head", "reads busy", "I/O gaps", "tail"):
+        if parts[k]:
+            row(k, parts[k])
+
+    if any("submitted" in e["args"] for e in ops):
+        print("6. decode hand-offs (us) of ops that found their thread idle, by other threads woken within 20 us")
+        last_end, idle = {}, []
+        for e in ops:  # in start order: the ops before on the same thread have started earlier
+            sub, thread = e["args"].get("submitted"), (e["pid"], e["tid"])
+            if sub is not None and last_end.get(thread, -1e300) <= sub and e["args"]["step"] > 0:
+                idle.append(e)
+            last_end[thread] = max(last_end.get(thread, -1e300), e["ts"] + e["dur"])
+        idle.sort(key=lambda e: e["args"]["submitted"])
+        subs = [e["args"]["submitted"] for e in idle]
+        hand = defaultdict(list)
+        for e in idle:
+            s = e["args"]["submitted"]
+            near = idle[bisect.bisect_left(subs, s - 20):bisect.bisect_right(subs, s + 20)]
+            others = len({(x["pid"], x["tid"]) for x in near}) - 1
+            hand[(kind(e).split(" ")[0], min(others, 3))].append(e["ts"] - s)
+        for k in sorted(hand):
+            row(f"{k[0]}, {k[1]}{'+' if k[1] == 3 else ''} woken with it", hand[k])
 
 
 if __name__ == "__main__":
