@@ -341,6 +341,36 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i))] = {
         {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
+  // The distributions of the hand-offs (per resource) and of the pipeline thread's wake-up, pooled over the runs
+  // (each run's wake-up quantiles averaged index by index): the simulator draws from them.
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    std::vector<double> v;
+    for (const MeasuredRun& r : runs)
+      for (const TimelineEvent& e : r.result.result.timeline)
+        if (e.timing.handoff >= 0 && static_cast<size_t>(e.op.resource) == i) v.push_back(e.timing.handoff);
+    if (v.size() < kRuntimeQuantiles) continue;
+    const size_t n = v.size();
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) + "_quantiles"] = {
+        {"value", runtime_quantiles(std::move(v))},
+        {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of this resource's hand-offs to an idle thread (" +
+                       std::to_string(n) + " of them): the simulator draws each hand-off from them"}};
+  }
+  {
+    std::vector<double> w(kRuntimeQuantiles, 0.0);
+    size_t n = 0;
+    for (const MeasuredRun& r : runs)
+      if (r.counters.completion_quantiles.size() == kRuntimeQuantiles) {
+        for (size_t k = 0; k < kRuntimeQuantiles; ++k) w[k] += r.counters.completion_quantiles[k];
+        ++n;
+      }
+    if (n) {
+      for (double& x : w) x /= static_cast<double>(n);
+      prof["runtime"]["wake_latency_quantiles"] = {
+          {"value", w},
+          {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of the completions that woke the pipeline thread (each "
+                          "run's, averaged): the simulator draws each wake-up from them"}};
+    }
+  }
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
         {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
@@ -500,6 +530,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   sim::SimOptions so;
   so.io_depth = a.io_depth;
   so.cpu_workers = eo.workers;
+  so.seed = a.seed;
   apply_runtime_section(fitted, so);
   serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
   // The runs were planned with another profile (the pilot's fit) and the fitted one plans ZipMoE's pools
@@ -512,6 +543,17 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     serving::SystemConfig pinned = scfg;
     pinned.pools = runs_plan;
     sim = run_simulated(pinned, p.stream, p.trace.info(), p.costs, fitted, so);
+  }
+  // The same with every runtime cost at its mean (the model before the distributions): how much they change.
+  double means_tpot = std::nan("");
+  {
+    serving::SystemConfig c = scfg;
+    if (std::isfinite(own_plan_tpot)) c.pools = runs_plan;
+    c.record_timeline = false;
+    sim::SimOptions flat = so;
+    for (auto& q : flat.dispatch_q) q.clear();
+    flat.wake_q.clear();
+    means_tpot = figures_of(run_simulated(c, p.stream, p.trace.info(), p.costs, fitted, flat).result).tpot;
   }
   // Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
   // stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.
@@ -540,6 +582,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   in["runs"] = per_run;
   in["sim_op_kinds"] = op_kinds(sim.result.timeline);
   in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
+  in["tpot_error_runtime_means"] = measured > 0 ? Json(means_tpot / measured - 1) : Json(nullptr);
   if (std::isfinite(own_plan_tpot)) {
     in["simulated_under"] = "the runs' plan (" + runs_plan + "), the pools fixed to it";
     in["tpot_error_own_plan"] = measured > 0 ? Json(own_plan_tpot / measured - 1) : Json(nullptr);
@@ -556,11 +599,14 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
           ? strprintf(" (under the runs' plan %s; under its own plan, %s: %+.2f%%)", runs_plan.c_str(),
                       profile_plan.c_str(), 100 * (own_plan_tpot / measured - 1))
           : std::string();
+  const std::string means_note = std::isfinite(means_tpot) && measured > 0
+                                     ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (means_tpot / measured - 1))
+                                     : std::string();
   std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
                        "of %zu run%s, spread %.1f%%): %+.2f%%%s\n",
                format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
                tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error,
-               own_plan_note.c_str());
+               (own_plan_note + means_note).c_str());
   {
     // Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
     size_t mid = 0;

@@ -60,6 +60,24 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
   return eo;
 }
 
+namespace {
+// runtime.KEY: a distribution, runtime_quantiles() of a cost (seconds, each >= 0 and < 1 s, ascending).
+std::vector<double> runtime_quantiles_of(const HardwareProfile& hw, const std::string& key) {
+  const Json& g = hw.raw["runtime"][key];
+  const Json& v = g.is_object() ? g.value("value", Json()) : g;
+  std::vector<double> q;
+  bool ok = v.is_array() && !v.empty();
+  for (size_t k = 0; ok && k < v.size(); ++k) {
+    ok = v[k].is_number() && v[k].get<double>() >= 0 && v[k].get<double>() < 1 && (k == 0 || v[k].get<double>() >= q.back());
+    if (ok) q.push_back(v[k].get<double>());
+  }
+  if (!ok)
+    throw Error(hw.origin + ": runtime." + key + " must be a non-empty ascending list of times in seconds (each >= 0 and "
+                "< 1 s), not " + v.dump());
+  return q;
+}
+}  // namespace
+
 void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
   if (!hw.raw.contains("runtime")) return;
   sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
@@ -74,6 +92,7 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
   if (hw.raw["runtime"].contains("plan_tail_fixed"))
     sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
   // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
+  if (hw.raw["runtime"].contains("wake_latency_quantiles")) sim.wake_q = runtime_quantiles_of(hw, "wake_latency_quantiles");
   if (hw.raw["runtime"].contains("cpu_cores")) {
     const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
     if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
@@ -94,6 +113,8 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
     const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
     if (hw.raw["runtime"].contains(dkey))
       sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
+    if (hw.raw["runtime"].contains(dkey + "_quantiles"))
+      sim.dispatch_q[i] = runtime_quantiles_of(hw, dkey + "_quantiles");
   }
 }
 
@@ -187,6 +208,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   sim::SimOptions& sim = p.sim;
   sim.io_depth = a.io_depth;
   sim.cpu_workers = a.workers;
+  sim.seed = a.seed;
   apply_runtime_section(hw, sim);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);

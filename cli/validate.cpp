@@ -137,6 +137,7 @@ void execute(ValidateArgs& va) {
     so = sim::SimOptions{};
     so.io_depth = a.io_depth;
     so.cpu_workers = eo.workers;
+    so.seed = a.seed;
     apply_runtime_section(hw, so);
     if (!va.profile_out.empty()) write_file_atomic(va.profile_out, calibration.dump(2) + "\n");
   }
@@ -185,6 +186,9 @@ void execute(ValidateArgs& va) {
   sim::SimOptions structure_opts = so;
   structure_opts.measured = &durations;
   structure_opts.cpu_cores = cores;
+  // The runtime's costs as this run measured them (below), never the profile's distributions.
+  for (auto& q : structure_opts.dispatch_q) q.clear();
+  structure_opts.wake_q.clear();
   structure_opts.gpu_on_cpu = !eo.gpu;
   // The runtime's own cost per dependency, measured in the same run: part of the structure.
   const exec::ExecCounters& rc = ref_counters[ref];
@@ -214,6 +218,8 @@ void execute(ValidateArgs& va) {
   sim::SimOptions bare_opts = so;  // without any runtime cost, the profile's included
   bare_opts.measured = &durations;
   bare_opts.cpu_cores = cores;  // the durations are work: the contention stays
+  for (auto& q : bare_opts.dispatch_q) q.clear();
+  bare_opts.wake_q.clear();
   bare_opts.gpu_on_cpu = !eo.gpu;
   bare_opts.dispatch_latency = bare_opts.completion_latency = bare_opts.wake_latency = 0;
   for (double& d : bare_opts.dispatch) d = 0;

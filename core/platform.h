@@ -17,6 +17,12 @@
 
 namespace moesim {
 
+// A runtime cost's distribution as kRuntimeQuantiles equally likely values: the (k + 0.5) / kRuntimeQuantiles
+// quantiles of `samples` (nearest rank), ascending; empty for no samples. exec measures them (hand-offs,
+// wake-ups), calibrate writes them into a profile, and the simulator draws from them (sim/sim_platform.h).
+inline constexpr size_t kRuntimeQuantiles = 20;
+std::vector<double> runtime_quantiles(std::vector<double> samples);
+
 struct OpTiming {
   double start = 0;
   double end = 0;

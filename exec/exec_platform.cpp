@@ -753,6 +753,7 @@ ExecCounters ExecPlatform::counters() const {
   for (size_t i = 0; i < kResourceClasses; ++i)
     c.handoff[i] = handoff_n_[i] ? handoff_sum_[i] / static_cast<double>(handoff_n_[i]) : c.handoff_latency;
   c.completion_latency = mean(completion_);
+  c.completion_quantiles = runtime_quantiles(completion_);
   c.pipeline_latency = pipeline_calls_ ? pipeline_time_ / static_cast<double>(pipeline_calls_) : 0.0;
   // What a planning call costs beyond an ordinary completion (whose work the pipeline_latency above already
   // charges), split at its first submission: least squares of time = fixed + per_op * ops over the planning

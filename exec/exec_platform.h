@@ -105,6 +105,10 @@ struct ExecCounters {
   double handoff_latency = 0;
   double handoff[kResourceClasses] = {};  // the same per resource class (its threads wake differently)
   double completion_latency = 0;
+  // Its distribution: kRuntimeQuantiles equally likely values (the 2.5%, 7.5%, ..., 97.5% quantiles; empty when
+  // no completion woke the pipeline thread). A cost that is not linear in it (a short hand-off spares a wake-up)
+  // is charged wrong by its mean: the simulator can draw from these instead.
+  std::vector<double> completion_quantiles;
   double pipeline_latency = 0;
   // The pipeline's work to start a layer invocation (lookups, planning, scheduling, building its graph), per op
   // of the graph it plans, up to its first submission: on the critical path, unlike the per-completion work

@@ -14,7 +14,8 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       gpu_(engine_, "gpu", opt.gpu_streams, this),
       link_(engine_, "link", opt.links, this),
       measured_io_(engine_, "io_thread", opt.io_depth, this),
-      dispatcher_(engine_, "pipeline", 1, &dispatch_listener_) {
+      dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
+      rng_(opt.seed) {
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
   if (hw.ssd_prefill_read_bandwidth > 0)  // 0: a profile built in code without them, the same rate
@@ -42,7 +43,7 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
   double handoff = 0;
   if (idle_unit) {
     const MeasuredDurations::Measured* own = opt_.measured_handoff && opt_.measured ? opt_.measured->peek(op) : nullptr;
-    handoff = own && own->handoff >= 0 ? own->handoff : by_class;
+    handoff = own && own->handoff >= 0 ? own->handoff : (opt_.dispatch_q[rc].empty() ? by_class : draw(opt_.dispatch_q[rc]));
   }
   double ready = std::max(engine_.now(), planned_until_) + handoff;
   // Every unit is busy or being woken: the op waits in the queue behind those being handed over.
@@ -124,7 +125,7 @@ void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
   if (opt_.serial_pipeline()) {  // through the pipeline thread first
     if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
     dispatch_timing_[job] = timing;
-    dispatcher_.submit(job, 0, opt_.completion_latency + (dispatcher_.idle() ? opt_.wake_latency : 0));
+    dispatcher_.submit(job, 0, opt_.completion_latency + (dispatcher_.idle() ? (opt_.wake_q.empty() ? opt_.wake_latency : draw(opt_.wake_q)) : 0));
     return;
   }
   report(job, timing);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/platform.h"
+#include "core/rng.h"
 #include "sim/cost_model.h"
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
@@ -41,6 +42,15 @@ struct SimOptions {
   // Per resource class, where given (> 0): replaces dispatch_latency for that class's ops (an idle I/O thread
   // may wake slower than a worker: it sleeps in a blocking read's wait, and on a busy machine waits for a core).
   double dispatch[kResourceClasses] = {};
+  // Per resource class, where not empty: each hand-off to an idle unit is drawn from these equally likely values
+  // (runtime_quantiles(), core/platform.h) instead of charged dispatch[]'s mean; the same for the pipeline
+  // thread's wake-up (wake_q, instead of wake_latency). A cost that is not linear in them is then right on
+  // average: on the 2-core VM a layer's last transfer is usually handed over in ~5 us, before the pipeline
+  // thread falls asleep, and charging the 42 us mean and then a wake-up over-estimated TPOT. Drawn from a
+  // stream seeded by `seed`, in the engine's (deterministic) event order.
+  std::vector<double> dispatch_q[kResourceClasses];
+  std::vector<double> wake_q;
+  uint64_t seed = 1;
   // The engine's pipeline thread, a serial resource: every completion holds it this long (waking it and
   // running the pipeline's op_done) before the pipeline sees it. 0 = completions are seen at once.
   double completion_latency = 0;
@@ -128,6 +138,8 @@ class SimPlatform : public Platform, private JobListener {
   double handoff_until_[kResourceClasses] = {};  // when the latest of them is enqueued
   uint32_t free_units(ResourceClass r) const;
   std::vector<uint32_t> free_jobs_;
+  Rng rng_;
+  double draw(const std::vector<double>& q) { return q[rng_.below(q.size())]; }
 };
 
 }  // namespace moesim::sim

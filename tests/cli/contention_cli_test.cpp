@@ -51,6 +51,34 @@ TEST(ContentionCli, BadCoresOrFlagNameTheProfileAndTheField) {
   EXPECT_NE(r.err.find("runtime.gpu_stream_on_cpu must be true or false"), std::string::npos) << r.err;
 }
 
+// Distributions of the runtime's costs (runtime.*_quantiles): a bad one is an error naming the profile and
+// the field; a distribution of one value is that fixed cost; a run is reproducible under its --seed.
+TEST(ContentionCli, RuntimeCostDistributions) {
+  for (const Json& bad : {Json::array(), Json::array({2e-5, 1e-5}), Json::array({-1e-6}), Json::array({"20us"}), Json(2e-5)}) {
+    const std::string p = profile_with("bad-quantiles", {{"dispatch_latency_cpu_quantiles", {{"value", bad}}}});
+    const auto r = moesim_cli("run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --budget 1GiB --hw " + p);
+    EXPECT_NE(r.code, 0) << bad.dump();
+    EXPECT_NE(r.err.find("bad-quantiles.json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("runtime.dispatch_latency_cpu_quantiles must be"), std::string::npos) << r.err;
+  }
+  const double fixed = makespan(profile_with("fixed", {{"dispatch_latency_cpu", {{"value", 3e-5}}}}));
+  EXPECT_EQ(makespan(profile_with("one-value", {{"dispatch_latency_cpu", {{"value", 9e-5}}},
+                                                 {"dispatch_latency_cpu_quantiles", {{"value", Json::array({3e-5})}}}})),
+            fixed);
+  const std::string spread =
+      profile_with("spread", {{"dispatch_latency_cpu_quantiles", {{"value", Json::array({1e-6, 1e-5, 1e-4, 3e-4})}}},
+                              {"wake_latency_quantiles", {{"value", Json::array({1e-6, 5e-5})}}}});
+  auto run = [&](int seed) {
+    const auto r = moesim_cli("-q run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --recover-on cpu "
+                              "--budget 1GiB --workers 2 --json --seed " + std::to_string(seed) + " --hw " + spread);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? Json::parse(r.out)["metrics"]["makespan_s"].get<double>() : 0.0;
+  };
+  const double a = run(1);
+  EXPECT_EQ(run(1), a);
+  EXPECT_NE(run(2), a);
+}
+
 // Two workers and the GPU stream's thread: on plenty of cores the model changes nothing; on fewer, the run
 // is slower; on one core slower still.
 TEST(ContentionCli, FewerCoresNeverMakeARunFaster) {

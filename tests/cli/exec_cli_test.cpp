@@ -329,6 +329,14 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   // the CPU-bound threads.
   EXPECT_GE(p["runtime"]["cpu_cores"]["value"].get<uint32_t>(), 1u);
   EXPECT_TRUE(p["runtime"]["gpu_stream_on_cpu"]["value"].get<bool>());
+  // The distributions the simulator draws hand-offs and wake-ups from, ascending; the in-sample error with
+  // every runtime cost at its mean beside the one with them.
+  for (const char* k : {"dispatch_latency_cpu_quantiles", "dispatch_latency_ssd_quantiles", "wake_latency_quantiles"}) {
+    const Json& q = p["runtime"][k]["value"];
+    ASSERT_EQ(q.size(), 20u) << k;
+    for (size_t i = 1; i < q.size(); ++i) EXPECT_LE(q[i - 1].get<double>(), q[i].get<double>()) << k;
+  }
+  EXPECT_TRUE(p["calibration"]["in_sample"]["tpot_error_runtime_means"].is_number());
   EXPECT_TRUE(p["calibration"]["fits"].contains("decompress"));
   // The profile is a hardware profile like any other: run simulates with it, validate compares with it.
   const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "

@@ -2,6 +2,7 @@
 // turnaround and planning latencies) and measured durations (sim/measured_durations.h), by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "sim/measured_durations.h"
@@ -97,6 +98,51 @@ TEST(RuntimeCosts, DispatchIsPaidOnlyByOpsGivenToAnIdleUnitAndPerResource) {
   EXPECT_NEAR(r.timing[0].start, 50e-6, 1e-12);
   EXPECT_NEAR(r.timing[1].start, 1.05e-3, 1e-12);
   EXPECT_NEAR(r.timing[1].end, 2.05e-3, 1e-12);
+}
+
+// Drawn runtime costs: each hand-off to an idle unit and each wake-up of the pipeline thread is one of the
+// distribution's equally likely values, drawn from a stream seeded by SimOptions::seed.
+std::vector<double> sequential_handoffs(const SimOptions& o, int n) {
+  SimPlatform p(profile(), o);
+  Recorder r;
+  r.platform = &p;
+  std::vector<double> h;
+  for (int i = 0; i < n; ++i) {  // one at a time: each finds the worker idle
+    const double t = p.now();
+    p.submit(decompress(static_cast<uint16_t>(i)), &r, static_cast<uint32_t>(i));
+    p.run_until_idle();
+    h.push_back(r.timing.back().start - t);
+  }
+  return h;
+}
+
+TEST(RuntimeCosts, DrawnHandoffsComeFromTheDistributionAndTheSeed) {
+  SimOptions o;
+  o.dispatch[static_cast<size_t>(ResourceClass::kCpu)] = 50e-6;  // the mean: replaced by the distribution
+  o.dispatch_q[static_cast<size_t>(ResourceClass::kCpu)] = {5e-6, 20e-6, 200e-6};
+  o.seed = 7;
+  const std::vector<double> a = sequential_handoffs(o, 60);
+  for (double h : a)
+    EXPECT_TRUE(std::abs(h - 5e-6) < 1e-12 || std::abs(h - 20e-6) < 1e-12 || std::abs(h - 200e-6) < 1e-12) << h;
+  int seen[3] = {};
+  for (double h : a) ++seen[h < 10e-6 ? 0 : h < 100e-6 ? 1 : 2];
+  for (int k : seen) EXPECT_GT(k, 5);  // every value is drawn (60 draws of 3: each about 20 times)
+  EXPECT_EQ(sequential_handoffs(o, 60), a);  // same seed, same draws
+  o.seed = 8;
+  EXPECT_NE(sequential_handoffs(o, 60), a);
+  // One value: exactly the fixed cost.
+  o.dispatch_q[static_cast<size_t>(ResourceClass::kCpu)] = {50e-6};
+  for (double h : sequential_handoffs(o, 5)) EXPECT_NEAR(h, 50e-6, 1e-12);
+}
+
+TEST(RuntimeCosts, DrawnWakeUpsComeFromTheirDistribution) {
+  SimOptions o;
+  o.completion_latency = 2e-6;
+  o.wake_latency = 20e-6;      // the mean: replaced
+  o.wake_q = {7e-6, 7e-6};     // every draw 7 us
+  const Recorder r = run_two(o);
+  ASSERT_EQ(r.seen.size(), 2u);
+  EXPECT_NEAR(r.seen[0].second, 1e-3 + 7e-6 + 2e-6, 1e-12);
 }
 
 // The structure check's replay: each op's own measured hand-off where it had one (it found an idle thread),
