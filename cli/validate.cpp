@@ -415,7 +415,7 @@ void execute(ValidateArgs& va) {
                       "per op (then busy %s + %s per op), turnaround ssd/cpu/gpu/link %s/%s/%s/%s;\n"
                       "   CPU contention: the CPU workers%s share %u cores, each op replayed as its work on them;\n"
                       "   structure_ops_only: the same without the runtime's costs; structure_no_contention: wall times, a core per thread;\n"
-                      "   structure_mean_runtime: the runtime's costs as this run's means, as the cost check charges them)\n",
+                      "   structure_mean_runtime: the runtime's costs as this run's means, as a profile without their distributions charges them)\n",
                       static_cast<unsigned long long>(matched), static_cast<unsigned long long>(unmatched),
                       static_cast<unsigned long long>(plans_matched),
                       static_cast<unsigned long long>(plans_matched + plans_unmatched),
