@@ -46,7 +46,7 @@ struct SimOptions {
   // (runtime_quantiles(), core/platform.h) instead of charged dispatch[]'s mean; the same for the pipeline
   // thread's wake-up (wake_q, instead of wake_latency). A cost that is not linear in them is then right on
   // average: on the 2-core VM a layer's last transfer is usually handed over in ~5 us, before the pipeline
-  // thread falls asleep, and charging the 42 us mean and then a wake-up over-estimated TPOT. Drawn from a
+  // thread falls asleep, and charging the mean (21-42 us) and then a wake-up over-estimated TPOT. Drawn from a
   // stream seeded by `seed`, in the engine's (deterministic) event order.
   std::vector<double> dispatch_q[kResourceClasses];
   std::vector<double> wake_q;
