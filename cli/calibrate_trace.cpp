@@ -343,11 +343,12 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
         {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
   // The distributions of the hand-offs (per resource) and of the pipeline thread's wake-up, pooled over the runs
   // (each run's wake-up quantiles averaged index by index): the simulator draws from them.
+  std::vector<double> handoffs[kResourceClasses];
+  for (const MeasuredRun& r : runs)
+    for (const TimelineEvent& e : r.result.result.timeline)
+      if (e.timing.handoff >= 0) handoffs[static_cast<size_t>(e.op.resource)].push_back(e.timing.handoff);
   for (size_t i = 0; i < kResourceClasses; ++i) {
-    std::vector<double> v;
-    for (const MeasuredRun& r : runs)
-      for (const TimelineEvent& e : r.result.result.timeline)
-        if (e.timing.handoff >= 0 && static_cast<size_t>(e.op.resource) == i) v.push_back(e.timing.handoff);
+    std::vector<double>& v = handoffs[i];
     if (v.size() < kRuntimeQuantiles) continue;
     const size_t n = v.size();
     prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) + "_quantiles"] = {
@@ -527,11 +528,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
                  format_seconds(fitted.raw["runtime"]["pipeline_latency"]["value"].get<double>()).c_str(),
                  format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), a.out.c_str());
   }
-  sim::SimOptions so;
-  so.io_depth = a.io_depth;
-  so.cpu_workers = eo.workers;
-  so.seed = a.seed;
-  apply_runtime_section(fitted, so);
+  const sim::SimOptions so = sim_options(a, fitted, eo.workers);
   serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
   // The runs were planned with another profile (the pilot's fit) and the fitted one plans ZipMoE's pools
   // otherwise: the in-sample error is then taken under the runs' own plan (the pools fixed to it), so that it
@@ -540,20 +537,16 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   double own_plan_tpot = std::nan("");
   if (!runs_plan.empty() && runs_plan != profile_plan) {
     own_plan_tpot = figures_of(sim.result).tpot;
-    serving::SystemConfig pinned = scfg;
-    pinned.pools = runs_plan;
-    sim = run_simulated(pinned, p.stream, p.trace.info(), p.costs, fitted, so);
+    scfg.pools = runs_plan;
+    sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
   }
   // The same with every runtime cost at its mean (the model before the distributions): how much they change.
   double means_tpot = std::nan("");
   {
-    serving::SystemConfig c = scfg;
-    if (std::isfinite(own_plan_tpot)) c.pools = runs_plan;
-    c.record_timeline = false;
-    sim::SimOptions flat = so;
-    for (auto& q : flat.dispatch_q) q.clear();
-    flat.wake_q.clear();
-    means_tpot = figures_of(run_simulated(c, p.stream, p.trace.info(), p.costs, fitted, flat).result).tpot;
+    scfg.record_timeline = false;
+    sim::SimOptions means = so;
+    means.charge_means();
+    means_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
   }
   // Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
   // stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.

@@ -91,8 +91,8 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
     sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
   if (hw.raw["runtime"].contains("plan_tail_fixed"))
     sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
-  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
   if (hw.raw["runtime"].contains("wake_latency_quantiles")) sim.wake_q = runtime_quantiles_of(hw, "wake_latency_quantiles");
+  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
   if (hw.raw["runtime"].contains("cpu_cores")) {
     const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
     if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
@@ -116,6 +116,15 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
     if (hw.raw["runtime"].contains(dkey + "_quantiles"))
       sim.dispatch_q[i] = runtime_quantiles_of(hw, dkey + "_quantiles");
   }
+}
+
+sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_t workers) {
+  sim::SimOptions so;
+  so.io_depth = a.io_depth;
+  so.cpu_workers = workers;
+  so.seed = a.seed;
+  apply_runtime_section(hw, so);
+  return so;
 }
 
 void prepare_run(RunArgs& a, PreparedRun& p) {
@@ -205,11 +214,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   cfg.grid = a.grid;
   cfg.delta = a.delta;
   cfg.seed = a.seed;
-  sim::SimOptions& sim = p.sim;
-  sim.io_depth = a.io_depth;
-  sim.cpu_workers = a.workers;
-  sim.seed = a.seed;
-  apply_runtime_section(hw, sim);
+  p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);
   const traces::LookupStream& stream = p.stream;

@@ -62,6 +62,9 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);
 // threads share) into the simulator's options; nothing for a profile without one. Throws moesim::Error naming
 // the profile for a bad value.
 void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim);
+// The simulator's options for `a` on `hw` with `workers` CPU workers (0: the profile's cores): the I/O depth,
+// the seed of its draws and the profile's runtime section.
+sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_t workers);
 // Checks the options (UsageError), loads the trace, profile and model, and fills `p`.
 void prepare_run(RunArgs& a, PreparedRun& p);
 

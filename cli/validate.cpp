@@ -85,8 +85,7 @@ void execute(ValidateArgs& va) {
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;  // every op's measured duration
   const ExecRunOptions eo = exec_options(a, p.hw);
-  sim::SimOptions so = p.sim;
-  so.cpu_workers = eo.workers;
+  sim::SimOptions so = sim_options(a, p.hw, eo.workers);
 
   const uint64_t steps = p.stream.steps();
   std::optional<Progress> bar;
@@ -134,11 +133,7 @@ void execute(ValidateArgs& va) {
     calibration["calibration"]["fields_from"] = "trace";
     calibration["calibration"]["build"] = run_header("validate --calibrate-on", Json::object());
     hw = hardware_from_json(calibration, ca.out);
-    so = sim::SimOptions{};
-    so.io_depth = a.io_depth;
-    so.cpu_workers = eo.workers;
-    so.seed = a.seed;
-    apply_runtime_section(hw, so);
+    so = sim_options(a, hw, eo.workers);
     if (!va.profile_out.empty()) write_file_atomic(va.profile_out, calibration.dump(2) + "\n");
   }
   std::vector<Figures> measured;
@@ -186,9 +181,7 @@ void execute(ValidateArgs& va) {
   sim::SimOptions structure_opts = so;
   structure_opts.measured = &durations;
   structure_opts.cpu_cores = cores;
-  // The runtime's costs as this run measured them (below), never the profile's distributions.
-  for (auto& q : structure_opts.dispatch_q) q.clear();
-  structure_opts.wake_q.clear();
+  structure_opts.charge_means();  // the runtime's costs as this run measured them (below), not the profile's
   structure_opts.gpu_on_cpu = !eo.gpu;
   // The runtime's own cost per dependency, measured in the same run: part of the structure.
   const exec::ExecCounters& rc = ref_counters[ref];
@@ -218,8 +211,7 @@ void execute(ValidateArgs& va) {
   sim::SimOptions bare_opts = so;  // without any runtime cost, the profile's included
   bare_opts.measured = &durations;
   bare_opts.cpu_cores = cores;  // the durations are work: the contention stays
-  for (auto& q : bare_opts.dispatch_q) q.clear();
-  bare_opts.wake_q.clear();
+  bare_opts.charge_means();
   bare_opts.gpu_on_cpu = !eo.gpu;
   bare_opts.dispatch_latency = bare_opts.completion_latency = bare_opts.wake_latency = 0;
   for (double& d : bare_opts.dispatch) d = 0;

@@ -51,6 +51,11 @@ struct SimOptions {
   std::vector<double> dispatch_q[kResourceClasses];
   std::vector<double> wake_q;
   uint64_t seed = 1;
+  // Every hand-off and wake-up at its mean (dispatch[], wake_latency) instead of drawn.
+  void charge_means() {
+    for (auto& q : dispatch_q) q.clear();
+    wake_q.clear();
+  }
   // The engine's pipeline thread, a serial resource: every completion holds it this long (waking it and
   // running the pipeline's op_done) before the pipeline sees it. 0 = completions are seen at once.
   double completion_latency = 0;
