@@ -10,12 +10,15 @@
 //                                               decode steps; ssd.prefill_read_* those of prefill steps)
 //   cpu.decompress_bandwidth_per_core           decompress = bytes / bandwidth (through the origin)
 //   cpu.memcpy_bandwidth_per_core               recover on a CPU worker = 2 bytes / bandwidth
-//                                               (both from decode steps' ops; cpu.prefill_slowdown scales a
-//                                               prefill's: measured work / those models' estimate)
+//                                               (both from decode steps' ops; cpu.prefill_slowdown and
+//                                               cpu.prefill_recover_slowdown scale a prefill's: measured work /
+//                                               those models' estimate)
 //   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops / peak):
-//                                               bandwidth from ops of 1-2 tokens, peak from ops of 8+ tokens;
+//                                               bandwidth from ops of 1 token, peak from ops of 8+ tokens;
 //   gpu.fresh_expert_overhead                   experts on weights their request just read or recovered: mean
 //                                               of time - flops / peak (no memory-bound term)
+//   gpu.expert_gemm_overhead, dense_gemm_overhead  experts and dense ops of 2+ tokens (GEMMs where 1 token
+//                                               takes GEMVs): mean of time - roofline
 // Fits are ordinary least squares, through the origin except the SSD's (mean-preserving: the fitted model
 // reproduces the total time of the calibration run's ops, contention included, which is what TPOT adds up).
 //   link.latency                                transfer (shared memory: a hand-off only)
@@ -85,7 +88,7 @@ struct MicroFits {
   Fit ssd, ssd_depth1;
   uint32_t queue_depth = 1;
   std::string dec_codec;  // the codec whose fit at L threads fills cpu.decompress_bandwidth_per_core
-  Fit dec, rec, cbytes, cflops;
+  Fit dec, rec, cbytes, cflops, gemm;
   Json json;  // the profile's "micro" section
 };
 
@@ -226,13 +229,14 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
                          "2 x BF16 bytes / bandwidth per core at L threads, sizes within 4x of the store's median tensor",
                          m.median_tensor_bytes);
 
-  // Compute: the roofline's two sides, as the trace run fits them (1-2 tokens: weight bytes; 8+: FLOPs).
+  // Compute: the roofline's two sides, as the trace run fits them (1 token: weight bytes; experts of 8+:
+  // FLOPs), and the fixed cost of an expert's GEMMs (2+ tokens).
   std::vector<double> bx, by, fx, fy;
   Json cpts = Json::array();
   for (const auto& c : m.compute) {
     cpts.push_back({{"kind", c.kind}, {"tokens", c.tokens}, {"bytes", c.bytes}, {"flops", c.flops}, {"ops", c.ops},
                     {"time_s", c.time_s}, {"time_p50_s", c.time_p50_s}});
-    if (c.tokens <= 2) {
+    if (c.tokens == 1) {
       bx.push_back(static_cast<double>(c.bytes));
       by.push_back(c.time_s);
     }
@@ -243,11 +247,24 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
   }
   f.cbytes = fit_line_or_origin(bx, by, false, true);
   f.cflops = fit_line(fx, fy, true, true);
+  if (f.cbytes.slope > 0 && f.cflops.slope > 0) {
+    std::vector<double> roof, secs;  // the experts of 2+ tokens
+    for (const auto& c : m.compute)
+      if (c.kind == "expert" && c.tokens >= 2) {
+        roof.push_back(std::max(static_cast<double>(c.bytes) * f.cbytes.slope, c.flops * f.cflops.slope));
+        secs.push_back(c.time_s);
+      }
+    f.gemm = fit_offset(roof, secs);
+  }
   j["compute"] = {{"points", cpts},
-                  {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1-2 tokens)", "bandwidth",
+                  {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token)", "bandwidth",
                                               f.cbytes.slope > 0 ? 1.0 / f.cbytes.slope : 0.0)},
                   {"fit_flops", rate_fit_json(f.cflops, "flops / peak (expert FFN, 8+ tokens)", "flops",
-                                              f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)}};
+                                              f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)},
+                  {"fit_expert_gemm", {{"model", "mean of time - roofline (expert FFN, 2+ tokens: GEMMs)"},
+                                       {"points", f.gemm.points},
+                                       {"overhead_s", f.gemm.intercept},
+                                       {"relative_rms", f.gemm.rel_rms}}}};
 
   Json inter = Json::array();
   for (const auto& i : m.interference)
@@ -287,8 +304,11 @@ void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, b
   if (!gpu && f.cbytes.slope > 0 && f.cflops.slope > 0) {
     prof["gpu"]["bf16_flops"] = val(1.0 / f.cflops.slope, "the expert FFN of 8+ tokens: flops / peak", f.cflops);
     prof["gpu"]["memory_bandwidth"] =
-        val(1.0 / f.cbytes.slope, "expert FFNs and dense GEMMs of 1-2 tokens: weight bytes / bandwidth", f.cbytes);
+        val(1.0 / f.cbytes.slope, "expert FFNs and dense GEMMs of 1 token: weight bytes / bandwidth", f.cbytes);
     prof["gpu"]["kernel_overhead"] = val(f.cbytes.intercept, "intercept of the same fit: fixed cost per compute op", f.cbytes);
+    if (f.gemm.points >= 2)
+      prof["gpu"]["expert_gemm_overhead"] =
+          val(f.gemm.intercept, "the expert FFN of 2+ tokens (GEMMs): mean of time - roofline", f.gemm);
   }
 }
 

@@ -64,6 +64,21 @@ Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& 
   return f;
 }
 
+Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& measured) {
+  Fit f;
+  if (modelled.size() != measured.size() || measured.size() < 2) return f;
+  f.points = measured.size();
+  for (size_t i = 0; i < f.points; ++i) f.intercept += measured[i] - modelled[i];
+  f.intercept = std::max(0.0, f.intercept / static_cast<double>(f.points));
+  double ss = 0;
+  for (size_t i = 0; i < f.points; ++i) {
+    const double e = measured[i] > 0 ? (f.intercept + modelled[i] - measured[i]) / measured[i] : 0;
+    ss += e * e;
+  }
+  f.rel_rms = std::sqrt(ss / static_cast<double>(f.points));
+  return f;
+}
+
 Json fit_json(const Fit& f, const char* model) {
   return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
           {"relative_rms", f.rel_rms}};

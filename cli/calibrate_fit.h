@@ -36,6 +36,11 @@ Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool th
 Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
                        bool relative = false);
 
+// A fixed cost on top of a model: the mean of measured - modelled over the points (mean-preserving, like the
+// lines), at least 0; its relative RMS residual is that of modelled + the cost. `modelled` and `measured` are
+// parallel (seconds per op). Fewer than 2 points: an empty Fit (points 0).
+Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& measured);
+
 Json fit_json(const Fit& f, const char* model);
 
 }  // namespace moesim::cli

@@ -70,7 +70,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     bool expert;
     double bytes, flops, seconds;
   };
-  std::vector<ComputeOp> computes;
+  std::vector<ComputeOp> computes, gemms;
   double transfer_sum = 0;
   size_t transfers = 0;
   bool recover_on_cpu = false;
@@ -98,11 +98,17 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
           // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
           // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
           computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
+          if (op.tokens >= 8) add("compute_flops", op.flops, d);
+          // An op of 2+ tokens runs GEMMs, where one of 1 token runs GEMVs: a fixed cost of its own per kind
+          // (gpu.expert_gemm_overhead, gpu.dense_gemm_overhead below), kept out of the 1-token fits.
+          if (op.tokens >= 2) {
+            gemms.push_back(computes.back());
+            break;
+          }
           // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
           if (op.tokens <= 2 && op.fresh) add("compute_fresh", op.flops, d);  // against its FLOPs: see below
           if (op.tokens <= 2 && !op.fresh)
             add(op.prefill ? "compute_bytes_prefill" : "compute_bytes", static_cast<double>(op.bytes), d);
-          if (op.tokens >= 8) add("compute_flops", op.flops, d);
           break;
         case OpKind::kTransfer:
           transfer_sum += d;
@@ -167,24 +173,21 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
     rec = fit_line_or_origin(pts["recover"].first, pts["recover"].second, origin);
   }
-  // cpu.prefill_slowdown: a prefill's decompressions (and CPU recoveries) against the decode models,
-  // mean-preserving (sum of measured work / sum of the models' estimates).
-  double prefill_slowdown = 0;
-  {
+  // cpu.prefill_slowdown: a prefill's decompressions against the decode model, mean-preserving (sum of
+  // measured work / sum of the model's estimates); cpu.prefill_recover_slowdown the same for its CPU
+  // recoveries, apart (on the 2-core VM about 1.3x and 4x: one factor over both left the recoveries at half).
+  auto slowdown = [&](const char* k, const Fit& f) {
     double measured = 0, modelled = 0;
-    size_t n = 0;
-    if (split)
-      for (size_t i = 0; i < pts["decompress_prefill"].first.size(); ++i, ++n) {
-        modelled += pts["decompress_prefill"].first[i] * dec.slope;
-        measured += pts["decompress_prefill"].second[i];
-      }
-    if (recover_on_cpu && rec.points >= 2)
-      for (size_t i = 0; i < pts["recover_prefill"].first.size(); ++i, ++n) {
-        modelled += rec.intercept + pts["recover_prefill"].first[i] * rec.slope;
-        measured += pts["recover_prefill"].second[i];
-      }
-    if (n >= 2 && modelled > 0 && measured > 0) prefill_slowdown = measured / modelled;
-  }
+    const auto& [x, y] = pts[k];
+    for (size_t i = 0; i < x.size(); ++i) {
+      modelled += f.intercept + x[i] * f.slope;
+      measured += y[i];
+    }
+    return x.size() >= 2 && modelled > 0 && measured > 0 ? measured / modelled : 0.0;
+  };
+  const double prefill_slowdown = split ? slowdown("decompress_prefill", dec) : 0.0;
+  const double prefill_recover_slowdown =
+      recover_on_cpu && rec.points >= 2 ? slowdown("recover_prefill", rec) : 0.0;
   if (!quiet && rec.points >= 2 && !recover_on_cpu && !gpu)
     warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
          "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
@@ -196,36 +199,42 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   Fit cflops;
   Fit dense_over, expert_over;
   if (gpu) {
+    std::vector<double> roof[2], secs[2];  // [expert]
     for (const ComputeOp& c : computes) {
-      const double roof = std::max(c.bytes / p.hw.gpu_memory_bandwidth, c.flops / p.hw.gpu_bf16_flops);
-      Fit& f = c.expert ? expert_over : dense_over;
-      f.intercept += c.seconds - roof;
-      ++f.points;
+      roof[c.expert].push_back(std::max(c.bytes / p.hw.gpu_memory_bandwidth, c.flops / p.hw.gpu_bf16_flops));
+      secs[c.expert].push_back(c.seconds);
     }
-    for (Fit* f : {&dense_over, &expert_over})
-      if (f->points) f->intercept = std::max(0.0, f->intercept / static_cast<double>(f->points));
+    dense_over = fit_offset(roof[0], secs[0]);
+    expert_over = fit_offset(roof[1], secs[1]);
     cflops.points = pts["compute_flops"].first.size();
     cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
   } else {
     cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
   }
-  // Expert compute on fresh weights (1-2 tokens): no memory-bound term (the weights come from the last-level
+  // Expert compute on fresh weights (1 token): no memory-bound term (the weights come from the last-level
   // cache; a line through the dense and resident experts gives a fixed cost above a fresh expert's whole time
   // here), so their fixed cost is the mean of time - flops / peak (the cost model adds the FLOPs back). Only
   // where a CPU thread emulates the GPU stream: on a GPU the rates are the datasheet's and the fixed costs
   // fitted per kind below.
   Fit fresh;
-  if (!eo.gpu && pts["compute_fresh"].first.size() >= 2) {
+  if (!eo.gpu) {
     const auto& [flops, secs] = pts["compute_fresh"];
-    fresh.points = secs.size();
-    for (size_t i = 0; i < secs.size(); ++i) fresh.intercept += secs[i] - flops[i] * cflops.slope;
-    fresh.intercept = std::max(0.0, fresh.intercept / static_cast<double>(fresh.points));
-    double ss = 0;
-    for (size_t i = 0; i < secs.size(); ++i) {
-      const double e = secs[i] > 0 ? (fresh.intercept + flops[i] * cflops.slope - secs[i]) / secs[i] : 0;
-      ss += e * e;
+    std::vector<double> peak;
+    for (double f : flops) peak.push_back(f * cflops.slope);
+    fresh = fit_offset(peak, secs);
+  }
+  // gpu.expert_gemm_overhead and gpu.dense_gemm_overhead: each kind's ops of 2+ tokens (GEMMs), the mean of
+  // time - roofline at the fitted rates, mean-preserving like the fresh experts' fixed cost. Only where a CPU
+  // thread emulates the GPU stream.
+  Fit gemm, dense_gemm;
+  if (!eo.gpu) {
+    std::vector<double> roof[2], secs[2];  // [expert]
+    for (const ComputeOp& c : gemms) {
+      roof[c.expert].push_back(std::max(c.bytes * cbytes.slope, c.flops * cflops.slope));
+      secs[c.expert].push_back(c.seconds);
     }
-    fresh.rel_rms = std::sqrt(ss / static_cast<double>(fresh.points));
+    dense_gemm = fit_offset(roof[0], secs[0]);
+    gemm = fit_offset(roof[1], secs[1]);
   }
   for (const auto& [what, f] : std::map<std::string, Fit>{
            {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
@@ -278,9 +287,13 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   if (prefill_slowdown > 0)
     prof["cpu"]["prefill_slowdown"] = {
         {"value", prefill_slowdown},
-        {"source", by + "a prefill step's decompressions" + std::string(recover_on_cpu ? " and recoveries" : "") +
-                       ": measured work / the decode-step models' estimate (they share the cores with every "
-                       "other thread of the engine)"}};
+        {"source", by + "a prefill step's decompressions: measured work / the decode-step model's estimate (they "
+                        "share the cores with every other thread of the engine)"}};
+  if (prefill_recover_slowdown > 0)
+    prof["cpu"]["prefill_recover_slowdown"] = {
+        {"value", prefill_recover_slowdown},
+        {"source", by + "a prefill step's recoveries on the CPU workers: measured work / the decode-step model's "
+                        "estimate (on buffers touched for the first time, beside every other thread)"}};
   if (dec_bw > 0)
     prof["cpu"]["decompress_bandwidth_per_core"] =
         split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
@@ -295,11 +308,17 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   } else {
     prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"},
                    {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
-                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1-2 tokens: weight bytes / bandwidth", cbytes)},
-                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-2 token compute fit: fixed cost per compute op", cbytes)}};
+                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
+                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
     if (fresh.points >= 2)
       prof["gpu"]["fresh_expert_overhead"] =
-          val(fresh.intercept, "mean time of an expert's compute (1-2 tokens) on weights its request had just read or recovered (in the last-level cache)", fresh);
+          val(fresh.intercept, "mean time of an expert's compute (1 token) on weights its request had just read or recovered (in the last-level cache)", fresh);
+    if (gemm.points >= 2)
+      prof["gpu"]["expert_gemm_overhead"] =
+          val(gemm.intercept, "an expert's compute of 2+ tokens (GEMMs): mean of time - roofline", gemm);
+    if (dense_gemm.points >= 2)
+      prof["gpu"]["dense_gemm_overhead"] =
+          val(dense_gemm.intercept, "a dense op of 2+ tokens (GEMMs): mean of time - roofline", dense_gemm);
   }
   if (gpu && !recover_on_cpu && rec.points >= 2) {
     prof["gpu"]["recover_bandwidth"] = val(1.0 / rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", rec);
@@ -393,9 +412,11 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
                  {"decompress", fit_json(dec, "bytes / bandwidth (decode steps')")},
                  {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth (decode steps')")},
                  {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
-                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1-2 tokens, decode steps')")},
-                 {"compute_fresh", fit_json(fresh, "mean of time - flops / peak (1-2 tokens, fresh weights)")},
-                 {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")}};
+                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1 token, decode steps')")},
+                 {"compute_fresh", fit_json(fresh, "mean of time - flops / peak (experts of 1 token, fresh weights)")},
+                 {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")},
+                 {"compute_expert_gemm", fit_json(gemm, "mean of time - roofline (experts of 2+ tokens)")},
+                 {"compute_dense_gemm", fit_json(dense_gemm, "mean of time - roofline (dense ops of 2+ tokens)")}};
   if (gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(expert_over, "mean of time - roofline")}};
@@ -503,8 +524,11 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   // (or the runs varied: their spread is beside it).
   serving::SystemConfig scfg = p.cfg;
   scfg.record_timeline = true;
-  std::vector<double> tpots;
-  for (const MeasuredRun& r : m.runs) tpots.push_back(figures_of(r.result.result).tpot);
+  std::vector<double> tpots, ttfts;
+  for (const MeasuredRun& r : m.runs) {
+    tpots.push_back(figures_of(r.result.result).tpot);
+    ttfts.push_back(figures_of(r.result.result).ttft);
+  }
   const double measured = quantile(tpots, 0.5);
   const HardwareProfile fitted = hardware_from_json(prof, a.out);
   {
@@ -565,6 +589,10 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   for (size_t i = 0; i < m.runs.size(); ++i)
     per_run.push_back({{"tpot_s", tpots[i]}, {"op_kinds", op_kinds(m.runs[i].result.result.timeline)}});
   const double simulated = figures_of(sim.result).tpot;
+  // TTFT too: a prefill step's models (its reads, its CPU-worker slowdowns, its experts of 2+ tokens) are
+  // fitted on the same runs, and TPOT does not see them.
+  const double measured_ttft = quantile(ttfts, 0.5), simulated_ttft = figures_of(sim.result).ttft;
+  const double ttft_error = measured_ttft > 0 ? simulated_ttft / measured_ttft - 1 : std::nan("");
   const auto [lo, hi] = std::minmax_element(tpots.begin(), tpots.end());
   const double error = measured > 0 ? simulated / measured - 1 : std::nan("");
   Json in;
@@ -576,6 +604,10 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   in["sim_op_kinds"] = op_kinds(sim.result.timeline);
   in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
   in["tpot_error_runtime_means"] = measured > 0 ? Json(means_tpot / measured - 1) : Json(nullptr);
+  in["runs_ttft_s"] = ttfts;
+  in["exec_ttft_median_s"] = measured_ttft;
+  in["sim_ttft_s"] = simulated_ttft;
+  in["ttft_error"] = std::isfinite(ttft_error) ? Json(ttft_error) : Json(nullptr);
   if (std::isfinite(own_plan_tpot)) {
     in["simulated_under"] = "the runs' plan (" + runs_plan + "), the pools fixed to it";
     in["tpot_error_own_plan"] = measured > 0 ? Json(own_plan_tpot / measured - 1) : Json(nullptr);
@@ -595,11 +627,15 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   const std::string means_note = std::isfinite(means_tpot) && measured > 0
                                      ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (means_tpot / measured - 1))
                                      : std::string();
+  const std::string ttft_note =
+      std::isfinite(ttft_error) ? strprintf("; TTFT %s against %s: %+.2f%%", format_seconds(simulated_ttft).c_str(),
+                                            format_seconds(measured_ttft).c_str(), 100 * ttft_error)
+                                : std::string();
   std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
-                       "of %zu run%s, spread %.1f%%): %+.2f%%%s\n",
+                       "of %zu run%s, spread %.1f%%): %+.2f%%%s%s\n",
                format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
                tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error,
-               (own_plan_note + means_note).c_str());
+               (own_plan_note + means_note).c_str(), ttft_note.c_str());
   {
     // Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
     size_t mid = 0;

@@ -70,6 +70,10 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
     h.cpu_flops_per_core = positive(get("cpu", "flops_per_core", "number"), "cpu.flops_per_core");
   if (j.at("cpu").contains("prefill_slowdown"))
     h.cpu_prefill_slowdown = positive(get("cpu", "prefill_slowdown", "number"), "cpu.prefill_slowdown");
+  h.cpu_prefill_recover_slowdown =
+      j.at("cpu").contains("prefill_recover_slowdown")
+          ? positive(get("cpu", "prefill_recover_slowdown", "number"), "cpu.prefill_recover_slowdown")
+          : h.cpu_prefill_slowdown;
   if (j.at("cpu").contains("decompress_bandwidth_per_core"))
     h.cpu_decompress_bandwidth =
         positive(get("cpu", "decompress_bandwidth_per_core", "rate"), "cpu.decompress_bandwidth_per_core");
@@ -80,6 +84,10 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
       j.at("gpu").contains("expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
   if (j.at("gpu").contains("fresh_expert_overhead"))
     h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
+  if (j.at("gpu").contains("expert_gemm_overhead"))
+    h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
+  if (j.at("gpu").contains("dense_gemm_overhead"))
+    h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
   h.gpu_recover_bandwidth = j.at("gpu").contains("recover_bandwidth")
                                 ? positive(get("gpu", "recover_bandwidth", "rate"), "gpu.recover_bandwidth")
                                 : h.gpu_memory_bandwidth;

@@ -43,6 +43,10 @@ struct HardwareProfile {
   // they share the cores with every other thread of the engine, on buffers touched for the first time.
   // Optional (cpu.prefill_slowdown, default 1); calibrate fits it against the decode steps' models.
   double cpu_prefill_slowdown = 1;
+  // The same for a prefill step's CPU recoveries alone (cpu.prefill_recover_slowdown): on the 2-core VM they
+  // ran about 4x their decode model, decompressions about 1.3x, so one factor fitted over both (dominated by
+  // the decompressions' time) left the recoveries at half their time. Optional; absent, cpu.prefill_slowdown.
+  double cpu_prefill_recover_slowdown = 1;
   // gpu
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s
@@ -61,6 +65,17 @@ struct HardwareProfile {
   // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: such a 1-token expert took 45 us
   // against 80-81 us for a resident one, medians).
   double gpu_fresh_expert_overhead = -1;
+  // An expert's compute on 2+ tokens: max(bytes / memory_bandwidth, flops / bf16_flops) plus this fixed cost,
+  // in place of expert_overhead and fresh_expert_overhead. Its kernels are GEMMs, where one token's are GEMVs:
+  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, ~130 us per expert of 3 small GEMMs
+  // on the 2-core VM (a prefill expert of 2 tokens took 159 us, of 1 token 59 us, medians), which the
+  // roofline does not see. Optional (gpu.expert_gemm_overhead); absent (< 0), such an expert costs like any
+  // other. calibrate fits it where a CPU thread emulates the GPU stream.
+  double gpu_expert_gemm_overhead = -1;
+  // The same for a dense op of 2+ tokens (gpu.dense_gemm_overhead), in place of kernel_overhead: a batch's
+  // decode step multiplies the dense weights by several tokens (on the VM a dense GEMM of 4 tokens took about
+  // 630 us against a roofline of 410 us).
+  double gpu_dense_gemm_overhead = -1;
   double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory
   std::string link_kind = "uma";  // "uma" (zero-copy) or "pcie"

@@ -24,6 +24,12 @@ double CostModel::duration(const Op& op) const {
         return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
       }
       // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
+      // An op of 2+ tokens runs GEMMs, not GEMVs: the roofline and their fixed cost, where the profile has one
+      // for its kind (for an expert whether its weights are fresh or not: the FLOPs dominate).
+      if (op.tokens >= 2) {
+        const double gemm = op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_gemm_overhead : hw_.gpu_dense_gemm_overhead;
+        if (gemm >= 0) return std::max(bytes / hw_.gpu_memory_bandwidth, op.flops / hw_.gpu_bf16_flops) + gemm;
+      }
       // An expert on fresh weights (Op::fresh) reads them from the last-level cache: the profile's fixed cost,
       // where it has one.
       if (op.kind == OpKind::kExpertCompute && op.fresh && hw_.gpu_fresh_expert_overhead >= 0)
@@ -32,7 +38,7 @@ double CostModel::duration(const Op& op) const {
              (op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead : 0.0);
     case OpKind::kRecover:
       // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
-      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
+      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_recover_slowdown : 1.0);
       return 2 * bytes / hw_.gpu_recover_bandwidth + hw_.gpu_recover_overhead;
     case OpKind::kDecompress:
       if (!(hw_.cpu_decompress_bandwidth > 0))

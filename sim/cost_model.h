@@ -8,7 +8,9 @@
 //                   element per routed token (flops); so a decode token with few tokens is memory-bound; its
 //                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead); on weights
 //                   its request has just produced (Op::fresh: still in the last-level cache) it is
-//                   flops / gpu_bf16_flops + gpu_fresh_expert_overhead where the profile has that field
+//                   flops / gpu_bf16_flops + gpu_fresh_expert_overhead where the profile has that field; of
+//                   2+ tokens (GEMMs, not GEMVs) the roofline + gpu_expert_gemm_overhead where the profile has it
+//                   (a dense op of 2+ tokens: + gpu_dense_gemm_overhead where the profile has it)
 //   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes, writes
 //                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without
 //                   gpu.recover_* uses gpu_memory_bandwidth and gpu_kernel_overhead
@@ -16,7 +18,8 @@
 //                   bandwidth, flops / cpu.flops_per_core) on one worker; recovery 2 * bytes / cpu memcpy
 //                   bandwidth (the vectorized CPU kernel)
 //   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
-//   a prefill step's decompressions and CPU recoveries (Op::prefill): times cpu_prefill_slowdown (default 1)
+//   a prefill step's decompressions (Op::prefill): times cpu_prefill_slowdown (default 1); its CPU recoveries
+//                   times cpu_prefill_recover_slowdown (default cpu_prefill_slowdown)
 //   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
 //                   pcie: link_latency + bytes / link_bandwidth
 #pragma once

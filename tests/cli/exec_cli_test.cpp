@@ -3,10 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "core/json_io.h"
 #include "exec/store_reader.h"
@@ -273,6 +275,14 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   EXPECT_TRUE(in["tpot_error"].is_number());
   EXPECT_NEAR(in["tpot_error"].get<double>(), in["sim_tpot_s"].get<double>() / in["exec_tpot_median_s"].get<double>() - 1,
               1e-12);
+  // TTFT beside it: the prefill's models are fitted on the same runs.
+  ASSERT_EQ(in["runs_ttft_s"].size(), 3u);
+  std::vector<double> ttfts = in["runs_ttft_s"].get<std::vector<double>>();
+  std::sort(ttfts.begin(), ttfts.end());
+  EXPECT_DOUBLE_EQ(in["exec_ttft_median_s"].get<double>(), ttfts[1]);
+  EXPECT_GT(in["sim_ttft_s"].get<double>(), 0);
+  EXPECT_NEAR(in["ttft_error"].get<double>(), in["sim_ttft_s"].get<double>() / ttfts[1] - 1, 1e-12);
+  EXPECT_THAT(c.err, HasSubstr("; TTFT "));
   EXPECT_EQ(in["runs_plan"], cal["pilot"]["runs_plan"]);
   // The fits hold the measured runs' reads, not the pilot's.
   uint64_t reads = 0;
@@ -320,8 +330,16 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["calibration"]["fits"]["compute_fresh"]["points"].get<uint64_t>(), 2u);
   EXPECT_GT(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(), 0);
-  // The CPU-worker ops' models come from decode steps; a prefill's are scaled by a fitted slowdown.
+  // The CPU-worker ops' models come from decode steps; a prefill's are scaled by fitted slowdowns, the
+  // decompressions' and the recoveries' apart.
   EXPECT_GT(p["cpu"]["prefill_slowdown"]["value"].get<double>(), 0);
+  EXPECT_GT(p["cpu"]["prefill_recover_slowdown"]["value"].get<double>(), 0);
+  EXPECT_THAT(p["cpu"]["prefill_recover_slowdown"]["source"].get<std::string>(), HasSubstr("recoveries"));
+  // The prefill's experts of 2+ tokens (GEMMs) get a fixed cost of their own, and only they are in its fit.
+  const Json& gemm = p["calibration"]["fits"]["compute_expert_gemm"];
+  EXPECT_GE(gemm["points"].get<uint64_t>(), 2u);
+  EXPECT_GE(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), 0);
+  EXPECT_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), gemm["intercept_s"].get<double>());
   for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
                         "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;
@@ -518,6 +536,17 @@ TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["memory_bandwidth"]["value"].get<double>(), 0);
   EXPECT_GT(p["cpu"]["flops_per_core"]["value"].get<double>(), 0);
+  // The ladder's experts of 2+ tokens (6 of 7) give the fixed cost of an expert's GEMMs: the mean of their
+  // time less the roofline at the fitted rates (never negative).
+  EXPECT_EQ(m["compute"]["fit_expert_gemm"]["points"].get<uint64_t>(), 6u);
+  const double bw = m["compute"]["fit_bytes"]["bandwidth"].get<double>(), peak = m["compute"]["fit_flops"]["flops"].get<double>();
+  double over = 0;
+  for (const Json& pt : m["compute"]["points"])
+    if (pt["kind"] == "expert" && pt["tokens"].get<uint32_t>() >= 2)
+      over += pt["time_s"].get<double>() - std::max(pt["bytes"].get<double>() / bw, pt["flops"].get<double>() / peak);
+  EXPECT_NEAR(m["compute"]["fit_expert_gemm"]["overhead_s"].get<double>(), std::max(0.0, over / 6), 1e-12);
+  EXPECT_DOUBLE_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(),
+                   m["compute"]["fit_expert_gemm"]["overhead_s"].get<double>());
   // Interference: each component alone and all at once.
   std::set<std::string> comps;
   for (const Json& i : m["interference"]) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/data_dir.h"
@@ -101,8 +103,66 @@ TEST(CostModel, APrefillsDecompressionsAndCpuRecoveriesTakeTheProfilesSlowdown) 
   const double plain = m.duration(gpu_rec);
   gpu_rec.prefill = true;
   EXPECT_DOUBLE_EQ(m.duration(gpu_rec), plain);
+  // A factor of their own for the recoveries; the decompressions keep cpu.prefill_slowdown.
+  j["cpu"]["prefill_recover_slowdown"] = {{"value", 4.0}, {"source", "test"}};
+  const CostModel apart(hardware_from_json(j, "test"));
+  EXPECT_NEAR(apart.duration(dec), 1.5e-3, 1e-15);
+  EXPECT_NEAR(apart.duration(rec), 4 * 2e6 / hw.cpu_memcpy_bandwidth, 1e-15);
+  rec.prefill = false;
+  EXPECT_NEAR(apart.duration(rec), 2e6 / hw.cpu_memcpy_bandwidth, 1e-15);
+  j["cpu"]["prefill_recover_slowdown"]["value"] = 0;
+  EXPECT_THROW(hardware_from_json(j, "test"), Error);
+  j["cpu"].erase("prefill_recover_slowdown");
   j["cpu"]["prefill_slowdown"]["value"] = 0;
   EXPECT_THROW(hardware_from_json(j, "test"), Error);
+}
+
+TEST(CostModel, AnExpertOfTwoOrMoreTokensPaysTheGemmFixedCostWhereTheProfileHasOne) {
+  Json j = load_json_file(resolve_preset("hardware", "server-h100-nvme"));
+  j["gpu"]["fresh_expert_overhead"] = 7e-6;
+  auto expert = [](uint32_t tokens, bool fresh) {
+    Op o = op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, tokens * 18e6);
+    o.tokens = tokens;
+    o.fresh = fresh;
+    return o;
+  };
+  // Without gpu.expert_gemm_overhead: 2 tokens cost like 1 (the roofline and the expert's fixed cost).
+  const HardwareProfile plain = hardware_from_json(j, "test");
+  const CostModel before(plain);
+  const double roof2 = std::max(9e6 / plain.gpu_memory_bandwidth, 36e6 / plain.gpu_bf16_flops);
+  EXPECT_NEAR(before.duration(expert(2, false)), roof2 + plain.gpu_expert_overhead, 1e-12);
+  EXPECT_NEAR(before.duration(expert(2, true)), 36e6 / plain.gpu_bf16_flops + 7e-6, 1e-12);
+  j["gpu"]["expert_gemm_overhead"] = {{"value", "130us"}, {"source", "test"}};
+  const HardwareProfile hw = hardware_from_json(j, "test");
+  EXPECT_DOUBLE_EQ(hw.gpu_expert_gemm_overhead, 130e-6);
+  const CostModel m(hw);
+  // 2+ tokens: the roofline and the GEMMs' fixed cost, fresh weights or not.
+  EXPECT_NEAR(m.duration(expert(2, false)), roof2 + 130e-6, 1e-12);
+  EXPECT_NEAR(m.duration(expert(2, true)), roof2 + 130e-6, 1e-12);
+  const double roof64 = std::max(9e6 / hw.gpu_memory_bandwidth, 64 * 18e6 / hw.gpu_bf16_flops);
+  EXPECT_NEAR(m.duration(expert(64, false)), roof64 + 130e-6, 1e-12);
+  // 1 token: as before, both ways.
+  EXPECT_DOUBLE_EQ(m.duration(expert(1, false)), before.duration(expert(1, false)));
+  EXPECT_DOUBLE_EQ(m.duration(expert(1, true)), before.duration(expert(1, true)));
+  // A dense op has a fixed cost of its own (gpu.dense_gemm_overhead): without it, as before.
+  Op dense = op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 36e6);
+  dense.tokens = 2;
+  EXPECT_DOUBLE_EQ(m.duration(dense), before.duration(dense));
+  j["gpu"]["dense_gemm_overhead"] = {{"value", "220us"}, {"source", "test"}};
+  const CostModel both(hardware_from_json(j, "test"));
+  EXPECT_NEAR(both.duration(dense), roof2 + 220e-6, 1e-12);
+  EXPECT_NEAR(both.duration(expert(2, false)), roof2 + 130e-6, 1e-12);
+  dense.tokens = 1;
+  EXPECT_DOUBLE_EQ(both.duration(dense), before.duration(dense));
+  // An expert on a CPU worker: its own roofline, no GEMM term.
+  Op cpu = expert(2, false);
+  cpu.resource = ResourceClass::kCpu;
+  EXPECT_DOUBLE_EQ(both.duration(cpu), before.duration(cpu));
+  for (const char* k : {"expert_gemm_overhead", "dense_gemm_overhead"}) {
+    Json bad = j;
+    bad["gpu"][k]["value"] = -1e-6;
+    EXPECT_THROW(hardware_from_json(bad, "test"), Error) << k;
+  }
 }
 
 TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {
