@@ -329,7 +329,11 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GE(p["ssd"]["prefill_read_latency"]["value"].get<double>(), 0);
   EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["calibration"]["fits"]["compute_fresh"]["points"].get<uint64_t>(), 2u);
-  EXPECT_GT(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(), 0);
+  // (The mean of time - flops / peak over 1-token experts, never negative: 0 where the tiny model's experts
+  // took less than their FLOPs at the peak fitted on 8+ tokens, as on a loaded 2-core CI machine.)
+  EXPECT_GE(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(), 0);
+  EXPECT_EQ(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(),
+            p["calibration"]["fits"]["compute_fresh"]["intercept_s"].get<double>());
   // The CPU-worker ops' models come from decode steps; a prefill's are scaled by fitted slowdowns, the
   // decompressions' and the recoveries' apart.
   EXPECT_GT(p["cpu"]["prefill_slowdown"]["value"].get<double>(), 0);
