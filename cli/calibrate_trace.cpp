@@ -6,6 +6,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/calibrate_fit.h"
@@ -106,8 +108,9 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
             break;
           }
           // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
-          if (op.tokens <= 2 && op.fresh) add("compute_fresh", op.flops, d);  // against its FLOPs: see below
-          if (op.tokens <= 2 && !op.fresh)
+          if (op.fresh)
+            add("compute_fresh", op.flops, d);  // against its FLOPs: see below
+          else
             add(op.prefill ? "compute_bytes_prefill" : "compute_bytes", static_cast<double>(op.bytes), d);
           break;
         case OpKind::kTransfer:
@@ -196,16 +199,19 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay the
   // base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op is
   // one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
+  // Per kind ({dense, expert}), the fixed cost over the roofline at these rates (seconds per byte, per FLOP).
+  auto overheads = [](const std::vector<ComputeOp>& ops, double per_byte, double per_flop) {
+    std::vector<double> roof[2], secs[2];
+    for (const ComputeOp& c : ops) {
+      roof[c.expert].push_back(std::max(c.bytes * per_byte, c.flops * per_flop));
+      secs[c.expert].push_back(c.seconds);
+    }
+    return std::pair{fit_offset(roof[0], secs[0]), fit_offset(roof[1], secs[1])};
+  };
   Fit cflops;
   Fit dense_over, expert_over;
   if (gpu) {
-    std::vector<double> roof[2], secs[2];  // [expert]
-    for (const ComputeOp& c : computes) {
-      roof[c.expert].push_back(std::max(c.bytes / p.hw.gpu_memory_bandwidth, c.flops / p.hw.gpu_bf16_flops));
-      secs[c.expert].push_back(c.seconds);
-    }
-    dense_over = fit_offset(roof[0], secs[0]);
-    expert_over = fit_offset(roof[1], secs[1]);
+    std::tie(dense_over, expert_over) = overheads(computes, 1.0 / p.hw.gpu_memory_bandwidth, 1.0 / p.hw.gpu_bf16_flops);
     cflops.points = pts["compute_flops"].first.size();
     cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
   } else {
@@ -227,15 +233,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // time - roofline at the fitted rates, mean-preserving like the fresh experts' fixed cost. Only where a CPU
   // thread emulates the GPU stream.
   Fit gemm, dense_gemm;
-  if (!eo.gpu) {
-    std::vector<double> roof[2], secs[2];  // [expert]
-    for (const ComputeOp& c : gemms) {
-      roof[c.expert].push_back(std::max(c.bytes * cbytes.slope, c.flops * cflops.slope));
-      secs[c.expert].push_back(c.seconds);
-    }
-    dense_gemm = fit_offset(roof[0], secs[0]);
-    gemm = fit_offset(roof[1], secs[1]);
-  }
+  if (!eo.gpu) std::tie(dense_gemm, gemm) = overheads(gemms, cbytes.slope, cflops.slope);
   for (const auto& [what, f] : std::map<std::string, Fit>{
            {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
     if (!quiet && f.points >= 2 && f.rel_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
@@ -526,8 +524,9 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   scfg.record_timeline = true;
   std::vector<double> tpots, ttfts;
   for (const MeasuredRun& r : m.runs) {
-    tpots.push_back(figures_of(r.result.result).tpot);
-    ttfts.push_back(figures_of(r.result.result).ttft);
+    const Figures f = figures_of(r.result.result);
+    tpots.push_back(f.tpot);
+    ttfts.push_back(f.ttft);
   }
   const double measured = quantile(tpots, 0.5);
   const HardwareProfile fitted = hardware_from_json(prof, a.out);

@@ -6,10 +6,11 @@
 
 namespace moesim::sim {
 
-double CostModel::roofline(uint64_t bytes, double flops) const {
-  return std::max(static_cast<double>(bytes) / hw_.gpu_memory_bandwidth, flops / hw_.gpu_bf16_flops) +
-         hw_.gpu_kernel_overhead;
+double CostModel::roof(uint64_t bytes, double flops) const {
+  return std::max(static_cast<double>(bytes) / hw_.gpu_memory_bandwidth, flops / hw_.gpu_bf16_flops);
 }
+
+double CostModel::roofline(uint64_t bytes, double flops) const { return roof(bytes, flops) + hw_.gpu_kernel_overhead; }
 
 double CostModel::duration(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
@@ -28,7 +29,7 @@ double CostModel::duration(const Op& op) const {
       // for its kind (for an expert whether its weights are fresh or not: the FLOPs dominate).
       if (op.tokens >= 2) {
         const double gemm = op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_gemm_overhead : hw_.gpu_dense_gemm_overhead;
-        if (gemm >= 0) return std::max(bytes / hw_.gpu_memory_bandwidth, op.flops / hw_.gpu_bf16_flops) + gemm;
+        if (gemm >= 0) return roof(op.bytes, op.flops) + gemm;
       }
       // An expert on fresh weights (Op::fresh) reads them from the last-level cache: the profile's fixed cost,
       // where it has one.

@@ -35,10 +35,12 @@ class CostModel {
   // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
   // needed parameter.
   double duration(const Op& op) const;
+  // max(bytes / gpu.memory_bandwidth, flops / gpu.bf16_flops) + gpu.kernel_overhead.
   double roofline(uint64_t bytes, double flops) const;
   const HardwareProfile& hardware() const { return hw_; }
 
  private:
+  double roof(uint64_t bytes, double flops) const;  // the roofline without a fixed cost
   HardwareProfile hw_;
 };
 
