@@ -67,14 +67,14 @@ struct HardwareProfile {
   double gpu_fresh_expert_overhead = -1;
   // An expert's compute on 2+ tokens: max(bytes / memory_bandwidth, flops / bf16_flops) plus this fixed cost,
   // in place of expert_overhead and fresh_expert_overhead. Its kernels are GEMMs, where one token's are GEMVs:
-  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, ~130 us per expert of 3 small GEMMs
-  // on the 2-core VM (a prefill expert of 2 tokens took 159 us, of 1 token 59 us, medians), which the
+  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, ~110 us per expert of 3 small GEMMs
+  // on the 2-core VM (a prefill expert of 2 tokens took 143 us, of 1 token 46 us, medians), which the
   // roofline does not see. Optional (gpu.expert_gemm_overhead); absent (< 0), such an expert costs like any
   // other. calibrate fits it where a CPU thread emulates the GPU stream.
   double gpu_expert_gemm_overhead = -1;
   // The same for a dense op of 2+ tokens (gpu.dense_gemm_overhead), in place of kernel_overhead: a batch's
-  // decode step multiplies the dense weights by several tokens (on the VM a dense GEMM of 4 tokens took about
-  // 630 us against a roofline of 410 us).
+  // decode step multiplies the dense weights by several tokens (in a --batch 4 calibration on the VM a dense
+  // GEMM of 4 tokens took 690-780 us on average per run against a roofline of 410 us).
   double gpu_dense_gemm_overhead = -1;
   double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory
