@@ -50,7 +50,10 @@ exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
 // of a core other CPU-bound ops took; computed once, every fit reads it) and the runtime's figures.
 struct MeasuredRun {
   serving::RunResult result;
-  std::vector<double> work;
+  OpWork work;
+  // The same with each read whole, its I/O thread's CPU time not split off (computed where `work` splits:
+  // O_DIRECT reads): the profile of the model without ssd.read_cpu_*, the ablation beside the fitted one.
+  std::optional<OpWork> whole;
   exec::ExecCounters counters;
 };
 struct MeasuredRuns {
@@ -61,8 +64,10 @@ struct MeasuredRuns {
 // The fits of the measured runs' ops: a whole profile, every value's source saying which fit gave it, and a
 // "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
 // `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
+// `reads_whole`: each run's MeasuredRun::whole in place of its work (no ssd.read_cpu_*).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
-              std::span<const MeasuredRun> runs, const ExecReport& report, const Stamp& st, bool quiet) {
+              std::span<const MeasuredRun> runs, const ExecReport& report, const Stamp& st, bool quiet,
+              bool reads_whole = false) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
   auto add = [&pts](const char* k, double x, double y) {
     pts[k].first.push_back(x);
@@ -80,13 +85,16 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
   // of ops of whatever run it simulates. With cores to spare, work is wall time.
   for (const MeasuredRun& r : runs) {
+    const OpWork& w = reads_whole && r.whole ? *r.whole : r.work;
     for (size_t i = 0; i < r.result.result.timeline.size(); ++i) {
       const TimelineEvent& e = r.result.result.timeline[i];
-      const double d = r.work[i];
+      const double d = w.work[i];
       const Op& op = e.op;
       switch (op.kind) {
         case OpKind::kSsdRead:
+          // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the reads.
           add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
+          if (w.read_cpu[i] > 0) add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
           break;
         case OpKind::kDecompress:
           add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes), d);
@@ -132,8 +140,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // are slower (on the 2-core VM a decompression 37% and a recovery 4x on average): cpu.prefill_slowdown below
   // scales them. Where decode steps gave fewer than 2 ops of a kind (for reads: either phase), every op of the
   // kind is fitted together.
-  for (const auto& [k, either] : {std::pair{"read", true}, {"decompress", false}, {"recover", false},
-                                  {"compute_bytes", false}}) {
+  for (const auto& [k, either] : {std::pair{"read", true}, {"read_cpu", true}, {"decompress", false},
+                                  {"recover", false}, {"compute_bytes", false}}) {
     auto& dec_pts = pts[k];
     auto& pre_pts = pts[std::string(k) + "_prefill"];
     if (dec_pts.first.size() >= 2 && !(either && pre_pts.first.size() == 1)) continue;
@@ -159,6 +167,16 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   };
   const Fit read = fit_reads("read");
   const Fit bulk = phases ? fit_reads("read_prefill") : Fit{};
+  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (on the VM a
+  // prefill's reads took more: one line over both simulated them 11-20% short and a decode step's long): a
+  // line where the sizes vary, else the mean as a fixed cost. Fitted to the CPU time itself, which is work.
+  auto fit_read_cpu = [&](const char* k) {
+    const auto& [cx, cy] = pts[k];
+    if (cx.size() < 2) return Fit{};
+    const auto [cmin, cmax] = std::minmax_element(cx.begin(), cx.end());
+    return *cmax >= 1.5 * *cmin ? fit_line_or_origin(cx, cy, false) : fit_offset(std::vector<double>(cx.size(), 0.0), cy);
+  };
+  const Fit read_cpu = fit_read_cpu("read_cpu"), read_cpu_prefill = fit_read_cpu("read_cpu_prefill");
   // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
@@ -265,6 +283,22 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     prof["ssd"]["prefill_read_bandwidth"] =
         val(1.0 / bulk.slope, "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
     prof["ssd"]["prefill_read_latency"] = val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
+  }
+  auto put_read_cpu = [&](const Fit& f, const std::string& prefix, const char* which) {
+    if (f.points < 2 || !(f.intercept > 0 || f.slope > 0)) return false;
+    prof["ssd"][prefix + "read_cpu_overhead"] =
+        val(std::max(f.intercept, 0.0), std::string("the I/O thread's CPU time per read (") + which + "; the kernel's "
+            "O_DIRECT path, checksums, merging), after the device's time and sharing the cores with the CPU-bound "
+            "threads: fixed part of a fit of CPU time = overhead + bytes / bandwidth", f);
+    if (f.slope > 0) prof["ssd"][prefix + "read_cpu_bandwidth"] = val(1.0 / f.slope, "per-byte part of the same fit", f);
+    return true;
+  };
+  if (put_read_cpu(read_cpu, "", phases ? "a decode step's reads" : "every read")) {
+    if (phases) put_read_cpu(read_cpu_prefill, "prefill_", "a prefill step's reads");
+    for (const char* k : {"read_bandwidth", "read_latency", "prefill_read_bandwidth", "prefill_read_latency"})
+      if (prof["ssd"].contains(k))
+        prof["ssd"][k]["source"] = prof["ssd"][k]["source"].get<std::string>() +
+                                   "; the device's part: each read's time less its CPU phase (ssd.read_cpu_*)";
   }
   prof["memory"] = p.hw.raw.value("memory", Json::object());
   prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
@@ -407,6 +441,10 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   cal["fits"] = {{"ssd_read", fit_json(read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
                                                     : "latency + bytes / bandwidth")},
                  {"ssd_read_prefill", fit_json(bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
+                 {"ssd_read_cpu", fit_json(read_cpu, phases ? "overhead + bytes / bandwidth of the I/O thread's CPU time "
+                                                             "(decode steps' reads)"
+                                                           : "overhead + bytes / bandwidth of the I/O thread's CPU time")},
+                 {"ssd_read_cpu_prefill", fit_json(read_cpu_prefill, "the same, prefill steps' reads")},
                  {"decompress", fit_json(dec, "bytes / bandwidth (decode steps')")},
                  {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth (decode steps')")},
                  {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
@@ -447,7 +485,7 @@ void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
 
 }  // namespace
 
-Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st) {
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out) {
   PreparedRun p;
   prepare_run(a, p);
   serving::SystemConfig cfg = p.cfg;
@@ -472,7 +510,8 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     for (uint32_t i = 0; i < n; ++i) {
       MeasuredRun r;
       r.result = run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report);
-      r.work = op_work(r.result.result.timeline, machine_cores(), eo.gpu);
+      r.work = op_work(r.result.result.timeline, machine_cores(), eo.gpu, m.report.direct_io);
+      if (m.report.direct_io && measured) r.whole = op_work(r.result.result.timeline, machine_cores(), eo.gpu, false);
       r.counters = m.report.counters;
       counters.push_back(r.counters);
       m.runs.push_back(std::move(r));
@@ -495,24 +534,38 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   }
   const MeasuredRuns m = serve(planner, o.repeat, true);
   if (bar) bar->finish();
-  Json prof = fit_runs(a, o.name, p, eo, m.runs, m.report, st, false);
   // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
   // (this VM's disk made one calibration run of three 18% slower than the other two) then moves the profile no
   // more than it moves the median of the validation's runs, which is what the profile is checked against.
-  if (m.runs.size() >= 3) {
+  auto fit_profile = [&](bool reads_whole) {
+    Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
+    if (m.runs.size() < 3) return fitted;
     std::vector<Json> own;
     try {
       for (size_t i = 0; i < m.runs.size(); ++i) {
         ExecReport r = m.report;
         r.counters = m.runs[i].counters;
-        own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true));
+        own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true, reads_whole));
       }
     } catch (const Error& e) {
       own.clear();
-      warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
-           "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
+      if (!reads_whole)
+        warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
+             "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
     }
-    if (!own.empty()) take_median_of_runs(prof, own);
+    if (!own.empty()) take_median_of_runs(fitted, own);
+    return fitted;
+  };
+  Json prof = fit_profile(false);
+  // The ablation: the same runs fitted with each read whole (the model without the I/O thread's CPU work).
+  std::optional<Json> whole;
+  if (m.runs.front().whole && prof["ssd"].contains("read_cpu_overhead")) {
+    try {
+      whole = fit_profile(true);
+      (*whole)["name"] = prof["name"].get<std::string>() + "-reads-whole";
+    } catch (const Error&) {
+      whole.reset();  // its fits failed where the profile's did not: no ablation
+    }
   }
   if (!prof["calibration"].contains("values_from"))
     prof["calibration"]["values_from"] = m.runs.size() == 1 ? "the run's fit" : "the fit over every run's ops";
@@ -571,6 +624,13 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     means.charge_means();
     means_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
   }
+  // And the ablation's profile (reads whole, no ssd.read_cpu_*) on the same runs: what the I/O thread's CPU
+  // work in the model changes.
+  double whole_tpot = std::nan("");
+  if (whole) {
+    const HardwareProfile wh = hardware_from_json(*whole, "the profile fitted with each read whole");
+    whole_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result).tpot;
+  }
   // Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
   // stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.
   auto op_kinds = [](const std::vector<TimelineEvent>& timeline) {
@@ -603,6 +663,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   in["sim_op_kinds"] = op_kinds(sim.result.timeline);
   in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
   in["tpot_error_runtime_means"] = measured > 0 ? Json(means_tpot / measured - 1) : Json(nullptr);
+  if (std::isfinite(whole_tpot) && measured > 0) in["tpot_error_reads_whole"] = whole_tpot / measured - 1;
   in["runs_ttft_s"] = ttfts;
   in["exec_ttft_median_s"] = measured_ttft;
   in["sim_ttft_s"] = simulated_ttft;
@@ -626,6 +687,10 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   const std::string means_note = std::isfinite(means_tpot) && measured > 0
                                      ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (means_tpot / measured - 1))
                                      : std::string();
+  const std::string whole_note =
+      std::isfinite(whole_tpot) && measured > 0
+          ? strprintf("; fitted with each read whole (no I/O-thread CPU work): %+.2f%%", 100 * (whole_tpot / measured - 1))
+          : std::string();
   const std::string ttft_note =
       std::isfinite(ttft_error) ? strprintf("; TTFT %s against %s: %+.2f%%", format_seconds(simulated_ttft).c_str(),
                                             format_seconds(measured_ttft).c_str(), 100 * ttft_error)
@@ -634,7 +699,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
                        "of %zu run%s, spread %.1f%%): %+.2f%%%s%s\n",
                format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
                tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error,
-               (own_plan_note + means_note).c_str(), ttft_note.c_str());
+               (own_plan_note + means_note + whole_note).c_str(), ttft_note.c_str());
   {
     // Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
     size_t mid = 0;
@@ -659,6 +724,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
     warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan + ", but the calibration runs " +
          "were served with " + runs_plan + " (planned with " + planner.origin + "): they measured another mix of "
          "ops than runs with this profile will make; calibrate again with --hw " + a.out);
+  if (whole_out && whole) *whole_out = std::move(*whole);
   return prof;
 }
 

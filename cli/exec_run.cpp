@@ -144,16 +144,38 @@ bool cpu_bound_op(const Op& op, bool gpu) {
   return op.resource == ResourceClass::kCpu || (!gpu && op.resource == ResourceClass::kGpu);
 }
 
-std::vector<double> op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu) {
+OpWork op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu, bool split_reads) {
+  auto read_cpu = [split_reads](const TimelineEvent& e) {
+    return split_reads && e.op.kind == OpKind::kSsdRead && e.timing.cpu > 0
+               ? std::min(e.timing.cpu, e.timing.end - e.timing.start)
+               : 0.0;
+  };
   std::vector<std::pair<double, double>> spans;
-  for (const TimelineEvent& e : timeline)
+  for (const TimelineEvent& e : timeline) {
     if (cpu_bound_op(e.op, gpu)) spans.emplace_back(e.timing.start, e.timing.end);
+    if (const double c = read_cpu(e); c > 0) spans.emplace_back(e.timing.end - c, e.timing.end);
+  }
   const std::vector<double> work = sim::cpu_work(spans, cores);
-  std::vector<double> out;
-  out.reserve(timeline.size());
+  OpWork out;
+  out.work.reserve(timeline.size());
+  out.read_cpu.reserve(timeline.size());
   size_t k = 0;
-  for (const TimelineEvent& e : timeline)
-    out.push_back(cpu_bound_op(e.op, gpu) ? work[k++] : e.timing.end - e.timing.start);
+  for (const TimelineEvent& e : timeline) {
+    const double wall = e.timing.end - e.timing.start;
+    if (cpu_bound_op(e.op, gpu)) {
+      out.work.push_back(work[k++]);
+      out.read_cpu.push_back(0);
+    } else if (const double c = read_cpu(e); c > 0) {
+      // The CPU phase had a share s = work / c of a core over its span: at that share c seconds of CPU take
+      // c / s, the rest of the read was the device's.
+      const double s = work[k++] / c;
+      out.work.push_back(s > 0 ? std::max(0.0, wall - c / s) : wall - c);
+      out.read_cpu.push_back(c);
+    } else {
+      out.work.push_back(wall);
+      out.read_cpu.push_back(0);
+    }
+  }
   return out;
 }
 

@@ -48,8 +48,18 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
 // time, deflated by the share of a core it had while the other CPU-bound ops ran (other ops: their wall
 // time). What calibrate fits and validate's structure check replays, with the simulator's contention model
 // (SimOptions::cpu_cores) putting the sharing back.
+// An SSD read whose CPU time exec recorded (OpTiming::cpu: the I/O thread's own work, the kernel's O_DIRECT
+// path, the checksum, a full tensor's merge) is a device phase, then that CPU work (HardwareProfile::read_cpu)
+// as one more CPU-bound op at the read's end: it deflates the ops beside it, and its device time is the wall
+// time less the CPU phase at the share of a core it had there. Only with `split_reads` (O_DIRECT reads: a
+// buffered read that the page cache serves is a copy, CPU through and through, and leaves no device time to
+// fit).
 bool cpu_bound_op(const Op& op, bool gpu);
-std::vector<double> op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu);
+struct OpWork {
+  std::vector<double> work;      // per event: a CPU-bound op's work, a read's device time, else wall time
+  std::vector<double> read_cpu;  // per event: a read's CPU work after the device (0: none recorded, not a read)
+};
+OpWork op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu, bool split_reads);
 // The CPUs this process may run on (at least 1).
 uint32_t machine_cores();
 

@@ -62,9 +62,10 @@ Json errors_json(const Figures& sim, const Figures& exec) {
   return j;
 }
 
-// The rows of the error table and the CSV, in order (cost_own_plan only where the plan moved).
+// The rows of the error table and the CSV, in order (cost_own_plan only where the plan moved; cost_reads_whole
+// only with --calibrate-on where the profile models the I/O thread's CPU work per read).
 constexpr const char* kChecks[] = {"structure", "structure_ops_only", "structure_no_contention", "structure_mean_runtime",
-                                   "cost", "cost_own_plan"};
+                                   "cost", "cost_own_plan", "cost_reads_whole"};
 
 std::string pct(const Json& v) { return v.is_null() ? std::string("-") : strprintf("%+.2f%%", 100 * v.get<double>()); }
 
@@ -109,6 +110,7 @@ void execute(ValidateArgs& va) {
   ExecReport report;
   HardwareProfile exec_hw = p.hw, hw = p.hw;
   Json calibration;  // --calibrate-on: the fitted profile
+  Json reads_whole;  // and its ablation, fitted with each read whole (trace_profile), or null
   if (!interleaved) {
     for (uint32_t i = 0; i < va.repeat; ++i) {
       runs.push_back(run_exec(cfg, p.stream, p.trace.info(), p.costs, p.hw, eo, i == 0 ? &exec_config : nullptr, &report));
@@ -133,7 +135,7 @@ void execute(ValidateArgs& va) {
       ref_counters.push_back(report.counters);
       exec_hw = planner;
     };
-    calibration = trace_profile(ca, o, calibration_stamp());
+    calibration = trace_profile(ca, o, calibration_stamp(), &reads_whole);
     calibration["calibration"]["fields_from"] = "trace";
     calibration["calibration"]["build"] = run_header("validate --calibrate-on", Json::object());
     hw = hardware_from_json(calibration, ca.out);
@@ -164,7 +166,8 @@ void execute(ValidateArgs& va) {
   // schedule overlaps the ops.
   const std::vector<TimelineEvent>& tl = runs[ref].result.timeline;
   const uint32_t cores = machine_cores();
-  const std::vector<double> work = op_work(tl, cores, eo.gpu);
+  const OpWork ow = op_work(tl, cores, eo.gpu, report.direct_io);
+  const std::vector<double>& work = ow.work;
   std::vector<size_t> events(tl.size());
   for (size_t i = 0; i < events.size(); ++i) events[i] = i;
   std::stable_sort(events.begin(), events.end(),
@@ -173,7 +176,7 @@ void execute(ValidateArgs& va) {
   sim::MeasuredDurations durations, wall;
   for (size_t i : events) {
     const OpTiming& t = tl[i].timing;
-    durations.add(tl[i].op, work[i], t.handoff, t.turnaround);
+    durations.add(tl[i].op, work[i], t.handoff, t.turnaround, ow.read_cpu[i]);
     wall.add(tl[i].op, t.end - t.start, t.handoff, t.turnaround);
   }
   for (const PlanningTime& pt : ref_counters[ref].planning) {
@@ -256,6 +259,16 @@ void execute(ValidateArgs& va) {
          "were planned " + exec_plan + " (with " + exec_hw.origin + "): the cost check simulates " + exec_plan +
          " (errors.cost_own_plan: under " + cost_plan + ")");
   }
+  // The ablation: the cost check with the profile the same runs give when each read is fitted whole (no
+  // ssd.read_cpu_*), under the same plan: what modelling the I/O thread's CPU work changes here.
+  std::optional<Figures> whole_cost;
+  if (!reads_whole.is_null()) {
+    const HardwareProfile wh = hardware_from_json(reads_whole, "the profile fitted with each read whole");
+    serving::SystemConfig wc = scfg;
+    wc.record_timeline = false;
+    if (own_plan) wc.pools = exec_plan;
+    whole_cost = figures_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result);
+  }
   if (bar) bar->finish();
   if (!a.timeline.empty()) write_chrome_trace(a.timeline + "-cost.json", cost.result, p.costs.costs, TimelineWriteOptions{});
 
@@ -269,12 +282,22 @@ void execute(ValidateArgs& va) {
   // Against the measured work when the profile models contention (its estimates are work), else wall time.
   for (size_t i : events) {
     const TimelineEvent* e = &tl[i];
-    const double m = so.cpu_cores > 0 ? work[i] : e->timing.end - e->timing.start;
+    // A read's: its device time where the profile models the I/O thread's CPU work apart, else its wall time.
+    const bool as_work = so.cpu_cores > 0 && (e->op.kind != OpKind::kSsdRead || hw.has_read_cpu());
+    const double m = as_work ? work[i] : e->timing.end - e->timing.start;
     const double est = estimator.estimate(e->op);
     KindErr& ke = kinds[op_kind_label(e->op)];
     if (m > 0) ke.rel.push_back(est / m - 1);
     ke.measured += m;
     ke.estimated += est;
+    // A read's CPU work after the device (the I/O thread's), where exec measured it or the profile models it.
+    if (e->op.kind == OpKind::kSsdRead && so.cpu_cores > 0 && (ow.read_cpu[i] > 0 || hw.has_read_cpu())) {
+      KindErr& kc = kinds[op_kind_label(e->op) + " (cpu)"];
+      const double mc = ow.read_cpu[i], ec = hw.read_cpu(e->op.bytes, e->op.prefill);
+      if (mc > 0) kc.rel.push_back(ec / mc - 1);
+      kc.measured += mc;
+      kc.estimated += ec;
+    }
   }
 
   const Figures sf = figures_of(structure.result), cf = figures_of(cost.result);
@@ -315,6 +338,7 @@ void execute(ValidateArgs& va) {
   errors["structure_mean_runtime"] = errors_json(figures_of(means.result), measured[ref]);
   errors["cost"] = errors_json(cf, exec_median);
   if (own_plan) errors["cost_own_plan"] = errors_json(*own_plan, exec_median);
+  if (whole_cost) errors["cost_reads_whole"] = errors_json(*whole_cost, exec_median);
   Json per_kind = Json::object();
   for (const auto& [k, ke] : kinds)
     per_kind[k] = {{"ops", ke.rel.size()},
@@ -421,6 +445,9 @@ void execute(ValidateArgs& va) {
                       format_seconds(rc.plan_tail_per_op).c_str(), format_seconds(rc.turnaround[0]).c_str(),
                       format_seconds(rc.turnaround[1]).c_str(), format_seconds(rc.turnaround[2]).c_str(),
                       format_seconds(rc.turnaround[3]).c_str(), eo.gpu ? "" : " and the GPU stream's thread", cores);
+    if (errors.contains("cost_reads_whole"))
+      text += "  (cost_reads_whole: the cost check with the profile the same calibration runs give with each read fitted\n"
+              "   whole, the I/O thread's CPU work per read (ssd.read_cpu_*) not modelled)\n";
     text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops%s):\n",
                       so.cpu_cores > 0 ? "; CPU-bound ops: their work, the profile models the contention" : "");
     text += strprintf("  %-16s %8s %10s %10s %12s %12s\n", "op kind", "ops", "median", "p95", "measured", "estimated");

@@ -60,6 +60,19 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   h.ssd_prefill_read_latency =
       j.at("ssd").contains("prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
   h.ssd_queue_depth = static_cast<uint32_t>(positive(get("ssd", "queue_depth", "number"), "ssd.queue_depth"));
+  if (j.at("ssd").contains("read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
+  if (j.at("ssd").contains("read_cpu_bandwidth"))
+    h.ssd_read_cpu_bandwidth = positive(get("ssd", "read_cpu_bandwidth", "rate"), "ssd.read_cpu_bandwidth");
+  const bool prefill_cpu = j.at("ssd").contains("prefill_read_cpu_overhead") || j.at("ssd").contains("prefill_read_cpu_bandwidth");
+  h.ssd_prefill_read_cpu_overhead = !prefill_cpu ? h.ssd_read_cpu_overhead
+                                    : j.at("ssd").contains("prefill_read_cpu_overhead")
+                                        ? get("ssd", "prefill_read_cpu_overhead", "time")
+                                        : 0.0;
+  h.ssd_prefill_read_cpu_bandwidth =
+      !prefill_cpu ? h.ssd_read_cpu_bandwidth
+      : j.at("ssd").contains("prefill_read_cpu_bandwidth")
+          ? positive(get("ssd", "prefill_read_cpu_bandwidth", "rate"), "ssd.prefill_read_cpu_bandwidth")
+          : 0.0;
   h.memory_capacity = static_cast<uint64_t>(positive(get("memory", "capacity", "bytes"), "memory.capacity"));
   h.memory_bandwidth = positive(get("memory", "bandwidth", "rate"), "memory.bandwidth");
   h.unified_memory = j.at("memory").value("unified", false);

@@ -26,6 +26,27 @@ struct HardwareProfile {
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
   uint32_t ssd_queue_depth = 1;   // requests served concurrently
+  // The CPU work of the thread that issues a read (its I/O thread): read_cpu_overhead + bytes /
+  // read_cpu_bandwidth seconds on a core, after the device's latency + bytes / bandwidth, shared with the
+  // other CPU-bound threads where the simulation models the cores (runtime.cpu_cores). On the 2-core VM the
+  // kernel's O_DIRECT path, the checksum and (full tensors) the merge took 30-210 us of CPU per read, 4.3 s over
+  // a zipmoe run of the bundled trace against 6.3 s of decompression. Optional (ssd.read_cpu_overhead,
+  // ssd.read_cpu_bandwidth); absent, a read takes no CPU (read_cpu_bandwidth 0: no per-byte term). A prefill
+  // step's reads have their own (ssd.prefill_read_cpu_*; absent, the same): on the VM offload's took 1.6x.
+  double ssd_read_cpu_overhead = 0;
+  double ssd_read_cpu_bandwidth = 0;
+  double ssd_prefill_read_cpu_overhead = 0;
+  double ssd_prefill_read_cpu_bandwidth = 0;
+  bool has_read_cpu() const {
+    return ssd_read_cpu_overhead > 0 || ssd_read_cpu_bandwidth > 0 || ssd_prefill_read_cpu_overhead > 0 ||
+           ssd_prefill_read_cpu_bandwidth > 0;
+  }
+  // That work for a read of `bytes` (0 without the fields).
+  double read_cpu(uint64_t bytes, bool prefill) const {
+    const double fixed = prefill ? ssd_prefill_read_cpu_overhead : ssd_read_cpu_overhead;
+    const double bw = prefill ? ssd_prefill_read_cpu_bandwidth : ssd_read_cpu_bandwidth;
+    return fixed + (bw > 0 ? static_cast<double>(bytes) / bw : 0.0);
+  }
   // memory
   uint64_t memory_capacity = 0;  // bytes
   double memory_bandwidth = 0;   // bytes/s

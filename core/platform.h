@@ -33,6 +33,10 @@ struct OpTiming {
   double handoff = -1;
   // And its turnaround: start - the end of the op before it on its unit, when it was waiting for the unit.
   double turnaround = -1;
+  // A real run's CPU time of the thread that ran the op, over its span (CLOCK_THREAD_CPUTIME_ID; < 0: not
+  // recorded). An SSD read's is the I/O thread's own work (the kernel's O_DIRECT path, checksums, merging):
+  // on the 2-core VM 30-210 us per read, which the other CPU-bound threads wait for (sim/cpu_cores.h).
+  double cpu = -1;
 };
 
 class OpSink {

@@ -452,6 +452,10 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
       o.key("submitted");
       o.us(to_ns(e.timing.submitted));
     }
+    if (e.timing.cpu >= 0) {  // a real run's: the CPU time of the thread that ran it, microseconds
+      o.key("cpu");
+      o.us(to_ns(e.timing.cpu));
+    }
     if (op.prefetch) o.raw(",\"prefetch\":true");
     if (op.fresh) o.raw(",\"fresh\":true");
     o.raw("}}");

@@ -1,5 +1,7 @@
 #include "exec/exec_platform.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -15,6 +17,13 @@ namespace moesim::exec {
 namespace {
 
 constexpr size_t kMaxSamples = size_t{1} << 20;
+
+// The calling thread's CPU time in seconds (< 0 where the clock is missing): OpTiming::cpu.
+double thread_cpu_seconds() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 bool role_is(const std::string& role, std::initializer_list<const char*> names) {
   for (const char* n : names)
@@ -172,6 +181,7 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
     t.unit = unit;
     t.submitted = job.submitted;
     t.start = now();
+    const double cpu0 = thread_cpu_seconds();
     std::string failure;
     try {
       run_op(job.op, unit);
@@ -181,6 +191,8 @@ void ExecPlatform::unit_loop(ResourceClass rc, uint32_t unit) {
       failure = e.what();
     }
     t.end = now();
+    const double cpu1 = thread_cpu_seconds();
+    if (cpu0 >= 0 && cpu1 >= cpu0) t.cpu = cpu1 - cpu0;
     if (job.idle_unit) t.handoff = t.start - job.submitted;
     if (direct && last_end >= 0) t.turnaround = t.start - last_end;
     {

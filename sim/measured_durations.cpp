@@ -8,8 +8,8 @@ uint64_t MeasuredDurations::identity(const Op& op) {
          (uint64_t{static_cast<uint8_t>(op.tensor)} << 16) | op.shard;
 }
 
-void MeasuredDurations::add(const Op& op, double seconds, double handoff, double turnaround) {
-  by_identity_[identity(op)].m.push_back(Measured{seconds, handoff, turnaround});
+void MeasuredDurations::add(const Op& op, double seconds, double handoff, double turnaround, double cpu_tail) {
+  by_identity_[identity(op)].m.push_back(Measured{seconds, handoff, turnaround, cpu_tail});
   ++total_;
 }
 

@@ -20,15 +20,16 @@ namespace moesim::sim {
 
 class MeasuredDurations {
  public:
-  // Appends a measured duration of `op`'s identity (call in the measured run's start-time order), and the
-  // op's measured hand-off and turnaround (OpTiming::handoff, OpTiming::turnaround; < 0: none).
-  void add(const Op& op, double seconds, double handoff = -1, double turnaround = -1);
+  // Appends a measured duration of `op`'s identity (call in the measured run's start-time order), the op's
+  // measured hand-off and turnaround (OpTiming::handoff, OpTiming::turnaround; < 0: none) and, for an SSD
+  // read, the I/O thread's CPU work after the `seconds` on the device (HardwareProfile::read_cpu; 0: none).
+  void add(const Op& op, double seconds, double handoff = -1, double turnaround = -1, double cpu_tail = 0);
   // The next measured duration of `op`'s identity; a negative value when none is left.
   double next(const Op& op);
-  // One measured op: its duration, hand-off (< 0: it queued in the measured run) and turnaround (< 0: it did
-  // not wait for its unit).
+  // One measured op: its duration, hand-off (< 0: it queued in the measured run), turnaround (< 0: it did
+  // not wait for its unit) and CPU work after the duration (a read's; 0: none).
   struct Measured {
-    double seconds, handoff, turnaround;
+    double seconds, handoff, turnaround, cpu_tail;
   };
   // The measurements of the op that next(op) will return, without taking it; nullptr when none is left.
   const Measured* peek(const Op& op) const;

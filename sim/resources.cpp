@@ -6,8 +6,8 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk) {
-  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap});
+void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail) {
+  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -25,15 +25,16 @@ ServerPool::ServerPool(EventEngine& engine, std::string name, uint32_t units, Jo
 
 namespace {
 constexpr uint64_t kStartEvent = 1ull << 63;  // ServerPool: a unit's turnaround is over, its next job starts
+constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is over, its CPU tail starts
 }  // namespace
 
-void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap) {
+void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
     for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0});
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   }
-  queue_.push(priority, job, duration, gap);
+  queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();
 }
 
@@ -43,12 +44,18 @@ void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
   u.job = item.job;
   u.start = engine_.now();
   ++busy_units_;
+  const double tail = std::max(item.tail, 0.0);
   if (cores_) {
-    cores_->start(this, unit, item.amount);  // busy time counted at the end: contention stretches it
+    cores_->start(this, unit, item.amount + tail);  // busy time counted at the end: contention stretches it
     return;
   }
-  busy_time_ += item.amount;
-  engine_.schedule(engine_.now() + item.amount, this, unit);
+  if (tail > 0 && tail_cores_) {  // the duration, then the tail on the shared cores
+    u.tail = tail;
+    engine_.schedule(engine_.now() + item.amount, this, kTailEvent | unit);
+    return;
+  }
+  if (!tail_cores_) busy_time_ += item.amount + tail;  // else counted at the end, as with cores_
+  engine_.schedule(engine_.now() + item.amount + tail, this, unit);
 }
 
 void ServerPool::on_event(uint64_t arg) {
@@ -57,11 +64,17 @@ void ServerPool::on_event(uint64_t arg) {
     --busy_units_;  // start() takes the unit again
     return start(unit, units_[unit].next);
   }
+  if (arg & kTailEvent) {  // the duration is over: the CPU tail, ending with on_event(unit)
+    const auto unit = static_cast<uint32_t>(arg & ~kTailEvent);
+    tail_cores_->start(this, unit, units_[unit].tail);
+    units_[unit].tail = 0;
+    return;
+  }
   const auto unit = static_cast<uint32_t>(arg);
   Unit& u = units_[unit];
   u.busy = false;
   --busy_units_;
-  if (cores_) busy_time_ += engine_.now() - u.start;
+  if (cores_ || tail_cores_) busy_time_ += engine_.now() - u.start;
   const OpTiming t{u.start, engine_.now(), unit};
   const uint32_t job = u.job;
   // Start the next job before reporting, so a job submitted by the listener queues behind it (FIFO).

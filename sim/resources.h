@@ -49,8 +49,9 @@ class JobQueue {
     bool bulk;      // SSD: a prefill step's read (Op::prefill), at the bulk rate
     double amount;  // duration (pool) or bytes (SSD)
     double gap;     // pool: the unit's turnaround before it starts this job after another
+    double tail;    // pool: CPU work after the duration (ServerPool::share_cores_for_tails)
   };
-  void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false);
+  void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0);
   Item pop();
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -77,8 +78,9 @@ class ServerPool : public EventHandler {
   ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener);
   // `gap`: when the job waits in the queue, the unit that frees for it starts it this much later (a real
   // engine's turnaround: reporting the finished op, taking the next). A job that finds a unit free starts at
-  // once.
-  void submit(uint32_t job, int64_t priority, double duration, double gap = 0);
+  // once. `tail`: the unit's CPU work after the duration (an I/O thread's after its read; see
+  // share_cores_for_tails), the job ends when it is done.
+  void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0);
   void on_event(uint64_t unit) override;
 
   ResourceStats stats() const;
@@ -92,6 +94,9 @@ class ServerPool : public EventHandler {
   // Its units are threads that need a core while they run: a job's duration becomes its work on `cores`,
   // shared with the other pools attached to it (sim/cpu_cores.h). Before the first submit.
   void share_cores(CpuCores* cores) { cores_ = cores; }
+  // Only the jobs' tails are work on `cores` (a unit that waits on a device, then runs on a core): the
+  // duration passes as it is, the tail shares the cores. Without it a tail is added to the duration.
+  void share_cores_for_tails(CpuCores* cores) { tail_cores_ = cores; }
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
@@ -102,12 +107,14 @@ class ServerPool : public EventHandler {
     bool busy = false;
     uint32_t job = 0;
     double start = 0;
+    double tail = 0;        // CPU work left to start on tail_cores_ once the duration is over
     JobQueue::Item next{};  // taken from the queue, starting after its gap
   };
   std::vector<Unit> units_;
   uint32_t busy_units_ = 0;
   JobQueue queue_;
   CpuCores* cores_ = nullptr;
+  CpuCores* tail_cores_ = nullptr;
   double busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;
 };

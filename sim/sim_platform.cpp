@@ -23,6 +23,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   if (opt_.cpu_cores > 0) {
     cpu_.share_cores(&cores_);
     if (opt_.gpu_on_cpu) gpu_.share_cores(&cores_);
+    measured_io_.share_cores_for_tails(&cores_);  // a read's CPU work after the device (read_tail())
   }
 }
 
@@ -85,7 +86,8 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
       if (reads_on_servers()) {
         measured_io_.add_bytes(op.bytes);
-        measured_io_.submit(job, op.priority, duration(op), gap);
+        const double tail = read_tail(op);  // before duration(), which takes the op's measurements
+        measured_io_.submit(job, op.priority, duration(op), gap, tail);
         return;
       }
       io_.submit(job, op.priority, op.bytes, op.prefill);
@@ -111,6 +113,14 @@ double SimPlatform::duration(const Op& op) const {
     if (d >= 0) return d;
   }
   return estimate(op);
+}
+
+double SimPlatform::read_tail(const Op& op) const {
+  if (opt_.measured) {
+    const MeasuredDurations::Measured* own = opt_.measured->peek(op);
+    if (own) return own->cpu_tail;
+  }
+  return cost_.hardware().read_cpu(op.bytes, op.prefill);
 }
 
 double SimPlatform::turnaround(const Op& op) const {

@@ -112,9 +112,14 @@ class SimPlatform : public Platform, private JobListener {
   double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
   // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, or a
   // turnaround to add.
+  // The reads go to plain servers (measured_io_) with measured durations, a runtime turnaround to add, or
+  // the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the device's time.
   bool reads_on_servers() const {
-    return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0;
+    return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ||
+           cost_.hardware().has_read_cpu();
   }
+  // A read's CPU work after the device: its measured one (the structure check), else the profile's.
+  double read_tail(const Op& op) const;
   void enqueue(const Op& op, uint32_t job);
   void report(uint32_t job, const OpTiming& timing);
   struct DispatchListener : JobListener {

@@ -91,4 +91,54 @@ TEST(ContentionCli, FewerCoresNeverMakeARunFaster) {
   EXPECT_GT(one, two);
 }
 
+// The I/O thread's CPU work per read (ssd.read_cpu_overhead, ssd.read_cpu_bandwidth): a bad value names the
+// profile and the field; the reads take longer with it; with the cores modelled the work shares them with the
+// CPU workers and the GPU stream's thread (plenty of cores: the same as adding it to each read; fewer: slower).
+TEST(ContentionCli, ReadCpuWorkSharesTheCores) {
+  auto with_read_cpu = [](const std::string& name, const Json& runtime, const Json& ssd) {
+    const std::string path = profile_with(name, runtime);
+    Json p = Json::parse(read_text(path));
+    for (const auto& [k, v] : ssd.items()) p["ssd"][k] = v;
+    std::ofstream(path) << p.dump(2);
+    return path;
+  };
+  for (const auto& [field, bad] : {std::pair{"read_cpu_overhead", Json(-1e-5)}, {"read_cpu_bandwidth", Json(0)},
+                                   {"read_cpu_bandwidth", Json("fast")}, {"prefill_read_cpu_overhead", Json("-3us")},
+                                   {"prefill_read_cpu_bandwidth", Json(-1)}}) {
+    const std::string p = with_read_cpu("bad-read-cpu", Json::object(), {{field, {{"value", bad}}}});
+    const auto r = moesim_cli("run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --budget 1GiB --hw " + p);
+    EXPECT_NE(r.code, 0) << field << " " << bad.dump();
+    EXPECT_NE(r.err.find("bad-read-cpu.json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(std::string("ssd.") + field), std::string::npos) << r.err;
+  }
+  const Json cpu = {{"read_cpu_overhead", {{"value", "60us"}}}, {"read_cpu_bandwidth", {{"value", "2GB/s"}}}};
+  const double none = makespan(profile_with("no-read-cpu", Json::object()));
+  const double plain = makespan(with_read_cpu("read-cpu", Json::object(), cpu));
+  const Json on = {{"gpu_stream_on_cpu", true}};
+  auto cores = [&](int n) {
+    Json r = on;
+    r["cpu_cores"] = {{"value", n}};
+    return r;
+  };
+  const double plenty = makespan(with_read_cpu("read-cpu8", cores(8), cpu));
+  const double two = makespan(with_read_cpu("read-cpu2", cores(2), cpu));
+  const double one = makespan(with_read_cpu("read-cpu1", cores(1), cpu));
+  const double two_without = makespan(profile_with("cores2-only", cores(2)));
+  EXPECT_GT(plain, none);
+  EXPECT_NEAR(plenty, plain, 1e-9 * plain);
+  EXPECT_GT(two, plenty);
+  EXPECT_GT(one, two);
+  EXPECT_GT(two, two_without);
+  // A prefill's reads take their own (absent: the decode step's): more CPU per prefill read, a longer TTFT.
+  auto ttft = [&](const std::string& profile) {
+    const auto r = moesim_cli("-q run " + kQwen + " --model qwen3-30b-a3b-w4 --system zipmoe --recover-on cpu "
+                              "--budget 1GiB --workers 2 --json --hw " + profile);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? Json::parse(r.out)["metrics"]["ttft"]["mean_s"].get<double>() : 0.0;
+  };
+  Json more = cpu;
+  more["prefill_read_cpu_overhead"] = {{"value", "200us"}};
+  EXPECT_GT(ttft(with_read_cpu("read-cpu2-prefill", cores(2), more)), ttft(with_read_cpu("read-cpu2b", cores(2), cpu)));
+}
+
 }  // namespace

@@ -198,7 +198,9 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
                                  " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
                                  "jetson-agx-orin-64gb --timeline " + prefix);
   ASSERT_EQ(r.code, 0) << r.err;
-  size_t ops[3] = {0, 0, 0}, submitted[3] = {0, 0, 0};
+  size_t ops[3] = {0, 0, 0}, submitted[3] = {0, 0, 0}, cpu[3] = {0, 0, 0};
+  std::vector<double> over;  // CPU time - wall time per op: at most a few us for the typical op (a loaded
+                             // machine's thread clock can jump a scheduler tick within one op)
   int i = 0;
   for (const char* which : {"-exec.json", "-structure.json", "-cost.json"}) {
     const Json t = Json::parse(read_text(prefix + which));
@@ -209,9 +211,19 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
           ++submitted[i];
           EXPECT_LE(e["args"]["submitted"].get<double>(), e["ts"].get<double>() + 1e-3) << e.dump();
         }
+        if (e["args"].contains("cpu")) {  // the thread's CPU time over the op, microseconds
+          ++cpu[i];
+          EXPECT_GE(e["args"]["cpu"].get<double>(), 0) << e.dump();
+          over.push_back(e["args"]["cpu"].get<double>() - e["dur"].get<double>());
+        }
       }
     ++i;
   }
+  EXPECT_EQ(cpu[0], ops[0]);  // and each op's CPU time
+  ASSERT_FALSE(over.empty());
+  std::nth_element(over.begin(), over.begin() + over.size() / 2, over.end());
+  EXPECT_LE(over[over.size() / 2], 20.0);
+  EXPECT_EQ(cpu[1] + cpu[2], 0u);
   EXPECT_GT(ops[0], 0u);
   EXPECT_EQ(ops[0], ops[1]);  // the same ops, one schedule measured and one simulated
   EXPECT_GT(ops[2], 0u);      // and the cost simulation's schedule
@@ -312,6 +324,31 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   EXPECT_TRUE(op["calibration"]["in_sample"]["tpot_error"].is_number());
 }
 
+// With O_DIRECT reads exec records each read's CPU time (the I/O thread's: the kernel's path, the checksum, a
+// full tensor's merge) and calibrate fits it apart from the device's time (ssd.read_cpu_*), both non-negative,
+// the profile's value the fit's. Where the filesystem refuses O_DIRECT exec reads buffered: no split.
+TEST_F(ExecCli, CalibrateSplitsDirectReads) {
+  const std::string prof = dir_ + "/direct.json";
+  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
+                                 " --system offload --budget 1MiB --workers 2 --gpu off -o " + prof);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json p = Json::parse(read_text(prof));
+  const Json& fit = p["calibration"]["fits"]["ssd_read_cpu"];
+  if (!p["calibration"]["direct_io"].get<bool>()) {
+    EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead")) << "buffered reads are not split";
+    GTEST_SKIP() << "the filesystem of " << dir_ << " refused O_DIRECT: exec read buffered, nothing to split";
+  }
+  ASSERT_GE(fit["points"].get<uint64_t>(), 2u);
+  ASSERT_TRUE(p["ssd"].contains("read_cpu_overhead")) << p["ssd"].dump(2);
+  EXPECT_GE(p["ssd"]["read_cpu_overhead"]["value"].get<double>(), 0);
+  EXPECT_EQ(p["ssd"]["read_cpu_overhead"]["value"].get<double>(), std::max(fit["intercept_s"].get<double>(), 0.0));
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("the device's part"));
+  EXPECT_GT(p["ssd"]["read_bandwidth"]["value"].get<double>(), 0);
+  // The profile loads and simulates.
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system offload --budget 1MiB --hw " + prof);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   const std::string prof = dir_ + "/calibrated.json";
   const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
@@ -344,6 +381,10 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GE(gemm["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), 0);
   EXPECT_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), gemm["intercept_s"].get<double>());
+  // Buffered reads are not split into the device's time and the I/O thread's CPU work (a page-cache hit is a
+  // copy, all CPU): no ssd.read_cpu_* (the direct-I/O case: CalibrateSplitsDirectReads below).
+  EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead"));
+  EXPECT_EQ(p["calibration"]["fits"]["ssd_read_cpu"]["points"].get<uint64_t>(), 0u);
   for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
                         "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;

@@ -101,6 +101,43 @@ TEST(CpuCores, QueuedJobsFollowOnTheirUnit) {
   EXPECT_NEAR(log.done[2].end, 6.0, kEps);
 }
 
+// An I/O thread (its reads' CPU tails on the one core where `shared`) and a CPU worker.
+struct IoAndWorker {
+  EventEngine e;
+  CpuCores cores{e, 1};
+  Log log;
+  ServerPool io{e, "io_thread", 1, &log}, cpu{e, "cpu_workers", 1, &log};
+  explicit IoAndWorker(bool shared) {
+    cpu.share_cores(&cores);
+    if (shared) io.share_cores_for_tails(&cores);
+  }
+};
+
+// An I/O thread's read: 1 s on the device (no core), then 1 s of CPU work (the kernel's O_DIRECT path, the
+// checksum) on the one core, which a CPU worker's 2 s op has had alone until then: from 1 s both run at half
+// speed and both end at 3 s. Without shared cores the tail is plain time after the device's.
+TEST(CpuCores, AReadsCpuTailSharesTheCoresAfterItsDevicePhase) {
+  for (const bool shared : {true, false}) {
+    IoAndWorker m(shared);
+    m.io.submit(0, 0, 1.0, 0, 1.0);
+    m.cpu.submit(1, 0, 2.0);
+    m.e.run();
+    EXPECT_NEAR(m.log.done[0].start, 0.0, kEps);
+    EXPECT_NEAR(m.log.done[0].end, shared ? 3.0 : 2.0, kEps) << shared;
+    EXPECT_NEAR(m.log.done[1].end, shared ? 3.0 : 2.0, kEps) << shared;
+    EXPECT_NEAR(m.io.stats().busy_time, shared ? 3.0 : 2.0, kEps) << shared;
+  }
+  // A job without a tail on a pool that shares its tails is its duration, and busy time counts it once.
+  IoAndWorker m(true);
+  m.io.submit(0, 0, 0.5);
+  m.io.submit(1, 0, 0.5, 0.25, 0.5);  // queued: its turnaround, the device, then the tail alone on the core
+  m.e.run();
+  EXPECT_NEAR(m.log.done[0].end, 0.5, kEps);
+  EXPECT_NEAR(m.log.done[1].start, 0.75, kEps);
+  EXPECT_NEAR(m.log.done[1].end, 1.75, kEps);
+  EXPECT_NEAR(m.io.stats().busy_time, 1.5, kEps);
+}
+
 TEST(CpuWork, IsWallTimeWithoutContentionAndTheShareWithIt) {
   // Two ops on one core, overlapping over [1, 2]: each had half a core there.
   const std::vector<double> w = cpu_work({{0.0, 2.0}, {1.0, 3.0}}, 1);
