@@ -120,7 +120,28 @@ Json exec_report_json(const ExecReport& r) {
   j["plan_tail_per_op_s"] = r.counters.plan_tail_per_op;
   j["plan_tail_fixed_s"] = r.counters.plan_tail_fixed;
   j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
+  auto cpu = [](double v) { return v >= 0 ? Json(v) : Json(nullptr); };
+  j["thread_cpu_s"] = {{"io_threads", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kSsd)])},
+                       {"cpu_workers", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kCpu)])},
+                       {"gpu_streams", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kGpu)])},
+                       {"links", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kLink)])},
+                       {"pipeline", cpu(r.counters.pipeline_cpu)}};
   return j;
+}
+
+std::string thread_cpu_text(const exec::ExecCounters& c) {
+  if (c.pipeline_cpu < 0 && c.thread_cpu[0] < 0) return "";
+  std::string t;
+  auto part = [&t](const char* who, double v) {
+    if (v < 0) return;
+    t += (t.empty() ? "" : ", ") + std::string(who) + " " + format_seconds(v);
+  };
+  part("I/O", c.thread_cpu[static_cast<size_t>(ResourceClass::kSsd)]);
+  part("CPU workers", c.thread_cpu[static_cast<size_t>(ResourceClass::kCpu)]);
+  part("GPU stream", c.thread_cpu[static_cast<size_t>(ResourceClass::kGpu)]);
+  if (c.thread_cpu[static_cast<size_t>(ResourceClass::kLink)] > 0) part("link", c.thread_cpu[static_cast<size_t>(ResourceClass::kLink)]);
+  part("pipeline", c.pipeline_cpu);
+  return t;
 }
 
 std::string exec_report_text(const ExecReport& r) {
@@ -131,6 +152,7 @@ std::string exec_report_text(const ExecReport& r) {
        "their content checksums; " + std::to_string(c.tensors_recovered) + " tensors recovered: lossless\n";
   t += "             " + std::to_string(c.expert_computes) + " expert FFNs and " + std::to_string(c.dense_computes) +
        " dense GEMMs computed; data buffers peak " + format_bytes(c.memory_peak_bytes) + "\n";
+  if (const std::string cpu = thread_cpu_text(c); !cpu.empty()) t += "             CPU time by thread: " + cpu + "\n";
   if (r.gpu)
     t += "             GPU: " + std::to_string(c.transfers) + " host-to-device copies (" + format_bytes(c.transfer_bytes) +
          "), " + std::to_string(c.gpu_recoveries) + " tensors recovered by the CUDA kernel" +

@@ -66,5 +66,8 @@ uint32_t machine_cores();
 // The "exec" section of a run's JSON: what really ran and the lossless statement.
 Json exec_report_json(const ExecReport& r);
 std::string exec_report_text(const ExecReport& r);
+// "I/O 4.3 s, CPU workers 7.5 s, GPU stream 6 s, pipeline 7.1 s" (ExecCounters::thread_cpu, pipeline_cpu;
+// "" without the clocks).
+std::string thread_cpu_text(const exec::ExecCounters& c);
 
 }  // namespace moesim::cli

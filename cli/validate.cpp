@@ -420,6 +420,8 @@ void execute(ValidateArgs& va) {
                       format_seconds(quantile(tpots, 0)).c_str(), format_seconds(quantile(tpots, 1)).c_str(),
                       100 * spread["tpot_spread"].get<double>(),
                       report.counters.chunks_verified == report.counters.chunks_read ? "lossless" : "NOT VERIFIED");
+    if (const std::string cpu = thread_cpu_text(report.counters); !cpu.empty())
+      text += "           CPU time by thread (the last run): " + cpu + "\n";
     text += strprintf("\n  %-23s %10s %10s %12s %12s\n", "error", "TPOT", "TTFT", "layer p50", "layer p95");
     for (const char* check : kChecks) {
       if (!errors.contains(check)) continue;

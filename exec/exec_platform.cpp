@@ -1,5 +1,6 @@
 #include "exec/exec_platform.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #include <algorithm>
@@ -112,12 +113,16 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
   uint32_t index = 0;
   try {
     for (int r = 0; r < kResourceClasses; ++r)
-      for (uint32_t u = 0; u < res_[r].units; ++u, ++index)
+      for (uint32_t u = 0; u < res_[r].units; ++u, ++index) {
         threads_.emplace_back([this, r, index] { unit_loop(static_cast<ResourceClass>(r), index); });
+        thread_class_.push_back(static_cast<ResourceClass>(r));
+        handles_.push_back(threads_.back().native_handle());
+      }
   } catch (...) {
     stop_threads();
     throw;
   }
+  caller_cpu0_ = thread_cpu_seconds();
 }
 
 ExecPlatform::~ExecPlatform() { stop_threads(); }
@@ -741,6 +746,19 @@ std::pair<double, double> ExecPlatform::LineFit::solve() const {
 
 ExecCounters ExecPlatform::counters() const {
   ExecCounters c;
+  // Each unit thread's CPU clock, read from here (the threads run until the platform goes or a failure stops
+  // them, which empties threads_).
+#ifdef __linux__
+  for (size_t i = 0; i < handles_.size() && threads_.size() == handles_.size(); ++i) {
+    clockid_t id;
+    timespec ts{};
+    if (pthread_getcpuclockid(handles_[i], &id) != 0 || clock_gettime(id, &ts) != 0) continue;
+    double& sum = c.thread_cpu[static_cast<size_t>(thread_class_[i])];
+    sum = std::max(sum, 0.0) + static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+#endif
+  if (const double now_cpu = thread_cpu_seconds(); caller_cpu0_ >= 0 && now_cpu >= caller_cpu0_)
+    c.pipeline_cpu = now_cpu - caller_cpu0_;
   c.chunks_read = chunks_read_.load();
   c.bytes_read = bytes_read_.load();
   c.chunks_verified = c.chunks_read;  // read_chunk verifies every chunk it returns

@@ -127,6 +127,11 @@ struct ExecCounters {
   // Per resource class (ResourceClass order): from an op's end to its unit starting the next op that was
   // already waiting (reporting the completion, taking the next one; preemption on a busy machine).
   double turnaround[kResourceClasses] = {};
+  // Where the cores went: each resource's threads' CPU time over the run (seconds, summed over its units: its
+  // ops and its own waking and reporting) and the pipeline thread's (the caller's, from the platform's making
+  // on: planning, completions, memory events). < 0 where the clock is missing (Linux has it).
+  double thread_cpu[kResourceClasses] = {-1, -1, -1, -1};
+  double pipeline_cpu = -1;
 };
 
 class ExecPlatform : public Platform {
@@ -275,6 +280,9 @@ class ExecPlatform : public Platform {
   uint64_t turnaround_n_[kResourceClasses] = {};
   uint64_t pipeline_calls_ = 0;
   std::vector<std::thread> threads_;
+  std::vector<ResourceClass> thread_class_;  // threads_[i]'s resource
+  std::vector<std::thread::native_handle_type> handles_;  // and its handle (its CPU clock: counters())
+  double caller_cpu0_ = -1;                  // the pipeline thread's CPU time when the platform was made
 
   mutable std::mutex buf_mu_;
   std::unordered_map<BufKey, std::shared_ptr<AlignedBuffer>, BufHash> bufs_;

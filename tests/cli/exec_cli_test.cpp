@@ -69,6 +69,17 @@ TEST_F(ExecCli, ZipMoeRunsLosslesslyAndComputesEveryRoutedExpert) {
   EXPECT_EQ(j["header"]["command"], "exec");
   // What was read is what the pipeline asked for (SM- and E-chunks of the split store).
   EXPECT_EQ(ex["bytes_read"].get<uint64_t>() > 0, j["metrics"]["ssd_bytes_read"].get<uint64_t>() > 0);
+  // Where the cores went: every thread that ran ops, and the pipeline thread, used some CPU (Linux's clocks).
+#ifdef __linux__
+  const Json& cpu = ex["thread_cpu_s"];
+  for (const char* k : {"io_threads", "cpu_workers", "gpu_streams", "pipeline"}) {
+    ASSERT_TRUE(cpu[k].is_number()) << k << " " << cpu.dump();
+    EXPECT_GT(cpu[k].get<double>(), 0) << k;
+    EXPECT_LT(cpu[k].get<double>(), 600) << k;  // seconds, not a unit off
+  }
+  const CliResult t = moesim_cli(base("zipmoe", zstore()));
+  EXPECT_THAT(t.out, HasSubstr("CPU time by thread: I/O "));
+#endif
 }
 
 TEST_F(ExecCli, OffloadReadsWholeTensorsFromARawStore) {
