@@ -29,9 +29,9 @@ struct TraceCalibrationOptions {
 
 // The profile (hardware-profile JSON with a "calibration" section). After the fit it simulates the calibration
 // trace with the profile and reports the in-sample error against the measured runs (calibration.in_sample),
-// warning when the profile would plan differently from the runs it was fitted to. `reads_whole` (optional):
+// warning when the profile would plan differently from the runs it was fitted to. `whole_out` (optional):
 // where the runs read with O_DIRECT and the profile models the I/O thread's CPU work per read
 // (ssd.read_cpu_*), the ablation: the same runs fitted with each read whole, without it (else left as is).
-Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* reads_whole = nullptr);
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out = nullptr);
 
 }  // namespace moesim::cli
