@@ -89,6 +89,19 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
   return r;
 }
 
+namespace {
+// exec's unit threads by resource: the key of exec.thread_cpu_s and the label of the "CPU time by thread" line.
+struct ThreadKind {
+  ResourceClass resource;
+  const char* key;
+  const char* label;
+};
+constexpr ThreadKind kThreadKinds[] = {{ResourceClass::kSsd, "io_threads", "I/O"},
+                                       {ResourceClass::kCpu, "cpu_workers", "CPU workers"},
+                                       {ResourceClass::kGpu, "gpu_streams", "GPU stream"},
+                                       {ResourceClass::kLink, "links", "link"}};
+}  // namespace
+
 Json exec_report_json(const ExecReport& r) {
   Json j;
   j["platform"] = r.platform;
@@ -120,26 +133,26 @@ Json exec_report_json(const ExecReport& r) {
   j["plan_tail_per_op_s"] = r.counters.plan_tail_per_op;
   j["plan_tail_fixed_s"] = r.counters.plan_tail_fixed;
   j["lossless"] = r.counters.chunks_verified == r.counters.chunks_read;
-  auto cpu = [](double v) { return v >= 0 ? Json(v) : Json(nullptr); };
-  j["thread_cpu_s"] = {{"io_threads", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kSsd)])},
-                       {"cpu_workers", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kCpu)])},
-                       {"gpu_streams", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kGpu)])},
-                       {"links", cpu(r.counters.thread_cpu[static_cast<size_t>(ResourceClass::kLink)])},
-                       {"pipeline", cpu(r.counters.pipeline_cpu)}};
+  Json cpu = Json::object();
+  for (const ThreadKind& k : kThreadKinds) {
+    const double v = r.counters.thread_cpu[static_cast<size_t>(k.resource)];
+    cpu[k.key] = v >= 0 ? Json(v) : Json(nullptr);
+  }
+  cpu["pipeline"] = r.counters.pipeline_cpu >= 0 ? Json(r.counters.pipeline_cpu) : Json(nullptr);
+  j["thread_cpu_s"] = cpu;
   return j;
 }
 
 std::string thread_cpu_text(const exec::ExecCounters& c) {
-  if (c.pipeline_cpu < 0 && c.thread_cpu[0] < 0) return "";
   std::string t;
   auto part = [&t](const char* who, double v) {
     if (v < 0) return;
     t += (t.empty() ? "" : ", ") + std::string(who) + " " + format_seconds(v);
   };
-  part("I/O", c.thread_cpu[static_cast<size_t>(ResourceClass::kSsd)]);
-  part("CPU workers", c.thread_cpu[static_cast<size_t>(ResourceClass::kCpu)]);
-  part("GPU stream", c.thread_cpu[static_cast<size_t>(ResourceClass::kGpu)]);
-  if (c.thread_cpu[static_cast<size_t>(ResourceClass::kLink)] > 0) part("link", c.thread_cpu[static_cast<size_t>(ResourceClass::kLink)]);
+  for (const ThreadKind& k : kThreadKinds) {
+    const double v = c.thread_cpu[static_cast<size_t>(k.resource)];
+    if (k.resource != ResourceClass::kLink || v > 0) part(k.label, v);  // a link thread only where it worked
+  }
   part("pipeline", c.pipeline_cpu);
   return t;
 }

@@ -63,16 +63,18 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
   if (j.at("ssd").contains("read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
   if (j.at("ssd").contains("read_cpu_bandwidth"))
     h.ssd_read_cpu_bandwidth = positive(get("ssd", "read_cpu_bandwidth", "rate"), "ssd.read_cpu_bandwidth");
-  const bool prefill_cpu = j.at("ssd").contains("prefill_read_cpu_overhead") || j.at("ssd").contains("prefill_read_cpu_bandwidth");
-  h.ssd_prefill_read_cpu_overhead = !prefill_cpu ? h.ssd_read_cpu_overhead
-                                    : j.at("ssd").contains("prefill_read_cpu_overhead")
-                                        ? get("ssd", "prefill_read_cpu_overhead", "time")
-                                        : 0.0;
-  h.ssd_prefill_read_cpu_bandwidth =
-      !prefill_cpu ? h.ssd_read_cpu_bandwidth
-      : j.at("ssd").contains("prefill_read_cpu_bandwidth")
-          ? positive(get("ssd", "prefill_read_cpu_bandwidth", "rate"), "ssd.prefill_read_cpu_bandwidth")
-          : 0.0;
+  // A prefill's pair: either field given, the pair is the prefill's own (an absent one 0); neither, the decode step's.
+  const bool prefill_overhead = j.at("ssd").contains("prefill_read_cpu_overhead");
+  const bool prefill_bandwidth = j.at("ssd").contains("prefill_read_cpu_bandwidth");
+  if (prefill_overhead || prefill_bandwidth) {
+    if (prefill_overhead) h.ssd_prefill_read_cpu_overhead = get("ssd", "prefill_read_cpu_overhead", "time");
+    if (prefill_bandwidth)
+      h.ssd_prefill_read_cpu_bandwidth =
+          positive(get("ssd", "prefill_read_cpu_bandwidth", "rate"), "ssd.prefill_read_cpu_bandwidth");
+  } else {
+    h.ssd_prefill_read_cpu_overhead = h.ssd_read_cpu_overhead;
+    h.ssd_prefill_read_cpu_bandwidth = h.ssd_read_cpu_bandwidth;
+  }
   h.memory_capacity = static_cast<uint64_t>(positive(get("memory", "capacity", "bytes"), "memory.capacity"));
   h.memory_bandwidth = positive(get("memory", "bandwidth", "rate"), "memory.bandwidth");
   h.unified_memory = j.at("memory").value("unified", false);

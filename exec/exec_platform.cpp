@@ -115,7 +115,6 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
     for (int r = 0; r < kResourceClasses; ++r)
       for (uint32_t u = 0; u < res_[r].units; ++u, ++index) {
         threads_.emplace_back([this, r, index] { unit_loop(static_cast<ResourceClass>(r), index); });
-        thread_class_.push_back(static_cast<ResourceClass>(r));
         handles_.push_back(threads_.back().native_handle());
       }
   } catch (...) {
@@ -749,13 +748,15 @@ ExecCounters ExecPlatform::counters() const {
   // Each unit thread's CPU clock, read from here (the threads run until the platform goes or a failure stops
   // them, which empties threads_).
 #ifdef __linux__
-  for (size_t i = 0; i < handles_.size() && threads_.size() == handles_.size(); ++i) {
-    clockid_t id;
-    timespec ts{};
-    if (pthread_getcpuclockid(handles_[i], &id) != 0 || clock_gettime(id, &ts) != 0) continue;
-    double& sum = c.thread_cpu[static_cast<size_t>(thread_class_[i])];
-    sum = std::max(sum, 0.0) + static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-  }
+  size_t h = 0;
+  for (int r = 0; r < kResourceClasses && threads_.size() == handles_.size(); ++r)
+    for (uint32_t u = 0; u < res_[r].units && h < handles_.size(); ++u, ++h) {
+      clockid_t id;
+      timespec ts{};
+      if (pthread_getcpuclockid(handles_[h], &id) != 0 || clock_gettime(id, &ts) != 0) continue;
+      double& sum = c.thread_cpu[r];
+      sum = std::max(sum, 0.0) + static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    }
 #endif
   if (const double now_cpu = thread_cpu_seconds(); caller_cpu0_ >= 0 && now_cpu >= caller_cpu0_)
     c.pipeline_cpu = now_cpu - caller_cpu0_;

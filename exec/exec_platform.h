@@ -280,9 +280,9 @@ class ExecPlatform : public Platform {
   uint64_t turnaround_n_[kResourceClasses] = {};
   uint64_t pipeline_calls_ = 0;
   std::vector<std::thread> threads_;
-  std::vector<ResourceClass> thread_class_;  // threads_[i]'s resource
-  std::vector<std::thread::native_handle_type> handles_;  // and its handle (its CPU clock: counters())
-  double caller_cpu0_ = -1;                  // the pipeline thread's CPU time when the platform was made
+  // threads_[i]'s handle, for its CPU clock in counters() (the threads in res_ order, each resource's units)
+  std::vector<std::thread::native_handle_type> handles_;
+  double caller_cpu0_ = -1;  // the pipeline thread's CPU time when the platform was made
 
   mutable std::mutex buf_mu_;
   std::unordered_map<BufKey, std::shared_ptr<AlignedBuffer>, BufHash> bufs_;

@@ -110,10 +110,9 @@ class SimPlatform : public Platform, private JobListener {
   void job_done(uint32_t job, const OpTiming& timing) override;
   double duration(const Op& op) const;  // measured, else the cost model
   double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
-  // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, or a
-  // turnaround to add.
-  // The reads go to plain servers (measured_io_) with measured durations, a runtime turnaround to add, or
-  // the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the device's time.
+  // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, a
+  // runtime turnaround to add, or the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the
+  // device's time.
   bool reads_on_servers() const {
     return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ||
            cost_.hardware().has_read_cpu();
