@@ -74,6 +74,7 @@ struct CalibrateArgs {
   std::string fit_from;  // "trace" or "micro"; default: trace when a trace is given
   uint32_t repeat = 1;   // trace runs, fitted together
   bool no_pilot = false;
+  uint32_t pilot_runs = 3;  // at most, until a pilot's fit plans what it was served with
 };
 
 // ---- the microbenchmarks (--micro): exec/microbench.h's points, fitted ---------------------------------------
@@ -391,7 +392,7 @@ void execute(CalibrateArgs& ca) {
     TraceCalibrationOptions o;
     o.name = ca.name;
     o.repeat = ca.repeat;
-    o.pilot = !ca.no_pilot;
+    o.pilot_runs = ca.no_pilot ? 0 : ca.pilot_runs;
     prof = trace_profile(a, o, st);
   }
   if (ca.micro) {
@@ -457,6 +458,10 @@ void setup(CLI::App& app) {
   app.add_flag("--no-pilot", ca->no_pilot,
                "zipmoe: measure the runs under the base profile's plan (--hw) instead of serving the trace once "
                "first and planning the measured runs with that pilot run's fit");
+  app.add_option("--pilot-runs", ca->pilot_runs,
+                 "zipmoe: at most N pilot runs, each planned with the last one's fit, until a fit plans the pools "
+                 "its run was served with (default 3)")
+      ->check(CLI::Range(1u, 100u));
   app.add_option("--threads", ca->run->workers, "the same as --workers: the CPU workers (L) to calibrate with");
   auto* micro = app.add_flag("--micro", ca->micro,
                              "run the microbenchmarks: reads against size and queue depth, decompression per codec "

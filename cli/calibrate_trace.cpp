@@ -491,12 +491,13 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;
   const ExecRunOptions eo = exec_options(a, p.hw);
-  const bool pilot = o.pilot && cfg.system == "zipmoe";
+  const bool pilot = o.pilot_runs > 0 && cfg.system == "zipmoe";
   std::optional<Progress> bar;
   const uint64_t steps = p.stream.steps();
   uint64_t done_before = 0;
-  const uint64_t total = steps * (o.repeat + (pilot ? 1 : 0)) + (o.between_runs ? o.between_steps * o.repeat : 0);
-  auto progress = [&bar, &done_before, total](uint64_t done) {
+  // (one pilot counted; a further one, when the first's fit moves the plan, adds its steps)
+  uint64_t total = steps * (o.repeat + (pilot ? 1 : 0)) + (o.between_runs ? o.between_steps * o.repeat : 0);
+  auto progress = [&bar, &done_before, &total](uint64_t done) {
     if (!bar) bar.emplace("calibrate", total);
     bar->set(done_before + done);
   };
@@ -526,12 +527,40 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   };
   auto plan_of = [](const serving::RunResult& r) { return plan_ratios(r.plan); };
   HardwareProfile planner = p.hw;
-  std::string pilot_plan;
-  if (pilot) {
-    const MeasuredRuns first = serve(p.hw, 1, false);
-    pilot_plan = plan_of(first.runs[0].result);
-    planner = hardware_from_json(fit_runs(a, o.name, p, eo, first.runs, first.report, st, true), "the pilot run's fit");
+  // The pilots: each serves the trace once under the last one's fit (the first under the base profile), until
+  // a fit plans ZipMoE's pools as its own run was served (Alg. 4 run on the fit reproduces the plan the fit was
+  // measured under), so that the measured runs exercise the plan the calibrated profile makes.
+  Json pilot_plans = Json::array();
+  bool pilot_fixed = false;
+  for (uint32_t i = 0; pilot && i < o.pilot_runs && !pilot_fixed; ++i) {
+    if (i > 0) {
+      total += steps;
+      if (bar) bar->set_total(total);
+    }
+    const MeasuredRuns one = serve(planner, 1, false);
+    const std::string served = plan_of(one.runs[0].result);
+    planner = hardware_from_json(fit_runs(a, o.name, p, eo, one.runs, one.report, st, true),
+                                 strprintf("pilot run %u's fit", i + 1));
+    serving::SystemConfig pc = p.cfg;
+    pc.record_timeline = false;
+    const std::string fit_plan =
+        plan_of(run_simulated(pc, p.stream, p.trace.info(), p.costs, planner, sim_options(a, planner, eo.workers)));
+    pilot_plans.push_back({{"served", served}, {"fit_plans", fit_plan}});
+    pilot_fixed = fit_plan == served;
   }
+  if (pilot) {
+    std::string line;
+    for (const Json& r : pilot_plans)
+      line += strprintf("%sserved %s, its fit plans %s", line.empty() ? "" : "; ", r["served"].get<std::string>().c_str(),
+                        r["fit_plans"].get<std::string>().c_str());
+    std::fprintf(stderr, "pilot run%s: %s%s\n", pilot_plans.size() == 1 ? "" : "s", line.c_str(),
+                 pilot_fixed ? " (a fixed point: the measured runs are served so)" : "");
+  }
+  if (pilot && !pilot_fixed)
+    warn(strprintf("calibrate: after %u pilot run%s the fit still moves ZipMoE's pools (the last was served %s, its "
+                   "fit plans %s); the measured runs are planned with the last pilot's fit (more: --pilot-runs)",
+                   o.pilot_runs, o.pilot_runs == 1 ? "" : "s", pilot_plans.back()["served"].get<std::string>().c_str(),
+                   pilot_plans.back()["fit_plans"].get<std::string>().c_str()));
   const MeasuredRuns m = serve(planner, o.repeat, true);
   if (bar) bar->finish();
   // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
@@ -674,7 +703,12 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   }
   prof["calibration"]["in_sample"] = in;
   prof["calibration"]["planned_with"] = planner.origin;
-  if (pilot) prof["calibration"]["pilot"] = {{"hardware", p.hw.origin}, {"plan", pilot_plan}, {"runs_plan", runs_plan}};
+  if (pilot)
+    prof["calibration"]["pilot"] = {{"hardware", p.hw.origin},
+                                    {"plan", pilot_plans[0]["served"]},
+                                    {"runs", pilot_plans},
+                                    {"fixed_point", pilot_fixed},
+                                    {"runs_plan", runs_plan}};
   if (!runs_plan.empty()) {
     prof["calibration"]["in_sample"]["runs_plan"] = runs_plan;
     prof["calibration"]["in_sample"]["profile_plan"] = profile_plan;

@@ -19,7 +19,9 @@ struct TraceCalibrationOptions {
   // A system whose decisions read the cost model (zipmoe: the pool planner, ZipMoE Alg. 4, and the scheduler,
   // Alg. 1) first serves the trace once under the base profile; the measured runs then plan with that pilot
   // run's fit, so they exercise the plan the calibrated profile will make rather than the base profile's.
-  bool pilot = true;
+  // Where a pilot's fit plans the pools otherwise than the pilot was served, another pilot runs under that fit,
+  // until a fit plans what its run was served with (a fixed point) or `pilot_runs` pilots have run (0: none).
+  uint32_t pilot_runs = 3;
   // Called after each measured run (not the pilot) with the profile the runs are planned with and a progress
   // callback over `between_steps` steps: `moesim validate --calibrate-on` serves its own trace there, so that
   // the calibration runs and the runs validated against them see the same minutes of this machine.

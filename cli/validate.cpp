@@ -44,6 +44,7 @@ struct ValidateArgs {
   std::string csv;
   std::string calibrate_on, profile_out, name;  // --calibrate-on, --profile-out, --name
   bool no_pilot = false;
+  uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
 };
 
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -79,8 +80,9 @@ void execute(ValidateArgs& va) {
   if (a.timeline_steps_given)
     throw UsageError("--timeline-steps: validate's timelines hold whole runs (every measured op feeds the simulator)");
   const bool interleaved = !va.calibrate_on.empty();
-  if (!interleaved && (!va.profile_out.empty() || !va.name.empty() || va.no_pilot))
-    throw UsageError("--profile-out, --name and --no-pilot go with --calibrate-on (validate then calibrates too)");
+  if (!interleaved && (!va.profile_out.empty() || !va.name.empty() || va.no_pilot || va.pilot_runs > 0))
+    throw UsageError("--profile-out, --name, --no-pilot and --pilot-runs go with --calibrate-on (validate then "
+                     "calibrates too)");
   if (interleaved && a.store.empty())
     throw UsageError("--calibrate-on: --store is required (the calibration runs read and compute its experts)");
   if (!va.csv.empty()) check_output_writable(va.csv);
@@ -125,7 +127,8 @@ void execute(ValidateArgs& va) {
     TraceCalibrationOptions o;
     o.name = va.name;
     o.repeat = va.repeat;
-    o.pilot = !va.no_pilot;
+    if (va.no_pilot) o.pilot_runs = 0;
+    else if (va.pilot_runs > 0) o.pilot_runs = va.pilot_runs;
     o.between_steps = steps;
     o.between_runs = [&](const HardwareProfile& planner, const std::function<void(uint64_t)>& progress) {
       serving::SystemConfig c = cfg;
@@ -245,7 +248,7 @@ void execute(ValidateArgs& va) {
   // Cost: the simulator with the profile.
   scfg.record_timeline = !a.timeline.empty();
   serving::RunResult cost = run_simulated(scfg, p.stream, p.trace.info(), p.costs, hw, so);
-  // --calibrate-on: the exec runs were planned with the pilot run's fit. If the fitted profile plans ZipMoE's
+  // --calibrate-on: the exec runs were planned with the last pilot run's fit. If the fitted profile plans ZipMoE's
   // pools otherwise, the cost check simulates the exec runs' plan (the pools fixed to it), so that it compares
   // the cost model on the ops exec made; the error under the profile's own plan is kept beside.
   const std::string exec_plan = plan_ratios(runs[ref].plan), cost_plan = plan_ratios(cost.plan);
@@ -480,6 +483,8 @@ void setup(CLI::App& app) {
   app.add_option("--profile-out", va->profile_out, "--calibrate-on: write the fitted profile here");
   app.add_option("--name", va->name, "--calibrate-on: the profile's name (default: calibrated-HOST)");
   app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
+  app.add_option("--pilot-runs", va->pilot_runs, "--calibrate-on: as `moesim calibrate --pilot-runs`")
+      ->check(CLI::Range(1u, 100u));
   app.callback([va] { execute(*va); });
 }
 

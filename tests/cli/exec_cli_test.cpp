@@ -284,7 +284,18 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   const Json p = Json::parse(read_text(dir_ + "/pilot.json"));
   const Json& cal = p["calibration"];
   EXPECT_EQ(cal["runs"], 3);
-  EXPECT_EQ(cal["planned_with"], "the pilot run's fit");
+  // The pilots: each served under the last one's fit until a fit plans what its run was served with.
+  const Json& pilots = cal["pilot"]["runs"];
+  ASSERT_GE(pilots.size(), 1u);
+  ASSERT_LE(pilots.size(), 3u);
+  for (size_t i = 0; i + 1 < pilots.size(); ++i) {
+    EXPECT_NE(pilots[i]["served"], pilots[i]["fit_plans"]) << "pilot " << i + 1 << " reached the fixed point";
+    EXPECT_EQ(pilots[i + 1]["served"], pilots[i]["fit_plans"]) << "pilot " << i + 2 << " ran under the last fit";
+  }
+  EXPECT_EQ(cal["pilot"]["fixed_point"].get<bool>(), pilots.back()["served"] == pilots.back()["fit_plans"]);
+  EXPECT_EQ(cal["pilot"]["plan"], pilots[0]["served"]);
+  EXPECT_EQ(cal["planned_with"], "pilot run " + std::to_string(pilots.size()) + "'s fit");
+  EXPECT_EQ(cal["pilot"]["runs_plan"], pilots.back()["fit_plans"]);  // the measured runs: the last fit's plan
   // Three runs: each fitted value is the median of the runs' own fits, and says so.
   EXPECT_EQ(cal["values_from"], "the median of the 3 runs' own fits");
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("the median of the 3 runs' own fits"));
@@ -318,6 +329,16 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   // (a decode step's reads and a prefill's, fitted apart when both phases read)
   EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>() + cal["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(),
             reads);
+  // --pilot-runs 1: one pilot whatever its fit plans; where the fit moves the plan, calibrate says so.
+  const CliResult one = moesim_cli(args + " --pilot-runs 1 -o " + dir_ + "/pilot1.json");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const Json p1 = Json::parse(read_text(dir_ + "/pilot1.json"))["calibration"]["pilot"];
+  ASSERT_EQ(p1["runs"].size(), 1u);
+  if (p1["fixed_point"].get<bool>())
+    EXPECT_THAT(one.err, Not(HasSubstr("the fit still moves ZipMoE's pools")));
+  else
+    EXPECT_THAT(one.err, HasSubstr("after 1 pilot run the fit still moves ZipMoE's pools"));
+  EXPECT_EQ(moesim_cli(args + " --pilot-runs 0 -o " + dir_ + "/pilot0.json").code, 2);
   // --no-pilot, and a system that plans nothing with the cost model: the base profile plans the runs.
   const CliResult n = moesim_cli(args + " --no-pilot -o " + dir_ + "/nopilot.json");
   ASSERT_EQ(n.code, 0) << n.err;
@@ -506,6 +527,9 @@ TEST_F(ExecCli, ValidateCalibrateOnRejectsBadInputWithoutWritingAProfile) {
   const CliResult a = moesim_cli("-q validate " + trace() + common + " --profile-out " + prof);
   EXPECT_EQ(a.code, 2) << a.err;
   EXPECT_THAT(a.err, HasSubstr("go with --calibrate-on"));
+  const CliResult a2 = moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --pilot-runs 2");
+  EXPECT_EQ(a2.code, 2) << a2.err;
+  EXPECT_THAT(a2.err, HasSubstr("--pilot-runs go with --calibrate-on"));
   const CliResult b = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + dir_ + "/missing.mtr" +
                                  " --profile-out " + prof);
   EXPECT_NE(b.code, 0);
