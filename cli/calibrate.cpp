@@ -87,6 +87,7 @@ Json rate_fit_json(const Fit& f, const char* model, const char* rate_key, double
 
 struct MicroFits {
   Fit ssd, ssd_depth1;
+  Fit read_cpu;  // O_DIRECT: the I/O threads' CPU time per request; ssd then fits each request's time less it
   uint32_t queue_depth = 1;
   std::string dec_codec;  // the codec whose fit at L threads fills cpu.decompress_bandwidth_per_core
   Fit dec, rec, cbytes, cflops, gemm;
@@ -132,20 +133,34 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
       f.queue_depth = d;
       break;
     }
-  std::vector<double> x, y, x1, y1;
+  // With O_DIRECT a request is, as in the simulator, the device's time and then the I/O thread's CPU work (the
+  // kernel's direct-I/O path and the chunk's hash; ssd.read_cpu_*, which shares the cores with the workers):
+  // that CPU time is fitted on its own, and the device's line to each request's time less it. Buffered reads
+  // are fitted whole, as the trace calibration does.
+  bool split = m.direct_io;
+  for (const auto& r : m.reads)
+    if (r.depth <= f.queue_depth && !(r.cpu_s >= 0 && r.cpu_s < r.latency_s)) split = false;
+  std::vector<double> x, y, x1, y1, cx, cy;
   Json pts = Json::array();
   for (const auto& r : m.reads) {
     pts.push_back({{"bytes", r.bytes}, {"depth", r.depth}, {"requests", r.requests}, {"latency_s", r.latency_s},
-                   {"latency_p50_s", r.latency_p50_s}, {"bandwidth", r.bandwidth}});
+                   {"latency_p50_s", r.latency_p50_s}, {"bandwidth", r.bandwidth},
+                   {"cpu_s", r.cpu_s >= 0 ? Json(r.cpu_s) : Json(nullptr)}});
+    const double device = split ? r.latency_s - r.cpu_s : r.latency_s;
     if (r.depth <= f.queue_depth) {
       x.push_back(static_cast<double>(r.depth) * static_cast<double>(r.bytes));
-      y.push_back(r.latency_s);
+      y.push_back(device);
+      if (split) {
+        cx.push_back(static_cast<double>(r.bytes));
+        cy.push_back(r.cpu_s);
+      }
     }
     if (r.depth == 1) {
       x1.push_back(static_cast<double>(r.bytes));
-      y1.push_back(r.latency_s);
+      y1.push_back(device);
     }
   }
+  if (split) f.read_cpu = fit_line_or_origin(cx, cy, false, true);
   f.ssd = fit_line(x, y, false, true);
   f.ssd_depth1 = fit_line(x1, y1, false, true);
   j["ssd"] = {{"points", pts},
@@ -155,6 +170,12 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
                                     "bandwidth", f.ssd.slope > 0 ? 1.0 / f.ssd.slope : 0.0)},
               {"fit_depth1", rate_fit_json(f.ssd_depth1, "latency + bytes / bandwidth (depth 1)", "bandwidth",
                                            f.ssd_depth1.slope > 0 ? 1.0 / f.ssd_depth1.slope : 0.0)}};
+  if (split) {
+    j["ssd"]["device_time"] = "each request's time less the I/O thread's CPU time (cpu_s)";
+    j["ssd"]["fit_cpu"] = rate_fit_json(f.read_cpu, "the I/O threads' CPU time per request: overhead + bytes / bandwidth "
+                                        "(depths up to queue_depth)", "bandwidth",
+                                        f.read_cpu.slope > 0 ? 1.0 / f.read_cpu.slope : 0.0);
+  }
 
   // Decompression and recovery: time = bytes / bandwidth per core, per (codec,) thread count. A line through
   // the origin cannot follow the caches (small outputs stay in them, large ones go to memory), so the field's
@@ -290,6 +311,20 @@ void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, b
   prof["ssd"]["read_bandwidth"] =
       val(1.0 / f.ssd.slope, "O_DIRECT reads of the store against size and queue depth: latency + depth x bytes / bandwidth", f.ssd);
   prof["ssd"]["read_latency"] = val(std::max(f.ssd.intercept, 0.0), "intercept of the same fit", f.ssd);
+  // The I/O thread's CPU work per read, for a decode step's reads and a prefill's alike (the microbenchmark
+  // has no phases); without the split (buffered reads) the fields the profile had are dropped, since the
+  // device's fit above then holds each read whole.
+  for (const char* k : {"read_cpu_overhead", "read_cpu_bandwidth", "prefill_read_cpu_overhead", "prefill_read_cpu_bandwidth"})
+    prof["ssd"].erase(k);
+  if (f.read_cpu.points >= 2 && (f.read_cpu.intercept > 0 || f.read_cpu.slope > 0)) {
+    prof["ssd"]["read_bandwidth"]["source"] =
+        prof["ssd"]["read_bandwidth"]["source"].get<std::string>() + "; the device's part: each request's time less its CPU time";
+    prof["ssd"]["read_cpu_overhead"] =
+        val(std::max(f.read_cpu.intercept, 0.0), "the I/O thread's CPU time per O_DIRECT request and its hash, after the "
+            "device's time and sharing the cores with the CPU-bound threads: fixed part of overhead + bytes / bandwidth", f.read_cpu);
+    if (f.read_cpu.slope > 0)
+      prof["ssd"]["read_cpu_bandwidth"] = val(1.0 / f.read_cpu.slope, "per-byte part of the same fit", f.read_cpu);
+  }
   prof["ssd"]["queue_depth"] = {{"value", f.queue_depth},
                                 {"source", st.by + "microbenchmark: the smallest queue depth reaching 90% of the best "
                                                    "aggregate bandwidth (" + std::string(f.json["io"]) + ")"}};
@@ -346,6 +381,10 @@ std::string micro_summary(const MicroFits& f) {
                             format_seconds(std::max(f.ssd.intercept, 0.0)).c_str(),
                             format_bytes(static_cast<uint64_t>(f.ssd.slope > 0 ? 1.0 / f.ssd.slope : 0)).c_str(),
                             f.queue_depth, f.json["io"].get<std::string>().c_str());
+  if (f.read_cpu.points >= 2)
+    s += strprintf("then the I/O thread's CPU %s + %s/s per request, ",
+                   format_seconds(std::max(f.read_cpu.intercept, 0.0)).c_str(),
+                   f.read_cpu.slope > 0 ? format_bytes(static_cast<uint64_t>(1.0 / f.read_cpu.slope)).c_str() : "inf");
   if (f.dec.slope > 0)
     s += strprintf("%s %s/s per core, ", f.dec_codec.c_str(), format_bytes(static_cast<uint64_t>(1.0 / f.dec.slope)).c_str());
   if (f.rec.slope > 0) s += strprintf("recover %s/s per core, ", format_bytes(static_cast<uint64_t>(1.0 / f.rec.slope)).c_str());

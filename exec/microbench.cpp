@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/hash64.h"
 #include "core/rng.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
@@ -27,6 +29,18 @@ double mean_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// The mean of the values >= 0 (a clock that failed gives -1), -1 when there are none.
+double mean_of_known(const std::vector<double>& v) {
+  double sum = 0;
+  size_t n = 0;
+  for (double x : v)
+    if (x >= 0) {
+      sum += x;
+      ++n;
+    }
+  return n ? sum / static_cast<double>(n) : -1.0;
 }
 
 double median_of(std::vector<double> v) {
@@ -50,26 +64,37 @@ void set_times(Point& p, const std::vector<double>& times) {
 // Every thread is joined before it returns or rethrows the first failure.
 struct GroupTimes {
   std::vector<std::vector<double>> times;  // per group
+  std::vector<std::vector<double>> cpu;    // per group: each call's thread CPU time (< 0: no clock)
   double wall_s = 0;
 };
+
+// The calling thread's CPU time in seconds (< 0 where the clock is missing).
+double thread_cpu_seconds() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<std::function<void(uint32_t)>>& work,
                       double seconds, uint64_t min_ops) {
   std::atomic<bool> go{false}, stop{false}, failed{false};
   std::mutex mu;
   std::exception_ptr error;
-  std::vector<std::vector<std::vector<double>>> per_thread(threads.size());
+  std::vector<std::vector<std::vector<double>>> per_thread(threads.size()), cpu_thread(threads.size());
   std::vector<double> ends;
   Clock::time_point t0;
   std::vector<std::thread> pool;
-  auto body = [&](size_t g, uint32_t i, std::vector<double>* out) {
+  auto body = [&](size_t g, uint32_t i, std::vector<double>* out, std::vector<double>* cpu) {
     while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
     try {
       uint64_t n = 0;
       while (n < min_ops || !stop.load(std::memory_order_relaxed)) {
+        const double c0 = thread_cpu_seconds();
         const auto s = Clock::now();
         work[g](i);
         out->push_back(seconds_since(s));
+        const double c1 = thread_cpu_seconds();
+        cpu->push_back(c0 >= 0 && c1 >= c0 ? c1 - c0 : -1.0);
         ++n;
         if (failed.load(std::memory_order_relaxed)) break;
       }
@@ -83,10 +108,13 @@ GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<st
     std::lock_guard<std::mutex> lk(mu);
     ends.push_back(e);
   };
-  for (size_t g = 0; g < threads.size(); ++g) per_thread[g].resize(threads[g]);
+  for (size_t g = 0; g < threads.size(); ++g) {
+    per_thread[g].resize(threads[g]);
+    cpu_thread[g].resize(threads[g]);
+  }
   try {
     for (size_t g = 0; g < threads.size(); ++g)
-      for (uint32_t i = 0; i < threads[g]; ++i) pool.emplace_back(body, g, i, &per_thread[g][i]);
+      for (uint32_t i = 0; i < threads[g]; ++i) pool.emplace_back(body, g, i, &per_thread[g][i], &cpu_thread[g][i]);
   } catch (...) {
     stop.store(true);
     t0 = Clock::now();
@@ -103,8 +131,11 @@ GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<st
   if (error) std::rethrow_exception(error);
   GroupTimes r;
   r.times.resize(threads.size());
-  for (size_t g = 0; g < threads.size(); ++g)
+  r.cpu.resize(threads.size());
+  for (size_t g = 0; g < threads.size(); ++g) {
     for (const auto& v : per_thread[g]) r.times[g].insert(r.times[g].end(), v.begin(), v.end());
+    for (const auto& v : cpu_thread[g]) r.cpu[g].insert(r.cpu[g].end(), v.begin(), v.end());
+  }
   r.wall_s = ends.empty() ? 0.0 : *std::max_element(ends.begin(), ends.end());
   return r;
 }
@@ -238,6 +269,7 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
     }
   }
   res.io = io_backend_name(io);
+  std::atomic<uint64_t> sink{0};  // the requests' hashes, so that the hashing is not optimized away
   for (uint64_t size : read_sizes) {
     const uint64_t positions = std::max<uint64_t>(1, (region - size) / kStoreAlign);
     for (uint32_t depth : depths) {
@@ -245,7 +277,7 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
       p.bytes = size;
       p.depth = depth;
       std::vector<double> lat;
-      double wall = 0;
+      double wall = 0, cpu = -1;
       if (io == IoBackend::kPread) {
         std::vector<AlignedBuffer> bufs;
         std::vector<Rng> rngs;
@@ -258,10 +290,12 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
             {[&](uint32_t i) {
               const uint64_t off = data_begin + rngs[i].below(positions) * kStoreAlign;
               store.read_raw(off, bufs[i].data(), size, bufs[i].capacity(), "a read benchmark request");
+              sink.fetch_xor(hash64(bufs[i].data(), size), std::memory_order_relaxed);  // as exec verifies a chunk
             }},
             per_point, 4);
         lat = t.times[0];
         wall = t.wall_s;
+        cpu = mean_of_known(t.cpu[0]);
       } else {
         UringQueue q(depth);
         std::vector<AlignedBuffer> bufs;
@@ -270,6 +304,7 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
         Rng rng(opt.seed ^ (size << 8) ^ (uint64_t{depth} << 40));
         const int fd = store.read_fd();
         const bool direct = store.direct_io_active();
+        const double c0 = thread_cpu_seconds();
         const auto t0 = Clock::now();
         uint32_t in_flight = 0;
         uint64_t issued = 0;
@@ -291,6 +326,7 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
           q.wait(&slot, &r);
           --in_flight;
           if (slot >= depth) continue;
+          if (r >= 0) sink.fetch_xor(hash64(bufs[slot].data(), size), std::memory_order_relaxed);
           lat.push_back(std::chrono::duration<double>(Clock::now() - sent[slot]).count());
           if (r < 0 && failure.empty()) failure = std::strerror(-r);
           const bool more = failure.empty() && (seconds_since(t0) < per_point || issued < 4u * depth);
@@ -300,12 +336,16 @@ MicroResults run_microbenchmarks(const StoreReader& store, const MicroOptions& o
           }
         }
         wall = seconds_since(t0);
+        // One thread served every request: its CPU time over the point, per request.
+        const double c1 = thread_cpu_seconds();
+        if (c0 >= 0 && c1 >= c0 && !lat.empty()) cpu = (c1 - c0) / static_cast<double>(lat.size());
         if (!failure.empty()) throw Error(store.path() + ": io_uring read benchmark: " + failure);
       }
       p.requests = lat.size();
       p.latency_s = mean_of(lat);
       p.latency_p50_s = median_of(lat);
       p.bandwidth = wall > 0 ? static_cast<double>(size) * static_cast<double>(lat.size()) / wall : 0;
+      p.cpu_s = cpu;
       res.reads.push_back(p);
       tick();
     }

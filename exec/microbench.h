@@ -4,8 +4,10 @@
 //   reads        O_DIRECT reads of the store file (4 KiB-aligned, seeded random offsets in its chunk region)
 //                against request size and queue depth: depth d is d I/O threads each with one blocking
 //                pread, or (IoBackend::kUring) one thread keeping d reads in flight in one io_uring ring.
-//                Per point: the mean and median time per request (submit to completion) and the aggregate
-//                bandwidth (bytes / wall time of the point)
+//                Each request's bytes are hashed as exec's I/O thread verifies a chunk (core/hash64.h).
+//                Per point: the mean and median time per request (submit to completion, the hash included),
+//                the aggregate bandwidth (bytes / wall time of the point) and the I/O threads' CPU time per
+//                request (CLOCK_THREAD_CPUTIME_ID: the kernel's O_DIRECT path and the hash, ssd.read_cpu_*)
 //   decompress   one frame of E-chunk exponent bytes (the store's real exponents, recompressed per codec)
 //                against its decompressed size, on t = 1..L threads at once (each its own frame)
 //   recover      the vectorized CPU merge (kernels/bf16.h) SM + exponents -> BF16 against the tensor size,
@@ -48,6 +50,7 @@ struct MicroReadPoint {
   double latency_s = 0;      // mean time per request, submit to completion
   double latency_p50_s = 0;  // median
   double bandwidth = 0;      // aggregate bytes/s over the point
+  double cpu_s = -1;         // mean CPU time of the I/O thread(s) per request (< 0: no thread CPU clock)
 };
 
 struct MicroOpPoint {

@@ -598,6 +598,25 @@ TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("microbenchmark"));
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("relative RMS residual"));
   EXPECT_EQ(p["ssd"]["queue_depth"]["value"].get<uint32_t>(), q);
+  // Each request's CPU time (the I/O thread's: the kernel's O_DIRECT path and the hash exec verifies with).
+  // With O_DIRECT it is fitted as ssd.read_cpu_* and the device's line to the rest, as calibrate's trace fit
+  // does; buffered reads (a filesystem refusing O_DIRECT) are fitted whole.
+  for (const Json& pt : m["ssd"]["points"]) {
+    ASSERT_TRUE(pt["cpu_s"].is_number()) << pt.dump();
+    EXPECT_GT(pt["cpu_s"].get<double>(), 0);
+  }
+  if (m["direct_io"].get<bool>()) {
+    ASSERT_TRUE(m["ssd"].contains("fit_cpu"));
+    EXPECT_GE(m["ssd"]["fit_cpu"]["points"].get<uint64_t>(), 2u);
+    ASSERT_TRUE(p["ssd"].contains("read_cpu_overhead"));
+    EXPECT_GE(p["ssd"]["read_cpu_overhead"]["value"].get<double>(), 0);
+    EXPECT_THAT(p["ssd"]["read_cpu_overhead"]["source"].get<std::string>(), HasSubstr("microbenchmark"));
+    EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("less its CPU time"));
+    EXPECT_THAT(c.err, HasSubstr("then the I/O thread's CPU"));
+  } else {
+    EXPECT_FALSE(m["ssd"].contains("fit_cpu"));
+    EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead"));
+  }
   // Decompression: the store's codec and lz4, each at 1 and 2 threads.
   std::set<std::pair<std::string, uint32_t>> fits;
   for (const Json& f : m["decompress"]["fits"]) {
