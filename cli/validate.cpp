@@ -24,6 +24,7 @@
 #include "cli/command.h"
 #include "cli/exec_run.h"
 #include "cli/run_figures.h"
+#include "core/median_interval.h"
 #include "cli/run_setup.h"
 #include "cli/sim_run.h"
 #include "core/atomic_file.h"
@@ -350,16 +351,24 @@ void execute(ValidateArgs& va) {
                    {"measured_s", ke.measured},
                    {"estimated_s", ke.estimated}};
   errors["cost"]["op_kinds"] = per_kind;
-  out["errors"] = errors;
-  Json spread;
   std::vector<double> tpots;
   for (const auto& f : measured) tpots.push_back(f.tpot);
+  // How far the runs' noise alone moves the cost error: the exec median's distribution-free interval (order
+  // statistics, at least 90% where there are runs enough), and the cost TPOT error at its two ends.
+  const MedianInterval mi = median_interval(tpots, 0.9);
+  if (tpots.size() >= 2)
+    errors["cost"]["tpot_interval"] = {num(rel(cf.tpot, mi.hi)), num(rel(cf.tpot, mi.lo))};
+  out["errors"] = errors;
+  Json spread;
   spread["tpot_s"] = tpots;
   spread["tpot_median_s"] = num(quantile(tpots, 0.5));
   spread["tpot_min_s"] = num(quantile(tpots, 0));
   spread["tpot_max_s"] = num(quantile(tpots, 1));
   spread["tpot_spread"] = num(exec_median.tpot > 0 ? (quantile(tpots, 1) - quantile(tpots, 0)) / exec_median.tpot
                                                    : std::nan(""));
+  if (tpots.size() >= 2)
+    spread["tpot_median_interval"] = {{"lo_s", num(mi.lo)}, {"hi_s", num(mi.hi)}, {"coverage", mi.coverage},
+                                      {"order_statistic", mi.k}};
   out["exec"] = spread;
   out["exec"]["report"] = exec_report_json(report);
   if (interleaved) {
@@ -432,6 +441,11 @@ void execute(ValidateArgs& va) {
       text += strprintf("  %-23s %10s %10s %12s %12s\n", check, pct(e["tpot"]).c_str(), pct(e["ttft"]).c_str(),
                         pct(e["layer_makespan_median"]).c_str(), pct(e["layer_makespan_p95"]).c_str());
     }
+    if (errors["cost"].contains("tpot_interval"))
+      text += strprintf("  (cost TPOT over the exec median's %.0f%% interval, %s to %s from %zu runs by order statistics: "
+                        "%s to %s)\n",
+                        100 * mi.coverage, format_seconds(mi.lo).c_str(), format_seconds(mi.hi).c_str(), tpots.size(),
+                        pct(errors["cost"]["tpot_interval"][0]).c_str(), pct(errors["cost"]["tpot_interval"][1]).c_str());
     text += strprintf("  (structure: %llu ops with their measured durations, %llu fell back to the cost model; %llu of "
                       "%llu graphs with their measured planning time;\n"
                       "   the runtime's measured costs: hand-off ssd/cpu/gpu/link %s/%s/%s/%s, wake-up %s, pipeline %s per op, planning %s + %s "

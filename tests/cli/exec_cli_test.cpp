@@ -184,6 +184,20 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   // measured up to +83% here; the figures of record are in bench/results/validate.md and gpu.md).
   EXPECT_LT(std::abs(e["structure"]["tpot"].get<double>()), 1.0);
   EXPECT_EQ(j["exec"]["tpot_s"].size(), 2u);
+  // The exec median's interval (two runs: min and max, which hold the median half the time) and the cost
+  // error at its ends.
+  const Json& mi = j["exec"]["tpot_median_interval"];
+  const std::vector<double> tp = j["exec"]["tpot_s"].get<std::vector<double>>();
+  EXPECT_DOUBLE_EQ(mi["lo_s"].get<double>(), std::min(tp[0], tp[1]));
+  EXPECT_DOUBLE_EQ(mi["hi_s"].get<double>(), std::max(tp[0], tp[1]));
+  EXPECT_DOUBLE_EQ(mi["coverage"].get<double>(), 0.5);
+  EXPECT_EQ(mi["order_statistic"].get<uint32_t>(), 1u);
+  const double sim_tpot = e["cost"]["sim"]["tpot_s"].get<double>();
+  ASSERT_EQ(e["cost"]["tpot_interval"].size(), 2u);
+  EXPECT_NEAR(e["cost"]["tpot_interval"][0].get<double>(), sim_tpot / mi["hi_s"].get<double>() - 1, 1e-12);
+  EXPECT_NEAR(e["cost"]["tpot_interval"][1].get<double>(), sim_tpot / mi["lo_s"].get<double>() - 1, 1e-12);
+  EXPECT_LE(e["cost"]["tpot_interval"][0].get<double>(), e["cost"]["tpot"].get<double>());
+  EXPECT_GE(e["cost"]["tpot_interval"][1].get<double>(), e["cost"]["tpot"].get<double>());
   EXPECT_TRUE(j["exec"]["report"]["lossless"].get<bool>());
   EXPECT_TRUE(e["cost"]["op_kinds"].contains("decompress"));
   const std::string text = read_text(csv);
