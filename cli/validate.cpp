@@ -390,6 +390,27 @@ void execute(ValidateArgs& va) {
       c["runs_plan"] = in["runs_plan"];
       c["profile_plan"] = in["profile_plan"];
     }
+    // Paired: calibration run i and exec run i of the validated trace ran back to back, so the ratio of their
+    // TPOTs cancels whatever this machine did slower than a pair lasts; its median (and distribution-free
+    // interval) against the simulator's ratio of the two traces' TPOTs is the model's error in carrying a
+    // profile from one trace to the other, with the pairs' drift taken out.
+    const std::vector<double> cal_tpots = in["runs_tpot_s"].get<std::vector<double>>();
+    if (cal_tpots.size() == tpots.size() && tpots.size() >= 2 && in["sim_tpot_s"].is_number() &&
+        in["sim_tpot_s"].get<double>() > 0) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < tpots.size(); ++i)
+        if (cal_tpots[i] > 0) ratios.push_back(tpots[i] / cal_tpots[i]);
+      const MedianInterval ri = median_interval(ratios, 0.9);
+      const double sim_ratio = cf.tpot / in["sim_tpot_s"].get<double>(), med = quantile(ratios, 0.5);
+      if (ratios.size() >= 2 && std::isfinite(sim_ratio))
+        c["paired"] = {{"ratios", ratios},
+                       {"ratio_median", num(med)},
+                       {"ratio_interval", {num(ri.lo), num(ri.hi)}},
+                       {"coverage", ri.coverage},
+                       {"sim_ratio", num(sim_ratio)},
+                       {"transfer_error", num(sim_ratio / med - 1)},
+                       {"transfer_interval", {num(sim_ratio / ri.hi - 1), num(sim_ratio / ri.lo - 1)}}};
+    }
     out["calibration"] = c;
   }
   out["warnings"] = warnings_json();
@@ -426,6 +447,15 @@ void execute(ValidateArgs& va) {
                         c.contains("runs_plan") ? (", all planned " + c["runs_plan"].get<std::string>()).c_str() : "",
                         pct(c["in_sample_tpot_error"]).c_str(), 100 * c["exec_tpot_spread"].get<double>(),
                         va.profile_out.empty() ? "" : (" -> " + va.profile_out).c_str());
+      if (c.contains("paired")) {
+        const Json& pr = c["paired"];
+        text += strprintf("paired:    exec / calibration TPOT per pair %.3f median (%.0f%% interval %.3f to %.3f, %zu "
+                          "pairs), simulated %.3f: transfer error %s (%s to %s)\n",
+                          pr["ratio_median"].get<double>(), 100 * pr["coverage"].get<double>(),
+                          pr["ratio_interval"][0].get<double>(), pr["ratio_interval"][1].get<double>(),
+                          pr["ratios"].size(), pr["sim_ratio"].get<double>(), pct(pr["transfer_error"]).c_str(),
+                          pct(pr["transfer_interval"][0]).c_str(), pct(pr["transfer_interval"][1]).c_str());
+      }
     }
     text += strprintf("exec:      %u run%s; TPOT %s median (min %s, max %s, spread %.1f%%); %s\n", va.repeat,
                       va.repeat > 1 ? "s" : "", format_seconds(exec_median.tpot).c_str(),

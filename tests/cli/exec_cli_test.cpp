@@ -487,6 +487,21 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   EXPECT_EQ(p["calibration"]["in_sample"]["runs_tpot_s"].size(), 2u);
   EXPECT_TRUE(p["calibration"]["in_sample"].contains("sim_op_kinds"));
   EXPECT_DOUBLE_EQ(p["calibration"]["in_sample"]["tpot_error"].get<double>(), in);
+  // Paired: exec run i over calibration run i (the run just before it), against the simulator's ratio.
+  const Json& pr = c["paired"];
+  const std::vector<double> cal_t = p["calibration"]["in_sample"]["runs_tpot_s"].get<std::vector<double>>();
+  const std::vector<double> ex_t = j["exec"]["tpot_s"].get<std::vector<double>>();
+  ASSERT_EQ(pr["ratios"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(pr["ratios"][i].get<double>(), ex_t[i] / cal_t[i], 1e-12);
+  const double sim_ratio = j["errors"]["cost"]["sim"]["tpot_s"].get<double>() /
+                           p["calibration"]["in_sample"]["sim_tpot_s"].get<double>();
+  EXPECT_NEAR(pr["sim_ratio"].get<double>(), sim_ratio, 1e-12);
+  const double med = (pr["ratios"][0].get<double>() + pr["ratios"][1].get<double>()) / 2;
+  EXPECT_NEAR(pr["ratio_median"].get<double>(), med, 1e-12);
+  EXPECT_NEAR(pr["transfer_error"].get<double>(), sim_ratio / med - 1, 1e-12);
+  EXPECT_DOUBLE_EQ(pr["coverage"].get<double>(), 0.5);  // two pairs: min and max
+  EXPECT_LE(pr["transfer_interval"][0].get<double>(), pr["transfer_error"].get<double>());
+  EXPECT_GE(pr["transfer_interval"][1].get<double>(), pr["transfer_error"].get<double>());
   const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
                                  "--budget 1MiB --hw " + prof);
   EXPECT_EQ(r.code, 0) << r.err;
@@ -495,6 +510,7 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_THAT(t.out, HasSubstr("calibrated: on " + cal + ", 1 run, each followed by one exec run of this trace"));
   EXPECT_THAT(t.out, HasSubstr("in sample"));
+  EXPECT_THAT(t.out, Not(HasSubstr("paired:")));  // one pair: no interval to speak of
 }
 
 TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
