@@ -263,6 +263,18 @@ void execute(ValidateArgs& va) {
          "were planned " + exec_plan + " (with " + exec_hw.origin + "): the cost check simulates " + exec_plan +
          " (errors.cost_own_plan: under " + cost_plan + ")");
   }
+  // --profile: a calibrated profile says what plan its own runs were served with. If the exec runs here were
+  // served another one (a fit near a tie between two plans, ZipMoE Alg. 4), its cost model was fitted on
+  // another mix of ops than these runs make.
+  if (!interleaved && !exec_plan.empty() && hw.raw.contains("calibration") && hw.raw.at("calibration").is_object()) {
+    const Json& cal = hw.raw.at("calibration");
+    const std::string fitted_under =
+        cal.contains("in_sample") && cal["in_sample"].is_object() ? cal["in_sample"].value("runs_plan", std::string()) : "";
+    if (!fitted_under.empty() && fitted_under != exec_plan)
+      warn("validate: the exec runs were served ZipMoE's pools " + exec_plan + ", but the profile's calibration "
+           "runs were served " + fitted_under + ": its cost model was fitted on another mix of ops than these runs "
+           "make (validate --calibrate-on keeps the two on one plan)");
+  }
   // The ablation: the cost check with the profile the same runs give when each read is fitted whole (no
   // ssd.read_cpu_*), under the same plan: what modelling the I/O thread's CPU work changes here.
   std::optional<Figures> whole_cost;

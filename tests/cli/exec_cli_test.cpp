@@ -530,12 +530,19 @@ TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
     EXPECT_EQ(sim[k]["ops"], v["ops"]) << k;
   }
   EXPECT_TRUE(sim.contains("decompress (prefill)"));  // phases apart
+  // validate --profile serves its exec runs under the profile's own plan, which the calibration runs never
+  // measured when it differs from theirs: it says so.
+  const CliResult vp = moesim_cli("-q validate " + trace() + zipmoe_cpu() + " --profile " + prof + " --json");
+  ASSERT_EQ(vp.code, 0) << vp.err;
+  const std::string warned = "but the profile's calibration runs were served E=1";
   if (in["profile_plan"] != in["runs_plan"]) {
     EXPECT_THAT(in["simulated_under"].get<std::string>(), HasSubstr("E=1"));
     EXPECT_TRUE(in["tpot_error_own_plan"].is_number());
     EXPECT_THAT(c.err, HasSubstr("under its own plan"));
+    EXPECT_THAT(Json::parse(vp.out)["warnings"].dump(), HasSubstr(warned));
   } else {
     EXPECT_FALSE(in.contains("simulated_under"));
+    EXPECT_THAT(Json::parse(vp.out)["warnings"].dump(), Not(HasSubstr(warned)));
   }
   // The same in validate --calibrate-on: the exec runs keep the base profile's plan, and the cost check
   // simulates it when the fitted profile plans otherwise.
