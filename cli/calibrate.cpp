@@ -74,7 +74,7 @@ struct CalibrateArgs {
   std::string fit_from;  // "trace" or "micro"; default: trace when a trace is given
   uint32_t repeat = 1;   // trace runs, fitted together
   bool no_pilot = false;
-  uint32_t pilot_runs = 3;  // at most, until a pilot's fit plans what it was served with
+  uint32_t pilot_runs = TraceCalibrationOptions{}.pilot_runs;  // at most, until a fit plans what it was served with
 };
 
 // ---- the microbenchmarks (--micro): exec/microbench.h's points, fitted ---------------------------------------

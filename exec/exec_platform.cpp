@@ -1,7 +1,6 @@
 #include "exec/exec_platform.h"
 
 #include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 #include "kernels/bf16_cuda.h"
@@ -18,13 +18,6 @@ namespace moesim::exec {
 namespace {
 
 constexpr size_t kMaxSamples = size_t{1} << 20;
-
-// The calling thread's CPU time in seconds (< 0 where the clock is missing): OpTiming::cpu.
-double thread_cpu_seconds() {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 bool role_is(const std::string& role, std::initializer_list<const char*> names) {
   for (const char* n : names)
@@ -752,10 +745,11 @@ ExecCounters ExecPlatform::counters() const {
   for (int r = 0; r < kResourceClasses && threads_.size() == handles_.size(); ++r)
     for (uint32_t u = 0; u < res_[r].units && h < handles_.size(); ++u, ++h) {
       clockid_t id;
-      timespec ts{};
-      if (pthread_getcpuclockid(handles_[h], &id) != 0 || clock_gettime(id, &ts) != 0) continue;
+      if (pthread_getcpuclockid(handles_[h], &id) != 0) continue;
+      const double s = cpu_clock_seconds(id);
+      if (s < 0) continue;
       double& sum = c.thread_cpu[r];
-      sum = std::max(sum, 0.0) + static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+      sum = std::max(sum, 0.0) + s;
     }
 #endif
   if (const double now_cpu = thread_cpu_seconds(); caller_cpu0_ >= 0 && now_cpu >= caller_cpu0_)

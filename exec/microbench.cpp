@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <ctime>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -14,6 +13,7 @@
 #include "core/error.h"
 #include "core/hash64.h"
 #include "core/rng.h"
+#include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 #include "kernels/expert_ffn.h"
@@ -67,13 +67,6 @@ struct GroupTimes {
   std::vector<std::vector<double>> cpu;    // per group: each call's thread CPU time (< 0: no clock)
   double wall_s = 0;
 };
-
-// The calling thread's CPU time in seconds (< 0 where the clock is missing).
-double thread_cpu_seconds() {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<std::function<void(uint32_t)>>& work,
                       double seconds, uint64_t min_ops) {
