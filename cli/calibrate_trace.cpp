@@ -634,17 +634,15 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
                  format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), a.out.c_str());
   }
   const sim::SimOptions so = sim_options(a, fitted, eo.workers);
-  serving::RunResult sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
-  // The runs were planned with another profile (the pilot's fit) and the fitted one plans ZipMoE's pools
-  // otherwise: the in-sample error is then taken under the runs' own plan (the pools fixed to it), so that it
-  // compares the cost model on the ops the runs made; the error under the profile's own plan is kept beside.
-  const std::string runs_plan = plan_of(m.runs[0].result), profile_plan = plan_of(sim);
-  double own_plan_tpot = std::nan("");
-  if (!runs_plan.empty() && runs_plan != profile_plan) {
-    own_plan_tpot = figures_of(sim.result).tpot;
-    scfg.pools = runs_plan;
-    sim = run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, so);
-  }
+  // The runs were planned with another profile (the pilot's fit) and the fitted one may plan ZipMoE's pools
+  // otherwise: the in-sample error is then taken under the runs' own plan, the error under the profile's own
+  // plan kept beside.
+  const std::string runs_plan = plan_of(m.runs[0].result);
+  ServedPlanRun in_sample = simulate_served_plan(scfg, p, fitted, so, runs_plan);
+  const serving::RunResult& sim = in_sample.run;
+  const std::string& profile_plan = in_sample.profile_plan;
+  const double own_plan_tpot = in_sample.own_plan ? in_sample.own_plan->tpot : std::nan("");
+  if (in_sample.own_plan) scfg.pools = runs_plan;  // the ablations below under the same plan
   // The same with every runtime cost at its mean (the model before the distributions): how much they change.
   double means_tpot = std::nan("");
   {
@@ -760,6 +758,20 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
          "ops than runs with this profile will make; calibrate again with --hw " + a.out);
   if (whole_out && whole) *whole_out = std::move(*whole);
   return prof;
+}
+
+ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p, const HardwareProfile& hw,
+                                   const sim::SimOptions& so, const std::string& served) {
+  ServedPlanRun r;
+  r.run = run_simulated(cfg, p.stream, p.trace.info(), p.costs, hw, so);
+  r.profile_plan = plan_ratios(r.run.plan);
+  if (!served.empty() && served != r.profile_plan) {
+    r.own_plan = figures_of(r.run.result);
+    serving::SystemConfig pinned = cfg;
+    pinned.pools = served;
+    r.run = run_simulated(pinned, p.stream, p.trace.info(), p.costs, hw, so);
+  }
+  return r;
 }
 
 }  // namespace moesim::cli

@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cli/calibrate_fit.h"
+#include "cli/run_figures.h"
 #include "cli/run_setup.h"
 #include "core/json_io.h"
+#include "serving/system.h"
+#include "sim/sim_platform.h"
 
 namespace moesim::cli {
 
@@ -35,5 +39,18 @@ struct TraceCalibrationOptions {
 // where the runs read with O_DIRECT and the profile models the I/O thread's CPU work per read
 // (ssd.read_cpu_*), the ablation: the same runs fitted with each read whole, without it (else left as is).
 Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out = nullptr);
+
+// A simulation of `cfg` with `hw` that compares the cost model on the ops some measured runs made. ZipMoE plans
+// its pools (Alg. 4) and schedules (Alg. 1) with the cost model, so a profile may plan the pools otherwise than
+// the runs were served (`served`: their plan_ratios; "" for a system without pools, or to take the profile's
+// own plan); the run is then simulated again with the pools fixed to `served`, and the figures under the
+// profile's own plan are kept beside. calibrate's in-sample check and validate's cost check both use it.
+struct ServedPlanRun {
+  serving::RunResult run;           // under `served` where the plans differ, else under the profile's own plan
+  std::string profile_plan;         // what the planner makes of hw ("" without pools)
+  std::optional<Figures> own_plan;  // the figures under profile_plan, where it is not `served`
+};
+ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p, const HardwareProfile& hw,
+                                   const sim::SimOptions& so, const std::string& served);
 
 }  // namespace moesim::cli
