@@ -20,6 +20,28 @@ Stamp calibration_stamp() {
   return st;
 }
 
+namespace {
+
+// f.rel_rms and f.cv_rms of the fitted values against the measured ones (parallel).
+void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y) {
+  double rel = 0, abs = 0, sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double d = fitted[i] - y[i];
+    abs += d * d;
+    sum += y[i];
+    if (y[i] > 0) {
+      rel += (d / y[i]) * (d / y[i]);
+      ++n;
+    }
+  }
+  f.rel_rms = n ? std::sqrt(rel / static_cast<double>(n)) : 0;
+  const double mean = y.empty() ? 0 : sum / static_cast<double>(y.size());
+  f.cv_rms = mean > 0 ? std::sqrt(abs / static_cast<double>(y.size())) / mean : 0;
+}
+
+}  // namespace
+
 Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative) {
   Fit f;
   f.points = x.size();
@@ -45,15 +67,9 @@ Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool th
     f.intercept = c(0);
     f.slope = c(1);
   }
-  double ss = 0;
-  size_t n = 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (y[i] > 0) {
-      const double e = (f.intercept + f.slope * x[i] - y[i]) / y[i];
-      ss += e * e;
-      ++n;
-    }
-  f.rel_rms = n ? std::sqrt(ss / static_cast<double>(n)) : 0;
+  std::vector<double> fitted(x.size());
+  for (size_t i = 0; i < x.size(); ++i) fitted[i] = f.intercept + f.slope * x[i];
+  set_residuals(f, fitted, y);
   return f;
 }
 
@@ -70,18 +86,15 @@ Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& m
   f.points = measured.size();
   for (size_t i = 0; i < f.points; ++i) f.intercept += measured[i] - modelled[i];
   f.intercept = std::max(0.0, f.intercept / static_cast<double>(f.points));
-  double ss = 0;
-  for (size_t i = 0; i < f.points; ++i) {
-    const double e = measured[i] > 0 ? (f.intercept + modelled[i] - measured[i]) / measured[i] : 0;
-    ss += e * e;
-  }
-  f.rel_rms = std::sqrt(ss / static_cast<double>(f.points));
+  std::vector<double> fitted(f.points);
+  for (size_t i = 0; i < f.points; ++i) fitted[i] = f.intercept + modelled[i];
+  set_residuals(f, fitted, measured);
   return f;
 }
 
 Json fit_json(const Fit& f, const char* model) {
   return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
-          {"relative_rms", f.rel_rms}};
+          {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
 }
 
 }  // namespace moesim::cli

@@ -20,7 +20,12 @@ Stamp calibration_stamp();
 struct Fit {
   double intercept = 0, slope = 0;
   size_t points = 0;
-  double rel_rms = 0;  // sqrt(mean(((fit - y) / y)^2))
+  double rel_rms = 0;  // sqrt(mean(((fit - y) / y)^2)) over the points with y > 0
+  // sqrt(mean((fit - y)^2)) / mean(y): the residual against the typical op. What a trace run's fits report:
+  // an op's measured time can come out near 0 (a read's device time is its wall time less its CPU phase, and
+  // a read served by a cache below O_DIRECT has almost none), and one such op puts rel_rms in the billions of
+  // percent while the fit is as good as before.
+  double cv_rms = 0;
 };
 
 // Ordinary least squares of y = a + b x (or y = b x with through_origin). Unweighted on purpose: the fitted

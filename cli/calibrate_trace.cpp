@@ -254,8 +254,9 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   if (!eo.gpu) std::tie(dense_gemm, gemm) = overheads(gemms, cbytes.slope, cflops.slope);
   for (const auto& [what, f] : std::map<std::string, Fit>{
            {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
-    if (!quiet && f.points >= 2 && f.rel_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
-      warn("calibrate: the " + what + " fit leaves a relative RMS residual of " + strprintf("%.0f%%", 100 * f.rel_rms) +
+    if (!quiet && f.points >= 2 && f.cv_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
+      warn("calibrate: the " + what + " fit leaves an RMS residual of " + strprintf("%.0f%%", 100 * f.cv_rms) +
+           " of the mean op" +
            " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
            "shared disk); calibrate again or with a longer trace");
   if (read.slope <= 0 || cbytes.slope <= 0 || !(cflops.slope > 0) || (split && dec.slope <= 0))
@@ -267,7 +268,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   const std::string& by = st.by;
   auto val = [&](double v, const std::string& what, const Fit& f) {
     return Json{{"value", v},
-                {"source", by + what + strprintf(" (%zu ops, relative RMS residual %.1f%%)", f.points, 100 * f.rel_rms)}};
+                {"source", by + what + strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", f.points, 100 * f.cv_rms)}};
   };
   Json prof;
   prof["name"] = name.empty() ? "calibrated-" + host : name;
@@ -279,7 +280,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
                  {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
   if (phases && bulk.slope > 0) {
     prof["ssd"]["read_bandwidth"]["source"] = by + "fit of a decode step's O_DIRECT chunk reads: latency + bytes / bandwidth" +
-                                              strprintf(" (%zu ops, relative RMS residual %.1f%%)", read.points, 100 * read.rel_rms);
+                                              strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", read.points, 100 * read.cv_rms);
     prof["ssd"]["prefill_read_bandwidth"] =
         val(1.0 / bulk.slope, "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
     prof["ssd"]["prefill_read_latency"] = val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
