@@ -46,6 +46,8 @@ struct ValidateArgs {
   std::string calibrate_on, profile_out, name;  // --calibrate-on, --profile-out, --name
   bool no_pilot = false;
   uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
+  std::string targets = kDefaultTargets;  // --targets
+  static constexpr const char* kDefaultTargets = "structure.tpot=2%,structure.layer_makespan_median=5%,cost.tpot=5%";
 };
 
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -71,6 +73,98 @@ constexpr const char* kChecks[] = {"structure", "structure_ops_only", "structure
 
 std::string pct(const Json& v) { return v.is_null() ? std::string("-") : strprintf("%+.2f%%", 100 * v.get<double>()); }
 
+// --targets: the limits the output judges the errors by, "check.metric=limit,..." (a limit as a fraction, 0.05,
+// or a percentage, 5%): a check of kChecks, a metric of errors_json.
+struct Target {
+  std::string check, metric;
+  double limit = 0;
+};
+
+std::vector<Target> parse_targets(const std::string& spec) {
+  static constexpr const char* kMetrics[] = {"tpot", "ttft", "layer_makespan_median", "layer_makespan_p95"};
+  std::vector<Target> out;
+  size_t at = 0;
+  while (at <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', at), spec.size());
+    const std::string item = spec.substr(at, comma - at);
+    at = comma + 1;
+    if (item.empty()) {
+      if (spec.empty()) break;
+      throw UsageError("--targets: an empty item in '" + spec + "' (CHECK.METRIC=LIMIT,...)");
+    }
+    const size_t eq = item.find('='), dot = item.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq)
+      throw UsageError("--targets: '" + item + "' is not CHECK.METRIC=LIMIT (e.g. cost.tpot=5%)");
+    Target t{item.substr(0, dot), item.substr(dot + 1, eq - dot - 1), 0};
+    if (std::find_if(std::begin(kChecks), std::end(kChecks), [&](const char* c) { return t.check == c; }) ==
+        std::end(kChecks))
+      throw UsageError("--targets: '" + item + "': no check '" + t.check + "' (structure, structure_ops_only, "
+                       "structure_no_contention, structure_mean_runtime, cost, cost_own_plan, cost_reads_whole)");
+    if (std::find_if(std::begin(kMetrics), std::end(kMetrics), [&](const char* m) { return t.metric == m; }) ==
+        std::end(kMetrics))
+      throw UsageError("--targets: '" + item + "': no metric '" + t.metric +
+                       "' (tpot, ttft, layer_makespan_median, layer_makespan_p95)");
+    std::string v = item.substr(eq + 1);
+    const bool percent = !v.empty() && v.back() == '%';
+    if (percent) v.pop_back();
+    char* end = nullptr;
+    const double x = v.empty() ? std::nan("") : std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(x) || x <= 0)
+      throw UsageError("--targets: '" + item + "': the limit must be a positive number (0.05 or 5%)");
+    t.limit = percent ? x / 100 : x;
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Each target judged: met where |error| <= limit. The cost TPOT error also over the exec median's interval
+// (errors.cost.tpot_interval): "decided" where the whole interval lies on one side of the limit, so that the
+// runs' own noise could not have turned the verdict.
+Json judge_targets(const std::vector<Target>& targets, const Json& errors) {
+  Json out = Json::array();
+  for (const Target& t : targets) {
+    Json j = {{"check", t.check}, {"metric", t.metric}, {"limit", t.limit}};
+    const Json e = errors.contains(t.check) ? errors[t.check][t.metric] : Json(nullptr);
+    j["error"] = e;
+    j["met"] = e.is_null() ? Json(nullptr) : Json(std::abs(e.get<double>()) <= t.limit);
+    if (t.check == "cost" && t.metric == "tpot" && errors["cost"].contains("tpot_interval") &&
+        !e.is_null() && !errors["cost"]["tpot_interval"][0].is_null() && !errors["cost"]["tpot_interval"][1].is_null()) {
+      const double a = errors["cost"]["tpot_interval"][0].get<double>(), b = errors["cost"]["tpot_interval"][1].get<double>();
+      const bool all_in = std::max(std::abs(a), std::abs(b)) <= t.limit;
+      const bool all_out = std::min(a, b) > t.limit || std::max(a, b) < -t.limit;
+      j["interval"] = {a, b};
+      j["decided"] = all_in || all_out;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+// One line per target: "cost TPOT within 5%: met (+1.49%), over the exec median's interval undecided (...)".
+std::string targets_text(const Json& verdicts) {
+  std::string text;
+  for (const Json& v : verdicts) {
+    const std::string metric = v["metric"] == "tpot"                    ? "TPOT"
+                               : v["metric"] == "ttft"                  ? "TTFT"
+                               : v["metric"] == "layer_makespan_median" ? "median layer"
+                                                                        : "p95 layer";
+    std::string line = strprintf("  %s %s within %g%%: ", v["check"].get<std::string>().c_str(), metric.c_str(),
+                                 100 * v["limit"].get<double>());
+    if (v["met"].is_null()) {
+      line += "no figure";
+    } else {
+      line += strprintf("%s (%s)", v["met"].get<bool>() ? "met" : "MISSED", pct(v["error"]).c_str());
+      if (v.contains("decided"))
+        line += strprintf(v["decided"].get<bool>() ? ", and over the exec median's whole interval (%s to %s)"
+                                                   : "; undecided over the exec median's interval (%s to %s): the "
+                                                     "runs' noise could turn it, more runs decide",
+                          pct(v["interval"][0]).c_str(), pct(v["interval"][1]).c_str());
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
 void check_args(const ValidateArgs& va, RunArgs& a) {
   if (va.repeat == 0 || va.repeat > 1000) throw UsageError("--repeat must be 1..1000");
   // --timeline PREFIX: the reference exec run, the structure simulation of it and the cost simulation, whole,
@@ -86,6 +180,7 @@ void check_args(const ValidateArgs& va, RunArgs& a) {
     throw UsageError("--calibrate-on: --store is required (the calibration runs read and compute its experts)");
   if (!va.csv.empty()) check_output_writable(va.csv);
   if (!va.profile_out.empty()) check_output_writable(va.profile_out);
+  parse_targets(va.targets);  // before the runs: a typo fails at once
 }
 
 // The progress of the whole command: the exec runs (unless calibrate's bar counts them) and five simulations.
@@ -504,6 +599,7 @@ std::string result_text(const ValidateArgs& va, const RunArgs& a, const Measured
   if (errors.contains("cost_reads_whole"))
     text += "  (cost_reads_whole: the cost check with the profile the same calibration runs give with each read fitted\n"
             "   whole, the I/O thread's CPU work per read (ssd.read_cpu_*) not modelled)\n";
+  if (!out["targets"].empty()) text += "\ntargets:\n" + targets_text(out["targets"]);
   text += strprintf("\nwhere the cost error comes from (estimate / measured - 1 per op; time over all ops%s):\n",
                     m.so.cpu_cores > 0 ? "; CPU-bound ops: their work, the profile models the contention" : "");
   text += strprintf("  %-16s %8s %10s %10s %12s %12s\n", "op kind", "ops", "median", "p95", "measured", "estimated");
@@ -574,6 +670,7 @@ void execute(ValidateArgs& va) {
   const MedianInterval mi = median_interval(m.tpots, 0.9);
   if (m.tpots.size() >= 2) errors["cost"]["tpot_interval"] = {num(rel(cf.tpot, mi.hi)), num(rel(cf.tpot, mi.lo))};
   out["errors"] = errors;
+  out["targets"] = judge_targets(parse_targets(va.targets), errors);
   Json spread;
   spread["tpot_s"] = m.tpots;
   spread["tpot_median_s"] = num(quantile(m.tpots, 0.5));
@@ -614,6 +711,10 @@ void setup(CLI::App& app) {
   app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
   app.add_option("--pilot-runs", va->pilot_runs, "--calibrate-on: as `moesim calibrate --pilot-runs`")
       ->check(CLI::Range(1u, 100u));
+  app.add_option("--targets", va->targets,
+                 "the limits the errors are judged by, CHECK.METRIC=LIMIT,... (LIMIT 0.05 or 5%; \"\" for none); the "
+                 "cost TPOT error is also judged over the exec median's interval")
+      ->capture_default_str();
   app.callback([va] { execute(*va); });
 }
 

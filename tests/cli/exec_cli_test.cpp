@@ -20,6 +20,7 @@ namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kModel = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
 
@@ -215,6 +216,51 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   EXPECT_GE(e["structure"]["cpu_cores"].get<uint32_t>(), 1u);
   EXPECT_TRUE(e["structure"]["gpu_stream_on_cpu"].get<bool>());
   EXPECT_GE(e["structure"]["dispatch_latency_ssd_s"].get<double>(), 0);
+  // The targets by default, each judged on its error; the cost TPOT one over the interval too.
+  const Json& t = j["targets"];
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0]["check"], "structure");
+  EXPECT_EQ(t[0]["metric"], "tpot");
+  EXPECT_DOUBLE_EQ(t[0]["limit"].get<double>(), 0.02);
+  EXPECT_EQ(t[1]["metric"], "layer_makespan_median");
+  EXPECT_DOUBLE_EQ(t[1]["limit"].get<double>(), 0.05);
+  EXPECT_EQ(t[2]["check"], "cost");
+  for (const Json& v : t) {
+    const double err = e[v["check"].get<std::string>()][v["metric"].get<std::string>()].get<double>();
+    EXPECT_DOUBLE_EQ(v["error"].get<double>(), err);
+    EXPECT_EQ(v["met"].get<bool>(), std::abs(err) <= v["limit"].get<double>());
+  }
+  const double lo = e["cost"]["tpot_interval"][0].get<double>(), hi = e["cost"]["tpot_interval"][1].get<double>();
+  EXPECT_EQ(t[2]["decided"].get<bool>(), (std::abs(lo) <= 0.05 && std::abs(hi) <= 0.05) || lo > 0.05 || hi < -0.05);
+  EXPECT_FALSE(t[0].contains("decided"));
+}
+
+TEST_F(ExecCli, ValidateTargetsAreCheckedBeforeAnyRun) {
+  const std::string common = " --model " + std::string(kModel) + " --store " + zstore() +
+                             " --system zipmoe --budget 1MiB --buffered --gpu off --profile jetson-agx-orin-64gb";
+  for (const auto& [spec, says] : std::vector<std::pair<std::string, std::string>>{
+           {"cost.tpot", "not CHECK.METRIC=LIMIT"},
+           {"costs.tpot=5%", "no check 'costs'"},
+           {"cost.tpop=5%", "no metric 'tpop'"},
+           {"cost.tpot=-1", "positive number"},
+           {"cost.tpot=5%%", "positive number"},
+           {"cost.tpot=5%,", "empty item"}}) {
+    SCOPED_TRACE(spec);
+    const CliResult r = moesim_cli("-q validate " + trace() + common + " --targets '" + spec + "'");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(says));
+    EXPECT_THAT(r.err, HasSubstr("--targets"));
+    EXPECT_TRUE(r.out.empty());  // refused before any exec run
+  }
+  // Given ones replace the defaults; "" judges none; the text names each verdict.
+  const CliResult r = moesim_cli("-q validate " + trace() + common + " --targets 'structure.ttft=0.5,cost.tpot=100%'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("targets:\n  structure TTFT within 50%: "));
+  EXPECT_THAT(r.out, HasSubstr("  cost TPOT within 100%: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("structure TPOT within")));
+  const CliResult none = moesim_cli("-q validate " + trace() + common + " --targets '' --json");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_TRUE(Json::parse(none.out)["targets"].empty());
 }
 
 TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
