@@ -47,7 +47,8 @@ struct ValidateArgs {
   bool no_pilot = false;
   uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets
-  static constexpr const char* kDefaultTargets = "structure.tpot=2%,structure.layer_makespan_median=5%,cost.tpot=5%";
+  static constexpr const char* kDefaultTargets =
+      "structure.tpot=2%,structure.layer_makespan_median=5%,cost.tpot=5%,transfer.tpot=5%";
 };
 
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
@@ -74,7 +75,8 @@ constexpr const char* kChecks[] = {"structure", "structure_ops_only", "structure
 std::string pct(const Json& v) { return v.is_null() ? std::string("-") : strprintf("%+.2f%%", 100 * v.get<double>()); }
 
 // --targets: the limits the output judges the errors by, "check.metric=limit,..." (a limit as a fraction, 0.05,
-// or a percentage, 5%): a check of kChecks, a metric of errors_json.
+// or a percentage, 5%): a check of kChecks and a metric of errors_json, or transfer.tpot (--calibrate-on with 2
+// runs or more: calibration.paired's transfer error; judged only where there is one).
 struct Target {
   std::string check, metric;
   double limit = 0;
@@ -96,10 +98,12 @@ std::vector<Target> parse_targets(const std::string& spec) {
     if (eq == std::string::npos || dot == std::string::npos || dot > eq)
       throw UsageError("--targets: '" + item + "' is not CHECK.METRIC=LIMIT (e.g. cost.tpot=5%)");
     Target t{item.substr(0, dot), item.substr(dot + 1, eq - dot - 1), 0};
-    if (std::find_if(std::begin(kChecks), std::end(kChecks), [&](const char* c) { return t.check == c; }) ==
+    if (t.check == "transfer" && t.metric != "tpot")
+      throw UsageError("--targets: '" + item + "': the transfer error is of TPOT only (transfer.tpot)");
+    if (t.check != "transfer" && std::find_if(std::begin(kChecks), std::end(kChecks), [&](const char* c) { return t.check == c; }) ==
         std::end(kChecks))
       throw UsageError("--targets: '" + item + "': no check '" + t.check + "' (structure, structure_ops_only, "
-                       "structure_no_contention, structure_mean_runtime, cost, cost_own_plan, cost_reads_whole)");
+                       "structure_no_contention, structure_mean_runtime, cost, cost_own_plan, cost_reads_whole, transfer)");
     if (std::find_if(std::begin(kMetrics), std::end(kMetrics), [&](const char* m) { return t.metric == m; }) ==
         std::end(kMetrics))
       throw UsageError("--targets: '" + item + "': no metric '" + t.metric +
@@ -118,21 +122,31 @@ std::vector<Target> parse_targets(const std::string& spec) {
 }
 
 // Each target judged: met where |error| <= limit. The cost TPOT error also over the exec median's interval
-// (errors.cost.tpot_interval): "decided" where the whole interval lies on one side of the limit, so that the
-// runs' own noise could not have turned the verdict.
-Json judge_targets(const std::vector<Target>& targets, const Json& errors) {
+// (errors.cost.tpot_interval), the transfer error over the pairs' (calibration.paired.transfer_interval):
+// "decided" where the whole interval lies on one side of the limit, so that the runs' own noise could not have
+// turned the verdict. `paired`: calibration.paired, or null.
+Json judge_targets(const std::vector<Target>& targets, const Json& errors, const Json& paired) {
   Json out = Json::array();
   for (const Target& t : targets) {
+    const bool transfer = t.check == "transfer";
+    if (transfer && paired.is_null()) continue;  // no pairs: nothing to judge, and nothing wrong
     Json j = {{"check", t.check}, {"metric", t.metric}, {"limit", t.limit}};
-    const Json e = errors.contains(t.check) ? errors[t.check][t.metric] : Json(nullptr);
+    const Json e = transfer                   ? paired["transfer_error"]
+                   : errors.contains(t.check) ? errors[t.check][t.metric]
+                                              : Json(nullptr);
     j["error"] = e;
     j["met"] = e.is_null() ? Json(nullptr) : Json(std::abs(e.get<double>()) <= t.limit);
-    if (t.check == "cost" && t.metric == "tpot" && errors["cost"].contains("tpot_interval") &&
-        !e.is_null() && !errors["cost"]["tpot_interval"][0].is_null() && !errors["cost"]["tpot_interval"][1].is_null()) {
-      const double a = errors["cost"]["tpot_interval"][0].get<double>(), b = errors["cost"]["tpot_interval"][1].get<double>();
+    const Json interval = transfer ? paired["transfer_interval"]
+                          : t.check == "cost" && t.metric == "tpot" && errors["cost"].contains("tpot_interval")
+                              ? errors["cost"]["tpot_interval"]
+                              : Json(nullptr);
+    if (!e.is_null() && interval.is_array() && interval.size() == 2 && !interval[0].is_null() &&
+        !interval[1].is_null()) {
+      const double a = interval[0].get<double>(), b = interval[1].get<double>();
       const bool all_in = std::max(std::abs(a), std::abs(b)) <= t.limit;
       const bool all_out = std::min(a, b) > t.limit || std::max(a, b) < -t.limit;
       j["interval"] = {a, b};
+      j["interval_of"] = transfer ? "the paired ratio" : "the exec median";
       j["decided"] = all_in || all_out;
     }
     out.push_back(j);
@@ -154,11 +168,14 @@ std::string targets_text(const Json& verdicts) {
       line += "no figure";
     } else {
       line += strprintf("%s (%s)", v["met"].get<bool>() ? "met" : "MISSED", pct(v["error"]).c_str());
-      if (v.contains("decided"))
-        line += strprintf(v["decided"].get<bool>() ? ", and over the exec median's whole interval (%s to %s)"
-                                                   : "; undecided over the exec median's interval (%s to %s): the "
-                                                     "runs' noise could turn it, more runs decide",
-                          pct(v["interval"][0]).c_str(), pct(v["interval"][1]).c_str());
+      if (v.contains("decided")) {
+        const std::string of = v["interval_of"].get<std::string>();
+        line += v["decided"].get<bool>()
+                    ? strprintf(", and over %s's whole interval (%s to %s)", of.c_str(), pct(v["interval"][0]).c_str(),
+                                pct(v["interval"][1]).c_str())
+                    : strprintf("; undecided over %s's interval (%s to %s): the runs' noise could turn it, more runs "
+                                "decide", of.c_str(), pct(v["interval"][0]).c_str(), pct(v["interval"][1]).c_str());
+      }
     }
     text += line + "\n";
   }
@@ -670,7 +687,6 @@ void execute(ValidateArgs& va) {
   const MedianInterval mi = median_interval(m.tpots, 0.9);
   if (m.tpots.size() >= 2) errors["cost"]["tpot_interval"] = {num(rel(cf.tpot, mi.hi)), num(rel(cf.tpot, mi.lo))};
   out["errors"] = errors;
-  out["targets"] = judge_targets(parse_targets(va.targets), errors);
   Json spread;
   spread["tpot_s"] = m.tpots;
   spread["tpot_median_s"] = num(quantile(m.tpots, 0.5));
@@ -684,6 +700,9 @@ void execute(ValidateArgs& va) {
   out["exec"] = spread;
   out["exec"]["report"] = exec_report_json(m.report);
   if (interleaved) out["calibration"] = calibration_json(va, m, errors, cf);
+  out["targets"] = judge_targets(parse_targets(va.targets), errors,
+                                 interleaved && out["calibration"].contains("paired") ? out["calibration"]["paired"]
+                                                                                      : Json(nullptr));
   out["warnings"] = warnings_json();
 
   if (!va.csv.empty()) write_file_atomic(va.csv, errors_csv(errors, kinds));
@@ -713,7 +732,8 @@ void setup(CLI::App& app) {
       ->check(CLI::Range(1u, 100u));
   app.add_option("--targets", va->targets,
                  "the limits the errors are judged by, CHECK.METRIC=LIMIT,... (LIMIT 0.05 or 5%; \"\" for none); the "
-                 "cost TPOT error is also judged over the exec median's interval")
+                 "cost TPOT error is also judged over the exec median's interval, and with --calibrate-on "
+                 "transfer.tpot (the paired transfer error) over the pairs'")
       ->capture_default_str();
   app.callback([va] { execute(*va); });
 }

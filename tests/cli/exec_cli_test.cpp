@@ -244,7 +244,8 @@ TEST_F(ExecCli, ValidateTargetsAreCheckedBeforeAnyRun) {
            {"cost.tpop=5%", "no metric 'tpop'"},
            {"cost.tpot=-1", "positive number"},
            {"cost.tpot=5%%", "positive number"},
-           {"cost.tpot=5%,", "empty item"}}) {
+           {"cost.tpot=5%,", "empty item"},
+           {"transfer.ttft=5%", "TPOT only"}}) {
     SCOPED_TRACE(spec);
     const CliResult r = moesim_cli("-q validate " + trace() + common + " --targets '" + spec + "'");
     EXPECT_EQ(r.code, 2) << r.err;
@@ -548,6 +549,14 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   EXPECT_DOUBLE_EQ(pr["coverage"].get<double>(), 0.5);  // two pairs: min and max
   EXPECT_LE(pr["transfer_interval"][0].get<double>(), pr["transfer_error"].get<double>());
   EXPECT_GE(pr["transfer_interval"][1].get<double>(), pr["transfer_error"].get<double>());
+  // The transfer error is judged too, by default against 5%, over the pairs' interval.
+  ASSERT_EQ(j["targets"].size(), 4u);
+  const Json& tt = j["targets"][3];
+  EXPECT_EQ(tt["check"], "transfer");
+  EXPECT_DOUBLE_EQ(tt["error"].get<double>(), pr["transfer_error"].get<double>());
+  EXPECT_EQ(tt["met"].get<bool>(), std::abs(pr["transfer_error"].get<double>()) <= 0.05);
+  EXPECT_EQ(tt["interval"], pr["transfer_interval"]);
+  EXPECT_EQ(tt["interval_of"], "the paired ratio");
   const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
                                  "--budget 1MiB --hw " + prof);
   EXPECT_EQ(r.code, 0) << r.err;
@@ -557,6 +566,7 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   EXPECT_THAT(t.out, HasSubstr("calibrated: on " + cal + ", 1 run, each followed by one exec run of this trace"));
   EXPECT_THAT(t.out, HasSubstr("in sample"));
   EXPECT_THAT(t.out, Not(HasSubstr("paired:")));  // one pair: no interval to speak of
+  EXPECT_THAT(t.out, Not(HasSubstr("transfer TPOT within")));  // and no transfer error to judge
 }
 
 TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
