@@ -197,7 +197,6 @@ void check_args(const ValidateArgs& va, RunArgs& a) {
     throw UsageError("--calibrate-on: --store is required (the calibration runs read and compute its experts)");
   if (!va.csv.empty()) check_output_writable(va.csv);
   if (!va.profile_out.empty()) check_output_writable(va.profile_out);
-  parse_targets(va.targets);  // before the runs: a typo fails at once
 }
 
 // The progress of the whole command: the exec runs (unless calibrate's bar counts them) and five simulations.
@@ -631,6 +630,7 @@ void execute(ValidateArgs& va) {
   RunArgs& a = *va.run;
   a.exec = true;
   check_args(va, a);
+  const std::vector<Target> targets = parse_targets(va.targets);  // before the runs: a typo fails at once
   const bool interleaved = !va.calibrate_on.empty();
   PreparedRun p;
   prepare_run(a, p);
@@ -700,7 +700,7 @@ void execute(ValidateArgs& va) {
   out["exec"] = spread;
   out["exec"]["report"] = exec_report_json(m.report);
   if (interleaved) out["calibration"] = calibration_json(va, m, errors, cf);
-  out["targets"] = judge_targets(parse_targets(va.targets), errors,
+  out["targets"] = judge_targets(targets, errors,
                                  interleaved && out["calibration"].contains("paired") ? out["calibration"]["paired"]
                                                                                       : Json(nullptr));
   out["warnings"] = warnings_json();
