@@ -1,0 +1,1 @@
+int traces_io_check();

@@ -1,0 +1,2 @@
+#include "cli/options.h"
+#include "traces/trace.h"

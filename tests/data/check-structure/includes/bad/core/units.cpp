@@ -1,0 +1,3 @@
+#include "core/units.h"
+#include "cli/options.h"
+#include "fx_cli_version.h"

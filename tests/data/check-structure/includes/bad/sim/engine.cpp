@@ -1,0 +1,2 @@
+#include "sim/engine.h"
+#include "sim/models/ssd.h"

@@ -1,0 +1,3 @@
+#pragma once
+#include "core/units.h"
+#include "traces/trace.h"

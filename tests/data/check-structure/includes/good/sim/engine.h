@@ -1,0 +1,5 @@
+#pragma once
+#include <Eigen/Dense>
+
+#include "core/units.h"
+#include "traces/trace.h"

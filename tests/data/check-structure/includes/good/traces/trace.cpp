@@ -1,0 +1,2 @@
+#include "traces/trace.h"
+#include "fx_build_info.h"  // written by core/CMakeLists.txt, so a core/ header

@@ -1,0 +1,2 @@
+#pragma once
+#include "core/ghost.h"  // including itself does not count

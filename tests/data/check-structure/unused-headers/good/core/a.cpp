@@ -1,0 +1,2 @@
+#include "core/a.h"
+#include "c.h"  // relative to this file

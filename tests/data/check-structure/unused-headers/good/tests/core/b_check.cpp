@@ -1,0 +1,1 @@
+#include "core/b.h"  // a test is an includer too
