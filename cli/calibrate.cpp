@@ -454,7 +454,7 @@ void execute(CalibrateArgs& ca) {
     mo.seed = a.seed;
     std::optional<Progress> bar;
     mo.progress = [&bar](uint64_t done, uint64_t total) {
-      if (!bar) bar.emplace("calibrate micro", total);
+      if (!bar) bar.emplace("calibrate micro", total, "points");
       bar->set(done);
     };
     const exec::MicroResults m = exec::run_microbenchmarks(reader, mo);

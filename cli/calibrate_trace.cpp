@@ -499,7 +499,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   // (one pilot counted; a further one, when the first's fit moves the plan, adds its steps)
   uint64_t total = steps * (o.repeat + (pilot ? 1 : 0)) + (o.between_runs ? o.between_steps * o.repeat : 0);
   auto progress = [&bar, &done_before, &total](uint64_t done) {
-    if (!bar) bar.emplace("calibrate", total);
+    if (!bar) bar.emplace("calibrate", total, "steps");
     bar->set(done_before + done);
   };
   cfg.on_step = [&progress](uint64_t done, uint64_t) { progress(done); };

@@ -101,7 +101,9 @@ void execute(const CompareArgs& a) {
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
   {
-    Progress bar("compare", cells);
+    // Counted in simulated steps, not cells: a few large cells would otherwise leave the bar still for
+    // minutes.
+    Progress bar("compare", cells * stream.steps(), "steps");
     parallel_for(cells, a.threads, [&](size_t i) {
       serving::SystemConfig cfg;
       cfg.eviction = policies[(i / RP) % policies.size()];
@@ -110,12 +112,16 @@ void execute(const CompareArgs& a) {
       cfg.trace = &trace;
       cfg.scope = scope;
       cfg.budget = caps[i / (policies.size() * RP)];
+      uint64_t reported = 0;  // this cell's steps already added (on_step gives a running count per cell)
+      cfg.on_step = [&bar, &reported](uint64_t done, uint64_t) {
+        bar.add(done - reported);
+        reported = done;
+      };
       sim::SimOptions sim;
       sim.io_depth = a.io_depth;
       results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim);
       cell_metrics[i] = metrics_json(results[i].result);
       results[i].result = {};  // the per-cell timing details are not needed any more
-      bar.add(1);
     });
     bar.finish();
   }

@@ -1,9 +1,10 @@
-// `moesim merge DIR... -o OUT`: the shards of one sweep (`moesim sweep --shard i/N`, run anywhere) into one
-// folder: their point files, results.csv and a manifest. Shards of another spec are refused (the spec hash
-// in each manifest); shards run by another moesim version are merged with a warning. The CSV is built from
-// the spec (taken from the first manifest) and the point files exactly as `moesim sweep` builds it, so it
-// equals the unsharded run's byte for byte. Points missing from every shard (not run yet, or failed) are
-// reported, with the shards' errors for the failed ones.
+// `moesim merge DIR... -o OUT [--json]`: the shards of one sweep (`moesim sweep --shard i/N`, run anywhere)
+// into one folder: their point files, results.csv and a manifest. Shards of another spec are refused (the
+// spec hash in each manifest); shards run by another moesim version are merged with a warning. The CSV is
+// built from the spec (taken from the first manifest) and the point files exactly as `moesim sweep` builds
+// it, so it equals the unsharded run's byte for byte. Points missing from every shard (not run yet, or
+// failed) are reported, with the shards' errors for the failed ones. A merge that fails leaves no folder it
+// created behind (nor its partial contents): OUT either holds a whole merge or is as it was.
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -15,6 +16,7 @@
 #include "cli/sweep_spec.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/run_info.h"
 #include "core/warnings.h"
 
 namespace moesim::cli {
@@ -25,6 +27,29 @@ namespace fs = std::filesystem;
 struct MergeArgs {
   std::vector<std::string> dirs;
   std::string out;
+  bool json = false;
+};
+
+// Removes the output folder on failure if this merge created it. Only the topmost folder that did not exist
+// is recorded, so a path such as new/deeper/out leaves nothing of new/ behind either.
+class CreatedFolder {
+ public:
+  explicit CreatedFolder(const fs::path& p) {
+    for (fs::path q = fs::absolute(p).lexically_normal(); !q.empty() && !fs::exists(q); q = q.parent_path()) {
+      top_ = q;
+      if (q == q.parent_path()) break;
+    }
+  }
+  ~CreatedFolder() {
+    if (top_.empty() || kept_) return;
+    std::error_code ec;
+    fs::remove_all(top_, ec);
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  fs::path top_;
+  bool kept_ = false;
 };
 
 void merge(const MergeArgs& a) {
@@ -48,21 +73,30 @@ void merge(const MergeArgs& a) {
     throw Error(a.dirs[0] + "/manifest.json: its spec does not hash to its spec_hash (edited by hand?)");
   const fs::path out = a.out;
   std::error_code ec;
-  fs::create_directories(out / "points", ec);
-  if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
   if (fs::exists(out / "manifest.json") && sweep::read_manifest(out)["spec_hash"] != spec.hash)
     throw Error(a.out + " holds the results of another spec: use another folder");
 
+  // Everything read from the shards is read and checked before the output folder is made.
   std::vector<fs::path> dirs(a.dirs.begin(), a.dirs.end());
   size_t found = 0;
   const std::string csv = sweep::merged_csv(spec, dirs, &found);
-  for (const auto& d : dirs)
-    for (const auto& e : fs::directory_iterator(d / "points")) {
-      const fs::path to = out / "points" / e.path().filename();
-      if (!sweep::is_point_file(e.path()) || fs::exists(to)) continue;
-      fs::copy_file(e.path(), to, ec);
-      if (ec) throw Error(e.path().string() + ": cannot copy to " + to.string() + ": " + ec.message());
-    }
+  std::vector<fs::path> sources;
+  for (const auto& d : dirs) {
+    fs::directory_iterator it(d / "points", ec);
+    if (ec) throw Error((d / "points").string() + ": cannot list the shard's point files: " + ec.message());
+    for (const auto& e : it)
+      if (sweep::is_point_file(e.path())) sources.push_back(e.path());
+  }
+
+  CreatedFolder created(out);
+  fs::create_directories(out / "points", ec);
+  if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
+  for (const auto& from : sources) {
+    const fs::path to = out / "points" / from.filename();
+    if (fs::exists(to)) continue;
+    fs::copy_file(from, to, ec);
+    if (ec) throw Error(from.string() + ": cannot copy to " + to.string() + ": " + ec.message());
+  }
   write_file_atomic((out / "results.csv").string(), csv);
 
   // Failed points that no shard finished after all; their errors as the shards recorded them.
@@ -79,18 +113,34 @@ void merge(const MergeArgs& a) {
   man["points_done"] = found;
   man["failed"] = failed;
   write_file_atomic((out / "manifest.json").string(), man.dump(2) + "\n");
+  created.keep();
   std::fprintf(stderr, "merged %zu of %zu points from %zu folder(s) -> %s\n", found, spec.points.size(),
                a.dirs.size(), (out / "results.csv").c_str());
   if (found < spec.points.size())
     warn(std::to_string(spec.points.size() - found) + " of the spec's " + std::to_string(spec.points.size()) +
          " points are in none of the folders (" + std::to_string(failed.size()) +
          " failed, see the manifest; the others not run: a shard missing or unfinished?)");
+  if (a.json) {
+    Json j;
+    j["header"] = run_header("merge", {{"dirs", a.dirs}, {"output", a.out}});
+    j["warnings"] = warnings_json();
+    j["spec_hash"] = spec.hash;
+    j["points_total"] = spec.points.size();
+    j["points_done"] = found;
+    j["points_missing"] = spec.points.size() - found;
+    j["state"] = man["state"];
+    j["results_csv"] = (out / "results.csv").string();
+    j["manifest"] = (out / "manifest.json").string();
+    j["failed"] = failed;
+    write_file_atomic("-", j.dump(2) + "\n");
+  }
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<MergeArgs>();
   app.add_option("dirs", a->dirs, "sweep output folders (shards of one spec)")->required();
   app.add_option("-o,--output", a->out, "merged output folder")->required();
+  app.add_flag("--json", a->json, "print a JSON summary (points merged, missing, failed; docs/sweep.md)");
   app.callback([a] { merge(*a); });
 }
 

@@ -44,8 +44,7 @@ void run(const Options& o) {
              {"created_by", std::string("moesim ") + MOESIM_VERSION}};
   if (raw) po.meta["raw_shape"] = *raw;
   const auto t0 = std::chrono::steady_clock::now();
-  Progress bar("pack", 0);
-  bar.show_bytes();
+  Progress bar("pack", 0, Progress::kBytes);
   const exec::PackResult r = exec::write_store(o.out, sel, po, [&bar](uint64_t done, uint64_t total) {
     bar.set_total(2 * total);
     bar.set(2 * done);

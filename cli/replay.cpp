@@ -110,7 +110,7 @@ void run_routing(const Args& a, const traces::Trace& trace, const sim::ReplayInp
     for (const auto& p : policies)
       for (const auto& r : routings) configs.push_back({p, r, scope, c, a.oracle_passes});
   warn_if_unoptimized();
-  Progress bar("replay", configs.size());
+  Progress bar("replay", configs.size(), "replays");
   const auto results = sim::replay_routing_sweep(rin, configs, a.threads, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
@@ -153,7 +153,7 @@ void run_prefetch(const Args& a, const traces::Trace& trace, const traces::Looku
     for (const auto& c : caps)
       for (const auto& pf : a.prefetch) configs.push_back({{p, scope, c}, pf});
   warn_if_unoptimized();
-  Progress bar("replay", configs.size());
+  Progress bar("replay", configs.size(), "replays");
   const auto results = sim::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
@@ -212,7 +212,7 @@ void run_cache_only(const Args& a, const sim::ReplayInput& input, const traces::
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
   warn_if_unoptimized();
-  Progress bar("replay", configs.size());
+  Progress bar("replay", configs.size(), "replays");
   const std::vector<sim::ReplayResult> results =
       sim::replay_sweep(input, configs, a.threads, [&bar] { bar.add(1); });
   bar.finish();

@@ -197,7 +197,7 @@ void execute(RunArgs& a) {
   const bool timeline_warned = p.timeline_warned;
   std::optional<Progress> bar;
   cfg.on_step = [&bar](uint64_t done, uint64_t total) {
-    if (!bar) bar.emplace("run", total);
+    if (!bar) bar.emplace("run", total, "steps");
     bar->set(done);
   };
   Json config;

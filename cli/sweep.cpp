@@ -1,14 +1,19 @@
-// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] -o DIR`: what-if sweeps (traces x models x
-// hardware x systems x eviction/routing/prefetch policies x budgets x seeds) on every core of a machine and,
-// sharded, over many (a Slurm job array, GNU parallel over ssh), with no scheduler of our own.
+// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR`: what-if sweeps
+// (traces x models x hardware x systems x eviction/routing/prefetch policies x budgets x seeds) on every core
+// of a machine and, sharded, over many (a Slurm job array, GNU parallel over ssh), with no scheduler of our
+// own.
 //
 //   spec = load_spec(SPEC)                      (cli/sweep_spec.h: grid and/or explicit points, docs/sweep.md)
+//   over 10 million points: refused without --force (counted before the points are built)
+//   --resume: this folder's temporaries of a killed run are removed
 //   mine = points i with i mod N == shard, minus those whose DIR/points/<id>.json exists
 //   manifest(DIR) = {spec hash, version, state running}      (a folder of another spec is refused)
+//   over 100,000 points: the first point runs alone, timed, and a warning gives the count and the estimate
 //   parallel_for(mine, --jobs):                 (core/parallel.h; each point on one thread, in this process)
 //       run `moesim run|replay ARGS --json` in process, its warnings captured per thread
 //       write DIR/points/<id>.json atomically   (a killed sweep loses only the points in flight)
 //   DIR/results.csv = merged_csv(spec, DIR); manifest = {..., points done, failed with their errors}
+//   point files that could not be written (a full disk) are counted in the final error
 //
 // A point runs the very code of its command (the command's own CLI setup and callback, in this process:
 // no process start, and the same checks and warnings as on the command line). Its result depends only on
@@ -19,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -26,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -37,6 +44,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/progress.h"
+#include "core/run_info.h"
 #include "core/warnings.h"
 
 namespace moesim::cli {
@@ -49,8 +57,65 @@ using sweep::Spec;
 struct SweepArgs {
   std::string spec, out, shard;
   unsigned jobs = 0;
-  bool resume = false;
+  bool resume = false, force = false, json = false;
 };
+
+// Above this many points a sweep says how long it will take before it commits to it; above the second it
+// needs --force: a typo in a grid (a list of 1000 seeds instead of 10) multiplies, and the point files of 10
+// million points alone fill gigabytes.
+constexpr uint64_t kWarnPoints = 100'000;
+constexpr uint64_t kForcePoints = 10'000'000;
+
+// The number of points a spec file describes (grid product plus explicit points, saturating), read from its
+// JSON without building the points, so a huge grid is refused before it takes the memory. nullopt when the
+// file is not a spec this can count: load_spec() then reports what is wrong with it.
+std::optional<uint64_t> count_spec_points(const std::string& file) {
+  Json raw;
+  try {
+    raw = Json::parse(read_file(file));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!raw.is_object()) return std::nullopt;
+  uint64_t n = 0;
+  if (raw.contains("grid") && raw["grid"].is_object()) {
+    n = 1;
+    for (const auto& [k, v] : raw["grid"].items()) {
+      if (!v.is_array() || v.empty()) return std::nullopt;
+      n = v.size() > UINT64_MAX / n ? UINT64_MAX : n * v.size();
+    }
+  }
+  if (raw.contains("points") && raw["points"].is_array())
+    n += std::min<uint64_t>(raw["points"].size(), UINT64_MAX - n);
+  return n;
+}
+
+// "0.031 s", "45 s", "12 min", "3.4 h", "2.1 days": an estimate's scale, not its digits.
+std::string rough_duration(double s) {
+  if (s < 10) return strprintf("%.2g s", s);
+  if (s < 90) return strprintf("%.0f s", s);
+  if (s < 90 * 60) return strprintf("%.0f min", s / 60);
+  if (s < 48 * 3600) return strprintf("%.1f h", s / 3600);
+  return strprintf("%.1f days", s / 86400);
+}
+
+// Leftovers of a killed run of this sweep in DIR: the commands' outputs and temporary files in points/ (the
+// sweep's own folder, where only point files are kept) and the temporaries of results.csv and manifest.json.
+// Returns how many were removed.
+size_t remove_stale_temporaries(const fs::path& dir) {
+  size_t removed = 0;
+  std::error_code ec;
+  auto drop = [&](const fs::path& p) {
+    if (fs::is_regular_file(fs::symlink_status(p, ec)) && fs::remove(p, ec)) ++removed;
+  };
+  for (const auto& e : fs::directory_iterator(dir / "points", ec))
+    if (!sweep::is_point_file(e.path())) drop(e.path());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("results.csv.", 0) == 0 || name.rfind("manifest.json.", 0) == 0) drop(e.path());
+  }
+  return removed;
+}
 
 std::pair<uint32_t, uint32_t> parse_shard(const std::string& s) {
   const size_t slash = s.find('/');
@@ -81,9 +146,10 @@ void run_command(std::vector<std::string> args) {
   app.parse(args);
 }
 
-// A finished point's file, or the error that stopped it.
+// A finished point's file, or the error that stopped it. `*unwritten` is set when the error is that its
+// output could not be written (a full disk), which the sweep counts apart from the points that failed to run.
 std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::path& dir,
-                                     std::vector<std::string>* warnings) {
+                                     std::vector<std::string>* warnings, bool* unwritten) {
   const Point& p = spec.points[index];
   std::vector<std::string> args = sweep::point_args(spec, p);
   const std::string id = sweep::point_id(args);
@@ -93,7 +159,13 @@ std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::p
   try {
     std::vector<std::string> full = args;
     full.insert(full.end(), {"--json", "-o", out.string()});
-    run_command(full);
+    try {
+      run_command(full);
+    } catch (const Error& e) {
+      // Output errors name the file first ("DIR/points/ID.out: cannot write: No space left on device").
+      *unwritten = std::string_view(e.what()).rfind(out.string() + ":", 0) == 0;
+      throw;
+    }
     const Json j = Json::parse(read_file(out.string()));
     std::error_code ec;
     fs::remove(out, ec);
@@ -114,7 +186,12 @@ std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::p
     pj["args"] = args;
     pj["warnings"] = captured.items();
     pj["metrics"] = std::move(metrics);
-    write_file_atomic(sweep::point_file(dir, id).string(), pj.dump(2) + "\n");
+    try {
+      write_file_atomic(sweep::point_file(dir, id).string(), pj.dump(2) + "\n");
+    } catch (const Error&) {
+      *unwritten = true;
+      throw;
+    }
     *warnings = captured.items();
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
@@ -143,6 +220,10 @@ void report_warnings(const std::vector<std::vector<std::string>>& per_point) {
 }
 
 void execute(const SweepArgs& a) {
+  if (const auto n = count_spec_points(a.spec); n && *n > kForcePoints && !a.force)
+    throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
+                     std::to_string(kForcePoints) +
+                     ": check the grid's lists (their lengths multiply), or pass --force to run them all");
   const Spec spec = sweep::load_spec(a.spec);
   uint32_t shard = 0, shards = 1;
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
@@ -160,6 +241,11 @@ void execute(const SweepArgs& a) {
     if (old.value("moesim_version", std::string()) != sweep::version_string())
       warn(a.out + " was started by moesim " + old.value("moesim_version", std::string("?")) + "; this is " +
            sweep::version_string() + ": its finished points are kept as they are");
+    // One sweep runs in a folder at a time (shards each have their own), so what is not a finished point
+    // is a killed run's leftover.
+    if (const size_t n = remove_stale_temporaries(dir))
+      std::fprintf(stderr, "sweep %s: removed %zu temporary file(s) of an earlier, interrupted run\n",
+                   a.out.c_str(), n);
   }
   // This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
   // explicit point the grid has too) runs once: both CSV rows come from its one file.
@@ -186,35 +272,96 @@ void execute(const SweepArgs& a) {
   const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::optional<std::string>> errors(todo.size());
   std::vector<std::vector<std::string>> warnings(todo.size());
+  std::vector<char> unwritten(todo.size(), 0);
   {
-    Progress bar("sweep", todo.size());
-    parallel_for(todo.size(), jobs, [&](size_t k) {
-      errors[k] = run_point(spec, todo[k], dir, &warnings[k]);
+    Progress bar("sweep", todo.size(), "points");
+    auto one = [&](size_t k) {
+      bool u = false;
+      errors[k] = run_point(spec, todo[k], dir, &warnings[k], &u);
+      unwritten[k] = u;
       bar.add(1);
-    });
+    };
+    size_t first = 0;
+    // A big sweep's time is measured, not modelled: a point's cost depends on its trace, system and budget in
+    // ways no per-point formula captures. The first point runs alone (its work is kept) and the rest are
+    // assumed to cost the same, spread over the threads.
+    if (spec.points.size() > kWarnPoints && !todo.empty()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      one(0);
+      first = 1;
+      const double t1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double est = t1 * static_cast<double>(todo.size()) / std::min<double>(jobs, todo.size());
+      warn(
+          strprintf("%s has %zu points (%zu to run here): about %s with --jobs %u, estimated from its first "
+                    "point (%s); Ctrl-C stops it, --resume continues",
+                    a.spec.c_str(), spec.points.size(), todo.size(), rough_duration(est).c_str(), jobs,
+                    rough_duration(t1).c_str()));
+    }
+    parallel_for(todo.size() - first, jobs, [&](size_t k) { one(first + k); });
     bar.finish();
   }
   report_warnings(warnings);
 
-  size_t found = 0;
-  write_file_atomic((dir / "results.csv").string(), sweep::merged_csv(spec, {dir}, &found));
   Json failed = Json::array();
+  size_t not_written = 0;
+  std::string write_error;
   for (size_t k = 0; k < todo.size(); ++k)
     if (errors[k]) {
       const Point& p = spec.points[todo[k]];
       failed.push_back({{"index", todo[k]}, {"id", sweep::point_id(spec, p)}, {"point", Json(p)},
                         {"error", *errors[k]}});
+      if (unwritten[k] && not_written++ == 0) write_error = *errors[k];
     }
+  // On a full disk the CSV and the manifest may not be written either: the count of lost point files is the
+  // error that matters, so theirs only follow it.
+  size_t found = 0;
+  std::vector<std::string> outputs_lost;
+  try {
+    write_file_atomic((dir / "results.csv").string(), sweep::merged_csv(spec, {dir}, &found));
+  } catch (const Error& e) {
+    outputs_lost.push_back(e.what());
+  }
   man["state"] = "finished";
   man["points_done"] = found;
   man["failed"] = failed;
-  write_file_atomic(manifest_path.string(), man.dump(2) + "\n");
+  try {
+    write_file_atomic(manifest_path.string(), man.dump(2) + "\n");
+  } catch (const Error& e) {
+    outputs_lost.push_back(e.what());
+  }
   size_t shard_done = 0;
   for (size_t i = shard; i < spec.points.size(); i += shards)
     shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
   std::fprintf(stderr, "sweep %s: %zu of %zu points of shard %u/%u done (%zu this run), %zu failed -> %s\n",
                a.spec.c_str(), shard_done, mine, shard, shards, todo.size() - failed.size(), failed.size(),
                (dir / "results.csv").c_str());
+  if (a.json) {
+    Json config = {{"spec", a.spec}, {"output", a.out},    {"shard", man["shard"]},
+                   {"jobs", jobs},   {"resume", a.resume}, {"force", a.force}};
+    Json j;
+    j["header"] = run_header("sweep", config);
+    j["warnings"] = warnings_json();
+    j["spec_hash"] = spec.hash;
+    j["points_total"] = spec.points.size();
+    j["shard_points"] = mine;
+    j["shard_points_done"] = shard_done;
+    j["points_run"] = todo.size();
+    j["points_failed"] = failed.size();
+    j["point_files_not_written"] = not_written;
+    j["results_csv"] = (dir / "results.csv").string();
+    j["manifest"] = manifest_path.string();
+    j["failed"] = failed;
+    write_file_atomic("-", j.dump(2) + "\n");
+  }
+  if (not_written > 0 || !outputs_lost.empty()) {
+    std::string msg;
+    if (not_written > 0)
+      msg = strprintf("%zu of %zu point files could not be written (first: %s)", not_written, todo.size(),
+                      write_error.c_str());
+    for (const auto& e : outputs_lost) msg += (msg.empty() ? "" : "; ") + e;
+    throw Error(msg + ": free some space, then `moesim sweep " + a.spec + " --resume -o " + a.out +
+                "` runs what is missing");
+  }
   if (!failed.empty())
     throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() + " (first: point " +
                 std::to_string(failed[0]["index"].get<size_t>()) + ": " + failed[0]["error"].get<std::string>() + ")");
@@ -226,7 +373,11 @@ void setup(CLI::App& app) {
   app.add_option("-o,--output", a->out, "output folder (points/, results.csv, manifest.json)")->required();
   app.add_option("--jobs", a->jobs, "points run at once, one thread each (0 = every CPU)")->capture_default_str();
   app.add_option("--shard", a->shard, "run only the i-th of N disjoint slices (points i, i+N, ...): i/N");
-  app.add_flag("--resume", a->resume, "finish a sweep in a folder that holds some of its points");
+  app.add_flag(
+      "--resume", a->resume,
+      "finish a sweep in a folder that holds some of its points (removes a killed run's temporaries)");
+  app.add_flag("--force", a->force, "run a spec of more than 10 million points");
+  app.add_flag("--json", a->json, "print a JSON summary (points run, failed, not written; docs/sweep.md)");
   app.callback([a] { execute(*a); });
 }
 

@@ -92,7 +92,7 @@ void run(const Args& args) {
     FitOptions fo;
     fo.pairs = a.pairs;
     fo.temporal = !a.no_temporal;
-    Progress bar("synth: fitting layers", shape.layers);
+    Progress bar("synth: fitting", shape.layers, "layers");
     m = fit_model(real, shape, fo, a.seed, a.fit, &bar);
     bar.finish();
   }
@@ -102,7 +102,7 @@ void run(const Args& args) {
   so.prompt_tokens = a.prompt_tokens;
   so.decode_tokens = a.tokens;
   so.logits = a.logits;
-  Progress bar("synth: generating", uint64_t{so.sequences} * m.shape.layers);
+  Progress bar("synth: generating", uint64_t{so.sequences} * m.shape.layers, "sequence-layers");
   const Trace t = generate_trace(m, so, &bar);
   bar.finish();
   save_mtr(t, a.out);

@@ -204,7 +204,7 @@ struct Bar {
   std::optional<Progress> bar;
   uint64_t total = 0, base = 0;
   void set(uint64_t done) {
-    if (!bar) bar.emplace("validate", total);
+    if (!bar) bar.emplace("validate", total, "steps");
     bar->set(base + done);
   }
 };

@@ -59,8 +59,7 @@ void run(const Options& o) {
   std::optional<std::vector<uint64_t>> raw;
   if (!o.raw_shape.empty()) raw = exec::parse_raw_shape(o.raw_shape);
   const exec::WeightSource w = exec::WeightSource::open(o.path, raw);
-  Progress bar("weights stats", 0);
-  bar.show_bytes();
+  Progress bar("weights stats", 0, Progress::kBytes);
   const exec::WeightStats s = exec::compute_weight_stats(w, exec::default_stats_codecs(), o.threads,
                                                          [&bar](uint64_t done, uint64_t total) {
                                                            bar.set_total(total);

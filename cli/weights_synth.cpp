@@ -70,8 +70,7 @@ void run(const Options& o) {
   so.std_per_role = parse_std_map(o.std_per_tensor);
   so.seed = o.seed;
   if (!o.std_per_tensor.empty()) meta["std_per_tensor"] = o.std_per_tensor;
-  Progress bar("weights synth", 0);
-  bar.show_bytes();
+  Progress bar("weights synth", 0, Progress::kBytes);
   exec::write_synth_weights(o.out, tensors, so, meta, [&bar](uint64_t done, uint64_t total) {
     bar.set_total(total);
     bar.set(done);

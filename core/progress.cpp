@@ -33,7 +33,8 @@ std::string format_duration(double s) {
 
 std::string format_count_rate(double r) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", r);
+  // Three significant digits, but never an exponent: "0.25", "12.5", "1630".
+  std::snprintf(buf, sizeof buf, r >= 1000 ? "%.0f" : "%.3g", r);
   return buf;
 }
 
@@ -59,8 +60,12 @@ void progress_clear_line() {
   }
 }
 
-Progress::Progress(std::string label, uint64_t total)
-    : label_(std::move(label)), total_(total), start_(std::chrono::steady_clock::now()) {
+Progress::Progress(std::string label, uint64_t total, std::string unit)
+    : label_(std::move(label)),
+      unit_(std::move(unit)),
+      total_(total),
+      start_(std::chrono::steady_clock::now()),
+      bytes_(unit_ == kBytes) {
   bool expected = false;
   owner_ = progress_active() && g_line_busy.compare_exchange_strong(expected, true);
 }
@@ -93,10 +98,13 @@ std::string Progress::render(double elapsed_s) const {
   auto count = [&](uint64_t n) {
     return bytes_ ? format_bytes(n) : std::to_string(static_cast<unsigned long long>(n));
   };
+  // Bytes carry their unit in the number ("1.50 GiB"); other counts are followed by theirs.
+  const std::string unit = bytes_ ? "" : " " + unit_;
+  const std::string per_s =
+      (bytes_ ? format_bytes(static_cast<uint64_t>(rate)) : format_count_rate(rate)) + unit + "/s";
   if (total == 0) {
-    const std::string r = bytes_ ? format_bytes(static_cast<uint64_t>(rate)) : format_count_rate(rate);
-    std::snprintf(buf, sizeof buf, "%s %s done, %s/s, %s elapsed", label_.c_str(), count(done).c_str(),
-                  r.c_str(), format_duration(elapsed_s).c_str());
+    std::snprintf(buf, sizeof buf, "%s %s%s done, %s, %s elapsed", label_.c_str(), count(done).c_str(),
+                  unit.c_str(), per_s.c_str(), format_duration(elapsed_s).c_str());
     return buf;
   }
   const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
@@ -105,8 +113,9 @@ std::string Progress::render(double elapsed_s) const {
   std::string bar(static_cast<size_t>(fill), '#');
   bar.append(static_cast<size_t>(kWidth - fill), ' ');
   const double eta = done > 0 ? elapsed_s * (1 - frac) / frac : NAN;
-  std::snprintf(buf, sizeof buf, "%s [%s] %3.0f%% %s/%s, ETA %s", label_.c_str(), bar.c_str(), 100 * frac,
-                count(done).c_str(), count(total).c_str(), format_duration(eta).c_str());
+  std::snprintf(buf, sizeof buf, "%s [%s] %3.0f%% %s/%s%s, %s, ETA %s", label_.c_str(), bar.c_str(),
+                100 * frac, count(done).c_str(), count(total).c_str(), unit.c_str(), per_s.c_str(),
+                format_duration(eta).c_str());
   return buf;
 }
 

@@ -1,9 +1,11 @@
-// Progress of long work (ARCHITECTURE.md §7): a one-line bar with a count, a percentage, the rate and an
-// ETA, redrawn in place on stderr. It is drawn only when stderr is a terminal and progress is enabled
-// (the CLI's --quiet disables it), and only once the work has run for half a second, so quick commands
-// and scripted runs (pipes, files, CI) print nothing. Output files and stdout are never touched.
+// Progress of long work (docs/architecture.md): a one-line bar with a count and its unit, a percentage, the
+// rate in that unit per second and an ETA, redrawn in place on stderr. It is drawn only when stderr is a
+// terminal and progress is enabled (the CLI's --quiet disables it), and only once the work has run for half
+// a second, so quick commands and scripted runs (pipes, files, CI) print nothing. Output files and stdout are
+// never touched.
 //
-//   Progress bar("replay", configs.size());   // label, total units (0 = unknown: count and rate only)
+//   Progress bar("sweep", todo.size(), "points");  // label, total (0 = unknown: count and rate only), unit
+//   Progress bar("pack", 0, Progress::kBytes);     // counts are bytes: "1.50 GiB/3.00 GiB, 210 MiB/s"
 //   parallel loop: bar.add(1);                // thread-safe; redraws at most 10 times a second
 //   bar.finish();                             // or the destructor: clears the line
 //
@@ -26,7 +28,10 @@ void progress_clear_line();
 
 class Progress {
  public:
-  Progress(std::string label, uint64_t total);
+  // The unit names what is counted (plural: "points", "steps", "layers"); the bar shows it after the count
+  // and in the rate ("12.5 points/s"), so a reader knows what the numbers are without reading the code.
+  static constexpr const char* kBytes = "bytes";  // drawn with binary prefixes, not as a plain count
+  Progress(std::string label, uint64_t total, std::string unit);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -35,24 +40,23 @@ class Progress {
   // Never moves the count backwards: worker threads that report running totals may arrive out of order.
   void set(uint64_t done);
   void set_total(uint64_t total);
-  // Counts are bytes: drawn as "1.50 GiB/3.00 GiB" and "MiB/s" instead of plain numbers.
-  void show_bytes(bool on = true) { bytes_ = on; }
   void finish();
 
-  // The line that would be drawn after `elapsed_s` seconds (for tests): "label [####    ] 40% 4/10 ...".
+  // The line that would be drawn after `elapsed_s` seconds (for tests):
+  // "label [####    ]  40% 4/10 points, 2.00 points/s, ETA 3s".
   std::string render(double elapsed_s) const;
 
  private:
   void maybe_draw();
 
-  std::string label_;
+  std::string label_, unit_;
   std::atomic<uint64_t> total_;
   std::atomic<uint64_t> done_{0};
   std::chrono::steady_clock::time_point start_;
   std::atomic<int64_t> last_draw_ns_{0};
   std::mutex draw_mu_;
   bool owner_ = false;  // this bar holds the terminal line
-  bool bytes_ = false;
+  bool bytes_;
   bool finished_ = false;
 };
 

@@ -13,12 +13,11 @@ import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 # Method rows of the paper's tables: (key, label, paper {c: (tokens/s, avg accuracy)}).
 METHODS = [
     ("identity", "Original", {0.75: (34.23, 0.735), 0.5: (28.56, None), 0.375: (24.78, None)}),
@@ -94,7 +93,7 @@ with open(os.path.join(out, "buddymoe-tables.md"), "w") as f:
                         f"{100 * r['mass_replaced_mean']:.1f}% | {pa if pa is not None else '-'} |\n")
 
 colors = ["#444444", "#d62728", "#ff9896", "#c5b0d5", "#1f77b4", "#9467bd", "#17becf"]
-fig, axes = plt.subplots(2, 3, figsize=(13, 7), dpi=85)
+fig, axes = plt.subplots(2, 3, figsize=(13, 7))
 width = 0.8 / len(METHODS)
 for row, (trace, title, _) in zip(axes, TRACES):
     for j, (key, label, paper) in enumerate(METHODS):
@@ -124,8 +123,7 @@ fig.suptitle("BuddyMoE Tables 2-4 (throughput and substitution side): offload, p
              "experts, all experts in host DRAM, simulated H100 server.\nAccuracy is not measured (needs the "
              "model). τ = the profile's CFT threshold, |B| = buddies searched, ρ = replacement budget", fontsize=9)
 fig.tight_layout(rect=(0, 0.08, 1, 1))
-fig.savefig(os.path.join(out, "buddymoe-tables.png"))
-fig.savefig(os.path.join(out, "buddymoe-tables.pdf"))
+plotlib.save(fig, out, "buddymoe-tables")
 parts = []
 for trace, _, _ in TRACES:
     sp = [get(trace, c, "a0.95-k16/rho=3")["decode_tokens_per_s"] / get(trace, c, "identity")["decode_tokens_per_s"]

@@ -14,12 +14,11 @@ import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 TRACES = [("qwen1.5-moe-a2.7b", "Qwen1.5-MoE (SYNTHETIC)"), ("deepseek-v2-lite", "DeepSeek-V2-Lite (SYNTHETIC)"),
           ("phi-3.5-moe", "Phi-3.5-MoE (SYNTHETIC)"), ("mixtral-8x7b", "Mixtral-8x7B (SYNTHETIC)"),
           ("qwen3-30b-a3b", "Qwen3-30B-A3B (real, synth. logits)"),
@@ -46,7 +45,7 @@ with open(os.path.join(out, "cce-fig10.csv"), "w", newline="") as f:
     w.writerows(rows)
 
 best = []
-fig, axes = plt.subplots(2, 4, figsize=(13, 6.2), dpi=78)
+fig, axes = plt.subplots(2, 4, figsize=(13, 6.2))
 for ax, (name, label) in zip(axes.flat, TRACES):
     mine = [r for r in rows if r["trace"] == name]
     sizes = sorted({r["cache_size"] for r in mine})
@@ -83,8 +82,7 @@ axes.flat[-1].legend(handles, labels, loc="center", fontsize=8,
 fig.suptitle("Cache-Conditional Experts, Fig. 10 (miss-rate side): miss rate vs cache size, from top-k to all "
              "experts. SYNTHETIC Zipf traces with logits / REAL routing with SYNTHETIC logits", fontsize=9)
 fig.tight_layout()
-fig.savefig(os.path.join(out, "cce-fig10.png"))
-fig.savefig(os.path.join(out, "cce-fig10.pdf"))
+plotlib.save(fig, out, "cce-fig10")
 with open(os.path.join(out, "cce-fig10-best.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(best[0].keys()))
     w.writeheader()

@@ -16,12 +16,11 @@ import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 TRACES = [("qwen1.5-moe-a2.7b", "Qwen1.5-MoE (SYNTHETIC)"), ("deepseek-v2-lite", "DeepSeek-V2-Lite (SYNTHETIC)"),
           ("phi-3.5-moe", "Phi-3.5-MoE (SYNTHETIC)"), ("mixtral-8x7b", "Mixtral-8x7B (SYNTHETIC)"),
           ("qwen3-30b-a3b", "Qwen3-30B-A3B (real, synth. logits)"),
@@ -58,7 +57,7 @@ def front(points):
 
 
 halving = []
-fig, axes = plt.subplots(2, 4, figsize=(13, 6.4), dpi=85)
+fig, axes = plt.subplots(2, 4, figsize=(13, 6.4))
 for ax, (name, label) in zip(axes.flat, TRACES):
     base = next(r for r in rows if r["trace"] == name and r["method"] == "identity")
     target = base["miss_rate"] / 2
@@ -88,8 +87,7 @@ axes.flat[-1].legend(handles, labels, loc="center", fontsize=9,
 fig.suptitle("Cache-Conditional Experts, Fig. 4 (miss-rate side): deviation (not perplexity) vs miss rate. "
              "SYNTHETIC Zipf traces with logits / REAL routing with SYNTHETIC logits", fontsize=9)
 fig.tight_layout()
-fig.savefig(os.path.join(out, "cce-fig4.png"))
-fig.savefig(os.path.join(out, "cce-fig4.pdf"))
+plotlib.save(fig, out, "cce-fig4")
 with open(os.path.join(out, "cce-fig4-halving.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(halving[0].keys()))
     w.writeheader()

@@ -14,12 +14,11 @@ import math
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TRACES = [("qwen1.5-moe-a2.7b", "Qwen1.5-MoE (SYNTHETIC)"), ("deepseek-v2-lite", "DeepSeek-V2-Lite (SYNTHETIC)"),
           ("phi-3.5-moe", "Phi-3.5-MoE (SYNTHETIC)"), ("mixtral-8x7b", "Mixtral-8x7B (SYNTHETIC)"),
@@ -53,7 +52,7 @@ with open(os.path.join(out, "cce-fig9.csv"), "w", newline="") as f:
     w.writeheader()
     w.writerows(rows)
 
-fig, axes = plt.subplots(2, 3, figsize=(11.5, 6.6), dpi=90)
+fig, axes = plt.subplots(2, 3, figsize=(11.5, 6.6))
 summary = []
 for ax, (name, label) in zip(axes.flat, TRACES):
     lru = next(r for r in rows if r["trace"] == name and r["eviction"] == "lru" and r["routing"] == "identity")
@@ -80,8 +79,7 @@ fig.suptitle("Cache-Conditional Experts, Fig. 9 (miss-rate side): flash loads vs
              "half the experts cached.\nSYNTHETIC Zipf traces with logits / REAL routing with SYNTHETIC logits",
              fontsize=9)
 fig.tight_layout()
-fig.savefig(os.path.join(out, "cce-fig9.png"))
-fig.savefig(os.path.join(out, "cce-fig9.pdf"))
+plotlib.save(fig, out, "cce-fig9")
 parts = []
 for name, lru, bel, m in summary:
     s = f"{name} Belady/LRU {bel / lru:.2f}"

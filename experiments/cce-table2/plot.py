@@ -9,12 +9,11 @@ import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 # (file, label, paper row: (cache size, lifetime orig, sd, miss orig, lifetime prior, sd, miss prior) or None)
 TRACES = [
     ("qwen1.5-moe-a2.7b", "Qwen1.5-MoE\n(SYNTHETIC, fitted)", ("30 / 60", 26, 31, 35, 58, 67, 16)),
@@ -75,7 +74,7 @@ with open(os.path.join(out, "table2.md"), "w") as f:
                     f"{100 * r['changed_fraction']:.1f}% | "
                     + (f"{r['mass_mean']:.3f}/{r['mass_p95']:.3f}" if prior else "-") + f" | {pl} | {pm} |\n")
 
-fig, axes = plt.subplots(2, 1, figsize=(10, 6.6), dpi=90, sharex=True)
+fig, axes = plt.subplots(2, 1, figsize=(10, 6.6), sharex=True)
 colors = ["#7f7f7f", "#1f77b4", "#9467bd", "#c5b0d5"]
 n = len(VARIANTS) + 2
 width = 0.8 / n
@@ -103,7 +102,6 @@ axes[0].set_title("Cache-Conditional Experts, Table 2: half the experts cached p
                   "REAL routing with SYNTHETIC logits. Hatched: the paper's numbers (no paper row for the real "
                   "traces).", fontsize=8)
 fig.tight_layout()
-fig.savefig(os.path.join(out, "cce-table2.png"))
-fig.savefig(os.path.join(out, "cce-table2.pdf"))
+plotlib.save(fig, out, "cce-table2")
 beats = sum(pick(n_, "lru", True)["miss_rate"] < pick(n_, "belady", False)["miss_rate"] for n_, _, _ in TRACES)
 print(f"cce-table2: {len(TRACES)} traces; Cache-Prior (LRU) below Belady's miss rate on {beats} of {len(TRACES)}")

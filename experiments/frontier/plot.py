@@ -11,13 +11,13 @@ import csv
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "results.csv")
 for r in rows:
     r["tpot_ms"] = float(r["tpot_mean_s"]) * 1e3
     r["dev"] = float(r["routing_changed_fraction"] or 0)
@@ -53,7 +53,8 @@ def family(routing):
 
 colors = {"identity": "black", "cache-prior": "tab:purple", "max-rank": "tab:blue", "prune": "tab:red"}
 markers = {"offload": "o", "zipmoe": "s"}
-fig, ax = plt.subplots(figsize=(9, 4.8), dpi=100)
+fig, ax = plt.subplots(figsize=(9.5, 5.2))
+labelled = []
 for r in rows:
     c = colors.get(family(r["routing"]), "tab:gray")
     filled = r["prefetch"] == "none"
@@ -61,15 +62,19 @@ for r in rows:
     ax.scatter(100 * r["dev"], r["tpot_ms"], marker=m, s=110 if m == "*" else 40,
                facecolors=c if filled else "none", edgecolors=c, linewidths=1.2, zorder=3)
     if r["routing"].startswith("cache-prior") or r["routing"].startswith("max-rank"):
-        ax.annotate(r["routing"].split(":")[1].replace("lambda=", "λ="), (100 * r["dev"], r["tpot_ms"]),
-                    fontsize=6, xytext=(3, 2), textcoords="offset points", color=c)
-# Legend by encoding: colour = routing, marker = system, fill = prefetch.
-proxies = [plt.Line2D([], [], ls="", marker="o", color=c, label=f) for f, c in colors.items()]
-proxies += [plt.Line2D([], [], ls="", marker="o", color="k", label="offload (LRU)"),
-            plt.Line2D([], [], ls="", marker="*", color="k", ms=10, label="offload (Belady)"),
-            plt.Line2D([], [], ls="", marker="s", color="k", label="zipmoe"),
-            plt.Line2D([], [], ls="", marker="o", color="k", label="filled: no prefetch"),
-            plt.Line2D([], [], ls="", marker="o", mfc="none", color="k", label="hollow: transition prefetch")]
+        labelled.append(r)
+# Legend by encoding, each encoding drawn in its own kind of symbol so that no entry looks like another:
+# colour = routing (colour bars), marker = system (grey markers), fill = prefetch (grey boxes).
+header = {"ls": "", "marker": "", "color": "none"}
+proxies = [plt.Line2D([], [], label="routing (colour):", **header)]
+proxies += [plt.Line2D([], [], color=c, lw=5, label=f) for f, c in colors.items()]
+proxies += [plt.Line2D([], [], label="system (marker):", **header),
+            plt.Line2D([], [], ls="", marker="o", color="dimgray", label="offload (LRU)"),
+            plt.Line2D([], [], ls="", marker="*", color="dimgray", ms=11, label="offload (Belady)"),
+            plt.Line2D([], [], ls="", marker="s", color="dimgray", label="zipmoe"),
+            plt.Line2D([], [], label="prefetch (fill):", **header),
+            Patch(facecolor="dimgray", edgecolor="dimgray", label="filled: none"),
+            Patch(facecolor="white", edgecolor="dimgray", label="hollow: transition")]
 front = [r for r in rows if r["pareto"]]
 xs, ys = [], []
 for i, r in enumerate(front):
@@ -91,9 +96,12 @@ ax.set_title("Lossless vs lossy: Qwen3-30B-A3B REAL routing + SYNTHETIC logits,\
              "BF16 experts, 8 GiB, simulated Jetson AGX Orin 64GB", fontsize=9)
 ax.grid(alpha=0.3)
 ax.legend(handles=proxies, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-fig.tight_layout()
-fig.savefig(os.path.join(out, "frontier.png"))
-fig.savefig(os.path.join(out, "frontier.pdf"))
+# Cache-Prior's λ and Max-Rank's M next to their points, each placed clear of the others (they cluster where
+# several settings reach the same deviation).
+plotlib.label_points(ax, [100 * r["dev"] for r in labelled], [r["tpot_ms"] for r in labelled],
+                     [r["routing"].split(":")[1].replace("lambda=", "λ=") for r in labelled],
+                     colors=[colors[family(r["routing"])] for r in labelled])
+plotlib.save(fig, out, "frontier")
 lossless = min(r["tpot_ms"] for r in rows if r["dev"] == 0)
 fastest = min(rows, key=lambda r: r["tpot_ms"])
 print(f"frontier: {len(rows)} points, {len(front)} Pareto-optimal; best lossless {lossless:.1f} ms, fastest "

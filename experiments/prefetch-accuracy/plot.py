@@ -11,13 +11,12 @@ import csv
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "results.csv")
 table = []
 for r in rows:
     pf = r["prefetch"] or "none"
@@ -33,7 +32,7 @@ with open(os.path.join(out, "prefetch-accuracy.csv"), "w", newline="") as f:
     w.writerows(table)
 
 LEARNED = [("transition", "s", "tab:blue"), ("popularity", "^", "tab:orange"), ("temporal", "D", "tab:red")]
-fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), dpi=100)
+fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
 summary = []
 for ax, system, title in [(axes[0], "offload", "offload (expert cache, LRU)"), (axes[1], "zipmoe", "ZipMoE")]:
     mine = [t for t in table if t["system"] == system]
@@ -71,6 +70,5 @@ for ax, system, title in [(axes[0], "offload", "offload (expert cache, LRU)"), (
 fig.suptitle("Prefetch accuracy vs TPOT: Qwen3-30B-A3B REAL routing, BF16 experts, 4 GiB, simulated Jetson AGX "
              "Orin 64GB\n(learned predictors trained on a SYNTHETIC trace fitted to the real one)", fontsize=9)
 fig.tight_layout()
-fig.savefig(os.path.join(out, "prefetch-accuracy.png"))
-fig.savefig(os.path.join(out, "prefetch-accuracy.pdf"))
+plotlib.save(fig, out, "prefetch-accuracy")
 print("prefetch-accuracy: " + "; ".join(summary))

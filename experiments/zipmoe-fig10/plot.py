@@ -1,17 +1,15 @@
 """ZipMoE Fig. 10 from OUT/results.csv (run.sh merges the two sweeps, first column `pools`): mean TPOT against
 throughput over batch sizes, one curve per cache-management variant, one panel per trace. Writes
 OUT/zipmoe-fig10.png and .pdf; prints a one-line summary (TPOT of each variant at batch 1)."""
-import csv
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "results.csv")
 
 
 def variant(r):
@@ -47,6 +45,5 @@ axes[0].legend(fontsize=7.5)
 fig.suptitle("ZipMoE Fig. 10 in moesim (simulated Jetson AGX Orin 64GB, 8 GiB): cache management, latency against "
              "throughput over batch sizes (lower right is better)", fontsize=9.5)
 fig.tight_layout()
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig10.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig10")
 print("zipmoe-fig10: TPOT at batch 1: " + "; ".join(summary) + f" -> {out}/zipmoe-fig10.png")

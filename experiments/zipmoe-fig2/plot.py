@@ -7,14 +7,13 @@ import math
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
-out = sys.argv[1]
+out = plotlib.out_dir()
 real = json.load(open(os.path.join(out, "real.json")))
 synth = json.load(open(os.path.join(out, "synth.json")))
 
@@ -68,8 +67,7 @@ ax.set_title("REAL faceres-subset, one row per tensor", fontsize=8.5)
 fig.suptitle("ZipMoE Fig. 2 in moesim: BF16 exponent probability mass (moesim weights stats)\n"
              "paper, on three MoE models' experts: H = 2.651 / 2.563 / 2.554 bits, support 14.06 / 11.33 / 14.84%",
              fontsize=9.5)
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig2.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig2")
 print(f"zipmoe-fig2: real H={real['entropy_bits']:.3f} bits ({real['distinct_exponents']} symbols), "
       f"synthetic H={synth['entropy_bits']:.3f} bits ({synth['distinct_exponents']} symbols) -> {out}/zipmoe-fig2.png")
 assert abs(entropy(real["exponent_histogram"]) - real["entropy_bits"]) < 1e-9

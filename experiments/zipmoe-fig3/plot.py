@@ -1,18 +1,16 @@
 """ZipMoE Fig. 3 from OUT/ratios.csv (written by run.sh): stored / BF16 size per codec on the split format,
 real CNN weights and synthetic Gaussian ones, with each set's entropy bound and the paper's reported values.
 Writes OUT/zipmoe-fig3.png and .pdf; prints a one-line summary."""
-import csv
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "ratios.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "ratios.csv")
 codecs = list(dict.fromkeys(r["codec"] for r in rows))
 sets = [("real", "REAL faceres-subset (CNN)", "tab:blue"),
         ("synth", "SYNTHETIC Gaussian N(0, 0.02$^2$), 4 MiB", "tab:orange")]
@@ -39,8 +37,7 @@ ax.set_xlabel("E-chunk codec (K = 4 frames per tensor; SM bytes stored raw)")
 ax.set_ylim(50, 100)
 ax.legend(fontsize=7.5, loc="upper right")
 ax.set_title("ZipMoE Fig. 3 in moesim: compression ratio per codec (moesim pack + store info)", fontsize=10)
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig3.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig3")
 best = {k: min(codecs, key=lambda c: ratio[(k, c)]) for k, _, _ in sets}
 print("zipmoe-fig3: " + "; ".join(f"{k} best {best[k]} {100 * ratio[(k, best[k])]:.1f}% (bound {100 * bound[k]:.1f}%)"
                                   for k, _, _ in sets) + f" -> {out}/zipmoe-fig3.png")

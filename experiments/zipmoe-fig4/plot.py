@@ -10,10 +10,9 @@ import re
 import sys
 from collections import defaultdict
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 out, nproc = sys.argv[1], int(sys.argv[2])
@@ -99,8 +98,7 @@ ax.legend(fontsize=7.5)
 ax.set_title(f"ZipMoE Fig. 4 in moesim: MEASURED with moesim exec on {machine} "
              "(median, band p10-p90)\nsynthetic Gaussian weights; paper: decompression < I/O from 3 threads "
              "on a Jetson AGX Orin", fontsize=9)
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig4.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig4")
 med = {(r[0], r[1]): r[3] for r in rows}
 io = [med[k] for k in med if k[0] == "io-D"]
 print("zipmoe-fig4: per-tensor decompression zstd:3 " +

@@ -5,14 +5,12 @@ import csv
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
-
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "results.csv")
 
 
 def system(r):
@@ -30,7 +28,9 @@ def gib(b):
 traces = [("qwen3-30b-a3b.route.csv", "Qwen3-30B-A3B, REAL routing, BF16 (54 GiB experts)"),
           ("deepseek-v2-lite.zipf1.mtr", "DeepSeek-V2-Lite, SYNTHETIC Zipf-1.0 routing (26.8 GiB)")]
 systems = list(dict.fromkeys(system(r) for r in rows))
-styles = {s: m for s, m in zip(systems, ["o-", "s-", "^-", "v--"])}
+# Layer offloading with and without its window give nearly the same TTFT: marker, line style and fill differ per
+# system so a line drawn over another still shows.
+styles = {s: plotlib.series_style(i) for i, s in enumerate(systems)}
 data = {}
 for r in rows:
     data[(r["trace"], system(r), gib(r["budget"]))] = (float(r["tpot_mean_s"]), float(r["ttft_mean_s"]))
@@ -41,11 +41,10 @@ for c, (trace, title) in enumerate(traces):
         ax = axes[m][c]
         for s in systems:
             pts = sorted((b, v[m]) for (t, ss, b), v in data.items() if t == trace and ss == s)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[s], label=s, ms=5)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=s, **styles[s])
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_ylabel(f"mean {metric} (s)")
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        plotlib.log_axis(ax, "y")
+        ax.set_ylabel(f"mean {metric} (s, log scale)")
         ax.grid(True, which="both", alpha=0.3)
         if m == 0:
             ax.set_title(title, fontsize=9.5)
@@ -58,8 +57,7 @@ fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, 
            bbox_to_anchor=(0.5, -0.04))
 fig.suptitle("ZipMoE Fig. 7 in moesim (simulated Jetson AGX Orin 64GB): TPOT and TTFT against the memory budget",
              fontsize=10.5)
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig7.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig7")
 
 # ZipMoE's reduction against every baseline, per trace and budget: 1 - zipmoe / baseline.
 zname = systems[0]

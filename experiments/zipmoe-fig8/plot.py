@@ -5,14 +5,13 @@ import csv
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-out = sys.argv[1]
-rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+out = plotlib.out_dir()
+rows = plotlib.read_csv(out, "results.csv")
 
 
 def system(r):
@@ -51,8 +50,7 @@ fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, 
            bbox_to_anchor=(0.5, -0.05))
 fig.suptitle("ZipMoE Fig. 8 in moesim (simulated): throughput against the batch size", fontsize=10.5)
 fig.tight_layout()
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig8.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig8")
 
 summary = []
 with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:

@@ -8,12 +8,11 @@ import os
 import re
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import plotlib  # noqa: E402
+from plotlib import plt  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-out = sys.argv[1]
+out = plotlib.out_dir()
 
 
 def system(p):
@@ -61,8 +60,7 @@ axes[0].legend(fontsize=8)
 fig.suptitle("ZipMoE Fig. 9 in moesim (simulated Jetson AGX Orin 64GB, 20 GiB): end-to-end latency against the "
              "output length", fontsize=10)
 fig.tight_layout()
-for ext in ("png", "pdf"):
-    fig.savefig(os.path.join(out, f"zipmoe-fig9.{ext}"), dpi=100, bbox_inches="tight")
+plotlib.save(fig, out, "zipmoe-fig9")
 
 summary = []
 with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:

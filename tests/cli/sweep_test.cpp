@@ -1,14 +1,20 @@
 // `moesim sweep` and `moesim merge` end to end: an unsharded run, the same spec as 4 shards under GNU
 // parallel, and a run killed mid-way (SIGKILL) then resumed give byte-identical merged CSVs; a point's
 // result is its command's (run or replay, in process); a point keeps its own warnings; merge refuses
-// another spec's shards; spec errors name the file and the JSON path.
+// another spec's shards; spec errors name the file and the JSON path; a huge grid warns or needs --force;
+// --resume removes a killed run's temporaries; a failed merge leaves no folder; a full disk is counted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/json_io.h"
 #include "tests/cli/cli_test_util.h"
@@ -18,6 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+namespace fs = std::filesystem;
 
 const std::string kCli = MOESIM_CLI_PATH;
 
@@ -236,6 +243,130 @@ TEST_F(SweepCli, SpecErrorsNameTheFileAndThePath) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("bad options for `moesim run`"));
   EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+}
+
+}  // namespace
+}  // namespace moesim::test
+
+namespace moesim::test {
+namespace {
+
+// A grid of `n` seeds times the budgets (a JSON list) on the fixture's trace.
+std::string seeds_spec(size_t n, const std::string& budgets = R"(["32"])") {
+  std::string s = R"({"grid": {"trace": ["q.mtr"], "budget": )" + budgets + R"(, "seed": [)";
+  for (size_t i = 1; i <= n; ++i) s += (i > 1 ? "," : "") + std::to_string(i);
+  return s + "]}}";
+}
+
+TEST_F(SweepCli, AGridOfOver100000PointsWarnsWithItsCountAndTime) {
+  std::ofstream(dir_ + "/big.json") << seeds_spec(100400);
+  // One shard of 20081 runs 5 of the points (0, 20081, ...): the warning still counts the grid.
+  const CliResult r =
+      moesim_cli("-q sweep " + dir_ + "/big.json --jobs 2 --shard 0/20081 -o " + dir_ + "/big");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("big.json has 100400 points (5 to run here): about "));
+  EXPECT_THAT(r.err, HasSubstr("with --jobs 2, estimated from its first point"));
+  EXPECT_EQ(points_in(dir_ + "/big"), 5u);
+  // A small grid says nothing of the kind.
+  const CliResult small = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 1/8 -o " + dir_ + "/small");
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_THAT(small.err, Not(HasSubstr("estimated from")));
+}
+
+TEST_F(SweepCli, AGridOfOver10MillionPointsNeedsForce) {
+  // 2501 budgets x 4000 seeds: refused before the points are built (they would take gigabytes).
+  std::string budgets = "[";
+  for (int b = 1; b <= 2501; ++b) budgets += (b > 1 ? "," : "") + std::to_string(b);
+  std::ofstream(dir_ + "/huge.json") << seeds_spec(4000, budgets + "]");
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/huge.json -o " + dir_ + "/huge");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("huge.json: 10004000 points, more than 10000000"));
+  EXPECT_THAT(r.err, HasSubstr("--force"));
+  EXPECT_FALSE(fs::exists(dir_ + "/huge"));
+}
+
+TEST_F(SweepCli, ResumeRemovesAKilledRunsTemporaries) {
+  const std::string out = dir_ + "/stale";
+  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 2/4 -o " + out).code, 0);
+  const std::string id = point_json(out, 2)["id"].get<std::string>();
+  fs::remove(out + "/points/" + id + ".json");
+  // What SIGKILL leaves: temporaries of point files, of a command's output and of the CSV and manifest,
+  // and a command's output in flight. A file of the user's own beside them is kept.
+  const std::vector<std::string> stale = {"points/" + id + ".json.tmp.4242.0", "points/" + id + ".out",
+                                          "points/" + id + ".out.tmp.4242.1", "results.csv.tmp.4242.2",
+                                          "manifest.json.tmp.4242.3"};
+  for (const auto& f : stale) std::ofstream(out + "/" + f) << "partial";
+  std::ofstream(out + "/notes.txt") << "mine";
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 2/4 --resume -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("removed 5 temporary file(s) of an earlier, interrupted run"));
+  for (const auto& f : stale) EXPECT_FALSE(fs::exists(out + "/" + f)) << f;
+  EXPECT_TRUE(fs::exists(out + "/notes.txt"));
+  EXPECT_EQ(points_in(out), 3u);  // points 2, 6, 10
+}
+
+TEST_F(SweepCli, AFailedMergeLeavesNoFolder) {
+  const std::string shard = dir_ + "/mshard";
+  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/4 -o " + shard).code, 0);
+  const std::string id = point_json(shard, 4)["id"].get<std::string>();
+  std::ofstream(shard + "/points/" + id + ".json") << "{\"index\": 4, \"metr";  // damaged
+  for (const std::string& out : {dir_ + "/mout", dir_ + "/mnew/deeper/out"}) {
+    const CliResult r = moesim_cli("-q merge " + shard + " -o " + out);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(id + ".json: not valid JSON"));
+    EXPECT_FALSE(fs::exists(out)) << out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/mnew"));
+  // A shard without its points folder: an error naming it, not a crash, and no folder either.
+  fs::remove_all(shard + "/points");
+  const CliResult r = moesim_cli("-q merge " + shard + " -o " + dir_ + "/mout");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("mshard/points: cannot list"));
+  EXPECT_FALSE(fs::exists(dir_ + "/mout"));
+}
+
+TEST_F(SweepCli, JsonSummariesOfSweepAndMerge) {
+  const std::string out = dir_ + "/js";
+  CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 3/4 --json -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["header"]["command"], "sweep");
+  EXPECT_EQ(j["points_total"], 13);
+  EXPECT_EQ(j["shard_points"], 3);
+  EXPECT_EQ(j["points_run"], 3);
+  EXPECT_EQ(j["points_failed"], 0);
+  EXPECT_EQ(j["point_files_not_written"], 0);
+  r = moesim_cli("-q merge " + out + " --json -o " + dir_ + "/jsm");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["header"]["command"], "merge");
+  EXPECT_EQ(j["points_done"], 3);
+  EXPECT_EQ(j["points_missing"], 10);
+  EXPECT_EQ(j["state"], "incomplete");
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_THAT(j["warnings"][0].get<std::string>(), HasSubstr("10 of the spec's 13 points"));
+}
+
+// A disk that fills up mid-sweep: a small tmpfs (root only). The sweep says how many point files it lost,
+// and --resume on a disk with room finishes them.
+TEST_F(SweepCli, AFullDiskSaysHowManyPointFilesWereNotWritten) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string mnt = dir_ + "/tiny";
+  fs::create_directories(mnt);
+  // Room for the manifest and a few points, not for all 13 (a point file and its command's output take a
+  // page or two each).
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=48k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  const std::string out = mnt + "/out";
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --jobs 1 -o " + out);
+  const size_t written = fs::exists(out + "/points") ? points_in(out) : 0;
+  ::umount(mnt.c_str());
+  EXPECT_EQ(r.code, 1) << r.err;
+  ASSERT_LT(written, 13u) << "the tmpfs held every point: make it smaller";
+  ASSERT_GT(written, 0u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(std::to_string(13 - written) + " of 13 point files could not be written"));
+  EXPECT_THAT(r.err, HasSubstr("No space left on device"));
+  EXPECT_THAT(r.err, HasSubstr("--resume"));
 }
 
 }  // namespace

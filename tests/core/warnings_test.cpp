@@ -91,7 +91,7 @@ TEST_F(Warnings, ErasesAProgressBarFirst) {
   ::setenv("MOESIM_PROGRESS", "1", 1);
   testing::internal::CaptureStderr();
   {
-    Progress p("long", 10);
+    Progress p("long", 10, "steps");
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
     p.add(1);  // draws
     warn("mid-run");
