@@ -19,7 +19,8 @@ namespace moesim::cli {
 namespace {
 
 struct Args {
-  std::string trace, out, weighting = "binary";
+  std::string trace, out = "-", weighting = "binary";
+  bool json = false;  // the profile is JSON either way
   traces::LoadOptions load;
   traces::BuddyOptions opt;
 };
@@ -48,7 +49,7 @@ void run(const Args& a) {
       total += v.size();
     }
   std::fprintf(stderr, "moesim: wrote buddy profile %s: %u layers x %u experts, %zu buddy lists (mean %.2f buddies)%s\n",
-               a.out.c_str(), p.layers, p.experts, lists, lists ? static_cast<double>(total) / lists : 0.0,
+               a.out == "-" ? "to standard output" : a.out.c_str(), p.layers, p.experts, lists, lists ? static_cast<double>(total) / lists : 0.0,
                t.info().synthetic ? " from a SYNTHETIC trace" : "");
 }
 
@@ -64,7 +65,8 @@ void setup(CLI::App& app) {
                  "q_{j|i} from binary co-activation counts or probability-weighted ones (min of the two weights)")
       ->capture_default_str();
   add_trace_format_options(app, a->load);
-  app.add_option("-o,--output", a->out, "Output JSON file")->required();
+  app.add_option("-o,--output", a->out, "Output JSON file ('-' = standard output)")->capture_default_str();
+  app.add_flag("--json", a->json, "Write JSON: the profile is JSON with or without it");
   app.callback([a] { run(*a); });
 }
 

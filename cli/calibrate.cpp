@@ -1,6 +1,6 @@
 // `moesim calibrate`: fits the simulator's cost models to this machine and writes a hardware profile.
 //   moesim calibrate --store S --trace T --model M [--system zipmoe] [--budget B] [--workers L] -o profile.json
-//   moesim calibrate --store S --micro [--threads L] [--io uring] -o profile.json      (microbenchmarks only)
+//   moesim calibrate --store S --micro [--workers L] [--io uring] -o profile.json      (microbenchmarks only)
 //   both: the trace run and the microbenchmarks; --fit-from trace|micro picks which fills the profile's fields
 // The microbenchmarks (exec/microbench.h) are fitted here (micro_fits()); the trace run and its fits are in
 // cli/calibrate_trace.cpp. It serves the calibration trace for real (`moesim exec`, the same code paths every later exec runs), records
@@ -49,7 +49,9 @@
 #include "cli/calibrate_trace.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/exec_run.h"
+#include "cli/machine.h"
 #include "cli/run_setup.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -401,7 +403,6 @@ std::string micro_summary(const MicroFits& f) {
 void execute(CalibrateArgs& ca) {
   RunArgs& a = *ca.run;
   a.exec = true;
-  if (a.out == "-") throw UsageError("-o/--output PROFILE.json is required");
   const bool have_trace = !a.trace.empty();
   if (!have_trace && !ca.micro)
     throw UsageError("calibrate needs a calibration trace (TRACE or --trace), --micro (microbenchmarks), or both");
@@ -441,7 +442,7 @@ void execute(CalibrateArgs& ca) {
     if (!a.buffered && !reader.direct_io_active())
       warn(a.store + ": the filesystem refused O_DIRECT; the read benchmark goes through the page cache");
     exec::MicroOptions mo;
-    // L: --threads/--workers, else this machine's CPUs (not the base profile's cores: the sweep runs 1..L here).
+    // L: --workers, else this machine's CPUs (not the base profile's cores: the sweep runs 1..L here).
     const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     mo.threads = a.workers ? a.workers : cpus;
     if (mo.threads > cpus)
@@ -478,18 +479,24 @@ void execute(CalibrateArgs& ca) {
     prof["micro"] = f.json;
     std::fprintf(stderr, "%s", micro_summary(f).c_str());
   }
+  prof["measured_on"] = this_machine_json(eo.gpu);
   prof["calibration"]["fields_from"] = ca.fit_from;
   prof["calibration"]["build"] = run_header("calibrate", Json::object());
   // The profile must load as one (and so be usable by run and validate) before it is written.
   (void)hardware_from_json(prof, a.out);
   write_file_atomic(a.out, prof.dump(2) + "\n");
-  if (!have_trace) std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n", st.host.c_str(), a.out.c_str());
+  if (!have_trace)
+    std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n", st.host.c_str(),
+                 a.out == "-" ? "standard output" : a.out.c_str());
 }
 
 void setup(CLI::App& app) {
   auto ca = std::make_shared<CalibrateArgs>();
   add_run_options(app, ca->run);
   add_exec_options(app, ca->run);
+  // One vocabulary: --json asks for JSON to -o (standard output by default), which a profile always is.
+  app.get_option("--json")->description("write JSON: the profile is JSON with or without it (to -o, default standard "
+                                        "output)");
   app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
   app.add_option("--repeat", ca->repeat,
                  "serve the calibration trace N times and fit every run's ops together (default 1; this machine's "
@@ -500,8 +507,8 @@ void setup(CLI::App& app) {
   app.add_option("--pilot-runs", ca->pilot_runs,
                  "zipmoe: at most N pilot runs, each planned with the last one's fit, until a fit plans the pools "
                  "its run was served with (default 3)")
-      ->check(CLI::Range(1u, 100u));
-  app.add_option("--threads", ca->run->workers, "the same as --workers: the CPU workers (L) to calibrate with");
+      ->check(whole_in_range(1, 100));
+  app.add_option("--threads", ca->run->workers)->group("");  // the older name of --workers (L)
   auto* micro = app.add_flag("--micro", ca->micro,
                              "run the microbenchmarks: reads against size and queue depth, decompression per codec "
                              "and recovery against size and threads (1..L), expert compute against tokens, and "

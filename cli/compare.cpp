@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -55,7 +56,7 @@ void execute(const CompareArgs& a) {
   require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);
   require_at_least("--io-depth", a.io_depth, 1);
-  require_at_least("--threads", a.threads, 1);
+  require_at_least("--jobs", a.threads, 1);
   const CacheScope scope = parse_scope_option("--scope", a.scope);
   std::vector<std::string> policies = resolve_policy_list(a.policies);
   if (policies.empty())
@@ -95,7 +96,7 @@ void execute(const CompareArgs& a) {
   const size_t RP = R * P;
   const bool show_prefetch = P > 1 || prefetches[0] != "none";
 
-  // Cells in (budget, policy, routing, prefetch) order; each lands in its own slot, so --threads does not
+  // Cells in (budget, policy, routing, prefetch) order; each lands in its own slot, so --jobs does not
   // change the output.
   const size_t cells = budgets.size() * policies.size() * RP;
   std::vector<serving::RunResult> results(cells);
@@ -257,8 +258,7 @@ void setup(CLI::App& app) {
   app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
-  app.add_option("--threads", a->threads, "cells simulated in parallel; the output does not depend on it")
-      ->capture_default_str();
+  add_jobs_option(app, a->threads, "cells simulated in parallel; the output does not depend on it", "--threads");
   app.add_flag("--force", a->force, "simulate budgets above the hardware's memory (a warning, not an error)");
   app.add_flag("--json", a->json, "print JSON (header, warnings, one row per cell; docs/cli-json.md)");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();

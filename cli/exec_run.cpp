@@ -51,7 +51,7 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
   }
   const unsigned cpus = machine_cores();
   if (opt.workers > cpus)
-    warn("exec runs " + std::to_string(opt.workers) + " CPU workers (--workers, default: the profile's cores) on a "
+    warn("exec runs " + std::to_string(opt.workers) + " CPU workers (--workers) on a "
          "machine with " + std::to_string(cpus) + " CPUs: they share the CPUs with the I/O thread, the GPU stream "
          "and the pipeline thread, and the measured times include that contention");
   sim::SimOptions so;

@@ -1,13 +1,14 @@
-// `moesim pack --weights PATH --codec C --shards K -o STORE [--threads N] [--all-tensors] [--raw-shape RxC]`:
+// `moesim pack --weights PATH --codec C --shards K -o STORE [--jobs N] [--all-tensors] [--raw-shape RxC]`:
 // converts a checkpoint's expert tensors into an expert store (exec/store_writer.h, docs/store-format.md).
 // A progress bar (BF16 bytes compressed) goes to stderr on a terminal; the store's bytes do not depend on
-// --threads. "-o -", a device or a FIFO get the finished store streamed (it is built in a scratch file).
+// --jobs. "-o -", a device or a FIFO get the finished store streamed (it is built in a scratch file).
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "core/atomic_file.h"
 #include "core/progress.h"
 #include "core/units.h"
@@ -78,11 +79,9 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--shards", o->shards, "K: exponent shards per tensor (independent codec frames)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 65536u));
+      ->check(whole_in_range(1, 65536));
   app.add_option("-o,--output", o->out, "Output store file ('-' = standard output)")->required();
-  app.add_option("--threads", o->threads, "Compression threads (the output does not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+  add_jobs_option(app, o->threads, "Compression threads (the output does not depend on it)", "--threads");
   app.add_flag("--all-tensors", o->all_tensors,
                "Pack every tensor as a one-tensor expert (non-MoE checkpoints)");
   app.add_option("--raw-shape", o->raw_shape, "The weights file is raw BF16 of this shape, e.g. 4096x14336");

@@ -148,6 +148,10 @@ void execute(PlanArgs& a) {
   uint64_t budget = budget_cap.value;
   if (budget_cap.unit == CacheCapacity::Unit::kExperts)
     budget = budget_cap.value * expert_bytes * model.moe_layers;
+  if (budget / model.moe_layers == 0)
+    throw UsageError("--budget " + format_bytes(budget) + " is less than one byte per layer (" +
+                     std::to_string(model.moe_layers) + " MoE layers): give at least " +
+                     std::to_string(model.moe_layers) + " bytes");
   const uint64_t all_bytes = expert_bytes * model.routed_experts * model.moe_layers;
   if (hw.memory_capacity > 0 && budget > hw.memory_capacity) {
     const std::string msg = "--budget " + format_bytes(budget) + " is more than the memory of " +

@@ -1,40 +1,70 @@
-// `moesim policies`: every registered policy of every kind with its parameters, defaults and descriptions
-// (ARCHITECTURE.md §3). Policies register themselves; this file only reads the registries.
-#include <cstdio>
+// `moesim policies [--json] [-o OUT]`: every registered policy of every kind with its parameters, defaults
+// and descriptions (docs/architecture.md). Policies register themselves; this file only reads the registries.
+#include <memory>
 #include <string>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
+#include "core/atomic_file.h"
 #include "core/eviction.h"
 #include "core/placement.h"
 #include "core/planning.h"
 #include "core/prefetch.h"
 #include "core/routing.h"
+#include "core/run_info.h"
 #include "core/scheduling.h"
 
 namespace moesim::cli {
 namespace {
 
+struct Options {
+  bool json = false;
+  std::string out = "-";
+};
+
+// One kind's table (`title` heads it in the text) and its JSON list.
 template <typename R>
-void list(const char* kind, const R& registry) {
-  std::printf("%s:\n", kind);
-  if (registry.entries().empty()) std::printf("  (none registered)\n");
+void list(const char* key, const char* title, const R& registry, std::string& text, Json& json) {
+  text += strprintf("%s:\n", title);
+  if (registry.entries().empty()) text += "  (none registered)\n";
+  Json entries = Json::array();
   for (const auto& e : registry.entries()) {
-    std::printf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
-    for (const auto& p : e.params)
-      std::printf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(), p.description.c_str());
+    text += strprintf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
+    Json params = Json::array();
+    for (const auto& p : e.params) {
+      text += strprintf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(), p.description.c_str());
+      params.push_back({{"key", p.key}, {"default", p.default_value}, {"description", p.description}});
+    }
+    entries.push_back({{"name", e.name}, {"description", e.description}, {"params", params}});
   }
+  json[key] = entries;
+}
+
+void run(const Options& o) {
+  check_output_writable(o.out);
+  std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
+  Json kinds = Json::object();
+  list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text, kinds);
+  list("routing", "routing", RoutingRegistry::instance(), text, kinds);
+  list("scheduling", "scheduling", SchedulingRegistry::instance(), text, kinds);
+  list("planning", "planning", PlanningRegistry::instance(), text, kinds);
+  list("placement", "placement", PlacementRegistry::instance(), text, kinds);
+  list("prefetch", "prefetch (moesim run --prefetch)", PrefetchRegistry::instance(), text, kinds);
+  if (!o.json) {
+    write_file_atomic(o.out, text);
+    return;
+  }
+  Json j;
+  j["header"] = run_header("policies", Json::object());
+  j["policies"] = kinds;
+  write_file_atomic(o.out, j.dump(2) + "\n");
 }
 
 void setup(CLI::App& app) {
-  app.callback([] {
-    std::printf("Policies are given as name or name:key=value,key=value (defaults below).\n");
-    list("eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance());
-    list("routing", RoutingRegistry::instance());
-    list("scheduling", SchedulingRegistry::instance());
-    list("planning", PlanningRegistry::instance());
-    list("placement", PlacementRegistry::instance());
-    list("prefetch (moesim run --prefetch)", PrefetchRegistry::instance());
-  });
+  auto o = std::make_shared<Options>();
+  app.add_flag("--json", o->json, "print JSON (header, policies by kind with their parameters) instead of text");
+  app.add_option("-o,--output", o->out, "output file ('-' = standard output)")->capture_default_str();
+  app.callback([o] { run(*o); });
 }
 
 }  // namespace

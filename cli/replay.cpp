@@ -25,6 +25,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/routing_table.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
@@ -287,7 +288,7 @@ bool try_run_indexed(const Args& a, const std::vector<std::string>& policies, co
 void run(const Args& a) {
   require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);
-  require_at_least("--threads", a.threads, 1);
+  require_at_least("--jobs", a.threads, 1);
   const CacheScope scope = parse_scope_option("--scope", a.scope);
   const std::vector<std::string> budgets = split_budget_list(a.budgets);
   if (budgets.empty()) throw UsageError("a budget is required: --budget C (a list or repeated for a sweep)");
@@ -368,9 +369,7 @@ void setup(CLI::App& app) {
                  "Model preset or JSON: checks the trace; gives expert sizes it lacks");
   app.add_option("--batch", a->batch, "Sequences decoding together (traces/lookup_stream.h)")
       ->capture_default_str();
-  app.add_option("--threads", a->threads,
-                 "Threads for the (policy, budget) runs (>= 1); results do not depend on it")
-      ->capture_default_str();
+  add_jobs_option(app, a->threads, "(policy, budget) runs at once; results do not depend on it", "--threads");
   app.add_option("--routing", a->routing,
                  "Routing policy/policies (cache-prior:lambda=0.5, ...; see `moesim policies`); with it (or "
                  "--lifetime) replay runs token by token and prints the Cache-Conditional Experts Table-2 "

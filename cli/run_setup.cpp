@@ -39,14 +39,17 @@ void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
                  "tensor's chunks in flight at once; falls back to pread with a warning where unavailable)")
       ->check(CLI::IsMember({"pread", "uring"}))
       ->capture_default_str();
+  app.get_option("--workers")->description("CPU worker threads L (0 = this machine's CPUs)");
   app.add_flag("--verify-gpu", a->verify_gpu,
                "copy every GPU-recovered tensor back and compare it with the CPU kernel's (slower; a check)");
 }
 
-ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw) {
+ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& /*hw: not the machine a real run is on*/) {
   ExecRunOptions eo;
   eo.store = a.store;
-  eo.workers = a.workers ? a.workers : hw.cpu_cores;
+  // A real run's workers are this machine's threads: the profile's cores describe the machine it models,
+  // which a real run is not on (a 12-core profile on a 2-core machine would oversubscribe it).
+  eo.workers = a.workers ? a.workers : machine_cores();
   eo.io_depth = a.io_depth;
   eo.direct_io = !a.buffered;
   eo.io = exec::parse_io_backend("--io", a.io);

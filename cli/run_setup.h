@@ -54,9 +54,10 @@ struct PreparedRun {
 
 // Every option of `moesim run` (exec and validate add their own).
 void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
-// exec's own options (--buffered, --gpu, --verify-gpu), for exec, calibrate and validate.
+// exec's own options (--buffered, --gpu, --verify-gpu), for exec, calibrate and validate; after add_run_options
+// (--workers then defaults to this machine's CPUs).
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
-// The exec platform's options from the run's (workers default to the profile's cores, as in the simulator).
+// The exec platform's options from the run's (workers default to this machine's CPUs, machine_cores()).
 ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);
 // A calibrated profile's runtime section (`moesim calibrate`: the engine's own costs, the cores its CPU-bound
 // threads share) into the simulator's options; nothing for a profile without one. Throws moesim::Error naming

@@ -1,4 +1,4 @@
-// `moesim store verify STORE --weights PATH [--threads N] [--direct-io]`: recovers every tensor of the store
+// `moesim store verify STORE --weights PATH [--jobs N] [--direct-io] [--json] [-o OUT]`: recovers every tensor of the store
 // (read + checksum + decompress + merge) and checks it is bit-identical to the source tensor cast to BF16
 // exactly as `moesim pack` casts it. Exits non-zero naming the first differing tensor.
 #include <cstdio>
@@ -6,8 +6,12 @@
 #include <optional>
 #include <thread>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/run_info.h"
 #include "core/units.h"
 #include "exec/expert_naming.h"
 #include "exec/raw_weights.h"
@@ -21,9 +25,12 @@ struct Options {
   std::string store, weights, raw_shape;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool direct_io = false;
+  bool json = false;
+  std::string out = "-";
 };
 
 void run(const Options& o) {
+  check_output_writable(o.out);
   const exec::StoreReader r(o.store, exec::StoreReadOptions{o.direct_io});
   const Json& meta = r.meta();
   std::optional<std::vector<uint64_t>> raw;
@@ -71,9 +78,19 @@ void run(const Options& o) {
     }
     bytes += n * 2;
   }
-  std::printf("verified %zu tensors (%s BF16) of %s bit-exact against %s%s\n", entries.size(),
-              format_bytes(bytes).c_str(), o.store.c_str(), o.weights.c_str(),
-              r.direct_io_active() ? " (O_DIRECT reads)" : "");
+  if (o.json) {
+    Json j;
+    j["header"] = run_header("store verify", {{"store", o.store}, {"weights", o.weights}, {"direct_io", o.direct_io}});
+    j["verified"] = true;
+    j["tensors"] = entries.size();
+    j["bf16_bytes"] = bytes;
+    j["direct_io_active"] = r.direct_io_active();
+    write_file_atomic(o.out, j.dump(2) + "\n");
+    return;
+  }
+  write_file_atomic(o.out, strprintf("verified %zu tensors (%s BF16) of %s bit-exact against %s%s\n", entries.size(),
+                                     format_bytes(bytes).c_str(), o.store.c_str(), o.weights.c_str(),
+                                     r.direct_io_active() ? " (O_DIRECT reads)" : ""));
 }
 
 void setup(CLI::App& app) {
@@ -82,9 +99,9 @@ void setup(CLI::App& app) {
   app.add_option("--weights", o->weights, "The checkpoint the store was packed from")->required();
   app.add_option("--raw-shape", o->raw_shape,
                  "The weights file is raw BF16 of this shape (default: from the store)");
-  app.add_option("--threads", o->threads, "Decompression threads per tensor")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+  add_jobs_option(app, o->threads, "Decompression threads per tensor (the result does not depend on it)", "--threads");
+  app.add_flag("--json", o->json, "Write JSON (header, tensors and bytes verified) instead of a line of text");
+  app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
   app.add_flag("--direct-io", o->direct_io,
                "Read chunks with O_DIRECT (falls back when the filesystem refuses)");
   app.callback([o] { run(*o); });

@@ -34,6 +34,7 @@ struct Args {
   uint32_t pairs = 8;
   bool no_temporal = false;
   std::string out;
+  traces::LoadOptions load;  // how --fit's and --logits-for's trace is read (--format, --fields, ...)
 };
 
 // Out-of-range values are usage errors naming the option, before any work.
@@ -58,7 +59,7 @@ void run_logits_for(const Args& a) {
     throw UsageError("--logits-for keeps the real trace's routing: it takes no --zipf, --fit, --tokens, "
                      "--prompt-tokens or --logits");
   check_output_writable(a.out);
-  const traces::Trace real = traces::load_trace(a.logits_for);
+  const traces::Trace real = traces::load_trace(a.logits_for, a.load);
   const traces::Trace t = traces::attach_synthetic_logits(real, a.seed, a.logits_for);
   traces::save_mtr(t, a.out);
   std::fprintf(stderr,
@@ -83,7 +84,7 @@ void run(const Args& args) {
       throw Error("trace synth --zipf: --model is required (it gives layers, experts, top-k)");
     m = zipf_model(shape_from_model(load_model(a.model)), *a.zipf, a.seed);
   } else {
-    const Trace real = load_trace(a.fit);
+    const Trace real = load_trace(a.fit, a.load);
     SynthShape shape{real.info().model, real.info().layers, real.info().experts, real.info().top_k,
                      real.info().expert_bytes};
     // With --model: its shape, top_k and expert sizes. Other layers or experts than the trace's make a
@@ -142,6 +143,7 @@ void setup(CLI::App& app) {
   app.add_flag("--logits", a->logits, "Also write synthetic router logits and softmax top-k weights");
   app.add_option("--pairs", a->pairs, "--fit: co-activated pairs modelled per layer")->capture_default_str();
   app.add_flag("--no-temporal", a->no_temporal, "--fit: independent tokens (no temporal reuse)");
+  add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output .mtr file")->required();
   app.callback([a] { run(*a); });
 }

@@ -3,9 +3,9 @@
 //   structure  the simulator fed with every op's duration as measured in the exec run of median TPOT
 //              (sim/measured_durations.h): only its model of queueing, overlap, priorities and dependencies
 //              is under test;
-//   cost       the simulator with the hardware profile (--profile, e.g. from `moesim calibrate`): the cost
+//   cost       the simulator with the hardware profile (--hw, e.g. from `moesim calibrate`): the cost
 //              models are under test too; compared with the median of the repeated exec runs.
-// --calibrate-on C fits the profile here, from C served N times (`moesim calibrate C --repeat N`, --profile
+// --calibrate-on C fits the profile here, from C served N times (`moesim calibrate C --repeat N`, --hw
 // then its base), each calibration run followed by one exec run of the validated trace: on a machine whose
 // speed drifts over minutes, the profile and the runs it is checked against then come from the same minutes
 // (on the 2-core VM what remained was not such a drift: bench/results/validate.md, runs 28-43).
@@ -22,7 +22,9 @@
 #include "cli/calibrate_trace.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/exec_run.h"
+#include "cli/machine.h"
 #include "cli/run_figures.h"
 #include "cli/run_setup.h"
 #include "cli/sim_run.h"
@@ -47,6 +49,7 @@ struct ValidateArgs {
   bool no_pilot = false;
   uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets
+  bool hw_given = false;                  // --hw (or --profile) given
   static constexpr const char* kDefaultTargets =
       "structure.tpot=2%,structure.layer_makespan_median=5%,cost.tpot=5%,transfer.tpot=5%";
 };
@@ -195,6 +198,11 @@ void check_args(const ValidateArgs& va, RunArgs& a) {
                      "calibrates too)");
   if (interleaved && a.store.empty())
     throw UsageError("--calibrate-on: --store is required (the calibration runs read and compute its experts)");
+  // The cost check judges the simulator by a profile of this machine: a preset chosen by default (the run's
+  // Jetson) would measure the distance between two machines and call it the simulator's error.
+  if (!va.hw_given && va.calibrate_on.empty())
+    throw UsageError("validate needs this machine's hardware profile: --hw PROFILE.json (from `moesim calibrate`), "
+                     "or --calibrate-on TRACE to calibrate one here first");
   if (!va.csv.empty()) check_output_writable(va.csv);
   if (!va.profile_out.empty()) check_output_writable(va.profile_out);
 }
@@ -262,6 +270,7 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
       m.exec_hw = planner;
     };
     m.calibration = trace_profile(ca, o, calibration_stamp(), &m.reads_whole);
+    m.calibration["measured_on"] = this_machine_json(eo.gpu);
     m.calibration["calibration"]["fields_from"] = "trace";
     m.calibration["calibration"]["build"] = run_header("validate --calibrate-on", Json::object());
     m.hw = hardware_from_json(m.calibration, ca.out);
@@ -409,7 +418,7 @@ CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p
     warn("validate --calibrate-on: the fitted profile plans ZipMoE's pools as " + r.profile_plan + ", but the exec "
          "runs were planned " + c.exec_plan + " (with " + m.exec_hw.origin + "): the cost check simulates " +
          c.exec_plan + " (errors.cost_own_plan: under " + r.profile_plan + ")");
-  // --profile: a calibrated profile says what plan its own runs were served with. If the exec runs here were
+  // --hw: a calibrated profile says what plan its own runs were served with. If the exec runs here were
   // served another one (a fit near a tie between two plans, ZipMoE Alg. 4), its cost model was fitted on
   // another mix of ops than these runs make.
   if (!interleaved && !c.exec_plan.empty() && m.hw.raw.contains("calibration") &&
@@ -634,6 +643,7 @@ void execute(ValidateArgs& va) {
   const bool interleaved = !va.calibrate_on.empty();
   PreparedRun p;
   prepare_run(a, p);
+  if (!interleaved) warn_if_measured_elsewhere(p.hw, "validate");
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;  // every op's measured duration
   const ExecRunOptions eo = exec_options(a, p.hw);
@@ -716,20 +726,27 @@ void setup(CLI::App& app) {
   app.get_option("--timeline")
       ->description("write the exec run and the structure and cost simulations as Chrome trace timelines: "
                     "PREFIX-exec.json, PREFIX-structure.json, PREFIX-cost.json (compare with scripts/timeline-diff)");
-  app.add_option("--profile", va->run->hw,
-                 "hardware profile of this machine (from `moesim calibrate`; the same as --hw)");
+  auto* hw = app.get_option("--hw");
+  hw->description("hardware profile of this machine (from `moesim calibrate`; required unless --calibrate-on, "
+                  "which fits one here and takes this one as its base)")
+      ->default_str("")
+      ->each([va](const std::string&) { va->hw_given = true; });
+  app.add_option("--profile", va->run->hw)  // the older name of --hw
+      ->group("")
+      ->check(hidden_alias_of(hw))
+      ->each([va](const std::string&) { va->hw_given = true; });
   add_exec_options(app, va->run);
   app.add_option("--repeat", va->repeat, "exec runs (the spread of their TPOT is reported)")->capture_default_str();
   app.add_option("--csv", va->csv, "write the errors as CSV (check, metric, sim, exec, error)");
   app.add_option("--calibrate-on", va->calibrate_on,
-                 "calibrate here too, on this trace (`moesim calibrate TRACE --repeat N`, --profile its base "
+                 "calibrate here too, on this trace (`moesim calibrate TRACE --repeat N`, --hw its base "
                  "profile): each of its N runs is followed by one exec run of the validated trace, so the profile "
                  "and the runs it is checked against come from the same minutes of this machine");
   app.add_option("--profile-out", va->profile_out, "--calibrate-on: write the fitted profile here");
   app.add_option("--name", va->name, "--calibrate-on: the profile's name (default: calibrated-HOST)");
   app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
   app.add_option("--pilot-runs", va->pilot_runs, "--calibrate-on: as `moesim calibrate --pilot-runs`")
-      ->check(CLI::Range(1u, 100u));
+      ->check(whole_in_range(1, 100));
   app.add_option("--targets", va->targets,
                  "the limits the errors are judged by, CHECK.METRIC=LIMIT,... (LIMIT 0.05 or 5%; \"\" for none); the "
                  "cost TPOT error is also judged over the exec median's interval, and with --calibrate-on "

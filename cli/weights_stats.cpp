@@ -1,4 +1,4 @@
-// `moesim weights stats (--weights PATH | PATH) [--json] [-o OUT] [--raw-shape RxC] [--threads N]`:
+// `moesim weights stats (--weights PATH | PATH) [--json] [-o OUT] [--raw-shape RxC] [--jobs N]`:
 // exponent statistics of a
 // checkpoint (ZipMoE §2.2, Fig. 2 and 3): per tensor and for the whole file as one exponent stream --
 // entropy, distinct exponents, the split-format bound (8 + H) / 16, and the ratio zstd:3, zstd:19, lz4 and
@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/progress.h"
@@ -114,9 +115,7 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o->json, "Write JSON instead of the table");
   app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
   app.add_option("--raw-shape", o->raw_shape, "PATH is raw BF16 of this shape, e.g. 4096x14336");
-  app.add_option("--threads", o->threads, "Threads (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+  add_jobs_option(app, o->threads, "Threads (results do not depend on it)", "--threads");
   app.callback([o] { run(*o); });
 }
 

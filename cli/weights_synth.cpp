@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/model_spec.h"
@@ -97,7 +98,7 @@ void setup(CLI::App& app) {
   app.add_option("--size", o->size, "Total BF16 bytes instead of a model (multiple of 2 KiB, e.g. 64MiB)");
   app.add_option("--std", o->std, "Standard deviation of the Gaussian")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app.add_option("--std-per-tensor", o->std_per_tensor,
                  "Per-tensor overrides, e.g. down_proj=0.01,gate_proj=0.03");
   app.add_option("--seed", o->seed, "Random seed")->required();

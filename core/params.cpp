@@ -11,7 +11,7 @@ PolicySpec PolicySpec::parse(std::string_view text) {
   PolicySpec s;
   auto colon = text.find(':');
   s.name = std::string(text.substr(0, colon));
-  if (s.name.empty()) throw Error("policy '" + std::string(text) + "': empty policy name");
+  if (s.name.empty()) throw UsageError("policy '" + std::string(text) + "': empty policy name");
   if (colon == std::string_view::npos) return s;
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {
@@ -19,7 +19,7 @@ PolicySpec PolicySpec::parse(std::string_view text) {
     std::string_view kv = rest.substr(0, comma);
     auto eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == kv.size())
-      throw Error("policy '" + std::string(text) + "': expected key=value, got '" + std::string(kv) + "'");
+      throw UsageError("policy '" + std::string(text) + "': expected key=value, got '" + std::string(kv) + "'");
     s.values.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -36,10 +36,10 @@ Params::Params(const PolicySpec& spec, const std::vector<ParamDef>& defs) : name
     if (i == defs.size()) {
       std::string known;
       for (const auto& d : defs) known += (known.empty() ? "" : ", ") + d.key;
-      throw Error("policy '" + spec.name + "': unknown parameter '" + k + "' (known: " +
+      throw UsageError("policy '" + spec.name + "': unknown parameter '" + k + "' (known: " +
                   (known.empty() ? "none" : known) + ")");
     }
-    if (seen[i]) throw Error("policy '" + spec.name + "': parameter '" + k + "' given twice");
+    if (seen[i]) throw UsageError("policy '" + spec.name + "': parameter '" + k + "' given twice");
     seen[i] = true;
     values_[i].second = v;
   }
@@ -56,7 +56,7 @@ double Params::get_double(const std::string& key) const {
   double d = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
   if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d))
-    throw Error("policy '" + name_ + "': parameter '" + key + "' must be a number, got '" + v + "'");
+    throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be a number, got '" + v + "'");
   return d;
 }
 
@@ -65,13 +65,13 @@ int64_t Params::get_int(const std::string& key) const {
   int64_t i = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
   if (ec != std::errc() || p != v.data() + v.size())
-    throw Error("policy '" + name_ + "': parameter '" + key + "' must be an integer, got '" + v + "'");
+    throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be an integer, got '" + v + "'");
   return i;
 }
 
 uint64_t Params::get_uint(const std::string& key) const {
   int64_t i = get_int(key);
-  if (i < 0) throw Error("policy '" + name_ + "': parameter '" + key + "' must be non-negative");
+  if (i < 0) throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be non-negative");
   return static_cast<uint64_t>(i);
 }
 
@@ -79,7 +79,7 @@ bool Params::get_bool(const std::string& key) const {
   const std::string& v = get(key);
   if (v == "true" || v == "1" || v == "yes") return true;
   if (v == "false" || v == "0" || v == "no") return false;
-  throw Error("policy '" + name_ + "': parameter '" + key + "' must be true or false, got '" + v + "'");
+  throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be true or false, got '" + v + "'");
 }
 
 std::string Params::canonical() const {

@@ -1,7 +1,9 @@
-// Policy parameters (ARCHITECTURE.md §3): a policy is named "name" or "name:key=value,key=value",
+// Policy parameters (docs/architecture.md): a policy is named "name" or "name:key=value,key=value",
 // e.g. "cache-prior:lambda=0.5,J=2". Each policy declares its parameters (ParamDef: key, default,
 // description); Params validates a spec against them (an unknown key is an error that lists the known
-// ones) and renders the canonical name with every parameter, which every result row carries.
+// ones) and renders the canonical name with every parameter, which every result row carries. A bad spec,
+// an unknown or repeated key and a value of the wrong type are moesim::UsageError (exit 2): they are
+// mistakes on the command line or in a sweep spec, not run-time failures.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ struct ParamDef {
 struct PolicySpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> values;  // as written, in order
-  static PolicySpec parse(std::string_view text);           // throws moesim::Error on bad syntax
+  static PolicySpec parse(std::string_view text);           // throws moesim::UsageError on bad syntax
 };
 
 class Params {

@@ -66,6 +66,16 @@ RankInclusion rank_inclusion(const LookupStream& s, InclusionPhase phase) {
             : std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(r.mean_unique)));
   const std::string origin = std::string("trace (") + inclusion_phase_name(phase) + " invocations, batch " +
                              std::to_string(s.batch) + ")";
+  // Popularity by rank needs more distinct experts than one invocation picks: a trace of a token or two
+  // routes to exactly its top-k, and the ranks beyond stay unmeasured.
+  const auto seen = static_cast<uint32_t>(std::count_if(r.measured.begin(), r.measured.end(), [](double x) { return x > 0; }));
+  if (seen <= r.k)
+    throw Error("the trace has too few tokens to profile expert popularity for the zipmoe planner: its " +
+                std::to_string(r.invocations) + " " +
+                (phase == InclusionPhase::kAll ? std::string() : std::string(inclusion_phase_name(phase)) + " ") +
+                "invocations route to at most " + std::to_string(seen) + " distinct experts per layer, and " +
+                std::to_string(r.k) + " experts per invocation need at least " + std::to_string(r.k + 1) +
+                " to rank; pass a longer trace (more decode tokens), or to `moesim plan` the popularity itself (--inclusion)");
   RankInclusion scaled = rank_inclusion_from_values(r.measured, r.k, n, origin);
   r.f = std::move(scaled.f);
   r.source = origin;

@@ -226,7 +226,7 @@ MOESIM_REGISTER(EvictionRegistry, "lfu",
                 {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts"}},
                 [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                   const uint64_t history = p.get_uint("history");
-                  if (history > 1) throw Error("lfu: history must be 0 or 1, got " + std::to_string(history));
+                  if (history > 1) throw UsageError("lfu: history must be 0 or 1, got " + std::to_string(history));
                   if (history == 1) return std::make_unique<LfuHistory>(cfg);
                   return std::make_unique<Lfu>(cfg);
                 });

@@ -28,7 +28,7 @@ MOESIM_REGISTER(PrefetchRegistry, "layer-window", "every expert of the next `dep
                 {{"depth", "1", "layers ahead (>= 1)"}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t d = p.get_uint("depth");
-                  if (d < 1 || d > 4096) throw Error("prefetch layer-window: depth must be in 1..4096");
+                  if (d < 1 || d > 4096) throw UsageError("prefetch layer-window: depth must be in 1..4096");
                   return std::make_unique<LayerWindow>(static_cast<uint32_t>(d), s);
                 });
 

@@ -71,9 +71,9 @@ MOESIM_REGISTER(PrefetchRegistry, "oracle",
                  {"lookahead", "1", "invocations ahead, within the step (>= 1)"}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const double a = p.get_double("accuracy");
-                  if (!(a >= 0 && a <= 1)) throw Error("prefetch oracle: accuracy must be in [0, 1]");
+                  if (!(a >= 0 && a <= 1)) throw UsageError("prefetch oracle: accuracy must be in [0, 1]");
                   const uint64_t n = p.get_uint("lookahead");
-                  if (n < 1 || n > 1024) throw Error("prefetch oracle: lookahead must be in 1..1024");
+                  if (n < 1 || n > 1024) throw UsageError("prefetch oracle: lookahead must be in 1..1024");
                   return std::make_unique<OraclePrefetch>(a, static_cast<uint32_t>(n), s);
                 });
 

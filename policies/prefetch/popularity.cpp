@@ -51,7 +51,7 @@ MOESIM_REGISTER(PrefetchRegistry, "popularity",
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t top = p.get_uint("top");
                   if (top < 1 || top > s.experts)
-                    throw Error("prefetch popularity: top must be in 1..experts per layer");
+                    throw UsageError("prefetch popularity: top must be in 1..experts per layer");
                   return std::make_unique<PopularityPrefetch>(train_prefetch(p.get("train"), s.layers, s.experts),
                                                               static_cast<uint32_t>(top));
                 });

@@ -9,7 +9,7 @@
 namespace moesim::policies {
 
 PrefetchTraining train_prefetch(const std::string& path, uint32_t layers, uint32_t experts) {
-  if (path.empty()) throw Error("prefetch: train=PATH (a training trace) is required");
+  if (path.empty()) throw UsageError("prefetch: train=PATH (a training trace) is required");
   const traces::Trace t = traces::load_trace(path);
   const auto& info = t.info();
   if (info.layers != layers || info.experts != experts)

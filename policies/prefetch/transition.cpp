@@ -60,7 +60,7 @@ MOESIM_REGISTER(PrefetchRegistry, "transition",
                  {"top", "0", "experts proposed per invocation (0: as many as the current invocation has)"}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t top = p.get_uint("top");
-                  if (top > s.experts) throw Error("prefetch transition: top must be at most the experts per layer");
+                  if (top > s.experts) throw UsageError("prefetch transition: top must be at most the experts per layer");
                   return std::make_unique<TransitionPrefetch>(train_prefetch(p.get("train"), s.layers, s.experts),
                                                               static_cast<uint32_t>(top));
                 });

@@ -135,7 +135,7 @@ MOESIM_REGISTER(RoutingRegistry, "buddy",
                 [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
                   const std::string path = p.get("profile");
                   if (path.empty())
-                    throw Error("buddy: profile=FILE is required (write one with `moesim buddy profile --trace T "
+                    throw UsageError("buddy: profile=FILE is required (write one with `moesim buddy profile --trace T "
                                 "-o buddies.json`)");
                   Options o;
                   o.H = static_cast<uint32_t>(p.get_uint("H"));
@@ -143,10 +143,10 @@ MOESIM_REGISTER(RoutingRegistry, "buddy",
                   o.tau = p.get_double("tau");
                   o.tau_pct = p.get_double("tau_pct");
                   o.beta = p.get_double("beta");
-                  if (!(o.beta >= 0 && o.beta <= 1)) throw Error("buddy: beta must be in [0, 1], got " + p.get("beta"));
+                  if (!(o.beta >= 0 && o.beta <= 1)) throw UsageError("buddy: beta must be in [0, 1], got " + p.get("beta"));
                   if (!(o.tau_pct <= 100) || std::isnan(o.tau_pct))
-                    throw Error("buddy: tau_pct must be at most 100, got " + p.get("tau_pct"));
-                  if (!std::isfinite(o.tau)) throw Error("buddy: tau must be a finite number");
+                    throw UsageError("buddy: tau_pct must be at most 100, got " + p.get("tau_pct"));
+                  if (!std::isfinite(o.tau)) throw UsageError("buddy: tau must be a finite number");
                   auto prof = traces::buddy_profile_from_json(load_json_file(path), path);
                   if (prof.layers != s.layers || prof.experts != s.experts)
                     throw Error(path + ": the buddy profile is for " + std::to_string(prof.layers) + " layers x " +

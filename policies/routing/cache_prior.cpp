@@ -100,9 +100,9 @@ MOESIM_REGISTER(RoutingRegistry, "cache-prior",
                 [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
                   const double lambda = p.get_double("lambda"), delta = p.get_double("delta");
                   if (!(lambda >= 0 && lambda <= 1))
-                    throw Error("cache-prior: lambda must be in [0, 1], got " + p.get("lambda"));
+                    throw UsageError("cache-prior: lambda must be in [0, 1], got " + p.get("lambda"));
                   if (!(delta >= 0) || !std::isfinite(delta))
-                    throw Error("cache-prior: delta must be a finite number >= 0, got " + p.get("delta"));
+                    throw UsageError("cache-prior: delta must be a finite number >= 0, got " + p.get("delta"));
                   if (!s.has_logits)
                     throw Error("cache-prior needs router logits (Eq. 9 boosts logits), and this trace has none. "
                                 "Attach synthetic logits consistent with its recorded routing: moesim trace synth "

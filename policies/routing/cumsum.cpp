@@ -57,7 +57,7 @@ MOESIM_REGISTER(RoutingRegistry, "cumsum",
                  {"J", "1", "top-J experts always selected"}},
                 [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
                   const double th = p.get_double("p");
-                  if (!(th >= 0 && th <= 1)) throw Error("cumsum: p must be in [0, 1], got " + p.get("p"));
+                  if (!(th >= 0 && th <= 1)) throw UsageError("cumsum: p must be in [0, 1], got " + p.get("p"));
                   if (!s.has_logits) throw Error(routing::needs_logits_message("cumsum"));
                   return std::make_unique<Cumsum>(s, th, static_cast<uint32_t>(p.get_uint("J")));
                 });

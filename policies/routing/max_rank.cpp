@@ -37,7 +37,7 @@ MOESIM_REGISTER(RoutingRegistry, "max-rank",
                  {"J", "1", "top-J experts always selected"}},
                 [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
                   const uint64_t M = p.get_uint("M"), J = p.get_uint("J");
-                  if (M == 0) throw Error("max-rank: M must be at least 1");
+                  if (M == 0) throw UsageError("max-rank: M must be at least 1");
                   if (M > s.top_k && !s.has_logits)
                     throw Error(routing::needs_logits_message("max-rank:M=" + std::to_string(M) + " (top-" +
                                                               std::to_string(s.top_k) + ")"));

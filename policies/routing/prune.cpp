@@ -30,7 +30,7 @@ MOESIM_REGISTER(RoutingRegistry, "prune",
                 {{"h", "2", "first dropped rank, 1-based (h >= 2; h > k drops nothing)"}},
                 [](const Params& p, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
                   const uint64_t h = p.get_uint("h");
-                  if (h < 2) throw Error("prune: h must be at least 2 (h = 1 would drop every expert)");
+                  if (h < 2) throw UsageError("prune: h must be at least 2 (h = 1 would drop every expert)");
                   return std::make_unique<Prune>(static_cast<uint32_t>(std::min<uint64_t>(h - 1, UINT32_MAX)));
                 });
 

@@ -77,7 +77,7 @@ TEST(SystemsCli, ZipMoeErrorsAreClear) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--pools"), std::string::npos) << r.out;
   r = moesim::test::moesim_combined("run --trace " + kTrace + " --system zipmoe --budget 8GiB --policy clairvoyant" + kBf16);
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // an unknown policy name is a usage error
   EXPECT_NE(r.out.find("clairvoyant"), std::string::npos) << r.out;
 }
 
