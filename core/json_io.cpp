@@ -44,7 +44,7 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based: the byte after the last one read.
     const size_t at = e.byte > 0 ? static_cast<size_t>(e.byte - 1) : 0;
-    throw Error(origin + ":" + line_column(text, at) + ": not valid JSON: " + reason(e.what()));
+    throw Error(origin + ": not valid JSON at " + line_column(text, at) + ": " + reason(e.what()));
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond a double's range (1e400): nlohmann names the number but not where it is, so find its text.
     std::string where = origin;

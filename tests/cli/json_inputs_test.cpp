@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "cli/cli_test_util.h"
+#include "tests/cli/cli_test_util.h"
 #include "core/data_dir.h"
 #include "core/json_io.h"
 

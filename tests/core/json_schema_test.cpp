@@ -24,7 +24,7 @@ TEST(JsonIo, ANumberBeyondADoubleIsAnErrorNamingTheFileLineAndColumn) {
 
 TEST(JsonIo, ASyntaxErrorNamesLineAndColumn) {
   const std::string e = error_of([] { (void)parse_json_text("{\"a\": 1,\n \"b\" 2}", "s.json"); });
-  EXPECT_THAT(e, HasSubstr("s.json:2:6: not valid JSON"));
+  EXPECT_THAT(e, HasSubstr("s.json: not valid JSON at 2:6: "));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("[json.exception")));
 }
 
