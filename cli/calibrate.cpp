@@ -482,8 +482,8 @@ void execute(CalibrateArgs& ca) {
   prof["measured_on"] = this_machine_json(eo.gpu);
   prof["calibration"]["fields_from"] = ca.fit_from;
   prof["calibration"]["build"] = run_header("calibrate", Json::object());
-  // The profile must load as one (and so be usable by run and validate) before it is written.
-  (void)hardware_from_json(prof, a.out);
+  // The profile must load as one (and so be usable by run and validate, every field sourced) before it is written.
+  (void)hardware_from_json(prof, a.out, /*require_provenance=*/true);
   write_file_atomic(a.out, prof.dump(2) + "\n");
   if (!have_trace)
     std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n", st.host.c_str(),

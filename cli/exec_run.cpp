@@ -41,7 +41,7 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
       if (!e)
         throw Error(opt.store + ": no tensor " + role + " for layer " + std::to_string(l) +
                     " expert 0; the trace has " + std::to_string(info.layers) + " layers x " +
-                    std::to_string(info.experts) + " experts of " + info.model);
+                    std::to_string(info.experts) + " experts of " + info.model + exec::kShapeMismatchHint);
       bytes += e->bf16_bytes();
     }
     if (l < costs.costs.expert_bytes.size() && bytes != costs.costs.expert_bytes[l])

@@ -8,6 +8,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash64.h"
+#include "core/json_schema.h"
 #include "moesim_build_info.h"
 
 namespace moesim::cli::sweep {
@@ -67,10 +68,14 @@ const Key* find_key(const std::string& name) {
   return nullptr;
 }
 
-std::string known_keys() {
+// "unknown parameter; did you mean budget?" or, with no near name, the list of known ones.
+std::string unknown_parameter(const std::string& name) {
+  std::vector<std::string_view> names;
+  for (const Key& k : kKeys) names.push_back(k.name);
+  if (auto near = closest_name(name, names)) return "unknown parameter; did you mean " + *near + "?";
   std::string s;
   for (const Key& k : kKeys) s += std::string(s.empty() ? "" : ", ") + k.name;
-  return s;
+  return "unknown parameter (known: " + s + ")";
 }
 
 std::string scalar(const Json& v, const std::string& where) {
@@ -126,9 +131,13 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
   s.base = base;
   const std::string f = origin + ": ";
   if (!raw.is_object()) throw Error(origin + ": a sweep spec is a JSON object");
+  static const std::vector<std::string_view> kTop = {"command", "description", "grid", "points", "options"};
   for (const auto& [k, v] : raw.items())
-    if (k != "grid" && k != "points" && k != "options" && k != "command" && k != "description")
-      throw Error(f + "/" + k + ": unknown key (known: command, description, grid, points, options)");
+    if (std::find(kTop.begin(), kTop.end(), k) == kTop.end()) {
+      const auto near = closest_name(k, kTop);
+      throw Error(f + "/" + k + ": unknown key" + (near ? "; did you mean /" + *near + "?" :
+                                                   " (known: command, description, grid, points, options)"));
+    }
   std::string command = "run";
   if (raw.contains("command")) command = parameter("command", raw["command"], f + "/command");
   if (raw.contains("description") && !raw["description"].is_string())
@@ -138,7 +147,7 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
     const Json& g = raw["grid"];
     if (!g.is_object()) throw Error(f + "/grid: expected an object of lists");
     for (const auto& [k, v] : g.items()) {
-      if (!find_key(k)) throw Error(f + "/grid/" + k + ": unknown parameter (known: " + known_keys() + ")");
+      if (!find_key(k)) throw Error(f + "/grid/" + k + ": " + unknown_parameter(k));
       if (!v.is_array() || v.empty()) throw Error(f + "/grid/" + k + ": expected a non-empty list");
     }
     std::vector<Point> pts{Point{{"command", command}}};
@@ -165,7 +174,7 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
       if (!list[i].is_object()) throw Error(at + ": expected an object");
       Point p{{"command", command}};
       for (const auto& [k, v] : list[i].items()) {
-        if (!find_key(k)) throw Error(at + "/" + k + ": unknown parameter (known: " + known_keys() + ")");
+        if (!find_key(k)) throw Error(at + "/" + k + ": " + unknown_parameter(k));
         p[k] = parameter(k, v, at + "/" + k);
       }
       check_point(p, [&](const std::string& k) { return at + (k == "trace" ? "" : "/" + k); });
@@ -196,13 +205,7 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
 }
 
 Spec load_spec(const std::string& file) {
-  Json raw;
-  try {
-    raw = Json::parse(read_file(file));
-  } catch (const Json::parse_error& e) {
-    throw Error(file + ": not valid JSON: " + e.what());
-  }
-  return spec_from_json(raw, file, fs::path(file).parent_path());
+  return spec_from_json(load_json_file(file), file, fs::path(file).parent_path());
 }
 
 std::vector<std::string> point_args(const Spec& spec, const Point& p) {
@@ -243,15 +246,7 @@ std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size
     for (const auto& d : dirs) {
       const fs::path f = point_file(d, id);
       if (!fs::exists(f)) continue;
-      Json j;
-      try {
-        j = Json::parse(read_file(f.string()));
-      } catch (const Json::parse_error& e) {
-        throw Error(f.string() + ": not valid JSON (a damaged point file: delete it and rerun with --resume): " +
-                    e.what());
-      }
-      if (!j.contains("metrics") || !j["metrics"].is_object())
-        throw Error(f.string() + ": no metrics (a damaged point file: delete it and rerun with --resume)");
+      const Json j = read_point_file(f);
       const Json& metrics = j["metrics"];
       csv += std::to_string(i);
       for (const Key& k : kKeys) csv += "," + (p.count(k.name) ? quote(p.at(k.name)) : std::string());
@@ -270,6 +265,19 @@ std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size
   return csv;
 }
 
+Json read_point_file(const fs::path& f) {
+  const std::string hint = " (a damaged point file: delete it and rerun with --resume)";
+  try {
+    const Json j = load_json_file(f.string());
+    const JsonAt root(j, f.string());
+    root["metrics"].object();
+    if (auto w = root.find("warnings")) w->array();
+    return j;
+  } catch (const Error& e) {
+    throw Error(e.what() + hint);
+  }
+}
+
 std::string version_string() { return std::string(MOESIM_VERSION) + " (" + MOESIM_GIT_DESCRIBE + ")"; }
 
 Json manifest_base(const Spec& spec) {
@@ -285,14 +293,20 @@ Json manifest_base(const Spec& spec) {
 Json read_manifest(const fs::path& dir) {
   const fs::path m = dir / "manifest.json";
   if (!fs::exists(m)) throw Error(dir.string() + ": no manifest.json (not a `moesim sweep` output folder)");
-  Json j;
+  const Json j = load_json_file(m.string());
+  const JsonAt root(j, m.string());
+  const std::string hint = " (not a sweep manifest: rerun the sweep into a new folder)";
   try {
-    j = Json::parse(read_file(m.string()));
-  } catch (const Json::parse_error& e) {
-    throw Error(m.string() + ": not valid JSON: " + e.what());
+    root.object();
+    (void)root["spec_hash"].string();
+    root["spec"].object();
+    for (const char* k : {"spec_file", "moesim_version", "state"})
+      if (auto v = root.find(k)) (void)v->string();
+    for (const char* k : {"points_total", "points_done", "points_failed"})
+      if (auto n = root.find(k)) (void)n->integer();
+  } catch (const Error& e) {
+    throw Error(e.what() + hint);
   }
-  if (!j.is_object() || !j.contains("spec_hash") || !j["spec_hash"].is_string() || !j.contains("spec"))
-    throw Error(m.string() + ": not a sweep manifest (no spec_hash or spec)");
   return j;
 }
 

@@ -55,7 +55,12 @@ std::string merged_csv(const Spec& spec, const std::vector<std::filesystem::path
 std::string version_string();
 // The manifest fields every sweep and merge output shares.
 Json manifest_base(const Spec& spec);
-// Reads DIR/manifest.json; an Error naming the folder when it is missing or damaged.
+// Reads DIR/manifest.json; an Error naming the folder when it is missing, or the file and the JSON path when
+// it is damaged (not an object, no string spec_hash, no spec object, a count that is not an integer, a
+// version or state that is not a string).
 Json read_manifest(const std::filesystem::path& dir);
+// Reads a finished point's file (DIR/points/<id>.json): an object with a "metrics" object and optionally a
+// "warnings" list; an Error naming the file, the JSON path and what to do otherwise.
+Json read_point_file(const std::filesystem::path& f);
 
 }  // namespace moesim::cli::sweep

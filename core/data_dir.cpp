@@ -25,13 +25,18 @@ std::vector<std::string> list_presets(const std::string& kind) {
 
 std::string resolve_preset(const std::string& kind, const std::string& name_or_path) {
   namespace fs = std::filesystem;
-  if (fs::is_regular_file(name_or_path)) return name_or_path;
+  const std::string what = kind == "models" ? "model" : "hardware profile";
+  std::error_code ec;
+  if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
+  // A folder is a path the user meant as a file: say so rather than look it up as a preset name.
+  if (fs::is_directory(name_or_path, ec))
+    throw UsageError(name_or_path + " is a directory, not a " + what + " JSON file");
   std::string p = data_dir() + "/" + kind + "/" + name_or_path + ".json";
-  if (fs::is_regular_file(p)) return p;
+  if (fs::is_regular_file(p, ec)) return p;
   std::string known;
   for (const auto& s : list_presets(kind)) known += (known.empty() ? "" : ", ") + s;
-  throw Error("unknown " + std::string(kind == "models" ? "model" : "hardware profile") + " '" +
-              name_or_path + "' (known: " + known + "; or give a path to a JSON file)");
+  throw UsageError("unknown " + what + " '" + name_or_path + "' (known: " + known +
+                   "; or give a path to a JSON file)");
 }
 
 }  // namespace moesim

@@ -9,7 +9,8 @@ namespace moesim {
 
 std::string data_dir();
 // Resolves a preset of `kind` ("models" or "hardware"): an existing file path is used as is, otherwise
-// data_dir()/kind/NAME.json. Throws moesim::Error listing the known presets when neither exists.
+// data_dir()/kind/NAME.json. Throws moesim::UsageError listing the known presets when neither exists, and
+// one saying so when the path is a directory.
 std::string resolve_preset(const std::string& kind, const std::string& name_or_path);
 std::vector<std::string> list_presets(const std::string& kind);  // sorted stems
 

@@ -6,121 +6,249 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_schema.h"
 #include "core/units.h"
+#include "core/warnings.h"
 
 namespace moesim {
+namespace {
 
-double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
-                      const std::string& origin) {
-  const std::string where = std::string(section) + "." + key;
-  if (!j.contains(section) || !j.at(section).is_object() || !j.at(section).contains(key))
-    throw Error(origin + ": missing field '" + where + "'");
-  const Json* v = &j.at(section).at(key);
-  if (v->is_object()) {
-    if (!v->contains("value")) throw Error(origin + ": field '" + where + "' has no 'value'");
-    v = &v->at("value");
+// The schema (docs/hardware-format.md). A field is a quantity written {"value": V, "source"|"assumption": S}
+// (or, in a profile built in code, a bare V); the section's descriptive entries are plain values.
+// `any`: a value the simulator's runtime setup checks itself (cli/run_setup.cpp: quantile lists, flags).
+enum class Kind { rate, time, bytes, number, any };
+struct FieldSpec {
+  const char* key;
+  Kind kind;
+};
+struct SectionSpec {
+  const char* name;
+  bool required;
+  std::vector<FieldSpec> fields;
+  std::vector<const char*> plain;    // descriptive entries: no provenance
+  std::vector<const char*> retired;  // written by older versions; read by nothing now: warned about, ignored
+};
+
+const std::vector<SectionSpec>& sections() {
+  static const std::vector<SectionSpec> s = {
+      {"ssd",
+       true,
+       {{"read_bandwidth", Kind::rate}, {"read_latency", Kind::time}, {"prefill_read_bandwidth", Kind::rate},
+        {"prefill_read_latency", Kind::time}, {"queue_depth", Kind::number}, {"read_cpu_overhead", Kind::time},
+        {"read_cpu_bandwidth", Kind::rate}, {"prefill_read_cpu_overhead", Kind::time},
+        {"prefill_read_cpu_bandwidth", Kind::rate}},
+       {"model"},
+       {}},
+      {"memory", true, {{"capacity", Kind::bytes}, {"bandwidth", Kind::rate}}, {"unified"}, {}},
+      {"cpu",
+       true,
+       {{"cores", Kind::number}, {"memcpy_bandwidth_per_core", Kind::rate},
+        {"decompress_bandwidth_per_core", Kind::rate}, {"flops_per_core", Kind::number},
+        {"prefill_slowdown", Kind::number}, {"prefill_recover_slowdown", Kind::number}},
+       {"model"},
+       {}},
+      {"gpu",
+       true,
+       {{"bf16_flops", Kind::number}, {"memory_bandwidth", Kind::rate}, {"kernel_overhead", Kind::time},
+        {"expert_overhead", Kind::time}, {"fresh_expert_overhead", Kind::time},
+        {"expert_gemm_overhead", Kind::time}, {"dense_gemm_overhead", Kind::time},
+        {"recover_bandwidth", Kind::rate}, {"recover_overhead", Kind::time}},
+       {"model"},
+       {"fresh_weights_bandwidth"}},
+      {"link", true, {{"bandwidth", Kind::rate}, {"latency", Kind::time}}, {"kind"}, {}},
+      // Costs of the engine's own machinery, fitted by calibrate and applied by the simulator (cli/run_setup).
+      {"runtime",
+       false,
+       {{"dispatch_latency", Kind::time}, {"pipeline_latency", Kind::time}, {"wake_latency", Kind::time},
+        {"plan_latency_per_op", Kind::time}, {"plan_latency_fixed", Kind::time},
+        {"plan_tail_per_op", Kind::time}, {"plan_tail_fixed", Kind::time},
+        {"wake_latency_quantiles", Kind::any}, {"cpu_cores", Kind::number},
+        {"gpu_stream_on_cpu", Kind::any}, {"turnaround_ssd", Kind::time}, {"turnaround_cpu", Kind::time},
+        {"turnaround_gpu", Kind::time}, {"turnaround_link", Kind::time}, {"dispatch_latency_ssd", Kind::time},
+        {"dispatch_latency_cpu", Kind::time}, {"dispatch_latency_gpu", Kind::time},
+        {"dispatch_latency_link", Kind::time}, {"dispatch_latency_ssd_quantiles", Kind::any},
+        {"dispatch_latency_cpu_quantiles", Kind::any}, {"dispatch_latency_gpu_quantiles", Kind::any},
+        {"dispatch_latency_link_quantiles", Kind::any}},
+       {},
+       {"cpu_sharing", "dispatch_latency_ssd_woken", "dispatch_latency_cpu_woken", "dispatch_latency_gpu_woken",
+        "dispatch_latency_link_woken"}},
+  };
+  return s;
+}
+
+// Top-level entries besides the sections: descriptive strings, and the records calibrate writes of how it
+// measured (free-form: read by validate and by people, never by the cost models).
+constexpr std::string_view kTopStrings[] = {"name", "display_name", "notes"};
+constexpr std::string_view kTopRecords[] = {"calibration", "micro"};
+
+// The value of a quantity: the field itself when bare, else its "value", after checking the object's keys
+// and (when required) its provenance.
+JsonAt quantity(const JsonAt& f, bool require_provenance) {
+  if (!f.json().is_object()) {
+    if (require_provenance)
+      f.fail("has neither source nor assumption (write {\"value\": V, \"source\": \"where V comes from\"} or "
+             "{\"value\": V, \"assumption\": \"why V; replace by `moesim calibrate`\"})");
+    return f;
   }
+  f.only_keys({"value", "source", "assumption"});
+  bool sourced = false;
+  for (const char* k : {"source", "assumption"})
+    if (auto p = f.find(k)) sourced |= !p->string().empty();
+  if (require_provenance && !sourced)
+    f.fail("has neither source nor assumption (add \"source\": \"where the value comes from\" or "
+           "\"assumption\": \"why it was assumed\")");
+  return f["value"];
+}
+
+double convert(const JsonAt& v, Kind kind) {
+  if (v.json().is_number()) {
+    const double d = v.number();
+    if (d < 0) v.expected("a non-negative number");
+    return d;
+  }
+  if (!v.json().is_string() || kind == Kind::number)
+    v.expected(kind == Kind::number ? "a number" : "a number or a string with a unit");
+  const std::string s = v.json().get<std::string>();
   try {
-    std::string_view k(kind);
-    if (v->is_number()) {
-      double d = v->get<double>();
-      if (!std::isfinite(d) || d < 0) throw Error("must be finite and non-negative");
-      return d;
-    }
-    if (!v->is_string()) throw Error("expected a number or a string with a unit, got " + v->dump());
-    const std::string s = v->get<std::string>();
-    if (k == "rate") return parse_rate(s);
-    if (k == "time") return parse_seconds(s);
-    if (k == "bytes") return static_cast<double>(parse_bytes(s));
-    throw Error("expected a number, got \"" + s + "\"");
+    if (kind == Kind::rate) return parse_rate(s);
+    if (kind == Kind::time) return parse_seconds(s);
+    return static_cast<double>(parse_bytes(s));
   } catch (const Error& e) {
-    throw Error(origin + ": field '" + where + "': " + e.what());
+    v.fail(e.what());
   }
 }
 
-HardwareProfile hardware_from_json(const Json& j, const std::string& origin) {
+void check_value(const JsonAt& v, Kind kind) {
+  if (kind != Kind::any) (void)convert(v, kind);
+}
+
+void check_measured_on(const JsonAt& m) {
+  m.only_keys({"host", "cpu_model", "cores", "gpu"});
+  for (const char* k : {"host", "cpu_model", "gpu"})
+    if (auto s = m.find(k)) (void)s->string();
+  if (auto c = m.find("cores")) (void)c->integer(1, 1u << 20);
+}
+
+void check_schema(const Json& j, const std::string& origin, bool require_provenance) {
+  const JsonAt root(j, origin);
+  if (!j.is_object()) root.expected("an object (a hardware profile: name, ssd, memory, cpu, gpu, link)");
+  std::vector<std::string_view> top(std::begin(kTopStrings), std::end(kTopStrings));
+  top.insert(top.end(), std::begin(kTopRecords), std::end(kTopRecords));
+  top.push_back("measured_on");
+  for (const auto& s : sections()) top.push_back(s.name);
+  root.only_keys(top);
+  for (auto k : kTopStrings)
+    if (auto s = root.find(k)) (void)s->string();
+  for (auto k : kTopRecords)
+    if (auto r = root.find(k)) r->object();
+  if (auto m = root.find("measured_on")) check_measured_on(*m);
+  for (const auto& sec : sections()) {
+    if (!sec.required && !root.has(sec.name)) continue;
+    const JsonAt s = root[sec.name].object();
+    std::vector<std::string_view> known;
+    for (const auto& f : sec.fields) known.push_back(f.key);
+    for (const char* p : sec.plain) known.push_back(p);
+    for (const char* r : sec.retired) known.push_back(r);
+    s.only_keys(known);
+    if (auto m = s.find("model")) (void)m->string();
+    for (const char* r : sec.retired)
+      if (s.has(r))
+        warn(origin + ": " + s.child_path(r) + " is no longer read by moesim (an older version's field): ignored");
+    for (const auto& f : sec.fields)
+      if (auto field = s.find(f.key)) check_value(quantity(*field, require_provenance), f.kind);
+  }
+}
+
+}  // namespace
+
+double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
+                      const std::string& origin) {
+  const JsonAt root(j, origin);
+  const JsonAt v = quantity(root[section][key], false);
+  const std::string_view k(kind);
+  return convert(v, k == "rate" ? Kind::rate : k == "time" ? Kind::time : k == "bytes" ? Kind::bytes : Kind::number);
+}
+
+HardwareProfile hardware_from_json(const Json& j, const std::string& origin, bool require_provenance) {
+  check_schema(j, origin, require_provenance);
   HardwareProfile h;
   h.raw = j;
   h.origin = origin;
   h.name = j.value("name", std::filesystem::path(origin).stem().string());
   h.display_name = j.value("display_name", h.name);
-  auto get = [&](const char* s, const char* k, const char* kind) {
-    return hardware_value(j, s, k, kind, origin);
-  };
-  auto positive = [&](double v, const char* what) {
-    if (!(v > 0)) throw Error(origin + ": field '" + std::string(what) + "' must be positive");
+  const JsonAt root(j, origin);
+  auto has = [&](const char* s, const char* k) { return j.at(s).contains(k); };
+  auto get = [&](const char* s, const char* k, const char* kind) { return hardware_value(j, s, k, kind, origin); };
+  auto positive = [&](const char* s, const char* k, const char* kind) {
+    const double v = get(s, k, kind);
+    if (!(v > 0)) quantity(root[s][k], false).expected("a positive value");
     return v;
   };
-  h.ssd_read_bandwidth = positive(get("ssd", "read_bandwidth", "rate"), "ssd.read_bandwidth");
+  auto whole = [&](const char* s, const char* k, uint64_t hi) {
+    return static_cast<uint32_t>(quantity(root[s][k], false).integer(1, hi));
+  };
+  h.ssd_read_bandwidth = positive("ssd", "read_bandwidth", "rate");
   h.ssd_read_latency = get("ssd", "read_latency", "time");
   h.ssd_prefill_read_bandwidth =
-      j.at("ssd").contains("prefill_read_bandwidth")
-          ? positive(get("ssd", "prefill_read_bandwidth", "rate"), "ssd.prefill_read_bandwidth")
-          : h.ssd_read_bandwidth;
+      has("ssd", "prefill_read_bandwidth") ? positive("ssd", "prefill_read_bandwidth", "rate") : h.ssd_read_bandwidth;
   h.ssd_prefill_read_latency =
-      j.at("ssd").contains("prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
-  h.ssd_queue_depth = static_cast<uint32_t>(positive(get("ssd", "queue_depth", "number"), "ssd.queue_depth"));
-  if (j.at("ssd").contains("read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
-  if (j.at("ssd").contains("read_cpu_bandwidth"))
-    h.ssd_read_cpu_bandwidth = positive(get("ssd", "read_cpu_bandwidth", "rate"), "ssd.read_cpu_bandwidth");
+      has("ssd", "prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
+  h.ssd_queue_depth = whole("ssd", "queue_depth", 1u << 20);
+  if (has("ssd", "read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
+  if (has("ssd", "read_cpu_bandwidth")) h.ssd_read_cpu_bandwidth = positive("ssd", "read_cpu_bandwidth", "rate");
   // A prefill's pair: either field given, the pair is the prefill's own (an absent one 0); neither, the decode step's.
-  const bool prefill_overhead = j.at("ssd").contains("prefill_read_cpu_overhead");
-  const bool prefill_bandwidth = j.at("ssd").contains("prefill_read_cpu_bandwidth");
+  const bool prefill_overhead = has("ssd", "prefill_read_cpu_overhead");
+  const bool prefill_bandwidth = has("ssd", "prefill_read_cpu_bandwidth");
   if (prefill_overhead || prefill_bandwidth) {
     if (prefill_overhead) h.ssd_prefill_read_cpu_overhead = get("ssd", "prefill_read_cpu_overhead", "time");
     if (prefill_bandwidth)
-      h.ssd_prefill_read_cpu_bandwidth =
-          positive(get("ssd", "prefill_read_cpu_bandwidth", "rate"), "ssd.prefill_read_cpu_bandwidth");
+      h.ssd_prefill_read_cpu_bandwidth = positive("ssd", "prefill_read_cpu_bandwidth", "rate");
   } else {
     h.ssd_prefill_read_cpu_overhead = h.ssd_read_cpu_overhead;
     h.ssd_prefill_read_cpu_bandwidth = h.ssd_read_cpu_bandwidth;
   }
-  h.memory_capacity = static_cast<uint64_t>(positive(get("memory", "capacity", "bytes"), "memory.capacity"));
-  h.memory_bandwidth = positive(get("memory", "bandwidth", "rate"), "memory.bandwidth");
-  h.unified_memory = j.at("memory").value("unified", false);
-  h.cpu_cores = static_cast<uint32_t>(positive(get("cpu", "cores", "number"), "cpu.cores"));
-  h.cpu_memcpy_bandwidth =
-      positive(get("cpu", "memcpy_bandwidth_per_core", "rate"), "cpu.memcpy_bandwidth_per_core");
-  if (j.at("cpu").contains("flops_per_core"))
-    h.cpu_flops_per_core = positive(get("cpu", "flops_per_core", "number"), "cpu.flops_per_core");
-  if (j.at("cpu").contains("prefill_slowdown"))
-    h.cpu_prefill_slowdown = positive(get("cpu", "prefill_slowdown", "number"), "cpu.prefill_slowdown");
-  h.cpu_prefill_recover_slowdown =
-      j.at("cpu").contains("prefill_recover_slowdown")
-          ? positive(get("cpu", "prefill_recover_slowdown", "number"), "cpu.prefill_recover_slowdown")
-          : h.cpu_prefill_slowdown;
-  if (j.at("cpu").contains("decompress_bandwidth_per_core"))
-    h.cpu_decompress_bandwidth =
-        positive(get("cpu", "decompress_bandwidth_per_core", "rate"), "cpu.decompress_bandwidth_per_core");
-  h.gpu_bf16_flops = positive(get("gpu", "bf16_flops", "number"), "gpu.bf16_flops");
-  h.gpu_memory_bandwidth = positive(get("gpu", "memory_bandwidth", "rate"), "gpu.memory_bandwidth");
+  const double capacity = positive("memory", "capacity", "bytes");
+  if (!(capacity < 18446744073709551616.0)) quantity(root["memory"]["capacity"], false).expected("at most 16EiB");
+  h.memory_capacity = static_cast<uint64_t>(capacity);
+  h.memory_bandwidth = positive("memory", "bandwidth", "rate");
+  if (auto u = root["memory"].find("unified")) h.unified_memory = quantity(*u, false).boolean();
+  h.cpu_cores = whole("cpu", "cores", 1u << 20);
+  h.cpu_memcpy_bandwidth = positive("cpu", "memcpy_bandwidth_per_core", "rate");
+  if (has("cpu", "flops_per_core")) h.cpu_flops_per_core = positive("cpu", "flops_per_core", "number");
+  if (has("cpu", "prefill_slowdown")) h.cpu_prefill_slowdown = positive("cpu", "prefill_slowdown", "number");
+  h.cpu_prefill_recover_slowdown = has("cpu", "prefill_recover_slowdown")
+                                       ? positive("cpu", "prefill_recover_slowdown", "number")
+                                       : h.cpu_prefill_slowdown;
+  if (has("cpu", "decompress_bandwidth_per_core"))
+    h.cpu_decompress_bandwidth = positive("cpu", "decompress_bandwidth_per_core", "rate");
+  h.gpu_bf16_flops = positive("gpu", "bf16_flops", "number");
+  h.gpu_memory_bandwidth = positive("gpu", "memory_bandwidth", "rate");
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
-  h.gpu_expert_overhead =
-      j.at("gpu").contains("expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
-  if (j.at("gpu").contains("fresh_expert_overhead"))
-    h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
-  if (j.at("gpu").contains("expert_gemm_overhead"))
-    h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
-  if (j.at("gpu").contains("dense_gemm_overhead"))
-    h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
-  h.gpu_recover_bandwidth = j.at("gpu").contains("recover_bandwidth")
-                                ? positive(get("gpu", "recover_bandwidth", "rate"), "gpu.recover_bandwidth")
-                                : h.gpu_memory_bandwidth;
+  h.gpu_expert_overhead = has("gpu", "expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
+  if (has("gpu", "fresh_expert_overhead")) h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
+  if (has("gpu", "expert_gemm_overhead")) h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
+  if (has("gpu", "dense_gemm_overhead")) h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
+  h.gpu_recover_bandwidth =
+      has("gpu", "recover_bandwidth") ? positive("gpu", "recover_bandwidth", "rate") : h.gpu_memory_bandwidth;
   h.gpu_recover_overhead =
-      j.at("gpu").contains("recover_overhead") ? get("gpu", "recover_overhead", "time") : h.gpu_kernel_overhead;
-  if (!j.contains("link") || !j.at("link").contains("kind"))
-    throw Error(origin + ": missing field 'link.kind'");
-  h.link_kind = j.at("link").at("kind").get<std::string>();
-  if (h.link_kind != "uma" && h.link_kind != "pcie")
-    throw Error(origin + ": field 'link.kind' must be \"uma\" or \"pcie\", got \"" + h.link_kind + "\"");
-  h.link_bandwidth = positive(get("link", "bandwidth", "rate"), "link.bandwidth");
+      has("gpu", "recover_overhead") ? get("gpu", "recover_overhead", "time") : h.gpu_kernel_overhead;
+  h.link_kind = quantity(root["link"]["kind"], false).string_of({"uma", "pcie"});
+  h.link_bandwidth = positive("link", "bandwidth", "rate");
   h.link_latency = get("link", "latency", "time");
+  if (auto m = root.find("measured_on")) {
+    MeasuredOn mo;
+    mo.host = m->json().value("host", "");
+    mo.cpu_model = m->json().value("cpu_model", "");
+    mo.gpu = m->json().value("gpu", "");
+    if (auto c = m->find("cores")) mo.cores = static_cast<uint32_t>(c->integer(1, 1u << 20));
+    h.measured_on = mo;
+  }
   return h;
 }
 
 HardwareProfile load_hardware(const std::string& name_or_path) {
   std::string path = resolve_preset("hardware", name_or_path);
-  return hardware_from_json(load_json_file(path), path);
+  return hardware_from_json(load_json_file(path), path, true);
 }
 
 }  // namespace moesim

@@ -1,16 +1,27 @@
 // HardwareProfile: the machine a simulation models, loaded from data/hardware/*.json.
 // Each field in a profile is {"value": V, "source": "..."} or {"value": V, "assumption": "why; replace by
 // `moesim calibrate`"}; V is a number or a string with a unit ("3.5GB/s", "80us", "64GiB").
-// Sections: ssd, memory, cpu, gpu, link. Cost models built from these are linear in bytes with a fixed
-// overhead (ARCHITECTURE.md §5); calibrated profiles replace the defaults.
+// Sections: ssd, memory, cpu, gpu, link (required), runtime (optional); the full schema, every field's unit
+// and constraint, is docs/hardware-format.md. Cost models built from these are linear in bytes with a fixed
+// overhead (docs/architecture.md); calibrated profiles replace the defaults.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/json_io.h"
 
 namespace moesim {
+
+// The machine a calibrated profile was measured on (the profile's optional "measured_on"), so that a run
+// elsewhere can say its numbers may not apply. Empty strings and 0 cores: not recorded.
+struct MeasuredOn {
+  std::string host;
+  std::string cpu_model;
+  uint32_t cores = 0;
+  std::string gpu;
+};
 
 struct HardwareProfile {
   std::string name;
@@ -103,11 +114,19 @@ struct HardwareProfile {
   double link_bandwidth = 0;      // bytes/s
   double link_latency = 0;        // s per transfer
 
+  std::optional<MeasuredOn> measured_on;
+
   Json raw;
 };
 
+// Reads a profile file (a preset name or a path) and checks it against the schema: every error names the
+// file and the JSON path ("ssd.read_bandwidth.value: expected a positive value, found the number 0"), an
+// unknown field is an error naming the closest known one, and every quantity must carry a source or an
+// assumption.
 HardwareProfile load_hardware(const std::string& name_or_path);
-HardwareProfile hardware_from_json(const Json& j, const std::string& origin);
+// The same checks on JSON already read; `require_provenance` false accepts bare values (profiles built in
+// code, where no reader needs to be told where a number came from).
+HardwareProfile hardware_from_json(const Json& j, const std::string& origin, bool require_provenance = false);
 
 // Reads section.key's "value" (or a bare value) and converts it: kind is "rate", "time", "bytes" or
 // "number". Throws naming origin and "section.key".

@@ -7,6 +7,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_schema.h"
 
 namespace moesim {
 
@@ -38,65 +39,109 @@ uint64_t ExpertTensor::elements() const {
 
 bool preset_has(const Json& j, const char* key) { return j.is_object() && j.contains(key); }
 
+namespace {
+
+// A number written bare or as {"value": V, "source": S} (docs/model-format.md).
+JsonAt preset_value(const JsonAt& f) {
+  if (!f.json().is_object()) return f;
+  f.only_keys({"value", "source", "assumption"});
+  for (const char* k : {"source", "assumption"})
+    if (auto p = f.find(k)) (void)p->string();
+  return f["value"];
+}
+
+// The counts of a model, with their bounds: lo, and hi where a field is stored in 32 bits or feeds a
+// product (bytes per expert) that must not overflow.
+struct CountSpec {
+  const char* key;
+  bool required;
+  uint64_t lo, hi;
+};
+constexpr uint64_t kMaxDim = uint64_t{1} << 32;
+constexpr CountSpec kCounts[] = {
+    {"num_layers", true, 1, 65535},
+    {"moe_layers", true, 1, 65535},
+    {"routed_experts", true, 1, 65535},
+    {"shared_experts", false, 0, 65535},
+    {"top_k", true, 1, 65535},
+    {"hidden_size", true, 1, kMaxDim},
+    {"expert_intermediate_size", true, 1, kMaxDim},
+    {"shared_expert_intermediate_size", false, 0, kMaxDim},
+    {"attention_params_per_layer", false, 0, uint64_t{1} << 48},
+};
+constexpr std::string_view kDescriptive[] = {"name", "display_name", "source", "notes"};
+
+}  // namespace
+
 double preset_number(const Json& j, const char* key, const std::string& origin) {
-  if (!preset_has(j, key)) throw Error(origin + ": missing field '" + key + "'");
-  const Json& v = j.at(key);
-  const Json* num = &v;
-  if (v.is_object()) {
-    if (!v.contains("value")) throw Error(origin + ": field '" + std::string(key) + "' has no 'value'");
-    num = &v.at("value");
-  }
-  if (!num->is_number())
-    throw Error(origin + ": field '" + std::string(key) + "' must be a number, got " + num->dump());
-  double d = num->get<double>();
-  if (!std::isfinite(d) || d < 0)
-    throw Error(origin + ": field '" + std::string(key) + "' must be finite and non-negative");
+  const double d = preset_value(JsonAt(j, origin)[key]).number();
+  if (d < 0) preset_value(JsonAt(j, origin)[key]).expected("a non-negative number");
   return d;
 }
 
-namespace {
-uint64_t count(const Json& j, const char* key, const std::string& origin, bool positive = true) {
-  double d = preset_number(j, key, origin);
-  if (d != std::floor(d)) throw Error(origin + ": field '" + std::string(key) + "' must be an integer");
-  if (positive && d < 1) throw Error(origin + ": field '" + std::string(key) + "' must be at least 1");
-  return static_cast<uint64_t>(d);
-}
-}  // namespace
-
 ModelSpec model_from_json(const Json& j, const std::string& origin) {
+  const JsonAt root(j, origin);
+  if (!j.is_object()) root.expected("an object (a model: num_layers, moe_layers, routed_experts, ..., expert_tensors)");
+  std::vector<std::string_view> known(std::begin(kDescriptive), std::end(kDescriptive));
+  for (const auto& c : kCounts) known.push_back(c.key);
+  for (const char* k : {"architecture", "dtype", "expert_tensors"}) known.push_back(k);
+  root.only_keys(known);
+  for (auto k : kDescriptive)
+    if (auto s = root.find(k)) (void)s->string();
+  auto count = [&](const char* key) -> uint64_t {
+    for (const auto& c : kCounts)
+      if (std::string_view(c.key) == key) {
+        if (!c.required && !root.has(key)) return 0;
+        return preset_value(root[key]).integer(c.lo, c.hi);
+      }
+    return 0;
+  };
   ModelSpec m;
   m.raw = j;
   m.origin = origin;
   m.name = j.value("name", std::filesystem::path(origin).stem().string());
   m.display_name = j.value("display_name", m.name);
-  m.architecture = j.value("architecture", "decoder");
-  m.num_layers = static_cast<uint32_t>(count(j, "num_layers", origin));
-  m.moe_layers = static_cast<uint32_t>(count(j, "moe_layers", origin));
-  m.routed_experts = static_cast<uint32_t>(count(j, "routed_experts", origin));
-  m.shared_experts = static_cast<uint32_t>(preset_has(j, "shared_experts") ? count(j, "shared_experts", origin, false) : 0);
-  m.top_k = static_cast<uint32_t>(count(j, "top_k", origin));
-  m.hidden_size = count(j, "hidden_size", origin);
-  m.expert_intermediate_size = count(j, "expert_intermediate_size", origin);
-  if (preset_has(j, "shared_expert_intermediate_size"))
-    m.shared_expert_intermediate_size = count(j, "shared_expert_intermediate_size", origin, false);
-  if (preset_has(j, "attention_params_per_layer"))
-    m.attention_params_per_layer = count(j, "attention_params_per_layer", origin, false);
-  if (j.contains("dtype")) m.dtype = parse_dtype(j.at("dtype").get<std::string>());
-  if (m.moe_layers > m.num_layers) throw Error(origin + ": moe_layers exceeds num_layers");
-  if (m.routed_experts > 65535) throw Error(origin + ": routed_experts must be at most 65535");
-  if (m.top_k > m.routed_experts) throw Error(origin + ": top_k exceeds routed_experts");
-  if (!j.contains("expert_tensors") || !j.at("expert_tensors").is_array() || j.at("expert_tensors").empty())
-    throw Error(origin + ": 'expert_tensors' must be a non-empty array of {name, shape}");
-  for (const auto& t : j.at("expert_tensors")) {
-    ExpertTensor et;
-    et.name = require<std::string>(t, "name", origin);
-    if (!t.contains("shape") || !t.at("shape").is_array() || t.at("shape").empty())
-      throw Error(origin + ": expert tensor '" + et.name + "' needs a non-empty 'shape' array");
-    for (const auto& d : t.at("shape")) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() == 0)
-        throw Error(origin + ": expert tensor '" + et.name + "' has a bad dimension " + d.dump());
-      et.shape.push_back(d.get<uint64_t>());
+  m.architecture = root.has("architecture") ? root["architecture"].string_of({"decoder", "encoder-decoder"}) : "decoder";
+  m.num_layers = static_cast<uint32_t>(count("num_layers"));
+  m.moe_layers = static_cast<uint32_t>(count("moe_layers"));
+  m.routed_experts = static_cast<uint32_t>(count("routed_experts"));
+  m.shared_experts = static_cast<uint32_t>(count("shared_experts"));
+  m.top_k = static_cast<uint32_t>(count("top_k"));
+  m.hidden_size = count("hidden_size");
+  m.expert_intermediate_size = count("expert_intermediate_size");
+  m.shared_expert_intermediate_size = count("shared_expert_intermediate_size");
+  m.attention_params_per_layer = count("attention_params_per_layer");
+  if (auto d = root.find("dtype")) {
+    try {
+      m.dtype = parse_dtype(d->string());
+    } catch (const Error& e) {
+      d->fail(e.what());
     }
+  }
+  if (m.moe_layers > m.num_layers)
+    preset_value(root["moe_layers"]).fail("exceeds num_layers (" + std::to_string(m.num_layers) + ")");
+  if (m.top_k > m.routed_experts)
+    preset_value(root["top_k"]).fail("exceeds routed_experts (" + std::to_string(m.routed_experts) + ")");
+  const JsonAt tensors = root["expert_tensors"];
+  if (tensors.size() == 0) tensors.expected("a non-empty array of {name, shape}");
+  uint64_t elements = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const JsonAt t = tensors[i];
+    t.only_keys({"name", "shape"});
+    ExpertTensor et;
+    et.name = t["name"].string();
+    if (et.name.empty()) t["name"].expected("a tensor name such as \"gate_proj\"");
+    const JsonAt shape = t["shape"];
+    if (shape.size() == 0) shape.expected("a non-empty array of dimensions");
+    uint64_t n = 1;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      et.shape.push_back(shape[k].integer(1, kMaxDim));
+      // Bytes per expert are elements x 4 at most: keep them far from 2^64.
+      if (et.shape.back() > (uint64_t{1} << 50) / n) shape.fail("the tensor has more than 2^50 elements");
+      n *= et.shape.back();
+    }
+    elements += n;
+    if (elements > (uint64_t{1} << 50)) tensors.fail("an expert has more than 2^50 elements");
     m.expert_tensors.push_back(std::move(et));
   }
   return m;

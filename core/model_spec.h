@@ -1,7 +1,9 @@
 // ModelSpec: the shape of an MoE model, loaded from a preset in data/models/*.json.
 // Every number in a preset is written {"value": V, "source": "where it comes from"}; the loader also
 // accepts a bare number (for user-written files). Bytes per expert follow from the expert tensors'
-// shapes and the dtype (BF16 unless the preset says otherwise).
+// shapes and the dtype (BF16 unless the preset says otherwise). The schema (every field, its unit and bounds)
+// is docs/model-format.md; the loader checks it, naming the file and the JSON path of a bad value, and an
+// unknown field is an error naming the closest known one.
 #pragma once
 
 #include <cstdint>

@@ -54,7 +54,7 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
           throw Error(store_.path() + ": the store has no tensor " + model_.tensor_roles[t] + " for layer " +
                       std::to_string(l) + " expert " + std::to_string(e) + " (the trace has " +
                       std::to_string(model_.layers) + " layers x " + std::to_string(model_.experts) +
-                      " experts; pack a store of that model)");
+                      " experts)" + kShapeMismatchHint);
         entries_[l * model_.experts + e][t] = en;
       }
   for (size_t t = 0; t < model_.tensor_roles.size(); ++t) {

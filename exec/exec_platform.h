@@ -68,6 +68,15 @@
 
 namespace moesim::exec {
 
+// Appended to the error of a store that lacks a tensor the trace names: the store, the --model and the trace
+// were made for different shapes (a `weights synth --layers 4` store against a 48-layer trace), and the fix
+// is to make one from the other.
+inline constexpr const char* kShapeMismatchHint =
+    "; make store, model and trace agree: pack the store from weights of the trace's model (`moesim weights "
+    "synth --model M` without --layers/--experts), or synthesize a trace of the store's shape from a model JSON "
+    "whose moe_layers and routed_experts match it (`moesim trace synth --zipf 1 --model small.json`; "
+    "docs/model-format.md)";
+
 struct ExecOptions {
   uint32_t cpu_workers = 1;  // L
   uint32_t io_depth = 1;     // I/O threads, each with one outstanding read

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_schema.h"
 #include "exec/raw_weights.h"
 
 namespace moesim::exec {
@@ -77,22 +78,24 @@ WeightSource WeightSource::open(const std::string& path,
 
   if (!index_path.empty()) {
     const std::string ip = index_path.string();
-    Json idx = load_json_file(ip);
-    if (!idx.is_object() || !idx.contains("weight_map") || !idx["weight_map"].is_object())
-      throw input_error(ip, 0, "weight_map", "missing or not an object");
+    const Json idx = load_json_file(ip);
+    // The index is Hugging Face's format, not ours: keys besides these two are left alone.
+    const JsonAt root(idx, ip);
+    if (!idx.is_object()) root.expected("an object with a \"weight_map\" (a safetensors index)");
+    const JsonAt wmap = root["weight_map"].object();
     std::set<std::string> files;
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
-      if (!it.value().is_string()) throw input_error(ip, 0, "weight_map." + it.key(), "is not a string");
-      const std::string f = it.value().get<std::string>();
+      const JsonAt entry = wmap[it.key()];
+      const std::string f = entry.string();
       // Shard names are plain file names next to the index: refuse paths that escape the folder.
       if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
-        throw input_error(ip, 0, "weight_map." + it.key(), "'" + f + "' is not a plain file name");
+        entry.fail("'" + f + "' is not a plain file name (a shard next to the index)");
       weight_map[it.key()] = f;
       files.insert(f);
     }
-    if (weight_map.empty()) throw input_error(ip, 0, "weight_map", "is empty");
+    if (weight_map.empty()) wmap.expected("a non-empty map of tensor -> shard file");
     for (const auto& f : files) shards.push_back((index_path.parent_path() / f).string());
-    if (idx.contains("metadata") && idx["metadata"].is_object()) w.metadata_ = idx["metadata"];
+    if (auto meta = root.find("metadata")) w.metadata_ = meta->object().json();
   }
   w.format_ = shards.size() == 1 && weight_map.empty() ? "safetensors" : "safetensors-sharded";
 

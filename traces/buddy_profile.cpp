@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/json_schema.h"
 
 namespace moesim::traces {
 
@@ -146,27 +147,42 @@ Json to_json(const BuddyProfile& p) {
 }
 
 BuddyProfile buddy_profile_from_json(const Json& j, const std::string& origin) {
-  if (!j.is_object() || j.value("format", "") != "moesim buddy profile v1")
+  if (!j.is_object() || !j.contains("format") || j["format"] != "moesim buddy profile v1")
     throw Error(origin + ": not a buddy profile (write one with `moesim buddy profile --trace T -o FILE`)");
+  const JsonAt root(j, origin);
+  root.only_keys({"format", "source", "layers", "experts", "top_k", "alpha", "k_max", "epsilon", "weighting",
+                  "per_layer"});
+  if (auto s = root.find("source")) (void)s->string();
+  for (const char* k : {"alpha", "epsilon"})
+    if (auto v = root.find(k)) (void)v->number();
+  if (auto v = root.find("k_max")) (void)v->integer();
+  if (auto v = root.find("weighting")) (void)v->string_of({"probability", "binary"});
   BuddyProfile p;
-  p.layers = require<uint32_t>(j, "layers", origin);
-  p.experts = require<uint32_t>(j, "experts", origin);
-  p.top_k = require<uint32_t>(j, "top_k", origin);
-  const Json layers = require<Json>(j, "per_layer", origin);
-  if (!layers.is_array() || layers.size() != p.layers)
-    throw Error(origin + ": per_layer must list " + std::to_string(p.layers) + " layers");
+  p.layers = static_cast<uint32_t>(root["layers"].integer(1, 65535));
+  p.experts = static_cast<uint32_t>(root["experts"].integer(1, 65535));
+  p.top_k = static_cast<uint32_t>(root["top_k"].integer(1, p.experts));
+  const JsonAt layers = root["per_layer"];
+  if (layers.size() != p.layers) layers.expected("an array of " + std::to_string(p.layers) + " layers (\"layers\")");
   for (uint32_t l = 0; l < p.layers; ++l) {
-    const std::string where = origin + ": layer " + std::to_string(l);
+    const JsonAt lj = layers[l];
+    lj.only_keys({"activations", "buddies", "buddy_q", "tae_percentiles", "coactivations"});
     BuddyLayer bl;
-    bl.buddies = require<std::vector<std::vector<uint16_t>>>(layers[l], "buddies", where);
-    bl.tae_percentiles = require<std::vector<double>>(layers[l], "tae_percentiles", where);
-    if (bl.buddies.size() != p.experts) throw Error(where + ": buddies must list " + std::to_string(p.experts) + " experts");
-    if (bl.tae_percentiles.size() != 101) throw Error(where + ": tae_percentiles must have 101 entries");
-    for (uint32_t i = 0; i < p.experts; ++i)
-      for (uint16_t b : bl.buddies[i])
-        if (b >= p.experts || b == i)
-          throw Error(where + ": expert " + std::to_string(i) + " has buddy " + std::to_string(b) +
-                      (b == i ? " (itself)" : " (out of range)"));
+    const JsonAt buddies = lj["buddies"];
+    if (buddies.size() != p.experts)
+      buddies.expected("an array of " + std::to_string(p.experts) + " buddy lists (\"experts\")");
+    bl.buddies.resize(p.experts);
+    for (uint32_t i = 0; i < p.experts; ++i) {
+      const JsonAt list = buddies[i];
+      for (size_t k = 0; k < list.size(); ++k) {
+        const JsonAt b = list[k];
+        const uint64_t id = b.integer(0, p.experts - 1);
+        if (id == i) b.fail("expert " + std::to_string(i) + " lists itself as its buddy");
+        bl.buddies[i].push_back(static_cast<uint16_t>(id));
+      }
+    }
+    const JsonAt tae = lj["tae_percentiles"];
+    if (tae.size() != 101) tae.expected("an array of 101 percentiles");
+    for (size_t k = 0; k < 101; ++k) bl.tae_percentiles.push_back(tae[k].number());
     p.layer.push_back(std::move(bl));
   }
   return p;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/json_io.h"
+#include "core/json_schema.h"
 #include "traces/ipf.h"
 
 namespace moesim::traces {
@@ -113,14 +114,10 @@ std::vector<double> parse_inclusion_list(const std::string& text_or_path) {
   const bool inline_list = !text_or_path.empty() && text_or_path.front() == '[';
   const std::string origin = inline_list ? "inline inclusion list" : text_or_path;
   const Json j = inline_list ? parse_json_text(text_or_path, origin) : load_json_file(text_or_path);
-  if (!j.is_array() || j.empty())
-    throw Error(origin + ": expected a non-empty JSON list of inclusion probabilities by rank");
+  const JsonAt list(j, origin);
+  if (!j.is_array() || j.empty()) list.expected("a non-empty JSON list of inclusion probabilities by rank");
   std::vector<double> f;
-  for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_number())
-      throw Error(origin + ": entry " + std::to_string(i) + " is not a number (" + j[i].dump() + ")");
-    f.push_back(j[i].get<double>());
-  }
+  for (size_t i = 0; i < list.size(); ++i) f.push_back(list[i].number());
   return f;
 }
 

@@ -19,12 +19,19 @@ using moesim::test::temp_path;
 const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
 const std::string kBase = std::string(MOESIM_SOURCE_DIR) + "/data/hardware/jetson-agx-orin-64gb.json";
 
+// A test's value as a profile field: a profile file's fields carry a source.
+Json sourced(const Json& v) {
+  Json f = v.is_object() ? v : Json{{"value", v}};
+  if (!f.contains("source") && !f.contains("assumption")) f["source"] = "test";
+  return f;
+}
+
 // The bundled Jetson profile with a runtime section: no runtime costs, `runtime` merged in.
 std::string profile_with(const std::string& name, const Json& runtime) {
   Json p = Json::parse(read_text(kBase));
   p["name"] = name;
-  p["runtime"] = {{"dispatch_latency", 0.0}, {"pipeline_latency", 0.0}, {"wake_latency", 0.0}};
-  for (const auto& [k, v] : runtime.items()) p["runtime"][k] = v;
+  p["runtime"] = {{"dispatch_latency", sourced(0.0)}, {"pipeline_latency", sourced(0.0)}, {"wake_latency", sourced(0.0)}};
+  for (const auto& [k, v] : runtime.items()) p["runtime"][k] = sourced(v);
   const std::string path = temp_path(name + ".json");
   std::ofstream(path) << p.dump(2);
   return path;
@@ -98,7 +105,7 @@ TEST(ContentionCli, ReadCpuWorkSharesTheCores) {
   auto with_read_cpu = [](const std::string& name, const Json& runtime, const Json& ssd) {
     const std::string path = profile_with(name, runtime);
     Json p = Json::parse(read_text(path));
-    for (const auto& [k, v] : ssd.items()) p["ssd"][k] = v;
+    for (const auto& [k, v] : ssd.items()) p["ssd"][k] = sourced(v);
     std::ofstream(path) << p.dump(2);
     return path;
   };

@@ -2,11 +2,19 @@
 // from ("source") or why it was assumed ("assumption") -- ARCHITECTURE.md §5.
 #include "core/hardware_profile.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "core/json_io.h"
+#include "core/model_spec.h"
+#include "core/warnings.h"
+#include "tests/error_of.h"
 
 namespace moesim {
 namespace {
@@ -78,10 +86,155 @@ TEST(HardwareProfile, PrefillReadsAndFreshWeightsDefaultToTheOrdinaryRates) {
     (void)hardware_from_json(j, "mine.json");
     ADD_FAILURE() << "a zero prefill read bandwidth was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("mine.json: field 'ssd.prefill_read_bandwidth' must be positive"),
-              std::string::npos)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "mine.json: ssd.prefill_read_bandwidth.value: expected a positive value, found the number 0");
   }
+}
+
+}  // namespace
+}  // namespace moesim
+
+namespace moesim {
+namespace {
+
+using ::testing::HasSubstr;
+using test::error_of;
+
+std::string write_profile(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("moesim_hw_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+Json jetson() { return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb")); }
+
+TEST(HardwareProfile, ANumberBeyondADoubleIsAnErrorNamingTheFile) {
+  std::string text = jetson().dump(1);
+  const size_t at = text.find("\"value\": 32");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "\"value\": 1e400");
+  const std::string path = write_profile("huge.json", text);
+  EXPECT_THAT(error_of([&] { (void)load_hardware(path); }), HasSubstr(path + ":"));
+  EXPECT_THAT(error_of([&] { (void)load_hardware(path); }), HasSubstr("1e400 is out of range"));
+}
+
+TEST(HardwareProfile, ATopLevelArrayIsAnError) {
+  const std::string path = write_profile("array.json", "[" + jetson().dump() + "]");
+  EXPECT_EQ(error_of([&] { (void)load_hardware(path); }),
+            path + ": expected an object (a hardware profile: name, ssd, memory, cpu, gpu, link), found an array of 1 "
+                   "element");
+}
+
+TEST(HardwareProfile, AnUnknownFieldIsAnErrorNamingTheClosestKnownOne) {
+  Json j = jetson();
+  j["ssd"]["prefill_read_bandwith"] = {{"value", "1GB/s"}, {"source", "typo"}};
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: ssd.prefill_read_bandwith: unknown field; did you mean ssd.prefill_read_bandwidth?");
+  j = jetson();
+  j["gpus"] = Json::object();
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), "hw.json: gpus: unknown field; did you mean gpu?");
+  j = jetson();
+  j["ssd"]["read_bandwidth"]["sorce"] = "typo";
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: ssd.read_bandwidth.sorce: unknown field; did you mean ssd.read_bandwidth.source?");
+}
+
+TEST(HardwareProfile, AFieldWithNeitherSourceNorAssumptionIsAnErrorInAFile) {
+  Json j = jetson();
+  j["ssd"]["read_latency"].erase("assumption");
+  const std::string path = write_profile("unsourced.json", j.dump(1));
+  const std::string e = error_of([&] { (void)load_hardware(path); });
+  EXPECT_THAT(e, HasSubstr(path + ": ssd.read_latency: has neither source nor assumption"));
+  j = jetson();
+  j["memory"]["bandwidth"] = "100GB/s";  // bare
+  EXPECT_THAT(error_of([&] { (void)load_hardware(write_profile("bare.json", j.dump(1))); }),
+              HasSubstr("memory.bandwidth: has neither source nor assumption"));
+  j = jetson();
+  j["memory"]["bandwidth"]["source"] = "";
+  EXPECT_THAT(error_of([&] { (void)load_hardware(write_profile("empty.json", j.dump(1))); }),
+              HasSubstr("memory.bandwidth: has neither source nor assumption"));
+}
+
+TEST(HardwareProfile, ValuesAreCheckedWithTheirPath) {
+  Json j = jetson();
+  j["ssd"]["queue_depth"]["value"] = 2.5;
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: ssd.queue_depth.value: expected an integer in [1, 1048576], found the number 2.5");
+  j = jetson();
+  j["link"]["kind"] = "nvlink";
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: link.kind: expected \"uma\" or \"pcie\", found the string \"nvlink\"");
+  j = jetson();
+  j["cpu"]["model"] = 12;
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: cpu.model: expected a string, found the number 12");
+  j = jetson();
+  j.erase("link");
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), "hw.json: link: missing field");
+  j = jetson();
+  j["memory"]["capacity"]["value"] = "lots";
+  EXPECT_THAT(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), HasSubstr("hw.json: memory.capacity.value: "));
+}
+
+TEST(HardwareProfile, MeasuredOnIsReadWhenPresent) {
+  Json j = jetson();
+  EXPECT_FALSE(hardware_from_json(j, "hw.json").measured_on.has_value());
+  j["measured_on"] = {{"host", "box"}, {"cpu_model", "Xeon"}, {"cores", 2}, {"gpu", "none"}};
+  const HardwareProfile h = hardware_from_json(j, "hw.json", true);
+  ASSERT_TRUE(h.measured_on.has_value());
+  EXPECT_EQ(h.measured_on->host, "box");
+  EXPECT_EQ(h.measured_on->cpu_model, "Xeon");
+  EXPECT_EQ(h.measured_on->cores, 2u);
+  EXPECT_EQ(h.measured_on->gpu, "none");
+  j["measured_on"]["core"] = 2;
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: measured_on.core: unknown field; did you mean measured_on.cores?");
+}
+
+TEST(HardwareProfile, ARetiredFieldIsWarnedAboutAndIgnored) {
+  Json j = jetson();
+  j["gpu"]["fresh_weights_bandwidth"] = {{"value", "1GB/s"}, {"source", "an older calibrate"}};
+  set_warnings_printed(false);
+  clear_warnings();
+  (void)hardware_from_json(j, "old.json", true);
+  const auto w = warnings();
+  clear_warnings();
+  set_warnings_printed(true);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_THAT(w[0], HasSubstr("old.json: gpu.fresh_weights_bandwidth is no longer read"));
+}
+
+// Every profile and model the repository ships or records (presets, test data, experiments, benchmark
+// results) loads under the schema: the schema knows every field they use.
+TEST(HardwareProfile, EveryShippedProfileAndModelLoads) {
+  namespace fs = std::filesystem;
+  size_t profiles = 0, models = 0;
+  for (const char* dir : {"data", "tests/data", "experiments", "bench/results"}) {
+    for (const auto& e : fs::recursive_directory_iterator(std::string(MOESIM_SOURCE_DIR) + "/" + dir)) {
+      if (e.path().extension() != ".json") continue;
+      const std::string path = e.path().string();
+      const Json j = load_json_file(path);
+      if (!j.is_object()) continue;
+      SCOPED_TRACE(path);
+      if (j.contains("ssd") && j.contains("gpu")) {
+        EXPECT_NO_THROW((void)load_hardware(path));
+        ++profiles;
+      } else if (j.contains("expert_tensors")) {
+        EXPECT_NO_THROW((void)load_model(path));
+        ++models;
+      }
+    }
+  }
+  EXPECT_GE(profiles, 7u);
+  EXPECT_GE(models, 9u);
+}
+
+TEST(HardwareProfile, ADirectoryIsNotAPresetName) {
+  const auto dir = std::filesystem::temp_directory_path();
+  EXPECT_EQ(error_of([&] { (void)load_hardware(dir.string()); }),
+            dir.string() + " is a directory, not a hardware profile JSON file");
 }
 
 }  // namespace

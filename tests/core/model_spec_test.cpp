@@ -5,8 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_io.h"
+#include "tests/error_of.h"
 
 namespace moesim {
 namespace {
@@ -60,6 +64,60 @@ TEST(ModelSpec, RejectsBadPresets) {
   EXPECT_THROW((void)model_from_json(j, "m.json"), Error);
   EXPECT_THROW((void)parse_dtype("int3"), Error);
   EXPECT_EQ(parse_dtype("F16"), DType::F16);
+}
+
+}  // namespace
+}  // namespace moesim
+
+
+namespace moesim {
+namespace {
+
+using ::testing::HasSubstr;
+using test::error_of;
+
+TEST(ModelSpec, AnUnknownFieldIsAnErrorNamingTheClosestKnownOne) {
+  Json j = load_model("olmoe-1b-7b").raw;
+  j["top_kk"] = 8;
+  EXPECT_EQ(error_of([&] { (void)model_from_json(j, "m.json"); }), "m.json: top_kk: unknown field; did you mean top_k?");
+  j = load_model("olmoe-1b-7b").raw;
+  j["expert_tensors"][1]["shapes"] = Json::array({1, 2});
+  EXPECT_EQ(error_of([&] { (void)model_from_json(j, "m.json"); }),
+            "m.json: expert_tensors[1].shapes: unknown field; did you mean expert_tensors[1].shape?");
+}
+
+TEST(ModelSpec, BadValuesNameTheirPathAndWhatWasFound) {
+  const Json base = load_model("olmoe-1b-7b").raw;
+  Json j = base;
+  j["num_layers"]["value"] = 1e300;
+  EXPECT_THAT(error_of([&] { (void)model_from_json(j, "m.json"); }),
+              HasSubstr("m.json: num_layers.value: expected an integer in [1, 65535], found the number 1"));
+  j = base;
+  j["expert_tensors"][0]["shape"][1] = 0;
+  EXPECT_EQ(error_of([&] { (void)model_from_json(j, "m.json"); }),
+            "m.json: expert_tensors[0].shape[1]: expected an integer in [1, 4294967296], found the number 0");
+  j = base;
+  j["expert_tensors"][0]["shape"] = Json::array({4294967296ull, 4294967296ull});
+  EXPECT_THAT(error_of([&] { (void)model_from_json(j, "m.json"); }), HasSubstr("more than 2^50 elements"));
+  j = base;
+  j["architecture"] = "encoder";
+  EXPECT_EQ(error_of([&] { (void)model_from_json(j, "m.json"); }),
+            "m.json: architecture: expected \"decoder\" or \"encoder-decoder\", found the string \"encoder\"");
+  j = base;
+  j["top_k"] = 65;
+  EXPECT_EQ(error_of([&] { (void)model_from_json(j, "m.json"); }), "m.json: top_k: exceeds routed_experts (64)");
+  EXPECT_EQ(error_of([&] { (void)model_from_json(Json::parse("[]"), "m.json"); }),
+            "m.json: expected an object (a model: num_layers, moe_layers, routed_experts, ..., expert_tensors), found "
+            "an array of 0 elements");
+}
+
+TEST(ModelSpec, ANumberBeyondADoubleInAFileIsAnErrorNamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/huge-model.json";
+  std::string text = load_model("olmoe-1b-7b").raw.dump(1);
+  text.replace(text.find("\"hidden_size\": {"), 16, "\"hidden_size\": {\"value\": 1e400, \"x\": ");
+  std::ofstream(path) << text;
+  EXPECT_THAT(error_of([&] { (void)load_model(path); }), HasSubstr(path + ":"));
+  EXPECT_THAT(error_of([&] { (void)load_model(path); }), HasSubstr("1e400 is out of range"));
 }
 
 }  // namespace
