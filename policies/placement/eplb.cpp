@@ -73,19 +73,19 @@ class Eplb final : public PlacementPolicy {
     std::stable_sort(items.begin(), items.end(),
                      [&](size_t a, size_t b) { return w[base + ex[a]] / cnt[a] > w[base + ex[b]] / cnt[b]; });
     std::vector<double> load(gs.size(), 0);
+    std::vector<bool> holds(gs.size() * ex.size(), false);  // [gpu j * |ex| + i]
     std::vector<uint32_t> left(gs.size());
     for (size_t j = 0; j < gs.size(); ++j) left[j] = gpus.count(gs[j], l);
     for (size_t i : items) {
       const uint32_t key = base + ex[i];
       size_t best = gs.size();
       for (size_t j = 0; j < gs.size(); ++j) {
-        if (left[j] == 0) continue;
-        const Replica r = gpus.replica(gs[j]);
-        if (std::binary_search(p.replicas[key].begin(), p.replicas[key].end(), r)) continue;
+        if (left[j] == 0 || holds[j * ex.size() + i]) continue;
         if (best == gs.size() || load[j] / gpus.speed(gs[j]) < load[best] / gpus.speed(gs[best])) best = j;
       }
       if (best == gs.size()) continue;  // only an extra replica can find every free GPU holding its expert
       --left[best];
+      holds[best * ex.size() + i] = true;
       load[best] += w[key] / cnt[i];
       placement::add_replica(p, key, gpus.replica(gs[best]));
     }
