@@ -261,8 +261,9 @@ TEST(RunCli, ABudgetLeavingLayersWithoutExpertsWarns) {
       << doc["warnings"];
   const moesim::test::CliResult t = moesim::test::moesim_cli("run --trace " + kTrace + zipmoe);
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_NE(t.err.find("moesim: warning: --system zipmoe: --budget 1.00 KiB leaves each of the 48 layers 0 resident"),
-            std::string::npos)
+  EXPECT_NE(
+      t.err.find("moesim: warning: --system zipmoe: --budget 1.00 KiB leaves each of the 48 layers 0 resident"),
+      std::string::npos)
       << t.err;
   // A budget that holds experts: no such warning.
   const Result ok = sh("run --trace " + kTrace + " --model qwen3-30b-a3b --system zipmoe --budget 8GiB --json");
@@ -275,8 +276,11 @@ TEST(RunCli, ExecWithABudgetLeavingLayersWithoutExpertsWarns) {
   std::filesystem::create_directories(dir);
   const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
   ASSERT_EQ(sh("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").status, 0);
-  ASSERT_EQ(sh("-q pack --weights " + dir + "/w.safetensors --codec zstd:3 --shards 2 -o " + dir + "/z.store").status, 0);
-  ASSERT_EQ(sh("-q trace synth --model " + model + " --tokens 4 --prompt-tokens 4 --seed 3 -o " + dir + "/t.mtr").status,
+  ASSERT_EQ(sh("-q pack --weights " + dir + "/w.safetensors --codec zstd:3 --shards 2 -o " + dir + "/z.store").status,
+            0);
+  ASSERT_EQ(sh("-q trace synth --model " + model + " --tokens 4 --prompt-tokens 4 --zipf 0.8 --seed 3 -o " + dir +
+               "/t.mtr")
+                .status,
             0);
   const moesim::test::CliResult r = moesim::test::moesim_cli(
       "exec " + dir + "/t.mtr --model " + model + " --store " + dir +
