@@ -130,7 +130,7 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  "count");
   t += print_dist("TTFT", m["ttft"]);
   t += print_dist("TPOT", m["tpot"]);
-  t += print_dist("end-to-end (group)", m["end_to_end"]);
+  t += print_dist("end-to-end (sequence)", m["end_to_end"]);
   t += print_dist("layer makespan", m["layer_makespan"]);
   t += print_dist("layer makespan (dec.)", m["layer_makespan_decode"]);
   const Json& c = m["cache"];

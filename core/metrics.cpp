@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
+
 namespace moesim {
 
 double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
@@ -57,33 +59,25 @@ Json metrics_json(const PipelineResult& r) {
   std::vector<double> ttft, tpot, e2e, layer_all, layer_decode;
   double decode_time = 0;
   uint64_t generated = 0, decode_tokens = 0;
-  double group_start = 0;
-  bool in_group = false, group_decoded = false;
-  for (size_t i = 0; i < r.steps.size(); ++i) {
-    const StepTiming& s = r.steps[i];
+  for (const StepTiming& s : r.steps) {
     const double dur = s.end - s.start;
     if (s.phase == 0) {
-      if (!in_group || group_decoded) {  // a prefill after decoding starts the next group
-        if (in_group) e2e.push_back(r.steps[i - 1].end - group_start);
-        group_start = s.start;
-        in_group = true;
-        group_decoded = false;
-      }
-      ttft.push_back(dur);
       generated += 1;
     } else {
-      if (!in_group) {  // a trace with decode records only
-        group_start = s.start;
-        in_group = true;
-      }
-      group_decoded = true;
       tpot.push_back(dur);
       decode_time += dur;
       generated += s.tokens;
       decode_tokens += s.tokens;
     }
   }
-  if (in_group) e2e.push_back(r.steps.back().end - group_start);
+  for (size_t i = 0; i < r.sequences.size(); ++i) {
+    const SequenceSteps& q = r.sequences[i];
+    if (q.first > q.last || q.last >= r.steps.size())
+      throw Error("metrics: sequence " + std::to_string(i) + " spans steps the run does not have");
+    const StepTiming &first = r.steps[q.first], &last = r.steps[q.last];
+    e2e.push_back(last.end - first.start);
+    if (first.phase == 0) ttft.push_back(first.end - first.start);
+  }
   for (const auto& inv : r.invocations) {
     layer_all.push_back(inv.end - inv.start);
     if (inv.phase == 1) layer_decode.push_back(inv.end - inv.start);

@@ -663,6 +663,13 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   if (opt_.record_timeline) start_counters(platform);
   const double t0 = platform.now();
   result.steps.reserve(w.steps());
+  if (w.seq_first_step.size() != w.seq_last_step.size())
+    throw Error("pipeline: the workload's sequence table has first and last steps of different lengths");
+  for (size_t i = 0; i < w.seq_first_step.size(); ++i) {
+    if (w.seq_first_step[i] > w.seq_last_step[i] || w.seq_last_step[i] >= w.steps())
+      throw Error("pipeline: sequence " + std::to_string(i) + " spans steps outside the workload");
+    result.sequences.push_back(SequenceSteps{w.seq_first_step[i], w.seq_last_step[i]});
+  }
   result.invocations.reserve(w.lookups.invocations());
   start_step(0);
   platform.run_until_idle();

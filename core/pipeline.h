@@ -37,7 +37,8 @@
 // their peaks (PipelineResult::pools).
 //
 // Times: a step starts when the previous step's last layer ends; TTFT is a prefill step's duration, TPOT a
-// decode step's (service times: requests are assumed to be waiting when their step starts).
+// decode step's (service times: requests are assumed to be waiting when their step starts); a sequence's
+// latencies are read from the steps it spans (core/metrics.h).
 #pragma once
 
 #include <cstdint>
@@ -162,8 +163,14 @@ struct PoolUsage {
   uint64_t demotes = 0, promotes = 0;  // experts that left this pool for a lower / higher one
 };
 
+// One sequence's span of the run, in step indices (WorkloadView::seq_first_step, seq_last_step).
+struct SequenceSteps {
+  uint32_t first = 0, last = 0;
+};
+
 struct PipelineResult {
   std::vector<StepTiming> steps;
+  std::vector<SequenceSteps> sequences;  // in trace order; empty when the workload names no sequences
   std::vector<InvocationTiming> invocations;
   CacheCounters cache;
   RoutingChange routing;

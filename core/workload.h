@@ -21,6 +21,9 @@ struct WorkloadView {
   std::span<const uint32_t> step_begin;   // [steps + 1] offsets into invocations
   std::span<const uint8_t> step_phase;    // 0 = prefill, 1 = decode
   std::span<const uint32_t> step_tokens;  // prompt tokens (prefill) or sequences decoding (decode)
+  // Per sequence: its first step (its prefill, or its first decode step) and the last step it takes part
+  // in. Empty for a hand-made workload without sequences: its latencies are then not measured.
+  std::span<const uint32_t> seq_first_step, seq_last_step;
   LookupView lookups;                     // invocations and their unique keys (with next_use)
   std::span<const uint32_t> tokens;       // [lookups] tokens of the invocation routed to the key
   // Each invocation's tokens (core/routing.h); empty when the workload was built without its trace, which

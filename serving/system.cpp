@@ -8,6 +8,8 @@
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
+#include "core/units.h"
+#include "core/warnings.h"
 #include "serving/classic_residency.h"
 #include "serving/workload.h"
 #include "serving/zipmoe_residency.h"
@@ -24,6 +26,29 @@ std::string grid_text(double g) {
 }
 
 std::string or_default(const std::string& s, const char* d) { return s.empty() ? std::string(d) : s; }
+
+// Raises `message` unless this command (or this sweep point) already has: compare, calibrate and validate
+// run one configuration several times.
+void warn_once(const std::string& message) {
+  const std::vector<std::string> raised = warnings();
+  if (std::find(raised.begin(), raised.end(), message) == raised.end()) warn(message);
+}
+
+// A plan with no expert in any pool runs, but every lookup misses: as doubtful as a budget `moesim plan`
+// warns about, so every command that runs a system (run, exec, compare, sweep, calibrate, validate) says so
+// here, where they all build it. ZipMoE's pools are per layer and the same for every layer.
+void warn_if_nothing_resident(const PoolPlan& plan, const PlanningInput& in, const std::string& given) {
+  uint64_t held = 0;
+  for (int p = 0; p < kPools; ++p) held += plan.experts[p];
+  if (held > 0) return;
+  const auto per_expert = pool_expert_bytes(in.expert_bytes, in.layout);
+  const uint64_t smallest = *std::min_element(per_expert.begin(), per_expert.end());
+  warn_once("--system zipmoe: --budget " + format_bytes(in.budget_bytes) + " leaves each of the " +
+            std::to_string(in.layers) + " layers 0 resident experts (" +
+            format_bytes(in.budget_bytes / in.layers) + " per layer" +
+            (given.empty() ? "" : " split by " + given) + "; the smallest pool entry takes " +
+            format_bytes(smallest) + "): every lookup misses and is read from the SSD");
+}
 
 // ZipMoE (§3): split tensors, pools planned by Alg. 4 (or given), rank-based dispatch.
 std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::LookupStream& stream,
@@ -74,6 +99,7 @@ std::unique_ptr<Residency> make_zipmoe(const SystemConfig& cfg, const traces::Lo
     plan = pr.best;
     for (const auto& ru : pr.runners_up) runners.push_back(pool_plan_json(ru));
   }
+  warn_if_nothing_resident(plan, in, cfg.pools.empty() ? "" : "--pools " + cfg.pools);
   r.plan = pool_plan_json(plan);
   r.plan["source"] = pools.ratios ? "--pools" : "planned (ZipMoE Alg. 4, grid " + grid_text(cfg.grid) + ")";
   r.plan["pool_set"] = in.pools.str();

@@ -16,6 +16,8 @@ inline WorkloadView workload_view(const traces::LookupStream& s) {
   w.step_begin = s.step_begin;
   w.step_phase = s.step_phase;
   w.step_tokens = s.step_tokens;
+  w.seq_first_step = s.seq_first_step;
+  w.seq_last_step = s.seq_last_step;
   w.lookups = traces::lookup_view(s);
   w.tokens = s.tokens;
   return w;

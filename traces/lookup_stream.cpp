@@ -143,15 +143,25 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
   }
 
   InvocationBuilder inv(out, info.experts, parts.tokens);
+  // Returns whether a step was closed (false when every cell of it was missing).
   auto close_step = [&](Phase phase, uint32_t tokens) {
-    if (out.inv_layer.size() == out.step_begin.back()) return;  // every cell missing: no step
+    if (out.inv_layer.size() == out.step_begin.back()) return false;  // every cell missing: no step
     out.step_phase.push_back(static_cast<uint8_t>(phase));
     out.step_tokens.push_back(tokens);
     out.step_begin.push_back(static_cast<uint32_t>(out.inv_layer.size()));
+    return true;
+  };
+  // The steps of every sequence (kNone: none yet), copied to the stream for those that have any.
+  std::vector<uint32_t> first_step(seqs.size(), kNone), last_step(seqs.size(), kNone);
+  auto took_part = [&](size_t seq) {
+    const auto s = static_cast<uint32_t>(out.step_phase.size() - 1);
+    if (first_step[seq] == kNone) first_step[seq] = s;
+    last_step[seq] = s;
   };
 
   const size_t group = std::min<size_t>(batch, seqs.size());
   std::vector<size_t> cur(group), end(group), step_end(group);
+  std::vector<char> is_active(group);
   for (size_t g = 0; g < seqs.size(); g += batch) {
     const size_t g_end = std::min(seqs.size(), g + batch);
     // Prefill: one step per sequence; records are ordered (layer, step).
@@ -167,7 +177,7 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
         }
         inv.close(l, Phase::kPrefill);
       }
-      if (any) close_step(Phase::kPrefill, max_step + 1);
+      if (any && close_step(Phase::kPrefill, max_step + 1)) took_part(i);
     }
     // Decode: the group's sequences advance together, step by step; records are ordered (step, layer).
     const size_t n = g_end - g;
@@ -179,7 +189,7 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
       for (size_t r = cur[0]; r < end[0];) {
         const uint32_t step = trace.step(r);
         for (; r < end[0] && trace.step(r) == step; ++r) inv.single(trace.experts(r), trace.layer(r), Phase::kDecode);
-        close_step(Phase::kDecode, 1);
+        if (close_step(Phase::kDecode, 1)) took_part(g);
       }
       continue;
     }
@@ -191,7 +201,8 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
       uint32_t active = 0;
       for (size_t i = 0; i < n; ++i) {
         size_t r = cur[i];
-        if (r < end[i] && trace.step(r) == step) ++active;
+        is_active[i] = r < end[i] && trace.step(r) == step;
+        if (is_active[i]) ++active;
         while (r < end[i] && trace.step(r) == step) ++r;
         step_end[i] = r;
       }
@@ -200,9 +211,16 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
           while (cur[i] < step_end[i] && trace.layer(cur[i]) == l) inv.add(trace.experts(cur[i]++), l);
         inv.close(l, Phase::kDecode);
       }
-      close_step(Phase::kDecode, active);
+      if (close_step(Phase::kDecode, active))
+        for (size_t i = 0; i < n; ++i)
+          if (is_active[i]) took_part(g + i);
     }
   }
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (first_step[i] != kNone) {
+      out.seq_first_step.push_back(first_step[i]);
+      out.seq_last_step.push_back(last_step[i]);
+    }
 
   if (parts.next_use) {  // a backward scan over invocations
     out.next_use.resize(out.key.size());

@@ -248,3 +248,47 @@ TEST(RunCli, AnUnservablePrefetchBacklogIsBoundedWithAWarning) {
   EXPECT_GT(p["declined"].get<uint64_t>(), 0u);
   EXPECT_EQ(p["accuracy"].get<double>(), 0.0);
 }
+
+// A zipmoe budget too small for one expert in any pool leaves every layer without a resident expert: the run
+// still runs (every lookup misses), and says so as `moesim plan` does, in the text and in the JSON, for `run`
+// and for `exec` alike (both build the system in serving::run).
+TEST(RunCli, ABudgetLeavingLayersWithoutExpertsWarns) {
+  const std::string zipmoe = " --model qwen3-30b-a3b --system zipmoe --budget 1KiB";
+  const Result j = sh("run --trace " + kTrace + zipmoe + " --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  const moesim::Json doc = moesim::Json::parse(j.out.substr(j.out.find('{')));
+  EXPECT_NE(doc["warnings"].dump().find("leaves each of the 48 layers 0 resident experts"), std::string::npos)
+      << doc["warnings"];
+  const moesim::test::CliResult t = moesim::test::moesim_cli("run --trace " + kTrace + zipmoe);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(
+      t.err.find("moesim: warning: --system zipmoe: --budget 1.00 KiB leaves each of the 48 layers 0 resident"),
+      std::string::npos)
+      << t.err;
+  // A budget that holds experts: no such warning.
+  const Result ok = sh("run --trace " + kTrace + " --model qwen3-30b-a3b --system zipmoe --budget 8GiB --json");
+  ASSERT_EQ(ok.status, 0) << ok.out;
+  EXPECT_EQ(ok.out.find("0 resident experts"), std::string::npos);
+}
+
+TEST(RunCli, ExecWithABudgetLeavingLayersWithoutExpertsWarns) {
+  const std::string dir = moesim::test::temp_path("exec_no_experts");
+  std::filesystem::create_directories(dir);
+  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  ASSERT_EQ(sh("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").status, 0);
+  ASSERT_EQ(sh("-q pack --weights " + dir + "/w.safetensors --codec zstd:3 --shards 2 -o " + dir + "/z.store").status,
+            0);
+  ASSERT_EQ(sh("-q trace synth --model " + model + " --tokens 4 --prompt-tokens 4 --zipf 0.8 --seed 3 -o " + dir +
+               "/t.mtr")
+                .status,
+            0);
+  const moesim::test::CliResult r = moesim::test::moesim_cli(
+      "exec " + dir + "/t.mtr --model " + model + " --store " + dir +
+      "/z.store --system zipmoe --recover-on cpu --budget 1KiB --workers 2 --buffered --gpu off --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const moesim::Json doc = moesim::Json::parse(r.out);
+  EXPECT_NE(doc["warnings"].dump().find("leaves each of the 4 layers 0 resident experts"), std::string::npos)
+      << doc["warnings"];
+  EXPECT_NE(r.err.find("0 resident experts"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
