@@ -9,6 +9,9 @@
 // Exit status (main): 0 success; 1 moesim::Error (bad input, failed write, including a failed write to
 // standard output); 2 a bad command line (CLI11 parse errors and moesim::UsageError), both printed as
 // "moesim: error: ..." with a pointer to the command's --help; 70 anything else ("moesim: internal error").
+// Before a command's callback runs, main() refuses an output that is (or, for a folder, holds) one of the
+// command's inputs (cli/io_guard.h): outputs are recognised by their option names, so a new output option
+// is named -o/--output, --csv, --timeline, --plot or --*-out.
 // Callbacks call check_output_writable() on every output path before their work, and write outputs through
 // AtomicFile/write_file_atomic so a failed command leaves no partial file. The global -q/--quiet (accepted
 // before or after the subcommand) turns progress bars off.

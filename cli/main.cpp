@@ -1,7 +1,8 @@
 // The moesim executable: builds the subcommand tree from the self-registered commands (cli/command.h), and
 // owns the process frame every command shares: exit codes and the "moesim: error:" prefix for every kind of
-// failure, the global --quiet, the signal handlers that remove temporary output files, and the final check
-// that standard output really received everything (a full disk or a closed pipe must not exit 0).
+// failure, the global --quiet, the signal handlers that remove temporary output files, the refusal of an
+// output that would overwrite an input (cli/io_guard.h, before any command runs), and the final check that
+// standard output really received everything (a full disk or a closed pipe must not exit 0).
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,10 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/io_guard.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/progress.h"
@@ -43,6 +46,17 @@ MOESIM_CLI_GROUP("weights", "Checkpoint weights: exponent statistics, synthetic 
 namespace {
 
 using moesim::cli::Command;
+
+// A command (a leaf of the tree). CLI11 calls pre_callback() after the whole command line is parsed and
+// before the command's own callback: the checks every command needs run there, so none can forget them.
+class LeafCommand : public CLI::App {
+ public:
+  LeafCommand(std::string description, std::string name, CLI::App* parent)
+      : CLI::App(std::move(description), std::move(name), parent) {}
+
+ protected:
+  void pre_callback() override { moesim::cli::check_outputs_against_inputs(*this); }
+};
 
 // "moesim trace import": the deepest subcommand the command line reached, for the --help pointer.
 std::string command_path(const CLI::App& app) {
@@ -103,7 +117,8 @@ void build_tree(CLI::App& app) {
         const bool leaf = i + 1 == parts.size();
         const auto g = group_text.find(key);
         const std::string text = leaf ? c.description : g != group_text.end() ? g->second : "";
-        CLI::App* sub = parent->add_subcommand(parts[i], text);
+        CLI::App* sub = leaf ? parent->add_subcommand(std::make_shared<LeafCommand>(text, parts[i], parent))
+                             : parent->add_subcommand(parts[i], text);
         if (!leaf) sub->require_subcommand(1);
         it = nodes.emplace(key, sub).first;
       }

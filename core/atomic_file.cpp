@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace moesim {
 namespace {
@@ -111,6 +112,20 @@ bool resolve_output(const std::string& path, Resolved& r) {
   return true;
 }
 
+// A short name, so that a target whose name is as long as the file system allows still has a temporary
+// file next to it: "<dir>/.moesim-XXXXXX". The suffix mixes the pid and a counter (O_EXCL settles the rare
+// collision with another process: the next counter value is tried).
+std::string temp_name(const std::string& dir) {
+  uint64_t x = (uint64_t(::getpid()) << 32) ^ g_counter++;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser: neighbouring counters differ widely
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string name = dir + "/" + std::string(kTempPrefix);
+  for (size_t i = 0; i < kTempSuffixChars; ++i, x /= 36) name += kDigits[x % 36];
+  return name;
+}
+
 [[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
   throw Error(path + ": cannot write: " + why);
 }
@@ -118,6 +133,23 @@ bool resolve_output(const std::string& path, Resolved& r) {
 }  // namespace
 
 // ---- AtomicFile -------------------------------------------------------------------------------------------
+
+// Creates tmp_ in `dir` (registered for removal on a signal before it exists); -1 with errno on failure.
+int AtomicFile::create_temp(const std::string& dir) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp_ = temp_name(dir);
+    slot_ = register_temp(tmp_);  // before creating it: a signal in between must still find it
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    const int e = errno;
+    unregister_temp(slot_);
+    slot_ = -1;
+    tmp_.clear();
+    errno = e;
+    if (e != EEXIST) return -1;
+  }
+  return -1;
+}
 
 AtomicFile::AtomicFile(std::string path, Access access) : path_(std::move(path)) {
   if (path_.empty()) throw UsageError("output path is empty");
@@ -142,14 +174,9 @@ AtomicFile::AtomicFile(std::string path, Access access) : path_(std::move(path))
         throw Error(path_ + ": cannot open output: " + errno_text(e));
       }
     } else {
-      tmp_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-      slot_ = register_temp(tmp_);  // before creating it: a signal in between must still find it
-      const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      const int fd = create_temp(parent_dir(target_));
       if (fd < 0) {
         const int e = errno;
-        unregister_temp(slot_);
-        slot_ = -1;
-        tmp_.clear();
         throw Error(path_ + ": cannot create output file: " + errno_text(e));
       }
       if (exists) {
@@ -298,29 +325,11 @@ int registered_temp_files() {
 }
 
 std::string read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": is a directory, not a file");
-  }
-  std::string out;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      throw Error(path + ": read failed: " + errno_text(e));
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
+  return InputFile(path).read_all();
+}
+
+bool is_temporary_output_name(std::string_view name) {
+  return name.size() == kTempPrefix.size() + kTempSuffixChars && name.starts_with(kTempPrefix);
 }
 
 }  // namespace moesim

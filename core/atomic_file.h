@@ -1,10 +1,11 @@
 // Output files that never exist half-written, and that never destroy what the user pointed -o at.
 //
 // AtomicFile picks how to write from what the path names:
-//   * a regular file, or nothing yet: write "<target>.tmp.<pid>.<n>" in the target's folder; commit() fsyncs
-//     and renames it over the target (an existing target keeps its permission bits). If commit() is never
-//     called (an error was thrown) the destructor removes the temporary file, so a failed command leaves no
-//     partial output;
+//   * a regular file, or nothing yet: write a temporary file ".moesim-XXXXXX" (is_temporary_output_name) in
+//     the target's folder; commit() fsyncs and renames it over the target (an existing target keeps its
+//     permission bits). The temporary name is short whatever the target's, so a target name of NAME_MAX
+//     bytes works. If commit() is never called (an error was thrown) the destructor removes the temporary
+//     file, so a failed command leaves no partial output;
 //   * a symbolic link (or a chain of them): the same, for the file the last link points to; the links stay
 //     links. A dangling link creates its target;
 //   * a character or block device or a FIFO: opened and written through (no temporary file, no rename:
@@ -51,6 +52,7 @@ class AtomicFile {
 
  private:
   std::string display_name() const;
+  int create_temp(const std::string& dir);
 
   std::string path_;             // as given (error messages name it)
   std::string target_;           // the file finally written (symlinks resolved); empty for "-"
@@ -61,6 +63,13 @@ class AtomicFile {
   int slot_ = -1;  // cleanup-registry slot of tmp_, -1 when not registered
   bool committed_ = false;
 };
+
+// Temporary files are named kTempPrefix followed by kTempSuffixChars letters and digits.
+inline constexpr std::string_view kTempPrefix = ".moesim-";
+inline constexpr size_t kTempSuffixChars = 6;
+// Whether a file name (no folder) has the form of AtomicFile's temporary files: one left behind by a killed
+// process (SIGKILL leaves no chance to remove it) can be recognised and removed.
+bool is_temporary_output_name(std::string_view name);
 
 // Writes `content` to `path` as AtomicFile does. "-" writes to standard output.
 void write_file_atomic(const std::string& path, std::string_view content);

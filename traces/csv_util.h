@@ -69,6 +69,33 @@ bool split_csv(std::string_view line, char sep, std::vector<std::string>& out, s
 // after the ']' returns false with `error` set.
 bool split_list(std::string_view cell, std::vector<std::string_view>& items, std::string& error);
 
+// Expert ids: a trace holds them in 16 bits, so an id is below kExpertIdLimit, and below the expert count
+// when the model or the file declares one (`experts`, 0 = none).
+inline constexpr uint64_t kExpertIdLimit = 65536;
+// The expert id written as `text` (a list item): digits only. A whole number at or above the limit, however
+// many digits it has, is "expert id N outside [0, LIMIT): out of range (...)"; anything else "expert id
+// 'TEXT' is not a non-negative integer". Errors name origin, line and `field`.
+uint32_t parse_expert_id(std::string_view text, uint32_t experts, const std::string& origin, uint64_t line,
+                         const char* field = "experts");
+// The "out of range" error of parse_expert_id for an id shown as `shown` (JSONL: a number too large for an
+// integer type arrives as a float).
+Error expert_id_out_of_range(std::string_view shown, uint32_t experts, const std::string& origin, uint64_t line,
+                             const char* field = "experts");
+
+// A required record field the input lacks: its name (FieldMap's) and the key or column it was looked up by.
+struct MissingField {
+  std::string field, name;
+};
+// All missing fields in one error, with what the input has instead, so that one --fields fixes them all:
+//   "ORIGIN:LINE: field 'token': missing (no column named 'pos' in the header row, which has: a, b);
+//    map it with --fields token=NAME<hint>"
+// ("fields 'token', 'layer': ... named 'token', 'layer' ... map them with --fields token=NAME,layer=NAME").
+// `kind` is "column" or "key", `where` "the header row" or "the record". Without `mappable` (fixed formats)
+// the --fields advice is left out. `hint` is appended as is.
+Error missing_fields_error(const std::string& origin, uint64_t line, const std::vector<MissingField>& missing,
+                           std::string_view kind, std::string_view where, const std::vector<std::string>& present,
+                           bool mappable, std::string_view hint = {});
+
 // Shape a text importer enforces while reading, so that errors name the line: 0 = infer from the data
 // (largest id + 1) or, for route_trace, from its preamble (which must then agree with a non-zero value).
 struct ImportShape {

@@ -127,11 +127,15 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
   split(line);
   const char* names[] = {"turn", "phase", "step", "layer", "slot", "expert", "weight", "residency", "expert_bytes"};
   size_t idx[9];
+  std::vector<MissingField> missing;
   for (size_t n = 0; n < 9; ++n) {
     auto it = std::find(cols.begin(), cols.end(), names[n]);
-    if (it == cols.end()) throw input_error(origin, header_line, names[n], "column missing from the header row");
+    if (it == cols.end()) missing.push_back({names[n], names[n]});
     idx[n] = static_cast<size_t>(it - cols.begin());
   }
+  if (!missing.empty())
+    throw missing_fields_error(origin, header_line, missing, "column", "the header row",
+                               std::vector<std::string>(cols.begin(), cols.end()), false);
   const size_t ncols = cols.size();
 
   std::vector<Cell> cells;
@@ -145,12 +149,13 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
       if (cols.size() != ncols)
         throw input_error(origin, ln, "", std::to_string(cols.size()) + " columns, the header has " + std::to_string(ncols));
       uint64_t v[6];
-      for (size_t n : {0, 1, 2, 3, 4, 5}) {
+      for (size_t n : {0, 1, 2, 3, 4}) {
         auto x = parse_uint(cols[idx[n]]);
         if (!x || *x > 0xFFFFFFFFu)
           throw input_error(origin, ln, names[n], "not an unsigned 32-bit integer: '" + std::string(cols[idx[n]]) + "'");
         v[n] = *x;
       }
+      v[5] = parse_expert_id(cols[idx[5]], static_cast<uint32_t>(n_expert), origin, ln, "expert");
       auto w = parse_float(cols[idx[6]]);
       if (!w) throw input_error(origin, ln, "weight", "not a number: '" + std::string(cols[idx[6]]) + "'");
       for (size_t n : {7, 8})
@@ -159,8 +164,6 @@ Trace import_bigmoe(std::string_view text, const std::string& origin, const Impo
       if (v[1] > 1) throw input_error(origin, ln, "phase", "must be 0 (prompt) or 1 (generation), got " + std::to_string(v[1]));
       if (v[3] >= n_layer)
         throw input_error(origin, ln, "layer", "layer " + std::to_string(v[3]) + " outside the model's " + std::to_string(n_layer) + " layers");
-      if (v[5] >= n_expert)
-        throw input_error(origin, ln, "expert", "expert id " + std::to_string(v[5]) + " outside [0, " + std::to_string(n_expert) + ")");
       const uint32_t turn = static_cast<uint32_t>(v[0]), step = static_cast<uint32_t>(v[2]), layer = static_cast<uint32_t>(v[3]);
       const Phase phase = static_cast<Phase>(v[1]);
       const bool same = cur && cur->turn == turn && cur->phase == phase && cur->step == step && cur->layer == layer;

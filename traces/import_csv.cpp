@@ -45,18 +45,11 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
     sep = line.find('\t') != std::string_view::npos && line.find(',') == std::string_view::npos ? '\t' : ',';
   if (!split_csv(line, sep, cols, err)) throw input_error(origin, header_line, "header", err);
   const std::vector<std::string> header = cols;
+  std::vector<MissingField> missing;
   auto find = [&](const std::string& key, const char* field, bool required) {
     auto it = std::find(header.begin(), header.end(), key);
     if (it == header.end()) {
-      if (required) {
-        std::string msg =
-            "no column named '" + key + "' in the header row (map it with --fields " + field + "=NAME";
-        if (std::string_view(field) == "token")
-          msg += ", or number tokens by row order with --token-from order";
-        if (header.size() == 1 && sep != '\t' && line.find('\t') != std::string_view::npos)
-          msg += "; the header has tabs: --delimiter tab";
-        throw input_error(origin, header_line, field, msg + ")");
-      }
+      if (required) missing.push_back({field, key});
       return kAbsent;
     }
     if (std::find(it + 1, header.end(), key) != header.end())
@@ -65,12 +58,18 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
   };
   const size_t c_seq = find(fm.seq, "seq", false), c_phase = find(fm.phase, "phase", false);
   const size_t c_token = find(fm.token, "token", !opts.token_from_order),
-               c_layer = find(fm.layer, "layer", true);
+               c_layer = find(fm.layer, "layer", true), c_experts = find(fm.experts, "experts", true);
+  if (!missing.empty()) {
+    std::string hint;
+    if (c_token == kAbsent && !opts.token_from_order) hint += ", or number tokens by row order with --token-from order";
+    if (header.size() == 1 && sep != '\t' && line.find('\t') != std::string_view::npos)
+      hint += "; the header has tabs: --delimiter tab";
+    throw missing_fields_error(origin, header_line, missing, "column", "the header row", header, true, hint);
+  }
   if (opts.token_from_order && c_token != kAbsent)
     throw input_error(
         origin, header_line, "token",
         "--token-from order, but the header has a token column '" + fm.token + "' (drop the flag to use it)");
-  const size_t c_experts = find(fm.experts, "experts", true);
   const size_t c_weights = find(fm.weights, "weights", false), c_logits = find(fm.logits, "logits", false);
   std::vector<std::pair<size_t, std::string>> where;
   for (const auto& [key, value] : opts.where) {
@@ -125,13 +124,7 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
       const uint32_t token = u32(c_token, "token", 0), layer = u32(c_layer, "layer", 0);
       list(c_experts, "experts");
       experts.clear();
-      for (const auto& it : items) {
-        auto v = parse_uint(it);
-        if (!v || *v > 0xFFFFFFFFu)
-          throw input_error(origin, ln, "experts",
-                            "expert id '" + std::string(it) + "' is not a non-negative integer");
-        experts.push_back(static_cast<uint32_t>(*v));
-      }
+      for (const auto& it : items) experts.push_back(parse_expert_id(it, shape.experts, origin, ln));
       auto floats = [&](size_t c, const char* field, std::vector<float>& out) {
         out.clear();
         if (c == kAbsent) return;

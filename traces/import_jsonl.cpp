@@ -7,8 +7,10 @@
 // weights and logits are optional, present on every record or on none. List fields are JSON arrays or
 // strings in a csv_util.h split_list form ("[1, 2]", "1;2", "1 2"). Other keys are ignored, so engines can
 // log more; --where KEY=VALUE skips records (a meta line) before their fields are read. Blank lines and a
-// UTF-8 byte order mark are skipped. A last line without its newline needs no warning here: a record cut
-// anywhere before its closing brace is not valid JSON, so it is an error (noting the missing newline).
+// UTF-8 byte order mark are skipped. A last line without its newline is read when it is a complete record,
+// with the warning every text importer gives (csv_util.h warn_if_cut: the file may have been cut while
+// being written, for instance between two records' lines); a record cut before its closing brace is not
+// valid JSON, so it is an error noting the missing newline.
 #include <cmath>
 
 #include "core/error.h"
@@ -23,20 +25,13 @@ constexpr const char* kNotARecordHint = " (not a routing record? keep only recor
 
 class RecordReader {
  public:
-  RecordReader(const std::string& origin, uint64_t line) : origin_(origin), line_(line) {}
+  RecordReader(const std::string& origin, uint64_t line, uint32_t experts)
+      : origin_(origin), line_(line), experts_(experts) {}
 
-  uint32_t uint_field(const nlohmann::json& obj, const std::string& key, const char* field, bool required,
-                      uint32_t dflt) const {
+  // An absent key is `dflt`: required keys were checked for all at once (require_keys).
+  uint32_t uint_field(const nlohmann::json& obj, const std::string& key, const char* field, uint32_t dflt) const {
     auto it = obj.find(key);
-    if (it == obj.end()) {
-      if (required)
-        throw input_error(
-            origin_, line_, field,
-            "missing (key \"" + key + "\")" +
-                (std::string_view(field) == "token" ? "; to number tokens by file order: --token-from order"
-                                                    : kNotARecordHint));
-      return dflt;
-    }
+    if (it == obj.end()) return dflt;
     if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
       throw input_error(origin_, line_, field, "not an unsigned 32-bit integer: " + it->dump());
     return static_cast<uint32_t>(it->get<uint64_t>());
@@ -56,25 +51,20 @@ class RecordReader {
 
   void ids(const nlohmann::json& obj, const std::string& key, std::vector<uint32_t>& out) const {
     out.clear();
-    auto it = obj.find(key);
-    if (it == obj.end())
-      throw input_error(origin_, line_, "experts", "missing (key \"" + key + "\")" + kNotARecordHint);
-    if (it->is_string()) {
-      for (std::string_view item : string_list(*it, "experts")) {
-        auto v = parse_uint(item);
-        if (!v || *v > 0xFFFFFFFFu)
-          throw input_error(origin_, line_, "experts",
-                            "expert id '" + std::string(item) + "' is not a non-negative integer");
-        out.push_back(static_cast<uint32_t>(*v));
-      }
+    const nlohmann::json& v = obj.at(key);  // present: require_keys
+    if (v.is_string()) {
+      for (std::string_view item : string_list(v, "experts"))
+        out.push_back(parse_expert_id(item, experts_, origin_, line_));
       return;
     }
-    if (!it->is_array()) throw input_error(origin_, line_, "experts", "not an array of expert ids");
-    for (const auto& v : *it) {
-      if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xFFFFFFFFu)
-        throw input_error(origin_, line_, "experts",
-                          "expert id " + v.dump() + " is not a non-negative integer");
-      out.push_back(static_cast<uint32_t>(v.get<uint64_t>()));
+    if (!v.is_array()) throw input_error(origin_, line_, "experts", "not an array of expert ids");
+    for (const auto& id : v) {
+      // A whole number too large for 64 bits arrives as a float: out of range as well, not "not an integer".
+      if (id.is_number_float() && id.get<double>() >= 0 && std::floor(id.get<double>()) == id.get<double>())
+        throw expert_id_out_of_range(id.dump(), experts_, origin_, line_);
+      if (!id.is_number_unsigned())
+        throw input_error(origin_, line_, "experts", "expert id " + id.dump() + " is not a non-negative integer");
+      out.push_back(parse_expert_id(id.dump(), experts_, origin_, line_));
     }
   }
 
@@ -116,7 +106,24 @@ class RecordReader {
 
   const std::string& origin_;
   uint64_t line_;
+  uint32_t experts_;
 };
+
+// Every required key the record lacks, in one error that lists the record's keys.
+void require_keys(const nlohmann::json& obj, const FieldMap& fm, bool token_from_order, const std::string& origin,
+                  uint64_t line) {
+  std::vector<MissingField> missing;
+  if (!token_from_order && !obj.contains(fm.token)) missing.push_back({"token", fm.token});
+  if (!obj.contains(fm.layer)) missing.push_back({"layer", fm.layer});
+  if (!obj.contains(fm.experts)) missing.push_back({"experts", fm.experts});
+  if (missing.empty()) return;
+  std::vector<std::string> keys;
+  for (auto it = obj.begin(); it != obj.end(); ++it) keys.push_back(it.key());
+  const bool token = missing.front().field == "token";
+  throw missing_fields_error(origin, line, missing, "key", "the record", keys, true,
+                             std::string(token ? "; to number tokens by file order: --token-from order" : "") +
+                                 kNotARecordHint);
+}
 
 // --where: does the record's KEY hold VALUE (a string as itself, anything else as its compact JSON)?
 bool matches(const nlohmann::json& obj, const std::vector<std::pair<std::string, std::string>>& where) {
@@ -159,17 +166,19 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const TextI
       if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
       if (!matches(obj, opts.where)) {
         rc.skip_filtered();
+        warn_if_cut(lines, origin);
         continue;
       }
-      RecordReader rr(origin, ln);
-      const uint32_t seq = rr.uint_field(obj, fm.seq, "seq", false, 0);
+      require_keys(obj, fm, opts.token_from_order, origin, ln);
+      RecordReader rr(origin, ln, shape.experts);
+      const uint32_t seq = rr.uint_field(obj, fm.seq, "seq", 0);
       const Phase phase = rr.phase_field(obj, fm.phase);
       if (opts.token_from_order && obj.contains(fm.token))
         throw input_error(origin, ln, "token",
                           "--token-from order, but the record has a token key \"" + fm.token +
                               "\" (drop the flag to use it)");
-      const uint32_t token = opts.token_from_order ? 0 : rr.uint_field(obj, fm.token, "token", true, 0);
-      const uint32_t layer = rr.uint_field(obj, fm.layer, "layer", true, 0);
+      const uint32_t token = opts.token_from_order ? 0 : rr.uint_field(obj, fm.token, "token", 0);
+      const uint32_t layer = rr.uint_field(obj, fm.layer, "layer", 0);
       rr.ids(obj, fm.experts, experts);
       const bool has_w = rr.floats(obj, fm.weights, "weights", weights);
       const bool has_l = rr.floats(obj, fm.logits, "logits", logits);
@@ -190,6 +199,7 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const TextI
     } catch (const Error& e) {
       throw note_if_cut(lines, e);
     }
+    warn_if_cut(lines, origin);
   }
   if (lines_seen == 0) throw input_error(origin, 0, "", "no routing records (blank file)");
   return std::move(rc).finish(with_weights, with_logits, 0);

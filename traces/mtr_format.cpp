@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hash64.h"
+#include "core/input_file.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::traces {
@@ -682,40 +683,41 @@ struct Mapping {
   }
 };
 
-std::shared_ptr<Mapping> map_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+// Maps the whole of an opened regular file (the caller checked that it is one).
+std::shared_ptr<Mapping> map_file(const InputFile& in) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw Error(path + ": cannot stat: " + std::strerror(err));
-  }
+  if (::fstat(in.fd(), &st) != 0) throw Error(in.path() + ": cannot stat: " + std::strerror(errno));
   auto m = std::make_shared<Mapping>();
   m->len = static_cast<size_t>(st.st_size);
   if (m->len > 0) {
-    void* p = ::mmap(nullptr, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(path + ": cannot map: " + std::strerror(err));
-    }
+    void* p = ::mmap(nullptr, m->len, PROT_READ, MAP_PRIVATE, in.fd(), 0);
+    if (p == MAP_FAILED) throw Error(in.path() + ": cannot map: " + std::strerror(errno));
     m->addr = p;
   }
-  ::close(fd);
   return m;
 }
 
 }  // namespace
 
-Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
-  const auto m = map_file(path);
-  Reader r(static_cast<const unsigned char*>(m->addr), m->len, path);
+Trace read_mtr(const InputFile& in, const MtrReadOptions& opts) {
+  in.require_regular(kMtrNeedsAFile);
+  const auto m = map_file(in);
+  Reader r(static_cast<const unsigned char*>(m->addr), m->len, in.path());
   return r.parse(opts, m);
 }
 
+Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
+  return read_mtr(InputFile(path), opts);
+}
+
 std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use, const MtrReadOptions& opts) {
-  const auto m = map_file(path);
+  // Only a regular file can hold the section the caller would use; anything else (a pipe above all) must
+  // not even be opened here, since the caller reads it next and a pipe can be read once.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const InputFile in(path);
+  if (!in.regular()) return std::nullopt;
+  const auto m = map_file(in);
   Reader r(static_cast<const unsigned char*>(m->addr), m->len, path);
   return r.parse_lookups(opts, with_next_use, m);
 }

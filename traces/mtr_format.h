@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "core/cache_config.h"
+#include "core/input_file.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {
@@ -52,7 +53,11 @@ void write_mtr(const Trace& trace, const std::string& path, const MtrWriteOption
 // The same bytes in memory (tests, fuzz seeds).
 std::string encode_mtr(const Trace& trace, const MtrWriteOptions& wo = {});
 
+// The reader maps the file, so a pipe or another stream is refused with kMtrNeedsAFile's advice.
+inline constexpr const char* kMtrNeedsAFile = "the .mtr reader maps the file";
 Trace read_mtr(const std::string& path, const MtrReadOptions& opts = {});
+// The same for an input already opened (load_trace detected the format from its first bytes).
+Trace read_mtr(const InputFile& in, const MtrReadOptions& opts = {});
 // Parses a copy of `bytes` (so any alignment of the input works); `origin` names it in errors.
 Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrReadOptions& opts = {});
 
@@ -84,7 +89,8 @@ struct MtrLookups {
 };
 
 // nullopt when `path` is not an .mtr file (no magic) or has no lookup index section: the caller then
-// loads the trace as usual (and load_trace reports whatever is wrong with it).
+// loads the trace as usual (and load_trace reports whatever is wrong with it). A path that is not a regular
+// file (a pipe, /dev/stdin from a pipe) is nullopt without being opened, so its bytes are left to load_trace.
 std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use,
                                            const MtrReadOptions& opts = {});
 std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin,

@@ -1,12 +1,10 @@
 #include "traces/trace_io.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/model_spec.h"
 #include "traces/mtr_format.h"
 
@@ -62,20 +60,6 @@ TextImportOptions text_import_options(const LoadOptions& opts) {
 namespace {
 
 constexpr size_t kHeadBytes = 4096;
-
-// The first kHeadBytes of the file; `complete` says whether that is the whole file.
-std::string read_head(const std::string& path, bool& complete) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::string head(kHeadBytes + 1, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  complete = head.size() <= kHeadBytes;
-  if (!complete) head.resize(kHeadBytes);
-  return head;
-}
 
 // The options that only JSONL/CSV input takes, as their flag names.
 std::vector<std::string> text_only_options(const LoadOptions& o) {
@@ -137,8 +121,11 @@ Trace load_trace(const std::string& path, const LoadOptions& opts) {
     shape.layers = model->moe_layers;
     shape.experts = model->routed_experts;
   }
-  bool complete = false;
-  const std::string head = read_head(path, complete);
+  // One open for detection and parsing: a pipe or FIFO can be read only once.
+  InputFile in(path);
+  const std::string_view prefix = in.peek(kHeadBytes + 1);
+  const bool complete = prefix.size() <= kHeadBytes;
+  const std::string_view head = prefix.substr(0, kHeadBytes);
   if (head.empty()) throw input_error(path, 0, "", "empty file");
   if (fmt == "auto") {
     fmt = detect_format(head);
@@ -157,9 +144,9 @@ Trace load_trace(const std::string& path, const LoadOptions& opts) {
   }
   Trace t;
   if (fmt == "mtr") {
-    t = read_mtr(path);
+    t = read_mtr(in);
   } else {
-    const std::string text = read_file(path);
+    const std::string text = in.read_all();
     if (fmt == "bigmoe")
       t = import_bigmoe(text, path, shape);
     else if (fmt == "jsonl")

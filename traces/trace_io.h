@@ -8,8 +8,13 @@
 // A UTF-8 byte order mark before the text is skipped. Before that, and for every text format, the first
 // 4 KiB are checked: a NUL byte or invalid UTF-8 is "FILE: not a text trace (binary data at byte N)"; a
 // file named *.mtr without the magic is "FILE: not an .mtr file (no MOESIMTR magic at byte 0)" (unless
-// --format names a text format); a directory is "FILE: is a directory". LoadOptions::format ("mtr",
-// "bigmoe", "jsonl", "csv") overrides the detection.
+// --format names a text format); a directory is "FILE: is a directory, not a file". LoadOptions::format
+// ("mtr", "bigmoe", "jsonl", "csv") overrides the detection.
+//
+// The file is opened once (core/input_file.h): the format is detected from a buffered prefix of the same
+// stream the importer then reads, so a FIFO, a pipe as /dev/stdin or a shell's <(cmd) works for every text
+// format. The .mtr reader maps the file, so .mtr input must be a regular file; anything else is "FILE: is
+// not a regular file (a pipe); the .mtr reader maps the file: save it to a file first".
 //
 // `fields` maps record fields to the user's key/column names for JSONL and CSV:
 // "seq=KEY,token=KEY,layer=KEY,experts=KEY,weights=KEY,phase=KEY,logits=KEY" (any subset; defaults are the

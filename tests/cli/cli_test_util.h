@@ -23,6 +23,14 @@ inline std::string temp_path(const std::string& name) {
   return (dir / name).string();
 }
 
+// An empty folder of its own for one test: PREFIX_PID_NAME under the temporary directory (emptied first).
+inline std::filesystem::path fresh_test_dir(const std::string& prefix, const std::string& test_name) {
+  const auto dir = std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(getpid()) + "_" + test_name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;

@@ -43,7 +43,7 @@ class TempDir {
     fs::remove_all(path_, ec);
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
-  // Names in the folder, sorted (a leftover "*.tmp.*" shows up here).
+  // Names in the folder, sorted (a leftover temporary file shows up here).
   std::vector<std::string> names() const {
     std::vector<std::string> v;
     for (const auto& e : fs::directory_iterator(path_)) v.push_back(e.path().filename().string());
@@ -75,6 +75,30 @@ TEST(AtomicFile, RegularFileAppearsOnlyOnCommit) {
   }
   EXPECT_EQ(read_file(p), "new content\n");
   EXPECT_EQ(d.names(), std::vector<std::string>{"out.txt"});
+}
+
+TEST(AtomicFile, TemporaryNameIsShortWhateverTheTarget) {
+  TempDir d;
+  // A target name as long as the file system allows: "<target>.tmp..." would not fit, a short name does.
+  const long name_max = ::pathconf(d.file("").c_str(), _PC_NAME_MAX);
+  ASSERT_GT(name_max, 20);
+  const std::string p = d.file(std::string(static_cast<size_t>(name_max), 'x'));
+  {
+    AtomicFile f(p);
+    f.write("long\n");
+    const auto names = d.names();
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_TRUE(is_temporary_output_name(names[0])) << names[0];
+    EXPECT_TRUE(names[0].starts_with(".moesim-"));
+    f.commit();
+  }
+  EXPECT_EQ(read_file(p), "long\n");
+  EXPECT_EQ(d.names().size(), 1u);
+  EXPECT_FALSE(is_temporary_output_name("results.csv"));
+  EXPECT_FALSE(is_temporary_output_name(".moesim-"));
+  // Two files open at once in one folder get two names.
+  AtomicFile a(d.file("a")), b(d.file("b"));
+  EXPECT_EQ(d.names().size(), 3u);
 }
 
 TEST(AtomicFile, ErrorBeforeCommitLeavesTargetAndNoTempFile) {

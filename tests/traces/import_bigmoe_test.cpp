@@ -91,13 +91,22 @@ TEST(ImportBigmoe, BadPreamble) {
   EXPECT_THAT(bigmoe_error(with_line(4, "")), HasSubstr("field 'expert_bytes'"));  // one layer lacks its size
   EXPECT_THAT(bigmoe_error(with_line(4, "# layer=0 expert_bytes=5 dense_bytes=1")), HasSubstr("t.csv:4: field 'layer'"));
   EXPECT_THAT(bigmoe_error(with_line(5, "turn,phase,step,layer,slot,expert,weight,residency")),
-              HasSubstr("t.csv:5: field 'expert_bytes': column missing"));
+              HasSubstr("t.csv:5: field 'expert_bytes': missing (no column named 'expert_bytes' in the header row, "
+                        "which has: turn, phase, step, layer, slot, expert, weight, residency)"));
+  // Several at once, without --fields advice (the columns of route_trace are fixed).
+  const std::string two = bigmoe_error(with_line(5, "turn,phase,step,layer,expert,weight,residency"));
+  EXPECT_THAT(two, HasSubstr("t.csv:5: fields 'slot', 'expert_bytes': missing (no column named 'slot', "
+                             "'expert_bytes' in the header row, which has: turn, phase"));
+  EXPECT_THAT(two, ::testing::Not(HasSubstr("--fields")));
 }
 
 TEST(ImportBigmoe, BadRows) {
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0")), HasSubstr("t.csv:7: 8 columns, the header has 9"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0,1000,9")), HasSubstr("t.csv:7: 10 columns"));
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,x3,0.4,0,1000")), HasSubstr("t.csv:7: field 'expert': not an"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,x3,0.4,0,1000")), HasSubstr("t.csv:7: field 'expert': expert id 'x3' is not a non-negative integer"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,4294967296,0.4,0,1000")),
+              HasSubstr("t.csv:7: field 'expert': expert id 4294967296 outside [0, 4): out of range (the model has 4 "
+                        "experts)"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,heavy,0,1000")), HasSubstr("t.csv:7: field 'weight'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,yes,1000")), HasSubstr("t.csv:7: field 'residency'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,-1,0,1,3,0.4,0,1000")), HasSubstr("t.csv:7: field 'step'"));

@@ -46,7 +46,16 @@ TEST(ImportCsv, MappedColumnsAndOptionalOnes) {
   EXPECT_EQ(t.phase(0), Phase::kDecode);
   EXPECT_EQ(t.seq(0), 0u);
   EXPECT_FALSE(t.has_weights());
-  EXPECT_THAT(csv_error("pos,L,ids\n0,0,1;2\n"), HasSubstr("r.csv:1: field 'token': no column named 'token'"));
+  EXPECT_THAT(csv_error("pos,L,ids\n0,0,1;2\n"),
+              HasSubstr("r.csv:1: fields 'token', 'layer', 'experts': missing (no column named 'token', 'layer', "
+                        "'experts' in the header row, which has: pos, L, ids); map them with --fields "
+                        "token=NAME,layer=NAME,experts=NAME, or number tokens by row order with --token-from order"));
+  EXPECT_THAT(csv_error("token,L,ids\n0,0,1;2\n"),
+              HasSubstr("r.csv:1: fields 'layer', 'experts': missing (no column named 'layer', 'experts' in the "
+                        "header row, which has: token, L, ids); map them with --fields layer=NAME,experts=NAME"));
+  EXPECT_THAT(csv_error("token,layer,ids\n0,0,1;2\n"),
+              HasSubstr("r.csv:1: field 'experts': missing (no column named 'experts' in the header row, which "
+                        "has: token, layer, ids); map it with --fields experts=NAME"));
 }
 
 TEST(ImportCsv, BadInputs) {

@@ -62,7 +62,12 @@ TEST(ImportJsonl, MappedKeyNames) {
   EXPECT_EQ(t.tokens(Phase::kDecode), 3u);
   EXPECT_TRUE(t.has_weights());
   // Without the mapping the required keys are missing.
-  EXPECT_THAT(jsonl_error(read_file(path)), HasSubstr("r.jsonl:1: field 'token': missing (key \"token\")"));
+  // All of them in one error, with the keys the record has instead.
+  const std::string e = jsonl_error(read_file(path));
+  EXPECT_THAT(e, HasSubstr("r.jsonl:1: fields 'token', 'layer', 'experts': missing (no key named 'token', 'layer', "
+                           "'experts' in the record, which has: "));
+  EXPECT_THAT(e, HasSubstr("moe_layer, "));
+  EXPECT_THAT(e, HasSubstr("; map them with --fields token=NAME,layer=NAME,experts=NAME"));
 }
 
 TEST(ImportJsonl, PhaseValues) {
@@ -91,6 +96,21 @@ TEST(ImportJsonl, BadInputs) {
               HasSubstr("r.jsonl:2: field 'experts': expert id -2"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,70000],"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': expert id 70000 outside"));
+  // Too large for 32 bits, for 64 bits, or as a list string: out of range, not "not a non-negative integer".
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 65536): out of range (a trace "
+                        "holds expert ids up to 65535)"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,184467440737095516160],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 1.844674407370955e+20 outside [0, 65536): out of "
+                        "range"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"1;4294967296","weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 65536): out of range"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})", "",
+                          ImportShape{0, 16}),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 16): out of range (the model "
+                        "has 16 experts)"));
+  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2.5],"weights":[0.5,0.5]})"),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 2.5 is not a non-negative integer"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":{"a":1},"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': not an array"));
   // A list written as a string must be a well-formed list of ids.

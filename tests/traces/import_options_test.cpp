@@ -118,7 +118,8 @@ TEST(ImportOptions, TokenFromOrder) {
   EXPECT_THAT(error_of([] { (void)import_csv("layer,experts\n0,1\n", "o.csv"); }),
               HasSubstr("--token-from order"));
   EXPECT_THAT(error_of([] { (void)import_jsonl("{\"layer\":0,\"experts\":[1]}\n", "o.jsonl"); }),
-              HasSubstr("o.jsonl:1: field 'token': missing (key \"token\"); to number tokens by file order: "
+              HasSubstr("o.jsonl:1: field 'token': missing (no key named 'token' in the record, which has: "
+                        "experts, layer); map it with --fields token=NAME; to number tokens by file order: "
                         "--token-from order"));
 }
 
@@ -318,6 +319,23 @@ TEST(ImportOptions, LastLineWithoutNewline) {
   });
   ASSERT_EQ(w2.size(), 1u);
   EXPECT_THAT(w2[0], HasSubstr("cut.route.csv:4: the last line has no newline"));
+  // JSONL: a complete last record without its newline warns as CSV does (the file may end between records
+  // because the writer was stopped), and so does one that --where skips.
+  auto w3 = warnings_of([] {
+    (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n{\"token\":1,\"layer\":0,\"experts\":[2]}",
+                       "cut.jsonl");
+  });
+  ASSERT_EQ(w3.size(), 1u);
+  EXPECT_THAT(w3[0], HasSubstr("cut.jsonl:2: the last line has no newline; the file may have been cut"));
+  TextImportOptions where;
+  where.where = {{"type", "route"}};
+  auto w4 = warnings_of([&] {
+    (void)import_jsonl("{\"type\":\"route\",\"token\":0,\"layer\":0,\"experts\":[1]}\n{\"type\":\"meta\"}",
+                       "cut.jsonl", where);
+  });
+  EXPECT_THAT(w4, ::testing::Contains(HasSubstr("cut.jsonl:2: the last line has no newline")));
+  EXPECT_TRUE(warnings_of([] { (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "ok.jsonl"); })
+                  .empty());
   // With the newline, no warning.
   EXPECT_TRUE(warnings_of([] { (void)import_csv("token,layer,experts\n0,0,1\n", "ok.csv"); }).empty());
 }

@@ -196,7 +196,7 @@ TEST(TraceIo, DetectsFormatsByContent) {
   // A real .mtr under any name is found by its magic.
   save_mtr(load_trace(dir + "/t.jsonl"), dir + "/real.bin");
   EXPECT_EQ(load_trace(dir + "/real.bin").records(), 1u);
-  EXPECT_EQ(load_error(dir), dir + ": is a directory");
+  EXPECT_EQ(load_error(dir), dir + ": is a directory, not a file");
   // Import-only options on fixed-column formats are refused, naming the option.
   lo = {};
   lo.skip_warmup = true;
@@ -289,8 +289,10 @@ TEST(RealKinds, VllmJsonlWithMetaLineAndWarmup) {
   EXPECT_EQ(std::vector<uint16_t>(e.begin(), e.end()), (std::vector<uint16_t>{41, 7, 63, 12, 30, 5, 18, 50}));
   // Without --where the meta line is an error naming it; without --skip-warmup the dummy tokens stay in.
   lo.where.clear();
-  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: field 'layer': missing (key \"layer\") (not a routing record? keep only "
-                        "records with --where KEY=VALUE)"));
+  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: fields 'layer', 'experts': missing (no key named 'layer', 'topk_ids' in the "
+                        "record, which has: engine, model, num_experts, num_layers, top_k, type); map them with "
+                        "--fields layer=NAME,experts=NAME (not a routing record? keep only records with --where "
+                        "KEY=VALUE)"));
   lo.where = {"type=route"};
   lo.skip_warmup = false;
   set_warnings_printed(false);
