@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/io_guard.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -144,6 +145,8 @@ int main(int argc, char** argv) {
       "-q,--quiet", [] { moesim::set_progress_enabled(false); },
       "No progress bars (they are drawn only on a terminal anyway); warnings and errors still print");
   build_tree(app);
+  // Once every command has declared its options: the checks every option gets (cli/option_checks.h).
+  moesim::cli::add_option_checks(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -93,13 +93,6 @@ void check_option(CLI::Option& opt) {
   }
 }
 
-// The root of the command tree (cli/main.cpp sets up a command registered with an empty path on the root
-// itself); the checks go on when parsing starts, once every command has declared its options.
-void setup_root(CLI::App& root) {
-  CLI::App* r = &root;
-  root.preparse_callback([r](std::size_t) { add_option_checks(*r); });
-}
-
 }  // namespace
 
 void add_option_checks(CLI::App& app) {
@@ -160,4 +153,3 @@ CLI::Option* add_jobs_option(CLI::App& app, unsigned& jobs, const std::string& h
 
 }  // namespace moesim::cli
 
-MOESIM_CLI_COMMAND("", "", moesim::cli::setup_root);

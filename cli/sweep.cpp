@@ -39,6 +39,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/option_checks.h"
 #include "cli/sweep_spec.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -100,7 +101,8 @@ std::string rough_duration(double s) {
 }
 
 // Leftovers of a killed run of this sweep in DIR: the commands' outputs and temporary files in points/ (the
-// sweep's own folder, where only point files are kept) and the temporaries of results.csv and manifest.json.
+// sweep's own folder, where only point files are kept) and the temporaries AtomicFile left beside results.csv and
+// manifest.json (is_temporary_output_name: only moesim names files that way, and a shard owns its folder).
 // Returns how many were removed.
 size_t remove_stale_temporaries(const fs::path& dir) {
   size_t removed = 0;
@@ -112,7 +114,7 @@ size_t remove_stale_temporaries(const fs::path& dir) {
     if (!sweep::is_point_file(e.path())) drop(e.path());
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("results.csv.", 0) == 0 || name.rfind("manifest.json.", 0) == 0) drop(e.path());
+    if (is_temporary_output_name(name)) drop(e.path());
   }
   return removed;
 }
@@ -141,6 +143,7 @@ void run_command(std::vector<std::string> args) {
   if (it == cmds.end()) throw Error("sweep: no command '" + args[0] + "'");
   CLI::App app{it->description, "moesim " + args[0]};
   it->setup(app);
+  add_option_checks(app);  // a point's options are checked as on the command line
   args.erase(args.begin());
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   app.parse(args);

@@ -292,9 +292,8 @@ TEST_F(SweepCli, ResumeRemovesAKilledRunsTemporaries) {
   fs::remove(out + "/points/" + id + ".json");
   // What SIGKILL leaves: temporaries of point files, of a command's output and of the CSV and manifest,
   // and a command's output in flight. A file of the user's own beside them is kept.
-  const std::vector<std::string> stale = {"points/" + id + ".json.tmp.4242.0", "points/" + id + ".out",
-                                          "points/" + id + ".out.tmp.4242.1", "results.csv.tmp.4242.2",
-                                          "manifest.json.tmp.4242.3"};
+  const std::vector<std::string> stale = {"points/.moesim-a1b2c3", "points/" + id + ".out",
+                                          "points/.moesim-d4e5f6", ".moesim-g7h8i9", ".moesim-j0k1l2"};
   for (const auto& f : stale) std::ofstream(out + "/" + f) << "partial";
   std::ofstream(out + "/notes.txt") << "mine";
   const CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --shard 2/4 --resume -o " + out);

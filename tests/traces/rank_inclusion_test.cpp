@@ -143,7 +143,7 @@ TEST(RankInclusion, GivenValuesAreSortedPaddedAndRescaled) {
 
 TEST(RankInclusion, ParsesInlineAndFileListsWithClearErrors) {
   EXPECT_EQ(parse_inclusion_list("[0.5, 0.25, 0.25]"), (std::vector<double>{0.5, 0.25, 0.25}));
-  EXPECT_NE(error_of([] { parse_inclusion_list("[0.5, \"x\"]"); }).find("entry 1 is not a number"),
+  EXPECT_NE(error_of([] { parse_inclusion_list("[0.5, \"x\"]"); }).find("[1]: expected a finite number, found the string \"x\""),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_inclusion_list("[]"); }).find("non-empty JSON list"), std::string::npos);
   const std::string path = ::testing::TempDir() + "/rank_inclusion_test.json";
