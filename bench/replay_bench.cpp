@@ -1,7 +1,8 @@
-// Replay fast-path throughput (sim/replay.h): lookups per second of one eviction policy, single-threaded,
-// on a ~10-million-lookup stream made by tiling the bundled real Qwen3-30B-A3B route trace (48 layers x
-// 128 experts = 6,144 keys). Tiling repeats the trace's lookup stream (prefill pass, then decode) back to
-// back, as if the same request were served again and again, and recomputes next_use across the tiles.
+// Replay fast-path throughput (replay/cache_replay.h): lookups per second of one eviction policy,
+// single-threaded, on a ~10-million-lookup stream made by tiling the bundled real Qwen3-30B-A3B route trace
+// (48 layers x 128 experts = 6,144 keys). Tiling repeats the trace's lookup stream (prefill pass, then
+// decode) back to back, as if the same request were served again and again, and recomputes next_use across
+// the tiles.
 //
 //   ./build/bench/bench_replay --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -16,7 +17,7 @@
 #include <string>
 
 #include "core/eviction.h"
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 

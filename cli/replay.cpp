@@ -1,5 +1,5 @@
-// `moesim replay`: the cache-only fast path (sim/replay.h): hit rates of eviction policies on a trace, for
-// one capacity or a sweep, per-layer or global scope, without the timing model.
+// `moesim replay`: the cache-only fast path (replay/cache_replay.h): hit rates of eviction policies on a
+// trace, for one capacity or a sweep, per-layer or global scope, without the timing model.
 //
 // Capacity (core/eviction.h, CacheCapacity):
 //   a plain number N = N experts PER LAYER: scope layer -> every layer's cache holds N experts;
@@ -9,9 +9,9 @@
 //     from the trace header (expert_bytes) or, when it has none, from --model; an error if neither.
 // Degenerate configurations: a capacity below one expert or below the top-k of a layer is an error; an
 // invocation (e.g. a prefill pass) needing more experts than the capacity is counted and reported.
-#include "sim/replay.h"
-#include "sim/replay_prefetch.h"
-#include "sim/replay_routing.h"
+#include "replay/cache_replay.h"
+#include "replay/prefetch_replay.h"
+#include "replay/routing_replay.h"
 #include "serving/workload.h"
 
 #include <algorithm>
@@ -54,10 +54,10 @@ struct Args {
   unsigned threads = 1;
   bool json = false;
   std::string out = "-";
-  // Routing policies and lifetimes (sim/replay_routing.h): any of these takes the token-level path.
+  // Routing policies and lifetimes (replay/routing_replay.h): any of these takes the token-level path.
   std::vector<std::string> routing;
   bool lifetime = false;
-  // Prefetch policies (sim/replay_prefetch.h): each runs on top of every (eviction, budget).
+  // Prefetch policies (replay/prefetch_replay.h): each runs on top of every (eviction, budget).
   std::vector<std::string> prefetch;
   uint64_t seed = 1;
   uint32_t oracle_passes = 4;
@@ -385,7 +385,7 @@ void setup(CLI::App& app) {
   app.add_flag("--lifetime", a->lifetime, "Also measure cache lifetimes (the token-level path, Table-2 layout)");
   app.add_option("--oracle-passes", a->oracle_passes,
                  "Fixed-point passes at most for an oracle eviction under a cache-dependent routing "
-                 "(sim/replay_routing.h)")
+                 "(replay/routing_replay.h)")
       ->capture_default_str();
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   add_trace_format_options(app, a->load);

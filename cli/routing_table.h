@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/cache_config.h"
-#include "sim/replay_routing.h"
+#include "replay/routing_replay.h"
 #include "traces/trace.h"
 
 namespace moesim::cli {

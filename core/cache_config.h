@@ -78,7 +78,7 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
 std::vector<uint64_t> key_frequencies(std::span<const uint32_t> keys, uint32_t num_keys);
 
 // A lookup stream seen through spans, so that core does not depend on traces/ (built from a
-// traces::LookupStream by sim/replay). inv_phase: 1 = decode (traces::Phase::kDecode), 0 = prefill.
+// traces::LookupStream by replay/cache_replay). inv_phase: 1 = decode (traces::Phase::kDecode), 0 = prefill.
 struct LookupView {
   std::span<const uint32_t> inv_begin;  // [invocations + 1]
   std::span<const uint16_t> inv_layer;  // [invocations]

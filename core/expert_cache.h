@@ -1,7 +1,8 @@
 // The cache: residency, capacity accounting and the invocation protocol over an eviction policy
 // (core/eviction_policy.h), for both the timed pipeline and the devirtualized replay fast path.
 //
-// Invocation protocol (the unit of lookup is one layer invocation, traces/lookup_stream.h):
+// Invocation protocol (the unit of lookup is one layer invocation, traces/lookup_stream.h; every caller walks
+// it through core/invocation_walker.h, which owns the order of the calls below):
 //   cache.begin_invocation(layer, decode)
 //   cache.lookup(key, next_use)  for each UNIQUE key of the invocation  -> hit or miss; a miss is admitted
 //   cache.refresh(key)           for each refresh of the invocation (traces/lookup_stream.h): a key looked up
@@ -26,7 +27,7 @@
 // Two ways to drive a policy:
 //   * general path (the timed pipeline, core/pipeline): ExpertCache = BasicCache<EvictionPolicy>, one
 //     virtual call per hook, evicted keys reported per invocation;
-//   * fast path (sim/replay): EvictionPolicy::replay(view) runs the whole lookup stream through
+//   * fast path (replay/cache_replay): EvictionPolicy::replay(view) runs the whole lookup stream through
 //     BasicCache<Derived> with Derived a `final` class, so every hook is devirtualized and inlined.
 //     Policies get it for free by deriving from EvictionPolicyBase<Derived>.
 // Both paths execute the same code (BasicCache), so they give identical counts.
@@ -42,6 +43,7 @@
 
 #include "core/cache_config.h"
 #include "core/eviction_policy.h"
+#include "core/invocation_walker.h"
 
 namespace moesim {
 
@@ -175,23 +177,9 @@ class BasicCache {
 template <typename P>
 CacheCounters replay_stream(P& policy, const CacheConfig& cfg, const LookupView& v) {
   BasicCache<P> cache(cfg, policy);
-  const bool have_next_use = !v.next_use.empty();
-  const bool have_refresh = !v.refresh_begin.empty();
-  const uint32_t* keys = v.key.data();
-  const uint32_t* next = v.next_use.data();
   const size_t n = v.invocations();
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t b = v.inv_begin[i], e = v.inv_begin[i + 1];
-    cache.begin_invocation(v.inv_layer[i], v.inv_phase[i] == 1);
-    if (have_next_use) {
-      for (uint32_t j = b; j < e; ++j) cache.lookup(keys[j], next[j]);
-    } else {
-      for (uint32_t j = b; j < e; ++j) cache.lookup(keys[j], kNeverUsedAgain);
-    }
-    if (have_refresh)
-      for (uint32_t r = v.refresh_begin[i]; r < v.refresh_begin[i + 1]; ++r) cache.refresh(keys[v.refresh[r]]);
-    cache.end_invocation(e - b);
-  }
+  for (size_t i = 0; i < n; ++i)
+    InvocationWalker::walk_stream(cache, v, static_cast<uint32_t>(i), [](uint32_t, uint32_t, bool) {});
   return cache.counters();
 }
 

@@ -515,10 +515,8 @@ void Pipeline::start_invocation(uint32_t inv) {
   for (const auto& d : original_) kept_[d.expert] = 0;
   for (const auto& d : demands_) kept_[d.expert] = 0;
 
-  residency_.begin_invocation(layer, decode);
-  for (const auto& d : demands_) {
-    const uint32_t key = layer * w.experts + d.expert;
-    const LookupResult found = residency_.lookup(key, d.next_use, d.tokens);
+  // Each lookup's result becomes the expert's loads before the next lookup (core/invocation_walker.h).
+  const auto on_lookup = [&](const ExpertDemand& d, uint32_t key, const LookupResult& found) {
     const auto si = static_cast<size_t>(found.state);
     ++result.states.lookups[si];
     if (decode) ++result.states.decode_lookups[si];
@@ -542,18 +540,8 @@ void Pipeline::start_invocation(uint32_t inv) {
       ++result.states.in_flight;
       wait_for_inflight(v, key, first, dense_op);
     }
-  }
-  // The router's duplicate touches refresh their experts (traces/lookup_stream.h), those still requested.
-  const auto& refresh_begin = w.lookups.refresh_begin;
-  if (!refresh_begin.empty() && refresh_begin[inv] != refresh_begin[inv + 1]) {
-    for (const auto& d : demands_) kept_[d.expert] = 1;
-    for (uint32_t r = refresh_begin[inv]; r < refresh_begin[inv + 1]; ++r) {
-      const uint32_t key = w.lookups.key[w.lookups.refresh[r]];
-      if (kept_[key - layer * w.experts]) residency_.refresh(key);
-    }
-    for (const auto& d : demands_) kept_[d.expert] = 0;
-  }
-  residency_.end_invocation(static_cast<uint32_t>(demands_.size()));
+  };
+  walker_.walk_demands(residency_, w.lookups, inv, demands_, on_lookup);
   note_peaks();
   scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
                                     std::max(opt_.layout.shards, 1u)},
@@ -638,6 +626,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   result.timeline_last_step = opt_.timeline_last_step;
   in_window_ = false;
   kept_.assign(w.experts, 0);
+  walker_ = InvocationWalker(w.experts);
   route_pos_.assign(w.experts, kNoSlot);
   clock_ = next_clock_ = 0;
   held_.assign(size_t{w.layers} * w.experts, 0);

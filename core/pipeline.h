@@ -11,7 +11,7 @@
 //                        from the rewritten tokens; what changed is counted (RoutingChange on lookups,
 //                        RoutingDeviation on token selections), never silent. Oracle next-use of an expert
 //                        the router did not ask for is "never" here (the replay follows the rewritten
-//                        routing exactly, sim/replay_routing.h);
+//                        routing exactly, replay/routing_replay.h);
 //   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F, C,
 //                        S, E, M) and, for F, the memory tier of its copy; a lookup whose expert is still
 //                        being loaded by a prefetch waits for that load (counted: in_flight, late prefetch);
@@ -52,6 +52,7 @@
 
 #include "core/compression_state.h"
 #include "core/eviction.h"
+#include "core/invocation_walker.h"
 #include "core/op_graph.h"
 #include "core/platform.h"
 #include "core/prefetch.h"
@@ -256,6 +257,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::vector<uint64_t> held_;
   LifetimeTracker lifetimes_;
   std::vector<uint8_t> kept_;
+  InvocationWalker walker_;  // the lookups, refreshes and eviction of each invocation
   std::vector<uint32_t> tails_, into_transfer_, ready_;
   std::vector<PrefetchRequest> proposals_;
   std::vector<uint64_t> pool_bytes_;

@@ -16,6 +16,14 @@
 
 namespace moesim {
 
+// What a plug-in reads beyond the inputs every run has, declared in its registry entry so that a caller
+// prepares it (or refuses early) by looking the entry up instead of building the plug-in to find out.
+struct PolicyNeeds {
+  bool next_use = false;   // the future: the stream's next uses (offline oracles such as Belady)
+  bool frequency = false;  // whole-trace lookups per key (frequency oracles)
+  bool logits = false;     // the router's full logits per token (ranks beyond the top-k)
+};
+
 template <typename Interface, typename... Args>
 class Registry {
  public:
@@ -25,6 +33,7 @@ class Registry {
     std::string description;
     std::vector<ParamDef> params;
     Factory factory;
+    PolicyNeeds needs{};  // optional last argument of MOESIM_REGISTER; nothing beyond the run's inputs
   };
 
   static Registry& instance() {
@@ -78,7 +87,8 @@ class Registry {
 // MOESIM_REGISTER(EvictionRegistry, "lru", "least recently used", {ParamDefs...}, factory): registers a
 // plug-in of the kind the registry type names, once per policy .cpp, at namespace scope. The factory has the
 // signature of that registry's Factory (std::unique_ptr<Interface>(const Params&, Args...)). Variadic, so a
-// braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}.
+// braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}. An optional
+// PolicyNeeds after the factory declares what the plug-in reads beyond the run's inputs.
 #define MOESIM_REGISTER(registry, name, description, ...)                                   \
   [[maybe_unused]] static const bool MOESIM_REGISTRY_CONCAT(moesim_registered_, __LINE__) = \
       ::moesim::registry::instance().add({name, description, __VA_ARGS__})

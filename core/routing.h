@@ -5,11 +5,11 @@
 // Token-level view. A policy sees, for one layer invocation, every token the invocation serves: its top-k
 // experts in rank order, their router weights and the full router logits when the trace has them
 // (InvocationTokens). It rewrites each token's selection in place (RoutingPolicy::route). The caller --
-// the serving pipeline (core/pipeline.cpp) or the replay (sim/replay_routing.h) -- then derives the
+// the serving pipeline (core/pipeline.cpp) or the replay (replay/routing_replay.h) -- then derives the
 // invocation's unique-expert lookups from the rewritten selections (derive_demands, with the lookup
 // semantics of traces/lookup_stream.h: first appearance, token order then slot order), measures the
 // deviation (core/routing_metrics.h), and looks the experts up. Oracle information (next use, whole-trace
-// frequencies) follows the rewritten routing: see sim/replay_routing.h for how.
+// frequencies) follows the rewritten routing: see replay/routing_replay.h for how.
 //
 // Rewrite contract (route):
 //   * `out` holds tokens x top_k slots, filled with the router's choice (slot s of a token = its rank-s

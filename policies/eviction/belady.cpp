@@ -144,6 +144,7 @@ MOESIM_REGISTER(EvictionRegistry,
             "eviction policy 'belady' is an offline oracle: it needs the next-use "
             "index of the lookup stream, which this caller does not provide");
       return std::make_unique<Belady>(cfg);
-    });
+    },
+    PolicyNeeds{.next_use = true});
 
 }  // namespace moesim::policies

@@ -113,6 +113,7 @@ MOESIM_REGISTER(EvictionRegistry, "static-freq",
                                  "eviction policy 'static-freq' is an offline oracle: it needs whole-trace "
                                  "expert frequencies, which this caller does not provide");
                            return std::make_unique<StaticFreq>(cfg);
-                         });
+                         },
+                         PolicyNeeds{.frequency = true});
 
 }  // namespace moesim::policies

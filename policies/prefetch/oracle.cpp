@@ -75,6 +75,7 @@ MOESIM_REGISTER(PrefetchRegistry, "oracle",
                   const uint64_t n = p.get_uint("lookahead");
                   if (n < 1 || n > 1024) throw UsageError("prefetch oracle: lookahead must be in 1..1024");
                   return std::make_unique<OraclePrefetch>(a, static_cast<uint32_t>(n), s);
-                });
+                },
+                PolicyNeeds{.next_use = true});
 
 }  // namespace moesim::policies

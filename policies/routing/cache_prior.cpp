@@ -108,6 +108,7 @@ MOESIM_REGISTER(RoutingRegistry, "cache-prior",
                                 "Attach synthetic logits consistent with its recorded routing: moesim trace synth "
                                 "--logits-for TRACE -o T.mtr");
                   return std::make_unique<CachePrior>(s, lambda, static_cast<uint32_t>(p.get_uint("J")), delta);
-                });
+                },
+                PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

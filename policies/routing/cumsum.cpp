@@ -60,6 +60,7 @@ MOESIM_REGISTER(RoutingRegistry, "cumsum",
                   if (!(th >= 0 && th <= 1)) throw UsageError("cumsum: p must be in [0, 1], got " + p.get("p"));
                   if (!s.has_logits) throw Error(routing::needs_logits_message("cumsum"));
                   return std::make_unique<Cumsum>(s, th, static_cast<uint32_t>(p.get_uint("J")));
-                });
+                },
+                PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

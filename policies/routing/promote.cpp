@@ -34,6 +34,7 @@ MOESIM_REGISTER(RoutingRegistry, "promote",
                 [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
                   if (!s.has_logits) throw Error(routing::needs_logits_message("promote"));
                   return std::make_unique<Promote>(s, static_cast<uint32_t>(p.get_uint("J")));
-                });
+                },
+                PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

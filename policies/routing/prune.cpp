@@ -2,7 +2,7 @@
 // its experts ranked >= h (1-based; 1 < h <= k keeps the top h-1), whatever the cache holds.
 //   for each token: slots h-1 .. k-1 := none
 // Not cache-dependent: its rewritten routing is known in advance (oracle caches see it exactly). Miss rates
-// are normalised by the router's lookups (the paper's "normalized using k"), see sim/replay_routing.h.
+// are normalised by the router's lookups (the paper's "normalized using k"), see replay/routing_replay.h.
 #include "core/error.h"
 #include "core/routing.h"
 

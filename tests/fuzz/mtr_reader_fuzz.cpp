@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/error.h"
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/stats.h"
 #include "traces/synth.h"

@@ -2,14 +2,14 @@
 // both scopes x the three bundled real traces, against tests/data/golden/replay.csv.
 //
 // Regenerate (after an intended change of semantics, and say why in the commit):
-//   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_sim --gtest_filter='ReplayGolden.*'
+//   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_replay --gtest_filter='ReplayGolden.*'
 // The cross-check against the independent reference implementations below guards LRU, FIFO and Belady
 // against a regeneration that would bless a bug.
 #include <cstdlib>
 #include <sstream>
 
 #include "core/atomic_file.h"
-#include "tests/sim/replay_test_util.h"
+#include "tests/replay/replay_test_util.h"
 #include "traces/mtr_format.h"
 
 namespace moesim::testing {

@@ -1,13 +1,12 @@
-#include "sim/replay_prefetch.h"
+#include "replay/prefetch_replay.h"
 
 #include <chrono>
-#include <thread>
 
-#include "core/error.h"
 #include "core/eviction.h"
+#include "core/invocation_walker.h"
 #include "core/metrics.h"
-#include "core/parallel.h"
 #include "core/prefetch.h"
+#include "replay/replay_sweep.h"
 
 namespace moesim::sim {
 namespace {
@@ -25,30 +24,23 @@ class PrefetchReplay {
 
   PrefetchCounters run() {
     const LookupView& v = w_.lookups;
-    const bool have_next = !v.next_use.empty(), have_refresh = !v.refresh_begin.empty();
     uint32_t step = 0;
     for (uint32_t inv = 0; inv < v.invocations(); ++inv) {
       while (inv >= w_.step_begin[step + 1]) ++step;
-      const uint32_t layer = v.inv_layer[inv];
-      const bool decode = v.inv_phase[inv] == 1;
-      cache_.begin_invocation(layer, decode);
-      for (uint32_t i = v.inv_begin[inv]; i < v.inv_begin[inv + 1]; ++i) {
-        const uint32_t key = v.key[i];
-        if (prefetched_[key]) {
-          prefetched_[key] = 0;
-          if (target_[key] == inv)
-            ++c_.useful;
-          else
-            useless(key);
-        }
-        cache_.lookup(key, have_next ? v.next_use[i] : kNeverUsedAgain);
-      }
-      if (have_refresh)
-        for (uint32_t r = v.refresh_begin[inv]; r < v.refresh_begin[inv + 1]; ++r) cache_.refresh(v.key[v.refresh[r]]);
       evicted_.clear();
-      cache_.end_invocation(v.inv_begin[inv + 1] - v.inv_begin[inv], &evicted_);
+      InvocationWalker::walk_stream(
+          cache_, v, inv,
+          [&](uint32_t, uint32_t key, bool) {
+            if (!prefetched_[key]) return;
+            prefetched_[key] = 0;
+            if (target_[key] == inv)
+              ++c_.useful;
+            else
+              useless(key);
+          },
+          &evicted_);
       note_evictions();
-      propose(inv, step, layer, decode);
+      propose(inv, step, v.inv_layer[inv], v.inv_phase[inv] == 1);
     }
     for (uint32_t k = 0; k < prefetched_.size(); ++k)
       if (prefetched_[k]) useless(k);
@@ -84,7 +76,8 @@ class PrefetchReplay {
         ++c_.already_resident;
         continue;
       }
-      const uint32_t next_use = pr.target_invocation != kNoInvocation ? pr.target_invocation : kNeverUsedAgain;
+      const uint32_t next_use =
+          pr.target_invocation != kNoInvocation ? pr.target_invocation : kNeverUsedAgain;
       evicted_.clear();
       const bool admitted = cache_.prefetch(pr.layer, key, next_use, &evicted_);
       note_evictions();
@@ -126,29 +119,19 @@ PrefetchReplayResult run_one(const WorkloadView& w, const PrefetchReplayConfig& 
 
 }  // namespace
 
-PrefetchReplayResult replay_with_prefetch(const ReplayInput& in, const WorkloadView& w,
-                                          const PrefetchReplayConfig& c, uint64_t seed) {
-  return run_one(w, c, in.cache_config(c.cache), seed);
-}
-
 std::vector<PrefetchReplayResult> replay_prefetch_sweep(const ReplayInput& in, const WorkloadView& w,
                                                         const std::vector<PrefetchReplayConfig>& configs,
                                                         unsigned threads, uint64_t seed,
                                                         const std::function<void()>& on_done) {
-  std::vector<CacheConfig> cfgs;
-  cfgs.reserve(configs.size());
-  for (const auto& c : configs) {  // every configuration checked before any work
-    cfgs.push_back(in.cache_config(c.cache));
-    make_eviction_policy(c.cache.policy, cfgs.back());
-    make_prefetch_policy(c.prefetch, PrefetchSetup{w.layers, w.experts, w.top_k, seed});
-  }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<PrefetchReplayResult> out(configs.size());
-  parallel_for(configs.size(), threads, [&](size_t i) {
-    out[i] = run_one(w, configs[i], cfgs[i], seed);
-    if (on_done) on_done();
-  });
-  return out;
+  return replay_sweep_runs(
+      configs, threads, on_done,
+      [&](const PrefetchReplayConfig& c) {
+        CacheConfig cfg = in.cache_config(c.cache);
+        make_eviction_policy(c.cache.policy, cfg);
+        make_prefetch_policy(c.prefetch, PrefetchSetup{w.layers, w.experts, w.top_k, seed});
+        return cfg;
+      },
+      [&](const PrefetchReplayConfig& c, const CacheConfig& cfg) { return run_one(w, c, cfg, seed); });
 }
 
 Json to_json(const PrefetchReplayResult& r) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/eviction.h"
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -47,7 +47,7 @@ inline sim::ReplayConfig experts_config(const std::string& policy, CacheScope sc
   return {policy, scope, {CacheCapacity::Unit::kExperts, per_layer}};
 }
 
-// Reference semantics (ARCHITECTURE.md §4 and core/eviction.h), written independently:
+// Reference semantics (docs/architecture.md §4 and core/eviction.h), written independently:
 //   per invocation: look up each unique key (hit, or admit); apply its refreshes (LRU: to the front); then
 //   evict, in policy order, keys NOT used by the invocation until the partition fits; if it still does not fit, evict in policy order among all
 //   keys (the excess passes through). Capacity in experts; partition = layer (per-layer) or 0 (global).

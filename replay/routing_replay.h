@@ -1,9 +1,10 @@
-// Replay with a routing policy (issue 11): the cache-only fast path of sim/replay.h, token by token. For
+// Replay with a routing policy: the cache-only fast path of replay/cache_replay.h, token by token. For
 // each invocation the routing policy rewrites its tokens' selections against the cache's residency
 // (core/routing.h), the unique-expert lookups are derived from the rewritten selections, and the cache
-// looks them up. It also measures what sim/replay.h does not: cache lifetimes (core/routing_metrics.h,
-// the Cache-Conditional Experts paper, Table 2) and the routing's deviation. With identity routing the
-// lookups are the stream's own, so the counters equal sim::replay's exactly (tests pin it).
+// looks them up. It also measures what replay/cache_replay.h does not: cache lifetimes
+// (core/routing_metrics.h, the Cache-Conditional Experts paper, Table 2) and the routing's deviation. With
+// identity routing the lookups are the stream's own, so the counters equal sim::replay's exactly (tests pin
+// it).
 //
 // Miss rate: misses / the ROUTER's lookups (the unique experts the unmodified routing asks for), so that a
 // policy that merges or drops experts is compared on the same denominator as the original routing (the
@@ -24,7 +25,7 @@
 
 #include "core/json_io.h"
 #include "core/routing_metrics.h"
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 #include "traces/token_routing.h"
 #include "traces/trace.h"
 
@@ -39,16 +40,17 @@ struct RoutingReplayConfig {
 };
 
 struct RoutingReplayResult {
-  ReplayResult replay;  // eviction (canonical), capacity, counters over the lookups made, replay_s of all passes
+  ReplayResult
+      replay;  // eviction (canonical), capacity, counters over the lookups made, replay_s of all passes
   std::string routing;  // canonical
   uint64_t router_lookups = 0, router_decode_lookups = 0;
   double miss_pct = 0, decode_miss_pct = 0;  // misses / router lookups (see the header)
   LifetimeStats lifetime;
   RoutingDeviation deviation;
   Json routing_counters = Json::object();
-  bool oracle = false;      // the eviction reads next use or whole-trace frequencies
-  uint32_t passes = 1;      // fixed-point passes run
-  bool converged = true;    // the oracle saw the routing it ran on
+  bool oracle = false;    // the eviction reads next use or whole-trace frequencies
+  uint32_t passes = 1;    // fixed-point passes run
+  bool converged = true;  // the oracle saw the routing it ran on
 };
 
 // A stream and its trace prepared once for any number of runs. References `base` and `trace`.
@@ -73,7 +75,8 @@ RoutingReplayResult replay_routing(const RoutingReplayInput& in, const RoutingRe
 // configuration is validated (eviction, routing, capacity) before any runs.
 std::vector<RoutingReplayResult> replay_routing_sweep(const RoutingReplayInput& in,
                                                       const std::vector<RoutingReplayConfig>& configs,
-                                                      unsigned threads, const std::function<void()>& on_done = {});
+                                                      unsigned threads,
+                                                      const std::function<void()>& on_done = {});
 
 Json to_json(const RoutingReplayResult& r);
 

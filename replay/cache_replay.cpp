@@ -1,20 +1,20 @@
-#include "sim/replay.h"
+#include "replay/cache_replay.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
-#include <thread>
 
 #include "core/error.h"
 #include "core/metrics.h"
-#include "core/parallel.h"
+#include "replay/replay_sweep.h"
 
 namespace moesim::sim {
 
 ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
                          std::vector<uint64_t> expert_bytes)
-    : stream_(&stream), layers_(stream.layers), experts_(stream.experts), top_k_(top_k),
+    : stream_(&stream),
+      layers_(stream.layers),
+      experts_(stream.experts),
+      top_k_(top_k),
       expert_bytes_(std::move(expert_bytes)) {
   const uint64_t keys = uint64_t{stream.layers} * stream.experts;
   if (keys == 0) throw Error("replay: the lookup stream has no layers or no experts");
@@ -32,10 +32,11 @@ ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
     for (uint32_t r = stream.refresh_begin[i]; r < stream.refresh_begin[i + 1]; ++r)
       if (r >= stream.refreshes() || stream.refresh[r] < stream.inv_begin[i] ||
           stream.refresh[r] >= stream.inv_begin[i + 1])
-        throw Error("replay: refresh " + std::to_string(r) + " is not a lookup of invocation " + std::to_string(i));
+        throw Error("replay: refresh " + std::to_string(r) + " is not a lookup of invocation " +
+                    std::to_string(i));
   if (!stream.key.empty() && *std::max_element(stream.key.begin(), stream.key.end()) >= keys)
-    throw Error("replay: lookup key " + std::to_string(*std::max_element(stream.key.begin(), stream.key.end())) +
-                " out of range");
+    throw Error("replay: lookup key " +
+                std::to_string(*std::max_element(stream.key.begin(), stream.key.end())) + " out of range");
   view_ = traces::lookup_view(stream);
 }
 
@@ -56,8 +57,7 @@ CacheConfig ReplayInput::cache_config(const ReplayConfig& rc) const {
   CacheConfig c = make_cache_config(layers_, experts_, top_k_, rc.scope, rc.capacity, expert_bytes_);
   c.next_use_available = !view_.next_use.empty();
   if (oracle_needs(rc.policy).frequency) {
-    std::call_once(frequency_once_,
-                   [this] { frequency_ = key_frequencies(view_.key, layers_ * experts_); });
+    std::call_once(frequency_once_, [this] { frequency_ = key_frequencies(view_.key, layers_ * experts_); });
     c.key_frequency = frequency_;
   }
   return c;
@@ -79,20 +79,8 @@ ReplayResult run_one(const ReplayInput& in, const ReplayConfig& rc, const CacheC
 
 }  // namespace
 
-OracleNeeds oracle_needs(const std::string& policy) {
-  CacheConfig probe = make_cache_config(1, 2, 1, CacheScope::kGlobal, {CacheCapacity::Unit::kExperts, 1}, {});
-  const std::vector<uint64_t> freq = {1, 1};
-  auto builds = [&](bool next_use, bool frequency) {
-    probe.next_use_available = next_use;
-    probe.key_frequency = frequency ? std::span<const uint64_t>(freq) : std::span<const uint64_t>{};
-    try {
-      make_eviction_policy(policy, probe);
-      return true;
-    } catch (const Error&) {
-      return false;
-    }
-  };
-  return OracleNeeds{.next_use = !builds(false, true), .frequency = !builds(true, false)};
+const PolicyNeeds& oracle_needs(const std::string& policy) {
+  return EvictionRegistry::instance().find(PolicySpec::parse(policy).name, "eviction").needs;
 }
 
 ReplayResult replay_result(const ReplayConfig& rc, const CacheConfig& cfg, const CacheCounters& counters,
@@ -118,20 +106,14 @@ ReplayResult replay(const ReplayInput& in, const ReplayConfig& rc) {
 
 std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<ReplayConfig>& configs,
                                        unsigned threads, const std::function<void()>& on_done) {
-  // Validate everything first: a bad configuration fails the sweep before any work is done.
-  std::vector<CacheConfig> cfgs;
-  cfgs.reserve(configs.size());
-  for (const auto& rc : configs) {
-    cfgs.push_back(in.cache_config(rc));
-    make_eviction_policy(rc.policy, cfgs.back());  // unknown policy/parameter, missing oracle data
-  }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<ReplayResult> out(configs.size());
-  parallel_for(configs.size(), threads, [&](size_t i) {
-    out[i] = run_one(in, configs[i], cfgs[i]);
-    if (on_done) on_done();
-  });
-  return out;
+  return replay_sweep_runs(
+      configs, threads, on_done,
+      [&](const ReplayConfig& rc) {
+        CacheConfig cfg = in.cache_config(rc);
+        make_eviction_policy(rc.policy, cfg);  // unknown policy/parameter, missing oracle data
+        return cfg;
+      },
+      [&](const ReplayConfig& rc, const CacheConfig& cfg) { return run_one(in, rc, cfg); });
 }
 
 Json to_json(const ReplayResult& r) {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/rng.h"
-#include "tests/sim/replay_test_util.h"
+#include "tests/replay/replay_test_util.h"
 
 namespace moesim::testing {
 namespace {

@@ -4,9 +4,8 @@
 // pipeline's ExpertCache on the same stream.
 //
 // Sweeps: replay_sweep runs independent (policy, capacity) configurations on up to `threads` std::threads
-// (core/parallel.h).
-// Runs share nothing mutable and randomized policies draw from their own seeded moesim::Rng, so results
-// are identical for every thread count. Every configuration is validated before any thread starts.
+// (replay/replay_sweep.h): results are identical for every thread count, and every configuration is
+// validated before any thread starts.
 #pragma once
 
 #include <cstdint>
@@ -41,13 +40,9 @@ struct ReplayResult {
   double lookups_per_s = 0;
 };
 
-// The oracle information a policy needs (CacheConfig::next_use_available, key_frequency), found by building
-// it on a tiny configuration without each (the oracle factories refuse; core/eviction_policy.h). A policy
-// that cannot be built at all reports both.
-struct OracleNeeds {
-  bool next_use = false, frequency = false;
-};
-OracleNeeds oracle_needs(const std::string& policy);
+// The oracle information an eviction policy spec needs (CacheConfig::next_use_available, key_frequency), as
+// its registry entry declares it (core/registry.h PolicyNeeds). Throws moesim::Error for an unknown policy.
+const PolicyNeeds& oracle_needs(const std::string& policy);
 
 // A stream prepared once for any number of runs: the view, whole-trace key frequencies and expert sizes.
 // Keeps a reference to `stream`, which must outlive it.
@@ -60,7 +55,6 @@ class ReplayInput {
   ReplayInput(const LookupView& view, uint32_t layers, uint32_t experts, uint32_t top_k,
               std::vector<uint64_t> expert_bytes);
 
-  bool has_stream() const { return stream_ != nullptr; }
   const traces::LookupStream& stream() const;  // throws when built from a view
   const LookupView& view() const { return view_; }
   CacheConfig cache_config(const ReplayConfig& rc) const;  // validated; throws moesim::Error

@@ -1,14 +1,14 @@
-#include "sim/replay_routing.h"
+#include "replay/routing_replay.h"
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "core/error.h"
 #include "core/expert_cache.h"
+#include "core/invocation_walker.h"
 #include "core/metrics.h"
-#include "core/parallel.h"
 #include "core/routing.h"
+#include "replay/replay_sweep.h"
 
 namespace moesim::sim {
 
@@ -45,7 +45,8 @@ struct Reference {
     by_key.assign(keys.size(), 0);
     std::vector<uint32_t> fill(by_key_begin.begin(), by_key_begin.end() - 1);
     for (size_t i = 0; i + 1 < inv_begin.size(); ++i)
-      for (uint32_t j = inv_begin[i]; j < inv_begin[i + 1]; ++j) by_key[fill[keys[j]]++] = static_cast<uint32_t>(i);
+      for (uint32_t j = inv_begin[i]; j < inv_begin[i + 1]; ++j)
+        by_key[fill[keys[j]]++] = static_cast<uint32_t>(i);
     frequency.assign(num_keys, 0);
     for (uint32_t k = 0; k < num_keys; ++k) frequency[k] = by_key_begin[k + 1] - by_key_begin[k];
   }
@@ -70,22 +71,10 @@ class CacheResidency final : public ResidencyView {
   uint32_t experts_;
 };
 
-bool is_oracle(const std::string& eviction, const CacheConfig& cc) {
-  CacheConfig plain = cc;
-  plain.next_use_available = false;
-  plain.key_frequency = {};
-  try {
-    make_eviction_policy(eviction, plain);
-  } catch (const Error&) {
-    return true;
-  }
-  return false;
-}
-
 // One pass. `ref` (null: the stream itself) is the routing the oracle sees; `rewritten`, when given,
 // receives the routing this pass produced.
-RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayConfig& rc, const Reference* ref,
-                             Reference* rewritten) {
+RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayConfig& rc,
+                             const Reference* ref, Reference* rewritten) {
   const ReplayInput& base = in.base();
   const traces::LookupStream& s = base.stream();
   CacheConfig cc = base.cache_config(ReplayConfig{rc.eviction, rc.scope, rc.capacity});
@@ -102,7 +91,7 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
   LifetimeTracker life(size_t{s.layers} * s.experts);
   std::vector<uint16_t> out;
   std::vector<uint32_t> pos(s.experts, kNoSlot);
-  std::vector<uint8_t> kept(s.experts, 0);  // experts requested after the rewrite (for refreshes)
+  InvocationWalker walker(s.experts);
   std::vector<ExpertDemand> demands;
   std::vector<uint32_t> evicted;
   if (rewritten) {
@@ -123,7 +112,8 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
     } else {
       const InvocationTokens tok(tv, i);
       out.resize(size_t{tok.size()} * K);
-      for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, out.begin() + size_t{t} * K);
+      for (uint32_t t = 0; t < tok.size(); ++t)
+        std::copy_n(tok.ids(t).begin(), K, out.begin() + size_t{t} * K);
       const RoutingContext ctx{layer, decode, K, &residency, &tok};
       routing->route(ctx, out);
       r.deviation.add(tok, out);
@@ -139,40 +129,23 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
         }
       }
     }
-    cache.begin_invocation(layer, decode);
-    for (const auto& d : demands) {
-      const uint32_t key = base_key + d.expert;
-      if (!cache.lookup(key, d.next_use)) life.admit(key, clock);
-      if (rewritten) rewritten->keys.push_back(key);
-    }
-    // The router's duplicate touches refresh their experts (traces/lookup_stream.h), those still requested:
-    // the pipeline's rule (core/pipeline.cpp), so replay and run agree; for identity routing, exactly the
-    // fast path's refreshes.
-    if (!s.refresh_begin.empty() && s.refresh_begin[i] != s.refresh_begin[i + 1]) {
-      for (const auto& d : demands) kept[d.expert] = 1;
-      for (uint32_t q = s.refresh_begin[i]; q < s.refresh_begin[i + 1]; ++q) {
-        const uint32_t key = s.key[s.refresh[q]];
-        if (kept[key - base_key]) cache.refresh(key);
-      }
-      for (const auto& d : demands) kept[d.expert] = 0;
-    }
+    // The pipeline's walk (core/invocation_walker.h), so replay and run agree; for identity routing the
+    // demands are the stream's own lookups, so the refreshes are exactly the fast path's.
     evicted.clear();
-    cache.end_invocation(static_cast<uint32_t>(demands.size()), &evicted);
+    walker.walk_demands(
+        cache, base.view(), i, demands,
+        [&](const ExpertDemand&, uint32_t key, bool hit) {
+          if (!hit) life.admit(key, clock);
+          if (rewritten) rewritten->keys.push_back(key);
+        },
+        &evicted);
     for (uint32_t v : evicted) life.evict(v, clock);
     if (rewritten) rewritten->inv_begin.push_back(static_cast<uint32_t>(rewritten->keys.size()));
   }
   const auto t1 = std::chrono::steady_clock::now();
-  ReplayResult& rr = r.replay;
-  rr.policy = eviction_canonical_name(rc.eviction);
-  rr.scope = rc.scope;
-  rr.capacity = rc.capacity;
-  rr.capacity_experts = cc.total_capacity_experts();
-  rr.capacity_bytes = cc.total_capacity_bytes();
-  rr.expert_sizes_known = !cc.expert_bytes.empty();
-  rr.counters = cache.counters();
-  rr.seconds = std::chrono::duration<double>(t1 - t0).count();
-  rr.hit_pct = pct(rr.counters.hits, rr.counters.lookups);
-  rr.decode_hit_pct = pct(rr.counters.decode_hits, rr.counters.decode_lookups);
+  r.replay = replay_result(ReplayConfig{rc.eviction, rc.scope, rc.capacity}, cc, cache.counters(),
+                           std::chrono::duration<double>(t1 - t0).count());
+  const ReplayResult& rr = r.replay;
   r.routing = routing_canonical_name(rc.routing);
   r.router_lookups = s.lookups();
   r.router_decode_lookups = s.decode_lookups();
@@ -187,13 +160,12 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
 
 RoutingReplayResult replay_routing(const RoutingReplayInput& in, const RoutingReplayConfig& rc) {
   const ReplayInput& base = in.base();
-  const CacheConfig cc = base.cache_config(ReplayConfig{rc.eviction, rc.scope, rc.capacity});
-  const bool oracle = is_oracle(rc.eviction, cc);
+  const PolicyNeeds& needs = oracle_needs(rc.eviction);
+  const bool oracle = needs.next_use || needs.frequency;
   const bool identity = make_routing_policy(rc.routing, in.setup())->identity();
   if (!oracle || identity) {
     RoutingReplayResult r = run_pass(in, rc, nullptr, nullptr);
     r.oracle = oracle;
-    r.replay.lookups_per_s = r.replay.seconds > 0 ? static_cast<double>(r.replay.counters.lookups) / r.replay.seconds : 0;
     return r;
   }
   if (rc.oracle_passes == 0) throw Error("replay: --oracle-passes must be at least 1");
@@ -216,26 +188,25 @@ RoutingReplayResult replay_routing(const RoutingReplayInput& in, const RoutingRe
   }
   r.oracle = true;
   r.replay.seconds = seconds;
-  r.replay.lookups_per_s = seconds > 0 ? static_cast<double>(r.replay.counters.lookups) * r.passes / seconds : 0;
+  r.replay.lookups_per_s =
+      seconds > 0 ? static_cast<double>(r.replay.counters.lookups) * r.passes / seconds : 0;
   return r;
 }
 
 std::vector<RoutingReplayResult> replay_routing_sweep(const RoutingReplayInput& in,
                                                       const std::vector<RoutingReplayConfig>& configs,
-                                                      unsigned threads, const std::function<void()>& on_done) {
-  for (const auto& rc : configs) {
-    const CacheConfig cc = in.base().cache_config(ReplayConfig{rc.eviction, rc.scope, rc.capacity});
-    make_eviction_policy(rc.eviction, cc);
-    make_routing_policy(rc.routing, in.setup());
-    if (rc.oracle_passes == 0) throw Error("replay: --oracle-passes must be at least 1");
-  }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<RoutingReplayResult> out(configs.size());
-  parallel_for(configs.size(), threads, [&](size_t i) {
-    out[i] = replay_routing(in, configs[i]);
-    if (on_done) on_done();
-  });
-  return out;
+                                                      unsigned threads,
+                                                      const std::function<void()>& on_done) {
+  return replay_sweep_runs(
+      configs, threads, on_done,
+      [&](const RoutingReplayConfig& rc) {
+        const CacheConfig cc = in.base().cache_config(ReplayConfig{rc.eviction, rc.scope, rc.capacity});
+        make_eviction_policy(rc.eviction, cc);
+        make_routing_policy(rc.routing, in.setup());
+        if (rc.oracle_passes == 0) throw Error("replay: --oracle-passes must be at least 1");
+        return true;  // validated; each run builds its own policies
+      },
+      [&](const RoutingReplayConfig& rc, bool) { return replay_routing(in, rc); });
 }
 
 Json to_json(const RoutingReplayResult& r) {

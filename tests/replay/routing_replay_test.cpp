@@ -1,7 +1,7 @@
-// sim/replay_routing: the token-level replay. Identity routing reproduces the fast path exactly for every
+// replay/routing_replay: the token-level replay. Identity routing reproduces the fast path exactly for every
 // eviction policy; lambda = 0 and M = K reproduce the plain routing exactly; miss rate is non-increasing in
 // lambda on the bundled real traces with synthetic logits; the oracle passes converge.
-#include "sim/replay_routing.h"
+#include "replay/routing_replay.h"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +61,7 @@ TEST(ReplayRouting, LambdaZeroAndMEqualKReproduceThePlainRoutingExactly) {
   }
 }
 
-// Property (issue 11): the miss rate (vs the router's lookups) never rises with lambda, LRU per layer, half
+// Property: the miss rate (vs the router's lookups) never rises with lambda, LRU per layer, half
 // the experts cached. Measured on lambda = 0, 0.05, ..., 1 for the three bundled traces: no exception
 // found. (It is not a theorem: a boost can bring in an expert that evicts one a later token needed.)
 TEST(ReplayRouting, MissRateIsNonIncreasingInLambdaOnTheBundledTraces) {
