@@ -591,6 +591,9 @@ void Pipeline::start_invocation(uint32_t inv) {
       auto& tails = inflight_[key];
       tails.clear();
       for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
+      // A move that needs no read (the target state's components are all held already) is never in flight:
+      // an entry without tails would wait for an op that does not exist.
+      if (tails.empty()) inflight_.erase(key);
       note_peaks();
     }
   }

@@ -1,5 +1,6 @@
 // `moesim run` across systems end to end: zipmoe (planned and given pools, ablation), layer-offload with a
 // layer window, prefetch metrics, a discrete GPU's DRAM tier, CPU placement, and the errors around them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -167,6 +168,18 @@ TEST(SystemsCli, TimelineShowsPoolsAndPrefetches) {
   for (const char* pool : {"F", "C", "S", "E"}) EXPECT_TRUE(counters.count(pool)) << pool;
   EXPECT_TRUE(prefetch);
   std::filesystem::remove_all(dir);
+}
+
+// A prefetch whose target state needs no read (every component it names is held already) is never in
+// flight; before, it left an entry without ops behind and the run ended "did not complete".
+TEST(SystemsCli, ZipMoePrefetchWithEveryInPoolEvictionCompletes) {
+  for (const std::string policy : {"", "lru", "fifo"}) {  // "": the system's own in-pool eviction
+    const Result r = moesim::test::moesim_combined("-q run --trace " + kTrace + kBf16 + " --system zipmoe --budget 8GiB" +
+                                                   (policy.empty() ? "" : " --policy " + policy) +
+                                                   " --prefetch oracle:accuracy=1");
+    EXPECT_EQ(r.status, 0) << policy << ": " << r.out;
+    EXPECT_THAT(r.out, ::testing::HasSubstr("prefetch:")) << policy;
+  }
 }
 
 }  // namespace
