@@ -10,6 +10,7 @@
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
+#include "serving/system.h"
 
 namespace moesim::cli {
 namespace {
@@ -34,6 +35,8 @@ void setup(CLI::App& app) {
     list("planning", PlanningRegistry::instance());
     list("placement", PlacementRegistry::instance());
     list("prefetch (moesim run --prefetch)", PrefetchRegistry::instance());
+    list("system (moesim run --system; flags such as --delta feed the same parameters)",
+         SystemRegistry::instance());
   });
 }
 
