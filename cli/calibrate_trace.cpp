@@ -492,7 +492,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   serving::SystemConfig cfg = p.cfg;
   cfg.record_timeline = true;
   const ExecRunOptions eo = exec_options(a, p.hw);
-  const bool pilot = o.pilot_runs > 0 && cfg.system == "zipmoe";
+  const bool pilot = o.pilot_runs > 0 && serving::make_system(cfg.system)->traits().plans_pools();
   std::optional<Progress> bar;
   const uint64_t steps = p.stream.steps();
   uint64_t done_before = 0;
@@ -643,7 +643,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
   const serving::RunResult& sim = in_sample.run;
   const std::string& profile_plan = in_sample.profile_plan;
   const double own_plan_tpot = in_sample.own_plan ? in_sample.own_plan->tpot : std::nan("");
-  if (in_sample.own_plan) scfg.pools = runs_plan;  // the ablations below under the same plan
+  if (in_sample.own_plan) scfg.system = serving::with_system_param(scfg.system, "pools", runs_plan, "", true);  // the ablations below under the same plan
   // The same with every runtime cost at its mean (the model before the distributions): how much they change.
   double means_tpot = std::nan("");
   {
@@ -769,7 +769,7 @@ ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const Prepa
   if (!served.empty() && served != r.profile_plan) {
     r.own_plan = figures_of(r.run.result);
     serving::SystemConfig pinned = cfg;
-    pinned.pools = served;
+    pinned.system = serving::with_system_param(cfg.system, "pools", served, "", true);
     r.run = run_simulated(pinned, p.stream, p.trace.info(), p.costs, hw, so);
   }
   return r;

@@ -24,6 +24,7 @@
 #include "core/units.h"
 #include "core/warnings.h"
 #include "cli/store_layout.h"
+#include "serving/system.h"
 #include "sim/sim_platform.h"
 #include "traces/lookup_stream.h"
 #include "traces/rank_inclusion.h"
@@ -188,7 +189,7 @@ void execute(PlanArgs& a) {
     r.best = zipmoe_evaluate(in, *pools_opt.ratios);
     r.q = zipmoe_selection_probabilities(in.f, in.k);
   } else {
-    r = PlanningRegistry::instance().create("zipmoe", "planning")->plan(in);
+    r = PlanningRegistry::instance().create(serving::make_system("zipmoe")->traits().planner, "planning")->plan(in);
   }
 
   Json config;

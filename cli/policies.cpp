@@ -13,6 +13,7 @@
 #include "core/routing.h"
 #include "core/run_info.h"
 #include "core/scheduling.h"
+#include "serving/system.h"
 
 namespace moesim::cli {
 namespace {
@@ -50,6 +51,8 @@ void run(const Options& o) {
   list("planning", "planning", PlanningRegistry::instance(), text, kinds);
   list("placement", "placement", PlacementRegistry::instance(), text, kinds);
   list("prefetch", "prefetch (moesim run --prefetch)", PrefetchRegistry::instance(), text, kinds);
+  list("system", "system (moesim run --system; flags such as --delta feed the same parameters)",
+       serving::SystemRegistry::instance(), text, kinds);
   if (!o.json) {
     write_file_atomic(o.out, text);
     return;

@@ -146,7 +146,7 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
                  num_or_dash(c["decode_hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()),
-                 a.system == "zipmoe" ? "; state F only (full tensors): C/S/E hits are under states" : "");
+                 serving::make_system(a.system)->traits().partial_states ? "; state F only (full tensors): C/S/E hits are under states" : "");
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
     t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",

@@ -132,24 +132,29 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
 
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
-  {
-    const auto& known = serving::system_names();
-    if (std::find(known.begin(), known.end(), a.system) == known.end())
-      throw UsageError("--system: unknown system '" + a.system + "' (known: offload, layer-offload, zipmoe)");
-  }
-  if (a.system == "zipmoe" && !a.host_budget.empty())
-    throw UsageError("--host-budget applies to offload and layer-offload; zipmoe's C, S and E pools already "
-                     "live in host memory on a discrete GPU");
+  const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
+  if (!traits.host_tier && !a.host_budget.empty())
+    throw UsageError("--host-budget applies to a system with a host-memory tier (" +
+                     serving::systems_with_host_tier() + "), not --system " + a.system);
   if (a.exec && a.store.empty()) throw UsageError("--store is required: exec reads the experts from a packed store");
-  if (a.system != "zipmoe") {
-    std::vector<std::string> ignored;
-    if (!a.pools.empty()) ignored.push_back("--pools");
-    if (a.ratio > 0) ignored.push_back("--ratio");
-    if (!a.store.empty() && !a.exec) ignored.push_back("--store");
-    if (a.shards_given) ignored.push_back("--shards");
-    if (a.delta > 0) ignored.push_back("--delta");
-    for (const auto& o : ignored) warn(o + " only applies to --system zipmoe; ignored for --system " + a.system);
-  }
+  // Flags that are sugar for a system parameter; a flag and the same key in the spec is an error.
+  std::string system_spec = a.system;
+  auto feed = [&](bool given, const char* flag, const char* key, const std::string& value) {
+    if (!given) return;
+    if (serving::system_declares(a.system, key))
+      system_spec = serving::with_system_param(system_spec, key, value, flag);
+    else
+      warn(std::string(flag) + " only applies to --system " + serving::systems_declaring(key) +
+           "; ignored for --system " + a.system);
+  };
+  feed(!a.pools.empty(), "--pools", "pools", a.pools);
+  feed(a.ratio > 0, "--ratio", "e_ratio", strprintf("%.17g", a.ratio));
+  feed(a.shards_given, "--shards", "shards", std::to_string(a.shards));
+  feed(a.delta > 0, "--delta", "delta", std::to_string(a.delta));
+  feed(a.grid != RunArgs().grid, "--grid", "grid", strprintf("%.17g", a.grid));
+  if (!a.store.empty() && !a.exec && !traits.uses_store_layout)
+    warn("--store only applies to a system that reads a store's layout; ignored for --system " + a.system);
+  serving::make_system(system_spec);  // the parameters' values, before the trace is loaded
   const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
   require_at_least("--batch", a.batch, 1);
@@ -186,13 +191,13 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   p.costs = serving::model_costs(trace.info(), model);
   const serving::SizedCosts& costs = p.costs;
   warn_trace_plausibility(a.trace, trace, a.batch);
-  // ZipMoE's pools are per layer whatever --scope says (serving/system.cpp), and hold compressed experts: the
+  // A pooled system's pools are per layer whatever --scope says (ZipMoE's hold compressed experts): the
   // global-cache working-set warning does not apply to it.
-  check_budget_plausibility("--budget", budget, a.system == "zipmoe" ? CacheScope::kPerLayer : scope, trace.info(),
+  check_budget_plausibility("--budget", budget, traits.per_layer_scope ? CacheScope::kPerLayer : scope, trace.info(),
                             costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
 
   serving::SystemConfig& cfg = p.cfg;
-  cfg.system = a.system;
+  cfg.system = system_spec;
   cfg.eviction = a.policy_given ? policies[0] : "";
   cfg.routing = a.routing;
   cfg.trace = &p.trace;
@@ -203,19 +208,15 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
-  cfg.shards = a.shards;
-  cfg.e_ratio = a.ratio;
-  if (a.ratio > 0) cfg.e_ratio_source = "--ratio";
-  if (!a.store.empty() && a.system == "zipmoe") {
-    if (a.ratio > 0) throw UsageError("--ratio and --store both give rho: pass one");
+  if (a.ratio > 0) cfg.param_sources["e_ratio"] = "--ratio";
+  if (!a.store.empty() && traits.uses_store_layout) {
+    if (serving::system_sets(cfg.system, "e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");
     const StoreLayout st = read_store_layout(a.store);
-    cfg.e_ratio = st.rho;
-    cfg.e_ratio_source = "--store " + a.store;
-    if (!a.shards_given && st.shards) cfg.shards = st.shards;
+    cfg.system = serving::with_system_param(cfg.system, "e_ratio", strprintf("%.17g", st.rho), "--store");
+    cfg.param_sources["e_ratio"] = "--store " + a.store;
+    if (!serving::system_sets(cfg.system, "shards") && st.shards)
+      cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
-  cfg.pools = a.pools;
-  cfg.grid = a.grid;
-  cfg.delta = a.delta;
   cfg.seed = a.seed;
   p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();

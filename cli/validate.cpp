@@ -437,7 +437,7 @@ CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p
     const HardwareProfile wh = hardware_from_json(m.reads_whole, "the profile fitted with each read whole");
     serving::SystemConfig wc = scfg;
     wc.record_timeline = false;
-    if (c.own_plan) wc.pools = c.exec_plan;
+    if (c.own_plan) wc.system = serving::with_system_param(wc.system, "pools", c.exec_plan, "", true);
     c.reads_whole = figures_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result);
   }
   return c;

@@ -1,5 +1,7 @@
 #include "serving/classic_residency.h"
 
+#include <optional>
+
 #include "core/error.h"
 
 namespace moesim::serving {
@@ -161,6 +163,32 @@ std::unique_ptr<Residency> make_classic_residency(const std::string& spec, const
   if (tier != MemoryTier::kDevice)
     throw Error("a host-memory cache tier needs a discrete GPU (device memory)");
   return std::make_unique<TwoTier>(spec, cfg, *host_cfg);
+}
+
+std::unique_ptr<Residency> make_run_expert_cache(const SystemBuildContext& ctx, const std::string& eviction_spec,
+                                                 RunResult& r) {
+  const SystemConfig& cfg = ctx.cfg;
+  const traces::TraceInfo& shape = ctx.info;
+  CacheConfig cc = make_cache_config(shape.layers, shape.experts, shape.top_k, cfg.scope, cfg.budget,
+                                     ctx.costs.costs.expert_bytes);
+  cc.next_use_available = true;
+  const std::vector<uint64_t> freq = key_frequencies(ctx.stream.key, cc.keys());
+  cc.key_frequency = freq;
+  std::optional<CacheConfig> host;
+  if (cfg.host_budget_bytes > 0) {
+    if (cfg.unified_memory)
+      throw Error("a host-memory tier (--host-budget) needs a discrete GPU; this hardware has unified memory");
+    host = make_cache_config(shape.layers, shape.experts, shape.top_k, cfg.scope,
+                             CacheCapacity{CacheCapacity::Unit::kBytes, cfg.host_budget_bytes},
+                             ctx.costs.costs.expert_bytes);
+    host->next_use_available = true;
+    host->key_frequency = freq;
+  }
+  const MemoryTier tier = cfg.unified_memory ? MemoryTier::kUnified : MemoryTier::kDevice;
+  auto residency = make_classic_residency(eviction_spec, cc, tier, host ? &*host : nullptr);
+  r.cache_capacity_bytes = cc.total_capacity_bytes();
+  r.cache_capacity_experts = cc.total_capacity_experts();
+  return residency;
 }
 
 }  // namespace moesim::serving

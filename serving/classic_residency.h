@@ -20,6 +20,7 @@
 
 #include "core/eviction.h"
 #include "core/residency.h"
+#include "serving/system.h"
 
 namespace moesim::serving {
 
@@ -27,5 +28,11 @@ namespace moesim::serving {
 // must then be kDevice). Throws moesim::Error on a bad spec or configuration.
 std::unique_ptr<Residency> make_classic_residency(const std::string& eviction_spec, const CacheConfig& device_cfg,
                                                   MemoryTier tier, const CacheConfig* host_cfg);
+
+// The expert cache of a run (offload, layer-offload): ctx.cfg's budget and scope in device (or unified)
+// memory, with a host tier behind it when ctx.cfg.host_budget_bytes > 0; oracle policies get the stream's
+// next uses and frequencies. Sets r's capacities. Throws moesim::Error for a host tier on unified memory.
+std::unique_ptr<Residency> make_run_expert_cache(const SystemBuildContext& ctx, const std::string& eviction_spec,
+                                                 RunResult& r);
 
 }  // namespace moesim::serving

@@ -1,25 +1,25 @@
-// Serving systems assembled from a run configuration and run on any Platform (ARCHITECTURE.md §9): the same
-// code runs in simulated time (`moesim run`, sim::SimPlatform) and in real time (exec's platform). Nothing
-// here knows which platform it has.
+// Serving systems assembled from a run configuration and run on any Platform (docs/architecture.md): the
+// same code runs in simulated time (`moesim run`, sim::SimPlatform) and in real time (exec's platform).
+// Nothing here knows which platform it has.
+//
+// A system is a plug-in (SystemRegistry, one file per system in serving/systems/, registered with
+// MOESIM_REGISTER like every policy): its entry declares its parameters (policy spec syntax,
+// `zipmoe:delta=1,shards=4`), its traits (default eviction and scheduler, planner, scope, host tier) and
+// builds the residency of a run. `moesim policies` lists them. Nothing outside serving/systems/ compares a
+// system's name: callers ask its traits.
 //
 // Systems (we model each system's policy in our pipeline, not its codebase):
-//   offload        expert-level on-demand offloading: experts live whole on the SSD; an expert cache of
-//                  `budget` bytes (or experts per layer) managed by the eviction policy holds the experts read
-//                  so far; a missed expert is read whole, made visible to the GPU and computed (MoE-Infinity's
-//                  caching without its predictor; llama.cpp-style offloading). On a discrete GPU the cache is
-//                  in device memory; `host_budget` adds a DRAM tier behind it (a VRAM miss that hits in DRAM
-//                  costs a host-to-device copy, not an SSD read).
-//   layer-offload  Accelerate-style: when a layer runs, all of its experts are loaded (those not resident);
-//                  with `prefetch layer-window:depth=d` the next d layers load while it computes (DeepSpeed
-//                  ZeRO-3 style). The cache is the same expert cache.
-//   zipmoe         ZipMoE (§3): experts stored split (SM-chunks + K compressed E-chunk shards), four pools
-//                  F/C/S/E sized by the planner (Appendix C) or by `pools`, rank-based dispatch (§3.4), the
-//                  per-tensor DAGs of Fig. 6 and the cache-affinity scheduler (Alg. 1). `eviction` replaces
-//                  the in-pool eviction for the Fig. 10 ablation (freq = the paper's).
+//   offload        expert-level on-demand offloading (serving/systems/offload_system.cpp)
+//   layer-offload  Accelerate-style whole-layer loading (serving/systems/layer_offload_system.cpp)
+//   zipmoe         ZipMoE's compressed pools, planner and scheduler (serving/systems/zipmoe_system.cpp)
+//   no-cache       every lookup misses: the floor every cache is measured against
+//                  (serving/systems/no_cache_system.cpp)
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +27,8 @@
 #include "core/json_io.h"
 #include "core/pipeline.h"
 #include "core/platform.h"
+#include "core/registry.h"
+#include "core/residency.h"
 #include "serving/model_costs.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
@@ -34,15 +36,19 @@
 namespace moesim::serving {
 
 struct SystemConfig {
-  std::string system = "offload";  // offload | layer-offload | zipmoe
-  // Eviction policy spec (`moesim policies`); for zipmoe the in-pool eviction: freq (default), lru, fifo,
-  // marking. Empty: the system's default (lru; zipmoe: freq).
+  // A system spec: name or name:key=value,... (`moesim policies`), e.g. "zipmoe:delta=1,shards=2".
+  std::string system = "offload";
+  // Where a system parameter came from when not from the spec itself ("e_ratio" -> "--store s.mst"), for the
+  // run header.
+  std::map<std::string, std::string> param_sources;
+  // Eviction policy spec (`moesim policies`); for zipmoe the in-pool eviction. Empty: the system's default
+  // (SystemTraits::eviction).
   std::string eviction;
   std::string routing = "identity";
   // The records behind the stream: every routing policy but identity reads each token's routing from them
   // (traces/token_routing.h). Must outlive run(); null only with identity routing.
   const traces::Trace* trace = nullptr;
-  std::string scheduling;  // empty: the system's default (fcfs; zipmoe: zipmoe)
+  std::string scheduling;  // empty: the system's default (SystemTraits::scheduling)
   std::string prefetch = "none";
   CacheScope scope = CacheScope::kGlobal;
   CacheCapacity budget;
@@ -51,16 +57,6 @@ struct SystemConfig {
   uint64_t host_budget_bytes = 0;
   ResourceClass recover_on = ResourceClass::kGpu;
   ResourceClass compute_on = ResourceClass::kGpu;
-  // ZipMoE.
-  uint32_t shards = 4;       // K: E-chunk shards per tensor
-  double e_ratio = 0;        // rho; 0 = kDefaultExponentRatio (core/planning.h)
-  std::string e_ratio_source;  // where rho came from (for the run header)
-  // "F=0.2,C=0.5,S=0.3": fixed ratios; "F,C,S,E" (or empty: all four): the pool set Lambda the planner
-  // (ZipMoE Appendix C, Alg. 4) may use.
-  std::string pools;
-  std::string pool_set = "F,C,S,E";
-  double grid = 0.05;        // planner grid step
-  uint32_t delta = 0;        // dispatch tolerance (experts)
   uint64_t seed = 1;
   // Timeline and progress (PipelineOptions).
   bool record_timeline = false;
@@ -77,8 +73,63 @@ struct RunResult {
   Json plan;  // zipmoe: the pool plan (ratios, experts per layer, bytes, expected makespan); null otherwise
 };
 
+// What a system is, for its callers (nothing outside serving/systems/ compares a system's name).
+struct SystemTraits {
+  std::string eviction = "lru";     // default eviction spec (of the in-pool eviction for pooled systems)
+  std::string scheduling = "fcfs";  // default scheduling policy
+  std::string planner;              // planning policy that sizes its pools (PlanningRegistry); "" = none
+  bool per_layer_scope = false;     // its caches are per layer whatever --scope says
+  bool host_tier = false;           // can put a host-memory tier behind device memory (host_budget_bytes)
+  bool uses_store_layout = false;   // takes rho (e_ratio) and K (shards) from a packed store
+  bool partial_states = false;      // lookups can find experts in states between full and missed (C, S, E)
+  bool plans_pools() const { return !planner.empty(); }
+};
+
+// What a system's build sees of the run.
+struct SystemBuildContext {
+  const SystemConfig& cfg;
+  const traces::LookupStream& stream;
+  const traces::TraceInfo& info;
+  const SizedCosts& costs;
+  const Platform& platform;
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  virtual SystemTraits traits() const = 0;
+  // The residency of this run. May set pipeline options (the tensor layout, whole-layer loads) and the
+  // result's capacity and plan. `eviction` is the spec to use (cfg.eviction or the default).
+  virtual std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+                                           PipelineOptions& po, RunResult& r) const = 0;
+};
+
+}  // namespace moesim::serving
+
+namespace moesim {
+// In namespace moesim, as every registry, so that MOESIM_REGISTER(SystemRegistry, ...) names it. Factory:
+// std::unique_ptr<serving::System>(const Params& the spec's parameters).
+using SystemRegistry = Registry<serving::System>;
+}  // namespace moesim
+
+namespace moesim::serving {
+
 // The names of the systems, for option help and errors.
-const std::vector<std::string>& system_names();
+std::vector<std::string> system_names();
+// Builds a system from its spec. Throws moesim::UsageError for an unknown system (listing the known ones),
+// an unknown parameter (listing the system's) or bad spec syntax.
+std::unique_ptr<System> make_system(const std::string& spec);
+// Whether the spec's system declares parameter `key` / the spec sets it (the spec must be valid).
+bool system_declares(const std::string& spec, const std::string& key);
+bool system_sets(const std::string& spec, const std::string& key);
+// The systems with a host-memory tier ("offload, layer-offload"), for messages.
+std::string systems_with_host_tier();
+// The systems that declare parameter `key` ("zipmoe"), for messages about flags that feed it.
+std::string systems_declaring(const std::string& key);
+// The spec with key=value: added when `replace` is false (throws moesim::UsageError naming `flag` when the
+// spec already sets key), replaced otherwise. Commas in value become '+' (the spec's list separator).
+std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
+                              const std::string& flag, bool replace = false);
 
 // Runs the stream (built with the batch size wanted) on `platform` (fresh: times start at its now()).
 // Throws moesim::Error for a bad policy spec, an unknown system or a budget that cannot hold one invocation.

@@ -2,12 +2,14 @@
 //
 //   lookup(key):                       state = state of pool[key]
 //     count[key] += 1; move key up the layer's frequency order (ties: earlier first activation, lower id)
-//   refresh(key):                      key is the most recently used (evict=lru); no count
+//     every active pool's eviction policy sees the lookup (on_hit, or on_admit when it does not track key)
+//   refresh(key):                      the policies' on_refresh (LRU: the most recent use); no count
 //   end_invocation: for each key of the invocation: r = its rank now; target = first active pool p with
 //     r < tau_p = sum_{q <= p} S_q + delta, else none; move it there (a use produced every component: no
 //     I/O; none: evicted right after execution); then while a pool of the layer holds more than S_p:
-//     evict by the in-pool policy (freq: lowest count), never an expert of this invocation unless only
-//     they are left (degenerate, counted)
+//     evict the pool policy's choice (freq: lowest count), skipping and dropping the experts its policy
+//     still tracks but the pool no longer holds; never an expert of this invocation unless only they are
+//     left (degenerate, counted)
 //
 // Ranks are kept incrementally: an increment moves an expert up past the experts it now beats, so a
 // lookup costs O(1) amortized on skewed workloads instead of a sort.
@@ -18,14 +20,13 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/rng.h"
+#include "core/eviction.h"
 
 namespace moesim::serving {
 namespace {
 
 constexpr int8_t kNone = -1;
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-enum class Evict : uint8_t { kFreq, kLru, kFifo, kMarking };
 
 ExpertState state_of(int8_t pool) {
   switch (pool) {
@@ -48,28 +49,12 @@ TensorPart part_of(int8_t pool) {
 
 class ZipMoeResidency final : public Residency {
  public:
-  explicit ZipMoeResidency(const ZipMoePoolsConfig& c) : cfg_(c), rng_(c.seed) {
+  explicit ZipMoeResidency(const ZipMoePoolsConfig& c) : cfg_(c) {
     if (c.layers == 0 || c.experts == 0) throw Error("zipmoe pools: no layers or experts");
-    if (c.evict == "freq") {
-      evict_ = Evict::kFreq;
-    } else if (c.evict == "lru") {
-      evict_ = Evict::kLru;
-    } else if (c.evict == "fifo") {
-      evict_ = Evict::kFifo;
-    } else if (c.evict == "marking") {
-      evict_ = Evict::kMarking;
-    } else {
-      throw Error("zipmoe pools: unknown in-pool eviction '" + c.evict + "' (known: freq, lru, fifo, marking)");
-    }
     const size_t keys = size_t{c.layers} * c.experts;
     pool_.assign(keys, kNone);
     count_.assign(keys, 0);
     first_.assign(keys, kNever);
-    last_.assign(keys, 0);
-    entered_.assign(keys, 0);
-    marked_.assign(keys, 0);
-    stamp_.assign(keys, 0);
-    slot_.assign(keys, 0);
     order_.resize(keys);
     pos_.resize(keys);
     for (uint32_t l = 0; l < c.layers; ++l)
@@ -77,12 +62,29 @@ class ZipMoeResidency final : public Residency {
         order_[l * c.experts + e] = static_cast<uint16_t>(e);
         pos_[l * c.experts + e] = static_cast<uint16_t>(e);
       }
-    members_.resize(size_t{c.layers} * 4);
+    size_.assign(size_t{c.layers} * 4, 0);
     uint32_t tau = 0;
     for (int p = 0; p < 4; ++p) {
       tau += c.capacity[p];
       tau_[p] = tau + c.delta;
+      if (c.capacity[p] == 0) continue;
+      // The policy sees a per-layer cache of the pool's capacity; it only ranks, the pool keeps the count.
+      CacheConfig pc;
+      pc.layers = c.layers;
+      pc.experts = c.experts;
+      pc.top_k = 1;
+      pc.scope = CacheScope::kPerLayer;
+      pc.requested = CacheCapacity{CacheCapacity::Unit::kExperts, c.capacity[p]};
+      pc.capacity.assign(c.layers, c.capacity[p]);
+      pc.key_weight.assign(keys, 1);
+      try {
+        policy_[p] = make_eviction_policy(c.evict, pc);
+      } catch (const Error& e) {
+        throw Error(std::string("zipmoe pools: in-pool eviction: ") + e.what());
+      }
+      held_[p].assign(keys, 0);
     }
+    evict_name_ = eviction_canonical_name(c.evict);
   }
 
   std::vector<PoolInfo> pools() const override {
@@ -93,15 +95,16 @@ class ZipMoeResidency final : public Residency {
     return v;
   }
   std::string name() const override {
-    return "zipmoe-dispatch:delta=" + std::to_string(cfg_.delta) + ",evict=" + cfg_.evict;
+    return "zipmoe-dispatch:delta=" + std::to_string(cfg_.delta) + ",evict=" + evict_name_;
   }
 
   void begin_invocation(uint32_t layer, bool decode) override {
     layer_ = layer;
     decode_ = decode;
-    ++invocation_;
     current_.clear();
     ++counters_.invocations;
+    for (auto& pol : policy_)
+      if (pol) pol->begin_invocation(layer);
   }
 
   LookupResult lookup(uint32_t key, uint32_t, uint32_t) override {
@@ -113,17 +116,21 @@ class ZipMoeResidency final : public Residency {
       ++counters_.decode_lookups;
       if (found.state == ExpertState::kFull) ++counters_.decode_hits;
     }
-    stamp_[key] = invocation_;
     current_.push_back(key);
-    last_[key] = ++tick_;
+    ++tick_;
     bump(key);
-    if (had != kNone && evict_ == Evict::kMarking) marked_[key] = 1;
+    // Every pool's policy sees every activation, so its order is the layer's whole history whichever pool
+    // the expert sits in (see the header).
+    for (int p = 0; p < 4; ++p) touch(p, key);
     return found;
   }
 
-  // A duplicate touch inside the invocation: the most recent use for the LRU in-pool order; not an
-  // activation (frequency ranks, FIFO entry and marking are unchanged).
-  void refresh(uint32_t key) override { last_[key] = ++tick_; }
+  // A duplicate touch inside the invocation: the policies' on_refresh (the most recent use for LRU); not an
+  // activation (frequency ranks are unchanged).
+  void refresh(uint32_t key) override {
+    for (int p = 0; p < 4; ++p)
+      if (policy_[p] && held_[p][key]) policy_[p]->on_refresh(key, key / cfg_.experts);
+  }
 
   void end_invocation(uint32_t) override {
     // Dispatch by the ranks after every count of the invocation: an expert looked up early may be overtaken
@@ -131,18 +138,23 @@ class ZipMoeResidency final : public Residency {
     for (uint32_t key : current_) move(key, dispatch(key));
     bool degenerate = false;
     uint64_t excess = 0;
+    std::array<bool, 4> lifted{};
     for (int p = 0; p < 4; ++p) {
-      auto& m = members_[layer_ * 4 + p];
-      while (m.size() > cfg_.capacity[p]) {
-        uint32_t v = victim(layer_, p, true);
+      uint32_t& n = size_[layer_ * 4 + p];
+      while (n > cfg_.capacity[p]) {
+        uint32_t v = victim(p, layer_);
         if (v == kNoKey) {  // only this invocation's experts are left: the pool cannot hold them
-          if (!degenerate) excess = m.size() - cfg_.capacity[p];
+          if (!degenerate) excess = n - cfg_.capacity[p];
           degenerate = true;
-          v = victim(layer_, p, false);
+          policy_[p]->end_invocation(layer_);
+          lifted[p] = true;
+          v = victim(p, layer_);
         }
         move(v, kNone);
       }
     }
+    for (int p = 0; p < 4; ++p)
+      if (policy_[p] && !lifted[p]) policy_[p]->end_invocation(layer_);
     if (degenerate) {
       ++counters_.over_capacity_invocations;
       counters_.max_over_capacity = std::max(counters_.max_over_capacity, excess);
@@ -157,19 +169,22 @@ class ZipMoeResidency final : public Residency {
       return state_of(had);
     }
     move(key, to);
-    entered_[key] = ++tick_;
-    last_[key] = tick_;
-    auto& m = members_[layer * 4 + to];
-    while (m.size() > cfg_.capacity[to]) {
-      // Never the prefetched expert itself, nor an expert of the invocation that is running.
-      const uint32_t v = victim(layer, to, true, key);
+    // Between invocations: the policy's invocation protects the prefetched expert alone.
+    EvictionPolicy& pol = *policy_[to];
+    pol.begin_invocation(layer);
+    touch(to, key);
+    uint32_t& n = size_[layer * 4 + to];
+    while (n > cfg_.capacity[to]) {
+      const uint32_t v = victim(to, layer);
       if (v == kNoKey) {
+        pol.end_invocation(layer);
         move(key, had);  // nothing else can go: give the prefetch up
         *target = state_of(had);
         return state_of(had);
       }
       move(v, kNone);
     }
+    pol.end_invocation(layer);
     *target = state_of(to);
     return state_of(had);
   }
@@ -213,28 +228,38 @@ class ZipMoeResidency final : public Residency {
       if (cfg_.capacity[p] > 0 && r < tau_[p]) return static_cast<int8_t>(p);
     return kNone;
   }
+  // Pool p's policy sees a use of key: a hit when it already tracks the key, an admission otherwise.
+  void touch(int p, uint32_t key) {
+    if (!policy_[p]) return;
+    const uint32_t layer = key / cfg_.experts;
+    if (held_[p][key]) {
+      policy_[p]->on_hit(key, layer, kNeverUsedAgain);
+    } else {
+      held_[p][key] = 1;
+      policy_[p]->on_admit(key, layer, kNeverUsedAgain);
+    }
+  }
+  // Pool p's policy's choice among the pool's experts of `layer` (never one its invocation protects).
+  // The policy also tracks experts that have left the pool; those choices are dropped from it until the
+  // expert is used again. kNoKey when no member is eligible.
+  uint32_t victim(int p, uint32_t layer) {
+    for (;;) {
+      const uint32_t v = policy_[p]->evict(layer);
+      if (v == kNoKey) return kNoKey;
+      held_[p][v] = 0;
+      if (pool_[v] == p) return v;
+    }
+  }
   void send(MemoryEvent::Kind kind, int8_t pool, uint32_t key, bool leaving) {
     emit(MemoryEvent{kind, static_cast<uint32_t>(pool), key, part_of(pool), cfg_.expert_bytes[pool], leaving});
   }
-  // Moves key to pool `to` (kNone: out of every pool), with its memory events and membership.
+  // Moves key to pool `to` (kNone: out of every pool), with its memory events and the pools' sizes.
   void move(uint32_t key, int8_t to) {
     const int8_t from = pool_[key];
     if (from == to) return;
     const uint32_t layer = key / cfg_.experts;
-    if (from != kNone) {
-      auto& m = members_[layer * 4 + from];
-      const uint32_t i = slot_[key];
-      m[i] = m.back();
-      slot_[m[i]] = i;
-      m.pop_back();
-    }
-    if (to != kNone) {
-      auto& m = members_[layer * 4 + to];
-      slot_[key] = static_cast<uint32_t>(m.size());
-      m.push_back(key);
-      entered_[key] = ++tick_;
-      marked_[key] = 0;
-    }
+    if (from != kNone) --size_[layer * 4 + from];
+    if (to != kNone) ++size_[layer * 4 + to];
     pool_[key] = to;
     if (from == kNone) {
       send(MemoryEvent::Kind::kAdmit, to, key, false);
@@ -247,64 +272,20 @@ class ZipMoeResidency final : public Residency {
       send(kind, to, key, false);
     }
   }
-  // The in-pool policy's choice among the pool's experts of `layer`; with `spare_in_use`, never one of the
-  // running invocation's experts (nor `keep`). kNoKey when none is eligible.
-  uint32_t victim(uint32_t layer, int p, bool spare_in_use, uint32_t keep = kNoKey) {
-    const auto& m = members_[layer * 4 + p];
-    auto eligible = [&](uint32_t k) {
-      return k != keep && !(spare_in_use && stamp_[k] == invocation_ && layer == layer_);
-    };
-    uint32_t best = kNoKey;
-    if (evict_ == Evict::kMarking) {
-      uint32_t unmarked = 0;
-      for (uint32_t k : m) unmarked += eligible(k) && !marked_[k];
-      if (unmarked == 0) {  // a new phase: unmark everything
-        for (uint32_t k : m) marked_[k] = 0;
-        for (uint32_t k : m) unmarked += eligible(k);
-        if (unmarked == 0) return kNoKey;
-      }
-      auto r = static_cast<uint32_t>(rng_.below(unmarked));
-      for (uint32_t k : m)
-        if (eligible(k) && !marked_[k] && r-- == 0) return k;
-      return kNoKey;
-    }
-    for (uint32_t k : m) {
-      if (!eligible(k)) continue;
-      if (best == kNoKey) {
-        best = k;
-        continue;
-      }
-      switch (evict_) {
-        case Evict::kFreq:  // the lowest activation count; ties: the worse rank
-          if (count_[k] < count_[best] || (count_[k] == count_[best] && pos_[k] > pos_[best])) best = k;
-          break;
-        case Evict::kLru:
-          if (last_[k] < last_[best]) best = k;
-          break;
-        case Evict::kFifo:
-          if (entered_[k] < entered_[best]) best = k;
-          break;
-        case Evict::kMarking:
-          break;
-      }
-    }
-    return best;
-  }
 
   ZipMoePoolsConfig cfg_;
-  Evict evict_ = Evict::kFreq;
-  Rng rng_;
+  std::string evict_name_;
+  std::array<std::unique_ptr<EvictionPolicy>, 4> policy_;  // null for an inactive pool
+  std::array<std::vector<uint8_t>, 4> held_;               // [pool][key]: the pool's policy tracks key
   std::array<uint32_t, 4> tau_{};
   std::vector<int8_t> pool_;
-  std::vector<uint64_t> count_, first_, last_, entered_, stamp_;
-  std::vector<uint8_t> marked_;
-  std::vector<uint32_t> slot_;
+  std::vector<uint64_t> count_, first_;
   std::vector<uint16_t> order_, pos_;  // per layer: experts in frequency order; each key's position
-  std::vector<std::vector<uint32_t>> members_;  // [layer * 4 + pool]
+  std::vector<uint32_t> size_;         // [layer * 4 + pool]: experts in the pool
   std::vector<uint32_t> current_;
   uint32_t layer_ = 0;
   bool decode_ = false;
-  uint64_t invocation_ = 0, tick_ = 0;
+  uint64_t tick_ = 0;
   CacheCounters counters_;
 };
 

@@ -1,6 +1,6 @@
 // ZipMoE's compression-aware cache pools with rank-based dispatch (ZipMoE §3.4 "Pool Dispatching"), as a
-// Residency (core/residency.h), and the Fig. 10 ablation variants whose in-pool eviction is FIFO, Marking
-// or LRU instead of the paper's lowest-frequency rule.
+// Residency (core/residency.h). The in-pool eviction is any policy of the eviction registry: freq (the
+// paper's lowest-frequency rule, policies/eviction/freq.cpp) or, for the Fig. 10 ablation, fifo, marking, lru.
 //
 // Pools are per layer (the planner sizes one sparse layer, ZipMoE Appendix C): each layer has up to four
 // pools F < C < S < E holding capacity[p] experts; an expert in pool F keeps its full tensors, C its
@@ -14,6 +14,14 @@
 // layer evicts by its in-pool policy,
 // never an expert of the current invocation unless the pool cannot hold the invocation's own experts (then
 // the invocation is counted as degenerate, as core/expert_cache.h does).
+//
+// In-pool policies: each active pool owns one EvictionPolicy over per-layer partitions, and every pool's
+// policy sees every lookup of every expert (as if each used expert were admitted to every pool), because an
+// expert's history does not restart when dispatch moves it between pools: freq's counts are the layer's
+// activation counts, LRU's order the last uses. A pool takes its policy's first choice that it holds; a
+// choice it does not hold (the expert left the pool by dispatch) is dropped from the policy until its next
+// use. So FIFO's admission is the expert's first use since its policy last dropped it, and a prefetch
+// admission counts as a use for freq (the policy cannot tell it from a lookup).
 #pragma once
 
 #include <array>
@@ -32,11 +40,10 @@ struct ZipMoePoolsConfig {
   std::array<uint64_t, 4> expert_bytes{};   // bytes one expert takes in pool F, C, S, E
   std::array<MemoryTier, 4> tier{};         // UMA: all kUnified; discrete GPU: F kDevice, C/S/E kHost
   uint32_t delta = 0;                       // dispatch tolerance in ranks
-  std::string evict = "freq";               // freq (the paper's), lru, fifo, marking
-  uint64_t seed = 1;                        // marking's random choices
+  std::string evict = "freq";               // in-pool eviction spec (`moesim policies`): freq is the paper's
 };
 
-// Throws moesim::Error on an unknown eviction name or an empty shape.
+// Throws moesim::Error on a bad eviction spec (or one that needs oracle information) or an empty shape.
 std::unique_ptr<Residency> make_zipmoe_residency(const ZipMoePoolsConfig& cfg);
 
 }  // namespace moesim::serving

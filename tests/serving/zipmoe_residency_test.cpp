@@ -1,9 +1,11 @@
 // ZipMoE's pools with rank-based dispatch (ZipMoE §3.4): states by rank, memory events, overflow
-// eviction by every in-pool policy, ranks kept incrementally, prefetch.
+// eviction by every in-pool policy (from the eviction registry; freq against the paper's rule computed
+// naively), ranks kept incrementally, prefetch.
 #include "serving/zipmoe_residency.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.h"
@@ -130,6 +132,87 @@ TEST(ZipMoeResidency, TheRankOrderIsTheNaiveOneAfterEveryLookup) {
   }
 }
 
+// ZipMoE §3.4 computed naively (a sort per invocation): dispatch by rank after the invocation's counts,
+// then each over-full pool evicts its member of the lowest count, ties the worse rank, sparing the
+// invocation's experts unless only they are left.
+struct NaivePools {
+  std::array<uint32_t, 4> cap;
+  uint32_t delta;
+  std::vector<int> pool;
+  std::vector<uint64_t> count, first;
+  uint64_t tick = 0;
+  NaivePools(std::array<uint32_t, 4> c, uint32_t d, uint32_t n)
+      : cap(c), delta(d), pool(n, -1), count(n, 0), first(n, UINT64_MAX) {}
+  void invoke(const std::vector<uint32_t>& keys) {
+    for (uint32_t k : keys) {
+      ++tick;
+      ++count[k];
+      if (first[k] == UINT64_MAX) first[k] = tick;
+    }
+    std::vector<uint32_t> order(pool.size());
+    for (uint32_t e = 0; e < order.size(); ++e) order[e] = e;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return count[a] != count[b] ? count[a] > count[b] : first[a] != first[b] ? first[a] < first[b] : a < b;
+    });
+    std::vector<uint32_t> rank(pool.size());
+    for (uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+    for (uint32_t k : keys) {
+      pool[k] = -1;
+      uint32_t tau = delta;
+      for (int p = 0; p < 4; ++p) {
+        tau += cap[p];
+        if (cap[p] > 0 && rank[k] < tau) {
+          pool[k] = p;
+          break;
+        }
+      }
+    }
+    for (int p = 0; p < 4; ++p)
+      for (;;) {
+        std::vector<uint32_t> members, spare;
+        for (uint32_t k = 0; k < pool.size(); ++k)
+          if (pool[k] == p) {
+            members.push_back(k);
+            if (std::find(keys.begin(), keys.end(), k) == keys.end()) spare.push_back(k);
+          }
+        if (members.size() <= cap[p]) break;
+        const auto& from = spare.empty() ? members : spare;
+        uint32_t v = from[0];
+        for (uint32_t k : from)
+          if (count[k] < count[v] || (count[k] == count[v] && rank[k] > rank[v])) v = k;
+        pool[v] = -1;
+      }
+  }
+};
+
+TEST(ZipMoeResidency, FreqInPoolEvictionIsThePapersRule) {
+  // The pools with the registry's freq policy against the naive rule, state by state.
+  for (const auto& [cap, delta] : std::vector<std::pair<std::array<uint32_t, 4>, uint32_t>>{
+           {{2, 3, 2, 4}, 0}, {{2, 3, 2, 4}, 2}, {{1, 0, 2, 3}, 1}, {{0, 2, 0, 5}, 3}}) {
+    const uint32_t n = 20;
+    NaivePools naive(cap, delta, n);
+    auto c = config(cap, n, "freq");
+    c.delta = delta;
+    auto r = serving::make_zipmoe_residency(c);
+    Rng rng(17);
+    for (int i = 0; i < 4000; ++i) {
+      std::vector<uint32_t> keys;
+      const auto want = 1 + rng.below(4);
+      while (keys.size() < want) {
+        const auto k = static_cast<uint32_t>(rng.below(n) * rng.below(n) / n);
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+      invoke(*r, keys);
+      naive.invoke(keys);
+      for (uint32_t k = 0; k < n; ++k) {
+        const S s = r->peek(k).state;
+        const int p = s == S::kFull ? 0 : s == S::kCompressed ? 1 : s == S::kSM ? 2 : s == S::kE ? 3 : -1;
+        ASSERT_EQ(p, naive.pool[k]) << "delta " << delta << " invocation " << i << " expert " << k;
+      }
+    }
+  }
+}
+
 TEST(ZipMoeResidency, PrefetchAdmitsByRankOrDeclines) {
   auto r = serving::make_zipmoe_residency(config({1, 1, 0, 0}));
   invoke(*r, {0});
@@ -168,6 +251,10 @@ TEST(ZipMoeResidency, RefreshIsTheLatestUseForLruOnly) {
 
 TEST(ZipMoeResidency, UnknownEvictionIsAnError) {
   EXPECT_THROW(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "clairvoyant")), Error);
+  // An oracle policy has no next uses or whole-trace frequencies inside the pools.
+  EXPECT_THROW(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "belady")), Error);
+  EXPECT_EQ(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "marking"))->name(),
+            "zipmoe-dispatch:delta=0,evict=marking:seed=1");
   EXPECT_EQ(serving::make_zipmoe_residency(config({1, 1, 0, 0}, 4, "lru"))->name(),
             "zipmoe-dispatch:delta=0,evict=lru");
 }

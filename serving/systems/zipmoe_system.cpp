@@ -1,0 +1,185 @@
+// zipmoe: ZipMoE (§3). Experts stored split (SM-chunks + K compressed E-chunk shards, §3.1), four pools
+// F/C/S/E per layer sized by the planner (Appendix C, Alg. 4) or by given ratios (`pools`), rank-based
+// dispatch with tolerance delta (§3.4, serving/zipmoe_residency.h), the per-tensor DAGs of Fig. 6 and the
+// cache-affinity scheduler (Alg. 1). The eviction spec is the in-pool eviction (freq = the paper's; others
+// for the Fig. 10 ablation).
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "core/planning.h"
+#include "core/units.h"
+#include "core/warnings.h"
+#include "serving/system.h"
+#include "serving/zipmoe_residency.h"
+#include "traces/rank_inclusion.h"
+
+namespace moesim::serving {
+namespace {
+
+std::string grid_text(double g) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", g);
+  return b;
+}
+
+// Raises `message` unless this command (or this sweep point) already has: compare, calibrate and validate
+// run one configuration several times.
+void warn_once(const std::string& message) {
+  const std::vector<std::string> raised = warnings();
+  if (std::find(raised.begin(), raised.end(), message) == raised.end()) warn(message);
+}
+
+// A plan with no expert in any pool runs, but every lookup misses: as doubtful as a budget `moesim plan`
+// warns about, so every command that runs the system (run, exec, compare, sweep, calibrate, validate) says so
+// here, where they all build it. ZipMoE's pools are per layer and the same for every layer.
+void warn_if_nothing_resident(const PoolPlan& plan, const PlanningInput& in, const std::string& given) {
+  uint64_t held = 0;
+  for (int p = 0; p < kPools; ++p) held += plan.experts[p];
+  if (held > 0) return;
+  const auto per_expert = pool_expert_bytes(in.expert_bytes, in.layout);
+  const uint64_t smallest = *std::min_element(per_expert.begin(), per_expert.end());
+  warn_once("--system zipmoe: --budget " + format_bytes(in.budget_bytes) + " leaves each of the " +
+            std::to_string(in.layers) + " layers 0 resident experts (" + format_bytes(in.budget_bytes / in.layers) +
+            " per layer" + (given.empty() ? "" : " split by " + given) + "; the smallest pool entry takes " +
+            format_bytes(smallest) + "): every lookup misses and is read from the SSD");
+}
+
+// Pool lists in a spec separate with '+' (a comma separates the spec's parameters).
+std::string pool_list(std::string s) {
+  std::replace(s.begin(), s.end(), '+', ',');
+  return s;
+}
+
+class ZipMoE final : public System {
+ public:
+  explicit ZipMoE(const Params& p)
+      : delta_(static_cast<uint32_t>(std::min<uint64_t>(p.get_uint("delta"), UINT32_MAX))),
+        shards_(static_cast<uint32_t>(std::clamp<uint64_t>(p.get_uint("shards"), 1, 65536))),
+        grid_(p.get_double("grid")),
+        e_ratio_(p.get_double("e_ratio")),
+        pools_(pool_list(p.get("pools"))),
+        pool_set_(pool_list(p.get("pool_set"))) {
+    if (e_ratio_ < 0) throw UsageError("system 'zipmoe': e_ratio must be >= 0 (0: the default), got " + p.get("e_ratio"));
+    parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
+  }
+
+  SystemTraits traits() const override {
+    SystemTraits t;
+    t.eviction = "freq";
+    t.scheduling = "zipmoe";
+    t.planner = "zipmoe";
+    t.per_layer_scope = true;
+    t.uses_store_layout = true;
+    t.partial_states = true;
+    return t;
+  }
+
+  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+                                   PipelineOptions& po, RunResult& r) const override {
+    const SystemConfig& cfg = ctx.cfg;
+    const SizedCosts& costs = ctx.costs;
+    const traces::TraceInfo& info = ctx.info;
+    if (cfg.budget.unit != CacheCapacity::Unit::kBytes)
+      throw Error("--system zipmoe needs a budget in bytes (its pools are sized in bytes, ZipMoE §3.4), not " +
+                  cfg.budget.to_string());
+    const std::string source = costs.sizes.value("expert_bytes_source", std::string());
+    if (source.rfind("trace", 0) == 0)
+      throw Error("--system zipmoe splits BF16 tensors into sign-mantissa and exponent bits, but the expert sizes "
+                  "come from the trace (" + source + "), a quantized file; pass --model to simulate BF16 weights");
+    TensorLayout layout;
+    layout.compressed = true;
+    layout.shards = shards_;
+    layout.sm_fraction = 0.5;  // sign + 7 mantissa bits of a BF16 element (§3.1)
+    layout.e_ratio = e_ratio_ > 0 ? e_ratio_ : kGaussianBf16ExponentRatio;
+    po.layout = layout;
+    const std::vector<uint64_t>& eb = costs.costs.expert_bytes;
+    if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
+      throw Error("--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
+    const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs.costs.tensor_share.size(), 1));
+    traces::RankInclusion f;
+    try {
+      f = traces::rank_inclusion(ctx.stream, traces::InclusionPhase::kDecode);
+    } catch (const Error&) {  // e.g. a prefill-only trace
+      f = traces::rank_inclusion(ctx.stream, traces::InclusionPhase::kAll);
+    }
+    PlanningInput in;
+    in.budget_bytes = cfg.budget.value;
+    in.layers = info.layers;
+    in.experts = info.experts;
+    in.k = f.k;
+    in.expert_bytes = eb[0];
+    in.layout = layout;
+    in.f = f.f;
+    in.delays = zipmoe_plan_delays(ctx.platform, costs.costs.tensor_bytes(0, 0), layout,
+                                   ctx.platform.units(ResourceClass::kCpu), tensors);
+    in.grid = grid_;
+    const PoolsOption pools = parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");
+    in.pools = pools.set;
+    PoolPlan plan;
+    Json runners = Json::array();
+    if (pools.ratios) {
+      plan = zipmoe_evaluate(in, *pools.ratios);
+    } else {
+      const PlanResult pr = PlanningRegistry::instance().create(traits().planner, "planning")->plan(in);
+      plan = pr.best;
+      for (const auto& ru : pr.runners_up) runners.push_back(pool_plan_json(ru));
+    }
+    warn_if_nothing_resident(plan, in, pools_.empty() ? "" : "--pools " + pools_);
+    r.plan = pool_plan_json(plan);
+    r.plan["source"] = pools.ratios ? "--pools" : "planned (ZipMoE Alg. 4, grid " + grid_text(grid_) + ")";
+    r.plan["pool_set"] = in.pools.str();
+    r.plan["runners_up"] = runners;
+    r.plan["k"] = f.k;
+    r.plan["inclusion_source"] = f.source;
+    r.plan["rho"] = layout.e_ratio;
+    const auto given = cfg.param_sources.find("e_ratio");
+    r.plan["rho_source"] = e_ratio_ <= 0 ? std::string(kGaussianBf16ExponentRatioSource)
+                           : given != cfg.param_sources.end() ? given->second
+                                                              : std::string("given");
+    r.plan["shards"] = layout.shards;
+    r.plan["delays"] = Json{{"u_s", in.delays.u}, {"v_s", in.delays.v}, {"c_s", in.delays.c},
+                            {"L", in.delays.L}, {"K", in.delays.K}, {"n", in.delays.n}};
+    uint64_t experts_held = 0, bytes_held = 0;
+    for (int p = 0; p < kPools; ++p) {
+      experts_held += uint64_t{plan.experts[p]} * info.layers;
+      bytes_held += uint64_t{plan.experts[p]} * plan.expert_bytes[p] * info.layers;
+    }
+    r.cache_capacity_experts = experts_held;
+    r.cache_capacity_bytes = bytes_held;
+    ZipMoePoolsConfig zc;
+    zc.layers = info.layers;
+    zc.experts = info.experts;
+    for (int p = 0; p < kPools; ++p) {
+      zc.capacity[p] = plan.experts[p];
+      zc.expert_bytes[p] = plan.expert_bytes[p];
+      // Full tensors live where the GPU computes; chunks in host memory (shared memory on UMA devices).
+      zc.tier[p] = cfg.unified_memory ? MemoryTier::kUnified : (p == 0 ? MemoryTier::kDevice : MemoryTier::kHost);
+    }
+    zc.delta = delta_;
+    zc.evict = eviction;
+    return make_zipmoe_residency(zc);
+  }
+
+ private:
+  uint32_t delta_, shards_;
+  double grid_, e_ratio_;
+  std::string pools_, pool_set_;
+};
+
+}  // namespace
+
+MOESIM_REGISTER(SystemRegistry, "zipmoe",
+                "ZipMoE: compressed expert pools F/C/S/E per layer, planned (Alg. 4) or given, rank-based "
+                "dispatch, the cache-affinity scheduler (Alg. 1); --policy is the in-pool eviction",
+                {{"delta", "0", "dispatch tolerance in ranks (§3.4; flag --delta)"},
+                 {"shards", "4", "K: E-chunk shards per tensor (flag --shards; default: a --store's K)"},
+                 {"grid", "0.05", "planner grid step (flag --grid)"},
+                 {"pools", "", "the pools the planner may use (F+C+S), or fixed ratios such as F=0.2+C=0.5+S=0.3 "
+                               "(no planning); empty: pool_set (flag --pools)"},
+                 {"pool_set", "F+C+S+E", "the pools the planner may use (Lambda) when pools is empty"},
+                 {"e_ratio", "0", "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
+                                  "(flag --ratio; default: a --store's)"}},
+                [](const Params& p) -> std::unique_ptr<System> { return std::make_unique<ZipMoE>(p); });
+
+}  // namespace moesim::serving
