@@ -1,5 +1,9 @@
 #include "cli/cli_util.h"
 
+#include "core/atomic_file.h"
+
+#include "core/run_info.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <numeric>
@@ -194,6 +198,22 @@ std::string num_or_dash(const Json& v, const char* fmt, double scale) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, scale * v.get<double>());
   return buf;
+}
+
+void add_summary_json_flag(CLI::App& app, bool& json) {
+  app.add_flag("--json", json, "summarise what was written as JSON on standard output (not with -o -)");
+}
+
+void check_summary_json(bool json, const std::string& out) {
+  if (json && out == "-")
+    throw UsageError("--json prints a summary on standard output, where -o - writes the data: pass -o FILE");
+}
+
+void print_summary_json(const std::string& command, const Json& summary) {
+  Json j;
+  j["header"] = run_header(command, Json::object());
+  j["wrote"] = summary;
+  write_file_atomic("-", j.dump(2) + "\n");
 }
 
 }  // namespace moesim::cli

@@ -10,6 +10,7 @@
 // configurations are warnings (core/warnings.h).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <functional>
@@ -30,6 +31,13 @@ std::vector<std::string> split_budget_list(const std::vector<std::string>& value
 // split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
 // policy or parameter: an Error before any trace is read).
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
+
+// `--json` on a command whose -o is its data file (a trace, a store, weights): what it wrote is summarised on
+// standard output as JSON ({"header": ..., "wrote": SUMMARY}) instead of the text line. With `-o -` the data
+// itself goes to standard output, so --json is then refused (UsageError) by check_summary_json.
+void add_summary_json_flag(CLI::App& app, bool& json);
+void check_summary_json(bool json, const std::string& out);
+void print_summary_json(const std::string& command, const Json& summary);
 
 // printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "core/atomic_file.h"
@@ -26,6 +27,7 @@ struct Options {
   uint32_t shards = 4;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool all_tensors = false;
+  bool json = false;
 };
 
 void run(const Options& o) {
@@ -53,6 +55,14 @@ void run(const Options& o) {
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t stored = r.e_bytes + r.sm_bytes;
+  if (o.json)
+    return print_summary_json(
+        "pack", {{"path", o.out}, {"weights", o.weights}, {"tensors", r.tensors}, {"layout", sel.layout},
+                 {"layers", sel.layers}, {"skipped_tensors", sel.skipped}, {"codec", po.codec}, {"shards", po.shards},
+                 {"bf16_bytes", r.bf16_bytes}, {"stored_bytes", stored}, {"e_bytes", r.e_bytes},
+                 {"sm_bytes", r.sm_bytes},
+                 {"ratio", r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0},
+                 {"file_bytes", r.file_size}, {"seconds", secs}, {"jobs", o.threads}});
   // With "-o -" the store went to stdout: the summary goes to stderr so it does not corrupt it.
   std::FILE* summary = o.out == "-" ? stderr : stdout;
   std::fprintf(summary, "packed %llu tensors (%s, %u layers) from %s into %s\n",
@@ -85,7 +95,11 @@ void setup(CLI::App& app) {
   app.add_flag("--all-tensors", o->all_tensors,
                "Pack every tensor as a one-tensor expert (non-MoE checkpoints)");
   app.add_option("--raw-shape", o->raw_shape, "The weights file is raw BF16 of this shape, e.g. 4096x14336");
-  app.callback([o] { run(*o); });
+  add_summary_json_flag(app, o->json);
+  app.callback([o] {
+    check_summary_json(o->json, o->out);
+    run(*o);
+  });
 }
 
 }  // namespace

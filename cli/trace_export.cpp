@@ -22,6 +22,7 @@ struct Options {
   std::string to = "jsonl";
   uint32_t batch = 1;
   traces::LoadOptions load;
+  bool json = false;
 };
 
 void setup(CLI::App& app) {
@@ -37,8 +38,10 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   add_trace_format_options(app, o->load, "--in-fields");
   app.add_option("--model", o->load.model, "model preset or JSON for reading the input");
+  add_summary_json_flag(app, o->json);
   app.callback([o] {
     require_trace_input(o->in);
+    check_summary_json(o->json, o->out);
     if (o->to != "jsonl" && o->to != "oraclegeneral")
       throw UsageError("--to: unknown output format '" + o->to + "' (known: jsonl, oraclegeneral)");
     require_at_least("--batch", o->batch, 1);
@@ -51,12 +54,18 @@ void setup(CLI::App& app) {
       const traces::LookupStream s =
           traces::build_lookup_stream(t, o->batch, traces::LookupStreamParts{.tokens = false, .next_use = false});
       traces::write_oracle_general(s, t.info().expert_bytes, o->out);
+      if (o->json)
+        return print_summary_json("trace export", {{"path", o->out}, {"format", "oraclegeneral"},
+                                                   {"requests", s.lookups()},
+                                                   {"record_bytes", traces::kOracleGeneralRecordBytes}});
       if (o->out != "-")
         std::fprintf(stderr, "moesim: wrote %s: %zu requests (oracleGeneral, %zu bytes each)\n", o->out.c_str(),
                      s.lookups(), traces::kOracleGeneralRecordBytes);
       return;
     }
     traces::export_jsonl_file(t, o->out, fm);
+    if (o->json)
+      return print_summary_json("trace export", {{"path", o->out}, {"format", "jsonl"}, {"records", t.records()}});
     if (o->out != "-") std::fprintf(stderr, "moesim: wrote %s: %zu records\n", o->out.c_str(), t.records());
   });
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
@@ -20,6 +21,7 @@ struct Options {
   std::string out;
   traces::LoadOptions load;
   bool lookup_index = false;
+  bool json = false;
 };
 
 // " (skipped 3 by --where, ...)" from the import counts in the provenance, or "".
@@ -47,7 +49,9 @@ void setup(CLI::App& app) {
   app.add_flag("--lookup-index", o->lookup_index,
                "also store the batch-1 lookup stream and its next-use index (format version 2): `moesim "
                "replay` then runs from it without reading the records (docs/trace-format.md)");
+  add_summary_json_flag(app, o->json);
   app.callback([o] {
+    check_summary_json(o->json, o->out);
     std::vector<std::string> inputs = o->named;
     inputs.insert(inputs.end(), o->in.begin(), o->in.end());
     require_trace_input(inputs.empty() ? std::string() : inputs.front());
@@ -55,6 +59,14 @@ void setup(CLI::App& app) {
     const traces::Trace t = traces::load_traces(inputs, o->load);
     traces::write_mtr(t, o->out, traces::MtrWriteOptions{.lookup_index = o->lookup_index});
     const size_t sequences = t.sequence_ids().size();
+    if (o->json) {
+      Json w{{"path", o->out},        {"records", t.records()},        {"sequences", sequences},
+             {"layers", t.info().layers}, {"experts", t.info().experts}, {"top_k", t.info().top_k},
+             {"missing_cells", t.info().missing_cells}, {"lookup_index", o->lookup_index}};
+      for (const char* key : {"where_skipped", "warmup_dropped", "duplicates_dropped"})
+        w[key] = t.info().provenance.contains(key) ? t.info().provenance[key] : Json(0);
+      return print_summary_json("trace import", w);
+    }
     std::fprintf(
         stderr,
         "moesim: wrote %s: %zu records, %zu sequence%s, %u layers x %u experts, top-%u, %llu missing "

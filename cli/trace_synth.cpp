@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "core/atomic_file.h"
@@ -34,6 +35,7 @@ struct Args {
   uint32_t pairs = 8;
   bool no_temporal = false;
   std::string out;
+  bool json = false;
   traces::LoadOptions load;  // how --fit's and --logits-for's trace is read (--format, --fields, ...)
 };
 
@@ -62,6 +64,11 @@ void run_logits_for(const Args& a) {
   const traces::Trace real = traces::load_trace(a.logits_for, a.load);
   const traces::Trace t = traces::attach_synthetic_logits(real, a.seed, a.logits_for);
   traces::save_mtr(t, a.out);
+  if (a.json)
+    return print_summary_json("trace synth", {{"path", a.out}, {"synthetic", true}, {"routing", "real"},
+                                              {"routing_from", a.logits_for}, {"seed", a.seed},
+                                              {"records", t.records()}, {"layers", t.info().layers},
+                                              {"experts", t.info().experts}, {"top_k", t.info().top_k}});
   std::fprintf(stderr,
                "moesim: wrote %s: the REAL routing of %s with SYNTHETIC logits (seed %llu), labelled synthetic; "
                "%zu records, %u layers x %u experts, top-%u\n",
@@ -114,6 +121,11 @@ void run(const Args& args) {
            std::to_string(from["experts"].get<uint32_t>()) + " experts, top-" +
            std::to_string(from["top_k"].get<uint32_t>()) + ")";
   }
+  if (a.json)
+    return print_summary_json("trace synth", {{"path", a.out}, {"synthetic", true}, {"generator", how},
+                                              {"seed", a.seed}, {"records", t.records()},
+                                              {"sequences", t.sequence_ids().size()}, {"layers", t.info().layers},
+                                              {"experts", t.info().experts}, {"top_k", t.info().top_k}});
   std::fprintf(
       stderr,
       "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
@@ -145,7 +157,11 @@ void setup(CLI::App& app) {
   app.add_flag("--no-temporal", a->no_temporal, "--fit: independent tokens (no temporal reuse)");
   add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output .mtr file")->required();
-  app.callback([a] { run(*a); });
+  add_summary_json_flag(app, a->json);
+  app.callback([a] {
+    check_summary_json(a->json, a->out);
+    run(*a);
+  });
 }
 
 }  // namespace

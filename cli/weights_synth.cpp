@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "core/atomic_file.h"
@@ -22,6 +23,7 @@ struct Options {
   uint32_t layers = 0, experts = 0;
   double std = 0.02;
   uint64_t seed = 0;
+  bool json = false;
 };
 
 std::map<std::string, double> parse_std_map(const std::string& text) {
@@ -83,6 +85,9 @@ void run(const Options& o) {
     for (auto d : t.shape) n *= d;
     elements += n;
   }
+  if (o.json)
+    return print_summary_json("weights synth", {{"path", o.out}, {"tensors", tensors.size()},
+                                                {"bf16_bytes", elements * 2}, {"std", o.std}, {"seed", o.seed}});
   // With "-o -" the weights went to stdout: the summary goes to stderr so it does not corrupt them.
   std::fprintf(o.out == "-" ? stderr : stdout,
                "wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
@@ -103,7 +108,11 @@ void setup(CLI::App& app) {
                  "Per-tensor overrides, e.g. down_proj=0.01,gate_proj=0.03");
   app.add_option("--seed", o->seed, "Random seed")->required();
   app.add_option("-o,--output", o->out, "Output .safetensors file ('-' = standard output)")->required();
-  app.callback([o] { run(*o); });
+  add_summary_json_flag(app, o->json);
+  app.callback([o] {
+    check_summary_json(o->json, o->out);
+    run(*o);
+  });
 }
 
 }  // namespace

@@ -216,4 +216,29 @@ TEST_F(VocabularyRound2, TraceSynthReadsItsInputWithTheTraceOptions) {
 }
 
 }  // namespace
+// Commands whose -o is their data file (a trace, a store, weights) summarise what they wrote as JSON on standard
+// output with --json; with -o - that output is the data, so --json is refused there.
+TEST_F(VocabularyRound2, DataWritingCommandsSummariseAsJson) {
+  const std::string out = dir_ + "/json-summary";
+  std::filesystem::create_directories(out);
+  const std::pair<std::string, std::string> cases[] = {
+      {"weights synth --model " + kModel + " --seed 1 --layers 1 -o " + out + "/w1.safetensors", "w1.safetensors"},
+      {"pack --weights " + weights() + " --codec zstd:3 --shards 2 -o " + out + "/z1.store", "z1.store"},
+      {"trace synth --model " + kModel + " --tokens 4 --zipf 0.8 --seed 3 -o " + out + "/s.mtr", "s.mtr"},
+      {"trace export " + trace() + " -o " + out + "/e.jsonl", "e.jsonl"},
+      {"trace import " + out + "/e.jsonl --model " + kModel + " -o " + out + "/i.mtr", "i.mtr"},
+  };
+  for (const auto& [args, file] : cases) {
+    const CliResult r = moesim_cli("-q " + args + " --json");
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+    const Json j = parse_json_text(r.out, args);
+    EXPECT_TRUE(j.contains("header")) << args;
+    EXPECT_EQ(j["wrote"]["path"], out + "/" + file) << args;
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + file)) << args;
+  }
+  const CliResult r = moesim_cli("-q trace export " + trace() + " -o - --json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("pass -o FILE"));
+}
+
 }  // namespace moesim::test
