@@ -156,6 +156,16 @@ int main(int argc, char** argv) {
     const std::vector<std::string> rest = app.remaining(true);
     if (dynamic_cast<const CLI::RequiredError*>(&e) && !rest.empty())
       return usage_failure(app, ("unknown argument: " + rest.front()).c_str());
+    // The option checks (cli/option_checks.h) have already refused malformed numbers; what CLI11 still cannot
+    // convert is a well-formed number too large for the option's type ("--batch 5000000000").
+    if (dynamic_cast<const CLI::ConversionError*>(&e)) {
+      const std::string what = e.what(), prefix = "Could not convert: ", sep = " = ";
+      const size_t at = what.find(sep);
+      if (what.rfind(prefix, 0) == 0 && at != std::string::npos)
+        return usage_failure(app, (what.substr(prefix.size(), at - prefix.size()) + ": " + what.substr(at + sep.size()) +
+                                   " is too large for this option")
+                                      .c_str());
+    }
     return usage_failure(app, e.what());
   } catch (const moesim::UsageError& e) {
     return usage_failure(app, e.what());

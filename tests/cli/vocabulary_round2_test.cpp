@@ -241,4 +241,12 @@ TEST_F(VocabularyRound2, DataWritingCommandsSummariseAsJson) {
   EXPECT_THAT(r.err, HasSubstr("pass -o FILE"));
 }
 
+// A well-formed number too large for its option's type is reported by option and value, not CLI11's text.
+TEST_F(VocabularyRound2, ANumberTooLargeForItsOptionNamesTheOption) {
+  const CliResult r = moesim_cli("run " + sim_args() + " --batch 5000000000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--batch: 5000000000 is too large for this option"));
+  EXPECT_THAT(r.err, Not(HasSubstr("Could not convert")));
+}
+
 }  // namespace moesim::test
