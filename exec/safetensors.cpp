@@ -85,6 +85,8 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
   } catch (const nlohmann::json::parse_error& e) {
     throw binary_input_error(origin, 8 + (e.byte > 0 ? e.byte - 1 : 0), "header",
                              std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
+    throw binary_input_error(origin, 8, "header", std::string("invalid JSON: ") + e.what());
   }
   if (!duplicate.empty())
     throw binary_input_error(origin, 8, tensor_field(duplicate), "appears twice in the header");

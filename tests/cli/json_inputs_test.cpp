@@ -107,4 +107,13 @@ TEST(JsonInputs, ADirectoryGivenAsAHardwareProfileSaysSo) {
 }
 
 }  // namespace
+// A safetensors header is JSON too: a number beyond a double is an input error at the header, never exit 70.
+TEST(JsonInputs, ANumberBeyondADoubleInASafetensorsHeaderNamesTheFile) {
+  const std::string header = R"({"x":{"dtype":"BF16","shape":[1],"data_offsets":[0,1e400]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  const std::string path = write("huge.safetensors", bytes + header + std::string(2, '\0'));
+  expect_input_error(moesim_cli("weights stats --weights " + path), path + ": at byte 8: header", "1e400");
+}
+
 }  // namespace moesim::test
