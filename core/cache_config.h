@@ -1,4 +1,4 @@
-// Cache configuration and counters (ARCHITECTURE.md §3-4): scope, capacity, the validated CacheConfig a
+// Cache configuration and counters (docs/architecture.md §3-4): scope, capacity, the validated CacheConfig a
 // cache and its policy are built from, the lookup stream as spans, and the counters a cache keeps. The
 // eviction interface is in core/eviction_policy.h, the cache that drives it in core/expert_cache.h;
 // core/eviction.h includes all three.

@@ -1,4 +1,4 @@
-// Cache-pool planning (ARCHITECTURE.md §3): split a memory budget between the pools of the compression
+// Cache-pool planning (docs/architecture.md §3): split a memory budget between the pools of the compression
 // states of ZipMoE §3.4 "Hierarchical Cache Planning" -- full tensors (F), compressed experts (C),
 // SM-chunks (S) and E-chunks (E) -- by Appendix C: the Poisson-binomial DP of Alg. 2, the makespan estimate
 // of Alg. 3 and the grid search of Alg. 4, over selection probabilities q_r fitted to rank-based inclusion

@@ -1,5 +1,5 @@
-// Routing-rewrite policies (ARCHITECTURE.md §3 and §9): lossy policies that change which experts each token
-// uses (promote/Max-Rank, Cumulative-Probability-Threshold, Cache-Prior, pruning, BuddyMoE). Implementations
+// Routing-rewrite policies (docs/architecture.md §3 and §9): lossy policies that change which experts each
+// token uses (promote/Max-Rank, Cumulative-Probability-Threshold, Cache-Prior, pruning, BuddyMoE). Implementations
 // live in policies/routing/, one file each; `identity` (policies/routing/identity.cpp) changes nothing.
 //
 // Token-level view. A policy sees, for one layer invocation, every token the invocation serves: its top-k
