@@ -167,8 +167,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   };
   const Fit read = fit_reads("read");
   const Fit bulk = phases ? fit_reads("read_prefill") : Fit{};
-  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (a prefill's
-  // reads may take more, and one line over both then simulates them short and a decode step's long;
+  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (a
+  // prefill's reads may take more, and one line over both then simulates them short and a decode step's long;
   // bench/results/validate.md, "the I/O thread's CPU work"): a line where the sizes vary, else the mean as a
   // fixed cost. Fitted to the CPU time itself, which is work.
   auto fit_read_cpu = [&](const char* k) {
@@ -566,9 +566,10 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
                    pilot_plans.back()["fit_plans"].get<std::string>().c_str()));
   const MeasuredRuns m = serve(planner, o.repeat, true);
   if (bar) bar->finish();
-  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
-  // (a disk or a shared machine can make one calibration run much slower than the rest) then moves the profile
-  // no more than it moves the median of the validation's runs, which is what the profile is checked against.
+  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the
+  // others (a disk or a shared machine can make one calibration run much slower than the rest) then moves the
+  // profile no more than it moves the median of the validation's runs, which is what the profile is checked
+  // against.
   auto fit_profile = [&](bool reads_whole) {
     Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
     if (m.runs.size() < 3) return fitted;

@@ -32,9 +32,9 @@ struct HardwareProfile {
   double ssd_read_bandwidth = 0;  // bytes/s, sequential
   double ssd_read_latency = 0;    // s, fixed cost per request
   // Reads issued by a prefill step (Op::prefill: a bulk load of nearly every expert of each layer, back to back).
-  // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits them
-  // apart where both phases read, because a disk need not serve a bulk load at its sparse-read rate (it may be
-  // slower or faster; measured in bench/results/validate.md, "the calibration checks itself").
+  // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits
+  // them apart where both phases read, because a disk need not serve a bulk load at its sparse-read rate (it
+  // may be slower or faster; measured in bench/results/validate.md, "the calibration checks itself").
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
   uint32_t ssd_queue_depth = 1;   // requests served concurrently

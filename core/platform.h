@@ -1,5 +1,5 @@
-// The Platform interface (docs/architecture.md §1): what the serving pipeline needs from a machine,
-// simulated (sim/sim_platform.h, simulated time) or real (exec/, wall-clock time). The pipeline hands it ops whose
+// The Platform interface (docs/architecture.md §1): what the serving pipeline needs from a machine, simulated
+// (sim/sim_platform.h, simulated time) or real (exec/, wall-clock time). The pipeline hands it ops whose
 // dependencies are complete; the platform runs each on a unit of the op's resource class (queueing by
 // Op::priority, then submission order) and reports start and end through the sink.
 //
