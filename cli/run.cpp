@@ -25,7 +25,7 @@
 #include "core/warnings.h"
 #include "cli/sim_run.h"
 #include "cli/store_layout.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 

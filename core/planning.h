@@ -9,8 +9,8 @@
 // experts and the same rank profile f_r), and pool p of a layer holds S_p = floor(gamma_p * layer budget /
 // pool_expert_bytes(p)) experts. Ranks are packed F < C < S < E, then the Miss pool M (the tail).
 //
-// Declared here, implemented in policies/planning/zipmoe.cpp (it needs traces/ipf.h, which core may not
-// include); link moesim_policies to use it. docs/planning.md explains the model and its assumptions.
+// Declared here, implemented in policies/planning/zipmoe_planner.cpp (it needs traces/ipf.h, which core may
+// not include); link moesim_policies to use it. docs/planning.md explains the model and its assumptions.
 #pragma once
 
 #include <array>
