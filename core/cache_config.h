@@ -4,7 +4,8 @@
 // core/eviction.h includes all three.
 //
 // Vocabulary
-//   key        dense id layer * experts + expert (core/expert_key.h); hot paths index flat arrays by it.
+//   key        dense id layer * experts + expert (layers counted among the MoE layers only, experts among
+//              the routed ones); hot paths index flat arrays by it instead of hashing.
 //   partition  the independent cache a key lives in: scope kPerLayer => partition = layer (one cache per
 //              layer, capacities per layer); scope kGlobal => partition 0 (one cache over all keys).
 //   weight     what one resident key costs in capacity units: 1 when the capacity is counted in experts,

@@ -64,7 +64,6 @@ struct MemoryEvent {
     return kind == Kind::kAdmit || ((kind == Kind::kDemote || kind == Kind::kPromote) && !leaving);
   }
 };
-const char* memory_event_name(MemoryEvent::Kind k);  // "admit", "evict", "demote", "promote"
 
 class MemoryListener {
  public:
