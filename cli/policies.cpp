@@ -52,7 +52,7 @@ void run(const Options& o) {
   list("placement", "placement", PlacementRegistry::instance(), text, kinds);
   list("prefetch", "prefetch (moesim run --prefetch)", PrefetchRegistry::instance(), text, kinds);
   list("system", "system (moesim run --system; flags such as --delta feed the same parameters)",
-       serving::SystemRegistry::instance(), text, kinds);
+       SystemRegistry::instance(), text, kinds);
   if (!o.json) {
     write_file_atomic(o.out, text);
     return;
