@@ -137,7 +137,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   // A decode step's reads, CPU-worker ops and memory-bound computes set their models (TPOT is decode). A
   // prefill's reads (nearly every expert of a layer back to back) get a line of their own, ssd.prefill_read_*;
   // its CPU-worker ops run beside every other thread of the engine, on buffers touched for the first time, and
-  // are slower (on the 2-core VM a decompression 37% and a recovery 4x on average): cpu.prefill_slowdown below
+  // are slower, recoveries more than decompressions (bench/results/validate.md): cpu.prefill_slowdown below
   // scales them. Where decode steps gave fewer than 2 ops of a kind (for reads: either phase), every op of the
   // kind is fitted together.
   for (const auto& [k, either] : {std::pair{"read", true}, {"read_cpu", true}, {"decompress", false},
@@ -152,8 +152,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   need("read", "the SSD");
   need("compute_bytes", "memory-bound compute (decode)");
   need("compute_flops", "FLOP-bound compute (prefill)");
-  // On the 2-core VM a prefill read took up to 36% longer than a decode step's (offload 27%), and one line
-  // over both over-estimated every decode read.
+  // A disk need not serve a prefill's bulk reads at a decode step's rate, and one line over both then
+  // mis-estimates every decode read (bench/results/validate.md, "the calibration checks itself").
   const bool phases = !pts["read_prefill"].first.empty();
   // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
   auto fit_reads = [&](const char* k) {
@@ -167,9 +167,10 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   };
   const Fit read = fit_reads("read");
   const Fit bulk = phases ? fit_reads("read_prefill") : Fit{};
-  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (on the VM a
-  // prefill's reads took more: one line over both simulated them 11-20% short and a decode step's long): a
-  // line where the sizes vary, else the mean as a fixed cost. Fitted to the CPU time itself, which is work.
+  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (a
+  // prefill's reads may take more, and one line over both then simulates them short and a decode step's long;
+  // bench/results/validate.md, "the I/O thread's CPU work"): a line where the sizes vary, else the mean as a
+  // fixed cost. Fitted to the CPU time itself, which is work.
   auto fit_read_cpu = [&](const char* k) {
     const auto& [cx, cy] = pts[k];
     if (cx.size() < 2) return Fit{};
@@ -196,7 +197,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   }
   // cpu.prefill_slowdown: a prefill's decompressions against the decode model, mean-preserving (sum of
   // measured work / sum of the model's estimates); cpu.prefill_recover_slowdown the same for its CPU
-  // recoveries, apart (on the 2-core VM about 1.3x and 4x: one factor over both left the recoveries at half).
+  // recoveries, apart: they need not slow down alike, and one factor over both is set by the decompressions,
+  // which take most of the time, and leaves the recoveries short (bench/results/validate.md).
   auto slowdown = [&](const char* k, const Fit& f) {
     double measured = 0, modelled = 0;
     const auto& [x, y] = pts[k];
@@ -564,9 +566,10 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
                    pilot_plans.back()["fit_plans"].get<std::string>().c_str()));
   const MeasuredRuns m = serve(planner, o.repeat, true);
   if (bar) bar->finish();
-  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the others
-  // (this VM's disk made one calibration run of three 18% slower than the other two) then moves the profile no
-  // more than it moves the median of the validation's runs, which is what the profile is checked against.
+  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the
+  // others (a disk or a shared machine can make one calibration run much slower than the rest) then moves the
+  // profile no more than it moves the median of the validation's runs, which is what the profile is checked
+  // against.
   auto fit_profile = [&](bool reads_whole) {
     Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
     if (m.runs.size() < 3) return fitted;

@@ -1,4 +1,5 @@
-// Option parsing and plausibility checks shared by replay, run and compare (one CLI vocabulary, issue 8).
+// Option parsing and plausibility checks shared by replay, run and compare, so that the three commands speak
+// one CLI vocabulary.
 //
 // Lists: `--policy` and `--budget` accept lists and repetition, both together. Budgets split on ','.
 // Policy specs carry commas inside their parameters ("random:seed=7,warm=2"), so a policy list splits on

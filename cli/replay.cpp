@@ -12,7 +12,7 @@
 #include "replay/cache_replay.h"
 #include "replay/prefetch_replay.h"
 #include "replay/routing_replay.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 
 #include <algorithm>
 #include <cstdio>

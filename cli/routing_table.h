@@ -1,6 +1,6 @@
 // Shared by `moesim replay`, `run` and `compare` for routing policies: the --routing list and the
 // Table-2 layout of the Cache-Conditional Experts paper (model, cache size, routing, lifetime, miss rate),
-// with the deviation columns of issue 11.
+// with deviation columns that say how much each routing policy changed (core/routing_metrics.h).
 #pragma once
 
 #include <string>

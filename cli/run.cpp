@@ -1,4 +1,4 @@
-// `moesim run`: one simulated serving run of a trace (ARCHITECTURE.md §1, §5, §7, §9).
+// `moesim run`: one simulated serving run of a trace (docs/architecture.md §1, §5, §7, §9).
 //   moesim run --trace T [--model M] --hw H --system offload|layer-offload|zipmoe --policy P --budget 8GiB
 //              [--scope global|layer] [--batch B] [--prefetch P] [--json] [--timeline out.json [--timeline-steps A:B]]
 // The systems are assembled by serving/system.h (what each models, which sizes are used, dense weights
@@ -25,7 +25,7 @@
 #include "core/warnings.h"
 #include "cli/sim_run.h"
 #include "cli/store_layout.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 

@@ -13,7 +13,7 @@
 #include "core/units.h"
 #include "core/warnings.h"
 #include "kernels/bf16_cuda.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "traces/trace_io.h"
 
 namespace moesim::cli {

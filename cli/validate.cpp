@@ -8,7 +8,8 @@
 // --calibrate-on C fits the profile here, from C served N times (`moesim calibrate C --repeat N`, --hw
 // then its base), each calibration run followed by one exec run of the validated trace: on a machine whose
 // speed drifts over minutes, the profile and the runs it is checked against then come from the same minutes
-// (on the 2-core VM what remained was not such a drift: bench/results/validate.md, runs 28-43).
+// (what such pairing leaves, and what it does not remove, is in bench/results/validate.md, "calibration and
+// validation interleaved").
 // Errors are signed fractions sim/exec - 1 of TPOT (mean), TTFT (mean), and the median and p95 of the
 // per-layer makespan; per op kind, the cost model's estimate against every measured op (median and p95 of
 // estimate/measured - 1) and the total time it over- or under-estimates. --csv writes them plot-ready.

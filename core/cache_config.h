@@ -1,10 +1,11 @@
-// Cache configuration and counters (ARCHITECTURE.md §3-4): scope, capacity, the validated CacheConfig a
+// Cache configuration and counters (docs/architecture.md §3-4): scope, capacity, the validated CacheConfig a
 // cache and its policy are built from, the lookup stream as spans, and the counters a cache keeps. The
 // eviction interface is in core/eviction_policy.h, the cache that drives it in core/expert_cache.h;
 // core/eviction.h includes all three.
 //
 // Vocabulary
-//   key        dense id layer * experts + expert (core/expert_key.h); hot paths index flat arrays by it.
+//   key        dense id layer * experts + expert (layers counted among the MoE layers only, experts among
+//              the routed ones); hot paths index flat arrays by it instead of hashing.
 //   partition  the independent cache a key lives in: scope kPerLayer => partition = layer (one cache per
 //              layer, capacities per layer); scope kGlobal => partition 0 (one cache over all keys).
 //   weight     what one resident key costs in capacity units: 1 when the capacity is counted in experts,

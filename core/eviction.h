@@ -1,4 +1,4 @@
-// Eviction (ARCHITECTURE.md §3, lookup semantics §4), in three headers:
+// Eviction (docs/architecture.md §3, lookup semantics §4), in three headers:
 //   core/cache_config.h     scope, capacity, CacheConfig, the lookup stream as spans, CacheCounters;
 //   core/eviction_policy.h  the EvictionPolicy interface every policy in policies/eviction/ implements, and
 //                           its registry (MOESIM_REGISTER(EvictionRegistry, ...));

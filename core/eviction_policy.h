@@ -1,4 +1,4 @@
-// The eviction policy interface (ARCHITECTURE.md §3) every policy in policies/eviction/ implements, and
+// The eviction policy interface (docs/architecture.md §3) every policy in policies/eviction/ implements, and
 // its registry. The cache that drives a policy is core/expert_cache.h.
 //
 // Policy contract (EvictionPolicy): the policy sees every lookup (on_hit / on_admit) and chooses victims

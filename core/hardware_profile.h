@@ -32,18 +32,21 @@ struct HardwareProfile {
   double ssd_read_bandwidth = 0;  // bytes/s, sequential
   double ssd_read_latency = 0;    // s, fixed cost per request
   // Reads issued by a prefill step (Op::prefill: a bulk load of nearly every expert of each layer, back to back).
-  // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits them
-  // apart where both phases read: on the 2-core VM's virtual disk a prefill read took up to 36% longer.
+  // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits
+  // them apart where both phases read, because a disk need not serve a bulk load at its sparse-read rate (it
+  // may be slower or faster; measured in bench/results/validate.md, "the calibration checks itself").
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
   uint32_t ssd_queue_depth = 1;   // requests served concurrently
   // The CPU work of the thread that issues a read (its I/O thread): read_cpu_overhead + bytes /
   // read_cpu_bandwidth seconds on a core, after the device's latency + bytes / bandwidth, shared with the
-  // other CPU-bound threads where the simulation models the cores (runtime.cpu_cores). On the 2-core VM the
-  // kernel's O_DIRECT path, the checksum and (full tensors) the merge took 30-210 us of CPU per read, 4.3 s over
-  // a zipmoe run of the bundled trace against 6.3 s of decompression. Optional (ssd.read_cpu_overhead,
+  // other CPU-bound threads where the simulation models the cores (runtime.cpu_cores). The kernel's O_DIRECT
+  // path, the checksum and (full tensors) the merge cost CPU time of the same order as the decompressions
+  // on a machine with few cores, so leaving it out under-estimates every run that shares its cores
+  // (bench/results/validate.md, "the I/O thread's CPU work"). Optional (ssd.read_cpu_overhead,
   // ssd.read_cpu_bandwidth); absent, a read takes no CPU (read_cpu_bandwidth 0: no per-byte term). A prefill
-  // step's reads have their own (ssd.prefill_read_cpu_*; absent, the same): on the VM offload's took 1.6x.
+  // step's reads have their own (ssd.prefill_read_cpu_*; absent, the same): bulk reads of whole layers need
+  // not cost the CPU what sparse ones do.
   double ssd_read_cpu_overhead = 0;
   double ssd_read_cpu_bandwidth = 0;
   double ssd_prefill_read_cpu_overhead = 0;
@@ -75,9 +78,10 @@ struct HardwareProfile {
   // they share the cores with every other thread of the engine, on buffers touched for the first time.
   // Optional (cpu.prefill_slowdown, default 1); calibrate fits it against the decode steps' models.
   double cpu_prefill_slowdown = 1;
-  // The same for a prefill step's CPU recoveries alone (cpu.prefill_recover_slowdown): on the 2-core VM they
-  // ran about 4x their decode model, decompressions about 1.3x, so one factor fitted over both (dominated by
-  // the decompressions' time) left the recoveries at half their time. Optional; absent, cpu.prefill_slowdown.
+  // The same for a prefill step's CPU recoveries alone (cpu.prefill_recover_slowdown): recoveries and
+  // decompressions need not slow down alike, and one factor fitted over both is set by the decompressions'
+  // time, which dominates, leaving the recoveries short (bench/results/validate.md, "compute of 2+ tokens and
+  // a prefill's CPU recoveries"). Optional; absent, cpu.prefill_slowdown.
   double cpu_prefill_recover_slowdown = 1;
   // gpu
   double gpu_bf16_flops = 0;        // FLOP/s, dense
@@ -94,19 +98,19 @@ struct HardwareProfile {
   // An expert's compute on weights its request has just produced (Op::fresh: read, recovered or copied in the
   // same layer, still in the last-level cache): no memory-bound term, this fixed cost instead (its FLOPs at the
   // peak still bound it). Optional (gpu.fresh_expert_overhead); absent (< 0), such an expert costs like any
-  // other. calibrate fits it on a CPU emulating the GPU stream (2-core VM: such a 1-token expert took 45 us
-  // against 80-81 us for a resident one, medians).
+  // other. calibrate fits it on a CPU emulating the GPU stream, where such an expert runs markedly faster
+  // than a resident one (bench/results/validate.md, "the calibration checks itself").
   double gpu_fresh_expert_overhead = -1;
   // An expert's compute on 2+ tokens: max(bytes / memory_bandwidth, flops / bf16_flops) plus this fixed cost,
   // in place of expert_overhead and fresh_expert_overhead. Its kernels are GEMMs, where one token's are GEMVs:
-  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, ~110 us per expert of 3 small GEMMs
-  // on the 2-core VM (a prefill expert of 2 tokens took 143 us, of 1 token 46 us, medians), which the
-  // roofline does not see. Optional (gpu.expert_gemm_overhead); absent (< 0), such an expert costs like any
-  // other. calibrate fits it where a CPU thread emulates the GPU stream.
+  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, a fixed cost per call that the
+  // roofline does not see and that dominates small experts (bench/results/validate.md, "compute of 2+
+  // tokens"). Optional (gpu.expert_gemm_overhead); absent (< 0), such an expert costs like any other.
+  // calibrate fits it where a CPU thread emulates the GPU stream.
   double gpu_expert_gemm_overhead = -1;
   // The same for a dense op of 2+ tokens (gpu.dense_gemm_overhead), in place of kernel_overhead: a batch's
-  // decode step multiplies the dense weights by several tokens (in a --batch 4 calibration on the VM a dense
-  // GEMM of 4 tokens took 690-780 us on average per run against a roofline of 410 us).
+  // decode step multiplies the dense weights by several tokens, and those GEMMs pay the same per-call cost
+  // above their roofline (bench/results/validate.md, "compute of 2+ tokens": a batch's decode step).
   double gpu_dense_gemm_overhead = -1;
   double gpu_recover_overhead = 0;   // s per recovery
   // link between host memory and GPU memory

@@ -1,4 +1,4 @@
-// Operations and their DAG (ARCHITECTURE.md §1; ZipMoE §3.2 "DAG
+// Operations and their DAG (docs/architecture.md §1 and §9; ZipMoE §3.2 "DAG
 // representation"). An Op is a unit of work on one resource class, described by what it moves and
 // computes (bytes, FLOPs, tokens), never by how long it takes: the Platform turns it into time (a cost
 // model in sim/, the real machine in exec/). Ops carry labels (layer, expert, tensor) for timelines and

@@ -75,13 +75,6 @@ uint64_t Params::get_uint(const std::string& key) const {
   return static_cast<uint64_t>(i);
 }
 
-bool Params::get_bool(const std::string& key) const {
-  const std::string& v = get(key);
-  if (v == "true" || v == "1" || v == "yes") return true;
-  if (v == "false" || v == "0" || v == "no") return false;
-  throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be true or false, got '" + v + "'");
-}
-
 std::string Params::canonical() const {
   std::string s = name_;
   for (size_t i = 0; i < values_.size(); ++i) s += (i ? "," : ":") + values_[i].first + "=" + values_[i].second;

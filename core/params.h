@@ -35,7 +35,6 @@ class Params {
   double get_double(const std::string& key) const;       // throws naming policy, key and value
   int64_t get_int(const std::string& key) const;
   uint64_t get_uint(const std::string& key) const;
-  bool get_bool(const std::string& key) const;  // true/false/1/0/yes/no
   // "name:k1=v1,k2=v2" with every declared parameter (defaults filled in), in declaration order.
   std::string canonical() const;
   const std::string& policy_name() const { return name_; }

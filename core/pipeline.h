@@ -1,5 +1,5 @@
-// The serving pipeline (ARCHITECTURE.md §1 and §9), written once for every platform and every system. It is
-// event-driven over the whole run: a layer invocation starts when the previous one's layer work has ended
+// The serving pipeline (docs/architecture.md §1 and §9), written once for every platform and every system. It
+// is event-driven over the whole run: a layer invocation starts when the previous one's layer work has ended
 // (a layer needs the previous layer's output), while loads of later layers (prefetches) may still be in
 // flight. For each step of the workload (a prefill pass or a decode token step) and each of its layer
 // invocations, in order:

@@ -1,4 +1,4 @@
-// Cache-pool planning (ARCHITECTURE.md §3): split a memory budget between the pools of the compression
+// Cache-pool planning (docs/architecture.md §3): split a memory budget between the pools of the compression
 // states of ZipMoE §3.4 "Hierarchical Cache Planning" -- full tensors (F), compressed experts (C),
 // SM-chunks (S) and E-chunks (E) -- by Appendix C: the Poisson-binomial DP of Alg. 2, the makespan estimate
 // of Alg. 3 and the grid search of Alg. 4, over selection probabilities q_r fitted to rank-based inclusion
@@ -9,8 +9,8 @@
 // experts and the same rank profile f_r), and pool p of a layer holds S_p = floor(gamma_p * layer budget /
 // pool_expert_bytes(p)) experts. Ranks are packed F < C < S < E, then the Miss pool M (the tail).
 //
-// Declared here, implemented in policies/planning/zipmoe.cpp (it needs traces/ipf.h, which core may not
-// include); link moesim_policies to use it. docs/planning.md explains the model and its assumptions.
+// Declared here, implemented in policies/planning/zipmoe_planner.cpp (it needs traces/ipf.h, which core may
+// not include); link moesim_policies to use it. docs/planning.md explains the model and its assumptions.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// The Platform interface (ARCHITECTURE.md §1): what the serving pipeline needs from a machine, simulated
+// The Platform interface (docs/architecture.md §1): what the serving pipeline needs from a machine, simulated
 // (sim/sim_platform.h, simulated time) or real (exec/, wall-clock time). The pipeline hands it ops whose
 // dependencies are complete; the platform runs each on a unit of the op's resource class (queueing by
 // Op::priority, then submission order) and reports start and end through the sink.
@@ -34,8 +34,9 @@ struct OpTiming {
   // And its turnaround: start - the end of the op before it on its unit, when it was waiting for the unit.
   double turnaround = -1;
   // A real run's CPU time of the thread that ran the op, over its span (CLOCK_THREAD_CPUTIME_ID; < 0: not
-  // recorded). An SSD read's is the I/O thread's own work (the kernel's O_DIRECT path, checksums, merging):
-  // on the 2-core VM 30-210 us per read, which the other CPU-bound threads wait for (sim/cpu_cores.h).
+  // recorded). An SSD read's is the I/O thread's own work (the kernel's O_DIRECT path, checksums, merging),
+  // which the other CPU-bound threads wait for where cores are few (sim/cpu_cores.h; its size is measured in
+  // bench/results/validate.md, "the I/O thread's CPU work").
   double cpu = -1;
 };
 

@@ -1,5 +1,5 @@
-// Prefetch policies (ARCHITECTURE.md §3 and §9): which experts of later layers to start loading while a
-// layer runs. Implementations live in policies/prefetch/, one file each, registered with
+// Prefetch policies (docs/architecture.md §3 and §9): which experts of later layers to start loading while
+// a layer runs. Implementations live in policies/prefetch/, one file each, registered with
 // MOESIM_REGISTER(PrefetchRegistry, ...): `none` (default), `oracle:accuracy=p,lookahead=n` (the trace's
 // true experts of the next n invocations of the same step, each kept with probability p and otherwise
 // replaced by a random expert the invocation did not pick: the shape of a learned predictor of accuracy

@@ -14,18 +14,4 @@ const char* memory_tier_name(MemoryTier t) {
   return "?";
 }
 
-const char* memory_event_name(MemoryEvent::Kind k) {
-  switch (k) {
-    case MemoryEvent::Kind::kAdmit:
-      return "admit";
-    case MemoryEvent::Kind::kEvict:
-      return "evict";
-    case MemoryEvent::Kind::kDemote:
-      return "demote";
-    case MemoryEvent::Kind::kPromote:
-      return "promote";
-  }
-  return "?";
-}
-
 }  // namespace moesim

@@ -1,4 +1,4 @@
-// Residency with compression states (ARCHITECTURE.md §9; ZipMoE §3.2 and §3.4): where every expert's
+// Residency with compression states (docs/architecture.md §9; ZipMoE §3.2 and §3.4): where every expert's
 // bytes are, in named byte pools that live in memory tiers.
 //
 // A Residency answers, for one (layer, expert) key, the expert's state before this use (F, C, S, E or M,
@@ -13,7 +13,7 @@
 // admits its components at once and its reads run meanwhile) and makes a lookup that finds its expert in
 // flight wait for them (core/pipeline.h).
 //
-// Protocol (the lookup semantics of ARCHITECTURE.md §4, for every implementation):
+// Protocol (the lookup semantics of docs/architecture.md §4, for every implementation):
 //   begin_invocation(layer, decode)
 //   lookup(key, next_use, tokens)   once per UNIQUE key of the invocation, in router order
 //   refresh(key)                    for each refresh of the invocation (traces/lookup_stream.h): a key
@@ -64,7 +64,6 @@ struct MemoryEvent {
     return kind == Kind::kAdmit || ((kind == Kind::kDemote || kind == Kind::kPromote) && !leaving);
   }
 };
-const char* memory_event_name(MemoryEvent::Kind k);  // "admit", "evict", "demote", "promote"
 
 class MemoryListener {
  public:

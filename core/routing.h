@@ -1,6 +1,7 @@
-// Routing-rewrite policies (ARCHITECTURE.md §3 and §9): lossy policies that change which experts each token
-// uses (promote/Max-Rank, Cumulative-Probability-Threshold, Cache-Prior, pruning, BuddyMoE). Implementations
-// live in policies/routing/, one file each; `identity` (policies/routing/identity.cpp) changes nothing.
+// Routing-rewrite policies (docs/architecture.md §3 and §9): lossy policies that change which experts each
+// token uses (promote/Max-Rank, Cumulative-Probability-Threshold, Cache-Prior, pruning, BuddyMoE).
+// Implementations live in policies/routing/, one file each; `identity` (policies/routing/identity.cpp)
+// changes nothing.
 //
 // Token-level view. A policy sees, for one layer invocation, every token the invocation serves: its top-k
 // experts in rank order, their router weights and the full router logits when the trace has them

@@ -1,5 +1,6 @@
-// What a lossy routing policy changed, and how long experts stay resident (issue 11, part 5; the
-// Cache-Conditional Experts paper, Table 2). Shared by the serving pipeline (run, compare) and the replay.
+// What a lossy routing policy changed, and how long experts stay resident (the Cache-Conditional Experts
+// paper, Table 2): a rewrite that lowers the miss rate must show what it cost in routing fidelity. Shared
+// by the serving pipeline (run, compare) and the replay.
 //
 // RoutingDeviation, per (token, layer) selection -- one token's top-k at one layer:
 //   changed        the selection's expert SET differs from the router's (reordering alone is no change);

@@ -1,4 +1,4 @@
-// The self-describing header every JSON output starts with (ARCHITECTURE.md §7): moesim version and
+// The self-describing header every JSON output starts with (docs/architecture.md §7): moesim version and
 // commit, build type, date (UTC), host, CPU and GPU, seed, and the full configuration of the run.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Scheduling policies (ARCHITECTURE.md §3): order the operations of one layer invocation on the
+// Scheduling policies (docs/architecture.md §3): order the operations of one layer invocation on the
 // resources. FCFS (policies/scheduling/fcfs.cpp) leaves every priority at 0, so each resource serves ops
 // in the order they became ready; ZipMoE's cache-affinity scheduler (ZipMoE §3.3,
 // Alg. 1) partitions requests into Type-I (SM-chunks to read) and Type-II tasks, builds blocks and gives

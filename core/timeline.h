@@ -1,4 +1,4 @@
-// Timelines in the Chrome trace event format (ARCHITECTURE.md §7) that Perfetto (ui.perfetto.dev) and
+// Timelines in the Chrome trace event format (docs/architecture.md §7) that Perfetto (ui.perfetto.dev) and
 // chrome://tracing open: a JSON array, one event per line, timestamps in microseconds with nanosecond
 // precision (integer nanoseconds in the simulation's clock, so an op's end is exactly the next one's start).
 // docs/timeline.md describes every track; in short:

@@ -1,5 +1,5 @@
 // WorkloadView: what the serving pipeline walks, seen through spans so that core/ does not depend on
-// traces/ (ARCHITECTURE.md §2). serving/workload.h builds it from a traces::LookupStream, whose
+// traces/ (docs/architecture.md §2). serving/workload_view.h builds it from a traces::LookupStream, whose
 // header states the semantics (steps, invocations, unique experts with token counts, next_use); this is
 // a view of the same arrays, nothing is re-derived. The LookupStream must outlive the view.
 #pragma once

@@ -1,6 +1,6 @@
-// ExecPlatform: the Platform interface (core/platform.h) in wall-clock time, on real data (ARCHITECTURE.md
-// §6, §9). The serving code that `moesim run` drives on the simulator runs unchanged on it; every op does
-// what it names, on the bytes of a packed expert store (exec/expert_store.h):
+// ExecPlatform: the Platform interface (core/platform.h) in wall-clock time, on real data
+// (docs/architecture.md §6, §9). The serving code that `moesim run` drives on the simulator runs unchanged on
+// it; every op does what it names, on the bytes of a packed expert store (exec/expert_store.h):
 //
 //   kSsdRead      the I/O thread(s) pread (or with --io uring read through io_uring: a whole tensor's
 //                 chunks all in flight at once) the op's chunk with O_DIRECT into a 4 KiB-aligned buffer and

@@ -1,5 +1,5 @@
-// The microbenchmarks of `moesim calibrate --micro` (issue 10 item 3): each of exec's op kinds measured on
-// its own, against the variable its cost model depends on, on the store's own data:
+// The microbenchmarks of `moesim calibrate --micro`: each of exec's op kinds measured on its own, against
+// the variable its cost model depends on, on the store's own data:
 //
 //   reads        O_DIRECT reads of the store file (4 KiB-aligned, seeded random offsets in its chunk region)
 //                against request size and queue depth: depth d is d I/O threads each with one blocking

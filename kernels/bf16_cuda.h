@@ -14,8 +14,8 @@ namespace moesim::kernels {
 // True when this build has the CUDA kernel and a CUDA device is usable; `why` says why not otherwise.
 bool cuda_available(std::string* why = nullptr);
 
-// The current device for result files: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB), driver 13.0, runtime
-// 13.0". Throws moesim::Error without CUDA or a device.
+// The current device for result files: "<name> (sm_<major><minor>, <n> SMs, <memory> GiB), driver <x.y>,
+// runtime <x.y>". Throws moesim::Error without CUDA or a device.
 std::string cuda_device_description();
 
 // Device pointers; stream is a cudaStream_t (nullptr = default stream). Asynchronous.

@@ -1,8 +1,8 @@
 // The classic expert caches as a Residency (core/residency.h): one pool of full tensors managed by an
 // eviction policy (LRU ... Belady, static-freq), and the two-tier cache of a discrete GPU.
 //
-//   single pool   the case "one F pool" (ARCHITECTURE.md §9): a lookup is F (hit) or M (miss, admitted);
-//                 counters are exactly ExpertCache's, so results equal the replay fast path's.
+//   single pool   the case "one F pool" (docs/architecture.md §9): a lookup is F (hit) or M (miss,
+//                 admitted); counters are exactly ExpertCache's, so results equal the replay fast path's.
 //   two tiers     a device-memory (VRAM) cache backed by a host-memory (DRAM) cache, both with the same
 //                 eviction policy and scope, filled inclusively: every expert read from the SSD is admitted
 //                 to both (each tier then evicts on its own: non-inclusive, non-exclusive).

@@ -6,7 +6,7 @@
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "traces/token_routing.h"
 
 namespace moesim::serving {

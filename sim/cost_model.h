@@ -1,4 +1,4 @@
-// The default cost models of the simulated platform (ARCHITECTURE.md §5): every duration is linear in
+// The default cost models of the simulated platform (docs/architecture.md §5): every duration is linear in
 // the op's bytes (or a roofline max of bytes and FLOPs) plus a fixed overhead, with every parameter taken
 // from the HardwareProfile. SSD reads are not costed here: sim/resources.h's Ssd models them (latency +
 // bytes / bandwidth, shared by concurrent requests).

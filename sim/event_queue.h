@@ -1,4 +1,4 @@
-// The discrete-event engine (ARCHITECTURE.md §5): a clock and a queue of pending events ordered by
+// The discrete-event engine (docs/architecture.md §5): a clock and a queue of pending events ordered by
 // (time, sequence number). The sequence number grows by one per scheduled event, so events at the same
 // time fire in the order they were scheduled -- never in an order that depends on the heap's layout --
 // and a run is bit-for-bit reproducible.

@@ -1,4 +1,4 @@
-// Resource models of the simulated platform (ARCHITECTURE.md §5). Each resource queues jobs by
+// Resource models of the simulated platform (docs/architecture.md §5). Each resource queues jobs by
 // (priority, arrival sequence) -- FIFO when priorities are equal -- and reports every job's start, end
 // and serving unit to its JobListener from inside engine events.
 //

@@ -42,12 +42,13 @@ struct SimOptions {
   // Per resource class, where given (> 0): replaces dispatch_latency for that class's ops (an idle I/O thread
   // may wake slower than a worker: it sleeps in a blocking read's wait, and on a busy machine waits for a core).
   double dispatch[kResourceClasses] = {};
-  // Per resource class, where not empty: each hand-off to an idle unit is drawn from these equally likely values
-  // (runtime_quantiles(), core/platform.h) instead of charged dispatch[]'s mean; the same for the pipeline
-  // thread's wake-up (wake_q, instead of wake_latency). A cost that is not linear in them is then right on
-  // average: on the 2-core VM a layer's last transfer is usually handed over in ~5 us, before the pipeline
-  // thread falls asleep, and charging the mean (21-42 us) and then a wake-up over-estimated TPOT. Drawn from a
-  // stream seeded by `seed`, in the engine's (deterministic) event order.
+  // Per resource class, where not empty: each hand-off to an idle unit is drawn from these equally likely
+  // values (runtime_quantiles(), core/platform.h) instead of charged dispatch[]'s mean; the same for the
+  // pipeline thread's wake-up (wake_q, instead of wake_latency). A cost that is not linear in them is then
+  // right on average: a hand-off's distribution is skewed (a layer's last transfer is usually handed over
+  // before the pipeline thread falls asleep, far below the mean), and charging the mean and then a wake-up
+  // over-estimates TPOT (bench/results/validate.md, "hand-offs and wake-ups drawn from their measured
+  // distributions"). Drawn from a stream seeded by `seed`, in the engine's (deterministic) event order.
   std::vector<double> dispatch_q[kResourceClasses];
   std::vector<double> wake_q;
   uint64_t seed = 1;

@@ -47,14 +47,6 @@ std::optional<uint64_t> parse_uint(std::string_view s) {
   return v;
 }
 
-std::optional<int64_t> parse_int(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 std::optional<float> parse_float(std::string_view s) {
   if (s.empty()) return std::nullopt;
   float v = 0;

@@ -46,7 +46,6 @@ void warn_if_cut(const LineReader& lines, const std::string& origin);
 Error note_if_cut(const LineReader& lines, const Error& e);
 
 std::optional<uint64_t> parse_uint(std::string_view s);  // decimal digits only
-std::optional<int64_t> parse_int(std::string_view s);    // optional leading '-'
 std::optional<float> parse_float(std::string_view s);    // from_chars general format; NaN/inf pass through
 // Phase from "prefill"/"decode" or "0"/"1" (case-sensitive); nullopt otherwise.
 std::optional<Phase> parse_phase_name(std::string_view s);

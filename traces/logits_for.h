@@ -1,5 +1,5 @@
-// Synthetic router logits for a real trace (`moesim trace synth --logits-for T`, issue 11 part 3), so that
-// logit-based routing (Cache-Prior, Cumsum, Max-Rank beyond the top-k) runs on real routing decisions.
+// Synthetic router logits for a real trace (`moesim trace synth --logits-for T`), so that logit-based
+// routing (Cache-Prior, Cumsum, Max-Rank beyond the top-k) runs on real routing decisions.
 //
 // Per record (token, layer) with recorded top-k S (rank order) and weights w (when the trace has them):
 //   * every other expert e gets  log f_l(e) + Gumbel     f_l(e) = how often layer l chose e in this trace

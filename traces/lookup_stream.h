@@ -1,5 +1,6 @@
 // The lookup stream: a trace turned into the cache lookups it causes, under the lookup semantics of
-// ARCHITECTURE.md §4 (shared by `replay`, `run` and `exec`, so that every tool counts the same lookups):
+// docs/architecture.md §4 (shared by `replay`, `run` and `exec`, so that every tool counts the same
+// lookups):
 //
 //   * The unit of lookup is one layer invocation. A prefill pass is one invocation per layer over all
 //     prompt tokens of a sequence; decode is one invocation per token step per layer, layers in order.
@@ -13,8 +14,8 @@
 // next_use[i] is the index of the next invocation that looks up the same (layer, expert) as lookup i, or
 // kNoNextUse; Belady and other oracle policies read it.
 //
-// Refreshes ("duplicates only refresh it", ARCHITECTURE.md §4). The touches of an invocation are its expert
-// ids in execution order: tokens in order (for a batch, the group's sequences in order), each token's
+// Refreshes ("duplicates only refresh it", docs/architecture.md §4). The touches of an invocation are its
+// expert ids in execution order: tokens in order (for a batch, the group's sequences in order), each token's
 // experts in rank order. A touch of an expert already looked up in the invocation refreshes its recency at
 // that position: a prefill pass touching A, then B, then A leaves A more recent than B. Eviction runs only
 // after the invocation (core/expert_cache.h), so only the order the invocation leaves behind matters: the

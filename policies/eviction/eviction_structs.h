@@ -27,9 +27,8 @@ class KeyLists {
   // Keys at the ends of a list, or kNoKey when it is empty.
   uint32_t front(uint32_t list) const { return as_key(next_[keys_ + list]); }
   uint32_t back(uint32_t list) const { return as_key(prev_[keys_ + list]); }
-  // Neighbours towards the front / the back, or kNoKey at the end.
+  // The neighbour towards the front, or kNoKey at the end.
   uint32_t toward_front(uint32_t k) const { return as_key(prev_[k]); }
-  uint32_t toward_back(uint32_t k) const { return as_key(next_[k]); }
   bool empty(uint32_t list) const { return next_[keys_ + list] == keys_ + list; }
 
  private:

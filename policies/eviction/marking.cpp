@@ -5,8 +5,8 @@
 //   on a miss with the cache full: if every resident item is marked, a new phase starts: unmark all;
 //                                  evict a uniformly random UNMARKED item
 //
-// Invocation semantics (ARCHITECTURE.md §4): eviction happens after the invocation's admissions, so "a miss
-// with the cache full" is "the invocation left the cache over capacity"; a new phase unmarks every key
+// Invocation semantics (docs/architecture.md §4): eviction happens after the invocation's admissions, so "a
+// miss with the cache full" is "the invocation left the cache over capacity"; a new phase unmarks every key
 // except the current invocation's (they are the first requests of the new phase and are protected anyway).
 //
 // A refresh (a key touched again inside its invocation) changes nothing: the key is already requested,

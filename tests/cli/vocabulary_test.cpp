@@ -1,5 +1,6 @@
-// One CLI vocabulary (issue 8 item 4): --trace or positional, --policy/--budget lists and repetition with
-// the old spellings as hidden aliases, global default scope shown, -o everywhere, the same JSON keys.
+// One CLI vocabulary across replay, run and compare: --trace or positional, --policy/--budget lists and
+// repetition with the old spellings as hidden aliases, global default scope shown, -o everywhere, the same
+// JSON keys.
 #include <gtest/gtest.h>
 
 #include <fstream>

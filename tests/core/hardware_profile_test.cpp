@@ -1,5 +1,5 @@
 // Hardware profiles: every bundled profile loads, and every numeric field names where its number comes
-// from ("source") or why it was assumed ("assumption") -- ARCHITECTURE.md §5.
+// from ("source") or why it was assumed ("assumption") -- docs/architecture.md §5.
 #include "core/hardware_profile.h"
 
 #include <gmock/gmock.h>

@@ -12,7 +12,7 @@
 #include "core/warnings.h"
 #include "serving/classic_residency.h"
 #include "serving/model_costs.h"
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"

@@ -1,4 +1,4 @@
-// ZipMoE's cache-pool planner (core/planning.h, policies/planning/zipmoe.cpp; ZipMoE Appendix C-D):
+// ZipMoE's cache-pool planner (core/planning.h, policies/planning/zipmoe_planner.cpp; ZipMoE Appendix C-D):
 // Alg. 2 against enumeration of Bernoulli outcomes; the conditional hit-pattern distribution against
 // Monte Carlo draws of the conditional-Poisson model; the IPF-fitted q reproduce f and the product form
 // of Eq. (18)/(22); Alg. 3 by hand; the bounded expectation against the literal loop of Alg. 4; the grid

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "serving/workload.h"
+#include "serving/workload_view.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim {

@@ -1,5 +1,5 @@
 // Adapts a traces::LookupStream to the core-level WorkloadView the pipeline walks (core/ may not include
-// traces/, ARCHITECTURE.md §2). The view borrows the stream's arrays; the stream must outlive it.
+// traces/, docs/architecture.md §2). The view borrows the stream's arrays; the stream must outlive it.
 #pragma once
 
 #include "core/workload.h"
