@@ -484,7 +484,7 @@ void execute(CalibrateArgs& ca) {
   prof["calibration"]["build"] = run_header("calibrate", Json::object());
   // The profile must load as one (and so be usable by run and validate, every field sourced) before it is written.
   (void)hardware_from_json(prof, a.out, /*require_provenance=*/true);
-  write_file_atomic(a.out, prof.dump(2) + "\n");
+  write_json_file(a.out, prof);
   if (!have_trace)
     std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n", st.host.c_str(),
                  a.out == "-" ? "standard output" : a.out.c_str());

@@ -213,7 +213,7 @@ void print_summary_json(const std::string& command, const Json& summary) {
   Json j;
   j["header"] = run_header(command, Json::object());
   j["wrote"] = summary;
-  write_file_atomic("-", j.dump(2) + "\n");
+  write_json_file("-", j);
 }
 
 }  // namespace moesim::cli

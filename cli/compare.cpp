@@ -204,7 +204,7 @@ void execute(const CompareArgs& a) {
     out["header"] = run_header("compare", config);
     out["warnings"] = warnings_json();
     out["rows"] = rows;
-    write_file_atomic(a.out, out.dump(2) + "\n");
+    write_json_file(a.out, out);
     return;
   }
   std::string text;

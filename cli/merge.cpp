@@ -112,7 +112,7 @@ void merge(const MergeArgs& a) {
   man["state"] = found == spec.points.size() ? "finished" : "incomplete";
   man["points_done"] = found;
   man["failed"] = failed;
-  write_file_atomic((out / "manifest.json").string(), man.dump(2) + "\n");
+  write_json_file((out / "manifest.json").string(), man);
   created.keep();
   std::fprintf(stderr, "merged %zu of %zu points from %zu folder(s) -> %s\n", found, spec.points.size(),
                a.dirs.size(), (out / "results.csv").c_str());
@@ -132,7 +132,7 @@ void merge(const MergeArgs& a) {
     j["results_csv"] = (out / "results.csv").string();
     j["manifest"] = (out / "manifest.json").string();
     j["failed"] = failed;
-    write_file_atomic("-", j.dump(2) + "\n");
+    write_json_file("-", j);
   }
 }
 

@@ -60,7 +60,7 @@ void run(const Options& o) {
   Json j;
   j["header"] = run_header("policies", Json::object());
   j["policies"] = kinds;
-  write_file_atomic(o.out, j.dump(2) + "\n");
+  write_json_file(o.out, j);
 }
 
 void setup(CLI::App& app) {

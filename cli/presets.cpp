@@ -54,7 +54,7 @@ void run(const Options& o) {
   j["header"] = run_header("presets", {{"data_dir", data_dir()}});
   j["models"] = models;
   j["hardware"] = hardware;
-  write_file_atomic(o.out, j.dump(2) + "\n");
+  write_json_file(o.out, j);
 }
 
 void setup(CLI::App& app) {

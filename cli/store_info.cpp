@@ -84,7 +84,7 @@ void run(const Options& o) {
                     {"ratio", ratio(s.e + s.sm, s.bf16)}});
     j["per_codec"] = pc;
     j["per_tensor"] = tensors;
-    write_file_atomic(o.out, j.dump(2) + "\n");
+    write_json_file(o.out, j);
     return;
   }
   std::string text = strprintf("store %s: format version %u, %s, %llu tensors in %zu layers\n", o.store.c_str(),

@@ -85,7 +85,7 @@ void run(const Options& o) {
     j["tensors"] = entries.size();
     j["bf16_bytes"] = bytes;
     j["direct_io_active"] = r.direct_io_active();
-    write_file_atomic(o.out, j.dump(2) + "\n");
+    write_json_file(o.out, j);
     return;
   }
   write_file_atomic(o.out, strprintf("verified %zu tensors (%s BF16) of %s bit-exact against %s%s\n", entries.size(),

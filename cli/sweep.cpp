@@ -190,7 +190,7 @@ std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::p
     pj["warnings"] = captured.items();
     pj["metrics"] = std::move(metrics);
     try {
-      write_file_atomic(sweep::point_file(dir, id).string(), pj.dump(2) + "\n");
+      write_json_file(sweep::point_file(dir, id).string(), pj);
     } catch (const Error&) {
       *unwritten = true;
       throw;
@@ -265,7 +265,7 @@ void execute(const SweepArgs& a) {
   man["shard"] = std::to_string(shard) + "/" + std::to_string(shards);
   man["shard_points"] = mine;
   man["state"] = "running";
-  write_file_atomic(manifest_path.string(), man.dump(2) + "\n");
+  write_json_file(manifest_path.string(), man);
 
   // Relative paths in the spec are relative to its folder (output paths are absolute by now).
   if (!spec.base.empty()) {
@@ -328,7 +328,7 @@ void execute(const SweepArgs& a) {
   man["points_done"] = found;
   man["failed"] = failed;
   try {
-    write_file_atomic(manifest_path.string(), man.dump(2) + "\n");
+    write_json_file(manifest_path.string(), man);
   } catch (const Error& e) {
     outputs_lost.push_back(e.what());
   }
@@ -354,7 +354,7 @@ void execute(const SweepArgs& a) {
     j["results_csv"] = (dir / "results.csv").string();
     j["manifest"] = manifest_path.string();
     j["failed"] = failed;
-    write_file_atomic("-", j.dump(2) + "\n");
+    write_json_file("-", j);
   }
   if (not_written > 0 || !outputs_lost.empty()) {
     std::string msg;

@@ -50,7 +50,7 @@ void run(const Options& o) {
     j["header"] = run_header("trace info", config);
     j["warnings"] = warnings_json();
     j.update(summary);
-    write_file_atomic(o.out, j.dump(2) + "\n");
+    write_json_file(o.out, j);
     return;
   }
   std::string text;

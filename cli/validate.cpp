@@ -276,7 +276,7 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
     m.calibration["calibration"]["build"] = run_header("validate --calibrate-on", Json::object());
     m.hw = hardware_from_json(m.calibration, ca.out);
     m.so = sim_options(a, m.hw, eo.workers);
-    if (!va.profile_out.empty()) write_file_atomic(va.profile_out, m.calibration.dump(2) + "\n");
+    if (!va.profile_out.empty()) write_json_file(va.profile_out, m.calibration);
   }
   for (const auto& r : m.runs) m.figures.push_back(figures_of(r.result));
   std::vector<size_t> order(m.runs.size());
