@@ -34,10 +34,14 @@ std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    // x86: "model name"; aarch64 kernels print "CPU part" codes only, fall back to the architecture.
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) return line.substr(p + 2);
+    // x86: "model name"; many ARM kernels: "Model" or "Hardware" (a board name); others print "CPU part"
+    // codes only, and the architecture stands in.
+    for (const char* key : {"model name", "Model", "Hardware"}) {
+      if (line.rfind(key, 0) != 0) continue;
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const size_t b = line.find_first_not_of(" \t", colon + 1);
+      if (b != std::string::npos) return line.substr(b);
     }
   }
 #if defined(__aarch64__)
