@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/bf16_cuda.h"
 #include "kernels/bf16_cuda_check.h"
 

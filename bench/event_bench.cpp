@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "sim/event_queue.h"
 
 namespace {

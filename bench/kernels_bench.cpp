@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/hash64.h"
-#include "core/rng.h"
+#include "base/hash64.h"
+#include "base/rng.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 #include "kernels/exponent_stats.h"

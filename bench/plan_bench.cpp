@@ -12,6 +12,7 @@
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
 #include "core/planning.h"
+#include "policies/planning/zipmoe_planner.h"
 #include "sim/sim_platform.h"
 #include "traces/ipf.h"
 

@@ -2,7 +2,7 @@
 // The trace is generated here with TraceBuilder and moesim::Rng (independent Zipf popularity per layer,
 // exponent 1.0, a seeded random expert permutation per layer): 100 sequences x (100 prompt tokens + 900
 // decode tokens). The timed part is exactly what `moesim run` does after loading: build the lookup
-// stream and run the pipeline on the simulated platform (cli::run_simulated). Set MOESIM_BENCH_SAVE_TRACE
+// stream and run the pipeline on the simulated platform (harness::run_simulated). Set MOESIM_BENCH_SAVE_TRACE
 // to a path to also write the trace as .mtr (to time the CLI end to end on it).
 #include <benchmark/benchmark.h>
 
@@ -13,8 +13,8 @@
 
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
-#include "core/rng.h"
-#include "cli/sim_run.h"
+#include "base/rng.h"
+#include "harness/sim_runner.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
@@ -92,7 +92,7 @@ void BM_Run(benchmark::State& state, const char* system, const char* policy) {
   double hit = 0, tpot = 0, ops = 0;
   for (auto _ : state) {
     const auto stream = traces::build_lookup_stream(t, 1);
-    const auto r = cli::run_simulated(cfg, stream, t.info(), costs, hw);
+    const auto r = harness::run_simulated(cfg, stream, t.info(), costs, hw);
     hit = static_cast<double>(r.result.cache.hits) / static_cast<double>(r.result.cache.lookups);
     double sum = 0;
     size_t n = 0;

@@ -9,7 +9,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"

@@ -10,8 +10,8 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
-#include "core/atomic_file.h"
-#include "core/json_io.h"
+#include "base/atomic_file.h"
+#include "base/json_io.h"
 #include "traces/buddy_profile.h"
 #include "traces/trace_io.h"
 

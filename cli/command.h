@@ -22,7 +22,14 @@
 #include <string>
 #include <vector>
 
+namespace moesim::harness {}
+
 namespace moesim::cli {
+
+// cli/ is options, help and printing over harness/ (docs/architecture.md §2): the engines' names are used
+// unqualified in the command files.
+using namespace ::moesim::harness;
+
 
 struct Command {
   std::string path;

@@ -17,9 +17,9 @@
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/io_guard.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/progress.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/progress.h"
 #include "moesim_build_info.h"
 
 namespace moesim::cli {

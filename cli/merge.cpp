@@ -13,11 +13,11 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
-#include "cli/sweep_spec.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "harness/sweep_spec.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "core/run_info.h"
-#include "core/warnings.h"
+#include "base/warnings.h"
 
 namespace moesim::cli {
 namespace {

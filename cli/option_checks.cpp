@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::cli {
 namespace {

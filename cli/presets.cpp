@@ -5,12 +5,12 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "core/data_dir.h"
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
 #include "core/run_info.h"
-#include "core/units.h"
+#include "base/units.h"
 
 namespace moesim::cli {
 namespace {

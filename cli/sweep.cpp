@@ -3,13 +3,13 @@
 // of a machine and, sharded, over many (a Slurm job array, GNU parallel over ssh), with no scheduler of our
 // own.
 //
-//   spec = load_spec(SPEC)                      (cli/sweep_spec.h: grid and/or explicit points, docs/sweep.md)
+//   spec = load_spec(SPEC)                      (harness/sweep_spec.h: grid and/or explicit points, docs/sweep.md)
 //   over 10 million points: refused without --force (counted before the points are built)
 //   --resume: this folder's temporaries of a killed run are removed
 //   mine = points i with i mod N == shard, minus those whose DIR/points/<id>.json exists
 //   manifest(DIR) = {spec hash, version, state running}      (a folder of another spec is refused)
 //   over 100,000 points: the first point runs alone, timed, and a warning gives the count and the estimate
-//   parallel_for(mine, --jobs):                 (core/parallel.h; each point on one thread, in this process)
+//   parallel_for(mine, --jobs):                 (base/parallel.h; each point on one thread, in this process)
 //       run `moesim run|replay ARGS --json` in process, its warnings captured per thread
 //       write DIR/points/<id>.json atomically   (a killed sweep loses only the points in flight)
 //   DIR/results.csv = merged_csv(spec, DIR); manifest = {..., points done, failed with their errors}
@@ -40,13 +40,13 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
-#include "cli/sweep_spec.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/progress.h"
+#include "harness/sweep_spec.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/parallel.h"
+#include "base/progress.h"
 #include "core/run_info.h"
-#include "core/warnings.h"
+#include "base/warnings.h"
 
 namespace moesim::cli {
 namespace {

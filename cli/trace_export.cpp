@@ -9,7 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/trace_options.h"
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "cli/cli_util.h"
 #include "traces/export_oracle_general.h"
 #include "traces/trace_io.h"

@@ -9,7 +9,7 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 

@@ -12,22 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/trace_io.h"
+#include "harness/arguments.h"
 
 namespace moesim::cli {
 
 // Declares `--trace T` and the positional `trace` (either may be given, not both). The command's callback
-// calls require_trace_input(path) first, so a missing trace is a usage error before any work.
+// calls require_trace_input(path) (harness/arguments.h) first, so a missing trace is a usage error before any work.
 inline void add_trace_input(CLI::App& app, std::string& path,
                             const std::string& help = "trace file (.mtr, route_trace CSV, JSONL, CSV)") {
   auto* named = app.add_option("--trace", path, help);
   auto* positional = app.add_option("trace", path, help + " (same as --trace)");
   named->excludes(positional);
-}
-
-inline void require_trace_input(const std::string& path) {
-  if (path.empty()) throw UsageError("a trace is required: --trace T (or T as the first argument)");
 }
 
 // `fields_flag` names the field-mapping option: "--fields", or "--in-fields" where --fields already means

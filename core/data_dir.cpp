@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "moesim_build_info.h"
 
 namespace moesim {

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <charconv>
 
-#include "core/error.h"
-#include "core/units.h"
+#include "base/error.h"
+#include "base/units.h"
 
 namespace moesim {
 

@@ -25,7 +25,7 @@
 //   are rejected by make_cache_config with a moesim::Error.
 //
 // Two ways to drive a policy:
-//   * general path (the timed pipeline, core/pipeline): ExpertCache = BasicCache<EvictionPolicy>, one
+//   * general path (the timed pipeline, serving/pipeline): ExpertCache = BasicCache<EvictionPolicy>, one
 //     virtual call per hook, evicted keys reported per invocation;
 //   * fast path (replay/cache_replay): EvictionPolicy::replay(view) runs the whole lookup stream through
 //     BasicCache<Derived> with Derived a `final` class, so every hook is devirtualized and inlined.

@@ -5,17 +5,17 @@
 #include <string_view>
 
 #include "core/data_dir.h"
-#include "core/error.h"
-#include "core/json_schema.h"
-#include "core/units.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/json_schema.h"
+#include "base/units.h"
+#include "base/warnings.h"
 
 namespace moesim {
 namespace {
 
 // The schema (docs/hardware-format.md). A field is a quantity written {"value": V, "source"|"assumption": S}
 // (or, in a profile built in code, a bare V); the section's descriptive entries are plain values.
-// `any`: a value the simulator's runtime setup checks itself (cli/run_setup.cpp: quantile lists, flags).
+// `any`: a value the simulator's runtime setup checks itself (harness/run_setup.cpp: quantile lists, flags).
 enum class Kind { rate, time, bytes, number, any };
 struct FieldSpec {
   const char* key;
@@ -56,7 +56,7 @@ const std::vector<SectionSpec>& sections() {
        {"model"},
        {"fresh_weights_bandwidth"}},
       {"link", true, {{"bandwidth", Kind::rate}, {"latency", Kind::time}}, {"kind"}, {}},
-      // Costs of the engine's own machinery, fitted by calibrate and applied by the simulator (cli/run_setup).
+      // Costs of the engine's own machinery, fitted by calibrate and applied by the simulator (harness/run_setup.cpp).
       {"runtime",
        false,
        {{"dispatch_latency", Kind::time}, {"pipeline_latency", Kind::time}, {"wake_latency", Kind::time},

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim {
 

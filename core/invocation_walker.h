@@ -1,5 +1,5 @@
 // One layer invocation through a cache: the lookup semantics of docs/architecture.md §4 ("Lookup semantics"),
-// defined once for every path that looks experts up -- the timed pipeline (core/pipeline.cpp), the
+// defined once for every path that looks experts up -- the timed pipeline (serving/pipeline.cpp), the
 // devirtualized replay fast path (core/expert_cache.h replay_stream) and the replays with a routing or a
 // prefetch policy (replay/).
 //

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "core/data_dir.h"
-#include "core/error.h"
-#include "core/json_schema.h"
+#include "base/error.h"
+#include "base/json_schema.h"
 
 namespace moesim {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim {
 

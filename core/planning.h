@@ -9,8 +9,9 @@
 // experts and the same rank profile f_r), and pool p of a layer holds S_p = floor(gamma_p * layer budget /
 // pool_expert_bytes(p)) experts. Ranks are packed F < C < S < E, then the Miss pool M (the tail).
 //
-// Declared here, implemented in policies/planning/zipmoe_planner.cpp (it needs traces/ipf.h, which core may
-// not include); link moesim_policies to use it. docs/planning.md explains the model and its assumptions.
+// This header is the vocabulary (pools, plans, the planner's input and interface, implemented in
+// core/planning.cpp); ZipMoE's algorithms are declared in policies/planning/zipmoe_planner.h and registered as
+// the planning policy "zipmoe". docs/planning.md explains the model and its assumptions.
 #pragma once
 
 #include <array>
@@ -22,7 +23,7 @@
 #include <vector>
 
 #include "core/compression_state.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/platform.h"
 #include "core/registry.h"
 
@@ -68,27 +69,7 @@ struct PlanDelays {
   uint32_t L = 1, K = 1, n = 1;
 };
 
-// Asks `estimator` for the expected durations of representative ops of one tensor of `tensor_bytes`:
-// u = kSsdRead of the SM-chunk (round(sm_fraction * tensor_bytes)), v = kSsdRead of one E-chunk
-// (ceil(rho * E_raw / K), E_raw = tensor_bytes - SM), c = kDecompress of one shard's output (E_raw / K).
-// Throws moesim::Error when L, K or n is 0.
-PlanDelays zipmoe_plan_delays(const OpEstimator& estimator, uint64_t tensor_bytes, const TensorLayout& layout,
-                              uint32_t L, uint32_t tensors);
 
-// Alg. 2, as printed: Phi_S(h) for h = 0..|S|, the probability that exactly h of the independent Bernoulli
-// trials with probabilities q (the partial list P_S) succeed.
-std::vector<double> hit_distribution(std::span<const double> q);
-
-// Alg. 3, as printed: the makespan of one sparse layer with cache hit pattern h = (hF, hC, hS, hE) of k
-// selected experts: max(T_I/O, T_decomp) with T_I/O = n_SM u + n_E v and T_decomp = (n_E v + n_D c) / L.
-// Sums I/O and decompression only: token execution (expert compute) is excluded, as in the paper.
-double zipmoe_makespan_estimate(uint32_t k, const std::array<uint32_t, kPools>& h, const PlanDelays& d);
-
-// The selection probabilities q_r of Appendix D: weights w_r of the IPF fit of Eq. (24) to f (sum f = k,
-// every f_r in [0, 1)), rescaled by the one factor s with sum s w_r / (1 + s w_r) = k, then
-// q_r = s w_r / (1 + s w_r). Any scale gives the same distribution conditioned on k selections (Eq. (22));
-// this one keeps q close to f and Phi_N(k) far from underflow. Throws moesim::Error on invalid f.
-std::vector<double> zipmoe_selection_probabilities(std::span<const double> f, uint32_t k);
 
 // Memory ratios gamma_p (0 for pools outside Lambda; sum 1).
 using PoolRatios = std::array<double, kPools>;
@@ -149,19 +130,6 @@ struct PlanResult {
 
 // Checks an input (layers, experts, k, f, budget, grid, pools). Throws moesim::Error naming the field.
 void validate_planning_input(const PlanningInput& in);
-
-// Alg. 4: the grid search over gamma (sum over Lambda = 1, step delta) minimising the expected makespan;
-// ties keep the earliest grid point (the enumeration is lexicographic in (gamma_F, gamma_C, gamma_S,
-// gamma_E), each from 0 up).
-PlanResult zipmoe_plan(const PlanningInput& in);
-
-// The same PoolPlan for ratios given by the user (no search): sizes, ranks and the expected makespan.
-PoolPlan zipmoe_evaluate(const PlanningInput& in, const PoolRatios& ratios);
-
-// The same expectation as zipmoe_evaluate's expected_makespan, by the literal four-deep loop of Alg. 4
-// lines 16-29 over h_p = 0..S_p (with its break). Exponential in the pools' sizes: a test oracle for the
-// bounded enumeration, not for use.
-double zipmoe_expected_makespan_literal(const PlanningInput& in, const PoolRatios& ratios);
 
 class PlanningPolicy {
  public:

@@ -57,7 +57,7 @@ struct ResourceStats {
 };
 
 // Sees the length of the platform's waiting lines (ops submitted to a resource that wait for a free unit)
-// change: the queue-length counters of timelines (core/timeline.h). Called from inside the platform, at
+// change: the queue-length counters of timelines (serving/timeline.h). Called from inside the platform, at
 // its now(), after each operation that may change a length (the same length may be reported again).
 class QueueObserver {
  public:

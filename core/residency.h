@@ -11,7 +11,7 @@
 //
 // "In flight" is not a residency state: the pipeline knows which loads are still running (a prefetch
 // admits its components at once and its reads run meanwhile) and makes a lookup that finds its expert in
-// flight wait for them (core/pipeline.h).
+// flight wait for them (serving/pipeline.h).
 //
 // Protocol (the lookup semantics of docs/architecture.md §4, for every implementation):
 //   begin_invocation(layer, decode)

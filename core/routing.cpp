@@ -1,6 +1,6 @@
 #include "core/routing.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim {
 

@@ -6,7 +6,7 @@
 // Token-level view. A policy sees, for one layer invocation, every token the invocation serves: its top-k
 // experts in rank order, their router weights and the full router logits when the trace has them
 // (InvocationTokens). It rewrites each token's selection in place (RoutingPolicy::route). The caller --
-// the serving pipeline (core/pipeline.cpp) or the replay (replay/routing_replay.h) -- then derives the
+// the serving pipeline (serving/pipeline.cpp) or the replay (replay/routing_replay.h) -- then derives the
 // invocation's unique-expert lookups from the rewritten selections (derive_demands, with the lookup
 // semantics of traces/lookup_stream.h: first appearance, token order then slot order), measures the
 // deviation (core/routing_metrics.h), and looks the experts up. Oracle information (next use, whole-trace
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/compression_state.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/registry.h"
 
 namespace moesim {

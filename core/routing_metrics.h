@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim {
 

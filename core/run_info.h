@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim {
 

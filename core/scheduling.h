@@ -10,7 +10,7 @@
 // ops [first_op, compute_op]. The graph may also hold prefetch loads (Op::prefetch), which the pipeline
 // gives the lowest urgency itself.
 //
-// Graph shape of one request (core/pipeline.h): for each tensor t of the expert, ops with Op::tensor == t:
+// Graph shape of one request (serving/pipeline.h): for each tensor t of the expert, ops with Op::tensor == t:
 // E-chunk reads (part kE, one per shard, when the state needs them), decompressions (kE, one per shard),
 // the SM-chunk read (kSm), a transfer and a recovery; then one expert compute joining the tensors. A
 // full-tensor request has one read (kWhole) and a transfer per tensor; an F request only its compute.

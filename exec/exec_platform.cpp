@@ -6,8 +6,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"

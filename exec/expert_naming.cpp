@@ -5,7 +5,7 @@
 #include <regex>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::exec {
 namespace {

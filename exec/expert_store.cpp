@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/error.h"
-#include "core/hash64.h"
+#include "base/error.h"
+#include "base/hash64.h"
 #include "exec/raw_weights.h"
 
 namespace moesim::exec {

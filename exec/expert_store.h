@@ -9,7 +9,7 @@
 //   [4096, ...)        index (entries: layer, expert, tensor names, dtype, shape, codec, K, chunk table)
 //   4 KiB-aligned      chunks: per tensor its SM-chunk, then E-shards 0..K-1, each starting on a 4 KiB
 //                      boundary so that O_DIRECT can read it without a bounce copy of the whole file
-// Every chunk carries a 64-bit checksum (core/hash64.h) of its stored bytes; the index and the header carry
+// Every chunk carries a 64-bit checksum (base/hash64.h) of its stored bytes; the index and the header carry
 // their own.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
 #include "kernels/codec.h"
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::exec {
 

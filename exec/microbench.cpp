@@ -10,9 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
-#include "core/hash64.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/hash64.h"
+#include "base/rng.h"
 #include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"

@@ -4,7 +4,7 @@
 //   reads        O_DIRECT reads of the store file (4 KiB-aligned, seeded random offsets in its chunk region)
 //                against request size and queue depth: depth d is d I/O threads each with one blocking
 //                pread, or (IoBackend::kUring) one thread keeping d reads in flight in one io_uring ring.
-//                Each request's bytes are hashed as exec's I/O thread verifies a chunk (core/hash64.h).
+//                Each request's bytes are hashed as exec's I/O thread verifies a chunk (base/hash64.h).
 //                Per point: the mean and median time per request (submit to completion, the hash included),
 //                the aggregate bandwidth (bytes / wall time of the point) and the I/O threads' CPU time per
 //                request (CLOCK_THREAD_CPUTIME_ID: the kernel's O_DIRECT path and the hash, ssd.read_cpu_*)

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::exec {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <set>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "kernels/bf16.h"
 
 namespace moesim::exec {

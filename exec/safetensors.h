@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
 
 namespace moesim::exec {

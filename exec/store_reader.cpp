@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/hash64.h"
-#include "core/parallel.h"
+#include "base/error.h"
+#include "base/hash64.h"
+#include "base/parallel.h"
 #include "kernels/recover.h"
 
 namespace moesim::exec {
@@ -244,7 +244,7 @@ void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) 
       throw binary_input_error(path_, c.offset, label, m);
     }
   };
-  // The error reported is the lowest failing shard, whatever the thread timing (core/parallel.h).
+  // The error reported is the lowest failing shard, whatever the thread timing (base/parallel.h).
   parallel_for(K, threads, task);
 }
 

@@ -13,10 +13,10 @@
 #include <set>
 #include <thread>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/hash64.h"
-#include "core/parallel.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/hash64.h"
+#include "base/parallel.h"
 #include "exec/expert_store.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"

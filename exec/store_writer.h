@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "exec/expert_naming.h"
 
 namespace moesim::exec {

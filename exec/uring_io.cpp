@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #ifdef MOESIM_HAVE_IO_URING
 #include <liburing.h>

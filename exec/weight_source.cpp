@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
-#include "core/json_schema.h"
+#include "base/error.h"
+#include "base/json_schema.h"
 #include "exec/raw_weights.h"
 
 namespace moesim::exec {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "exec/mapped_file.h"
 #include "exec/safetensors.h"
 

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "core/parallel.h"
+#include "base/parallel.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "exec/weight_source.h"
 #include "kernels/exponent_stats.h"
 

@@ -2,7 +2,7 @@
 // callers link either way and learn at run time that the kernel is absent.
 #ifndef MOESIM_HAVE_CUDA
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/bf16_cuda.h"
 
 namespace moesim::kernels {

@@ -5,15 +5,15 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/hash64.h"
+#include "base/error.h"
+#include "base/hash64.h"
 #include "kernels/codec_impl.h"
 
 namespace moesim::kernels {
 
 namespace detail {
 
-// XXH64 of the block folded to 32 bits (core/hash64.h).
+// XXH64 of the block folded to 32 bits (base/hash64.h).
 uint32_t frame_checksum(const uint8_t* p, size_t n) {
   const uint64_t h = hash64(p, n);
   return static_cast<uint32_t>(h ^ (h >> 32));

@@ -6,7 +6,7 @@
 // Frame formats and integrity (FrameCheck::kVerify, the default): "zstd:L" writes one standard zstd frame
 // with the content size and zstd's content checksum (decompress rejects frames without them);
 // "lz4"/"lz4hc:L" write one lz4 block followed by a 4-byte little-endian checksum of the block (XXH64 folded
-// to 32 bits, core/hash64.h; lz4 blocks have none, and a flipped literal byte would otherwise decode
+// to 32 bits, base/hash64.h; lz4 blocks have none, and a flipped literal byte would otherwise decode
 // silently to wrong data); "raw" is the bytes themselves, so only a size mismatch is detectable. A modified
 // frame therefore throws, except for the rare zstd bit whose flip decodes to the very same bytes (harmless:
 // the output is exact).

@@ -5,7 +5,7 @@
 #include <lz4.h>
 #include <lz4hc.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/codec_impl.h"
 
 namespace moesim::kernels::detail {

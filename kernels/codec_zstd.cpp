@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/codec_impl.h"
 
 namespace moesim::kernels::detail {

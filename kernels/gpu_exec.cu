@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "kernels/bf16.h"
 #include "kernels/bf16_cuda.h"
 #include "kernels/gpu_exec.h"

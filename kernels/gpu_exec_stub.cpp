@@ -2,7 +2,7 @@
 // exec links either way and says at run time that there is no GPU path.
 #ifndef MOESIM_HAVE_CUDA
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/gpu_exec.h"
 
 namespace moesim::kernels::gpu {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
-#include "core/metrics.h"
+#include "base/error.h"
+#include "core/counters.h"
 #include "replay/replay_sweep.h"
 
 namespace moesim::sim {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/eviction.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::sim {

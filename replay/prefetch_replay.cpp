@@ -4,7 +4,7 @@
 
 #include "core/eviction.h"
 #include "core/invocation_walker.h"
-#include "core/metrics.h"
+#include "core/counters.h"
 #include "core/prefetch.h"
 #include "replay/replay_sweep.h"
 

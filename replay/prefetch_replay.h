@@ -1,9 +1,9 @@
 // `replay --prefetch`: the cache-only replay (replay/cache_replay.h) with a prefetch policy (core/prefetch.h)
-// on top, measured with the same counters and metric names as `run` (core/pipeline.h PrefetchCounters, JSON
-// from core/metrics.h prefetch_counters_json): accuracy = useful / issued, coverage = useful / lookups,
+// on top, measured with the same counters and metric names as `run` (serving/pipeline.h PrefetchCounters, JSON
+// from serving/metrics.h prefetch_counters_json): accuracy = useful / issued, coverage = useful / lookups,
 // useless prefetches and their bytes.
 //
-// The loop follows the pipeline's order (core/pipeline.cpp) without its timing, each invocation walked by
+// The loop follows the pipeline's order (serving/pipeline.cpp) without its timing, each invocation walked by
 // core/invocation_walker.h like the pipeline's: its lookups (a prefetched expert looked up by the invocation
 // it was for counts as useful, by any other as useless), its refreshes, its evictions (a prefetched expert
 // evicted before use is useless), then the policy's proposals for later layers: one already resident (or
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
-#include "core/pipeline.h"
+#include "base/json_io.h"
+#include "core/counters.h"
 #include "core/workload.h"
 #include "replay/cache_replay.h"
 

@@ -1,6 +1,6 @@
 // The skeleton every replay sweep shares (cache_replay.h, routing_replay.h, prefetch_replay.h): each
 // configuration is prepared -- validated, so a bad one fails the sweep before any work is done -- then the
-// runs go to up to `threads` threads (core/parallel.h; 0 = std::thread::hardware_concurrency()). Results come
+// runs go to up to `threads` threads (base/parallel.h; 0 = std::thread::hardware_concurrency()). Results come
 // in the order of `configs` whatever the thread count: runs share nothing mutable, and randomized policies
 // draw from their own seeded moesim::Rng.
 #pragma once
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/parallel.h"
+#include "base/parallel.h"
 
 namespace moesim::sim {
 

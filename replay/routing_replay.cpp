@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/expert_cache.h"
 #include "core/invocation_walker.h"
-#include "core/metrics.h"
+#include "core/counters.h"
 #include "core/routing.h"
 #include "replay/replay_sweep.h"
 

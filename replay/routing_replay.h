@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/routing_metrics.h"
 #include "replay/cache_replay.h"
 #include "traces/token_routing.h"

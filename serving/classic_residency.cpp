@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::serving {
 namespace {

@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
-#include "core/pipeline.h"
+#include "serving/pipeline.h"
 #include "traces/trace.h"
 
 namespace moesim::serving {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/scheduling.h"

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "core/cache_config.h"
-#include "core/json_io.h"
-#include "core/pipeline.h"
+#include "base/json_io.h"
+#include "serving/pipeline.h"
 #include "core/platform.h"
 #include "core/registry.h"
 #include "core/residency.h"

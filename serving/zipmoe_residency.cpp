@@ -19,7 +19,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/eviction.h"
 
 namespace moesim::serving {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::sim {
 
@@ -52,6 +52,16 @@ double CostModel::duration(const Op& op) const {
       break;
   }
   throw Error("CostModel::duration: SSD reads are modelled by sim::Ssd");
+}
+
+double CostModel::estimate(const Op& op) const {
+  if (op.resource == ResourceClass::kSsd) {
+    // An idle SSD: the per-request latency plus the bytes at full bandwidth (sim/resources.h's Ssd).
+    if (op.prefill && hw_.ssd_prefill_read_bandwidth > 0)
+      return hw_.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw_.ssd_prefill_read_bandwidth;
+    return hw_.ssd_read_latency + static_cast<double>(op.bytes) / hw_.ssd_read_bandwidth;
+  }
+  return duration(op);
 }
 
 }  // namespace moesim::sim

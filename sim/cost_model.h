@@ -26,12 +26,19 @@
 
 #include "core/hardware_profile.h"
 #include "core/op_graph.h"
+#include "core/platform.h"
 
 namespace moesim::sim {
 
-class CostModel {
+// The predictor of an op's duration from the profile alone: the simulator's resources hold ops for duration(),
+// and estimate() is what the planner and schedulers ask before they decide, in simulated and in real runs alike
+// (an exec run's estimates come from here, not from a simulated platform).
+class CostModel : public OpEstimator {
  public:
   explicit CostModel(const HardwareProfile& hw) : hw_(hw) {}
+  // duration(op), and for an SSD read an idle device's latency plus the bytes at full bandwidth (the prefill
+  // figures where the profile has them): what the op would take alone.
+  double estimate(const Op& op) const override;
   // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
   // needed parameter.
   double duration(const Op& op) const;

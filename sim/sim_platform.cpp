@@ -191,16 +191,7 @@ void SimPlatform::ops_planned(const OpGraph& graph) {
   dispatcher_.submit(kPlanningJob, -1, head + tail);
 }
 
-double SimPlatform::estimate(const Op& op) const {
-  if (op.resource == ResourceClass::kSsd) {
-    // An idle SSD: the per-request latency plus the bytes at full bandwidth (sim/resources.h's Ssd).
-    const HardwareProfile& hw = cost_.hardware();
-    if (op.prefill && hw.ssd_prefill_read_bandwidth > 0)
-      return hw.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw.ssd_prefill_read_bandwidth;
-    return hw.ssd_read_latency + static_cast<double>(op.bytes) / hw.ssd_read_bandwidth;
-  }
-  return cost_.duration(op);
-}
+double SimPlatform::estimate(const Op& op) const { return cost_.estimate(op); }
 
 uint32_t SimPlatform::units(ResourceClass r) const {
   switch (r) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/platform.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "sim/cost_model.h"
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"

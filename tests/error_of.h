@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::test {
 

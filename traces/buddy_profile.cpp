@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
-#include "core/json_schema.h"
+#include "base/error.h"
+#include "base/json_schema.h"
 
 namespace moesim::traces {
 

@@ -18,7 +18,7 @@
 #include <span>
 #include <vector>
 
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim::traces {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/error.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/warnings.h"
 
 namespace moesim::traces {
 

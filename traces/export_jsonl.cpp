@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/atomic_file.h"
-#include "core/json_io.h"
+#include "base/atomic_file.h"
+#include "base/json_io.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {

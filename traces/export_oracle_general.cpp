@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 
 namespace moesim::traces {
 namespace {

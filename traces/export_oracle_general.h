@@ -25,7 +25,7 @@ inline constexpr size_t kOracleGeneralRecordBytes = 24;
 
 // expert_bytes: per layer (or one value for all), or empty (sizes 1). Throws when a size exceeds 2^32-1.
 std::string oracle_general_bytes(const LookupStream& s, std::span<const uint64_t> expert_bytes);
-// The same bytes, written atomically (core/atomic_file.h).
+// The same bytes, written atomically (base/atomic_file.h).
 void write_oracle_general(const LookupStream& s, std::span<const uint64_t> expert_bytes, const std::string& path);
 
 }  // namespace moesim::traces

@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"
 

@@ -12,7 +12,7 @@
 // (token not with --token-from order); seq (0), phase (decode), weights and logits are optional columns.
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"
 

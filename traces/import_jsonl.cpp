@@ -13,7 +13,7 @@
 // valid JSON, so it is an error noting the missing newline.
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"
 

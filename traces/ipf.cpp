@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::traces {
 

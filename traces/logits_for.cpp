@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 
 namespace moesim::traces {
 namespace {

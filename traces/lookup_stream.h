@@ -48,7 +48,7 @@ struct LookupStream {
   std::vector<uint32_t> step_tokens;  // prompt tokens (prefill) or sequences decoding (decode)
 
   // Sequences, in trace order (one without any invocation has no entry): the steps each one takes part in,
-  // so that latencies are per sequence whatever the batch (core/metrics.h).
+  // so that latencies are per sequence whatever the batch (serving/metrics.h).
   std::vector<uint32_t> seq_first_step;  // its prefill step, or its first decode step without prefill
   std::vector<uint32_t> seq_last_step;   // the last step it takes part in (its prefill when it has no decode)
 

@@ -12,10 +12,10 @@
 #include <cstring>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/hash64.h"
-#include "core/input_file.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/hash64.h"
+#include "base/input_file.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::traces {

@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "core/cache_config.h"
-#include "core/input_file.h"
+#include "base/input_file.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {
@@ -48,7 +48,7 @@ struct MtrWriteOptions {
   bool lookup_index = false;
 };
 
-// Writes atomically (core/atomic_file.h): a failure leaves no file.
+// Writes atomically (base/atomic_file.h): a failure leaves no file.
 void write_mtr(const Trace& trace, const std::string& path, const MtrWriteOptions& wo = {});
 // The same bytes in memory (tests, fuzz seeds).
 std::string encode_mtr(const Trace& trace, const MtrWriteOptions& wo = {});

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "core/json_io.h"
-#include "core/json_schema.h"
+#include "base/error.h"
+#include "base/json_io.h"
+#include "base/json_schema.h"
 #include "traces/ipf.h"
 
 namespace moesim::traces {

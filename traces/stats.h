@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {

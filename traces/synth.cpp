@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "core/error.h"
-#include "core/progress.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/progress.h"
+#include "base/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
 #include "traces/ipf.h"
 #include "traces/trace.h"

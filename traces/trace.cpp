@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/warnings.h"
 
 namespace moesim::traces {
 

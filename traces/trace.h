@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim::traces {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/error.h"
-#include "core/input_file.h"
+#include "base/error.h"
+#include "base/input_file.h"
 #include "core/model_spec.h"
 #include "traces/mtr_format.h"
 

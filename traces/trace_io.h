@@ -11,7 +11,7 @@
 // --format names a text format); a directory is "FILE: is a directory, not a file". LoadOptions::format
 // ("mtr", "bigmoe", "jsonl", "csv") overrides the detection.
 //
-// The file is opened once (core/input_file.h): the format is detected from a buffered prefix of the same
+// The file is opened once (base/input_file.h): the format is detected from a buffered prefix of the same
 // stream the importer then reads, so a FIFO, a pipe as /dev/stdin or a shell's <(cmd) works for every text
 // format. The .mtr reader maps the file, so .mtr input must be a regular file; anything else is "FILE: is
 // not a regular file (a pipe); the .mtr reader maps the file: save it to a file first".
@@ -68,7 +68,7 @@ Trace load_trace(const std::string& path, const LoadOptions& = {});
 // where_skipped, warmup_dropped and duplicates_dropped counts.
 Trace load_traces(const std::vector<std::string>& paths, const LoadOptions& opts = {});
 
-// Writes the canonical .mtr file atomically (core/atomic_file.h).
+// Writes the canonical .mtr file atomically (base/atomic_file.h).
 void save_mtr(const Trace& trace, const std::string& path);
 
 // The format load_trace would pick for these first bytes of a file: "mtr", "bigmoe", "jsonl" or "csv".

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 

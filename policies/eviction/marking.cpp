@@ -17,7 +17,7 @@
 // so that marking, the phase reset (move a zone boundary) and a uniform unmarked victim are all O(1).
 // Randomness: moesim::Rng seeded with the `seed` parameter.
 #include "core/eviction.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "policies/eviction/eviction_structs.h"
 
 namespace moesim::policies {

@@ -10,7 +10,7 @@
 // Randomness: moesim::Rng seeded with the `seed` parameter; one stream per cache, so a run is a pure
 // function of (trace, capacity, seed).
 #include "core/eviction.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "policies/eviction/eviction_structs.h"
 
 namespace moesim::policies {

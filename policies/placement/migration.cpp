@@ -11,7 +11,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/placement.h"
 
 namespace moesim {

@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/placement.h"
-#include "core/units.h"
+#include "base/units.h"
 #include "policies/placement/placement_util.h"
 
 namespace moesim {

@@ -36,7 +36,7 @@
 #include <numeric>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/placement.h"
 
 namespace moesim::placement {

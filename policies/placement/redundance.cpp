@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "core/placement.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "policies/placement/placement_util.h"
 
 namespace moesim::policies {

@@ -2,7 +2,7 @@
 // expert of layers l+1 .. l+d (wrapping to layer 0 of the next step: this needs no prediction, the model's
 // layer order is fixed).
 //   propose(ctx, out): for j in 1..d: for e in experts: out += ((l + j) mod layers, e)
-#include "core/error.h"
+#include "base/error.h"
 #include "core/prefetch.h"
 
 namespace moesim::policies {

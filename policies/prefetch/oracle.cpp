@@ -12,9 +12,9 @@
 // no layer-ahead predictor can see either. Seeded from the run's seed: the same seed, the same proposals.
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/prefetch.h"
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim::policies {
 namespace {

@@ -3,7 +3,7 @@
 #include <map>
 #include <tuple>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/trace_io.h"
 
 namespace moesim::policies {

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/prefetch.h"
 #include "policies/prefetch/training.h"
 

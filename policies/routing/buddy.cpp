@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/routing.h"
 #include "traces/buddy_profile.h"
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "policies/routing/ranking.h"
 
 namespace moesim::policies {

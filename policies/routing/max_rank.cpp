@@ -7,7 +7,7 @@
 // M > K needs ranks beyond the top-k, i.e. router logits; without them the factory refuses.
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "policies/routing/ranking.h"
 
 namespace moesim::policies {

@@ -3,7 +3,7 @@
 // always stay. It is Max-Rank with M = all experts.
 //   for each token: selection = promote(r[:J]; promote(r ∩ C; r))[:K]
 // Needs router logits (ranks beyond the top-k).
-#include "core/error.h"
+#include "base/error.h"
 #include "policies/routing/ranking.h"
 
 namespace moesim::policies {

@@ -3,7 +3,7 @@
 //   for each token: slots h-1 .. k-1 := none
 // Not cache-dependent: its rewritten routing is known in advance (oracle caches see it exactly). Miss rates
 // are normalised by the router's lookups (the paper's "normalized using k"), see replay/routing_replay.h.
-#include "core/error.h"
+#include "base/error.h"
 #include "core/routing.h"
 
 namespace moesim::policies {

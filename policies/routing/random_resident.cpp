@@ -5,12 +5,12 @@
 //     if t already replaced rho experts: keep e (fetch it)
 //     C = resident experts of the layer not in U_t; C empty: keep e
 //     else S[t, k] = a uniform draw from C; U_t += it
-// The draws come from one seeded stream (core/rng.h) consumed in invocation order, so a run is reproducible.
+// The draws come from one seeded stream (base/rng.h) consumed in invocation order, so a run is reproducible.
 // counters(): replaced, stopped_by_rho, no_resident_candidate.
 #include <vector>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "core/routing.h"
 
 namespace moesim::policies {

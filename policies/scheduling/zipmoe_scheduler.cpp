@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "core/scheduling.h"
-#include "core/warnings.h"
+#include "base/warnings.h"
 
 namespace moesim::policies {
 namespace {

@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/planning.h"
-#include "core/units.h"
-#include "core/warnings.h"
+#include "policies/planning/zipmoe_planner.h"
+#include "base/units.h"
+#include "base/warnings.h"
 #include "serving/system.h"
 #include "serving/zipmoe_residency.h"
 #include "traces/rank_inclusion.h"

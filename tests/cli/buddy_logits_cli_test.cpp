@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace moesim::test {

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "exec/store_reader.h"
 #include "exec/uring_io.h"
 #include "kernels/bf16_cuda.h"

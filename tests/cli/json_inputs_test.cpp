@@ -11,7 +11,7 @@
 
 #include "tests/cli/cli_test_util.h"
 #include "core/data_dir.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim::test {
 namespace {

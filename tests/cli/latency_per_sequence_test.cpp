@@ -1,4 +1,4 @@
-// `moesim run --json`: TTFT and end-to-end latency are per sequence for every trace shape (core/metrics.h):
+// `moesim run --json`: TTFT and end-to-end latency are per sequence for every trace shape (serving/metrics.h):
 // several sequences decode-only, prefill-only, and prefill + decode, at batch 1 and batch 2. At batch 1 the
 // sequences run one after another, so their end-to-end latencies add up to the makespan; none of them is the
 // whole makespan.
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace moesim::test {

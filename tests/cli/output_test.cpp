@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "core/atomic_file.h"
-#include "core/json_io.h"
+#include "base/atomic_file.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace {

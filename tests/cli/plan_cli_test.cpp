@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace {

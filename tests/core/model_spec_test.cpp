@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "core/data_dir.h"
-#include "core/error.h"
-#include "core/json_io.h"
+#include "base/error.h"
+#include "base/json_io.h"
 #include "tests/error_of.h"
 
 namespace moesim {

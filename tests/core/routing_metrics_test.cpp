@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/routing.h"
 #include "tests/policies/routing_test_util.h"
 

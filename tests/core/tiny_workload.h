@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/pipeline.h"
+#include "serving/pipeline.h"
 #include "serving/classic_residency.h"
 
 namespace moesim::test {

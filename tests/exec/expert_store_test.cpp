@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "exec/expert_naming.h"
-#include "core/hash64.h"
+#include "base/hash64.h"
 #include "exec/store_reader.h"
 #include "exec/store_writer.h"
 #include "exec/weight_source.h"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "exec/raw_weights.h"
 #include "exec/weight_source.h"
 #include "tests/exec/exec_test_util.h"

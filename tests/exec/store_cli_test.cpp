@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "exec/safetensors.h"
 #include "tests/exec/exec_test_util.h"
 

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "exec/expert_naming.h"
 #include "exec/microbench.h"
 #include "exec/store_reader.h"

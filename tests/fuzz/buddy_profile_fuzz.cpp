@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
-#include "core/json_io.h"
+#include "base/error.h"
+#include "base/json_io.h"
 #include "traces/buddy_profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/hardware_profile.h"
-#include "core/json_io.h"
-#include "core/warnings.h"
+#include "base/json_io.h"
+#include "base/warnings.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   moesim::set_warnings_printed(false);

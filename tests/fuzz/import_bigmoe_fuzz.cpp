@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"

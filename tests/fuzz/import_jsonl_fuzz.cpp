@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/error.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/warnings.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 

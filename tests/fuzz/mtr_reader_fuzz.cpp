@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "replay/cache_replay.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"

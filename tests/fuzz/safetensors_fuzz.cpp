@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "exec/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "cli/sweep_spec.h"
-#include "core/error.h"
+#include "harness/sweep_spec.h"
+#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace fs = std::filesystem;
@@ -29,11 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream(dir / "manifest.json", std::ios::binary | std::ios::trunc) << text;
   std::ofstream(point, std::ios::binary | std::ios::trunc) << text;
   try {
-    (void)moesim::cli::sweep::read_manifest(dir);
+    (void)moesim::harness::sweep::read_manifest(dir);
   } catch (const moesim::Error&) {
   }
   try {
-    (void)moesim::cli::sweep::read_point_file(point);
+    (void)moesim::harness::sweep::read_point_file(point);
   } catch (const moesim::Error&) {
   }
   return 0;

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "cli/sweep_spec.h"
-#include "core/error.h"
-#include "core/json_io.h"
+#include "harness/sweep_spec.h"
+#include "base/error.h"
+#include "base/json_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -23,10 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (product > 10000) return 0;
   }
   try {
-    const auto spec = moesim::cli::sweep::spec_from_json(j, "fuzz.json", ".");
+    const auto spec = moesim::harness::sweep::spec_from_json(j, "fuzz.json", ".");
     if (spec.points.empty() || spec.hash.size() != 16) std::abort();
     for (const auto& p : spec.points)
-      if (moesim::cli::sweep::point_id(spec, p).size() != 16) std::abort();
+      if (moesim::harness::sweep::point_id(spec, p).size() != 16) std::abort();
   } catch (const moesim::Error&) {
   }
   return 0;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/bf16_cuda_check.h"
 
 namespace moesim::kernels {

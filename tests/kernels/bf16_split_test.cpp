@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kernels/bf16.h"
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim::kernels {
 namespace {

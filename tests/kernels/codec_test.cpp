@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/bf16.h"
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim::kernels {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/bf16.h"
 
 namespace moesim::kernels {

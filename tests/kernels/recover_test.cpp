@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "kernels/bf16.h"
 
 namespace moesim::kernels {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/policies/routing_test_util.h"
 #include "traces/buddy_profile.h"
 #include "traces/trace_io.h"

@@ -2,7 +2,7 @@
 // by hand; lambda = 0 is the plain routing even where logits disagree with the recorded top-k.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/policies/routing_test_util.h"
 
 namespace moesim {

@@ -3,7 +3,7 @@
 // expert in (App. B, Fig. 12b).
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/policies/routing_test_util.h"
 
 namespace moesim {

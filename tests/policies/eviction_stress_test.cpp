@@ -4,7 +4,7 @@
 // and keys evicted during the eviction phase of a fitting invocation are never its own.
 #include <algorithm>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "tests/policies/eviction_test_util.h"
 
 namespace moesim::testing {

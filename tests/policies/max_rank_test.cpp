@@ -2,7 +2,7 @@
 // Cache-Conditional Experts, Appendix B, exactly; M = K is the plain routing; no logits, no rank beyond k.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/policies/routing_test_util.h"
 
 namespace moesim {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/placement.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "tests/policies/placement_test_util.h"
 
 namespace moesim {

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/placement.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "tests/error_of.h"
 #include "tests/policies/placement_test_util.h"
 

@@ -3,7 +3,7 @@
 // C(P') + T_mig(P, P') < C(P), on both sides of the boundary, worked by hand.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/placement.h"
 #include "tests/error_of.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/placement.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "policies/placement/prism.h"
 #include "tests/policies/placement_test_util.h"
 

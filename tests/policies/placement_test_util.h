@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/placement.h"
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim::test {
 

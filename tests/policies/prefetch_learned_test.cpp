@@ -7,7 +7,7 @@
 #include <set>
 #include <tuple>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/prefetch.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/mtr_format.h"

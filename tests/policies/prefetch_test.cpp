@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/core/tiny_workload.h"
 
 namespace moesim {

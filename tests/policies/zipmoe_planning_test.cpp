@@ -9,9 +9,10 @@
 #include <map>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/planning.h"
-#include "core/rng.h"
+#include "policies/planning/zipmoe_planner.h"
+#include "base/rng.h"
 #include "tests/error_of.h"
 #include "traces/conditional_poisson.h"
 #include "traces/ipf.h"

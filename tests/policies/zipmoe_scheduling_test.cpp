@@ -8,7 +8,7 @@
 #include <array>
 #include <numeric>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "core/scheduling.h"
 #include "tests/policies/schedule_model.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "tests/replay/replay_test_util.h"
 
 namespace moesim::testing {

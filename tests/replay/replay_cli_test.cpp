@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "core/eviction.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim::testing {
 namespace {

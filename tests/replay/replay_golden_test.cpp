@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "core/atomic_file.h"
+#include "base/atomic_file.h"
 #include "tests/replay/replay_test_util.h"
 #include "traces/mtr_format.h"
 

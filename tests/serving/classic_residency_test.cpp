@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "core/rng.h"
+#include "base/rng.h"
 
 namespace moesim {
 namespace {

@@ -1,5 +1,5 @@
 // The steps each sequence spans (traces::LookupStream::seq_first_step/seq_last_step, handed to the pipeline
-// by serving::workload_view): what per-sequence TTFT and end-to-end latency are read from (core/metrics.h).
+// by serving::workload_view): what per-sequence TTFT and end-to-end latency are read from (serving/metrics.h).
 // A hand-written trace mixing the three shapes: prefill + decode, decode-only, prefill-only.
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 
 namespace moesim {
 namespace {

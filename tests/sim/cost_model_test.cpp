@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/json_io.h"
+#include "base/error.h"
+#include "base/json_io.h"
 #include "core/data_dir.h"
 
 namespace moesim::sim {

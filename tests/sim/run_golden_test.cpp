@@ -1,4 +1,4 @@
-// Golden timed results: `moesim run --system offload` (cli::run_simulated on jetson-agx-orin-64gb) on the
+// Golden timed results: `moesim run --system offload` (harness::run_simulated on jetson-agx-orin-64gb) on the
 // bundled real traces -- qwen3 with its own quantized sizes and as the BF16 what-if (--model qwen3-30b-a3b),
 // gpt-oss with its own sizes -- x eviction {lru, fifo, belady} x budgets (global 1, 4, 16 GiB; per layer 4,
 // 16 GiB: 1 GiB split over 48 layers holds fewer BF16 experts than the top-k) x scopes, against
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/metrics.h"
-#include "cli/sim_run.h"
+#include "base/atomic_file.h"
+#include "serving/metrics.h"
+#include "harness/sim_runner.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -67,7 +67,7 @@ std::string current_table() {
           cfg.eviction = eviction;
           cfg.scope = scope;
           cfg.budget = CacheCapacity::parse(budget);
-          const Json m = metrics_json(cli::run_simulated(cfg, stream, t.info(), costs, hw).result);
+          const Json m = metrics_json(harness::run_simulated(cfg, stream, t.info(), costs, hw).result);
           const Json& cache = m["cache"];
           out << c.trace << ',' << (*c.model ? c.model : "own") << ',' << eviction << ',' << scope_name(scope)
               << ',' << budget << ',' << cache["lookups"] << ',' << cache["hits"] << ','

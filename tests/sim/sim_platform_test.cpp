@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "core/pipeline.h"
+#include "serving/pipeline.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
 

@@ -9,9 +9,10 @@
 #include <cstdio>
 
 #include "core/planning.h"
+#include "policies/planning/zipmoe_planner.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
 

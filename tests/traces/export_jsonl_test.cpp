@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {

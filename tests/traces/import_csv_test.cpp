@@ -2,8 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {

@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "core/error.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/warnings.h"
 #include "tests/error_of.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"

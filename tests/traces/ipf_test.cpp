@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/traces/conditional_poisson_enumeration.h"
 
 namespace moesim::traces {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::traces {
 namespace {

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/hash64.h"
-#include "core/json_io.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/hash64.h"
+#include "base/json_io.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {

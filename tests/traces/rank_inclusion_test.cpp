@@ -9,7 +9,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tests/error_of.h"
 #include "traces/ipf.h"
 

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "core/error.h"
-#include "core/warnings.h"
+#include "base/error.h"
+#include "base/warnings.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {

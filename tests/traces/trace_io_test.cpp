@@ -14,11 +14,11 @@
 #include <set>
 #include <sstream>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_io.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
-#include "core/warnings.h"
+#include "base/warnings.h"
 #include "tests/cli/cli_test_util.h"
 #include "traces/lookup_stream.h"
 

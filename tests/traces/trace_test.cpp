@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "tests/error_of.h"
 
 namespace moesim::traces {

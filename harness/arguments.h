@@ -1,0 +1,74 @@
+// Argument parsing and plausibility checks shared by replay, run, compare, sweeps and the Python module, so that
+// they speak one vocabulary.
+//
+// Lists: `--policy` and `--budget` accept lists and repetition, both together. Budgets split on ','.
+// Policy specs carry commas inside their parameters ("random:seed=7,warm=2"), so a policy list splits on
+// ';' always, and on ',' only where the text after the comma starts with a registered policy name
+// followed by ':' ',' ';' or the end ("lru,lfu" is two specs; "random:seed=7,lfu" is two; "lfu:decay=0.5,
+// window=8" is one, since "window" is no policy).
+//
+// Every out-of-range value is a UsageError (exit 2) naming the option. Implausible but runnable
+// configurations are warnings (base/warnings.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <functional>
+#include <vector>
+
+#include "base/error.h"
+#include "base/json_io.h"
+#include "core/eviction.h"
+#include "core/hardware_profile.h"
+#include "traces/trace.h"
+
+namespace moesim::harness {
+
+// The commands that read a trace take it as --trace T or as their first argument; neither is a usage error.
+inline void require_trace_input(const std::string& path) {
+  if (path.empty()) throw UsageError("a trace is required: --trace T (or T as the first argument)");
+}
+
+std::vector<std::string> split_policy_list(const std::vector<std::string>& values);
+// The same split for any policy kind: ';' always separates, ',' only before a spec starting a name that
+// `starts_policy` accepts (so "cache-prior:lambda=0.5,J=2" stays one spec).
+std::vector<std::string> split_spec_list(const std::vector<std::string>& values,
+                                         const std::function<bool(const std::string&)>& starts_policy);
+std::vector<std::string> split_budget_list(const std::vector<std::string>& values);
+// split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
+// policy or parameter: an Error before any trace is read).
+std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
+
+
+// printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
+// What a data-writing command wrote (-o FILE), summarised as JSON on standard output: {"header": ..., "wrote":
+// SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/cli_util.h declares the flag).
+void print_summary_json(const std::string& command, const Json& summary);
+std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).
+std::string num_or_dash(const Json& v, const char* fmt, double scale = 1.0);
+
+// `option` names the flag in messages. Budgets must parse and be > 0.
+CacheCapacity parse_budget_option(const std::string& option, const std::string& text);
+// A size in bytes with a unit ("32GiB"); UsageError naming the option otherwise.
+uint64_t parse_bytes_option(const std::string& option, const std::string& text);
+CacheScope parse_scope_option(const std::string& option, const std::string& text);
+// Throws UsageError("OPTION must be at least MIN (got V)") when v < min.
+void require_at_least(const std::string& option, uint64_t v, uint64_t min);
+
+// Number of distinct sequences in the trace.
+uint32_t trace_sequences(const traces::Trace& trace);
+
+// Trace-level plausibility: over 5% of the cells missing; batch larger than the trace's sequences.
+void warn_trace_plausibility(const std::string& path, const traces::Trace& trace, uint32_t batch);
+// The same from the header counts (a trace read through its lookup index, without its records).
+void warn_trace_plausibility(const std::string& path, const traces::TraceInfo& info, uint64_t records,
+                             uint64_t sequences, uint32_t batch);
+
+// Budget plausibility. `all_experts_bytes` is 0 when expert sizes are unknown; `hw` may be null (replay has
+// no hardware). A budget above the hardware's memory is a UsageError unless `force` (then a warning).
+void check_budget_plausibility(const std::string& option, const CacheCapacity& budget, CacheScope scope,
+                               const traces::TraceInfo& info, uint64_t all_experts_bytes,
+                               const HardwareProfile* hw, bool force);
+
+}  // namespace moesim::harness

@@ -1,0 +1,28 @@
+// `moesim compare`: the policy comparison table -- eviction policies x budgets, each a full simulated
+// `run --system offload` on the same trace, hardware and batch. Rows: hit rates (cumulative and
+// decode-only) and simulated TPOT (mean, p90) with tokens/s. --json prints every cell's metrics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+#include "traces/trace_io.h"
+
+namespace moesim::harness {
+
+struct CompareArgs {
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", scope = "global";
+  std::vector<std::string> policies, budgets, routing, prefetch;
+  uint32_t batch = 1, io_depth = 1;
+  unsigned threads = 1;
+  bool json = false, force = false;
+  std::string csv, out = "-";
+};
+
+// Simulates every (policy, routing, budget) and writes the comparison table or JSON to a.out.
+void compare(const CompareArgs& a);
+
+}  // namespace moesim::harness

@@ -1,0 +1,265 @@
+#include "harness/plan_job.h"
+
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/hardware_profile.h"
+#include "core/model_spec.h"
+#include "core/planning.h"
+#include "core/run_info.h"
+#include "harness/arguments.h"
+#include "harness/store_layout.h"
+#include "policies/planning/zipmoe_planner.h"
+#include "serving/system.h"
+#include "sim/cost_model.h"
+#include "traces/lookup_stream.h"
+#include "traces/rank_inclusion.h"
+#include "traces/trace_io.h"
+#include "traces/trace_summary.h"
+
+namespace moesim::harness {
+namespace {
+
+
+std::string plan_row(const char* label, const PoolPlan& p) {
+  std::string t = strprintf("  %-10s %-28s", label, pool_ratios_str(p.ratio).c_str());
+  for (int i = 0; i < kPools; ++i) t += strprintf(" %5u", p.experts[i]);
+  return t + strprintf(" %12s\n", format_seconds(p.expected_makespan).c_str());
+}
+
+}  // namespace
+
+void plan_pools(PlanArgs& a) {
+  if (a.trace.empty() && a.inclusion.empty())
+    throw UsageError("a trace is required: --trace T (or T as the first argument), or --inclusion LIST");
+  if (a.budget.empty()) throw UsageError("--budget is required (bytes for all layers, such as 8GiB)");
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--runners-up", a.runners_up, 0);
+  if (a.threads > 4096)
+    throw UsageError("--workers " + std::to_string(a.threads) + " is too large (at most 4096)");
+  if (a.shards && (*a.shards < 1 || *a.shards > 65536))
+    throw UsageError("--shards must be in [1, 65536] (got " + std::to_string(*a.shards) + ")");
+  if (a.ratio && !(*a.ratio > 0 && *a.ratio <= 4))
+    throw UsageError("--ratio rho must be in (0, 4] (got " + std::to_string(*a.ratio) + ")");
+  if (a.ratio && !a.store.empty()) throw UsageError("--ratio and --store both give rho: pass one");
+  if (!(a.grid > 0 && a.grid <= 1) || std::fabs(std::round(1 / a.grid) * a.grid - 1) > 1e-9 ||
+      std::round(1 / a.grid) > 1000)
+    throw UsageError("--grid must be 1/n for an integer n in [1, 1000], e.g. 0.05 (got " +
+                     std::to_string(a.grid) + ")");
+  const PoolsOption pools_opt = parse_pools_option(a.pools, "--pools");
+  const PoolSet& pools = pools_opt.set;
+  const traces::InclusionPhase phase = traces::parse_inclusion_phase(a.phase);
+  const CacheCapacity budget_cap = parse_budget_option("--budget", a.budget);
+  check_output_writable(a.out);
+
+  const HardwareProfile hw = load_hardware(a.hw);
+  std::optional<traces::Trace> trace;
+  if (!a.trace.empty()) trace = traces::load_trace(a.trace, a.load);
+  std::string model_name = a.load.model;
+  if (model_name.empty()) {
+    if (!trace) throw UsageError("--model is required with --inclusion and no trace");
+    model_name = trace->info().model;
+  }
+  ModelSpec model;
+  if (!a.load.model.empty()) {
+    model = load_model(model_name);
+  } else if (auto preset = preset_for_model_name(model_name)) {
+    model = *preset;  // the preset the trace's model name starts with; BF16 sizes
+  } else {
+    throw UsageError("--model is required: no model preset matches the trace's model '" + model_name +
+                     "' (see `moesim presets`)");
+  }
+  if (trace) {
+    const traces::TraceInfo& info = trace->info();
+    if (info.experts != model.routed_experts || info.layers > model.moe_layers)
+      throw Error(a.trace + ": the trace has " + std::to_string(info.layers) + " layers x " +
+                  std::to_string(info.experts) + " experts, the model " + model.name + " " +
+                  std::to_string(model.moe_layers) + " MoE layers x " + std::to_string(model.routed_experts) +
+                  " experts");
+    warn_trace_plausibility(a.trace, *trace, a.batch);
+  }
+
+  // The rank profile f_r and k.
+  traces::RankInclusion inc;
+  if (!a.inclusion.empty()) {
+    const std::vector<double> values = traces::parse_inclusion_list(a.inclusion);
+    const double sum = std::accumulate(values.begin(), values.end(), 0.0);
+    const uint32_t k = static_cast<uint32_t>(std::max(1.0, std::round(sum)));
+    if (std::fabs(sum - k) > 0.01)
+      warn("--inclusion: the probabilities sum to " + std::to_string(sum) +
+           "; rescaled to k = " + std::to_string(k) + " (inclusion probabilities of k-subsets sum to k)");
+    inc = traces::rank_inclusion_from_values(values, k, model.routed_experts,
+                                             a.inclusion.front() == '[' ? "--inclusion" : a.inclusion);
+    if (trace) warn("--inclusion given: the trace's own inclusion probabilities are not used");
+  } else {
+    inc = traces::rank_inclusion(traces::build_lookup_stream(*trace, a.batch), phase);
+  }
+  Json trace_json = nullptr;
+  if (trace) trace_json = traces::trace_summary_json(*trace, a.trace, traces::build_lookup_stream(*trace, 1));
+
+  // Sizes and layout.
+  const uint32_t n_tensors = static_cast<uint32_t>(model.expert_tensors.size());
+  if (n_tensors == 0) throw Error(model.origin + ": the model lists no expert tensors");
+  const uint64_t expert_bytes = model.bytes_per_expert();
+  TensorLayout layout;
+  layout.compressed = true;
+  layout.sm_fraction = 0.5;  // BF16: 8 sign-mantissa bits of 16
+  std::string rho_source;
+  std::optional<StoreLayout> store;
+  if (!a.store.empty()) store = read_store_layout(a.store);
+  if (a.ratio) {
+    layout.e_ratio = *a.ratio;
+    rho_source = "--ratio";
+  } else if (store) {
+    layout.e_ratio = store->rho;
+    rho_source = "--store " + a.store;
+  } else {
+    layout.e_ratio = kGaussianBf16ExponentRatio;
+    rho_source = std::string("default: ") + kGaussianBf16ExponentRatioSource;
+  }
+  if (layout.e_ratio > 1)
+    warn("rho = " + std::to_string(layout.e_ratio) + " > 1: compression makes exponents larger");
+  layout.shards = a.shards ? *a.shards : (store && store->shards ? store->shards : 4);
+  if (model.dtype != DType::BF16)
+    warn("model " + model.name + " is " + dtype_name(model.dtype) +
+         ": ZipMoE's split assumes BF16 (8 exponent bits, 8 sign-mantissa bits)");
+
+  uint64_t budget = budget_cap.value;
+  if (budget_cap.unit == CacheCapacity::Unit::kExperts)
+    budget = budget_cap.value * expert_bytes * model.moe_layers;
+  if (budget / model.moe_layers == 0)
+    throw UsageError("--budget " + format_bytes(budget) + " is less than one byte per layer (" +
+                     std::to_string(model.moe_layers) + " MoE layers): give at least " +
+                     std::to_string(model.moe_layers) + " bytes");
+  const uint64_t all_bytes = expert_bytes * model.routed_experts * model.moe_layers;
+  if (hw.memory_capacity > 0 && budget > hw.memory_capacity) {
+    const std::string msg = "--budget " + format_bytes(budget) + " is more than the memory of " +
+                            hw.display_name + " (" + format_bytes(hw.memory_capacity) + ")";
+    if (!a.force) throw UsageError(msg + "; pass --force to plan it anyway");
+    warn(msg + " (--force)");
+  }
+  if (budget >= all_bytes)
+    warn("--budget " + format_bytes(budget) + " holds every expert uncompressed (" + format_bytes(all_bytes) +
+         "): the F pool alone is best");
+
+  // The planner's delays come from the cost model's estimates (sim/cost_model.h), L from --workers or the
+  // profile's cores, as the simulator's CPU pool has them.
+  const sim::CostModel estimator(hw);
+  const uint32_t L = a.threads ? a.threads : hw.cpu_cores;
+
+  PlanningInput in;
+  in.budget_bytes = budget;
+  in.layers = model.moe_layers;
+  in.experts = model.routed_experts;
+  in.k = inc.k;
+  in.expert_bytes = expert_bytes;
+  in.layout = layout;
+  in.f = inc.f;
+  in.delays = zipmoe_plan_delays(estimator, expert_bytes / n_tensors, layout, L, n_tensors);
+  in.pools = pools;
+  in.grid = a.grid;
+  in.runners_up = a.runners_up;
+  if (pool_expert_bytes(expert_bytes, layout)[static_cast<int>(Pool::kE)] > budget / in.layers)
+    warn("--budget " + format_bytes(budget) + " gives each layer " + format_bytes(budget / in.layers) +
+         ", less than one expert in any pool: everything misses");
+  PlanResult r;
+  if (pools_opt.ratios) {  // given ratios: no search, the same plan structure
+    r.best = zipmoe_evaluate(in, *pools_opt.ratios);
+    r.q = zipmoe_selection_probabilities(in.f, in.k);
+  } else {
+    r = PlanningRegistry::instance().create(serving::make_system("zipmoe")->traits().planner, "planning")->plan(in);
+  }
+
+  Json config;
+  config["trace"] = a.trace.empty() ? Json(nullptr) : Json(a.trace);
+  config["model"] = model.name;
+  config["hardware"] = hw.name;
+  config["budget_bytes"] = budget;
+  config["budget_bytes_per_layer"] = budget / in.layers;
+  config["pools"] = pools.str();
+  config["given_ratios"] = pools_opt.ratios ? Json(pool_ratios_str(*pools_opt.ratios)) : Json(nullptr);
+  config["grid"] = a.grid;
+  config["batch"] = a.batch;
+  config["layers"] = in.layers;
+  config["experts"] = in.experts;
+  config["k"] = in.k;
+  config["expert_bytes"] = expert_bytes;
+  config["tensors_per_expert"] = n_tensors;
+  config["rho"] = layout.e_ratio;
+  config["rho_source"] = rho_source;
+  config["shards"] = layout.shards;
+  config["sm_fraction"] = layout.sm_fraction;
+  config["delays"] = {{"u_s", in.delays.u}, {"v_s", in.delays.v}, {"c_s", in.delays.c},
+                      {"L", in.delays.L},   {"K", in.delays.K},   {"n", in.delays.n}};
+  config["inclusion"] = {
+      {"source", inc.source},
+      {"phase", a.inclusion.empty() ? Json(traces::inclusion_phase_name(phase)) : Json(nullptr)},
+      {"invocations", inc.invocations},
+      {"mean_unique_experts", inc.mean_unique},
+      {"f", inc.f}};
+  config["force"] = a.force;
+
+  std::string text;
+  if (a.json) {
+    Json out;
+    out["header"] = run_header("plan", config);
+    out["warnings"] = warnings_json();
+    out["trace"] = trace_json;
+    Json runners = Json::array();
+    for (const PoolPlan& p : r.runners_up) runners.push_back(pool_plan_json(p));
+    out["plan"] = pool_plan_json(r.best);
+    out["runners_up"] = runners;
+    out["grid_points"] = r.grid_points;
+    out["q"] = r.q;
+    text = out.dump(2) + "\n";
+  } else {
+    text += strprintf("moesim plan: ZipMoE cache pools (§3.4, Alg. 2-4) for %s on %s\n",
+                      model.display_name.c_str(), hw.display_name.c_str());
+    const std::string search = pools_opt.ratios ? std::string("ratios given, no search")
+                                                : strprintf("grid %g (%llu points)", a.grid,
+                                                            static_cast<unsigned long long>(r.grid_points));
+    text +=
+        strprintf("budget:    %s (%s per layer, %u MoE layers), pools %s, %s\n", format_bytes(budget).c_str(),
+                  format_bytes(budget / in.layers).c_str(), in.layers, pools.str().c_str(), search.c_str());
+    text += strprintf("workload:  f_r from %s; k = %u of %u experts (mean %.2f unique per invocation)\n",
+                      inc.source.c_str(), in.k, in.experts, inc.mean_unique);
+    text += strprintf("layout:    %u tensors/expert of %s, K = %u shards, SM fraction %.2f, rho %.4f (%s)\n",
+                      n_tensors, format_bytes(expert_bytes / n_tensors).c_str(), layout.shards,
+                      layout.sm_fraction, layout.e_ratio, rho_source.c_str());
+    text += strprintf("delays:    u %s (SM-chunk read), v %s (E-chunk read), c %s (decompress), L = %u\n",
+                      format_seconds(in.delays.u).c_str(), format_seconds(in.delays.v).c_str(),
+                      format_seconds(in.delays.c).c_str(), in.delays.L);
+    const PoolPlan& b = r.best;
+    text += strprintf("\n  %-5s %7s %10s %14s %14s %12s\n", "pool", "ratio", "experts", "bytes/layer",
+                      "bytes/expert", "E[hits]");
+    for (int i = 0; i < kPools; ++i) {
+      if (!pools.active[i]) continue;
+      text += strprintf("  %-5s %7.3f %10u %14s %14s %12.3f\n", pool_name(static_cast<Pool>(i)), b.ratio[i],
+                        b.experts[i], format_bytes(b.budget_bytes[i]).c_str(),
+                        format_bytes(b.expert_bytes[i]).c_str(), b.expected_hits[i]);
+    }
+    text += strprintf("  %-5s %7s %10u %14s %14s %12.3f\n", "M", "-",
+                      in.experts - (b.ranks[0] + b.ranks[1] + b.ranks[2] + b.ranks[3]), "-", "-",
+                      b.expected_misses);
+    text += strprintf("\n%s %s\n",
+                      pools_opt.ratios ? "given:    " : "chosen:   ", pool_ratios_str(b.ratio).c_str());
+    text +=
+        strprintf("expected makespan per layer: %s (Alg. 3: I/O and decompression only, no expert compute)\n",
+                  format_seconds(b.expected_makespan).c_str());
+    text += strprintf("\n  %-10s %-28s %5s %5s %5s %5s %12s\n", "", "ratios", "S_F", "S_C", "S_S", "S_E",
+                      "E[makespan]");
+    text += plan_row(pools_opt.ratios ? "given" : "best", b);
+    for (size_t i = 0; i < r.runners_up.size(); ++i)
+      text += plan_row(("#" + std::to_string(i + 2)).c_str(), r.runners_up[i]);
+  }
+  write_file_atomic(a.out, text);
+}
+
+}  // namespace moesim::harness

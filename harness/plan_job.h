@@ -1,0 +1,34 @@
+// `moesim plan`: ZipMoE's hierarchical cache planning (§3.4, Appendix C Alg. 2-4; core/planning.h).
+//   moesim plan --trace T --model M --hw H --budget B [--pools F,C,S,E] [--grid 0.05] [--batch B]
+//               [--workers L] [--shards K] [--ratio rho | --store S] [--phase decode] [--inclusion LIST]
+//               [--runners-up N] [--json] [-o FILE]
+// Measures the rank-based inclusion probabilities f_r from the trace (or takes them from --inclusion), asks
+// a SimPlatform of the hardware profile for the delays u, v, c of Alg. 3, and grid-searches the pool ratios.
+// Prints the chosen ratios, the pool sizes (experts per layer and bytes), the expected makespan per layer
+// and the runners-up. docs/planning.md explains the model.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+#include "traces/trace_io.h"
+
+namespace moesim::harness {
+
+struct PlanArgs {
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", budget, pools = "F,C,S,E", store, inclusion,
+                     phase = "decode", out = "-";
+  double grid = 0.05;
+  std::optional<double> ratio;
+  std::optional<uint32_t> shards;
+  uint32_t batch = 1, threads = 0, runners_up = 5;
+  bool json = false, force = false;
+};
+
+// Plans the pools (ZipMoE Alg. 4) for the trace, model and budget and writes the plan (text or JSON) to a.out.
+void plan_pools(PlanArgs& a);
+
+}  // namespace moesim::harness

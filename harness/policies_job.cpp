@@ -1,0 +1,63 @@
+#include "harness/policies_job.h"
+
+#include <memory>
+#include <string>
+
+#include "base/atomic_file.h"
+#include "core/eviction.h"
+#include "core/placement.h"
+#include "core/planning.h"
+#include "core/prefetch.h"
+#include "core/routing.h"
+#include "core/run_info.h"
+#include "core/scheduling.h"
+#include "harness/arguments.h"
+#include "serving/system.h"
+
+namespace moesim::harness {
+namespace {
+
+
+// One kind's table (`title` heads it in the text) and its JSON list.
+template <typename R>
+void list(const char* key, const char* title, const R& registry, std::string& text, Json& json) {
+  text += strprintf("%s:\n", title);
+  if (registry.entries().empty()) text += "  (none registered)\n";
+  Json entries = Json::array();
+  for (const auto& e : registry.entries()) {
+    text += strprintf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
+    Json params = Json::array();
+    for (const auto& p : e.params) {
+      text += strprintf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(), p.description.c_str());
+      params.push_back({{"key", p.key}, {"default", p.default_value}, {"description", p.description}});
+    }
+    entries.push_back({{"name", e.name}, {"description", e.description}, {"params", params}});
+  }
+  json[key] = entries;
+}
+
+}  // namespace
+
+void list_policies(const PoliciesArgs& o) {
+  check_output_writable(o.out);
+  std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
+  Json kinds = Json::object();
+  list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text, kinds);
+  list("routing", "routing", RoutingRegistry::instance(), text, kinds);
+  list("scheduling", "scheduling", SchedulingRegistry::instance(), text, kinds);
+  list("planning", "planning", PlanningRegistry::instance(), text, kinds);
+  list("placement", "placement", PlacementRegistry::instance(), text, kinds);
+  list("prefetch", "prefetch (moesim run --prefetch)", PrefetchRegistry::instance(), text, kinds);
+  list("system", "system (moesim run --system; flags such as --delta feed the same parameters)",
+       SystemRegistry::instance(), text, kinds);
+  if (!o.json) {
+    write_file_atomic(o.out, text);
+    return;
+  }
+  Json j;
+  j["header"] = run_header("policies", Json::object());
+  j["policies"] = kinds;
+  write_json_file(o.out, j);
+}
+
+}  // namespace moesim::harness

@@ -1,0 +1,319 @@
+#include "harness/replay_job.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/atomic_file.h"
+#include "base/progress.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/eviction.h"
+#include "core/prefetch.h"
+#include "core/run_info.h"
+#include "harness/arguments.h"
+#include "harness/routing_table.h"
+#include "replay/cache_replay.h"
+#include "replay/prefetch_replay.h"
+#include "replay/routing_replay.h"
+#include "serving/metrics.h"
+#include "serving/workload_view.h"
+#include "traces/lookup_stream.h"
+#include "traces/mtr_format.h"
+#include "traces/trace_io.h"
+#include "traces/trace_summary.h"
+
+namespace moesim::harness {
+namespace {
+
+
+std::string table(const std::vector<sim::ReplayResult>& rs) {
+  std::string s;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "eviction",
+                "scope", "capacity", "experts", "hit%", "dec.hit%", "lookups", "hits", "read", "over-cap",
+                "Mlook/s");
+  s += line;
+  for (const auto& r : rs) {
+    const auto& c = r.counters;
+    std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9llu %8.3f %8.3f %12llu %12llu %11s %9llu %9.1f\n",
+                  r.policy.c_str(), scope_name(r.scope), r.capacity.to_string().c_str(),
+                  static_cast<unsigned long long>(r.capacity_experts), r.hit_pct, r.decode_hit_pct,
+                  static_cast<unsigned long long>(c.lookups), static_cast<unsigned long long>(c.hits),
+                  r.expert_sizes_known ? format_bytes(c.read_bytes).c_str() : "n/a",
+                  static_cast<unsigned long long>(c.over_capacity_invocations), r.lookups_per_s / 1e6);
+    s += line;
+  }
+  return s;
+}
+
+void warn_over_capacity(uint64_t over, size_t invocations) {
+  if (over > 0)
+    warn("degenerate configuration: up to " + std::to_string(over) + " of " + std::to_string(invocations) +
+         " invocations needed more experts than the capacity (typically prefill passes); their excess "
+         "experts passed through the cache (see over_capacity_invocations)");
+}
+
+void check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope, const traces::TraceInfo& info) {
+  uint64_t all_experts_bytes = 0;
+  for (uint32_t l = 0; l < info.layers && !info.expert_bytes.empty(); ++l)
+    all_experts_bytes +=
+        uint64_t{info.experts} * info.expert_bytes[std::min<size_t>(l, info.expert_bytes.size() - 1)];
+  for (const auto& c : caps)
+    check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
+}
+
+// Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
+void run_routing(const ReplayArgs& a, const traces::Trace& trace, const sim::ReplayInput& input,
+                 const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                 const std::vector<CacheCapacity>& caps, CacheScope scope) {
+  std::vector<std::string> routings = split_routing_list(a.routing);
+  if (routings.empty()) routings = {"identity"};
+  const sim::RoutingReplayInput rin(input, trace);
+  std::vector<sim::RoutingReplayConfig> configs;
+  for (const auto& c : caps)
+    for (const auto& p : policies)
+      for (const auto& r : routings) configs.push_back({p, r, scope, c, a.oracle_passes});
+  warn_if_unoptimized();
+  Progress bar("replay", configs.size(), "replays");
+  const auto results = sim::replay_routing_sweep(rin, configs, a.threads, [&bar] { bar.add(1); });
+  bar.finish();
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
+  warn_over_capacity(over, input.stream().invocations());
+  const auto& info = trace.info();
+  std::string text;
+  if (a.json) {
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"routing", routings},
+                   {"scope", scope_name(scope)}, {"budgets", budgets}, {"batch", a.batch},
+                   {"threads", a.threads},  {"oracle_passes", a.oracle_passes}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
+    j["trace"] = traces::trace_summary_json(
+        trace, a.trace, a.batch == 1 ? input.stream() : traces::build_lookup_stream(trace, 1));
+    j["results"] = Json::array();
+    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
+                     "(%llu decode); %s scope%s\n",
+                     a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
+                     info.experts, info.top_k, input.stream().invocations(), input.stream().lookups(),
+                     static_cast<unsigned long long>(input.stream().decode_lookups()), scope_name(scope),
+                     trace.has_logits() ? "" : "; no router logits");
+    text += routing_replay_table(results, info, scope);
+  }
+  write_file_atomic(a.out, text);
+}
+
+// Cache-only replay with prefetch policies: every (eviction, budget, prefetch), prefetch metrics as `run`'s.
+void run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces::LookupStream& stream,
+                  const sim::ReplayInput& input, const std::vector<std::string>& policies,
+                  const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps, CacheScope scope) {
+  const WorkloadView w = serving::workload_view(stream);
+  std::vector<sim::PrefetchReplayConfig> configs;
+  for (const auto& p : policies)
+    for (const auto& c : caps)
+      for (const auto& pf : a.prefetch) configs.push_back({{p, scope, c}, pf});
+  warn_if_unoptimized();
+  Progress bar("replay", configs.size(), "replays");
+  const auto results = sim::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
+  bar.finish();
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
+  warn_over_capacity(over, stream.invocations());
+  const auto& info = trace.info();
+  std::string text;
+  if (a.json) {
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"prefetch", a.prefetch},
+                   {"scope", scope_name(scope)}, {"budgets", budgets}, {"batch", a.batch},
+                   {"threads", a.threads},  {"seed", a.seed}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
+    j["trace"] = traces::trace_summary_json(
+        trace, a.trace, a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
+    j["results"] = Json::array();
+    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
+                     "decode); %s scope; prefetch without timing (nothing is late)\n",
+                     a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
+                     info.experts, info.top_k, stream.invocations(), stream.lookups(),
+                     static_cast<unsigned long long>(stream.decode_lookups()), scope_name(scope));
+    text += strprintf("%-24s %-18s %8s %8s %10s %9s %9s %11s  %s\n", "eviction", "capacity", "hit%", "dec.hit%",
+                      "issued", "accuracy", "coverage", "useless", "prefetch");
+    for (const auto& r : results) {
+      const Json pj = prefetch_counters_json(r.counters, r.replay.counters.lookups, false);
+      text += strprintf("%-24s %-18s %8.3f %8.3f %10llu %9s %9s %11s  %s\n", r.replay.policy.c_str(),
+                        r.replay.capacity.to_string().c_str(), r.replay.hit_pct, r.replay.decode_hit_pct,
+                        static_cast<unsigned long long>(r.counters.issued),
+                        num_or_dash(pj["accuracy"], "%.2f%%", 100).c_str(),
+                        num_or_dash(pj["coverage"], "%.2f%%", 100).c_str(),
+                        r.replay.expert_sizes_known ? format_bytes(r.counters.useless_bytes).c_str()
+                                                    : std::to_string(r.counters.useless).c_str(),
+                        r.prefetch.c_str());
+    }
+  }
+  write_file_atomic(a.out, text);
+}
+
+struct StreamCounts {
+  size_t invocations = 0, lookups = 0;
+  uint64_t decode_lookups = 0;
+};
+
+// The cache-only replay of every (policy, budget) and its output; `counts` describe the trace (its batch-1
+// stream), `sc` the stream replayed.
+void run_cache_only(const ReplayArgs& a, const sim::ReplayInput& input, const traces::TraceInfo& info,
+                    const traces::TraceCounts& counts, const StreamCounts& sc,
+                    const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                    const std::vector<CacheCapacity>& caps, CacheScope scope) {
+  std::vector<sim::ReplayConfig> configs;
+  for (const auto& p : policies)
+    for (const auto& c : caps) configs.push_back({p, scope, c});
+  warn_if_unoptimized();
+  Progress bar("replay", configs.size(), "replays");
+  const std::vector<sim::ReplayResult> results =
+      sim::replay_sweep(input, configs, a.threads, [&bar] { bar.add(1); });
+  bar.finish();
+  uint64_t over = 0;
+  for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
+  warn_over_capacity(over, sc.invocations);
+
+  std::string text;
+  if (a.json) {
+    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model}, {"policies", policies},    {"scope", scope_name(scope)},
+                   {"budgets", budgets},    {"batch", a.batch},        {"threads", a.threads}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
+    j["trace"] = traces::trace_summary_json(info, a.trace, counts);
+    j["results"] = Json::array();
+    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    char head[512];
+    std::snprintf(
+        head, sizeof head,
+        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu decode); "
+        "%s scope\n",
+        a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
+        info.top_k, sc.invocations, sc.lookups, static_cast<unsigned long long>(sc.decode_lookups),
+        scope_name(scope));
+    text = head + table(results);
+  }
+  write_file_atomic(a.out, text);
+}
+
+// Does any of the policies need the next-use index (Belady)?
+bool needs_next_use(const std::vector<std::string>& policies) {
+  return std::any_of(policies.begin(), policies.end(),
+                     [](const std::string& p) { return sim::oracle_needs(p).next_use; });
+}
+
+// `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
+// Taken for the plain cache-only replay at batch 1 of an .mtr file read as it is (no --model, no import
+// options); false when the file has no lookup index.
+bool try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                     const std::vector<CacheCapacity>& caps, CacheScope scope) {
+  const auto& l = a.load;
+  if (!a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 || !(l.format == "auto" || l.format == "mtr") ||
+      !l.fields.empty() || !l.model.empty() || l.token_from != "column" || l.layer_base != 0 || !l.where.empty() ||
+      l.skip_warmup || l.drop_duplicates || !l.delimiter.empty())
+    return false;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(a.trace, ec)) return false;
+  const std::optional<traces::MtrLookups> idx = traces::read_mtr_lookups(a.trace, needs_next_use(policies));
+  if (!idx) return false;
+  const auto& info = idx->info;
+  const sim::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
+  warn_trace_plausibility(a.trace, info, idx->records, idx->sequences, a.batch);
+  check_budgets(caps, scope, info);
+  const traces::TraceCounts counts{.sequences = idx->sequences,
+                                   .prefill_tokens = idx->prefill_tokens,
+                                   .decode_tokens = idx->decode_tokens,
+                                   .records = idx->records,
+                                   .invocations = idx->invocations(),
+                                   .lookups = idx->lookups(),
+                                   .decode_lookups = idx->decode_lookups,
+                                   .has_weights = idx->has_weights,
+                                   .has_logits = idx->has_logits};
+  run_cache_only(a, input, info, counts, StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups},
+                 policies, budgets, caps, scope);
+  return true;
+}
+
+}  // namespace
+
+void replay(const ReplayArgs& a) {
+  require_trace_input(a.trace);
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--jobs", a.threads, 1);
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  const std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (budgets.empty()) throw UsageError("a budget is required: --budget C (a list or repeated for a sweep)");
+  std::vector<CacheCapacity> caps;
+  for (const auto& c : budgets) caps.push_back(parse_budget_option("--budget", c));
+
+  std::vector<std::string> policies = resolve_policy_list(a.policies);
+  if (policies.empty())
+    throw UsageError("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
+  if (!a.prefetch.empty() && (!a.routing.empty() || a.lifetime))
+    throw UsageError("--prefetch cannot be combined with --routing or --lifetime in replay (use `moesim run`)");
+  check_output_writable(a.out);
+  if (try_run_indexed(a, policies, budgets, caps, scope)) return;
+
+  const traces::Trace trace = traces::load_trace(a.trace, a.load);
+  const auto& info = trace.info();
+  // The cache-only replay reads no token counts, and the next-use index only for an oracle policy: each is
+  // a 4-byte array per lookup not to build (the token-level paths read both).
+  traces::LookupStreamParts parts;
+  if (a.routing.empty() && !a.lifetime && a.prefetch.empty()) {
+    parts.tokens = false;
+    parts.next_use = needs_next_use(policies);
+  }
+  const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch, parts);
+  if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
+  const sim::ReplayInput input(stream, info.top_k, info.expert_bytes);
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  check_budgets(caps, scope, info);
+
+  if (!a.routing.empty() || a.lifetime) {
+    run_routing(a, trace, input, policies, budgets, caps, scope);
+    return;
+  }
+  if (!a.prefetch.empty()) {
+    run_prefetch(a, trace, stream, input, policies, budgets, caps, scope);
+    return;
+  }
+  // The trace's description is JSON-only (the counts take passes over the records).
+  traces::TraceCounts counts;
+  if (a.json) {
+    const traces::LookupStream batch1_built = a.batch == 1 ? traces::LookupStream{} : traces::build_lookup_stream(trace, 1);
+    const traces::LookupStream* batch1 = a.batch == 1 ? &stream : &batch1_built;
+    counts = traces::TraceCounts{.sequences = trace.sequence_ids().size(),
+                                   .prefill_tokens = trace.tokens(traces::Phase::kPrefill),
+                                   .decode_tokens = trace.tokens(traces::Phase::kDecode),
+                                   .records = trace.records(),
+                                   .invocations = batch1->invocations(),
+                                   .lookups = batch1->lookups(),
+                                   .decode_lookups = batch1->decode_lookups(),
+                                   .has_weights = trace.has_weights(),
+                                   .has_logits = trace.has_logits()};
+  }
+  run_cache_only(a, input, info, counts, StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()},
+                 policies, budgets, caps, scope);
+}
+
+}  // namespace moesim::harness

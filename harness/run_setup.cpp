@@ -1,0 +1,220 @@
+#include "harness/run_setup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "harness/arguments.h"
+#include "harness/store_layout.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "serving/timeline.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "kernels/bf16_cuda.h"
+#include "serving/workload_view.h"
+#include "traces/trace_io.h"
+
+namespace moesim::harness {
+namespace {
+
+ResourceClass parse_placement(const char* option, const std::string& v) {
+  if (v == "gpu") return ResourceClass::kGpu;
+  if (v == "cpu") return ResourceClass::kCpu;
+  throw UsageError(std::string(option) + ": '" + v + "' is not a place to run (gpu or cpu)");
+}
+
+}  // namespace
+
+ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& /*hw: not the machine a real run is on*/) {
+  ExecRunOptions eo;
+  eo.store = a.store;
+  // A real run's workers are this machine's threads: the profile's cores describe the machine it models,
+  // which a real run is not on (a 12-core profile on a 2-core machine would oversubscribe it).
+  eo.workers = a.workers ? a.workers : machine_cores();
+  eo.io_depth = a.io_depth;
+  eo.direct_io = !a.buffered;
+  eo.io = exec::parse_io_backend("--io", a.io);
+  eo.seed = a.seed;
+  std::string why;
+  const bool usable = a.gpu != "off" && kernels::cuda_available(&why);
+  if (a.gpu == "on" && !usable) throw Error("--gpu on: no usable CUDA GPU (" + why + ")");
+  eo.gpu = usable;
+  eo.verify_gpu = a.verify_gpu;
+  if (a.verify_gpu && !usable) warn("--verify-gpu: exec runs without a GPU here, so there is nothing to verify");
+  return eo;
+}
+
+namespace {
+// runtime.KEY: a distribution, runtime_quantiles() of a cost (seconds, each >= 0 and < 1 s, ascending).
+std::vector<double> runtime_quantiles_of(const HardwareProfile& hw, const std::string& key) {
+  const Json& g = hw.raw["runtime"][key];
+  const Json& v = g.is_object() ? g.value("value", Json()) : g;
+  std::vector<double> q;
+  bool ok = v.is_array() && !v.empty();
+  for (size_t k = 0; ok && k < v.size(); ++k) {
+    ok = v[k].is_number() && v[k].get<double>() >= 0 && v[k].get<double>() < 1 && (k == 0 || v[k].get<double>() >= q.back());
+    if (ok) q.push_back(v[k].get<double>());
+  }
+  if (!ok)
+    throw Error(hw.origin + ": runtime." + key + " must be a non-empty ascending list of times in seconds (each >= 0 and "
+                "< 1 s), not " + v.dump());
+  return q;
+}
+}  // namespace
+
+void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
+  if (!hw.raw.contains("runtime")) return;
+  sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
+  sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
+  sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_latency_per_op"))
+    sim.plan_latency_per_op = hardware_value(hw.raw, "runtime", "plan_latency_per_op", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_latency_fixed"))
+    sim.plan_latency_fixed = hardware_value(hw.raw, "runtime", "plan_latency_fixed", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_tail_per_op"))
+    sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
+  if (hw.raw["runtime"].contains("plan_tail_fixed"))
+    sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
+  if (hw.raw["runtime"].contains("wake_latency_quantiles")) sim.wake_q = runtime_quantiles_of(hw, "wake_latency_quantiles");
+  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
+  if (hw.raw["runtime"].contains("cpu_cores")) {
+    const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
+    if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
+      throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " + strprintf("%g", c));
+    sim.cpu_cores = static_cast<uint32_t>(c);
+  }
+  if (hw.raw["runtime"].contains("gpu_stream_on_cpu")) {
+    const Json& g = hw.raw["runtime"]["gpu_stream_on_cpu"];
+    const Json& v = g.is_object() ? g.value("value", Json()) : g;
+    if (!v.is_boolean())
+      throw Error(hw.origin + ": runtime.gpu_stream_on_cpu must be true or false, not " + v.dump());
+    sim.gpu_on_cpu = v.get<bool>();
+  }
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
+    if (hw.raw["runtime"].contains(key))
+      sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
+    const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
+    if (hw.raw["runtime"].contains(dkey))
+      sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
+    if (hw.raw["runtime"].contains(dkey + "_quantiles"))
+      sim.dispatch_q[i] = runtime_quantiles_of(hw, dkey + "_quantiles");
+  }
+}
+
+sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_t workers) {
+  sim::SimOptions so;
+  so.io_depth = a.io_depth;
+  so.cpu_workers = workers;
+  so.seed = a.seed;
+  apply_runtime_section(hw, so);
+  return so;
+}
+
+void prepare_run(RunArgs& a, PreparedRun& p) {
+  require_trace_input(a.trace);
+  const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
+  if (!traits.host_tier && !a.host_budget.empty())
+    throw UsageError("--host-budget applies to a system with a host-memory tier (" +
+                     serving::systems_with_host_tier() + "), not --system " + a.system);
+  if (a.exec && a.store.empty()) throw UsageError("--store is required: exec reads the experts from a packed store");
+  // Flags that are sugar for a system parameter; a flag and the same key in the spec is an error.
+  std::string system_spec = a.system;
+  auto feed = [&](bool given, const char* flag, const char* key, const std::string& value) {
+    if (!given) return;
+    if (serving::system_declares(a.system, key))
+      system_spec = serving::with_system_param(system_spec, key, value, flag);
+    else
+      warn(std::string(flag) + " only applies to --system " + serving::systems_declaring(key) +
+           "; ignored for --system " + a.system);
+  };
+  feed(!a.pools.empty(), "--pools", "pools", a.pools);
+  feed(a.ratio > 0, "--ratio", "e_ratio", strprintf("%.17g", a.ratio));
+  feed(a.shards_given, "--shards", "shards", std::to_string(a.shards));
+  feed(a.delta > 0, "--delta", "delta", std::to_string(a.delta));
+  feed(a.grid != RunArgs().grid, "--grid", "grid", strprintf("%.17g", a.grid));
+  if (!a.store.empty() && !a.exec && !traits.uses_store_layout)
+    warn("--store only applies to a system that reads a store's layout; ignored for --system " + a.system);
+  serving::make_system(system_spec);  // the parameters' values, before the trace is loaded
+  const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
+  const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
+  require_at_least("--batch", a.batch, 1);
+  require_at_least("--io-depth", a.io_depth, 1);
+  if (a.workers > 4096)
+    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+  std::vector<std::string> policies = split_policy_list(a.policies);
+  if (policies.empty()) policies = {"lru"};
+  const std::vector<std::string> budgets = split_budget_list(a.budgets);
+  if (policies.size() != 1)
+    throw UsageError("--policy: run simulates one policy (got " + std::to_string(policies.size()) +
+                     "); use `moesim compare` for several");
+  if (budgets.empty()) throw UsageError("--budget is required (bytes such as 8GiB, or experts per layer)");
+  if (budgets.size() != 1)
+    throw UsageError("--budget: run simulates one budget (got " + std::to_string(budgets.size()) +
+                     "); use `moesim compare` for several");
+  const CacheScope scope = parse_scope_option("--scope", a.scope);
+  const CacheCapacity budget = parse_budget_option("--budget", budgets[0]);
+  eviction_canonical_name(policies[0]);  // unknown policy: fail before loading the trace
+  check_output_writable(a.out);
+  if (!a.timeline.empty()) check_output_writable(a.timeline);
+  TimelineWindow& window = p.window;
+  if (a.timeline_steps_given) {
+    if (a.timeline.empty()) throw UsageError("--timeline-steps needs --timeline FILE");
+    window = parse_timeline_steps(a.timeline_steps);
+  }
+
+  p.trace = traces::load_trace(a.trace, a.load);
+  const traces::Trace& trace = p.trace;
+  p.hw = load_hardware(a.hw);
+  const HardwareProfile& hw = p.hw;
+  std::optional<ModelSpec> model;
+  if (!a.load.model.empty()) model = load_model(a.load.model);
+  p.costs = serving::model_costs(trace.info(), model);
+  const serving::SizedCosts& costs = p.costs;
+  warn_trace_plausibility(a.trace, trace, a.batch);
+  // A pooled system's pools are per layer whatever --scope says (ZipMoE's hold compressed experts): the
+  // global-cache working-set warning does not apply to it.
+  check_budget_plausibility("--budget", budget, traits.per_layer_scope ? CacheScope::kPerLayer : scope, trace.info(),
+                            costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+
+  serving::SystemConfig& cfg = p.cfg;
+  cfg.system = system_spec;
+  cfg.eviction = a.policy_given ? policies[0] : "";
+  cfg.routing = a.routing;
+  cfg.trace = &p.trace;
+  cfg.scheduling = a.scheduling;
+  cfg.prefetch = a.prefetch;
+  cfg.scope = scope;
+  cfg.budget = budget;
+  if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
+  cfg.recover_on = recover_on;
+  cfg.compute_on = compute_on;
+  if (a.ratio > 0) cfg.param_sources["e_ratio"] = "--ratio";
+  if (!a.store.empty() && traits.uses_store_layout) {
+    if (serving::system_sets(cfg.system, "e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");
+    const StoreLayout st = read_store_layout(a.store);
+    cfg.system = serving::with_system_param(cfg.system, "e_ratio", strprintf("%.17g", st.rho), "--store");
+    cfg.param_sources["e_ratio"] = "--store " + a.store;
+    if (!serving::system_sets(cfg.system, "shards") && st.shards)
+      cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
+  }
+  cfg.seed = a.seed;
+  p.sim = sim_options(a, hw, a.workers);
+  cfg.record_timeline = !a.timeline.empty();
+  p.stream = traces::build_lookup_stream(trace, a.batch);
+  const traces::LookupStream& stream = p.stream;
+  // The size guard warns before the simulation, from the workload, so a user can cut the window first.
+  bool& timeline_warned = p.timeline_warned;
+  if (!a.timeline.empty()) {
+    check_timeline_window(window, stream.steps());
+    cfg.timeline_first_step = window.first;
+    cfg.timeline_last_step = window.last;
+    timeline_warned = warn_if_timeline_large(
+        a.timeline, estimate_timeline_size(serving::workload_view(stream), costs.costs, window));
+  }
+  p.policy = policies[0];
+  p.budget = budgets[0];
+}
+
+}  // namespace moesim::harness

@@ -1,0 +1,66 @@
+// The preparation shared by `moesim run` (simulated), `moesim exec` (real), `calibrate` and `validate`: the run's
+// arguments (RunArgs, filled by cli/run_options.h from the command line, or by a sweep point, or from Python) read
+// into a serving::SystemConfig, the trace, the hardware profile, the sizes and the lookup stream.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/exec_runner.h"
+#include "core/hardware_profile.h"
+#include "serving/timeline.h"
+#include "serving/system.h"
+#include "sim/sim_platform.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace.h"
+#include "traces/trace_io.h"
+
+namespace moesim::harness {
+
+struct RunArgs {
+  traces::LoadOptions load;  // --format, --fields, --model
+  std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
+                     scope = "global";
+  std::vector<std::string> policies, budgets;
+  std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
+  std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
+  uint32_t shards = 4, delta = 0;
+  bool shards_given = false;
+  std::string store;
+  double ratio = 0, grid = 0.05;
+  uint64_t seed = 1;
+  bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
+  uint32_t batch = 1, io_depth = 1, workers = 0;
+  bool json = false, force = false, policy_given = false;
+  // `moesim exec`: the same run on the real machine (harness/exec_runner.h).
+  bool exec = false, buffered = false, verify_gpu = false;
+  std::string gpu = "auto";  // exec: auto, on, off
+  std::string io = "pread";  // exec: pread, uring
+};
+
+struct PreparedRun {
+  traces::Trace trace;
+  HardwareProfile hw;
+  serving::SizedCosts costs;
+  serving::SystemConfig cfg;  // everything but on_step
+  traces::LookupStream stream;
+  sim::SimOptions sim;
+  TimelineWindow window;
+  bool timeline_warned = false;
+  std::string policy, budget;  // the one policy and budget given
+};
+
+// The exec platform's options from the run's (workers default to this machine's CPUs, machine_cores()).
+ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);
+// A calibrated profile's runtime section (`moesim calibrate`: the engine's own costs, the cores its CPU-bound
+// threads share) into the simulator's options; nothing for a profile without one. Throws moesim::Error naming
+// the profile for a bad value.
+void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim);
+// The simulator's options for `a` on `hw` with `workers` CPU workers (0: the profile's cores): the I/O depth,
+// the seed of its draws and the profile's runtime section.
+sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_t workers);
+// Checks the options (UsageError), loads the trace, profile and model, and fills `p`.
+void prepare_run(RunArgs& a, PreparedRun& p);
+
+}  // namespace moesim::harness

@@ -1,0 +1,66 @@
+// The sweep spec (docs/sweep.md) and what `moesim sweep` and `moesim merge` derive from it: the points in
+// spec order, each point's command line and id, the point files, the merged CSV and the manifest.
+//
+// A point is a map parameter -> value as written in the spec (the spec's folder is the working directory
+// of its points, so relative paths stay relative). Its command line is `moesim COMMAND --KEY VALUE...
+// OPTIONS...` in the fixed key order below; its id is a hash of that command line, so a point's file name,
+// like its result, depends on its parameters only (not on its index, its shard or where the spec lies).
+//
+// The merged CSV has fixed columns (index, the parameters, the metrics; docs/sweep.md) and one row per
+// finished point in spec order; it is a function of the spec and the point files alone, which is what makes
+// a sharded, a resumed and an unsharded run of one spec give the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+
+namespace moesim::harness::sweep {
+
+using Point = std::map<std::string, std::string>;
+
+struct Spec {
+  Json raw;                    // as read
+  std::string file;            // as given (messages, the manifest)
+  std::filesystem::path base;  // the spec's folder: its points run there
+  std::string hash;            // of the spec's JSON with sorted keys and no whitespace
+  std::vector<Point> points;   // the grid's, then the explicit ones
+  std::vector<std::string> options;  // extra options of every point
+};
+
+// Reads and checks a spec: every error is a moesim::Error naming the file and the JSON path ("spec.json:
+// /grid/policy: expected a non-empty list").
+Spec load_spec(const std::string& file);
+// The same from JSON already read (a manifest's copy of the spec); `origin` names it in messages.
+Spec spec_from_json(const Json& raw, const std::string& origin, const std::filesystem::path& base);
+
+// `COMMAND ARGS...` of a point (no output options: the runner adds --json -o).
+std::vector<std::string> point_args(const Spec& spec, const Point& p);
+std::string point_id(const std::vector<std::string>& args);
+inline std::string point_id(const Spec& spec, const Point& p) { return point_id(point_args(spec, p)); }
+// DIR/points/<id>.json.
+std::filesystem::path point_file(const std::filesystem::path& dir, const std::string& id);
+// Whether a file in DIR/points is a finished point's (not a command's output in flight, not a temporary).
+bool is_point_file(const std::filesystem::path& f);
+
+// The CSV's columns, one row per finished point found under `dirs` (the first copy of each), in spec order.
+// `found` receives the number of rows.
+std::string merged_csv(const Spec& spec, const std::vector<std::filesystem::path>& dirs, size_t* found = nullptr);
+
+// "0.1.0 (v0.1.0-12-gabc)": the manifest's moesim_version.
+std::string version_string();
+// The manifest fields every sweep and merge output shares.
+Json manifest_base(const Spec& spec);
+// Reads DIR/manifest.json; an Error naming the folder when it is missing, or the file and the JSON path when
+// it is damaged (not an object, no string spec_hash, no spec object, a count that is not an integer, a
+// version or state that is not a string).
+Json read_manifest(const std::filesystem::path& dir);
+// Reads a finished point's file (DIR/points/<id>.json): an object with a "metrics" object and optionally a
+// "warnings" list; an Error naming the file, the JSON path and what to do otherwise.
+Json read_point_file(const std::filesystem::path& f);
+
+}  // namespace moesim::harness::sweep

@@ -1,0 +1,781 @@
+#include "harness/trace_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "harness/calibrate_fit.h"
+#include "harness/arguments.h"
+#include "harness/exec_runner.h"
+#include "harness/run_figures.h"
+#include "harness/sim_runner.h"
+#include "base/error.h"
+#include "base/progress.h"
+#include "base/units.h"
+#include "base/warnings.h"
+
+namespace moesim::harness {
+namespace {
+
+// The runtime's costs over several runs: the mean of each run's figures (runs of one trace: equal weights).
+exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
+  exec::ExecCounters c = runs.back();
+  const auto n = static_cast<double>(runs.size());
+  auto avg = [&](auto field) {
+    double sum = 0;
+    for (const exec::ExecCounters& r : runs) sum += field(r);
+    return sum / n;
+  };
+  c.handoff_latency = avg([](const exec::ExecCounters& r) { return r.handoff_latency; });
+  c.completion_latency = avg([](const exec::ExecCounters& r) { return r.completion_latency; });
+  c.pipeline_latency = avg([](const exec::ExecCounters& r) { return r.pipeline_latency; });
+  c.plan_latency_per_op = avg([](const exec::ExecCounters& r) { return r.plan_latency_per_op; });
+  c.plan_latency_fixed = avg([](const exec::ExecCounters& r) { return r.plan_latency_fixed; });
+  c.plan_tail_per_op = avg([](const exec::ExecCounters& r) { return r.plan_tail_per_op; });
+  c.plan_tail_fixed = avg([](const exec::ExecCounters& r) { return r.plan_tail_fixed; });
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    c.handoff[i] = avg([i](const exec::ExecCounters& r) { return r.handoff[i]; });
+    c.turnaround[i] = avg([i](const exec::ExecCounters& r) { return r.turnaround[i]; });
+  }
+  return c;
+}
+
+// One measured run of the calibration trace: its ops, each op's work (op_work(): its wall time, less the share
+// of a core other CPU-bound ops took; computed once, every fit reads it) and the runtime's figures.
+struct MeasuredRun {
+  serving::RunResult result;
+  OpWork work;
+  // The same with each read whole, its I/O thread's CPU time not split off (computed where `work` splits:
+  // O_DIRECT reads): the profile of the model without ssd.read_cpu_*, the ablation beside the fitted one.
+  std::optional<OpWork> whole;
+  exec::ExecCounters counters;
+};
+struct MeasuredRuns {
+  std::vector<MeasuredRun> runs;
+  ExecReport report;  // the last run's, with the runtime's means over all runs as its counters
+};
+
+// The fits of the measured runs' ops: a whole profile, every value's source saying which fit gave it, and a
+// "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
+// `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
+// `reads_whole`: each run's MeasuredRun::whole in place of its work (no ssd.read_cpu_*).
+Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
+              std::span<const MeasuredRun> runs, const ExecReport& report, const Stamp& st, bool quiet,
+              bool reads_whole = false) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
+  auto add = [&pts](const char* k, double x, double y) {
+    pts[k].first.push_back(x);
+    pts[k].second.push_back(y);
+  };
+  struct ComputeOp {
+    bool expert;
+    double bytes, flops, seconds;
+  };
+  std::vector<ComputeOp> computes, gemms;
+  double transfer_sum = 0;
+  size_t transfers = 0;
+  bool recover_on_cpu = false;
+  // Fitted to each op's work, not its wall time: on a machine with fewer cores than busy threads the CPU-bound
+  // ops shared them, and the simulator's contention model (runtime.cpu_cores below) puts that back for the mix
+  // of ops of whatever run it simulates. With cores to spare, work is wall time.
+  for (const MeasuredRun& r : runs) {
+    const OpWork& w = reads_whole && r.whole ? *r.whole : r.work;
+    for (size_t i = 0; i < r.result.result.timeline.size(); ++i) {
+      const TimelineEvent& e = r.result.result.timeline[i];
+      const double d = w.work[i];
+      const Op& op = e.op;
+      switch (op.kind) {
+        case OpKind::kSsdRead:
+          // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the reads.
+          add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
+          if (w.read_cpu[i] > 0) add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
+          break;
+        case OpKind::kDecompress:
+          add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kRecover:
+          add(op.prefill ? "recover_prefill" : "recover", 2.0 * static_cast<double>(op.bytes), d);
+          recover_on_cpu = op.resource == ResourceClass::kCpu;
+          break;
+        case OpKind::kExpertCompute:
+        case OpKind::kDenseCompute:
+          // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
+          // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
+          computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
+          if (op.tokens >= 8) add("compute_flops", op.flops, d);
+          // An op of 2+ tokens runs GEMMs, where one of 1 token runs GEMVs: a fixed cost of its own per kind
+          // (gpu.expert_gemm_overhead, gpu.dense_gemm_overhead below), kept out of the 1-token fits.
+          if (op.tokens >= 2) {
+            gemms.push_back(computes.back());
+            break;
+          }
+          // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
+          if (op.fresh)
+            add("compute_fresh", op.flops, d);  // against its FLOPs: see below
+          else
+            add(op.prefill ? "compute_bytes_prefill" : "compute_bytes", static_cast<double>(op.bytes), d);
+          break;
+        case OpKind::kTransfer:
+          transfer_sum += d;
+          ++transfers;
+          add("transfer", static_cast<double>(op.bytes), d);
+          break;
+      }
+    }
+  }
+  auto need = [&](const char* k, const char* why) {
+    if (pts[k].first.size() < 2)
+      throw Error(std::string("calibrate: the calibration run had fewer than 2 ops to fit ") + why +
+                  "; use a trace with prefill and decode steps and a budget that misses (--system zipmoe)");
+  };
+  // A decode step's reads, CPU-worker ops and memory-bound computes set their models (TPOT is decode). A
+  // prefill's reads (nearly every expert of a layer back to back) get a line of their own, ssd.prefill_read_*;
+  // its CPU-worker ops run beside every other thread of the engine, on buffers touched for the first time, and
+  // are slower, recoveries more than decompressions (bench/results/validate.md): cpu.prefill_slowdown below
+  // scales them. Where decode steps gave fewer than 2 ops of a kind (for reads: either phase), every op of the
+  // kind is fitted together.
+  for (const auto& [k, either] : {std::pair{"read", true}, {"read_cpu", true}, {"decompress", false},
+                                  {"recover", false}, {"compute_bytes", false}}) {
+    auto& dec_pts = pts[k];
+    auto& pre_pts = pts[std::string(k) + "_prefill"];
+    if (dec_pts.first.size() >= 2 && !(either && pre_pts.first.size() == 1)) continue;
+    dec_pts.first.insert(dec_pts.first.end(), pre_pts.first.begin(), pre_pts.first.end());
+    dec_pts.second.insert(dec_pts.second.end(), pre_pts.second.begin(), pre_pts.second.end());
+    pre_pts = {};
+  }
+  need("read", "the SSD");
+  need("compute_bytes", "memory-bound compute (decode)");
+  need("compute_flops", "FLOP-bound compute (prefill)");
+  // A disk need not serve a prefill's bulk reads at a decode step's rate, and one line over both then
+  // mis-estimates every decode read (bench/results/validate.md, "the calibration checks itself").
+  const bool phases = !pts["read_prefill"].first.empty();
+  // Sizes that vary give the SSD's per-request latency (intercept); reads all of one size cannot separate it.
+  auto fit_reads = [&](const char* k) {
+    const auto [rmin, rmax] = std::minmax_element(pts[k].first.begin(), pts[k].first.end());
+    const bool origin = *rmax < 1.5 * *rmin;
+    const Fit f = fit_line_or_origin(pts[k].first, pts[k].second, origin);
+    if (!quiet && !origin && f.intercept == 0)
+      warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
+           "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
+    return f;
+  };
+  const Fit read = fit_reads("read");
+  const Fit bulk = phases ? fit_reads("read_prefill") : Fit{};
+  // The I/O thread's CPU work per read (OpTiming::cpu; ssd.read_cpu_*), per phase as the device's (a
+  // prefill's reads may take more, and one line over both then simulates them short and a decode step's long;
+  // bench/results/validate.md, "the I/O thread's CPU work"): a line where the sizes vary, else the mean as a
+  // fixed cost. Fitted to the CPU time itself, which is work.
+  auto fit_read_cpu = [&](const char* k) {
+    const auto& [cx, cy] = pts[k];
+    if (cx.size() < 2) return Fit{};
+    const auto [cmin, cmax] = std::minmax_element(cx.begin(), cx.end());
+    return *cmax >= 1.5 * *cmin ? fit_line_or_origin(cx, cy, false) : fit_offset(std::vector<double>(cx.size(), 0.0), cy);
+  };
+  const Fit read_cpu = fit_read_cpu("read_cpu"), read_cpu_prefill = fit_read_cpu("read_cpu_prefill");
+  // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
+  // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
+  const auto [cbmin, cbmax] =
+      std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
+  const Fit cbytes =
+      fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
+  const bool split = pts["decompress"].first.size() >= 2;
+  const Fit dec = split ? fit_line(pts["decompress"].first, pts["decompress"].second, true) : Fit{};
+  const bool gpu = eo.gpu;  // exec ran transfers, GPU recovery and GPU compute on a CUDA device
+  Fit rec;
+  if (pts["recover"].first.size() >= 2) {
+    // On a GPU, with an intercept where tensor sizes vary (a launch and a synchronization per recovery);
+    // on a CPU worker through the origin (cpu.memcpy_bandwidth_per_core has no overhead term).
+    const auto [rn, rx] = std::minmax_element(pts["recover"].first.begin(), pts["recover"].first.end());
+    const bool origin = !gpu || recover_on_cpu || *rx < 1.5 * *rn;
+    rec = fit_line_or_origin(pts["recover"].first, pts["recover"].second, origin);
+  }
+  // cpu.prefill_slowdown: a prefill's decompressions against the decode model, mean-preserving (sum of
+  // measured work / sum of the model's estimates); cpu.prefill_recover_slowdown the same for its CPU
+  // recoveries, apart: they need not slow down alike, and one factor over both is set by the decompressions,
+  // which take most of the time, and leaves the recoveries short (bench/results/validate.md).
+  auto slowdown = [&](const char* k, const Fit& f) {
+    double measured = 0, modelled = 0;
+    const auto& [x, y] = pts[k];
+    for (size_t i = 0; i < x.size(); ++i) {
+      modelled += f.intercept + x[i] * f.slope;
+      measured += y[i];
+    }
+    return x.size() >= 2 && modelled > 0 && measured > 0 ? measured / modelled : 0.0;
+  };
+  const double prefill_slowdown = split ? slowdown("decompress_prefill", dec) : 0.0;
+  const double prefill_recover_slowdown =
+      recover_on_cpu && rec.points >= 2 ? slowdown("recover_prefill", rec) : 0.0;
+  if (!quiet && rec.points >= 2 && !recover_on_cpu && !gpu)
+    warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
+         "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
+         "validate with --recover-on cpu on a machine without a GPU");
+  // On a GPU the compute ops of a scaled-down or decode-sized model are launch-bound: their bytes and FLOPs at
+  // the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay the
+  // base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op is
+  // one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
+  // Per kind ({dense, expert}), the fixed cost over the roofline at these rates (seconds per byte, per FLOP).
+  auto overheads = [](const std::vector<ComputeOp>& ops, double per_byte, double per_flop) {
+    std::vector<double> roof[2], secs[2];
+    for (const ComputeOp& c : ops) {
+      roof[c.expert].push_back(std::max(c.bytes * per_byte, c.flops * per_flop));
+      secs[c.expert].push_back(c.seconds);
+    }
+    return std::pair{fit_offset(roof[0], secs[0]), fit_offset(roof[1], secs[1])};
+  };
+  Fit cflops;
+  Fit dense_over, expert_over;
+  if (gpu) {
+    std::tie(dense_over, expert_over) = overheads(computes, 1.0 / p.hw.gpu_memory_bandwidth, 1.0 / p.hw.gpu_bf16_flops);
+    cflops.points = pts["compute_flops"].first.size();
+    cflops.slope = 1.0 / p.hw.gpu_bf16_flops;
+  } else {
+    cflops = fit_line(pts["compute_flops"].first, pts["compute_flops"].second, true);
+  }
+  // Expert compute on fresh weights (1 token): no memory-bound term (the weights come from the last-level
+  // cache; a line through the dense and resident experts gives a fixed cost above a fresh expert's whole time
+  // here), so their fixed cost is the mean of time - flops / peak (the cost model adds the FLOPs back). Only
+  // where a CPU thread emulates the GPU stream: on a GPU the rates are the datasheet's and the fixed costs
+  // fitted per kind below.
+  Fit fresh;
+  if (!eo.gpu) {
+    const auto& [flops, secs] = pts["compute_fresh"];
+    std::vector<double> peak;
+    for (double f : flops) peak.push_back(f * cflops.slope);
+    fresh = fit_offset(peak, secs);
+  }
+  // gpu.expert_gemm_overhead and gpu.dense_gemm_overhead: each kind's ops of 2+ tokens (GEMMs), the mean of
+  // time - roofline at the fitted rates, mean-preserving like the fresh experts' fixed cost. Only where a CPU
+  // thread emulates the GPU stream.
+  Fit gemm, dense_gemm;
+  if (!eo.gpu) std::tie(dense_gemm, gemm) = overheads(gemms, cbytes.slope, cflops.slope);
+  for (const auto& [what, f] : std::map<std::string, Fit>{
+           {"SSD read", read}, {"SSD read (prefill)", bulk}, {"compute (bytes)", cbytes}, {"compute (flops)", cflops}, {"decompress", dec}, {"recover", rec}})
+    if (!quiet && f.points >= 2 && f.cv_rms > 0.5 && !(gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
+      warn("calibrate: the " + what + " fit leaves an RMS residual of " + strprintf("%.0f%%", 100 * f.cv_rms) +
+           " of the mean op" +
+           " over " + std::to_string(f.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
+           "shared disk); calibrate again or with a longer trace");
+  if (read.slope <= 0 || cbytes.slope <= 0 || !(cflops.slope > 0) || (split && dec.slope <= 0))
+    throw Error("calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
+                "short or too noisy");
+
+  const std::string& host = st.host;
+  const char* date = st.date.c_str();
+  const std::string& by = st.by;
+  auto val = [&](double v, const std::string& what, const Fit& f) {
+    return Json{{"value", v},
+                {"source", by + what + strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", f.points, 100 * f.cv_rms)}};
+  };
+  Json prof;
+  prof["name"] = name.empty() ? "calibrated-" + host : name;
+  prof["display_name"] = "This machine (" + host + "), calibrated " + std::string(date) +
+                         (gpu ? "" : "; no GPU: exec's GPU stream is one CPU thread");
+  prof["ssd"] = {{"model", "the disk holding " + a.store},
+                 {"read_bandwidth", val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
+                 {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
+                 {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
+  if (phases && bulk.slope > 0) {
+    prof["ssd"]["read_bandwidth"]["source"] = by + "fit of a decode step's O_DIRECT chunk reads: latency + bytes / bandwidth" +
+                                              strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", read.points, 100 * read.cv_rms);
+    prof["ssd"]["prefill_read_bandwidth"] =
+        val(1.0 / bulk.slope, "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
+    prof["ssd"]["prefill_read_latency"] = val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
+  }
+  auto put_read_cpu = [&](const Fit& f, const std::string& prefix, const char* which) {
+    if (f.points < 2 || !(f.intercept > 0 || f.slope > 0)) return false;
+    prof["ssd"][prefix + "read_cpu_overhead"] =
+        val(std::max(f.intercept, 0.0), std::string("the I/O thread's CPU time per read (") + which + "; the kernel's "
+            "O_DIRECT path, checksums, merging), after the device's time and sharing the cores with the CPU-bound "
+            "threads: fixed part of a fit of CPU time = overhead + bytes / bandwidth", f);
+    if (f.slope > 0) prof["ssd"][prefix + "read_cpu_bandwidth"] = val(1.0 / f.slope, "per-byte part of the same fit", f);
+    return true;
+  };
+  if (put_read_cpu(read_cpu, "", phases ? "a decode step's reads" : "every read")) {
+    if (phases) put_read_cpu(read_cpu_prefill, "prefill_", "a prefill step's reads");
+    for (const char* k : {"read_bandwidth", "read_latency", "prefill_read_bandwidth", "prefill_read_latency"})
+      if (prof["ssd"].contains(k))
+        prof["ssd"][k]["source"] = prof["ssd"][k]["source"].get<std::string>() +
+                                   "; the device's part: each read's time less its CPU phase (ssd.read_cpu_*)";
+  }
+  prof["memory"] = p.hw.raw.value("memory", Json::object());
+  prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
+  const bool discrete = gpu && !p.hw.unified_memory;
+  const double dec_bw = split ? 1.0 / dec.slope : p.hw.cpu_decompress_bandwidth;
+  prof["cpu"] = {{"model", "this machine's CPU"},
+                 {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
+                 {"memcpy_bandwidth_per_core",
+                  rec.points >= 2 && recover_on_cpu
+                      ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
+                      : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
+                 {"flops_per_core", gpu ? p.hw.raw["cpu"].value("flops_per_core", Json(nullptr))
+                                        : val(1.0 / cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", cflops)}};
+  if (prof["cpu"]["flops_per_core"].is_null()) prof["cpu"].erase("flops_per_core");
+  if (prof["cpu"]["memcpy_bandwidth_per_core"].is_null())
+    throw Error("calibrate: no recovery ran on a CPU worker and the base profile " + p.hw.origin +
+                " has no cpu.memcpy_bandwidth_per_core to keep");
+  if (prefill_slowdown > 0)
+    prof["cpu"]["prefill_slowdown"] = {
+        {"value", prefill_slowdown},
+        {"source", by + "a prefill step's decompressions: measured work / the decode-step model's estimate (they "
+                        "share the cores with every other thread of the engine)"}};
+  if (prefill_recover_slowdown > 0)
+    prof["cpu"]["prefill_recover_slowdown"] = {
+        {"value", prefill_recover_slowdown},
+        {"source", by + "a prefill step's recoveries on the CPU workers: measured work / the decode-step model's "
+                        "estimate (on buffers touched for the first time, beside every other thread)"}};
+  if (dec_bw > 0)
+    prof["cpu"]["decompress_bandwidth_per_core"] =
+        split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
+              : p.hw.raw["cpu"].value("decompress_bandwidth_per_core", Json(nullptr));
+  if (gpu) {
+    const std::string kept = by + "kept from " + p.hw.origin + ": this GPU's compute ops were launch-bound";
+    prof["gpu"] = {{"model", report.platform},
+                   {"bf16_flops", {{"value", p.hw.gpu_bf16_flops}, {"source", kept}}},
+                   {"memory_bandwidth", {{"value", p.hw.gpu_memory_bandwidth}, {"source", kept}}},
+                   {"kernel_overhead", val(dense_over.intercept, "dense compute: mean of time - roofline (one GEMM)", dense_over)},
+                   {"expert_overhead", val(expert_over.intercept, "expert compute: mean of time - roofline (three GEMMs and the activation)", expert_over)}};
+  } else {
+    prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"},
+                   {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
+                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
+                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
+    if (fresh.points >= 2)
+      prof["gpu"]["fresh_expert_overhead"] =
+          val(fresh.intercept, "mean time of an expert's compute (1 token) on weights its request had just read or recovered (in the last-level cache)", fresh);
+    if (gemm.points >= 2)
+      prof["gpu"]["expert_gemm_overhead"] =
+          val(gemm.intercept, "an expert's compute of 2+ tokens (GEMMs): mean of time - roofline", gemm);
+    if (dense_gemm.points >= 2)
+      prof["gpu"]["dense_gemm_overhead"] =
+          val(dense_gemm.intercept, "a dense op of 2+ tokens (GEMMs): mean of time - roofline", dense_gemm);
+  }
+  if (gpu && !recover_on_cpu && rec.points >= 2) {
+    prof["gpu"]["recover_bandwidth"] = val(1.0 / rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", rec);
+    prof["gpu"]["recover_overhead"] = val(std::max(rec.intercept, 0.0), "intercept of the same fit (launch + synchronization)", rec);
+  }
+  Fit xfer;
+  if (discrete && pts["transfer"].first.size() >= 2) {
+    const auto [tn, tx] = std::minmax_element(pts["transfer"].first.begin(), pts["transfer"].first.end());
+    xfer = fit_line_or_origin(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
+  }
+  if (discrete && xfer.points >= 2 && xfer.slope > 0) {
+    prof["link"] = {{"kind", "pcie"},
+                    {"bandwidth", val(1.0 / xfer.slope, "host-to-device copies (pageable memory): latency + bytes / bandwidth", xfer)},
+                    {"latency", val(std::max(xfer.intercept, 0.0), "intercept of the same fit", xfer)}};
+  } else if (discrete) {
+    prof["link"] = p.hw.raw.value("link", Json::object());
+  } else {
+    prof["link"] = {{"kind", "uma"},
+                    {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
+                    {"latency", {{"value", transfers ? transfer_sum / static_cast<double>(transfers) : 0.0},
+                                 {"source", by + "mean of " + std::to_string(transfers) + " transfer hand-offs"}}}};
+  }
+  const auto& c = report.counters;
+  prof["runtime"] = {
+      {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
+      {"pipeline_latency", {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
+      {"wake_latency", {{"value", c.completion_latency}, {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}},
+      {"plan_latency_per_op", {{"value", c.plan_latency_per_op}, {"source", by + "the pipeline's work to plan a layer invocation up to its first submission, per op planned"}}},
+      {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
+      {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
+      {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
+  prof["runtime"]["cpu_cores"] = {
+      {"value", machine_cores()},
+      {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) + " CPU workers" +
+                     (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
+  prof["runtime"]["gpu_stream_on_cpu"] = {
+      {"value", !eo.gpu},
+      {"source", by + (eo.gpu ? "exec ran the GPU stream on a CUDA device" : "no CUDA GPU: exec's GPU stream is a CPU thread")}};
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
+  // The distributions of the hand-offs (per resource) and of the pipeline thread's wake-up, pooled over the runs
+  // (each run's wake-up quantiles averaged index by index): the simulator draws from them.
+  std::vector<double> handoffs[kResourceClasses];
+  for (const MeasuredRun& r : runs)
+    for (const TimelineEvent& e : r.result.result.timeline)
+      if (e.timing.handoff >= 0) handoffs[static_cast<size_t>(e.op.resource)].push_back(e.timing.handoff);
+  for (size_t i = 0; i < kResourceClasses; ++i) {
+    std::vector<double>& v = handoffs[i];
+    if (v.size() < kRuntimeQuantiles) continue;
+    const size_t n = v.size();
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) + "_quantiles"] = {
+        {"value", runtime_quantiles(std::move(v))},
+        {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of this resource's hand-offs to an idle thread (" +
+                       std::to_string(n) + " of them): the simulator draws each hand-off from them"}};
+  }
+  {
+    std::vector<double> w(kRuntimeQuantiles, 0.0);
+    size_t n = 0;
+    for (const MeasuredRun& r : runs)
+      if (r.counters.completion_quantiles.size() == kRuntimeQuantiles) {
+        for (size_t k = 0; k < kRuntimeQuantiles; ++k) w[k] += r.counters.completion_quantiles[k];
+        ++n;
+      }
+    if (n) {
+      for (double& x : w) x /= static_cast<double>(n);
+      prof["runtime"]["wake_latency_quantiles"] = {
+          {"value", w},
+          {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of the completions that woke the pipeline thread (each "
+                          "run's, averaged): the simulator draws each wake-up from them"}};
+    }
+  }
+  for (size_t i = 0; i < kResourceClasses; ++i)
+    prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
+        {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
+  Json cal;
+  cal["date"] = date;
+  cal["host"] = host;
+  cal["store"] = a.store;
+  cal["trace"] = a.trace;
+  cal["model"] = a.load.model;
+  cal["system"] = a.system;
+  cal["workers"] = eo.workers;
+  cal["runs"] = runs.size();
+  cal["direct_io"] = report.direct_io;
+  cal["io"] = report.io;
+  cal["platform"] = report.platform;
+  cal["fits"] = {{"ssd_read", fit_json(read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
+                                                    : "latency + bytes / bandwidth")},
+                 {"ssd_read_prefill", fit_json(bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
+                 {"ssd_read_cpu", fit_json(read_cpu, phases ? "overhead + bytes / bandwidth of the I/O thread's CPU time "
+                                                             "(decode steps' reads)"
+                                                           : "overhead + bytes / bandwidth of the I/O thread's CPU time")},
+                 {"ssd_read_cpu_prefill", fit_json(read_cpu_prefill, "the same, prefill steps' reads")},
+                 {"decompress", fit_json(dec, "bytes / bandwidth (decode steps')")},
+                 {"recover", fit_json(rec, "overhead + 2 bytes / bandwidth (decode steps')")},
+                 {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
+                 {"compute_bytes", fit_json(cbytes, "overhead + weight bytes / bandwidth (1 token, decode steps')")},
+                 {"compute_fresh", fit_json(fresh, "mean of time - flops / peak (experts of 1 token, fresh weights)")},
+                 {"compute_flops", fit_json(cflops, "flops / peak (8+ tokens)")},
+                 {"compute_expert_gemm", fit_json(gemm, "mean of time - roofline (experts of 2+ tokens)")},
+                 {"compute_dense_gemm", fit_json(dense_gemm, "mean of time - roofline (dense ops of 2+ tokens)")}};
+  if (gpu)
+    cal["fits"]["compute_overheads"] = {{"dense", fit_json(dense_over, "mean of time - roofline")},
+                                        {"expert", fit_json(expert_over, "mean of time - roofline")}};
+  prof["calibration"] = cal;
+  return prof;
+}
+
+// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the runs'
+// own fits becomes their median; its source says so. calibration.values_from records the rule.
+void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
+  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
+    if (!prof.contains(section)) continue;
+    for (auto& [key, v] : prof[section].items()) {
+      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
+      std::vector<double> xs;
+      for (const Json& r : own) {
+        const Json* x = r.contains(section) && r[section].contains(key) ? &r[section][key] : nullptr;
+        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number()) xs.push_back((*x)["value"].get<double>());
+      }
+      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; })) continue;
+      const double all = v["value"].get<double>();
+      v["value"] = quantile(xs, 0.5);
+      if (v.contains("source"))
+        v["source"] = v["source"].get<std::string>() +
+                      strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
+    }
+  }
+  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
+}
+
+}  // namespace
+
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out) {
+  PreparedRun p;
+  prepare_run(a, p);
+  serving::SystemConfig cfg = p.cfg;
+  cfg.record_timeline = true;
+  const ExecRunOptions eo = exec_options(a, p.hw);
+  const bool pilot = o.pilot_runs > 0 && serving::make_system(cfg.system)->traits().plans_pools();
+  std::optional<Progress> bar;
+  const uint64_t steps = p.stream.steps();
+  uint64_t done_before = 0;
+  // (one pilot counted; a further one, when the first's fit moves the plan, adds its steps)
+  uint64_t total = steps * (o.repeat + (pilot ? 1 : 0)) + (o.between_runs ? o.between_steps * o.repeat : 0);
+  auto progress = [&bar, &done_before, &total](uint64_t done) {
+    if (!bar) bar.emplace("calibrate", total, "steps");
+    bar->set(done_before + done);
+  };
+  cfg.on_step = [&progress](uint64_t done, uint64_t) { progress(done); };
+  // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so that
+  // one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set the
+  // profile. `planner`: the profile whose estimates the runs plan and schedule with.
+  auto serve = [&](const HardwareProfile& planner, uint32_t n, bool measured) {
+    MeasuredRuns m;
+    std::vector<exec::ExecCounters> counters;
+    for (uint32_t i = 0; i < n; ++i) {
+      MeasuredRun r;
+      r.result = run_exec(cfg, p.stream, p.trace.info(), p.costs, planner, eo, nullptr, &m.report);
+      r.work = op_work(r.result.result.timeline, machine_cores(), eo.gpu, m.report.direct_io);
+      if (m.report.direct_io && measured) r.whole = op_work(r.result.result.timeline, machine_cores(), eo.gpu, false);
+      r.counters = m.report.counters;
+      counters.push_back(r.counters);
+      m.runs.push_back(std::move(r));
+      done_before += steps;
+      if (measured && o.between_runs) {
+        o.between_runs(planner, progress);
+        done_before += o.between_steps;
+      }
+    }
+    m.report.counters = mean_runtime(counters);
+    return m;
+  };
+  auto plan_of = [](const serving::RunResult& r) { return plan_ratios(r.plan); };
+  HardwareProfile planner = p.hw;
+  // The pilots: each serves the trace once under the last one's fit (the first under the base profile), until
+  // a fit plans ZipMoE's pools as its own run was served (Alg. 4 run on the fit reproduces the plan the fit was
+  // measured under), so that the measured runs exercise the plan the calibrated profile makes.
+  Json pilot_plans = Json::array();
+  bool pilot_fixed = false;
+  for (uint32_t i = 0; pilot && i < o.pilot_runs && !pilot_fixed; ++i) {
+    if (i > 0) {
+      total += steps;
+      if (bar) bar->set_total(total);
+    }
+    const MeasuredRuns one = serve(planner, 1, false);
+    const std::string served = plan_of(one.runs[0].result);
+    planner = hardware_from_json(fit_runs(a, o.name, p, eo, one.runs, one.report, st, true),
+                                 strprintf("pilot run %u's fit", i + 1));
+    serving::SystemConfig pc = p.cfg;
+    pc.record_timeline = false;
+    const std::string fit_plan =
+        plan_of(run_simulated(pc, p.stream, p.trace.info(), p.costs, planner, sim_options(a, planner, eo.workers)));
+    pilot_plans.push_back({{"served", served}, {"fit_plans", fit_plan}});
+    pilot_fixed = fit_plan == served;
+  }
+  if (pilot) {
+    std::string line;
+    for (const Json& r : pilot_plans)
+      line += strprintf("%sserved %s, its fit plans %s", line.empty() ? "" : "; ", r["served"].get<std::string>().c_str(),
+                        r["fit_plans"].get<std::string>().c_str());
+    std::fprintf(stderr, "pilot run%s: %s%s\n", pilot_plans.size() == 1 ? "" : "s", line.c_str(),
+                 pilot_fixed ? " (a fixed point: the measured runs are served so)" : "");
+  }
+  if (pilot && !pilot_fixed)
+    warn(strprintf("calibrate: after %u pilot run%s the fit still moves ZipMoE's pools (the last was served %s, its "
+                   "fit plans %s); the measured runs are planned with the last pilot's fit (more: --pilot-runs)",
+                   o.pilot_runs, o.pilot_runs == 1 ? "" : "s", pilot_plans.back()["served"].get<std::string>().c_str(),
+                   pilot_plans.back()["fit_plans"].get<std::string>().c_str()));
+  const MeasuredRuns m = serve(planner, o.repeat, true);
+  if (bar) bar->finish();
+  // Three runs or more: every fitted value becomes the median of the runs' own fits. One run far from the
+  // others (a disk or a shared machine can make one calibration run much slower than the rest) then moves the
+  // profile no more than it moves the median of the validation's runs, which is what the profile is checked
+  // against.
+  auto fit_profile = [&](bool reads_whole) {
+    Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
+    if (m.runs.size() < 3) return fitted;
+    std::vector<Json> own;
+    try {
+      for (size_t i = 0; i < m.runs.size(); ++i) {
+        ExecReport r = m.report;
+        r.counters = m.runs[i].counters;
+        own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true, reads_whole));
+      }
+    } catch (const Error& e) {
+      own.clear();
+      if (!reads_whole)
+        warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
+             "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
+    }
+    if (!own.empty()) take_median_of_runs(fitted, own);
+    return fitted;
+  };
+  Json prof = fit_profile(false);
+  // The ablation: the same runs fitted with each read whole (the model without the I/O thread's CPU work).
+  std::optional<Json> whole;
+  if (m.runs.front().whole && prof["ssd"].contains("read_cpu_overhead")) {
+    try {
+      whole = fit_profile(true);
+      (*whole)["name"] = prof["name"].get<std::string>() + "-reads-whole";
+    } catch (const Error&) {
+      whole.reset();  // its fits failed where the profile's did not: no ablation
+    }
+  }
+  if (!prof["calibration"].contains("values_from"))
+    prof["calibration"]["values_from"] = m.runs.size() == 1 ? "the run's fit" : "the fit over every run's ops";
+
+  // In sample: the fitted profile simulating the trace it was fitted to, against the measured runs' median
+  // TPOT. Far off means the cost model misses something this machine does even on the ops it was fitted to
+  // (or the runs varied: their spread is beside it).
+  serving::SystemConfig scfg = p.cfg;
+  scfg.record_timeline = true;
+  std::vector<double> tpots, ttfts;
+  for (const MeasuredRun& r : m.runs) {
+    const Figures f = figures_of(r.result.result);
+    tpots.push_back(f.tpot);
+    ttfts.push_back(f.ttft);
+  }
+  const double measured = quantile(tpots, 0.5);
+  const HardwareProfile fitted = hardware_from_json(prof, a.out);
+  {
+    const bool bulk = prof["ssd"].contains("prefill_read_bandwidth");
+    const bool cpu_recover = prof["calibration"]["fits"]["recover"]["points"].get<size_t>() >= 2;
+    std::fprintf(stderr,
+                 "calibrated %s: SSD %s + %s/s per read%s, decompress %s/s per core, recover %s/s, compute %.2f "
+                 "GFLOP/s and %s/s of weights; runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
+                 st.host.c_str(), format_seconds(fitted.ssd_read_latency).c_str(),
+                 format_bytes(static_cast<uint64_t>(fitted.ssd_read_bandwidth)).c_str(),
+                 bulk ? strprintf(" (prefill: %s + %s/s)", format_seconds(fitted.ssd_prefill_read_latency).c_str(),
+                                  format_bytes(static_cast<uint64_t>(fitted.ssd_prefill_read_bandwidth)).c_str())
+                            .c_str()
+                      : "",
+                 format_bytes(static_cast<uint64_t>(fitted.cpu_decompress_bandwidth)).c_str(),
+                 cpu_recover ? format_bytes(static_cast<uint64_t>(eo.gpu ? fitted.gpu_recover_bandwidth
+                                                                         : fitted.cpu_memcpy_bandwidth)).c_str()
+                             : "-",
+                 1e-9 * fitted.gpu_bf16_flops, format_bytes(static_cast<uint64_t>(fitted.gpu_memory_bandwidth)).c_str(),
+                 format_seconds(fitted.raw["runtime"]["dispatch_latency"]["value"].get<double>()).c_str(),
+                 format_seconds(fitted.raw["runtime"]["pipeline_latency"]["value"].get<double>()).c_str(),
+                 format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), a.out.c_str());
+  }
+  const sim::SimOptions so = sim_options(a, fitted, eo.workers);
+  // The runs were planned with another profile (the pilot's fit) and the fitted one may plan ZipMoE's pools
+  // otherwise: the in-sample error is then taken under the runs' own plan, the error under the profile's own
+  // plan kept beside.
+  const std::string runs_plan = plan_of(m.runs[0].result);
+  ServedPlanRun in_sample = simulate_served_plan(scfg, p, fitted, so, runs_plan);
+  const serving::RunResult& sim = in_sample.run;
+  const std::string& profile_plan = in_sample.profile_plan;
+  const double own_plan_tpot = in_sample.own_plan ? in_sample.own_plan->tpot : std::nan("");
+  if (in_sample.own_plan) scfg.system = serving::with_system_param(scfg.system, "pools", runs_plan, "", true);  // the ablations below under the same plan
+  // The same with every runtime cost at its mean (the model before the distributions): how much they change.
+  double means_tpot = std::nan("");
+  {
+    scfg.record_timeline = false;
+    sim::SimOptions means = so;
+    means.charge_means();
+    means_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
+  }
+  // And the ablation's profile (reads whole, no ssd.read_cpu_*) on the same runs: what the I/O thread's CPU
+  // work in the model changes.
+  double whole_tpot = std::nan("");
+  if (whole) {
+    const HardwareProfile wh = hardware_from_json(*whole, "the profile fitted with each read whole");
+    whole_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result).tpot;
+  }
+  // Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
+  // stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.
+  auto op_kinds = [](const std::vector<TimelineEvent>& timeline) {
+    std::map<std::string, std::pair<uint64_t, double>> sums;
+    for (const TimelineEvent& e : timeline) {
+      auto& [ops, seconds] = sums[op_kind_label(e.op) + (e.op.prefill ? " (prefill)" : "")];
+      ++ops;
+      seconds += e.timing.end - e.timing.start;
+    }
+    Json kinds = Json::object();
+    for (const auto& [k, s] : sums) kinds[k] = {{"ops", s.first}, {"seconds", s.second}};
+    return kinds;
+  };
+  Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
+  for (size_t i = 0; i < m.runs.size(); ++i)
+    per_run.push_back({{"tpot_s", tpots[i]}, {"op_kinds", op_kinds(m.runs[i].result.result.timeline)}});
+  const double simulated = figures_of(sim.result).tpot;
+  // TTFT too: a prefill step's models (its reads, its CPU-worker slowdowns, its experts of 2+ tokens) are
+  // fitted on the same runs, and TPOT does not see them.
+  const double measured_ttft = quantile(ttfts, 0.5), simulated_ttft = figures_of(sim.result).ttft;
+  const double ttft_error = measured_ttft > 0 ? simulated_ttft / measured_ttft - 1 : std::nan("");
+  const auto [lo, hi] = std::minmax_element(tpots.begin(), tpots.end());
+  const double error = measured > 0 ? simulated / measured - 1 : std::nan("");
+  Json in;
+  in["runs_tpot_s"] = tpots;
+  in["exec_tpot_median_s"] = measured;
+  in["exec_tpot_spread"] = *lo > 0 ? *hi / *lo - 1 : 0.0;
+  in["sim_tpot_s"] = simulated;
+  in["runs"] = per_run;
+  in["sim_op_kinds"] = op_kinds(sim.result.timeline);
+  in["tpot_error"] = std::isfinite(error) ? Json(error) : Json(nullptr);
+  in["tpot_error_runtime_means"] = measured > 0 ? Json(means_tpot / measured - 1) : Json(nullptr);
+  if (std::isfinite(whole_tpot) && measured > 0) in["tpot_error_reads_whole"] = whole_tpot / measured - 1;
+  in["runs_ttft_s"] = ttfts;
+  in["exec_ttft_median_s"] = measured_ttft;
+  in["sim_ttft_s"] = simulated_ttft;
+  in["ttft_error"] = std::isfinite(ttft_error) ? Json(ttft_error) : Json(nullptr);
+  if (std::isfinite(own_plan_tpot)) {
+    in["simulated_under"] = "the runs' plan (" + runs_plan + "), the pools fixed to it";
+    in["tpot_error_own_plan"] = measured > 0 ? Json(own_plan_tpot / measured - 1) : Json(nullptr);
+  }
+  prof["calibration"]["in_sample"] = in;
+  prof["calibration"]["planned_with"] = planner.origin;
+  if (pilot)
+    prof["calibration"]["pilot"] = {{"hardware", p.hw.origin},
+                                    {"plan", pilot_plans[0]["served"]},
+                                    {"runs", pilot_plans},
+                                    {"fixed_point", pilot_fixed},
+                                    {"runs_plan", runs_plan}};
+  if (!runs_plan.empty()) {
+    prof["calibration"]["in_sample"]["runs_plan"] = runs_plan;
+    prof["calibration"]["in_sample"]["profile_plan"] = profile_plan;
+  }
+  const std::string own_plan_note =
+      std::isfinite(own_plan_tpot) && measured > 0
+          ? strprintf(" (under the runs' plan %s; under its own plan, %s: %+.2f%%)", runs_plan.c_str(),
+                      profile_plan.c_str(), 100 * (own_plan_tpot / measured - 1))
+          : std::string();
+  const std::string means_note = std::isfinite(means_tpot) && measured > 0
+                                     ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (means_tpot / measured - 1))
+                                     : std::string();
+  const std::string whole_note =
+      std::isfinite(whole_tpot) && measured > 0
+          ? strprintf("; fitted with each read whole (no I/O-thread CPU work): %+.2f%%", 100 * (whole_tpot / measured - 1))
+          : std::string();
+  const std::string ttft_note =
+      std::isfinite(ttft_error) ? strprintf("; TTFT %s against %s: %+.2f%%", format_seconds(simulated_ttft).c_str(),
+                                            format_seconds(measured_ttft).c_str(), 100 * ttft_error)
+                                : std::string();
+  std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
+                       "of %zu run%s, spread %.1f%%): %+.2f%%%s%s\n",
+               format_seconds(simulated).c_str(), format_seconds(measured).c_str(), tpots.size(),
+               tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * error,
+               (own_plan_note + means_note + whole_note).c_str(), ttft_note.c_str());
+  {
+    // Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
+    size_t mid = 0;
+    for (size_t i = 1; i < tpots.size(); ++i)
+      if (std::abs(tpots[i] - measured) < std::abs(tpots[mid] - measured)) mid = i;
+    const Json& ek = per_run[mid]["op_kinds"];
+    const Json& sk = in["sim_op_kinds"];
+    std::string line;
+    for (const auto& [k, v] : sk.items()) {
+      const double s = v["seconds"].get<double>();
+      if (!ek.contains(k) || s < 1e-3) continue;
+      const double e = ek[k]["seconds"].get<double>();
+      if (e <= 0) continue;
+      line += strprintf("%s%s %s against %s (%+.1f%%)", line.empty() ? "" : "; ", k.c_str(), format_seconds(s).c_str(),
+                        format_seconds(e).c_str(), 100 * (s / e - 1));
+    }
+    if (!line.empty())
+      std::fprintf(stderr, "in sample by op kind (simulated start-to-end seconds against run %zu's): %s\n", mid + 1,
+                   line.c_str());
+  }
+  if (runs_plan != profile_plan)
+    warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan + ", but the calibration runs " +
+         "were served with " + runs_plan + " (planned with " + planner.origin + "): they measured another mix of "
+         "ops than runs with this profile will make; calibrate again with --hw " + a.out);
+  if (whole_out && whole) *whole_out = std::move(*whole);
+  return prof;
+}
+
+ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p, const HardwareProfile& hw,
+                                   const sim::SimOptions& so, const std::string& served) {
+  ServedPlanRun r;
+  r.run = run_simulated(cfg, p.stream, p.trace.info(), p.costs, hw, so);
+  r.profile_plan = plan_ratios(r.run.plan);
+  if (!served.empty() && served != r.profile_plan) {
+    r.own_plan = figures_of(r.run.result);
+    serving::SystemConfig pinned = cfg;
+    pinned.system = serving::with_system_param(cfg.system, "pools", served, "", true);
+    r.run = run_simulated(pinned, p.stream, p.trace.info(), p.costs, hw, so);
+  }
+  return r;
+}
+
+}  // namespace moesim::harness

@@ -1,0 +1,686 @@
+#include "serving/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "base/warnings.h"
+
+namespace moesim {
+
+uint64_t ModelCosts::tensor_bytes(uint32_t layer, uint32_t t) const {
+  const uint64_t total = expert_bytes[layer];
+  const size_t n = tensor_share.size();
+  if (n <= 1) return total;
+  uint64_t before = 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const auto b = static_cast<uint64_t>(std::llround(static_cast<double>(total) * tensor_share[i]));
+    if (i == t) return b;
+    before += b;
+  }
+  return total - before;
+}
+
+namespace {
+
+// Ops are identified to the platform by a token: the invocation slot and the op's index in its graph.
+constexpr uint32_t kOpBits = 20;
+constexpr uint32_t kOpMask = (1u << kOpBits) - 1;
+constexpr uint32_t kMaxSlots = 1u << (32 - kOpBits);
+// Prefetch loads yield to every demand op waiting for the same resource.
+constexpr int64_t kPrefetchPriority = INT64_MAX / 4;
+
+bool has_sm(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kSM; }
+bool has_e(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kE; }
+
+}  // namespace
+
+struct Pipeline::Invocation {
+  OpGraph graph;
+  std::vector<uint32_t> remaining;            // unmet dependencies per op
+  std::vector<uint32_t> external;             // per op: waits on loads of earlier invocations
+  std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (op of this graph, token that waits for it)
+  std::vector<ExpertRequest> requests;
+  uint32_t slot = 0;
+  uint32_t index = 0;  // workload invocation index
+  uint32_t layer = 0;
+  uint8_t phase = 0;
+  double start = 0;
+  uint32_t open_ops = 0;        // ops not yet done
+  uint32_t open_layer_ops = 0;  // of those, the layer's own work (not prefetches)
+  // Load tails of this graph per key (prefetches register them in inflight_).
+  std::vector<std::pair<uint32_t, uint32_t>> load_tails;  // (key, op)
+};
+
+Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residency& residency,
+                   RoutingPolicy& routing, SchedulingPolicy& scheduling, PrefetchPolicy* prefetch)
+    : costs_(costs),
+      opt_(opt),
+      residency_(residency),
+      routing_(routing),
+      scheduling_(scheduling),
+      prefetch_(prefetch) {}
+
+Pipeline::~Pipeline() = default;
+
+// What routing policies see (ResidencyView): the state on the computing side. A full copy held only in a
+// discrete GPU's host memory still needs a host-to-device copy, so it is not "cached" for them: BuddyMoE
+// replaces exactly such CPU-resident experts (BuddyMoE, §3.1), and a cache-aware routing conditions on the
+// fast tier.
+ExpertState Pipeline::state(uint32_t layer, uint32_t expert) const {
+  const LookupResult r = residency_.peek(layer * experts_ + expert);
+  return r.state == ExpertState::kFull && r.tier == MemoryTier::kHost ? ExpertState::kMissed : r.state;
+}
+
+uint32_t Pipeline::acquire_slot() {
+  if (!free_slots_.empty()) {
+    const uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  if (slots_.size() >= kMaxSlots)
+    throw Error("pipeline: more than " + std::to_string(kMaxSlots) + " layer invocations in flight at once");
+  slots_.push_back(std::make_unique<Invocation>());
+  slots_.back()->slot = static_cast<uint32_t>(slots_.size() - 1);
+  return slots_.back()->slot;
+}
+
+void Pipeline::wait_for_inflight(Invocation& v, uint32_t key, uint32_t first_op, uint32_t dense) {
+  auto it = inflight_.find(key);
+  if (it == inflight_.end()) return;
+  // The request's roots (ops whose only dependency is the dense op) also wait for the loads in flight.
+  for (uint32_t i = first_op; i < v.graph.size(); ++i) {
+    const auto deps = v.graph.deps(i);
+    const bool root = deps.empty() || (deps.size() == 1 && deps[0] == dense);
+    if (!root) continue;
+    for (uint32_t t : it->second) {
+      ++v.external[i];
+      slots_[t >> kOpBits]->waiters.emplace_back(t & kOpMask, (v.slot << kOpBits) | i);
+    }
+  }
+}
+
+// The ops that bring one expert tensor from state `from` to `to` (F, or for a prefetch also C/S/E: the
+// components only), appended to the graph; the ops that end the chain are appended to tails_.
+void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
+                             uint32_t dense) {
+  OpGraph& g = v.graph;
+  ExpertRequest req;
+  req.expert = expert;
+  req.tokens = tokens;
+  req.state = found.state;
+  req.first_op = static_cast<uint32_t>(g.size());
+  Op base;
+  base.layer = static_cast<uint16_t>(layer);
+  base.expert = expert;
+  base.prefill = v.phase == 0;
+  tails_.clear();
+  const ExpertState st = found.state;
+  const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
+  auto make = [&](OpKind k, uint32_t t, uint64_t b) {
+    Op o = base;
+    o.kind = k;
+    o.resource = default_resource(k);
+    if (k == OpKind::kRecover) o.resource = opt_.recover_on;
+    o.tensor = static_cast<uint16_t>(t);
+    o.bytes = b;
+    return o;
+  };
+  const bool to_gpu = opt_.compute_on == ResourceClass::kGpu;
+  // The roots of the request depend on the layer's dense op; a prefetch load (dense == kNoKey) on nothing.
+  const std::span<const uint32_t> root =
+      dense == kNoKey ? std::span<const uint32_t>() : std::span<const uint32_t>(&dense, 1);
+  if (st == ExpertState::kFull) {
+    if (found.tier == MemoryTier::kHost && to_gpu)  // a DRAM copy on a discrete GPU: copy it over
+      for (uint32_t t = 0; t < tensors; ++t)
+        tails_.push_back(g.add(make(OpKind::kTransfer, t, costs_.tensor_bytes(layer, t)), root));
+  } else {
+    for (uint32_t t = 0; t < tensors; ++t) {
+      const uint64_t bytes = costs_.tensor_bytes(layer, t);
+      if (!opt_.layout.compressed) {
+        // Full-tensor offloading: only F (handled above) and M exist.
+        const uint32_t read = g.add(make(OpKind::kSsdRead, t, bytes), root);
+        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {read}) : read);
+        continue;
+      }
+      // ZipMoE's split tensor (§3.1): SM-chunk + K compressed exponent shards (E-chunks).
+      const auto sm =
+          static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
+      const uint64_t e_raw = bytes - sm;
+      const uint32_t k = std::max(opt_.layout.shards, 1u);
+      const bool read_e = !has_e(st);
+      const bool read_sm = !has_sm(st);
+      into_transfer_.clear();
+      for (uint32_t s = 0; s < k; ++s) {  // E-chunks are read before SM-chunks (§3.3)
+        const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
+        Op dc = make(OpKind::kDecompress, t, raw);
+        dc.shard = static_cast<uint16_t>(s);
+        dc.part = TensorPart::kE;
+        if (read_e) {
+          Op r = make(OpKind::kSsdRead, t,
+                      static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio)));
+          r.shard = static_cast<uint16_t>(s);
+          r.part = TensorPart::kE;
+          const uint32_t read = g.add(r, root);
+          into_transfer_.push_back(g.add(dc, {read}));
+        } else {
+          into_transfer_.push_back(g.add(dc, root));
+        }
+      }
+      if (read_sm) {
+        Op r = make(OpKind::kSsdRead, t, sm);
+        r.part = TensorPart::kSm;
+        into_transfer_.push_back(g.add(r, root));
+      }
+      if (opt_.recover_on == ResourceClass::kGpu) {
+        const uint32_t xfer = g.add(make(OpKind::kTransfer, t, bytes), into_transfer_);
+        tails_.push_back(g.add(make(OpKind::kRecover, t, bytes), {xfer}));
+      } else {  // recovered on the CPU, then made visible to the GPU
+        const uint32_t rec = g.add(make(OpKind::kRecover, t, bytes), into_transfer_);
+        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {rec}) : rec);
+      }
+    }
+  }
+  if (tokens > 0) {
+    Op compute = base;
+    compute.kind = OpKind::kExpertCompute;
+    compute.resource = opt_.compute_on;
+    compute.bytes = costs_.expert_bytes[layer];
+    compute.tokens = tokens;
+    compute.flops = costs_.expert_flops_per_token * tokens;
+    compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
+    if (tails_.empty()) tails_.push_back(dense);
+    req.compute_op = g.add(compute, tails_);
+  } else {
+    if (g.size() == req.first_op) return;  // resident and not computed (layer-offload): nothing to do
+    req.compute_op = static_cast<uint32_t>(g.size() - 1);
+  }
+  v.requests.push_back(req);
+}
+
+void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to) {
+  OpGraph& g = v.graph;
+  const uint32_t first = static_cast<uint32_t>(g.size());
+  const uint32_t key = layer * experts_ + expert;
+  if (to == ExpertState::kFull) {
+    // The whole path to a full tensor, without the compute, depending on nothing (it starts now). It is no
+    // request of this layer: the scheduler does not see it.
+    const size_t nreq = v.requests.size();
+    build_request(v, layer, expert, 0, LookupResult{from, MemoryTier::kUnified}, kNoKey);
+    v.requests.resize(nreq);
+  } else {
+    // C, S or E: only the reads of the components it will hold.
+    const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
+    tails_.clear();
+    for (uint32_t t = 0; t < tensors; ++t) {
+      const uint64_t bytes = costs_.tensor_bytes(layer, t);
+      const auto sm =
+          static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
+      const uint64_t e_raw = bytes - sm;
+      const uint32_t k = std::max(opt_.layout.shards, 1u);
+      Op r;
+      r.kind = OpKind::kSsdRead;
+      r.resource = ResourceClass::kSsd;
+      r.layer = static_cast<uint16_t>(layer);
+      r.expert = expert;
+      r.tensor = static_cast<uint16_t>(t);
+      r.prefill = v.phase == 0;
+      if (has_e(to) && !has_e(from))
+        for (uint32_t s = 0; s < k; ++s) {
+          const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
+          r.bytes = static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio));
+          r.shard = static_cast<uint16_t>(s);
+          r.part = TensorPart::kE;
+          g.add(r);
+        }
+      if (has_sm(to) && !has_sm(from)) {
+        r.bytes = sm;
+        r.shard = kNoLabel;
+        r.part = TensorPart::kSm;
+        g.add(r);
+      }
+    }
+  }
+  uint64_t bytes = 0;
+  for (uint32_t i = first; i < g.size(); ++i) {
+    Op& op = g.op(i);
+    op.prefetch = true;
+    if (op.kind == OpKind::kSsdRead) bytes += op.bytes;
+  }
+  // Tails: ops no later op of this load depends on.
+  std::vector<uint8_t> has_succ(g.size() - first, 0);
+  for (uint32_t i = first; i < g.size(); ++i)
+    for (uint32_t d : g.deps(i))
+      if (d >= first) has_succ[d - first] = 1;
+  for (uint32_t i = first; i < g.size(); ++i)
+    if (!has_succ[i - first]) v.load_tails.emplace_back(key, i);
+  result_->prefetch.bytes += bytes;
+  prefetch_bytes_[key] = bytes;
+}
+
+void Pipeline::submit(std::vector<uint32_t>& ready) {
+  // Ops that become ready at the same instant go to the platform in priority order (then token order),
+  // so that a free resource starts the most urgent one.
+  std::sort(ready.begin(), ready.end(), [&](uint32_t a, uint32_t b) {
+    const int64_t pa = slots_[a >> kOpBits]->graph.op(a & kOpMask).priority;
+    const int64_t pb = slots_[b >> kOpBits]->graph.op(b & kOpMask).priority;
+    return pa != pb ? pa < pb : a < b;
+  });
+  for (uint32_t t : ready) platform_->submit(slots_[t >> kOpBits]->graph.op(t & kOpMask), this, t);
+  ready.clear();
+}
+
+void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
+  Invocation& v = *slots_[token >> kOpBits];
+  const uint32_t i = token & kOpMask;
+  ++result_->ops;
+  const Op& op = v.graph.op(i);
+  if (op.kind == OpKind::kSsdRead) {
+    result_->ssd_bytes += op.bytes;
+    result_->ssd_bytes_by_part[static_cast<size_t>(op.part)] += op.bytes;
+  }
+  if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
+  std::vector<uint32_t> ready;
+  ready.swap(ready_);
+  for (uint32_t s : v.graph.succs(i))
+    if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
+  if (!v.waiters.empty()) {
+    for (size_t w = 0; w < v.waiters.size();) {
+      if (v.waiters[w].first != i) {
+        ++w;
+        continue;
+      }
+      const uint32_t t = v.waiters[w].second;
+      Invocation& u = *slots_[t >> kOpBits];
+      if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
+      v.waiters[w] = v.waiters.back();
+      v.waiters.pop_back();
+    }
+  }
+  if (op.prefetch) {
+    // A load's last op done: the key is no longer in flight once all its tails are.
+    auto it = inflight_.find(static_cast<uint32_t>(op.layer) * experts_ + op.expert);
+    if (it != inflight_.end()) {
+      auto& tails = it->second;
+      tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
+      if (tails.empty()) inflight_.erase(it);
+    }
+  }
+  if (!ready.empty()) submit(ready);
+  ready_.swap(ready);
+  --v.open_ops;
+  if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
+  if (v.open_ops == 0) free_slots_.push_back(v.slot);
+}
+
+void Pipeline::set_counter(uint32_t track, uint64_t value) {
+  CounterState& c = counters_[track];
+  if (c.value == value) return;
+  c.value = value;
+  if (!in_window_) return;
+  auto& samples = result_->counter_samples;
+  const double t = platform_->now();
+  // Changes at one instant (a job ends and the next queues) leave one sample: the last value.
+  if (c.last != SIZE_MAX && samples[c.last].time == t) {
+    samples[c.last].value = value;
+    return;
+  }
+  c.last = samples.size();
+  samples.push_back(CounterSample{t, track, value});
+}
+
+void Pipeline::queue_length(uint32_t queue, uint64_t waiting) {
+  if (first_queue_track_ + queue < counters_.size()) set_counter(first_queue_track_ + queue, waiting);
+}
+
+void Pipeline::memory_event(const MemoryEvent& e) {
+  platform_->memory_event(e);
+  PoolUsage& p = result_->pools[e.pool];
+  switch (e.kind) {
+    case MemoryEvent::Kind::kAdmit:
+      ++p.admits;
+      lifetimes_.admit(e.key, clock_);
+      break;
+    case MemoryEvent::Kind::kEvict:
+      ++p.evicts;
+      break;
+    case MemoryEvent::Kind::kDemote:  // counted once per move, on the pool the expert leaves
+      if (e.leaving) ++p.demotes;
+      break;
+    case MemoryEvent::Kind::kPromote:
+      if (e.leaving) ++p.promotes;
+      break;
+  }
+  if (e.adds()) {
+    pool_bytes_[e.pool] += e.bytes;
+    held_[e.key] += e.bytes;
+  } else {
+    held_[e.key] -= std::min(held_[e.key], e.bytes);
+    // A demotion's leaving side may pass through 0 bytes; only an eviction ends a residency.
+    if (e.kind == MemoryEvent::Kind::kEvict && held_[e.key] == 0) lifetimes_.evict(e.key, clock_);
+    if (pool_bytes_[e.pool] < e.bytes) throw Error("pipeline: a pool released more bytes than it held");
+    pool_bytes_[e.pool] -= e.bytes;
+    if (e.kind == MemoryEvent::Kind::kEvict) {
+      // An evicted expert's loads still in flight no longer make it resident.
+      inflight_.erase(e.key);
+      if (prefetched_[e.key]) {
+        prefetched_[e.key] = 0;
+        ++result_->prefetch.useless;
+        result_->prefetch.useless_bytes += prefetch_bytes_[e.key];
+      }
+    }
+  }
+  if (record_counters_) set_counter(e.pool, pool_bytes_[e.pool]);
+}
+
+void Pipeline::note_peaks() {
+  uint64_t total = 0;
+  for (size_t p = 0; p < pool_bytes_.size(); ++p) {
+    result_->pools[p].peak_bytes = std::max(result_->pools[p].peak_bytes, pool_bytes_[p]);
+    total += pool_bytes_[p];
+  }
+  result_->memory_peak = std::max(result_->memory_peak, total);
+}
+
+void Pipeline::start_counters(Platform& platform) {
+  auto& tracks = result_->counter_tracks;
+  for (const auto& p : result_->pools) tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, p.info.name});
+  first_queue_track_ = static_cast<uint32_t>(tracks.size());
+  for (auto& q : platform.queue_names()) tracks.push_back(CounterTrack{CounterTrack::Kind::kQueueLength, q});
+  counters_.assign(tracks.size(), CounterState{});
+  platform.set_queue_observer(this);
+}
+
+void Pipeline::enter_window() {
+  // Every track starts the window with its current value, changed or not.
+  for (uint32_t t = 0; t < counters_.size(); ++t) {
+    counters_[t].last = result_->counter_samples.size();
+    result_->counter_samples.push_back(CounterSample{platform_->now(), t, counters_[t].value});
+  }
+}
+
+void Pipeline::start_step(uint32_t s) {
+  const WorkloadView& w = *w_;
+  for (;; ++s) {
+    if (s >= w.steps()) {
+      finished_ = true;
+      in_window_ = false;
+      return;
+    }
+    step_ = s;
+    clock_ = next_clock_;
+    next_clock_ += w.step_tokens[s];
+    const bool was_in_window = in_window_;
+    in_window_ = opt_.record_timeline && s >= opt_.timeline_first_step && s <= opt_.timeline_last_step;
+    if (in_window_ && !was_in_window) enter_window();
+    step_timing_ = StepTiming{w.step_phase[s], w.step_tokens[s], platform_->now(), 0};
+    if (w.step_begin[s] < w.step_begin[s + 1]) {
+      start_invocation(w.step_begin[s]);
+      return;
+    }
+    // A step without invocations takes no time.
+    step_timing_.end = step_timing_.start;
+    result_->steps.push_back(step_timing_);
+    if (opt_.on_step) opt_.on_step(s + 1, w.steps());
+  }
+}
+
+void Pipeline::finish_layer(Invocation& v) {
+  const WorkloadView& w = *w_;
+  const double now = platform_->now();
+  result_->invocations.push_back(InvocationTiming{static_cast<uint16_t>(v.layer), v.phase, step_, v.start, now});
+  const uint32_t next = v.index + 1;
+  if (next < w.step_begin[step_ + 1]) {
+    start_invocation(next);
+    return;
+  }
+  step_timing_.end = now;
+  result_->steps.push_back(step_timing_);
+  if (opt_.on_step) opt_.on_step(step_ + 1, w.steps());
+  start_step(step_ + 1);
+}
+
+void Pipeline::start_invocation(uint32_t inv) {
+  const WorkloadView& w = *w_;
+  const uint32_t slot = acquire_slot();
+  Invocation& v = *slots_[slot];
+  v.graph.clear();
+  v.requests.clear();
+  v.waiters.clear();
+  v.load_tails.clear();
+  v.external.clear();
+  v.index = inv;
+  v.layer = w.lookups.inv_layer[inv];
+  v.phase = w.lookups.inv_phase[inv];
+  v.start = platform_->now();
+  const uint32_t layer = v.layer;
+  const bool decode = v.phase == 1;
+  PipelineResult& result = *result_;
+
+  Op dense;
+  dense.kind = OpKind::kDenseCompute;
+  dense.resource = ResourceClass::kGpu;
+  dense.layer = static_cast<uint16_t>(layer);
+  dense.bytes = costs_.dense_bytes[layer];
+  dense.tokens = step_timing_.tokens;
+  dense.flops = costs_.dense_flops_per_token * step_timing_.tokens;
+  dense.prefill = !decode;
+  const uint32_t dense_op = v.graph.add(dense);
+
+  demands_.clear();
+  for (uint32_t j = w.lookups.inv_begin[inv]; j < w.lookups.inv_begin[inv + 1]; ++j) {
+    ExpertDemand d;
+    d.expert = static_cast<uint16_t>(w.lookups.key[j] - layer * w.experts);
+    d.tokens = w.tokens[j];
+    d.next_use = w.lookups.next_use.empty() ? kNeverUsedAgain : w.lookups.next_use[j];
+    demands_.push_back(d);
+  }
+  original_ = demands_;
+  if (!routing_.identity()) {
+    if (w.routing.empty())
+      throw Error("pipeline: the routing policy needs each token's routing (the trace's records), and this "
+                  "workload was built without them");
+    const InvocationTokens tok(w.routing, inv);
+    const uint32_t K = w.routing.top_k;
+    route_out_.resize(size_t{tok.size()} * K);
+    for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
+    RoutingContext rc{layer, decode, w.top_k, this, &tok};
+    routing_.route(rc, route_out_);
+    result.deviation.add(tok, route_out_);
+    derive_demands(route_out_, K, w.experts, route_pos_, demands_);
+    // The router's next use for the experts it asked for (the others are set to "never" below).
+    for (uint32_t i = 0; i < original_.size(); ++i) route_pos_[original_[i].expert] = i;
+    for (auto& d : demands_)
+      d.next_use = route_pos_[d.expert] != kNoSlot ? original_[route_pos_[d.expert]].next_use : kNeverUsedAgain;
+    for (const auto& d : original_) route_pos_[d.expert] = kNoSlot;
+  }
+  // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
+  // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
+  result.routing.lookups += original_.size();
+  for (const auto& d : demands_) kept_[d.expert] |= 1;
+  for (const auto& d : original_) {
+    if (!(kept_[d.expert] & 1)) {
+      ++result.routing.changed_lookups;
+      result.routing.changed_tokens += d.tokens;
+    }
+    kept_[d.expert] |= 2;
+  }
+  for (auto& d : demands_)  // a key the router did not ask for has no valid oracle next-use
+    if (!(kept_[d.expert] & 2)) d.next_use = kNeverUsedAgain;
+  if (opt_.load_whole_layer) {
+    // Layer-offload: the layer's whole weights are loaded; experts nobody routed to are not computed.
+    for (uint16_t e = 0; e < w.experts; ++e)
+      if (!(kept_[e] & 1)) demands_.push_back(ExpertDemand{e, 0, kNeverUsedAgain});
+  }
+  for (const auto& d : original_) kept_[d.expert] = 0;
+  for (const auto& d : demands_) kept_[d.expert] = 0;
+
+  // Each lookup's result becomes the expert's loads before the next lookup (core/invocation_walker.h).
+  const auto on_lookup = [&](const ExpertDemand& d, uint32_t key, const LookupResult& found) {
+    const auto si = static_cast<size_t>(found.state);
+    ++result.states.lookups[si];
+    if (decode) ++result.states.decode_lookups[si];
+    if (found.state == ExpertState::kFull && found.tier == MemoryTier::kHost) ++result.states.host_hits;
+    if (prefetched_[key]) {
+      // Useful only when its target invocation uses it; a later use means the prediction missed.
+      prefetched_[key] = 0;
+      if (prefetch_target_[key] == inv) {
+        ++result.prefetch.useful;
+        if (inflight_.count(key)) ++result.prefetch.late;
+      } else {
+        ++result.prefetch.useless;
+        result.prefetch.useless_bytes += prefetch_bytes_[key];
+      }
+    }
+    const uint32_t first = static_cast<uint32_t>(v.graph.size());
+    v.external.resize(first, 0);
+    build_request(v, layer, d.expert, d.tokens, found, dense_op);
+    if (found.state != ExpertState::kMissed && inflight_.count(key)) {
+      v.external.resize(v.graph.size(), 0);
+      ++result.states.in_flight;
+      wait_for_inflight(v, key, first, dense_op);
+    }
+  };
+  walker_.walk_demands(residency_, w.lookups, inv, demands_, on_lookup);
+  note_peaks();
+  scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
+                                    std::max(opt_.layout.shards, 1u)},
+                    v.requests, v.graph);
+  v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
+
+  if (prefetch_) {
+    proposals_.clear();
+    prefetch_->propose(PrefetchContext{&w, inv, step_, layer, decode}, proposals_);
+    for (const auto& pr : proposals_) {
+      check_prefetch_request(pr, w.layers, w.experts);
+      if (pr.layer == layer) continue;
+      const uint32_t key = pr.layer * w.experts + pr.expert;
+      ++result.prefetch.proposed;
+      // Prefetch loads yield to every demand op, and each keeps its invocation's slot until it has run: a
+      // predictor that proposes faster than the SSD can serve would pile them up without bound. Past half
+      // the slots in use, new proposals are declined (a real engine's prefetch queue is bounded too).
+      if (slots_.size() - free_slots_.size() >= kMaxSlots / 2) {
+        ++result.prefetch.declined;
+        if (!prefetch_backlog_warned_) {
+          prefetch_backlog_warned_ = true;
+          warn("prefetch: the prefetch loads waiting behind demand reads hold " + std::to_string(kMaxSlots / 2) +
+               " layer invocations; further proposals are declined while that backlog lasts (the predictor "
+               "proposes more than the SSD can serve)");
+        }
+        continue;
+      }
+      if (prefetched_[key] || inflight_.count(key) || residency_.peek(key).state == ExpertState::kFull) {
+        ++result.prefetch.already_resident;
+        continue;
+      }
+      uint32_t next_use = kNeverUsedAgain;
+      if (pr.target_invocation != kNoInvocation) next_use = pr.target_invocation;
+      ExpertState target = ExpertState::kMissed;
+      const ExpertState from = residency_.prefetch(pr.layer, key, next_use, &target);
+      if (target == from || target == ExpertState::kMissed) {
+        ++result.prefetch.declined;
+        continue;
+      }
+      ++result.prefetch.issued;
+      prefetched_[key] = 1;
+      uint32_t target_inv = pr.target_invocation;
+      if (target_inv == kNoInvocation) target_inv = default_prefetch_target(w.lookups, inv, pr.layer, w.layers);
+      prefetch_target_[key] = target_inv;
+      const size_t before = v.load_tails.size();
+      build_prefetch(v, pr.layer, pr.expert, from, target);
+      auto& tails = inflight_[key];
+      tails.clear();
+      for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
+      // A move that needs no read (the target state's components are all held already) is never in flight:
+      // an entry without tails would wait for an op that does not exist.
+      if (tails.empty()) inflight_.erase(key);
+      note_peaks();
+    }
+  }
+  if (v.graph.size() > kOpMask)
+    throw Error("pipeline: one layer invocation needs more than " + std::to_string(kOpMask) + " ops");
+
+  OpGraph& g = v.graph;
+  g.finalize();
+  platform_->ops_planned(g);
+  v.external.resize(g.size(), 0);
+  v.remaining.resize(g.size());
+  v.open_ops = static_cast<uint32_t>(g.size());
+  ready_.clear();
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g.op(i).prefetch) g.op(i).priority = kPrefetchPriority;
+    v.remaining[i] = static_cast<uint32_t>(g.deps(i).size()) + v.external[i];
+    if (v.remaining[i] == 0) ready_.push_back((slot << kOpBits) | i);
+  }
+  submit(ready_);
+}
+
+PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
+  if (costs_.expert_bytes.size() < w.layers || costs_.dense_bytes.size() < w.layers)
+    throw Error("pipeline: model costs cover fewer layers than the workload");
+  PipelineResult result;
+  result_ = &result;
+  platform_ = &platform;
+  w_ = &w;
+  experts_ = w.experts;
+  finished_ = false;
+  prefetch_backlog_warned_ = false;
+  result.timeline_first_step = opt_.timeline_first_step;
+  result.timeline_last_step = opt_.timeline_last_step;
+  in_window_ = false;
+  kept_.assign(w.experts, 0);
+  walker_ = InvocationWalker(w.experts);
+  route_pos_.assign(w.experts, kNoSlot);
+  clock_ = next_clock_ = 0;
+  held_.assign(size_t{w.layers} * w.experts, 0);
+  lifetimes_.reset(size_t{w.layers} * w.experts);
+  prefetched_.assign(size_t{w.layers} * w.experts, 0);
+  prefetch_bytes_.assign(size_t{w.layers} * w.experts, 0);
+  prefetch_target_.assign(size_t{w.layers} * w.experts, kNoInvocation);
+  inflight_.clear();
+  for (const auto& p : residency_.pools()) result.pools.push_back(PoolUsage{p, 0, 0, 0, 0, 0, 0});
+  pool_bytes_.assign(result.pools.size(), 0);
+  platform.memory_pools(residency_.pools());
+  // The platform and the residency must not call back into this pipeline after run() (also when it throws).
+  struct Reset {
+    Platform* platform;
+    Residency* residency;
+    ~Reset() {
+      if (platform) platform->set_queue_observer(nullptr);
+      residency->set_listener(nullptr);
+    }
+  } reset{opt_.record_timeline ? &platform : nullptr, &residency_};
+  residency_.set_listener(this);
+  record_counters_ = opt_.record_timeline;
+  if (opt_.record_timeline) start_counters(platform);
+  const double t0 = platform.now();
+  result.steps.reserve(w.steps());
+  if (w.seq_first_step.size() != w.seq_last_step.size())
+    throw Error("pipeline: the workload's sequence table has first and last steps of different lengths");
+  for (size_t i = 0; i < w.seq_first_step.size(); ++i) {
+    if (w.seq_first_step[i] > w.seq_last_step[i] || w.seq_last_step[i] >= w.steps())
+      throw Error("pipeline: sequence " + std::to_string(i) + " spans steps outside the workload");
+    result.sequences.push_back(SequenceSteps{w.seq_first_step[i], w.seq_last_step[i]});
+  }
+  result.invocations.reserve(w.lookups.invocations());
+  start_step(0);
+  platform.run_until_idle();
+  if (!finished_ || !inflight_.empty())
+    throw Error("pipeline: the run did not complete (an op's dependency never ran)");
+  for (uint32_t k = 0; k < prefetched_.size(); ++k)
+    if (prefetched_[k]) {
+      ++result.prefetch.useless;
+      result.prefetch.useless_bytes += prefetch_bytes_[k];
+    }
+  for (size_t p = 0; p < pool_bytes_.size(); ++p) result.pools[p].final_bytes = pool_bytes_[p];
+  result.cache = residency_.counters();
+  result.lifetime = lifetimes_.finish();
+  result.routing_counters = routing_.counters();
+  result.resources = platform.resource_stats();
+  result.makespan = platform.now() - t0;
+  result_ = nullptr;
+  w_ = nullptr;
+  return result;
+}
+
+}  // namespace moesim
