@@ -50,7 +50,10 @@ const char* safetensors_dtype_name(DType d) {
   return "?";
 }
 
-SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
+namespace {
+
+// The 8-byte header length, checked against the file and the limit.
+uint64_t read_header_length(const uint8_t* data, size_t size, const std::string& origin) {
   if (size < 8)
     throw binary_input_error(
         origin, 0, "header length",
@@ -67,7 +70,11 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
   if (n < 2)
     throw binary_input_error(origin, 8, "header",
                              "header is " + std::to_string(n) + " bytes, not a JSON object");
+  return n;
+}
 
+// The n-byte JSON header after the length: an object without duplicate names.
+Json parse_header(const uint8_t* data, uint64_t n, const std::string& origin) {
   // Duplicate names are rejected: nlohmann would silently keep the last one.
   std::set<std::string> seen;
   std::string duplicate;
@@ -91,7 +98,99 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
   if (!duplicate.empty())
     throw binary_input_error(origin, 8, tensor_field(duplicate), "appears twice in the header");
   if (!header.is_object()) throw binary_input_error(origin, 8, "header", "is not a JSON object");
+  return header;
+}
 
+void check_metadata(const Json& v, const std::string& origin) {
+  if (!v.is_object()) throw binary_input_error(origin, 8, "__metadata__", "is not an object");
+  for (auto m = v.begin(); m != v.end(); ++m)
+    if (!m.value().is_string())
+      throw binary_input_error(origin, 8, "__metadata__." + m.key(), "is not a string");
+}
+
+// A tensor entry has exactly the fields dtype, shape and data_offsets, of the right JSON types.
+void check_tensor_fields(const std::string& name, const Json& v, const std::string& origin) {
+  const std::string field = tensor_field(name);
+  if (name.empty()) throw binary_input_error(origin, 8, field, "empty tensor name");
+  if (!v.is_object()) throw binary_input_error(origin, 8, field, "entry is not an object");
+  for (auto f = v.begin(); f != v.end(); ++f)
+    if (f.key() != "dtype" && f.key() != "shape" && f.key() != "data_offsets")
+      throw binary_input_error(origin, 8, field, "unknown field '" + f.key() + "'");
+  if (!v.contains("dtype") || !v["dtype"].is_string())
+    throw binary_input_error(origin, 8, field, "missing or non-string 'dtype'");
+  if (!v.contains("shape") || !v["shape"].is_array())
+    throw binary_input_error(origin, 8, field, "missing or non-array 'shape'");
+  if (!v.contains("data_offsets") || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
+    throw binary_input_error(origin, 8, field, "'data_offsets' must be an array [begin, end]");
+}
+
+// One tensor entry of the header, its data located in the data section (of data_size bytes).
+TensorView parse_tensor(const std::string& name, const Json& v, const uint8_t* data, uint64_t data_start,
+                        uint64_t data_size, const std::string& origin) {
+  const std::string field = tensor_field(name);
+  check_tensor_fields(name, v, origin);
+  TensorView t;
+  t.name = name;
+  t.dtype_name = v["dtype"].get<std::string>();
+  const uint32_t esize = safetensors_dtype_size(t.dtype_name);
+  if (esize == 0) throw binary_input_error(origin, 8, field, "unknown dtype '" + t.dtype_name + "'");
+  if (t.dtype_name == "BF16") t.dtype = DType::BF16;
+  if (t.dtype_name == "F16") t.dtype = DType::F16;
+  if (t.dtype_name == "F32") t.dtype = DType::F32;
+  uint64_t elements = 1;
+  for (const auto& d : v["shape"]) {
+    if (!d.is_number_unsigned())
+      throw binary_input_error(origin, 8, field, "shape entries must be non-negative integers");
+    const uint64_t dim = d.get<uint64_t>();
+    if (dim != 0 && elements > UINT64_MAX / 8 / dim)
+      throw binary_input_error(origin, 8, field, "shape overflows 64 bits");
+    elements *= dim;
+    t.shape.push_back(dim);
+  }
+  for (const auto& o : v["data_offsets"])
+    if (!o.is_number_unsigned())
+      throw binary_input_error(origin, 8, field, "data_offsets must be non-negative integers");
+  const uint64_t begin = v["data_offsets"][0].get<uint64_t>();
+  const uint64_t end = v["data_offsets"][1].get<uint64_t>();
+  if (begin > end)
+    throw binary_input_error(
+        origin, data_start, field,
+        "data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
+  if (end > data_size)
+    throw binary_input_error(origin, data_start + begin, field,
+                             "data [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                 ") extends past the end of the data section (" +
+                                 std::to_string(data_size) + " bytes)");
+  t.elements = elements;
+  t.size_bytes = end - begin;
+  if (elements * esize != t.size_bytes)
+    throw binary_input_error(origin, data_start + begin, field,
+                             "data is " + std::to_string(t.size_bytes) + " bytes but shape and dtype " +
+                                 t.dtype_name + " need " + std::to_string(elements * esize));
+  t.file = origin;
+  t.file_offset = data_start + begin;
+  t.data = data + t.file_offset;
+  return t;
+}
+
+// Sorts the tensors by file offset and rejects two whose data overlap.
+void sort_and_check_overlaps(std::vector<TensorView>& tensors, const std::string& origin) {
+  std::stable_sort(tensors.begin(), tensors.end(),
+                   [](const TensorView& a, const TensorView& b) { return a.file_offset < b.file_offset; });
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    const auto& p = tensors[i - 1];
+    const auto& t = tensors[i];
+    if (t.file_offset < p.file_offset + p.size_bytes)
+      throw binary_input_error(origin, t.file_offset, tensor_field(t.name),
+                               "data overlaps " + tensor_field(p.name));
+  }
+}
+
+}  // namespace
+
+SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::string& origin) {
+  const uint64_t n = read_header_length(data, size, origin);
+  const Json header = parse_header(data, n, origin);
   SafetensorsImage img;
   img.data_start = 8 + n;
   const uint64_t data_size = size - img.data_start;
@@ -99,77 +198,13 @@ SafetensorsImage parse_safetensors(const uint8_t* data, size_t size, const std::
     const std::string& name = it.key();
     const Json& v = it.value();
     if (name == "__metadata__") {
-      if (!v.is_object()) throw binary_input_error(origin, 8, "__metadata__", "is not an object");
-      for (auto m = v.begin(); m != v.end(); ++m)
-        if (!m.value().is_string())
-          throw binary_input_error(origin, 8, "__metadata__." + m.key(), "is not a string");
+      check_metadata(v, origin);
       img.metadata = v;
       continue;
     }
-    const std::string field = tensor_field(name);
-    if (name.empty()) throw binary_input_error(origin, 8, field, "empty tensor name");
-    if (!v.is_object()) throw binary_input_error(origin, 8, field, "entry is not an object");
-    for (auto f = v.begin(); f != v.end(); ++f)
-      if (f.key() != "dtype" && f.key() != "shape" && f.key() != "data_offsets")
-        throw binary_input_error(origin, 8, field, "unknown field '" + f.key() + "'");
-    if (!v.contains("dtype") || !v["dtype"].is_string())
-      throw binary_input_error(origin, 8, field, "missing or non-string 'dtype'");
-    if (!v.contains("shape") || !v["shape"].is_array())
-      throw binary_input_error(origin, 8, field, "missing or non-array 'shape'");
-    if (!v.contains("data_offsets") || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
-      throw binary_input_error(origin, 8, field, "'data_offsets' must be an array [begin, end]");
-    TensorView t;
-    t.name = name;
-    t.dtype_name = v["dtype"].get<std::string>();
-    const uint32_t esize = safetensors_dtype_size(t.dtype_name);
-    if (esize == 0) throw binary_input_error(origin, 8, field, "unknown dtype '" + t.dtype_name + "'");
-    if (t.dtype_name == "BF16") t.dtype = DType::BF16;
-    if (t.dtype_name == "F16") t.dtype = DType::F16;
-    if (t.dtype_name == "F32") t.dtype = DType::F32;
-    uint64_t elements = 1;
-    for (const auto& d : v["shape"]) {
-      if (!d.is_number_unsigned())
-        throw binary_input_error(origin, 8, field, "shape entries must be non-negative integers");
-      const uint64_t dim = d.get<uint64_t>();
-      if (dim != 0 && elements > UINT64_MAX / 8 / dim)
-        throw binary_input_error(origin, 8, field, "shape overflows 64 bits");
-      elements *= dim;
-      t.shape.push_back(dim);
-    }
-    for (const auto& o : v["data_offsets"])
-      if (!o.is_number_unsigned())
-        throw binary_input_error(origin, 8, field, "data_offsets must be non-negative integers");
-    const uint64_t begin = v["data_offsets"][0].get<uint64_t>();
-    const uint64_t end = v["data_offsets"][1].get<uint64_t>();
-    if (begin > end)
-      throw binary_input_error(
-          origin, img.data_start, field,
-          "data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
-    if (end > data_size)
-      throw binary_input_error(origin, img.data_start + begin, field,
-                               "data [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                   ") extends past the end of the data section (" +
-                                   std::to_string(data_size) + " bytes)");
-    t.elements = elements;
-    t.size_bytes = end - begin;
-    if (elements * esize != t.size_bytes)
-      throw binary_input_error(origin, img.data_start + begin, field,
-                               "data is " + std::to_string(t.size_bytes) + " bytes but shape and dtype " +
-                                   t.dtype_name + " need " + std::to_string(elements * esize));
-    t.file = origin;
-    t.file_offset = img.data_start + begin;
-    t.data = data + t.file_offset;
-    img.tensors.push_back(std::move(t));
+    img.tensors.push_back(parse_tensor(name, v, data, img.data_start, data_size, origin));
   }
-  std::stable_sort(img.tensors.begin(), img.tensors.end(),
-                   [](const TensorView& a, const TensorView& b) { return a.file_offset < b.file_offset; });
-  for (size_t i = 1; i < img.tensors.size(); ++i) {
-    const auto& p = img.tensors[i - 1];
-    const auto& t = img.tensors[i];
-    if (t.file_offset < p.file_offset + p.size_bytes)
-      throw binary_input_error(origin, t.file_offset, tensor_field(t.name),
-                               "data overlaps " + tensor_field(p.name));
-  }
+  sort_and_check_overlaps(img.tensors, origin);
   return img;
 }
 

@@ -76,20 +76,12 @@ void pwrite_all(int fd, const std::vector<uint8_t>& bytes, uint64_t offset, cons
   }
 }
 
-}  // namespace
-
-PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
-                       const std::function<void(uint64_t, uint64_t)>& progress) {
-  if (opts.shards == 0 || opts.shards > kStoreMaxShards)
-    throw Error("--shards must be in 1.." + std::to_string(kStoreMaxShards));
-  const auto codec = kernels::make_codec(opts.codec);
-  const uint32_t K = opts.shards;
-
-  // The index has a fixed size given names, shapes and K, so it is reserved up front right after the header
-  // page and filled in at the end; chunks stream out in between.
+// The index of the store to write: every selected tensor's entry, its chunks still to be filled in.
+StoreIndex plan_index(const ExpertSelection& sel, const PackOptions& opts, const kernels::Codec& codec,
+                      uint32_t K) {
   StoreIndex idx;
   idx.meta = opts.meta;
-  idx.meta["codec"] = codec->name();
+  idx.meta["codec"] = codec.name();
   idx.meta["shards"] = K;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> keys;
   for (const auto& s : sel.tensors) {
@@ -110,11 +102,161 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
     e.source_dtype = *t.dtype;
     e.shape = t.shape;
     e.elements = t.elements;
-    e.codec = codec->id();
-    e.level = codec->level();
+    e.codec = codec.id();
+    e.level = codec.level();
     e.shards.resize(K);
     idx.entries.push_back(std::move(e));
   }
+  return idx;
+}
+
+// Packs the selected tensors on worker threads in selection order; take(i) hands tensor i to the writer,
+// or rethrows the first (lowest) failure. Every worker is joined by stop() or the destructor.
+class PackPool {
+ public:
+  PackPool(const ExpertSelection& sel, const kernels::Codec& codec, uint32_t K, unsigned threads,
+           unsigned inner_threads, const std::function<void(uint64_t)>& compressed)
+      : sel_(sel),
+        codec_(codec),
+        K_(K),
+        threads_(threads),
+        inner_threads_(inner_threads),
+        compressed_(compressed),
+        total_(sel.tensors.size()),
+        slots_(total_),
+        errors_(total_) {
+    try {
+      for (unsigned t = 0; t < threads; ++t) pool_.emplace_back([this] { work(); });
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+  PackPool(const PackPool&) = delete;
+  PackPool& operator=(const PackPool&) = delete;
+  ~PackPool() { stop(); }
+
+  Packed take(size_t i) {
+    Packed p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return slots_[i].has_value() || errors_[i] || abort_; });
+      if (errors_[i]) std::rethrow_exception(errors_[i]);
+      if (!slots_[i]) {
+        // Another tensor failed: report the lowest failing one.
+        for (auto& e : errors_)
+          if (e) std::rethrow_exception(e);
+        cv_.wait(lock, [&] { return slots_[i].has_value() || errors_[i]; });
+        if (errors_[i]) std::rethrow_exception(errors_[i]);
+      }
+      p = std::move(*slots_[i]);
+      slots_[i].reset();
+      written_ = i + 1;
+    }
+    cv_.notify_all();
+    return p;
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      abort_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : pool_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  void work() {
+    while (true) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        // Bound memory: never run further ahead of the writer than `threads` tensors.
+        cv_.wait(lock, [&] { return abort_ || next_job_ >= total_ || next_job_ < written_ + threads_; });
+        if (abort_ || next_job_ >= total_) return;
+        i = next_job_++;
+      }
+      std::optional<Packed> p;
+      std::exception_ptr err;
+      try {
+        p = pack_tensor(*sel_.tensors[i].source, codec_, K_, inner_threads_, compressed_);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        slots_[i] = std::move(p);
+        errors_[i] = err;
+        if (err) abort_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const ExpertSelection& sel_;
+  const kernels::Codec& codec_;
+  const uint32_t K_;
+  const unsigned threads_, inner_threads_;
+  const std::function<void(uint64_t)>& compressed_;
+  const size_t total_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::optional<Packed>> slots_;
+  std::vector<std::exception_ptr> errors_;
+  size_t next_job_ = 0, written_ = 0;
+  bool abort_ = false;
+  std::vector<std::thread> pool_;
+};
+
+// Streams one packed tensor's chunks out, each 4 KiB-aligned, and records them in its entry.
+void write_chunks(AtomicFile& out, StoreEntry& e, const Packed& p, uint32_t K) {
+  if (p.stored_raw) {
+    e.codec = kernels::CodecId::kRaw;
+    e.level = 0;
+  }
+  auto emit = [&](StoreChunk& c, const std::vector<uint8_t>& bytes, uint64_t raw) {
+    c.offset = out.pad_to(kStoreAlign);
+    c.size = bytes.size();
+    c.raw_size = raw;
+    c.checksum = hash64(bytes.data(), bytes.size());
+    out.write(bytes.data(), bytes.size());
+  };
+  emit(e.sm, p.sm, p.sm.size());
+  for (uint32_t k = 0; k < K; ++k) emit(e.shards[k], p.shards[k], e.shard_begin(k + 1) - e.shard_begin(k));
+}
+
+// Fills in the reserved index and the header, and commits the file; returns the file's size.
+uint64_t finish_store(AtomicFile& out, const StoreIndex& idx, uint64_t index_size,
+                      const std::string& out_path) {
+  const std::vector<uint8_t> index_bytes = encode_index(idx);
+  if (index_bytes.size() != index_size) throw Error(out_path + ": internal error: index size changed");
+  StoreHeader h;
+  h.index_offset = kStoreAlign;
+  h.index_size = index_size;
+  h.file_size = out.offset();
+  h.index_checksum = hash64(index_bytes.data(), index_bytes.size());
+  if (std::fflush(out.handle()) != 0) throw Error(out_path + ": write failed: " + std::strerror(errno));
+  const int fd = ::fileno(out.handle());
+  pwrite_all(fd, index_bytes, kStoreAlign, out_path);
+  pwrite_all(fd, encode_header(h), 0, out_path);
+  out.commit();
+  return h.file_size;
+}
+
+}  // namespace
+
+PackResult write_store(const std::string& out_path, const ExpertSelection& sel, const PackOptions& opts,
+                       const std::function<void(uint64_t, uint64_t)>& progress) {
+  if (opts.shards == 0 || opts.shards > kStoreMaxShards)
+    throw Error("--shards must be in 1.." + std::to_string(kStoreMaxShards));
+  const auto codec = kernels::make_codec(opts.codec);
+  const uint32_t K = opts.shards;
+
+  // The index has a fixed size given names, shapes and K, so it is reserved up front right after the header
+  // page and filled in at the end; chunks stream out in between.
+  StoreIndex idx = plan_index(sel, opts, *codec, K);
   const uint64_t index_size = encode_index(idx).size();
   const uint64_t data_start = (kStoreAlign + index_size + kStoreAlign - 1) / kStoreAlign * kStoreAlign;
 
@@ -128,116 +270,28 @@ PackResult write_store(const std::string& out_path, const ExpertSelection& sel, 
   uint64_t total_elements = 0;
   for (const auto& s : sel.tensors) total_elements += s.source->elements;
   std::atomic<uint64_t> done_elements{0};
-  auto compressed = [&](uint64_t n) {
+  const std::function<void(uint64_t)> compressed = [&](uint64_t n) {
     const uint64_t done = done_elements.fetch_add(n, std::memory_order_relaxed) + n;
     if (progress) progress(done, total_elements);
   };
   const unsigned threads =
       static_cast<unsigned>(std::min<size_t>(std::max(1u, opts.threads), std::max<size_t>(total, 1)));
   const unsigned inner_threads = std::max(1u, opts.threads / threads);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::optional<Packed>> slots(total);
-  std::vector<std::exception_ptr> errors(total);
-  size_t next_job = 0, written = 0;
-  bool abort = false;
-  auto worker = [&] {
-    while (true) {
-      size_t i;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        // Bound memory: never run further ahead of the writer than `threads` tensors.
-        cv.wait(lock, [&] { return abort || next_job >= total || next_job < written + threads; });
-        if (abort || next_job >= total) return;
-        i = next_job++;
-      }
-      std::optional<Packed> p;
-      std::exception_ptr err;
-      try {
-        p = pack_tensor(*sel.tensors[i].source, *codec, K, inner_threads, compressed);
-      } catch (...) {
-        err = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        slots[i] = std::move(p);
-        errors[i] = err;
-        if (err) abort = true;
-      }
-      cv.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-  auto stop = [&] {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      abort = true;
-    }
-    cv.notify_all();
-    for (auto& t : pool)
-      if (t.joinable()) t.join();
-  };
+  PackPool pool(sel, *codec, K, threads, inner_threads, compressed);
 
   PackResult res;
-  try {
-    for (size_t i = 0; i < total; ++i) {
-      Packed p;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return slots[i].has_value() || errors[i] || abort; });
-        if (errors[i]) std::rethrow_exception(errors[i]);
-        if (!slots[i]) {
-          // Another tensor failed: report the lowest failing one.
-          for (auto& e : errors)
-            if (e) std::rethrow_exception(e);
-          cv.wait(lock, [&] { return slots[i].has_value() || errors[i]; });
-          if (errors[i]) std::rethrow_exception(errors[i]);
-        }
-        p = std::move(*slots[i]);
-        slots[i].reset();
-        written = i + 1;
-      }
-      cv.notify_all();
-      StoreEntry& e = idx.entries[i];
-      if (p.stored_raw) {
-        e.codec = kernels::CodecId::kRaw;
-        e.level = 0;
-      }
-      auto emit = [&](StoreChunk& c, const std::vector<uint8_t>& bytes, uint64_t raw) {
-        c.offset = out.pad_to(kStoreAlign);
-        c.size = bytes.size();
-        c.raw_size = raw;
-        c.checksum = hash64(bytes.data(), bytes.size());
-        out.write(bytes.data(), bytes.size());
-      };
-      emit(e.sm, p.sm, p.sm.size());
-      for (uint32_t k = 0; k < K; ++k)
-        emit(e.shards[k], p.shards[k], e.shard_begin(k + 1) - e.shard_begin(k));
-      res.tensors++;
-      res.bf16_bytes += e.bf16_bytes();
-      res.e_bytes += e.e_bytes();
-      res.sm_bytes += e.sm.size;
-    }
-  } catch (...) {
-    stop();
-    throw;
+  for (size_t i = 0; i < total; ++i) {
+    const Packed p = pool.take(i);
+    StoreEntry& e = idx.entries[i];
+    write_chunks(out, e, p, K);
+    res.tensors++;
+    res.bf16_bytes += e.bf16_bytes();
+    res.e_bytes += e.e_bytes();
+    res.sm_bytes += e.sm.size;
   }
-  stop();
+  pool.stop();
 
-  const std::vector<uint8_t> index_bytes = encode_index(idx);
-  if (index_bytes.size() != index_size) throw Error(out_path + ": internal error: index size changed");
-  StoreHeader h;
-  h.index_offset = kStoreAlign;
-  h.index_size = index_size;
-  h.file_size = out.offset();
-  h.index_checksum = hash64(index_bytes.data(), index_bytes.size());
-  if (std::fflush(out.handle()) != 0) throw Error(out_path + ": write failed: " + std::strerror(errno));
-  const int fd = ::fileno(out.handle());
-  pwrite_all(fd, index_bytes, kStoreAlign, out_path);
-  pwrite_all(fd, encode_header(h), 0, out_path);
-  out.commit();
-  res.file_size = h.file_size;
+  res.file_size = finish_store(out, idx, index_size, out_path);
   return res;
 }
 

@@ -455,8 +455,29 @@ void Pipeline::start_invocation(uint32_t inv) {
   v.start = platform_->now();
   const uint32_t layer = v.layer;
   const bool decode = v.phase == 1;
-  PipelineResult& result = *result_;
 
+  const uint32_t dense_op = add_dense_op(v, decode);
+  collect_demands(inv, layer, decode);
+  finish_demands();
+  walk_lookups(v, decode, dense_op);
+  note_peaks();
+  scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
+                                    std::max(opt_.layout.shards, 1u)},
+                    v.requests, v.graph);
+  v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
+
+  if (prefetch_) {
+    proposals_.clear();
+    prefetch_->propose(PrefetchContext{&w, inv, step_, layer, decode}, proposals_);
+    for (const auto& pr : proposals_) consider_prefetch(v, slot, pr);
+  }
+  if (v.graph.size() > kOpMask)
+    throw Error("pipeline: one layer invocation needs more than " + std::to_string(kOpMask) + " ops");
+  submit_invocation(v, slot);
+}
+
+uint32_t Pipeline::add_dense_op(Invocation& v, bool decode) {
+  const uint32_t layer = v.layer;
   Op dense;
   dense.kind = OpKind::kDenseCompute;
   dense.resource = ResourceClass::kGpu;
@@ -465,8 +486,11 @@ void Pipeline::start_invocation(uint32_t inv) {
   dense.tokens = step_timing_.tokens;
   dense.flops = costs_.dense_flops_per_token * step_timing_.tokens;
   dense.prefill = !decode;
-  const uint32_t dense_op = v.graph.add(dense);
+  return v.graph.add(dense);
+}
 
+void Pipeline::collect_demands(uint32_t inv, uint32_t layer, bool decode) {
+  const WorkloadView& w = *w_;
   demands_.clear();
   for (uint32_t j = w.lookups.inv_begin[inv]; j < w.lookups.inv_begin[inv + 1]; ++j) {
     ExpertDemand d;
@@ -476,24 +500,28 @@ void Pipeline::start_invocation(uint32_t inv) {
     demands_.push_back(d);
   }
   original_ = demands_;
-  if (!routing_.identity()) {
-    if (w.routing.empty())
-      throw Error("pipeline: the routing policy needs each token's routing (the trace's records), and this "
-                  "workload was built without them");
-    const InvocationTokens tok(w.routing, inv);
-    const uint32_t K = w.routing.top_k;
-    route_out_.resize(size_t{tok.size()} * K);
-    for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
-    RoutingContext rc{layer, decode, w.top_k, this, &tok};
-    routing_.route(rc, route_out_);
-    result.deviation.add(tok, route_out_);
-    derive_demands(route_out_, K, w.experts, route_pos_, demands_);
-    // The router's next use for the experts it asked for (the others are set to "never" below).
-    for (uint32_t i = 0; i < original_.size(); ++i) route_pos_[original_[i].expert] = i;
-    for (auto& d : demands_)
-      d.next_use = route_pos_[d.expert] != kNoSlot ? original_[route_pos_[d.expert]].next_use : kNeverUsedAgain;
-    for (const auto& d : original_) route_pos_[d.expert] = kNoSlot;
-  }
+  if (routing_.identity()) return;
+  if (w.routing.empty())
+    throw Error("pipeline: the routing policy needs each token's routing (the trace's records), and this "
+                "workload was built without them");
+  const InvocationTokens tok(w.routing, inv);
+  const uint32_t K = w.routing.top_k;
+  route_out_.resize(size_t{tok.size()} * K);
+  for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
+  RoutingContext rc{layer, decode, w.top_k, this, &tok};
+  routing_.route(rc, route_out_);
+  result_->deviation.add(tok, route_out_);
+  derive_demands(route_out_, K, w.experts, route_pos_, demands_);
+  // The router's next use for the experts it asked for (the others are set to "never" below).
+  for (uint32_t i = 0; i < original_.size(); ++i) route_pos_[original_[i].expert] = i;
+  for (auto& d : demands_)
+    d.next_use = route_pos_[d.expert] != kNoSlot ? original_[route_pos_[d.expert]].next_use : kNeverUsedAgain;
+  for (const auto& d : original_) route_pos_[d.expert] = kNoSlot;
+}
+
+void Pipeline::finish_demands() {
+  const WorkloadView& w = *w_;
+  PipelineResult& result = *result_;
   // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
   // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
   result.routing.lookups += original_.size();
@@ -514,7 +542,12 @@ void Pipeline::start_invocation(uint32_t inv) {
   }
   for (const auto& d : original_) kept_[d.expert] = 0;
   for (const auto& d : demands_) kept_[d.expert] = 0;
+}
 
+void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
+  PipelineResult& result = *result_;
+  const uint32_t inv = v.index;
+  const uint32_t layer = v.layer;
   // Each lookup's result becomes the expert's loads before the next lookup (core/invocation_walker.h).
   const auto on_lookup = [&](const ExpertDemand& d, uint32_t key, const LookupResult& found) {
     const auto si = static_cast<size_t>(found.state);
@@ -541,65 +574,59 @@ void Pipeline::start_invocation(uint32_t inv) {
       wait_for_inflight(v, key, first, dense_op);
     }
   };
-  walker_.walk_demands(residency_, w.lookups, inv, demands_, on_lookup);
-  note_peaks();
-  scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
-                                    std::max(opt_.layout.shards, 1u)},
-                    v.requests, v.graph);
-  v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
+  walker_.walk_demands(residency_, w_->lookups, inv, demands_, on_lookup);
+}
 
-  if (prefetch_) {
-    proposals_.clear();
-    prefetch_->propose(PrefetchContext{&w, inv, step_, layer, decode}, proposals_);
-    for (const auto& pr : proposals_) {
-      check_prefetch_request(pr, w.layers, w.experts);
-      if (pr.layer == layer) continue;
-      const uint32_t key = pr.layer * w.experts + pr.expert;
-      ++result.prefetch.proposed;
-      // Prefetch loads yield to every demand op, and each keeps its invocation's slot until it has run: a
-      // predictor that proposes faster than the SSD can serve would pile them up without bound. Past half
-      // the slots in use, new proposals are declined (a real engine's prefetch queue is bounded too).
-      if (slots_.size() - free_slots_.size() >= kMaxSlots / 2) {
-        ++result.prefetch.declined;
-        if (!prefetch_backlog_warned_) {
-          prefetch_backlog_warned_ = true;
-          warn("prefetch: the prefetch loads waiting behind demand reads hold " + std::to_string(kMaxSlots / 2) +
-               " layer invocations; further proposals are declined while that backlog lasts (the predictor "
-               "proposes more than the SSD can serve)");
-        }
-        continue;
-      }
-      if (prefetched_[key] || inflight_.count(key) || residency_.peek(key).state == ExpertState::kFull) {
-        ++result.prefetch.already_resident;
-        continue;
-      }
-      uint32_t next_use = kNeverUsedAgain;
-      if (pr.target_invocation != kNoInvocation) next_use = pr.target_invocation;
-      ExpertState target = ExpertState::kMissed;
-      const ExpertState from = residency_.prefetch(pr.layer, key, next_use, &target);
-      if (target == from || target == ExpertState::kMissed) {
-        ++result.prefetch.declined;
-        continue;
-      }
-      ++result.prefetch.issued;
-      prefetched_[key] = 1;
-      uint32_t target_inv = pr.target_invocation;
-      if (target_inv == kNoInvocation) target_inv = default_prefetch_target(w.lookups, inv, pr.layer, w.layers);
-      prefetch_target_[key] = target_inv;
-      const size_t before = v.load_tails.size();
-      build_prefetch(v, pr.layer, pr.expert, from, target);
-      auto& tails = inflight_[key];
-      tails.clear();
-      for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
-      // A move that needs no read (the target state's components are all held already) is never in flight:
-      // an entry without tails would wait for an op that does not exist.
-      if (tails.empty()) inflight_.erase(key);
-      note_peaks();
+void Pipeline::consider_prefetch(Invocation& v, uint32_t slot, const PrefetchRequest& pr) {
+  const WorkloadView& w = *w_;
+  PipelineResult& result = *result_;
+  const uint32_t inv = v.index;
+  check_prefetch_request(pr, w.layers, w.experts);
+  if (pr.layer == v.layer) return;
+  const uint32_t key = pr.layer * w.experts + pr.expert;
+  ++result.prefetch.proposed;
+  // Prefetch loads yield to every demand op, and each keeps its invocation's slot until it has run: a
+  // predictor that proposes faster than the SSD can serve would pile them up without bound. Past half
+  // the slots in use, new proposals are declined (a real engine's prefetch queue is bounded too).
+  if (slots_.size() - free_slots_.size() >= kMaxSlots / 2) {
+    ++result.prefetch.declined;
+    if (!prefetch_backlog_warned_) {
+      prefetch_backlog_warned_ = true;
+      warn("prefetch: the prefetch loads waiting behind demand reads hold " + std::to_string(kMaxSlots / 2) +
+           " layer invocations; further proposals are declined while that backlog lasts (the predictor "
+           "proposes more than the SSD can serve)");
     }
+    return;
   }
-  if (v.graph.size() > kOpMask)
-    throw Error("pipeline: one layer invocation needs more than " + std::to_string(kOpMask) + " ops");
+  if (prefetched_[key] || inflight_.count(key) || residency_.peek(key).state == ExpertState::kFull) {
+    ++result.prefetch.already_resident;
+    return;
+  }
+  uint32_t next_use = kNeverUsedAgain;
+  if (pr.target_invocation != kNoInvocation) next_use = pr.target_invocation;
+  ExpertState target = ExpertState::kMissed;
+  const ExpertState from = residency_.prefetch(pr.layer, key, next_use, &target);
+  if (target == from || target == ExpertState::kMissed) {
+    ++result.prefetch.declined;
+    return;
+  }
+  ++result.prefetch.issued;
+  prefetched_[key] = 1;
+  uint32_t target_inv = pr.target_invocation;
+  if (target_inv == kNoInvocation) target_inv = default_prefetch_target(w.lookups, inv, pr.layer, w.layers);
+  prefetch_target_[key] = target_inv;
+  const size_t before = v.load_tails.size();
+  build_prefetch(v, pr.layer, pr.expert, from, target);
+  auto& tails = inflight_[key];
+  tails.clear();
+  for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
+  // A move that needs no read (the target state's components are all held already) is never in flight:
+  // an entry without tails would wait for an op that does not exist.
+  if (tails.empty()) inflight_.erase(key);
+  note_peaks();
+}
 
+void Pipeline::submit_invocation(Invocation& v, uint32_t slot) {
   OpGraph& g = v.graph;
   g.finalize();
   platform_->ops_planned(g);

@@ -206,6 +206,16 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   void note_peaks();
   void start_step(uint32_t s);
   void start_invocation(uint32_t inv);
+  // The parts of start_invocation, in order:
+  uint32_t add_dense_op(Invocation& v, bool decode);  // returns its op index
+  // The invocation's expert demands (demands_, original_), rewritten by a non-identity router.
+  void collect_demands(uint32_t inv, uint32_t layer, bool decode);
+  // Counts the router's rewrite, adds the layer's other experts under load_whole_layer, clears kept_.
+  void finish_demands();
+  void walk_lookups(Invocation& v, bool decode, uint32_t dense_op);  // looks up demands_, building requests
+  // Issues a proposed prefetch, or counts why not.
+  void consider_prefetch(Invocation& v, uint32_t slot, const PrefetchRequest& pr);
+  void submit_invocation(Invocation& v, uint32_t slot);  // finalizes the graph, submits its ready ops
   void finish_layer(Invocation& v);
   uint32_t acquire_slot();
   void build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,

@@ -334,12 +334,11 @@ bool warn_if_timeline_large(const std::string& path, const TimelineSize& size, u
 
 // ---- the document ----
 
-void write_chrome_trace(const std::function<void(std::string_view)>& sink, const PipelineResult& r,
-                        const ModelCosts& costs, const TimelineWriteOptions& opt) {
-  Out o(sink);
-  const Marked m = marked(r);
+namespace {
 
-  // Processes: the known ones in pipeline order, then any other queue the platform reported.
+// Processes: the known ones in pipeline order, then any other queue the platform reported. Returns each
+// counter track's pid.
+std::vector<uint32_t> write_processes(Out& o, const PipelineResult& r, const Marked& m) {
   std::vector<std::string> extra;  // pid kKnownProcesses + 1 + i
   std::vector<uint32_t> track_pid(r.counter_tracks.size());
   std::vector<bool> used(kKnownProcesses + 1, false);
@@ -373,8 +372,11 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
   for (const auto& [pid, unit] : threads)
     thread(o, pid, pid * 1000 + unit, std::string(kProcesses[pid - 1].thread) + " " + std::to_string(unit),
            unit);
+  return track_pid;
+}
 
-  // Step and layer markers.
+// Step and layer markers.
+void write_markers(Out& o, const PipelineResult& r, const Marked& m) {
   std::string name;
   for (size_t s = m.step_begin; s < m.step_end; ++s) {
     const StepTiming& st = r.steps[s];
@@ -399,49 +401,60 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
     o.num(inv.step);
     o.raw("}}");
   }
+}
 
-  // Ops.
+// An op's slice name ("prefetch read L3 E7 w1.e0"); `tensors` caches the labels by tensor index.
+void op_name(std::string& name, const Op& op, const ModelCosts& costs, std::vector<std::string>& tensors) {
+  name = op.prefetch ? "prefetch " : "";
+  name += op_kind_name(op.kind);
+  if (op.layer != kNoLabel) name += " L" + std::to_string(op.layer);
+  if (op.expert != kNoLabel) name += " E" + std::to_string(op.expert);
+  if (op.tensor != kNoLabel) {
+    while (tensors.size() <= op.tensor)
+      tensors.push_back(tensor_label(costs, static_cast<uint16_t>(tensors.size())));
+    name += ' ';
+    name += tensors[op.tensor];
+    if (op.part == TensorPart::kSm) name += ".sm";
+    if (op.part == TensorPart::kE) name += ".e" + std::to_string(op.shard);
+  }
+}
+
+// The args naming what an op works on (TimelineWriteOptions::label_args).
+void write_label_args(Out& o, const Op& op, const std::vector<std::string>& tensors) {
+  if (op.layer != kNoLabel) {
+    o.key("layer");
+    o.num(op.layer);
+  }
+  if (op.expert != kNoLabel) {
+    o.key("expert");
+    o.num(op.expert);
+  }
+  if (op.tensor != kNoLabel) {
+    o.key("tensor");
+    o.str(tensors[op.tensor]);
+  }
+  if (op.part != TensorPart::kWhole) {
+    o.key("part");
+    o.str(tensor_part_name(op.part));
+  }
+  if (op.part == TensorPart::kE && op.shard != kNoLabel) {
+    o.key("shard");
+    o.num(op.shard);
+  }
+}
+
+// Ops.
+void write_ops(Out& o, const PipelineResult& r, const ModelCosts& costs, const TimelineWriteOptions& opt) {
+  std::string name;
   std::vector<std::string> tensors;  // labels by tensor index
   for (const auto& e : r.timeline) {
     const Op& op = e.op;
-    name = op.prefetch ? "prefetch " : "";
-    name += op_kind_name(op.kind);
-    if (op.layer != kNoLabel) name += " L" + std::to_string(op.layer);
-    if (op.expert != kNoLabel) name += " E" + std::to_string(op.expert);
-    if (op.tensor != kNoLabel) {
-      while (tensors.size() <= op.tensor)
-        tensors.push_back(tensor_label(costs, static_cast<uint16_t>(tensors.size())));
-      name += ' ';
-      name += tensors[op.tensor];
-      if (op.part == TensorPart::kSm) name += ".sm";
-      if (op.part == TensorPart::kE) name += ".e" + std::to_string(op.shard);
-    }
+    op_name(name, op, costs, tensors);
     const uint32_t pid = known_pid(resource_key(op.resource));
     slice(o, name, e.timing.start, e.timing.end, pid, pid * 1000 + e.timing.unit);
     o.raw(",\"args\":{\"step\":");
     o.num(e.step);
-    if (opt.label_args) {
-      if (op.layer != kNoLabel) {
-        o.key("layer");
-        o.num(op.layer);
-      }
-      if (op.expert != kNoLabel) {
-        o.key("expert");
-        o.num(op.expert);
-      }
-      if (op.tensor != kNoLabel) {
-        o.key("tensor");
-        o.str(tensors[op.tensor]);
-      }
-      if (op.part != TensorPart::kWhole) {
-        o.key("part");
-        o.str(tensor_part_name(op.part));
-      }
-      if (op.part == TensorPart::kE && op.shard != kNoLabel) {
-        o.key("shard");
-        o.num(op.shard);
-      }
-    }
+    if (opt.label_args) write_label_args(o, op, tensors);
     o.key("bytes");
     o.num(op.bytes);
     if (op.tokens) {
@@ -460,8 +473,10 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
     if (op.fresh) o.raw(",\"fresh\":true");
     o.raw("}}");
   }
+}
 
-  // Counters: a sample that repeats its track's last written value is left out.
+// Counters: a sample that repeats its track's last written value is left out.
+void write_counters(Out& o, const PipelineResult& r, const std::vector<uint32_t>& track_pid) {
   std::vector<uint64_t> last(r.counter_tracks.size(), UINT64_MAX);
   for (const auto& c : r.counter_samples) {
     if (last[c.track] == c.value) continue;
@@ -479,6 +494,18 @@ void write_chrome_trace(const std::function<void(std::string_view)>& sink, const
     o.num(c.value);
     o.raw("}}");
   }
+}
+
+}  // namespace
+
+void write_chrome_trace(const std::function<void(std::string_view)>& sink, const PipelineResult& r,
+                        const ModelCosts& costs, const TimelineWriteOptions& opt) {
+  Out o(sink);
+  const Marked m = marked(r);
+  const std::vector<uint32_t> track_pid = write_processes(o, r, m);
+  write_markers(o, r, m);
+  write_ops(o, r, costs, opt);
+  write_counters(o, r, track_pid);
   o.end_array();
 }
 

@@ -21,14 +21,19 @@ namespace {
 
 constexpr size_t kAbsent = static_cast<size_t>(-1);
 
-}  // namespace
+// The header row's layout: the separator, and where each field's column is (kAbsent: not in the file).
+struct CsvLayout {
+  std::vector<std::string> header;
+  uint64_t header_line = 0;
+  char sep = ',';
+  size_t c_seq = kAbsent, c_phase = kAbsent, c_token = kAbsent, c_layer = kAbsent, c_experts = kAbsent;
+  size_t c_weights = kAbsent, c_logits = kAbsent;
+  std::vector<std::pair<size_t, std::string>> where;  // --where: (column, the value a kept row has there)
+};
 
-Trace import_csv(std::string_view text, const std::string& origin, const TextImportOptions& opts,
-                 const ImportShape& shape) {
-  text = skip_bom(text);
-  if (text.empty()) throw input_error(origin, 0, "", "empty file");
+// Reads up to the first non-empty line, the header row, and finds the fields' columns in it.
+CsvLayout read_csv_header(LineReader& lines, const std::string& origin, const TextImportOptions& opts) {
   const FieldMap& fm = opts.fields;
-  LineReader lines(text);
   std::string_view line;
   std::vector<std::string> cols;
   std::string err;
@@ -39,12 +44,16 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
       break;
     }
   if (!have_header) throw input_error(origin, 0, "", "empty file (no header row)");
-  const uint64_t header_line = lines.line_number();
+  CsvLayout l;
+  l.header_line = lines.line_number();
+  const uint64_t header_line = l.header_line;
   char sep = opts.delimiter;
   if (sep == 0)
     sep = line.find('\t') != std::string_view::npos && line.find(',') == std::string_view::npos ? '\t' : ',';
+  l.sep = sep;
   if (!split_csv(line, sep, cols, err)) throw input_error(origin, header_line, "header", err);
-  const std::vector<std::string> header = cols;
+  l.header = cols;
+  const std::vector<std::string>& header = l.header;
   std::vector<MissingField> missing;
   auto find = [&](const std::string& key, const char* field, bool required) {
     auto it = std::find(header.begin(), header.end(), key);
@@ -56,29 +65,51 @@ Trace import_csv(std::string_view text, const std::string& origin, const TextImp
       throw input_error(origin, header_line, field, "column '" + key + "' appears twice in the header row");
     return static_cast<size_t>(it - header.begin());
   };
-  const size_t c_seq = find(fm.seq, "seq", false), c_phase = find(fm.phase, "phase", false);
-  const size_t c_token = find(fm.token, "token", !opts.token_from_order),
-               c_layer = find(fm.layer, "layer", true), c_experts = find(fm.experts, "experts", true);
+  l.c_seq = find(fm.seq, "seq", false);
+  l.c_phase = find(fm.phase, "phase", false);
+  l.c_token = find(fm.token, "token", !opts.token_from_order);
+  l.c_layer = find(fm.layer, "layer", true);
+  l.c_experts = find(fm.experts, "experts", true);
   if (!missing.empty()) {
     std::string hint;
-    if (c_token == kAbsent && !opts.token_from_order) hint += ", or number tokens by row order with --token-from order";
+    if (l.c_token == kAbsent && !opts.token_from_order) hint += ", or number tokens by row order with --token-from order";
     if (header.size() == 1 && sep != '\t' && line.find('\t') != std::string_view::npos)
       hint += "; the header has tabs: --delimiter tab";
     throw missing_fields_error(origin, header_line, missing, "column", "the header row", header, true, hint);
   }
-  if (opts.token_from_order && c_token != kAbsent)
+  if (opts.token_from_order && l.c_token != kAbsent)
     throw input_error(
         origin, header_line, "token",
         "--token-from order, but the header has a token column '" + fm.token + "' (drop the flag to use it)");
-  const size_t c_weights = find(fm.weights, "weights", false), c_logits = find(fm.logits, "logits", false);
-  std::vector<std::pair<size_t, std::string>> where;
+  l.c_weights = find(fm.weights, "weights", false);
+  l.c_logits = find(fm.logits, "logits", false);
   for (const auto& [key, value] : opts.where) {
     auto it = std::find(header.begin(), header.end(), key);
     if (it == header.end())
       throw input_error(origin, header_line, "where",
                         "--where " + key + "=...: no column named '" + key + "'");
-    where.emplace_back(static_cast<size_t>(it - header.begin()), value);
+    l.where.emplace_back(static_cast<size_t>(it - header.begin()), value);
   }
+  return l;
+}
+
+}  // namespace
+
+Trace import_csv(std::string_view text, const std::string& origin, const TextImportOptions& opts,
+                 const ImportShape& shape) {
+  text = skip_bom(text);
+  if (text.empty()) throw input_error(origin, 0, "", "empty file");
+  LineReader lines(text);
+  const CsvLayout l = read_csv_header(lines, origin, opts);
+  const std::vector<std::string>& header = l.header;
+  const uint64_t header_line = l.header_line;
+  const char sep = l.sep;
+  const auto& where = l.where;
+  const size_t c_seq = l.c_seq, c_phase = l.c_phase, c_token = l.c_token, c_layer = l.c_layer,
+               c_experts = l.c_experts, c_weights = l.c_weights, c_logits = l.c_logits;
+  std::string_view line;
+  std::vector<std::string> cols;
+  std::string err;
 
   RecordCollector rc(origin, "csv", opts, shape);
   std::vector<uint32_t> experts;

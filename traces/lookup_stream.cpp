@@ -109,10 +109,8 @@ struct SeqRange {
   size_t prefill_begin, prefill_end, decode_begin, decode_end;
 };
 
-}  // namespace
-
-LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
-  if (batch == 0) throw Error("batch size must be at least 1");
+// A stream with its header and leading offsets, its arrays reserved for the trace.
+LookupStream empty_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
   const auto& info = trace.info();
   LookupStream out;
   out.layers = info.layers;
@@ -129,8 +127,11 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
   out.inv_layer.reserve(trace.records());
   out.inv_phase.reserve(trace.records());
   out.refresh_begin.reserve(trace.records() + 1);
+  return out;
+}
 
-  // Record ranges of each sequence's prefill and decode parts (records are canonical).
+// Record ranges of each sequence's prefill and decode parts (records are canonical).
+std::vector<SeqRange> sequence_ranges(const Trace& trace) {
   std::vector<SeqRange> seqs;
   for (size_t r = 0; r < trace.records();) {
     const uint32_t s = trace.seq(r);
@@ -141,98 +142,152 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
     sr.decode_end = r;
     seqs.push_back(sr);
   }
+  return seqs;
+}
 
-  InvocationBuilder inv(out, info.experts, parts.tokens);
-  // Returns whether a step was closed (false when every cell of it was missing).
-  auto close_step = [&](Phase phase, uint32_t tokens) {
-    if (out.inv_layer.size() == out.step_begin.back()) return false;  // every cell missing: no step
-    out.step_phase.push_back(static_cast<uint8_t>(phase));
-    out.step_tokens.push_back(tokens);
-    out.step_begin.push_back(static_cast<uint32_t>(out.inv_layer.size()));
-    return true;
-  };
-  // The steps of every sequence (kNone: none yet), copied to the stream for those that have any.
-  std::vector<uint32_t> first_step(seqs.size(), kNone), last_step(seqs.size(), kNone);
-  auto took_part = [&](size_t seq) {
-    const auto s = static_cast<uint32_t>(out.step_phase.size() - 1);
-    if (first_step[seq] == kNone) first_step[seq] = s;
-    last_step[seq] = s;
-  };
+// Appends the steps of groups of `batch` sequences to the stream, and which steps each sequence took part in.
+class StepBuilder {
+ public:
+  StepBuilder(LookupStream& out, const Trace& trace, const std::vector<SeqRange>& seqs, uint32_t batch,
+              bool tokens)
+      : out_(out),
+        trace_(trace),
+        seqs_(seqs),
+        inv_(out, trace.info().experts, tokens),
+        first_step_(seqs.size(), kNone),
+        last_step_(seqs.size(), kNone) {
+    const size_t group = std::min<size_t>(batch, seqs.size());
+    cur_.resize(group);
+    end_.resize(group);
+    step_end_.resize(group);
+    is_active_.resize(group);
+  }
 
-  const size_t group = std::min<size_t>(batch, seqs.size());
-  std::vector<size_t> cur(group), end(group), step_end(group);
-  std::vector<char> is_active(group);
-  for (size_t g = 0; g < seqs.size(); g += batch) {
-    const size_t g_end = std::min(seqs.size(), g + batch);
-    // Prefill: one step per sequence; records are ordered (layer, step).
-    for (size_t i = g; i < g_end; ++i) {
-      uint32_t max_step = 0;
-      bool any = false;
-      for (size_t r = seqs[i].prefill_begin; r < seqs[i].prefill_end;) {
-        const uint32_t l = trace.layer(r);
-        for (; r < seqs[i].prefill_end && trace.layer(r) == l; ++r) {
-          inv.add(trace.experts(r), l);
-          max_step = std::max(max_step, trace.step(r));
-          any = true;
-        }
-        inv.close(l, Phase::kPrefill);
+  // Prefill: one step per sequence; records are ordered (layer, step).
+  void prefill(size_t i) {
+    uint32_t max_step = 0;
+    bool any = false;
+    for (size_t r = seqs_[i].prefill_begin; r < seqs_[i].prefill_end;) {
+      const uint32_t l = trace_.layer(r);
+      for (; r < seqs_[i].prefill_end && trace_.layer(r) == l; ++r) {
+        inv_.add(trace_.experts(r), l);
+        max_step = std::max(max_step, trace_.step(r));
+        any = true;
       }
-      if (any && close_step(Phase::kPrefill, max_step + 1)) took_part(i);
+      inv_.close(l, Phase::kPrefill);
     }
-    // Decode: the group's sequences advance together, step by step; records are ordered (step, layer).
-    const size_t n = g_end - g;
+    if (any && close_step(Phase::kPrefill, max_step + 1)) took_part(i);
+  }
+
+  // Decode: the group's sequences [g, g + n) advance together, step by step; records are ordered
+  // (step, layer).
+  void decode(size_t g, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      cur[i] = seqs[g + i].decode_begin;
-      end[i] = seqs[g + i].decode_end;
+      cur_[i] = seqs_[g + i].decode_begin;
+      end_[i] = seqs_[g + i].decode_end;
     }
     if (n == 1) {  // batch 1: every record is an invocation of its own
-      for (size_t r = cur[0]; r < end[0];) {
-        const uint32_t step = trace.step(r);
-        for (; r < end[0] && trace.step(r) == step; ++r) inv.single(trace.experts(r), trace.layer(r), Phase::kDecode);
+      for (size_t r = cur_[0]; r < end_[0];) {
+        const uint32_t step = trace_.step(r);
+        for (; r < end_[0] && trace_.step(r) == step; ++r)
+          inv_.single(trace_.experts(r), trace_.layer(r), Phase::kDecode);
         if (close_step(Phase::kDecode, 1)) took_part(g);
       }
-      continue;
+      return;
     }
     for (;;) {
       uint32_t step = 0xFFFFFFFFu;
       for (size_t i = 0; i < n; ++i)
-        if (cur[i] < end[i]) step = std::min(step, trace.step(cur[i]));
+        if (cur_[i] < end_[i]) step = std::min(step, trace_.step(cur_[i]));
       if (step == 0xFFFFFFFFu) break;
-      uint32_t active = 0;
-      for (size_t i = 0; i < n; ++i) {
-        size_t r = cur[i];
-        is_active[i] = r < end[i] && trace.step(r) == step;
-        if (is_active[i]) ++active;
-        while (r < end[i] && trace.step(r) == step) ++r;
-        step_end[i] = r;
-      }
-      for (uint32_t l = 0; l < info.layers; ++l) {
+      const uint32_t active = mark_active(n, step);
+      for (uint32_t l = 0; l < trace_.info().layers; ++l) {
         for (size_t i = 0; i < n; ++i)
-          while (cur[i] < step_end[i] && trace.layer(cur[i]) == l) inv.add(trace.experts(cur[i]++), l);
-        inv.close(l, Phase::kDecode);
+          while (cur_[i] < step_end_[i] && trace_.layer(cur_[i]) == l) inv_.add(trace_.experts(cur_[i]++), l);
+        inv_.close(l, Phase::kDecode);
       }
       if (close_step(Phase::kDecode, active))
         for (size_t i = 0; i < n; ++i)
-          if (is_active[i]) took_part(g + i);
+          if (is_active_[i]) took_part(g + i);
     }
   }
-  for (size_t i = 0; i < seqs.size(); ++i)
-    if (first_step[i] != kNone) {
-      out.seq_first_step.push_back(first_step[i]);
-      out.seq_last_step.push_back(last_step[i]);
-    }
 
-  if (parts.next_use) {  // a backward scan over invocations
-    out.next_use.resize(out.key.size());
-    std::vector<uint32_t> next(size_t{info.layers} * info.experts, kNoNextUse);
-    const uint32_t* key = out.key.data();
-    uint32_t* next_use = out.next_use.data();
-    for (size_t j = out.invocations(); j-- > 0;)
-      for (uint32_t i = out.inv_begin[j]; i < out.inv_begin[j + 1]; ++i) {
-        next_use[i] = next[key[i]];
-        next[key[i]] = static_cast<uint32_t>(j);
+  // Copies each sequence's first and last step to the stream, for those that have any.
+  void finish() {
+    for (size_t i = 0; i < seqs_.size(); ++i)
+      if (first_step_[i] != kNone) {
+        out_.seq_first_step.push_back(first_step_[i]);
+        out_.seq_last_step.push_back(last_step_[i]);
       }
   }
+
+ private:
+  // Which of the group's n sequences have records at `step`, and where each one's records of it end;
+  // returns how many do.
+  uint32_t mark_active(size_t n, uint32_t step) {
+    uint32_t active = 0;
+    for (size_t i = 0; i < n; ++i) {
+      size_t r = cur_[i];
+      is_active_[i] = r < end_[i] && trace_.step(r) == step;
+      if (is_active_[i]) ++active;
+      while (r < end_[i] && trace_.step(r) == step) ++r;
+      step_end_[i] = r;
+    }
+    return active;
+  }
+
+  // Returns whether a step was closed (false when every cell of it was missing).
+  bool close_step(Phase phase, uint32_t tokens) {
+    if (out_.inv_layer.size() == out_.step_begin.back()) return false;  // every cell missing: no step
+    out_.step_phase.push_back(static_cast<uint8_t>(phase));
+    out_.step_tokens.push_back(tokens);
+    out_.step_begin.push_back(static_cast<uint32_t>(out_.inv_layer.size()));
+    return true;
+  }
+
+  void took_part(size_t seq) {
+    const auto s = static_cast<uint32_t>(out_.step_phase.size() - 1);
+    if (first_step_[seq] == kNone) first_step_[seq] = s;
+    last_step_[seq] = s;
+  }
+
+  LookupStream& out_;
+  const Trace& trace_;
+  const std::vector<SeqRange>& seqs_;
+  InvocationBuilder inv_;
+  // The steps of every sequence (kNone: none yet), copied to the stream for those that have any.
+  std::vector<uint32_t> first_step_, last_step_;
+  std::vector<size_t> cur_, end_, step_end_;  // per sequence of the group: next record, decode end, step end
+  std::vector<char> is_active_;
+};
+
+// Each lookup's next use: a backward scan over invocations.
+void add_next_use(LookupStream& out) {
+  out.next_use.resize(out.key.size());
+  std::vector<uint32_t> next(size_t{out.layers} * out.experts, kNoNextUse);
+  const uint32_t* key = out.key.data();
+  uint32_t* next_use = out.next_use.data();
+  for (size_t j = out.invocations(); j-- > 0;)
+    for (uint32_t i = out.inv_begin[j]; i < out.inv_begin[j + 1]; ++i) {
+      next_use[i] = next[key[i]];
+      next[key[i]] = static_cast<uint32_t>(j);
+    }
+}
+
+}  // namespace
+
+LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
+  if (batch == 0) throw Error("batch size must be at least 1");
+  LookupStream out = empty_stream(trace, batch, parts);
+  const std::vector<SeqRange> seqs = sequence_ranges(trace);
+  StepBuilder steps(out, trace, seqs, batch, parts.tokens);
+  for (size_t g = 0; g < seqs.size(); g += batch) {
+    const size_t g_end = std::min(seqs.size(), g + batch);
+    for (size_t i = g; i < g_end; ++i) steps.prefill(i);
+    steps.decode(g, g_end - g);
+  }
+  steps.finish();
+  if (parts.next_use) add_next_use(out);
   return out;
 }
 

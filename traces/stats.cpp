@@ -85,25 +85,12 @@ uint32_t pair_count(const std::vector<PairCount>& pc, uint32_t a, uint32_t b) {
   return it != pc.end() && it->a == a && it->b == b ? it->count : 0;
 }
 
-TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
-  const TraceInfo& info = trace.info();
-  const uint32_t L = info.layers, E = info.experts, k = info.top_k;
-  TraceStats s;
-  s.info = info;
-  s.records = trace.records();
-  s.sequences = trace.sequence_ids().size();
-  s.prefill_tokens = trace.tokens(Phase::kPrefill);
-  s.decode_tokens = trace.tokens(Phase::kDecode);
-  s.entropy_bits_max = E ? std::log2(static_cast<double>(E)) : 0.0;
-  s.layers.resize(L);
-  for (uint32_t l = 0; l < L; ++l) {
-    s.layers[l].layer = l;
-    s.layers[l].top_k = k;
-    s.layers[l].counts.assign(E, 0);
-  }
+namespace {
 
-  // Usage counts and next-token repeats in one pass over canonical records. Within a sequence, decode
-  // records come by (step, layer), so the previous decode record of each layer is remembered per layer.
+// Usage counts and next-token repeats in one pass over canonical records. Within a sequence, decode
+// records come by (step, layer), so the previous decode record of each layer is remembered per layer.
+void count_usage_and_repeats(const Trace& trace, TraceStats& s) {
+  const uint32_t L = trace.info().layers, E = trace.info().experts;
   std::vector<int64_t> prev(L, -1);
   std::vector<uint8_t> mark(E, 0);
   for (size_t r = 0; r < trace.records(); ++r) {
@@ -126,14 +113,18 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
     }
     prev[l] = static_cast<int64_t>(r);
   }
+}
 
-  // Reuse distances on the batch-1 lookup stream, in invocations of the same layer.
+// Reuse distances on the batch-1 lookup stream, in invocations of the same layer: counts them per layer
+// into s, and their histograms per layer (hist) and over all layers (all_hist).
+void count_reuse(const Trace& trace, TraceStats& s, std::vector<std::vector<uint64_t>>& hist,
+                 std::vector<uint64_t>& all_hist) {
+  const uint32_t L = trace.info().layers;
   const LookupStream ls = build_lookup_stream(trace, 1);
   std::vector<uint32_t> local(ls.invocations());
   std::vector<uint32_t> per_layer(L, 0);
   for (size_t i = 0; i < ls.invocations(); ++i) local[i] = per_layer[ls.inv_layer[i]]++;
-  std::vector<std::vector<uint64_t>> hist(L);
-  std::vector<uint64_t> all_hist;
+  hist.assign(L, {});
   for (size_t i = 0; i < ls.invocations(); ++i) {
     const uint32_t l = ls.inv_layer[i];
     ReuseStats& rs = s.layers[l].reuse;
@@ -153,6 +144,76 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
       ++all_hist[d];
     }
   }
+}
+
+// The layer's experts ranked by use (ties in id order), with each rank's frequency per token, all 0
+// for a layer without tokens.
+void rank_experts(LayerStats& x, uint32_t E) {
+  x.rank_experts.resize(E);
+  for (uint32_t e = 0; e < E; ++e) x.rank_experts[e] = e;
+  std::stable_sort(x.rank_experts.begin(), x.rank_experts.end(),
+                   [&](uint32_t a, uint32_t b) { return x.counts[a] > x.counts[b]; });
+  x.rank_frequency.assign(E, 0.0);
+  if (x.tokens == 0) return;
+  for (uint32_t r = 0; r < E; ++r) {
+    const uint64_t c = x.counts[x.rank_experts[r]];
+    x.rank_frequency[r] = static_cast<double>(c) / static_cast<double>(x.tokens);
+  }
+}
+
+// The layer's distinct experts and routing entropy over its k slots per token; the layer has tokens.
+void layer_entropy(LayerStats& x, uint32_t E, uint32_t k) {
+  const double slots = static_cast<double>(x.tokens) * k;
+  for (uint32_t r = 0; r < E; ++r) {
+    const uint64_t c = x.counts[x.rank_experts[r]];
+    if (c == 0) continue;
+    ++x.distinct_experts;
+    const double p = static_cast<double>(c) / slots;
+    x.entropy_bits -= p * std::log2(p);
+  }
+}
+
+// The layer's `top` most co-selected expert pairs, with their lift over independent selection.
+std::vector<PairStat> top_pairs(const Trace& trace, uint32_t l, const LayerStats& x, size_t top) {
+  std::vector<PairStat> pairs;
+  for (const PairCount& p : pair_counts(trace, l)) {
+    const double lift = static_cast<double>(p.count) * static_cast<double>(x.tokens) /
+                        (static_cast<double>(x.counts[p.a]) * static_cast<double>(x.counts[p.b]));
+    pairs.push_back({p.a, p.b, p.count, lift});
+  }
+  auto better = [](const PairStat& p, const PairStat& q) {
+    if (p.count != q.count) return p.count > q.count;
+    if (p.lift != q.lift) return p.lift > q.lift;
+    return p.a != q.a ? p.a < q.a : p.b < q.b;
+  };
+  const size_t n = std::min<size_t>(top, pairs.size());
+  std::partial_sort(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(n), pairs.end(), better);
+  pairs.resize(n);
+  return pairs;
+}
+
+}  // namespace
+
+TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
+  const TraceInfo& info = trace.info();
+  const uint32_t L = info.layers, E = info.experts, k = info.top_k;
+  TraceStats s;
+  s.info = info;
+  s.records = trace.records();
+  s.sequences = trace.sequence_ids().size();
+  s.prefill_tokens = trace.tokens(Phase::kPrefill);
+  s.decode_tokens = trace.tokens(Phase::kDecode);
+  s.entropy_bits_max = E ? std::log2(static_cast<double>(E)) : 0.0;
+  s.layers.resize(L);
+  for (uint32_t l = 0; l < L; ++l) {
+    s.layers[l].layer = l;
+    s.layers[l].top_k = k;
+    s.layers[l].counts.assign(E, 0);
+  }
+  count_usage_and_repeats(trace, s);
+  std::vector<std::vector<uint64_t>> hist;
+  std::vector<uint64_t> all_hist;
+  count_reuse(trace, s, hist, all_hist);
 
   double entropy_sum = 0;
   uint32_t layers_with_tokens = 0;
@@ -165,40 +226,13 @@ TraceStats compute_stats(const Trace& trace, const StatsOptions& opt) {
     s.reuse.never_reused += x.reuse.never_reused;
     s.repeat_pairs += x.repeat_pairs;
     hits_all += x.repeat_hits;
-    x.rank_experts.resize(E);
-    for (uint32_t e = 0; e < E; ++e) x.rank_experts[e] = e;
-    std::stable_sort(x.rank_experts.begin(), x.rank_experts.end(),
-                     [&](uint32_t a, uint32_t b) { return x.counts[a] > x.counts[b]; });
-    x.rank_frequency.assign(E, 0.0);
+    rank_experts(x, E);
     if (x.tokens == 0) continue;
     ++layers_with_tokens;
-    const double slots = static_cast<double>(x.tokens) * k;
-    for (uint32_t r = 0; r < E; ++r) {
-      const uint64_t c = x.counts[x.rank_experts[r]];
-      x.rank_frequency[r] = static_cast<double>(c) / static_cast<double>(x.tokens);
-      if (c == 0) continue;
-      ++x.distinct_experts;
-      const double p = static_cast<double>(c) / slots;
-      x.entropy_bits -= p * std::log2(p);
-    }
+    layer_entropy(x, E, k);
     entropy_sum += x.entropy_bits;
-
     if (opt.top_pairs == 0) continue;
-    std::vector<PairStat> pairs;
-    for (const PairCount& p : pair_counts(trace, l)) {
-      const double lift = static_cast<double>(p.count) * static_cast<double>(x.tokens) /
-                          (static_cast<double>(x.counts[p.a]) * static_cast<double>(x.counts[p.b]));
-      pairs.push_back({p.a, p.b, p.count, lift});
-    }
-    auto better = [](const PairStat& p, const PairStat& q) {
-      if (p.count != q.count) return p.count > q.count;
-      if (p.lift != q.lift) return p.lift > q.lift;
-      return p.a != q.a ? p.a < q.a : p.b < q.b;
-    };
-    const size_t n = std::min<size_t>(opt.top_pairs, pairs.size());
-    std::partial_sort(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(n), pairs.end(), better);
-    pairs.resize(n);
-    x.top_pairs = std::move(pairs);
+    x.top_pairs = top_pairs(trace, l, x, opt.top_pairs);
   }
   finish_reuse(s.reuse, all_hist);
   s.entropy_bits_mean = layers_with_tokens ? entropy_sum / layers_with_tokens : 0.0;
