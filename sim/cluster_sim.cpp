@@ -504,28 +504,32 @@ void ClusterSim::migration_check() {
     costs.gpu_io_bytes_per_s.emplace_back(s.gpus, io);
   }
   const MigrationDecision d = decide_migration(current_, plan, run_load_, place_in_.expert_bytes, costs);
-  if (!d.migrate) return;
-  double done = now;
+  MigrationRecord rec;
+  rec.migrated = d.migrate;
+  rec.time_s = rec.done_s = now;
+  rec.cost_current_s = d.cost_current_s;
+  rec.cost_new_s = d.cost_new_s;
+  rec.migration_s = d.migration_s;
+  if (!d.migrate) {
+    res_.decisions.push_back(rec);
+    return;
+  }
   for (const ExpertMove& mv : d.loads) {
     double ready = now;
     if (mv.has_source && mv.from.server != mv.to.server)
       for (uint32_t l : net_.route(mv.from.server, mv.to.server))
         ready = hop(l, ready, mv.bytes, 3, static_cast<uint16_t>(mv.layer));
-    done = std::max(done, gpu_submit(mv.to.server, mv.to.gpu, ready, mv.seconds, 3, static_cast<uint16_t>(mv.layer)));
+    rec.done_s = std::max(rec.done_s, gpu_submit(mv.to.server, mv.to.gpu, ready, mv.seconds, 3,
+                                                 static_cast<uint16_t>(mv.layer)));
   }
-  MigrationRecord rec;
-  rec.time_s = now;
-  rec.done_s = done;
   rec.experts_loaded = static_cast<uint32_t>(d.loads.size());
   rec.experts_dropped = static_cast<uint32_t>(d.drops.size());
   rec.bytes = d.bytes_loaded();
-  rec.cost_current_s = d.cost_current_s;
-  rec.cost_new_s = d.cost_new_s;
-  rec.migration_s = d.migration_s;
+  res_.decisions.push_back(rec);
   res_.migrations.push_back(rec);
   pending_ = plan;
   migrating_ = true;
-  engine_.schedule(done, this, event_arg(kMigrationDone, res_.migrations.size() - 1));
+  engine_.schedule(rec.done_s, this, event_arg(kMigrationDone, res_.migrations.size() - 1));
 }
 
 void ClusterSim::on_event(uint64_t arg) {

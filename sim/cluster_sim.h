@@ -85,6 +85,7 @@ struct RequestRecord {
 };
 
 struct MigrationRecord {
+  bool migrated = false;  // Eq. 4 held
   double time_s = 0;  // the check that decided it
   double done_s = 0;  // when the last move ended and the new placement took over
   uint32_t experts_loaded = 0, experts_dropped = 0;
@@ -113,7 +114,8 @@ struct ClusterResult {
     double busy_s = 0;
   };
   std::vector<Link> links;  // directed
-  std::vector<MigrationRecord> migrations;
+  std::vector<MigrationRecord> migrations;  // the checks where Eq. 4 held
+  std::vector<MigrationRecord> decisions;   // every check that compared a plan (not while one is loading)
   uint32_t migration_checks = 0;
   Placement initial_placement, final_placement;
   double end_s = 0;  // when the last request ended
