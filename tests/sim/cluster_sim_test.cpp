@@ -18,12 +18,12 @@ namespace {
 
 using test::error_of;
 
-// small-moe's expert shapes with 1 MoE layer of 2 experts, top-1.
-ModelSpec two_expert_model() {
+// small-moe's expert shapes with 1 MoE layer of `experts` experts, top-1.
+ModelSpec two_expert_model(uint32_t experts = 2) {
   Json j = load_json_file(std::string(MOESIM_TEST_DATA_DIR) + "/models/small-moe.json");
   j["num_layers"] = 1;
   j["moe_layers"] = 1;
-  j["routed_experts"] = 2;
+  j["routed_experts"] = experts;
   j["top_k"] = 1;
   return model_from_json(j, "two-expert");
 }
@@ -122,6 +122,89 @@ TEST(ClusterSim, TwoServersByHand) {
   const double queueing = c.expert - c.transfer;
   EXPECT_NEAR(a_req.end - a_req.arrival, c.dense + c.transfer + queueing + c.expert + c.transfer, 1e-12);
   EXPECT_NEAR(b_req.end - b_req.arrival, c.dense + c.expert, 1e-12);
+}
+
+// Servers named a, b, c... with one GPU holding one expert each; server i's first sequence (its profile)
+// uses expert profile[i], so that prism places that expert there. Its requests then use seqs[i].
+ClusterInput line_of(uint32_t experts, const std::vector<std::vector<uint32_t>>& seqs,
+                     const std::vector<std::vector<double>>& times, std::vector<ClusterLinkSpec> links) {
+  ClusterInput in;
+  in.model = two_expert_model(experts);
+  const HardwareProfile hw = load_hardware("desktop-rtx4090");
+  for (size_t i = 0; i < seqs.size(); ++i)
+    in.servers.push_back({std::string(1, static_cast<char>('a' + i)), hw, 1, in.model.bytes_per_expert(), {},
+                          {decode_trace(seqs[i], experts)}, at(times[i])});
+  in.links = std::move(links);
+  return in;
+}
+
+TEST(ClusterSim, RemoteOverTwoHops) {
+  // a - b - c: a's second request needs expert 2, held by c only: two hops out, two back.
+  const LinkParams link{100e9 / 8, 1e-6};
+  const ClusterInput in = line_of(3, {{0, 2}, {1}, {2}}, {{0, 100}, {}, {}}, {{0, 1, link}, {1, 2, link}});
+  const Costs c = hand_costs(in);
+  const ClusterResult r = run_cluster(in, options());
+  ASSERT_EQ(r.initial_placement.replicas[2], (std::vector<Replica>{{2, 0}}));
+  ASSERT_EQ(r.requests.size(), 2u);
+  EXPECT_NEAR(r.requests[1].end - r.requests[1].arrival, c.dense + 4 * c.transfer + c.expert, 1e-12);
+  for (const auto& l : r.links) EXPECT_EQ(l.messages, 1u) << l.from << " -> " << l.to;
+}
+
+TEST(ClusterSim, RemoteGoesToTheReplicaThatFinishesFirst) {
+  // Expert 1 lives on b and c. Alone, a's request takes b (the first replica); when b's own request holds
+  // b's GPU, c finishes first.
+  const LinkParams link{100e9 / 8, 1e-6};
+  const std::vector<ClusterLinkSpec> mesh{{0, 1, link}, {0, 2, link}, {1, 2, link}};
+  const ClusterInput quiet = line_of(2, {{0, 1}, {1}, {1}}, {{0, 100}, {}, {}}, mesh);
+  const ClusterResult q = run_cluster(quiet, options());
+  ASSERT_EQ(q.initial_placement.replicas[1], (std::vector<Replica>{{1, 0}, {2, 0}}));
+  EXPECT_EQ(q.links[0].bytes, quiet.model.hidden_size * 2);  // a -> b
+  EXPECT_EQ(q.links[2].bytes, 0u);                           // a -> c
+  const ClusterInput busy = line_of(2, {{0, 1}, {1}, {1}}, {{0, 100}, {100}, {}}, mesh);
+  const Costs c = hand_costs(busy);
+  const ClusterResult r = run_cluster(busy, options());
+  EXPECT_EQ(r.links[0].bytes, 0u);
+  EXPECT_EQ(r.links[2].bytes, busy.model.hidden_size * 2);
+  const RequestRecord& a = r.requests[2];
+  ASSERT_EQ(a.server, 0u);
+  EXPECT_NEAR(a.end - a.arrival, c.dense + c.transfer + c.expert + c.transfer, 1e-12);
+}
+
+TEST(ClusterSim, PromptThenTokensByHand) {
+  // One server; a sequence of 2 prompt tokens and 2 generated ones, all on expert 0: the prompt is one pass
+  // of 2 tokens (TTFT), then a pass per generated token.
+  traces::TraceInfo info;
+  info.layers = 1;
+  info.experts = 2;
+  info.top_k = 1;
+  traces::TraceBuilder b(info, false, false, "test");
+  const uint32_t e0[] = {0};
+  b.add(0, traces::Phase::kPrefill, 0, 0, e0, {}, {}, 1);
+  b.add(0, traces::Phase::kPrefill, 1, 0, e0, {}, {}, 2);
+  b.add(0, traces::Phase::kDecode, 0, 0, e0, {}, {}, 3);
+  b.add(0, traces::Phase::kDecode, 1, 0, e0, {}, {}, 4);
+  ClusterInput in;
+  in.model = two_expert_model();
+  in.servers.push_back({"a", load_hardware("desktop-rtx4090"), 1, 2 * in.model.bytes_per_expert(), {},
+                        {std::move(b).finish()}, at({0})});
+  const CostModel cm(in.servers[0].hw);
+  auto op = [&](OpKind kind, uint32_t tokens) {
+    Op o;
+    o.kind = kind;
+    o.resource = ResourceClass::kGpu;
+    o.tokens = tokens;
+    o.bytes = kind == OpKind::kDenseCompute ? in.model.dense_bytes_per_layer() : in.model.bytes_per_expert();
+    o.flops = kind == OpKind::kDenseCompute ? 2.0 * static_cast<double>(o.bytes / 2) * tokens
+                                            : in.model.expert_flops_per_token() * tokens;
+    return cm.duration(o);
+  };
+  const ClusterResult r = run_cluster(in, options());
+  ASSERT_EQ(r.requests.size(), 1u);
+  const RequestRecord& q = r.requests[0];
+  const double ttft = op(OpKind::kDenseCompute, 2) + op(OpKind::kExpertCompute, 2);
+  EXPECT_NEAR(q.first_token, ttft, 1e-12);
+  EXPECT_EQ(q.tokens_after_first, 2u);
+  EXPECT_NEAR(q.end, ttft + 2 * (op(OpKind::kDenseCompute, 1) + op(OpKind::kExpertCompute, 1)), 1e-12);
 }
 
 TEST(ClusterSim, MigratesIffEq4Holds) {
