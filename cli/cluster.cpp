@@ -1,7 +1,8 @@
 // `moesim cluster`: Prism's edge cluster (Accelerating Edge Inference for Distributed MoE Models with
 // Latency-Optimized Expert Placement) in simulated time.
 //   moesim cluster SERVERS.json --placement P [--migrate-every 5m] [--duration 30m] [--seed N]
-//                  [--profile-tokens K] [--draw round-robin|random] [--bucket 1m] [--json] [-o F] [--timeline F]
+//                  [--profile-tokens K] [--draw round-robin|random] [--bucket 1m] [--json] [-o F]
+//                  [--timeline F [--timeline-window A:B]]
 // The engine is sim/cluster_sim.h; SERVERS.json is core/cluster_spec.h; docs/cluster.md has both and the keys.
 #include <cmath>
 #include <string>
@@ -23,7 +24,7 @@ namespace {
 
 struct ClusterArgs {
   std::string spec, placement, migrate_every, duration = "30m", bucket = "1m", draw = "round-robin", out = "-",
-                                               timeline;
+                                               timeline, timeline_window;
   uint64_t seed = 1, profile_tokens = 1000;
   bool json = false;
 };
@@ -37,6 +38,22 @@ double duration_option(const std::string& option, const std::string& text) {
   }
   if (!(s > 0) || !std::isfinite(s)) throw UsageError(option + " must be a positive time (got '" + text + "')");
   return s;
+}
+
+// "A:B", "A:" or ":B" in simulated time ("0:2m"): the slices a timeline keeps.
+void timeline_window_option(const std::string& text, sim::ClusterOptions& opt) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw UsageError("--timeline-window: expected A:B, A: or :B in simulated time, such as 0:2m (got '" + text + "')");
+  const std::string from = text.substr(0, colon), to = text.substr(colon + 1);
+  try {
+    if (!from.empty()) opt.timeline_from_s = parse_duration(from);
+    if (!to.empty()) opt.timeline_to_s = parse_duration(to);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--timeline-window: ") + e.what());
+  }
+  if (opt.timeline_to_s < opt.timeline_from_s)
+    throw UsageError("--timeline-window: the window ends before it starts (got '" + text + "')");
 }
 
 std::string summary_text(const sim::ClusterInput& in, const Json& j) {
@@ -83,6 +100,10 @@ void execute(const ClusterArgs& a) {
     throw UsageError("--draw must be round-robin or random (got '" + a.draw + "')");
   opt.random_draw = a.draw == "random";
   opt.record_timeline = !a.timeline.empty();
+  if (!a.timeline_window.empty()) {
+    if (a.timeline.empty()) throw UsageError("--timeline-window needs --timeline FILE");
+    timeline_window_option(a.timeline_window, opt);
+  }
   check_output_writable(a.out);
   if (!a.timeline.empty()) check_output_writable(a.timeline);
 
@@ -96,7 +117,7 @@ void execute(const ClusterArgs& a) {
   Json config;
   config["spec"] = a.spec;
   Json j = sim::cluster_result_json(in, opt, r);
-  if (!a.timeline.empty()) write_file_atomic(a.timeline, sim::cluster_timeline_text(in, r));
+  if (!a.timeline.empty()) sim::write_cluster_timeline(a.timeline, in, r);
   if (a.json) {
     Json out;
     out["header"] = run_header("cluster", config, a.seed);
@@ -126,6 +147,8 @@ void setup(CLI::App& app) {
   app.add_flag("--json", a->json, "print JSON (header, warnings, metrics) instead of a summary");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--timeline", a->timeline, "write a Chrome/Perfetto timeline: a process per server and per link");
+  app.add_option("--timeline-window", a->timeline_window,
+                 "keep only the timeline's slices that start in this simulated window, A:B (e.g. 0:2m)");
   app.callback([a] { execute(*a); });
 }
 

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/units.h"
+#include "core/warnings.h"
 #include "sim/cluster_sim.h"
 #include "traces/trace_io.h"
 
@@ -152,10 +155,15 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   return j;
 }
 
-std::string cluster_timeline_text(const ClusterInput& in, const ClusterResult& r) {
+void write_cluster_timeline(const std::string& path, const ClusterInput& in, const ClusterResult& r) {
+  constexpr uint64_t kBytesPerSlice = 100, kWarnBytes = 100'000'000;
+  if (r.timeline.size() * kBytesPerSlice > kWarnBytes)
+    warn("--timeline: about " + format_bytes(r.timeline.size() * kBytesPerSlice) + " for " +
+         std::to_string(r.timeline.size()) + " slices; --timeline-window A:B keeps the slices of a simulated window");
   const auto N = static_cast<uint32_t>(in.servers.size());
-  std::string out = "[\n";
-  auto line = [&](const Json& e) { out += (out.size() > 2 ? ",\n" : "") + e.dump(); };
+  AtomicFile out(path);
+  std::string buf = "[\n";
+  auto line = [&](const Json& e) { buf += (buf.size() > 2 ? ",\n" : "") + e.dump(); };
   for (uint32_t n = 0; n < N; ++n) {
     line({{"name", "process_name"}, {"ph", "M"}, {"pid", n}, {"args", {{"name", "server " + in.servers[n].name}}}});
     for (uint32_t g = 0; g < in.servers[n].gpus; ++g)
@@ -169,17 +177,22 @@ std::string cluster_timeline_text(const ClusterInput& in, const ClusterResult& r
     line({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", b + " -> " + a}}}});
   }
   static const char* kNames[] = {"dense", "expert", "activations", "migration"};
-  char buf[256];
+  char ev[256];
   for (const TimelineSlice& s : r.timeline) {
     // Integer nanoseconds, so that a slice's end is exactly the next one's start.
-    const auto ts = std::llround(s.start * 1e9), end = std::llround(s.end * 1e9);
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"name\":\"%s L%u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,\"dur\":%lld.%03lld}",
-                  out.size() > 2 ? ",\n" : "", kNames[s.kind], static_cast<unsigned>(s.layer), s.process, s.thread,
-                  ts / 1000, ts % 1000, (end - ts) / 1000, (end - ts) % 1000);
-    out += buf;
+    const long long ts = std::llround(s.start * 1e9), dur = std::llround(s.end * 1e9) - ts;
+    std::snprintf(ev, sizeof ev,
+                  ",\n{\"name\":\"%s L%u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,\"dur\":%lld.%03lld}",
+                  kNames[s.kind], static_cast<unsigned>(s.layer), s.process, s.thread, ts / 1000, ts % 1000,
+                  dur / 1000, dur % 1000);
+    buf += ev;
+    if (buf.size() > (1u << 20)) {
+      out.write(buf);
+      buf.clear();
+    }
   }
-  return out + "\n]\n";
+  out.write(buf + "\n]\n");
+  out.commit();
 }
 
 }  // namespace moesim::sim

@@ -291,7 +291,8 @@ void ClusterSim::place() {
 double ClusterSim::gpu_submit(uint32_t server, uint32_t gpu, double ready, double seconds, uint8_t kind,
                               uint16_t layer) {
   const double end = gpus_[gpu_base_[server] + gpu].submit(ready, seconds);
-  if (opt_.record_timeline) res_.timeline.push_back({server, gpu, end - seconds, end, kind, layer});
+  if (opt_.record_timeline && end - seconds >= opt_.timeline_from_s && end - seconds <= opt_.timeline_to_s)
+    res_.timeline.push_back({server, gpu, end - seconds, end, kind, layer});
   return end;
 }
 
@@ -299,9 +300,9 @@ double ClusterSim::hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind
   const double arrive = net_.send_hop(link, ready, bytes);
   if (opt_.record_timeline) {
     const DirectedLink& l = net_.links()[link];
-    const double end = l.fifo.free_at;
-    res_.timeline.push_back({N_ + link / 2, link % 2, end - static_cast<double>(bytes) / l.params.bandwidth, end,
-                             kind, layer});
+    const double end = l.fifo.free_at, start = end - static_cast<double>(bytes) / l.params.bandwidth;
+    if (start >= opt_.timeline_from_s && start <= opt_.timeline_to_s)
+      res_.timeline.push_back({N_ + link / 2, link % 2, start, end, kind, layer});
   }
   return arrive;
 }

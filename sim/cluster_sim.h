@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,9 @@ struct ClusterOptions {
   double bucket_s = 60;             // width of the local compute ratio's time buckets
   bool random_draw = false;         // requests draw their sequence at random instead of round robin
   bool record_timeline = false;
+  // With record_timeline: only slices that start in [timeline_from_s, timeline_to_s] are kept (a whole run
+  // records about 30 bytes of memory and 100 bytes of file per expert invocation).
+  double timeline_from_s = 0, timeline_to_s = std::numeric_limits<double>::infinity();
   std::function<void(double now_s)> on_progress;  // called at each arrival; may be empty
 };
 
@@ -130,7 +134,8 @@ ClusterResult run_cluster(const ClusterInput& input, const ClusterOptions& optio
 // The result as `moesim cluster --json` writes it (docs/cluster.md lists the keys).
 Json cluster_result_json(const ClusterInput& input, const ClusterOptions& options, const ClusterResult& r);
 // Chrome trace events (Perfetto): a process per server (a thread per GPU) and per link (a thread per
-// direction). One event per line.
-std::string cluster_timeline_text(const ClusterInput& input, const ClusterResult& r);
+// direction), one event per line, written to `path` atomically as they are formatted ("-" = stdout). Warns
+// (core/warnings.h) before writing a file estimated above 100 MB.
+void write_cluster_timeline(const std::string& path, const ClusterInput& input, const ClusterResult& r);
 
 }  // namespace moesim::sim

@@ -95,6 +95,26 @@ TEST(ClusterCli, JsonKeysAndTimeline) {
   EXPECT_TRUE(link_ab);
 }
 
+TEST(ClusterCli, TimelineWindow) {
+  const Cluster c = make_cluster("window");
+  const std::string tl = (c.dir / "timeline.json").string();
+  const CliResult r = moesim_cli("cluster " + c.spec + " --placement uniform --duration 5m --timeline " + tl +
+                                 " --timeline-window 1m:2m -o " + (c.dir / "out.txt").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t slices = 0;
+  for (const Json& e : parse_json_text(read_text(tl), tl)) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    EXPECT_GE(e["ts"].get<double>(), 60e6);
+    EXPECT_LE(e["ts"].get<double>(), 120e6);
+  }
+  EXPECT_GT(slices, 0u);
+  const CliResult bad = moesim_cli("cluster " + c.spec + " --placement uniform --timeline " + tl +
+                                   " --timeline-window 2m:1m");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--timeline-window: the window ends before it starts"), std::string::npos) << bad.err;
+}
+
 TEST(ClusterCli, SameSeedSameOutput) {
   const Cluster c = make_cluster("seed");
   const std::string args = "cluster " + c.spec + " --placement redundance --duration 3m --draw random --json";
