@@ -15,7 +15,13 @@ namespace moesim::sim {
 
 ClusterInput load_cluster_input(const ClusterSpec& spec) {
   ClusterInput in;
-  in.model = load_model(spec.model);
+  // What the JSON names is an input file's content: its errors exit 1 and name the JSON path, even those
+  // (an unknown preset) that the same name on a command line would make a usage error.
+  try {
+    in.model = load_model(spec.model);
+  } catch (const Error& e) {
+    throw Error(spec.origin + ": model: " + e.what());
+  }
   for (size_t i = 0; i < spec.servers.size(); ++i) {
     const ClusterServerSpec& s = spec.servers[i];
     const std::string where = spec.origin + ": servers[" + std::to_string(i) + "]";
@@ -26,13 +32,18 @@ ClusterInput load_cluster_input(const ClusterSpec& spec) {
     out.arrival = s.arrival;
     try {
       out.hw = load_hardware(s.hw);
-    } catch (const UsageError& e) {  // an unknown preset is a bad input file here, not a bad command line
+    } catch (const Error& e) {
       throw Error(where + ".hw: " + e.what());
     }
     if (!(out.hw.gpu_bf16_flops > 0) || !(out.hw.gpu_memory_bandwidth > 0))
       throw Error(where + ".hw: " + out.hw.origin + " has no GPU compute throughput or memory bandwidth");
     for (size_t t = 0; t < s.traces.size(); ++t) {
-      traces::Trace tr = traces::load_trace(s.traces[t]);
+      traces::Trace tr;
+      try {
+        tr = traces::load_trace(s.traces[t]);
+      } catch (const Error& e) {
+        throw Error(where + ".traces[" + std::to_string(t) + "]: " + e.what());
+      }
       const traces::TraceInfo& info = tr.info();
       if (info.layers != in.model.moe_layers || info.experts != in.model.routed_experts)
         throw Error(where + ".traces[" + std::to_string(t) + "]: " + s.traces[t] + " is a trace of " +

@@ -147,6 +147,13 @@ TEST(ClusterCli, BadInput) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("\"a\" cannot reach \"c\""), std::string::npos) << r.err;
 
+  const Cluster missing = make_cluster("missing");
+  std::filesystem::remove(missing.dir / "b.mtr");
+  r = moesim_cli("cluster " + missing.spec + " --placement prism");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("servers.json: servers[1].traces[0]: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("b.mtr"), std::string::npos) << r.err;
+
   const Cluster ok = make_cluster("options");
   r = moesim_cli("cluster " + ok.spec + " --placement nearest");
   EXPECT_EQ(r.code, 2);
