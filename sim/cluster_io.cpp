@@ -100,6 +100,10 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
     cfg["servers"].push_back({{"name", s.name}, {"hw", s.hw.name}, {"gpus", s.gpus},
                               {"gpu_memory_bytes", s.gpu_memory}, {"arrival", s.arrival.source},
                               {"traces", s.trace_paths}});
+  cfg["links"] = Json::array();
+  for (const ClusterLinkSpec& l : in.links)
+    cfg["links"].push_back({{"a", in.servers[l.a].name}, {"b", in.servers[l.b].name},
+                            {"bandwidth_bytes_per_s", l.params.bandwidth}, {"latency_s", l.params.latency}});
   j["config"] = cfg;
   j["requests"] = r.requests.size();
   Json latency, ttft, tpot;

@@ -81,6 +81,8 @@ TEST(ClusterCli, JsonKeysAndTimeline) {
   EXPECT_GT(j["remote_invocations"].get<uint64_t>(), 0u);
   EXPECT_GT(j["proxy_cost"].get<double>(), 0);
   EXPECT_EQ(j["links"].size(), 6u);  // 3 links of the mesh, both directions
+  ASSERT_EQ(j["config"]["links"].size(), 3u);
+  EXPECT_EQ(j["config"]["links"][0]["bandwidth_bytes_per_s"], 62.5e6);
   EXPECT_TRUE(j["migrations"].is_array());
   EXPECT_EQ(j["migration_checks"], 4);
   const Json t = parse_json_text(read_text(tl), tl);
