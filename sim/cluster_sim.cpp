@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/op_graph.h"
 #include "core/rng.h"
+#include "core/units.h"
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
@@ -20,6 +21,7 @@ namespace {
 enum Kind : uint64_t { kArrival, kDenseDone, kHop, kComputeDone, kLayerEnd, kMigrationCheck, kMigrationDone };
 constexpr int kKindShift = 58;
 constexpr uint64_t kIdMask = (uint64_t{1} << kKindShift) - 1;
+constexpr double kMaxRequests = 20e6;  // about 1 GB of request state
 uint64_t event_arg(Kind k, uint64_t id) { return (static_cast<uint64_t>(k) << kKindShift) | id; }
 
 // A pass: the dense part and the routed experts of one layer over its tokens (a prompt's, or one decode
@@ -127,6 +129,19 @@ ClusterSim::ClusterSim(const ClusterInput& in, const ClusterOptions& opt)
   if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
   if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
   act_bytes_per_token_ = in.model.hidden_size * dtype_size(in.model.dtype);
+  // Every request is kept until the end (its latency), so an arrival rate far beyond what a cluster can
+  // serve would exhaust memory instead of finishing: refuse it up front.
+  double expected = 0;
+  for (const ClusterServer& s : in.servers)
+    expected += s.arrival.kind == ArrivalSpec::Kind::kPoisson
+                    ? opt.duration_s / s.arrival.mean_interval_s
+                    : static_cast<double>(std::lower_bound(s.arrival.times_s.begin(), s.arrival.times_s.end(),
+                                                           opt.duration_s) - s.arrival.times_s.begin());
+  if (expected > kMaxRequests)
+    throw Error("cluster: the arrivals would bring about " + std::to_string(std::llround(expected)) +
+                " requests in " + format_seconds(opt.duration_s) + ", more than " +
+                std::to_string(static_cast<uint64_t>(kMaxRequests)) +
+                " the simulation keeps: shorten --duration or lengthen the arrival intervals");
   for (uint32_t n = 0; n < N_; ++n) {
     const ClusterServer& s = in.servers[n];
     if (s.gpus == 0) throw Error("cluster: server \"" + s.name + "\" has no GPU");

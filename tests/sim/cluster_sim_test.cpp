@@ -263,6 +263,13 @@ TEST(ClusterSim, TracesOfAnotherModel) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ClusterSim, RefusesArrivalsNoRunCouldKeep) {
+  ClusterInput in = two_servers({0}, {}, {}, {1e8 / 8, 1e-3});
+  in.servers[0].arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 1e-9, {}, "poisson:1ns"};
+  const std::string e = error_of([&] { run_cluster(in, options()); });
+  EXPECT_NE(e.find("about 1000000000000 requests"), std::string::npos) << e;
+}
+
 TEST(ClusterSim, SameSeedSameResult) {
   ClusterInput in = two_servers({0, 1, 1, 0}, {}, {}, {1e8 / 8, 1e-3});
   for (auto& s : in.servers) s.arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 2.0, {}, "poisson:2s"};
