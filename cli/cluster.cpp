@@ -91,7 +91,13 @@ void execute(const ClusterArgs& a) {
   sim::ClusterOptions opt;
   opt.placement = a.placement;
   opt.duration_s = duration_option("--duration", a.duration);
-  if (!a.migrate_every.empty()) opt.migrate_every_s = duration_option("--migrate-every", a.migrate_every);
+  if (!a.migrate_every.empty()) {
+    opt.migrate_every_s = duration_option("--migrate-every", a.migrate_every);
+    // Each check runs the placement policy on the whole cluster: a few thousand are minutes of planning.
+    if (opt.duration_s / opt.migrate_every_s > 10000)
+      throw UsageError("--migrate-every " + a.migrate_every + " checks more than 10000 times in --duration " +
+                       a.duration + "; choose a longer interval (Prism re-plans every 5 minutes)");
+  }
   opt.bucket_s = duration_option("--bucket", a.bucket);
   opt.seed = a.seed;
   opt.profile_tokens = a.profile_tokens;

@@ -163,6 +163,9 @@ TEST(ClusterCli, BadInput) {
   r = moesim_cli("cluster " + ok.spec + " --placement prism --duration soon");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + ok.spec + " --placement prism --migrate-every 10ms");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("checks more than 10000 times"), std::string::npos) << r.err;
   r = moesim_cli("cluster " + ok.spec + " --placement prism -o " + ok.spec);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("is the same file as input"), std::string::npos) << r.err;
