@@ -11,6 +11,7 @@
 #include "core/op_graph.h"
 #include "core/rng.h"
 #include "core/units.h"
+#include "sim/cluster_work.h"
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
@@ -23,21 +24,6 @@ constexpr int kKindShift = 58;
 constexpr uint64_t kIdMask = (uint64_t{1} << kKindShift) - 1;
 constexpr double kMaxRequests = 20e6;  // about 1 GB of request state
 uint64_t event_arg(Kind k, uint64_t id) { return (static_cast<uint64_t>(k) << kKindShift) | id; }
-
-// A pass: the dense part and the routed experts of one layer over its tokens (a prompt's, or one decode
-// token's). Its experts are pass_expert/pass_tokens[begin, end).
-struct Pass {
-  uint16_t layer = 0;
-  uint32_t tokens = 0;
-  uint32_t begin = 0, end = 0;
-};
-
-struct SeqPlan {
-  uint32_t pass_begin = 0, pass_end = 0;
-  uint32_t first_token_pass = 0;  // relative: after this pass the first token is out
-  uint32_t tokens_after_first = 0;
-  uint64_t tokens = 0;  // prompt + generated
-};
 
 struct Req {
   uint32_t server = 0, plan = 0, pass = 0;
@@ -61,7 +47,6 @@ class ClusterSim : public EventHandler {
   void on_event(uint64_t arg) override;
 
  private:
-  void build_plans();
   void place();
   double gpu_submit(uint32_t server, uint32_t gpu, double ready, double seconds, uint8_t kind, uint16_t layer);
   double hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer);
@@ -81,6 +66,7 @@ class ClusterSim : public EventHandler {
   const ClusterInput& in_;
   const ClusterOptions& opt_;
   const uint32_t N_, L_, E_;
+  const ClusterWork w_;  // the servers' sequences as passes
   EventEngine engine_;
   Network net_;
   std::vector<CostModel> costs_;
@@ -89,12 +75,6 @@ class ClusterSim : public EventHandler {
   std::vector<FifoUnit> gpus_;
   std::vector<double> route_latency_, route_inv_bw_;  // [from * N + to]: idle transfer = lat + bytes * inv_bw
   uint64_t act_bytes_per_token_ = 0;
-
-  std::vector<Pass> passes_;
-  std::vector<uint16_t> pass_expert_;
-  std::vector<uint32_t> pass_tokens_;
-  std::vector<SeqPlan> plans_;
-  std::vector<std::vector<uint32_t>> server_plans_;  // [server] -> plan ids, in trace order
 
   PlacementInput place_in_;
   std::unique_ptr<PlacementPolicy> policy_;
@@ -120,6 +100,7 @@ ClusterSim::ClusterSim(const ClusterInput& in, const ClusterOptions& opt)
       N_(static_cast<uint32_t>(in.servers.size())),
       L_(in.model.moe_layers),
       E_(in.model.routed_experts),
+      w_(build_cluster_work(in)),
       net_([&] {
         std::vector<std::string> names;
         for (const auto& s : in.servers) names.push_back(s.name);
@@ -174,7 +155,6 @@ ClusterSim::ClusterSim(const ClusterInput& in, const ClusterOptions& opt)
   res_.bucket_s = opt.bucket_s;
   res_.bucket_local.assign(N_, {});
   res_.bucket_total.assign(N_, {});
-  build_plans();
   place();
 }
 
@@ -198,80 +178,6 @@ double ClusterSim::dense_s(uint32_t server, uint32_t tokens) const {
   return costs_[server].duration(op);
 }
 
-void ClusterSim::build_plans() {
-  std::vector<uint32_t> count(E_, 0);
-  std::vector<uint16_t> touched;
-  server_plans_.assign(N_, {});
-  for (uint32_t n = 0; n < N_; ++n) {
-    for (size_t t = 0; t < in_.servers[n].traces.size(); ++t) {
-      const traces::Trace& tr = in_.servers[n].traces[t];
-      const size_t R = tr.records();
-      for (size_t r = 0; r < R;) {
-        const uint32_t seq = tr.seq(r);
-        SeqPlan plan;
-        plan.pass_begin = static_cast<uint32_t>(passes_.size());
-        uint32_t prefill_tokens = 0, prefill_passes = 0, decode_steps = 0, last_decode_step = 0,
-                 first_decode_step = 0;
-        bool any_decode = false;
-        int64_t first_decode_end = -1;  // pass index after the first decode step's last layer
-        while (r < R && tr.seq(r) == seq) {
-          Pass p;
-          p.layer = tr.layer(r);
-          p.begin = static_cast<uint32_t>(pass_expert_.size());
-          if (tr.phase(r) == traces::Phase::kPrefill) {
-            // A prefill pass runs one layer over all prompt tokens: records of one layer are contiguous.
-            touched.clear();
-            for (; r < R && tr.seq(r) == seq && tr.phase(r) == traces::Phase::kPrefill && tr.layer(r) == p.layer;
-                 ++r) {
-              ++p.tokens;
-              prefill_tokens = std::max(prefill_tokens, tr.step(r) + 1);
-              for (uint16_t e : tr.experts(r))
-                if (count[e]++ == 0) touched.push_back(e);
-            }
-            ++prefill_passes;
-            std::sort(touched.begin(), touched.end());
-            for (uint16_t e : touched) {
-              pass_expert_.push_back(e);
-              pass_tokens_.push_back(count[e]);
-              count[e] = 0;
-            }
-          } else {
-            const uint32_t step = tr.step(r);
-            if (!any_decode) first_decode_step = step;
-            if (!any_decode || step != last_decode_step) ++decode_steps;
-            any_decode = true;
-            last_decode_step = step;
-            p.tokens = 1;
-            for (uint16_t e : tr.experts(r)) {
-              pass_expert_.push_back(e);
-              pass_tokens_.push_back(1);
-            }
-            ++r;
-            if (step == first_decode_step) first_decode_end = static_cast<int64_t>(passes_.size()) + 1;
-          }
-          p.end = static_cast<uint32_t>(pass_expert_.size());
-          passes_.push_back(p);
-        }
-        plan.pass_end = static_cast<uint32_t>(passes_.size());
-        // The first token comes out of the prompt's last pass; without a prompt, out of the first decode step.
-        if (prefill_passes > 0) {
-          plan.first_token_pass = prefill_passes - 1;
-          plan.tokens_after_first = decode_steps;
-        } else {
-          plan.first_token_pass = static_cast<uint32_t>(first_decode_end) - 1 - plan.pass_begin;
-          plan.tokens_after_first = decode_steps - 1;
-        }
-        plan.tokens = prefill_tokens + decode_steps;
-        server_plans_[n].push_back(static_cast<uint32_t>(plans_.size()));
-        plans_.push_back(plan);
-      }
-    }
-    if (server_plans_[n].empty())
-      throw Error("cluster: server \"" + in_.servers[n].name + "\": its traces hold no sequence");
-  }
-}
-
-
 void ClusterSim::place() {
   place_in_.layers = L_;
   place_in_.experts = E_;
@@ -289,13 +195,13 @@ void ClusterSim::place() {
   place_in_.load.assign(N_, std::vector<double>(static_cast<size_t>(L_) * E_, 0));
   for (uint32_t n = 0; n < N_; ++n) {
     uint64_t tokens = 0;
-    for (uint32_t id : server_plans_[n]) {
+    for (uint32_t id : w_.server_plans[n]) {
       if (tokens >= opt_.profile_tokens) break;
-      const SeqPlan& plan = plans_[id];
+      const SequencePlan& plan = w_.plans[id];
       tokens += plan.tokens;
       for (uint32_t p = plan.pass_begin; p < plan.pass_end; ++p)
-        for (uint32_t i = passes_[p].begin; i < passes_[p].end; ++i)
-          place_in_.load[n][passes_[p].layer * E_ + pass_expert_[i]] += pass_tokens_[i];
+        for (uint32_t i = w_.passes[p].begin; i < w_.passes[p].end; ++i)
+          place_in_.load[n][w_.passes[p].layer * E_ + w_.pass_expert[i]] += w_.pass_tokens[i];
     }
   }
   policy_ = PlacementRegistry::instance().create(opt_.placement, "placement");
@@ -336,19 +242,19 @@ void ClusterSim::schedule_arrival(uint32_t n) {
 
 void ClusterSim::arrive(uint32_t n) {
   if (opt_.on_progress) opt_.on_progress(engine_.now());
-  const std::vector<uint32_t>& pool = server_plans_[n];
+  const std::vector<uint32_t>& pool = w_.server_plans[n];
   const uint64_t k = opt_.random_draw ? draw_rng_[n].below(pool.size()) : arrivals_[n] % pool.size();
   ++arrivals_[n];
   const auto r = static_cast<uint32_t>(reqs_.size());
   reqs_.push_back({n, pool[k], 0, 0, 0});
-  res_.requests.push_back({n, engine_.now(), 0, 0, plans_[pool[k]].tokens_after_first});
+  res_.requests.push_back({n, engine_.now(), 0, 0, w_.plans[pool[k]].tokens_after_first});
   start_pass(r);
   schedule_arrival(n);
 }
 
 void ClusterSim::start_pass(uint32_t r) {
   const Req& q = reqs_[r];
-  const Pass& p = passes_[plans_[q.plan].pass_begin + q.pass];
+  const ClusterPass& p = w_.passes[w_.plans[q.plan].pass_begin + q.pass];
   const double d = p.tokens == 1 ? dense1_s_[q.server] : dense_s(q.server, p.tokens);
   engine_.schedule(gpu_submit(q.server, 0, engine_.now(), d, 0, p.layer), this, event_arg(kDenseDone, r));
 }
@@ -356,7 +262,7 @@ void ClusterSim::start_pass(uint32_t r) {
 void ClusterSim::dispatch(uint32_t r) {
   Req& q = reqs_[r];
   const uint32_t n = q.server;
-  const Pass& p = passes_[plans_[q.plan].pass_begin + q.pass];
+  const ClusterPass& p = w_.passes[w_.plans[q.plan].pass_begin + q.pass];
   const double now = engine_.now();
   const auto bucket = static_cast<size_t>(now / opt_.bucket_s);
   if (res_.bucket_total[n].size() <= bucket) {
@@ -366,8 +272,8 @@ void ClusterSim::dispatch(uint32_t r) {
   q.local_end = now;
   pass_msgs_.clear();
   for (uint32_t i = p.begin; i < p.end; ++i) {
-    const uint32_t key = p.layer * E_ + pass_expert_[i];
-    const uint32_t tokens = pass_tokens_[i];
+    const uint32_t key = p.layer * E_ + w_.pass_expert[i];
+    const uint32_t tokens = w_.pass_tokens[i];
     run_load_[n][key] += tokens;
     ++res_.bucket_total[n][bucket];
     const std::vector<Replica>& reps = current_.replicas[key];
@@ -476,7 +382,7 @@ void ClusterSim::returned(uint32_t m) {
 
 void ClusterSim::layer_end(uint32_t r) {
   Req& q = reqs_[r];
-  const SeqPlan& plan = plans_[q.plan];
+  const SequencePlan& plan = w_.plans[q.plan];
   RequestRecord& rec = res_.requests[r];
   if (q.pass == plan.first_token_pass) rec.first_token = engine_.now();
   if (plan.pass_begin + ++q.pass < plan.pass_end) return start_pass(r);
