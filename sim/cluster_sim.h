@@ -1,0 +1,141 @@
+// The edge cluster of Prism (Accelerating Edge Inference for Distributed MoE Models with Latency-Optimized
+// Expert Placement, §III and §IV-C) in simulated time: `moesim cluster` (docs/cluster.md).
+//
+// Servers (ClusterSpec) each receive their own requests: Poisson arrivals with the server's mean interval
+// (seeded draws) or replayed timestamps, in [0, duration). A request is one sequence of the server's traces,
+// drawn round robin (or at random, seeded). It runs pass after pass: a prefill pass per MoE layer over all
+// prompt tokens, then a pass per (decode token, layer). A pass:
+//   1. the dense part (attention, router, shared experts; sim/cost_model.h's dense roofline) on the
+//      server's GPU 0;
+//   2. then each routed expert of the pass: placed on the server (Prism's 1_remote = 0) -> computed on the
+//      local replica's GPU that frees first; elsewhere -> the tokens' activations (hidden x tokens x dtype
+//      bytes) go over the network's route (sim/network.h) to the replica with the earliest expected finish,
+//      compute there, and the result (as many bytes) comes back. Experts sent to one server travel as one
+//      message. Expert compute costs sim/cost_model.h's expert roofline for its tokens on that server's
+//      hardware profile;
+//   3. the pass ends when the slowest expert (local or returned) is done: Prism Eq. 1's max over experts.
+// Every GPU is a FIFO queue (sim/network.h's FifoUnit) shared by all requests of all servers; so is each
+// direction of each link. Requests are not batched: each runs on its own, queueing on the shared units.
+//
+// Placement: PlacementRegistry's policy on each server's profile -- the expert activations of the first
+// `profile_tokens` tokens of its traces (Prism §IV-A: from historical data). Migration (Eq. 3-4), every
+// `migrate_every_s`: the policy plans again on the activations of the run so far (accumulated, as in the
+// paper's Fig. 7); decide_migration() prices Eq. 2 with the mean measured remote invocation (round trip of
+// its message) since the last placement change; when Eq. 4 holds the moves run -- each new replica's bytes
+// over the route from its source, then bytes / the GPU's I/O speed on the target GPU (the profile's
+// host-device link bandwidth, or its memory bandwidth on a unified-memory machine) -- and the new placement
+// serves from when the last move ends.
+//
+// Not simulated: batching, KV-cache growth (the dense cost does not depend on the context), NIC and
+// host-device copies of activations apart from the link itself, memory while a migration holds both copies.
+// Deterministic: same inputs and seed, bit-identical results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/hardware_profile.h"
+#include "core/json_io.h"
+#include "core/model_spec.h"
+#include "core/placement.h"
+#include "traces/trace.h"
+
+namespace moesim::sim {
+
+struct ClusterServer {
+  std::string name;
+  HardwareProfile hw;
+  uint32_t gpus = 1;
+  uint64_t gpu_memory = 0;  // bytes for experts per GPU
+  std::vector<std::string> trace_paths;  // for messages; may be empty
+  std::vector<traces::Trace> traces;
+  ArrivalSpec arrival;
+};
+
+struct ClusterInput {
+  ModelSpec model;
+  std::vector<ClusterServer> servers;
+  std::vector<ClusterLinkSpec> links;  // ClusterSpec::topology()
+};
+
+// Loads the model, the hardware profiles and the traces a spec names. Throws moesim::Error naming the spec
+// and the server for a trace of another model (its layers or experts differ from the model's) or a trace
+// without sequences.
+ClusterInput load_cluster_input(const ClusterSpec& spec);
+
+struct ClusterOptions {
+  std::string placement = "prism";  // a PlacementRegistry spec ("eplb:groups=2")
+  double duration_s = 1800;         // arrivals in [0, duration_s); the run ends when the last request does
+  double migrate_every_s = 0;       // 0: never re-plan
+  uint64_t seed = 1;
+  uint64_t profile_tokens = 1000;   // per server, from the start of its traces
+  double bucket_s = 60;             // width of the local compute ratio's time buckets
+  bool random_draw = false;         // requests draw their sequence at random instead of round robin
+  bool record_timeline = false;
+  // With record_timeline: only slices that start in [timeline_from_s, timeline_to_s] are kept (a whole run
+  // records about 30 bytes of memory and 100 bytes of file per expert invocation).
+  double timeline_from_s = 0, timeline_to_s = std::numeric_limits<double>::infinity();
+  std::function<void(double now_s)> on_progress;  // called at each arrival; may be empty
+};
+
+struct RequestRecord {
+  uint32_t server = 0;
+  double arrival = 0, first_token = 0, end = 0;
+  uint32_t tokens_after_first = 0;  // tokens produced after the first (TPOT's divisor)
+};
+
+struct MigrationRecord {
+  bool migrated = false;  // Eq. 4 held
+  double time_s = 0;  // the check that decided it
+  double done_s = 0;  // when the last move ended and the new placement took over
+  uint32_t experts_loaded = 0, experts_dropped = 0;
+  uint64_t bytes = 0;
+  double cost_current_s = 0, cost_new_s = 0, migration_s = 0;  // Eq. 4's terms
+};
+
+struct TimelineSlice {
+  uint32_t process = 0;  // server index, or servers + undirected link index
+  uint32_t thread = 0;   // GPU, or link direction (0: a -> b)
+  double start = 0, end = 0;
+  uint8_t kind = 0;  // 0 dense, 1 expert, 2 activations, 3 migration
+  uint16_t layer = 0;
+};
+
+struct ClusterResult {
+  std::vector<RequestRecord> requests;  // in arrival order (by time, then server)
+  std::vector<uint64_t> local_invocations, remote_invocations;  // [server]: expert invocations of its requests
+  std::vector<std::vector<uint64_t>> bucket_local, bucket_total;  // [server][bucket]
+  double bucket_s = 60;
+  double proxy_cost = 0;          // Eq. 2, token-weighted, under the placement in force at each activation
+  double proxy_cost_initial = 0;  // Eq. 2 of the initial placement on the whole run's activations
+  struct Link {
+    uint32_t from = 0, to = 0;
+    uint64_t bytes = 0, messages = 0;
+    double busy_s = 0;
+  };
+  std::vector<Link> links;  // directed
+  std::vector<MigrationRecord> migrations;  // the checks where Eq. 4 held
+  std::vector<MigrationRecord> decisions;   // every check that compared a plan (not while one is loading)
+  uint32_t migration_checks = 0;
+  Placement initial_placement, final_placement;
+  double end_s = 0;  // when the last request ended
+  uint64_t events = 0;
+  std::vector<TimelineSlice> timeline;
+};
+
+// Throws moesim::Error for a placement that cannot cover every expert (naming the layer and the memory
+// missing, core/placement.h) and a disconnected network; moesim::UsageError for an unknown placement.
+ClusterResult run_cluster(const ClusterInput& input, const ClusterOptions& options);
+
+// The result as `moesim cluster --json` writes it (docs/cluster.md lists the keys).
+Json cluster_result_json(const ClusterInput& input, const ClusterOptions& options, const ClusterResult& r);
+// Chrome trace events (Perfetto): a process per server (a thread per GPU) and per link (a thread per
+// direction), one event per line, written to `path` atomically as they are formatted ("-" = stdout). Warns
+// (core/warnings.h) before writing a file estimated above 100 MB.
+void write_cluster_timeline(const std::string& path, const ClusterInput& input, const ClusterResult& r);
+
+}  // namespace moesim::sim

@@ -1,0 +1,75 @@
+// The cluster's network in simulated time (docs/cluster.md): servers are the vertices of a Boost.Graph, the
+// undirected links of ClusterSpec::topology() its edges, and every message follows a shortest route.
+//
+// Routes: by total latency; among routes of equal latency the one with fewest hops, and among those the one
+// Dijkstra settles first in the topology's (sorted) link order -- a pure function of the spec, so a seed
+// gives one result. A topology that leaves some server unreachable is a moesim::Error naming the servers
+// that cannot reach each other.
+//
+// Links: each direction of a link is a FIFO resource of its own (full duplex). A message of b bytes holds
+// the direction for b / bandwidth (serialization) after the messages before it, then arrives `latency`
+// later (propagation, shared by nothing); alone it takes latency + b / bandwidth. A route of several hops
+// is store-and-forward: each hop starts when the message has fully arrived at its near end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+
+namespace moesim::sim {
+
+// A single-unit FIFO resource whose jobs are submitted in non-decreasing time order (the caller submits at
+// the event clock's now(), or later for reservations): each job's end is then known when it is submitted,
+// and no completion event is needed.
+struct FifoUnit {
+  double free_at = 0;  // when the last job submitted ends
+  double busy_s = 0;
+  uint64_t jobs = 0;
+  uint64_t bytes = 0;
+  // Starts a job of `seconds` no earlier than `ready` behind the jobs before it; returns its end.
+  double submit(double ready, double seconds, uint64_t job_bytes = 0) {
+    const double start = ready > free_at ? ready : free_at;
+    free_at = start + seconds;
+    busy_s += seconds;
+    ++jobs;
+    bytes += job_bytes;
+    return free_at;
+  }
+};
+
+struct DirectedLink {
+  uint32_t from = 0, to = 0;
+  LinkParams params;
+  FifoUnit fifo;
+};
+
+class Network {
+ public:
+  // `names`: the servers, for messages. Throws moesim::Error when a link names a server out of range or
+  // the topology does not connect every server.
+  Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links);
+
+  uint32_t servers() const { return static_cast<uint32_t>(names_.size()); }
+  const std::string& name(uint32_t server) const { return names_[server]; }
+  // Directed links: 2i is topology link i from a to b, 2i + 1 from b to a.
+  const std::vector<DirectedLink>& links() const { return links_; }
+
+  // The directed links from `from` to `to`, in order (empty when from == to).
+  const std::vector<uint32_t>& route(uint32_t from, uint32_t to) const { return routes_[from * servers() + to]; }
+  // Seconds `bytes` take from `from` to `to` on idle links (the sum of the hops' latency + bytes/bandwidth).
+  double idle_transfer_s(uint32_t from, uint32_t to, uint64_t bytes) const;
+
+  // Sends `bytes` over directed link `link`, ready at `ready`; returns when it has arrived at the far end.
+  double send_hop(uint32_t link, double ready, uint64_t bytes);
+  // The whole route, hop after hop from `ready` (a reservation: every hop is queued now, in order).
+  double send(uint32_t from, uint32_t to, double ready, uint64_t bytes);
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<DirectedLink> links_;
+  std::vector<std::vector<uint32_t>> routes_;  // [from * N + to]
+};
+
+}  // namespace moesim::sim

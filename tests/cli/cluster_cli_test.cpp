@@ -1,0 +1,176 @@
+// `moesim cluster` end to end: the JSON keys docs/cluster.md lists, the timeline, same seed -> identical
+// output, and bad input with its exit code (1 for a bad SERVERS.json, 2 for a bad option or an output over
+// an input).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cli_test_util.h"
+#include "core/json_io.h"
+#include "traces/trace.h"
+#include "traces/trace_io.h"
+
+namespace moesim::test {
+namespace {
+
+// A tiny-moe trace (4 layers x 16 experts, top-2): `seqs` sequences of 3 prompt and 4 generated tokens,
+// whose experts lean towards `base` (task skew: each server its own).
+void write_trace(const std::string& path, uint32_t base, uint32_t seqs) {
+  traces::TraceInfo info;
+  info.model = "tiny-moe";
+  info.layers = 4;
+  info.experts = 16;
+  info.top_k = 2;
+  traces::TraceBuilder b(info, false, false, path);
+  uint64_t line = 0;
+  for (uint32_t s = 0; s < seqs; ++s)
+    for (uint32_t phase = 0; phase < 2; ++phase)
+      for (uint32_t step = 0; step < (phase == 0 ? 3u : 4u); ++step)
+        for (uint32_t l = 0; l < 4; ++l) {
+          const uint32_t first = (base + step + s) % 16;
+          const uint32_t e[] = {first, (first + 1 + (l + 3 * step) % 15) % 16};
+          b.add(s, static_cast<traces::Phase>(phase), step, l, e, {}, {}, ++line);
+        }
+  traces::save_mtr(std::move(b).finish(), path);
+}
+
+struct Cluster {
+  std::filesystem::path dir;
+  std::string spec;
+};
+
+Cluster make_cluster(const std::string& test, const std::string& links_json = "",
+                     const std::string& network = R"({"bandwidth": "500Mbit/s", "latency": "1ms"})") {
+  Cluster c;
+  c.dir = fresh_test_dir("moesim_cluster_cli", test);
+  write_trace((c.dir / "a.mtr").string(), 0, 6);
+  write_trace((c.dir / "b.mtr").string(), 8, 6);
+  write_trace((c.dir / "c.mtr").string(), 4, 6);
+  c.spec = (c.dir / "servers.json").string();
+  std::ofstream(c.spec) << R"({"model": ")" << MOESIM_TEST_DATA_DIR << R"(/models/tiny-moe.json",
+    "network": )" << network << R"(,
+    "servers": [
+      {"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "4MiB", "traces": ["a.mtr"], "arrival": "poisson:10s"},
+      {"name": "b", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "4MiB", "traces": ["b.mtr"], "arrival": "poisson:10s"},
+      {"name": "c", "hw": "jetson-agx-orin-64gb", "gpus": 2, "gpu_memory": "4MiB", "traces": ["c.mtr"], "arrival": "poisson:20s"}])"
+                       << links_json << "}\n";
+  return c;
+}
+
+TEST(ClusterCli, JsonKeysAndTimeline) {
+  const Cluster c = make_cluster("keys");
+  const std::string out = (c.dir / "out.json").string(), tl = (c.dir / "timeline.json").string();
+  const CliResult r = moesim_cli("cluster " + c.spec + " --placement prism --duration 5m --migrate-every 1m --json -o " + out +
+                                 " --timeline " + tl);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = load_json_file(out);
+  EXPECT_EQ(j["header"]["command"], "cluster");
+  EXPECT_GT(j["requests"].get<uint64_t>(), 20u);
+  for (const char* k : {"count", "mean_s", "p50_s", "p90_s", "p99_s"}) {
+    EXPECT_TRUE(j["latency"].contains(k)) << k;
+    EXPECT_TRUE(j["latency"]["per_server"]["c"].contains(k)) << k;
+    EXPECT_TRUE(j["ttft"].contains(k)) << k;
+    EXPECT_TRUE(j["tpot"].contains(k)) << k;
+  }
+  EXPECT_GT(j["latency"]["mean_s"].get<double>(), j["ttft"]["mean_s"].get<double>());
+  const double lcr = j["local_compute_ratio"]["overall"].get<double>();
+  EXPECT_GT(lcr, 0);
+  EXPECT_LT(lcr, 1);
+  EXPECT_EQ(j["local_compute_ratio"]["over_time"]["overall"].size(), 5u);  // 1-minute buckets over 5 minutes
+  EXPECT_TRUE(j["local_compute_ratio"]["per_server"].contains("b"));
+  EXPECT_GT(j["remote_invocations"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["proxy_cost"].get<double>(), 0);
+  EXPECT_EQ(j["links"].size(), 6u);  // 3 links of the mesh, both directions
+  ASSERT_EQ(j["config"]["links"].size(), 3u);
+  EXPECT_EQ(j["config"]["links"][0]["bandwidth_bytes_per_s"], 62.5e6);
+  EXPECT_TRUE(j["migrations"].is_array());
+  EXPECT_EQ(j["migration_checks"], 4);
+  const Json t = parse_json_text(read_text(tl), tl);
+  ASSERT_TRUE(t.is_array());
+  bool server_a = false, link_ab = false;
+  for (const Json& e : t) {
+    if (e["ph"] != "M") continue;
+    server_a = server_a || e["args"]["name"] == "server a";
+    link_ab = link_ab || e["args"]["name"] == "link a - b";
+  }
+  EXPECT_TRUE(server_a);
+  EXPECT_TRUE(link_ab);
+}
+
+TEST(ClusterCli, TimelineWindow) {
+  const Cluster c = make_cluster("window");
+  const std::string tl = (c.dir / "timeline.json").string();
+  const CliResult r = moesim_cli("cluster " + c.spec + " --placement uniform --duration 5m --timeline " + tl +
+                                 " --timeline-window 1m:2m -o " + (c.dir / "out.txt").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t slices = 0;
+  for (const Json& e : parse_json_text(read_text(tl), tl)) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    EXPECT_GE(e["ts"].get<double>(), 60e6);
+    EXPECT_LE(e["ts"].get<double>(), 120e6);
+  }
+  EXPECT_GT(slices, 0u);
+  const CliResult bad = moesim_cli("cluster " + c.spec + " --placement uniform --timeline " + tl +
+                                   " --timeline-window 2m:1m");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--timeline-window: the window ends before it starts"), std::string::npos) << bad.err;
+}
+
+TEST(ClusterCli, SameSeedSameOutput) {
+  const Cluster c = make_cluster("seed");
+  const std::string args = "cluster " + c.spec + " --placement redundance --duration 3m --draw random --json";
+  const CliResult one = moesim_cli(args + " --seed 5"), two = moesim_cli(args + " --seed 5"),
+                  other = moesim_cli(args + " --seed 6");
+  ASSERT_EQ(one.code, 0) << one.err;
+  Json a = parse_json_text(one.out, "1"), b = parse_json_text(two.out, "2"), o = parse_json_text(other.out, "3");
+  for (Json* j : {&a, &b, &o}) j->erase("header");  // the date and host
+  EXPECT_EQ(a.dump(), b.dump());
+  EXPECT_NE(a.dump(), o.dump());
+}
+
+TEST(ClusterCli, TextSummary) {
+  const Cluster c = make_cluster("text");
+  const CliResult r = moesim_cli("cluster " + c.spec + " --placement eplb --duration 2m");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cluster: 3 servers, model tiny-moe, placement eplb"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("local compute ratio"), std::string::npos) << r.out;
+}
+
+TEST(ClusterCli, BadInput) {
+  const Cluster unknown = make_cluster("unknown", R"(, "links": [{"from": "a", "to": "z", "bandwidth": "1Gbit/s", "latency": "1ms"}])");
+  CliResult r = moesim_cli("cluster " + unknown.spec + " --placement prism");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("links[0].to: unknown server \"z\""), std::string::npos) << r.err;
+
+  const Cluster split =
+      make_cluster("split", R"(, "links": [{"from": "a", "to": "b", "bandwidth": "1Gbit/s", "latency": "1ms"}])", "null");
+  r = moesim_cli("cluster " + split.spec + " --placement prism");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("\"a\" cannot reach \"c\""), std::string::npos) << r.err;
+
+  const Cluster missing = make_cluster("missing");
+  std::filesystem::remove(missing.dir / "b.mtr");
+  r = moesim_cli("cluster " + missing.spec + " --placement prism");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("servers.json: servers[1].traces[0]: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("b.mtr"), std::string::npos) << r.err;
+
+  const Cluster ok = make_cluster("options");
+  r = moesim_cli("cluster " + ok.spec + " --placement nearest");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown placement policy 'nearest'"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + ok.spec + " --placement prism --duration soon");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + ok.spec + " --placement prism --migrate-every 10ms");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("checks more than 10000 times"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + ok.spec + " --placement prism -o " + ok.spec);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is the same file as input"), std::string::npos) << r.err;
+  EXPECT_NE(read_text(ok.spec).find("\"servers\""), std::string::npos);  // untouched
+}
+
+}  // namespace
+}  // namespace moesim::test

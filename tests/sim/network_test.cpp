@@ -1,0 +1,54 @@
+// The cluster network (sim/network.h): shortest routes by latency on small topologies worked by hand, ties,
+// a disconnected topology, and each link direction as its own FIFO.
+#include "sim/network.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/error_of.h"
+
+namespace moesim::sim {
+namespace {
+
+using test::error_of;
+
+ClusterLinkSpec link(uint32_t a, uint32_t b, double mbit, double latency_s) {
+  return {a, b, {mbit * 1e6 / 8, latency_s}};
+}
+
+TEST(Network, LineTopologyRoutesThroughTheMiddle) {
+  // a - b - c: a reaches c only through b, hop after hop.
+  const Network net({"a", "b", "c"}, {link(0, 1, 100, 1e-3), link(1, 2, 1000, 2e-3)});
+  EXPECT_EQ(net.route(0, 2), (std::vector<uint32_t>{0, 2}));  // a->b, b->c
+  EXPECT_EQ(net.route(2, 0), (std::vector<uint32_t>{3, 1}));  // c->b, b->a
+  EXPECT_TRUE(net.route(1, 1).empty());
+  const uint64_t bytes = 125'000;  // 10 ms at 100 Mbit/s, 1 ms at 1000 Mbit/s
+  EXPECT_NEAR(net.idle_transfer_s(0, 2, bytes), (1e-3 + 0.01) + (2e-3 + 0.001), 1e-15);
+}
+
+TEST(Network, ShortestByLatencyThenHops) {
+  // The direct a-c link is slower (10 ms) than a-b-c (1 + 1 ms).
+  const Network slow_direct({"a", "b", "c"}, {link(0, 1, 100, 1e-3), link(0, 2, 100, 10e-3), link(1, 2, 100, 1e-3)});
+  EXPECT_EQ(slow_direct.route(0, 2), (std::vector<uint32_t>{0, 4}));
+  // Equal latency (2 ms both ways): the route with fewer hops.
+  const Network tie({"a", "b", "c"}, {link(0, 1, 100, 1e-3), link(0, 2, 100, 2e-3), link(1, 2, 100, 1e-3)});
+  EXPECT_EQ(tie.route(0, 2), (std::vector<uint32_t>{2}));
+}
+
+TEST(Network, DisconnectedNamesTheServers) {
+  const std::string e = error_of([] { Network({"a", "b", "c", "d"}, {link(0, 1, 100, 1e-3), link(2, 3, 100, 1e-3)}); });
+  EXPECT_NE(e.find("\"a\" cannot reach \"c\", \"d\""), std::string::npos) << e;
+}
+
+TEST(Network, EachDirectionIsAFifo) {
+  Network net({"a", "b"}, {link(0, 1, 8, 0.5)});  // 1 MB/s, 0.5 s
+  // Two messages of 1 MB at t = 0 from a: the second waits for the first's serialization.
+  EXPECT_DOUBLE_EQ(net.send(0, 1, 0, 1'000'000), 1.5);
+  EXPECT_DOUBLE_EQ(net.send(0, 1, 0, 1'000'000), 2.5);
+  // The other direction is free.
+  EXPECT_DOUBLE_EQ(net.send(1, 0, 0, 1'000'000), 1.5);
+  EXPECT_EQ(net.links()[0].fifo.bytes, 2'000'000u);
+  EXPECT_EQ(net.links()[1].fifo.jobs, 1u);
+}
+
+}  // namespace
+}  // namespace moesim::sim
