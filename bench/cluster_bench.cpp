@@ -15,7 +15,7 @@
 
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "sim/cluster_sim.h"
 #include "traces/trace.h"
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/input_file.h"
-#include "core/json_schema.h"
-#include "core/units.h"
+#include "base/error.h"
+#include "base/input_file.h"
+#include "base/json_schema.h"
+#include "base/units.h"
 
 namespace moesim {
 namespace {

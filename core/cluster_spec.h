@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/json_io.h"
+#include "base/json_io.h"
 
 namespace moesim {
 
@@ -70,11 +70,11 @@ struct ClusterSpec {
   std::vector<ClusterLinkSpec> topology() const;
 };
 
-// "500Mbit/s", "1Gbit/s", "100kbit/s", "64bit/s" (powers of 1000, bits) or a byte rate of core/units.h
+// "500Mbit/s", "1Gbit/s", "100kbit/s", "64bit/s" (powers of 1000, bits) or a byte rate of base/units.h
 // ("62.5MB/s"). Bytes per second; throws moesim::Error naming the text.
 double parse_bandwidth(std::string_view text);
 
-// A time of core/units.h ("10s", "250ms", "3min") or with the short suffixes "m" (minutes) and "h" (hours),
+// A time of base/units.h ("10s", "250ms", "3min") or with the short suffixes "m" (minutes) and "h" (hours),
 // as durations are written on command lines ("30m"). Seconds; throws moesim::Error naming the text.
 double parse_duration(std::string_view text);
 

@@ -28,20 +28,13 @@
 
 #include <vector>
 
+#include "base/distribution.h"
 #include "base/json_io.h"
 #include "core/counters.h"
 #include "serving/pipeline.h"
 
 namespace moesim {
 
-struct Distribution {
-  uint64_t count = 0;
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
-};
-
-Distribution summarize(std::vector<double> values);  // all zero when empty
-double percentile_nearest_rank(const std::vector<double>& sorted, double p);
-Json to_json(const Distribution& d);  // seconds; the statistics are null when count is 0
 
 Json metrics_json(const PipelineResult& r);
 

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/metrics.h"
-#include "core/units.h"
-#include "core/warnings.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/distribution.h"
+#include "base/units.h"
+#include "base/warnings.h"
 #include "sim/cluster_sim.h"
 #include "traces/trace_io.h"
 

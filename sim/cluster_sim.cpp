@@ -7,10 +7,10 @@
 #include <memory>
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/op_graph.h"
-#include "core/rng.h"
-#include "core/units.h"
+#include "base/rng.h"
+#include "base/units.h"
 #include "sim/cluster_work.h"
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"

@@ -39,7 +39,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/hardware_profile.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "core/model_spec.h"
 #include "core/placement.h"
 #include "traces/trace.h"
@@ -135,7 +135,7 @@ ClusterResult run_cluster(const ClusterInput& input, const ClusterOptions& optio
 Json cluster_result_json(const ClusterInput& input, const ClusterOptions& options, const ClusterResult& r);
 // Chrome trace events (Perfetto): a process per server (a thread per GPU) and per link (a thread per
 // direction), one event per line, written to `path` atomically as they are formatted ("-" = stdout). Warns
-// (core/warnings.h) before writing a file estimated above 100 MB.
+// (base/warnings.h) before writing a file estimated above 100 MB.
 void write_cluster_timeline(const std::string& path, const ClusterInput& input, const ClusterResult& r);
 
 }  // namespace moesim::sim

@@ -5,7 +5,7 @@
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <limits>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace moesim::sim {
 namespace {

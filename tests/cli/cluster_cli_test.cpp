@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "cli_test_util.h"
-#include "core/json_io.h"
+#include "base/json_io.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
 

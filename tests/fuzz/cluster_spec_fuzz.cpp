@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/cluster_spec.h"
-#include "core/error.h"
-#include "core/json_io.h"
+#include "base/error.h"
+#include "base/json_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,0 +1,129 @@
+#include "harness/cluster_job.h"
+
+#include <cmath>
+#include <string>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/progress.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/cluster_spec.h"
+#include "core/placement.h"
+#include "core/run_info.h"
+#include "harness/arguments.h"
+#include "sim/cluster_sim.h"
+
+namespace moesim::harness {
+namespace {
+
+
+double duration_option(const std::string& option, const std::string& text) {
+  double s = 0;
+  try {
+    s = parse_duration(text);
+  } catch (const Error& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+  if (!(s > 0) || !std::isfinite(s)) throw UsageError(option + " must be a positive time (got '" + text + "')");
+  return s;
+}
+
+// "A:B", "A:" or ":B" in simulated time ("0:2m"): the slices a timeline keeps.
+void timeline_window_option(const std::string& text, sim::ClusterOptions& opt) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw UsageError("--timeline-window: expected A:B, A: or :B in simulated time, such as 0:2m (got '" + text + "')");
+  const std::string from = text.substr(0, colon), to = text.substr(colon + 1);
+  try {
+    if (!from.empty()) opt.timeline_from_s = parse_duration(from);
+    if (!to.empty()) opt.timeline_to_s = parse_duration(to);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--timeline-window: ") + e.what());
+  }
+  if (opt.timeline_to_s < opt.timeline_from_s)
+    throw UsageError("--timeline-window: the window ends before it starts (got '" + text + "')");
+}
+
+std::string summary_text(const sim::ClusterInput& in, const Json& j) {
+  std::string t = strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, simulated %s\n",
+                            in.servers.size(), in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
+                            static_cast<unsigned long long>(j["requests"].get<uint64_t>()),
+                            format_seconds(j["simulated_s"].get<double>()).c_str());
+  const Json& lat = j["latency"];
+  t += strprintf("latency:   mean %s  p50 %s  p90 %s  p99 %s  (s)\n", num_or_dash(lat["mean_s"], "%.3f").c_str(),
+                 num_or_dash(lat["p50_s"], "%.3f").c_str(), num_or_dash(lat["p90_s"], "%.3f").c_str(),
+                 num_or_dash(lat["p99_s"], "%.3f").c_str());
+  for (const auto& s : in.servers) {
+    const Json& l = lat["per_server"][s.name];
+    t += strprintf("  %-10s %6llu requests, mean %s s, local compute %s\n", s.name.c_str(),
+                   static_cast<unsigned long long>(l["count"].get<uint64_t>()), num_or_dash(l["mean_s"], "%.3f").c_str(),
+                   num_or_dash(j["local_compute_ratio"]["per_server"][s.name], "%.3f").c_str());
+  }
+  t += strprintf("local compute ratio %s, remote invocations %llu, proxy cost (Eq. 2) %.0f\n",
+                 num_or_dash(j["local_compute_ratio"]["overall"], "%.3f").c_str(),
+                 static_cast<unsigned long long>(j["remote_invocations"].get<uint64_t>()),
+                 j["proxy_cost"].get<double>());
+  t += strprintf("migrations: %zu of %u checks\n", j["migrations"].size(), j["migration_checks"].get<uint32_t>());
+  for (const Json& m : j["migrations"])
+    t += strprintf("  at %s: %u experts loaded, %u dropped, %s; Eq. 4: %.3f + %.3f < %.3f s; done at %s\n",
+                   format_seconds(m["time_s"].get<double>()).c_str(), m["experts_loaded"].get<uint32_t>(),
+                   m["experts_dropped"].get<uint32_t>(), format_bytes(m["bytes"].get<uint64_t>()).c_str(),
+                   m["cost_new_s"].get<double>(), m["migration_s"].get<double>(), m["cost_current_s"].get<double>(),
+                   format_seconds(m["done_s"].get<double>()).c_str());
+  return t;
+}
+
+}  // namespace
+
+void run_cluster_job(const ClusterArgs& a) {
+  if (a.placement.empty()) throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
+  (void)PlacementRegistry::instance().params(a.placement, "placement");  // unknown name or parameter: exit 2
+  sim::ClusterOptions opt;
+  opt.placement = a.placement;
+  opt.duration_s = duration_option("--duration", a.duration);
+  if (!a.migrate_every.empty()) {
+    opt.migrate_every_s = duration_option("--migrate-every", a.migrate_every);
+    // Each check runs the placement policy on the whole cluster: a few thousand are minutes of planning.
+    if (opt.duration_s / opt.migrate_every_s > 10000)
+      throw UsageError("--migrate-every " + a.migrate_every + " checks more than 10000 times in --duration " +
+                       a.duration + "; choose a longer interval (Prism re-plans every 5 minutes)");
+  }
+  opt.bucket_s = duration_option("--bucket", a.bucket);
+  opt.seed = a.seed;
+  opt.profile_tokens = a.profile_tokens;
+  require_at_least("--profile-tokens", a.profile_tokens, 1);
+  if (a.draw != "round-robin" && a.draw != "random")
+    throw UsageError("--draw must be round-robin or random (got '" + a.draw + "')");
+  opt.random_draw = a.draw == "random";
+  opt.record_timeline = !a.timeline.empty();
+  if (!a.timeline_window.empty()) {
+    if (a.timeline.empty()) throw UsageError("--timeline-window needs --timeline FILE");
+    timeline_window_option(a.timeline_window, opt);
+  }
+  check_output_writable(a.out);
+  if (!a.timeline.empty()) check_output_writable(a.timeline);
+
+  const ClusterSpec spec = load_cluster_spec(a.spec);
+  const sim::ClusterInput in = sim::load_cluster_input(spec);
+  Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), "simulated s");
+  opt.on_progress = [&bar](double now) { bar.set(static_cast<uint64_t>(now)); };
+  const sim::ClusterResult r = sim::run_cluster(in, opt);
+  bar.finish();
+
+  Json config;
+  config["spec"] = a.spec;
+  Json j = sim::cluster_result_json(in, opt, r);
+  if (!a.timeline.empty()) sim::write_cluster_timeline(a.timeline, in, r);
+  if (a.json) {
+    Json out;
+    out["header"] = run_header("cluster", config, a.seed);
+    out["warnings"] = warnings_json();
+    for (auto& [k, v] : j.items()) out[k] = v;
+    write_json_file(a.out, out);
+  } else {
+    write_file_atomic(a.out, summary_text(in, j));
+  }
+}
+
+}  // namespace moesim::harness
