@@ -29,7 +29,7 @@ constexpr size_t kTargetLookups = 10'000'000;
 
 struct Fixture {
   traces::LookupStream stream;
-  std::unique_ptr<sim::ReplayInput> input;
+  std::unique_ptr<replay::ReplayInput> input;
   uint32_t top_k = 0;
 };
 
@@ -74,7 +74,7 @@ const Fixture& fixture() {
         next[s.key[i]] = static_cast<uint32_t>(j);
       }
     x.top_k = t.info().top_k;
-    x.input = std::make_unique<sim::ReplayInput>(x.stream, x.top_k, t.info().expert_bytes);
+    x.input = std::make_unique<replay::ReplayInput>(x.stream, x.top_k, t.info().expert_bytes);
     return x;
   }();
   return f;
@@ -82,7 +82,7 @@ const Fixture& fixture() {
 
 void BM_Replay(benchmark::State& state, const char* policy, CacheScope scope, uint64_t per_layer) {
   const Fixture& f = fixture();
-  const sim::ReplayConfig rc{policy, scope, {CacheCapacity::Unit::kExperts, per_layer}};
+  const replay::ReplayConfig rc{policy, scope, {CacheCapacity::Unit::kExperts, per_layer}};
   const CacheConfig cfg = f.input->cache_config(rc);
   uint64_t lookups = 0, hits = 0;
   for (auto _ : state) {

@@ -32,7 +32,7 @@ namespace moesim::harness {
 namespace {
 
 
-std::string table(const std::vector<sim::ReplayResult>& rs) {
+std::string table(const std::vector<replay::ReplayResult>& rs) {
   std::string s;
   char line[512];
   std::snprintf(line, sizeof line, "%-24s %-6s %-18s %9s %8s %8s %12s %12s %11s %9s %9s\n", "eviction",
@@ -69,19 +69,19 @@ void check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope, con
 }
 
 // Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
-void run_routing(const ReplayArgs& a, const traces::Trace& trace, const sim::ReplayInput& input,
+void run_routing(const ReplayArgs& a, const traces::Trace& trace, const replay::ReplayInput& input,
                  const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
                  const std::vector<CacheCapacity>& caps, CacheScope scope) {
   std::vector<std::string> routings = split_routing_list(a.routing);
   if (routings.empty()) routings = {"identity"};
-  const sim::RoutingReplayInput rin(input, trace);
-  std::vector<sim::RoutingReplayConfig> configs;
+  const replay::RoutingReplayInput rin(input, trace);
+  std::vector<replay::RoutingReplayConfig> configs;
   for (const auto& c : caps)
     for (const auto& p : policies)
       for (const auto& r : routings) configs.push_back({p, r, scope, c, a.oracle_passes});
   warn_if_unoptimized();
   Progress bar("replay", configs.size(), "replays");
-  const auto results = sim::replay_routing_sweep(rin, configs, a.threads, [&bar] { bar.add(1); });
+  const auto results = replay::replay_routing_sweep(rin, configs, a.threads, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
@@ -99,7 +99,7 @@ void run_routing(const ReplayArgs& a, const traces::Trace& trace, const sim::Rep
     j["trace"] = traces::trace_summary_json(
         trace, a.trace, a.batch == 1 ? input.stream() : traces::build_lookup_stream(trace, 1));
     j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
     text = j.dump(2) + "\n";
   } else {
     text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
@@ -115,16 +115,16 @@ void run_routing(const ReplayArgs& a, const traces::Trace& trace, const sim::Rep
 
 // Cache-only replay with prefetch policies: every (eviction, budget, prefetch), prefetch metrics as `run`'s.
 void run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces::LookupStream& stream,
-                  const sim::ReplayInput& input, const std::vector<std::string>& policies,
+                  const replay::ReplayInput& input, const std::vector<std::string>& policies,
                   const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps, CacheScope scope) {
   const WorkloadView w = serving::workload_view(stream);
-  std::vector<sim::PrefetchReplayConfig> configs;
+  std::vector<replay::PrefetchReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps)
       for (const auto& pf : a.prefetch) configs.push_back({{p, scope, c}, pf});
   warn_if_unoptimized();
   Progress bar("replay", configs.size(), "replays");
-  const auto results = sim::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
+  const auto results = replay::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
@@ -142,7 +142,7 @@ void run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces:
     j["trace"] = traces::trace_summary_json(
         trace, a.trace, a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
     j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
     text = j.dump(2) + "\n";
   } else {
     text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
@@ -174,17 +174,17 @@ struct StreamCounts {
 
 // The cache-only replay of every (policy, budget) and its output; `counts` describe the trace (its batch-1
 // stream), `sc` the stream replayed.
-void run_cache_only(const ReplayArgs& a, const sim::ReplayInput& input, const traces::TraceInfo& info,
+void run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
                     const traces::TraceCounts& counts, const StreamCounts& sc,
                     const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
                     const std::vector<CacheCapacity>& caps, CacheScope scope) {
-  std::vector<sim::ReplayConfig> configs;
+  std::vector<replay::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
   warn_if_unoptimized();
   Progress bar("replay", configs.size(), "replays");
-  const std::vector<sim::ReplayResult> results =
-      sim::replay_sweep(input, configs, a.threads, [&bar] { bar.add(1); });
+  const std::vector<replay::ReplayResult> results =
+      replay::replay_sweep(input, configs, a.threads, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.counters.over_capacity_invocations);
@@ -200,7 +200,7 @@ void run_cache_only(const ReplayArgs& a, const sim::ReplayInput& input, const tr
     j["warnings"] = warnings_json();
     j["trace"] = traces::trace_summary_json(info, a.trace, counts);
     j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(sim::to_json(r));
+    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
     text = j.dump(2) + "\n";
   } else {
     char head[512];
@@ -219,7 +219,7 @@ void run_cache_only(const ReplayArgs& a, const sim::ReplayInput& input, const tr
 // Does any of the policies need the next-use index (Belady)?
 bool needs_next_use(const std::vector<std::string>& policies) {
   return std::any_of(policies.begin(), policies.end(),
-                     [](const std::string& p) { return sim::oracle_needs(p).next_use; });
+                     [](const std::string& p) { return replay::oracle_needs(p).next_use; });
 }
 
 // `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
@@ -237,7 +237,7 @@ bool try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& polici
   const std::optional<traces::MtrLookups> idx = traces::read_mtr_lookups(a.trace, needs_next_use(policies));
   if (!idx) return false;
   const auto& info = idx->info;
-  const sim::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
+  const replay::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, info, idx->records, idx->sequences, a.batch);
   check_budgets(caps, scope, info);
   const traces::TraceCounts counts{.sequences = idx->sequences,
@@ -285,7 +285,7 @@ void replay(const ReplayArgs& a) {
   }
   const traces::LookupStream stream = traces::build_lookup_stream(trace, a.batch, parts);
   if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
-  const sim::ReplayInput input(stream, info.top_k, info.expert_bytes);
+  const replay::ReplayInput input(stream, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, trace, a.batch);
   check_budgets(caps, scope, info);
 

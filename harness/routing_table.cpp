@@ -28,7 +28,7 @@ std::string routing_label(const std::string& canonical) {
   return canonical == "identity" ? "original" : canonical;
 }
 
-std::string routing_replay_table(const std::vector<sim::RoutingReplayResult>& rs, const traces::TraceInfo& info,
+std::string routing_replay_table(const std::vector<replay::RoutingReplayResult>& rs, const traces::TraceInfo& info,
                                  CacheScope scope) {
   const std::string model = info.model + (info.synthetic ? " (SYNTHETIC)" : "");
   const int mw = static_cast<int>(std::max<size_t>(model.size(), 5));

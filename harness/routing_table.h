@@ -20,7 +20,7 @@ std::vector<std::string> split_routing_list(const std::vector<std::string>& valu
 std::string routing_label(const std::string& canonical);
 
 // The Table-2 layout, one row per result; `synthetic` labels the rows.
-std::string routing_replay_table(const std::vector<sim::RoutingReplayResult>& rs, const traces::TraceInfo& info,
+std::string routing_replay_table(const std::vector<replay::RoutingReplayResult>& rs, const traces::TraceInfo& info,
                                  CacheScope scope);
 
 }  // namespace moesim::harness

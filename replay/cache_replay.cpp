@@ -7,7 +7,7 @@
 #include "core/counters.h"
 #include "replay/replay_sweep.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 ReplayInput::ReplayInput(const traces::LookupStream& stream, uint32_t top_k,
                          std::vector<uint64_t> expert_bytes)
@@ -135,4 +135,4 @@ Json to_json(const ReplayResult& r) {
   return j;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

@@ -18,7 +18,7 @@
 #include "base/json_io.h"
 #include "traces/lookup_stream.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 struct ReplayConfig {
   std::string policy = "lru";  // "name:key=value,..." (see `moesim policies`)
@@ -82,4 +82,4 @@ std::vector<ReplayResult> replay_sweep(const ReplayInput& in, const std::vector<
 
 Json to_json(const ReplayResult& r);
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

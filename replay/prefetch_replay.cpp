@@ -8,7 +8,7 @@
 #include "core/prefetch.h"
 #include "replay/replay_sweep.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 namespace {
 
 class PrefetchReplay {
@@ -141,4 +141,4 @@ Json to_json(const PrefetchReplayResult& r) {
   return j;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

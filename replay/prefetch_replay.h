@@ -23,7 +23,7 @@
 #include "core/workload.h"
 #include "replay/cache_replay.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 struct PrefetchReplayConfig {
   ReplayConfig cache;
@@ -46,4 +46,4 @@ std::vector<PrefetchReplayResult> replay_prefetch_sweep(const ReplayInput& in, c
 
 Json to_json(const PrefetchReplayResult& r);
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

@@ -13,7 +13,7 @@
 
 #include "base/parallel.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 // prepare(config) -> what the run needs (thrown errors abort the sweep); run(config, prepared) -> result.
 // on_done (progress) is called once per finished configuration, from the worker threads.
@@ -34,4 +34,4 @@ auto replay_sweep_runs(const std::vector<Config>& configs, unsigned threads,
   return out;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

@@ -10,7 +10,7 @@
 #include "core/routing.h"
 #include "replay/replay_sweep.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 RoutingReplayInput::RoutingReplayInput(const ReplayInput& base, const traces::Trace& trace)
     : base_(&base),
@@ -225,4 +225,4 @@ Json to_json(const RoutingReplayResult& r) {
   return j;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

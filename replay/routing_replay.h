@@ -3,7 +3,7 @@
 // (core/routing.h), the unique-expert lookups are derived from the rewritten selections, and the cache
 // looks them up. It also measures what replay/cache_replay.h does not: cache lifetimes
 // (core/routing_metrics.h, the Cache-Conditional Experts paper, Table 2) and the routing's deviation. With
-// identity routing the lookups are the stream's own, so the counters equal sim::replay's exactly (tests pin
+// identity routing the lookups are the stream's own, so the counters equal replay::replay's exactly (tests pin
 // it).
 //
 // Miss rate: misses / the ROUTER's lookups (the unique experts the unmodified routing asks for), so that a
@@ -29,7 +29,7 @@
 #include "traces/token_routing.h"
 #include "traces/trace.h"
 
-namespace moesim::sim {
+namespace moesim::replay {
 
 struct RoutingReplayConfig {
   std::string eviction = "lru";
@@ -80,4 +80,4 @@ std::vector<RoutingReplayResult> replay_routing_sweep(const RoutingReplayInput& 
 
 Json to_json(const RoutingReplayResult& r);
 
-}  // namespace moesim::sim
+}  // namespace moesim::replay

@@ -20,9 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.verify_checksum = false;
   try {
     if (const auto m = decode_mtr_lookups(bytes, "fuzz.mtr", true, o)) {
-      const moesim::sim::ReplayInput in(m->view, m->info.layers, m->info.experts, m->info.top_k, m->info.expert_bytes);
+      const moesim::replay::ReplayInput in(m->view, m->info.layers, m->info.experts, m->info.top_k, m->info.expert_bytes);
       for (const char* policy : {"lru", "belady"})
-        (void)moesim::sim::replay(in, {policy, moesim::CacheScope::kGlobal,
+        (void)moesim::replay::replay(in, {policy, moesim::CacheScope::kGlobal,
                                        {moesim::CacheCapacity::Unit::kExperts, m->info.top_k}});
     }
   } catch (const moesim::Error&) {

@@ -11,7 +11,7 @@
 namespace moesim::testing {
 namespace {
 
-uint64_t misses(const sim::ReplayResult& r) {
+uint64_t misses(const replay::ReplayResult& r) {
   return r.counters.lookups - r.counters.hits;
 }
 
@@ -19,9 +19,9 @@ TEST(Replay, BeladyNeverMissesMoreThanOnlinePolicies) {
   for (const auto& t : real_traces())
     for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
       for (uint64_t cap : {8, 16, 32, 64, 96}) {
-        const uint64_t opt = misses(sim::replay(*t->input, experts_config("belady", scope, cap)));
+        const uint64_t opt = misses(replay::replay(*t->input, experts_config("belady", scope, cap)));
         for (const char* p : {"lru", "lfu", "fifo", "marking", "random", "marking:seed=9", "random:seed=9"}) {
-          const uint64_t m = misses(sim::replay(*t->input, experts_config(p, scope, cap)));
+          const uint64_t m = misses(replay::replay(*t->input, experts_config(p, scope, cap)));
           EXPECT_LE(opt, m) << t->name << " " << p << " " << scope_name(scope) << " capacity " << cap;
         }
       }
@@ -33,7 +33,7 @@ TEST(Replay, HitRateIsMonotoneInCapacityForLruAndBelady) {
       for (const char* p : {"lru", "belady"}) {
         uint64_t prev_hits = 0;
         for (uint64_t cap = 6; cap <= 128; cap += 2) {
-          const uint64_t hits = sim::replay(*t->input, experts_config(p, scope, cap)).counters.hits;
+          const uint64_t hits = replay::replay(*t->input, experts_config(p, scope, cap)).counters.hits;
           EXPECT_GE(hits, prev_hits) << t->name << " " << p << " " << scope_name(scope) << " capacity "
                                      << cap;
           prev_hits = hits;
@@ -45,7 +45,7 @@ TEST(Replay, FullCapacityMissesOnlyColdKeys) {
   for (const auto& t : real_traces()) {
     std::set<uint32_t> distinct(t->stream.key.begin(), t->stream.key.end());
     for (const char* p : {"lru", "lfu", "fifo", "random", "marking", "belady", "static-freq"}) {
-      const auto r = sim::replay(*t->input, experts_config(p, CacheScope::kPerLayer, t->stream.experts));
+      const auto r = replay::replay(*t->input, experts_config(p, CacheScope::kPerLayer, t->stream.experts));
       EXPECT_EQ(misses(r), distinct.size()) << t->name << " " << p;
       EXPECT_EQ(r.counters.evictions, 0u);
     }
@@ -54,13 +54,13 @@ TEST(Replay, FullCapacityMissesOnlyColdKeys) {
 
 TEST(Replay, SweepResultsDoNotDependOnThreadsOrRuns) {
   const auto& in = *real_traces()[2]->input;
-  std::vector<sim::ReplayConfig> cfgs;
+  std::vector<replay::ReplayConfig> cfgs;
   for (const char* p : {"lru", "lfu", "fifo", "random:seed=3", "marking:seed=5", "belady", "static-freq"})
     for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
       for (uint64_t cap : {8, 24, 48}) cfgs.push_back(experts_config(p, scope, cap));
-  const auto one = sim::replay_sweep(in, cfgs, 1);
-  const auto four = sim::replay_sweep(in, cfgs, 4);
-  const auto again = sim::replay_sweep(in, cfgs, 4);
+  const auto one = replay::replay_sweep(in, cfgs, 1);
+  const auto four = replay::replay_sweep(in, cfgs, 4);
+  const auto again = replay::replay_sweep(in, cfgs, 4);
   ASSERT_EQ(one.size(), cfgs.size());
   for (size_t i = 0; i < cfgs.size(); ++i) {
     EXPECT_EQ(one[i].counters, four[i].counters) << one[i].policy;
@@ -74,7 +74,7 @@ TEST(Replay, SeedsChangeRandomizedPolicies) {
   for (const char* p : {"random", "marking"}) {
     std::set<uint64_t> hits;
     for (int seed = 1; seed <= 4; ++seed)
-      hits.insert(sim::replay(in, experts_config(std::string(p) + ":seed=" + std::to_string(seed),
+      hits.insert(replay::replay(in, experts_config(std::string(p) + ":seed=" + std::to_string(seed),
                                                  CacheScope::kPerLayer, 32))
                       .counters.hits);
     EXPECT_GT(hits.size(), 1u) << p << ": four seeds gave the same hit count";
@@ -82,11 +82,11 @@ TEST(Replay, SeedsChangeRandomizedPolicies) {
 }
 
 TEST(Replay, ResultNamesPolicyWithAllParameters) {
-  const auto r = sim::replay(*real_traces()[1]->input, experts_config("marking", CacheScope::kGlobal, 16));
+  const auto r = replay::replay(*real_traces()[1]->input, experts_config("marking", CacheScope::kGlobal, 16));
   EXPECT_EQ(r.policy, "marking:seed=1");
   EXPECT_EQ(r.capacity_experts, 16u * 36);
   EXPECT_GT(r.lookups_per_s, 0);
-  const Json j = sim::to_json(r);
+  const Json j = replay::to_json(r);
   EXPECT_EQ(j["eviction"], "marking:seed=1");
   EXPECT_FALSE(j.contains("policy"));
   EXPECT_EQ(j["scope"], "global");
@@ -128,9 +128,9 @@ TEST(ReplaySemantics, DuplicateExpertsOfAPrefillInvocationCountOnce) {
   const traces::Trace t = tiny_trace();
   const traces::LookupStream s = traces::build_lookup_stream(t);
   ASSERT_EQ(s.invocations(), 6u);
-  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  const replay::ReplayInput in(s, 2, t.info().expert_bytes);
   // capacity 8 per layer: only cold misses. Lookups: prefill 3 + 2, decode 2+2+2+2.
-  const auto r = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 8));
+  const auto r = replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 8));
   EXPECT_EQ(r.counters.lookups, 13u);
   EXPECT_EQ(r.counters.decode_lookups, 8u);
   // Cold keys: layer 0 {0,1,2,3}, layer 1 {4,5,6,7} -> 8 misses, 5 hits (2, 4 in decode 0; 0, 3, 6 in decode
@@ -143,10 +143,10 @@ TEST(ReplaySemantics, DuplicateExpertsOfAPrefillInvocationCountOnce) {
 TEST(ReplaySemantics, PrefillOverCapacityIsReportedAndPassesThrough) {
   const traces::Trace t = tiny_trace();
   const traces::LookupStream s = traces::build_lookup_stream(t);
-  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  const replay::ReplayInput in(s, 2, t.info().expert_bytes);
   // capacity 2 per layer: layer 0's prefill needs 3 experts -> degenerate, counted; the cache ends at 2.
   for (const char* p : {"lru", "lfu", "fifo", "random", "marking", "belady", "static-freq"}) {
-    const auto r = sim::replay(in, experts_config(p, CacheScope::kPerLayer, 2));
+    const auto r = replay::replay(in, experts_config(p, CacheScope::kPerLayer, 2));
     EXPECT_EQ(r.counters.over_capacity_invocations, 1u) << p;
     EXPECT_EQ(r.counters.max_over_capacity, 1u) << p;
   }
@@ -154,7 +154,7 @@ TEST(ReplaySemantics, PrefillOverCapacityIsReportedAndPassesThrough) {
   // refreshes; the pass-through trims 1 -> {0,2}. L1 touches 4 5 4 5 5 4 -> {5,4}. decode0 L0 {2 H, 3 M}
   // -> evict 0 -> {2,3}; L1 {4 H, 6 M} -> evict 5. decode1 L0 {0 M, 3 H} -> evict 2; L1 {6 H, 7 M} ->
   // evict 4.  Hits: 2, 4, 3, 6.
-  const auto lru = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 2));
+  const auto lru = replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 2));
   EXPECT_EQ(lru.counters.hits, 4u);
 }
 
@@ -187,11 +187,11 @@ TEST(ReplaySemantics, ADuplicateTouchRefreshesForEveryPolicy) {
   const traces::Trace t = refresh_trace();
   const traces::LookupStream s = traces::build_lookup_stream(t);
   ASSERT_EQ(s.refreshes(), 1u);
-  const sim::ReplayInput in(s, 2, {});
+  const replay::ReplayInput in(s, 2, {});
   const std::vector<std::pair<const char*, uint64_t>> want = {
       {"lru", 2}, {"lfu", 2}, {"lfu:history=1", 2}, {"fifo", 1}, {"belady", 2}, {"static-freq", 2}};
   for (const auto& [p, hits] : want) {
-    const auto r = sim::replay(in, experts_config(p, CacheScope::kPerLayer, 3));
+    const auto r = replay::replay(in, experts_config(p, CacheScope::kPerLayer, 3));
     EXPECT_EQ(r.counters.lookups, 7u) << p;
     EXPECT_EQ(r.counters.hits, hits) << p;
     EXPECT_EQ(r.counters.decode_hits, hits) << p;
@@ -262,7 +262,7 @@ TEST(ReplaySemantics, LruEqualsAReferenceApplyingEveryTouch) {
     for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
       for (uint64_t cap : {8, 16, 32, 64}) {
         const TouchCounts want = per_touch_lru(t->trace, scope, cap);
-        const auto got = sim::replay(*t->input, experts_config("lru", scope, cap)).counters;
+        const auto got = replay::replay(*t->input, experts_config("lru", scope, cap)).counters;
         EXPECT_EQ(got.lookups, want.lookups) << t->name;
         EXPECT_EQ(got.hits, want.hits) << t->name << " " << scope_name(scope) << " " << cap;
         EXPECT_EQ(got.decode_hits, want.decode_hits) << t->name << " " << scope_name(scope) << " " << cap;
@@ -329,14 +329,14 @@ TEST(ReplaySemantics, EvictionNeverEvictsAKeyOfTheCurrentInvocation) {
 
 TEST(ReplayErrors, CapacityZeroOrBelowTopKOrOneExpert) {
   const auto& in = *real_traces()[2]->input;  // qwen3: top-6, 3059712-byte experts, 48 layers
-  EXPECT_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 0)), Error);
-  EXPECT_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 5)), Error);
-  EXPECT_NO_THROW(sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 6)));
-  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kGlobal, CacheCapacity::parse("1MiB")}), Error);
-  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("100MiB")}),
+  EXPECT_THROW(replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 0)), Error);
+  EXPECT_THROW(replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 5)), Error);
+  EXPECT_NO_THROW(replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 6)));
+  EXPECT_THROW(replay::replay(in, {"lru", CacheScope::kGlobal, CacheCapacity::parse("1MiB")}), Error);
+  EXPECT_THROW(replay::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("100MiB")}),
                Error);  // 2 MiB/layer
   try {
-    sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 3));
+    replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 3));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("top-k"), std::string::npos) << e.what();
@@ -346,28 +346,28 @@ TEST(ReplayErrors, CapacityZeroOrBelowTopKOrOneExpert) {
 TEST(ReplayErrors, BytesNeedExpertSizes) {
   const traces::Trace t = tiny_trace();
   const traces::LookupStream s = traces::build_lookup_stream(t);
-  const sim::ReplayInput in(s, 2, {});
-  EXPECT_THROW(sim::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("8KiB")}), Error);
-  const auto r = sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 4));
+  const replay::ReplayInput in(s, 2, {});
+  EXPECT_THROW(replay::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("8KiB")}), Error);
+  const auto r = replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 4));
   EXPECT_EQ(r.capacity_bytes, 0u);
-  EXPECT_TRUE(sim::to_json(r)["read_bytes"].is_null());
+  EXPECT_TRUE(replay::to_json(r)["read_bytes"].is_null());
 }
 
 TEST(ReplayErrors, UnknownPolicyOrParameterListsTheKnownOnes) {
   const auto& in = *real_traces()[1]->input;
   try {
-    sim::replay(in, experts_config("lruu", CacheScope::kPerLayer, 8));
+    replay::replay(in, experts_config("lruu", CacheScope::kPerLayer, 8));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("belady"), std::string::npos) << e.what();
   }
   try {
-    sim::replay(in, experts_config("random:sed=3", CacheScope::kPerLayer, 8));
+    replay::replay(in, experts_config("random:sed=3", CacheScope::kPerLayer, 8));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(sim::replay_sweep(in,
+  EXPECT_THROW(replay::replay_sweep(in,
                                  {experts_config("lru", CacheScope::kPerLayer, 8),
                                   experts_config("random:seed=x", CacheScope::kPerLayer, 8)},
                                  4),
@@ -386,16 +386,16 @@ TEST(ReplayErrors, CapacityParsing) {
 TEST(ReplayCapacity, BytesWithUniformExpertSizesEqualExpertCounts) {
   const traces::Trace t = tiny_trace();  // 2 layers x 8 experts of 1000 bytes
   const traces::LookupStream s = traces::build_lookup_stream(t);
-  const sim::ReplayInput in(s, 2, t.info().expert_bytes);
+  const replay::ReplayInput in(s, 2, t.info().expert_bytes);
   // Per layer: 6999 bytes / 2 layers = 3499 bytes per layer -> 3 experts per layer.
-  auto r = sim::replay(in, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, 6999}});
+  auto r = replay::replay(in, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, 6999}});
   EXPECT_EQ(r.capacity_experts, 6u);
   EXPECT_EQ(r.capacity_bytes, 6000u);
-  EXPECT_EQ(r.counters, sim::replay(in, experts_config("lru", CacheScope::kPerLayer, 3)).counters);
+  EXPECT_EQ(r.counters, replay::replay(in, experts_config("lru", CacheScope::kPerLayer, 3)).counters);
   // Global: 6999 bytes -> one cache of 6 experts = 3 per layer x 2 layers.
-  r = sim::replay(in, {"belady", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, 6999}});
+  r = replay::replay(in, {"belady", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, 6999}});
   EXPECT_EQ(r.capacity_experts, 6u);
-  EXPECT_EQ(r.counters, sim::replay(in, experts_config("belady", CacheScope::kGlobal, 3)).counters);
+  EXPECT_EQ(r.counters, replay::replay(in, experts_config("belady", CacheScope::kGlobal, 3)).counters);
 }
 
 TEST(ReplayCapacity, BytesWithMixedExpertSizes) {
@@ -407,14 +407,14 @@ TEST(ReplayCapacity, BytesWithMixedExpertSizes) {
   // Per layer: budget / 48 bytes each, rounded down to whole experts of that layer.
   uint64_t want_experts = 0;
   for (uint64_t b : eb) want_experts += (budget / 48) / b;
-  auto r = sim::replay(*t.input, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, budget}});
+  auto r = replay::replay(*t.input, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, budget}});
   EXPECT_EQ(r.capacity_experts, want_experts);
   EXPECT_LE(r.capacity_bytes, budget);
   // Global: keys weigh their bytes; the cache never holds more than the budget, so it holds fewer experts
   // than 48 x 32 of the small size would allow and more than 48 x 32 of the large size.
-  r = sim::replay(*t.input, {"lru", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, budget}});
+  r = replay::replay(*t.input, {"lru", CacheScope::kGlobal, {CacheCapacity::Unit::kBytes, budget}});
   EXPECT_EQ(r.capacity_bytes, budget);
-  const auto small = sim::replay(*t.input, experts_config("lru", CacheScope::kGlobal, 32));
+  const auto small = replay::replay(*t.input, experts_config("lru", CacheScope::kGlobal, 32));
   EXPECT_GE(r.counters.hits, small.counters.hits);  // room for at least 48 x 32 experts of any size
   EXPECT_EQ(r.counters.lookups, small.counters.lookups);
 }

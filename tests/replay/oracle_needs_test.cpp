@@ -32,16 +32,16 @@ TEST(OracleNeeds, EveryEvictionPolicyDeclaresWhatItsFactoryRefusesWithout) {
     EXPECT_EQ(e.needs.next_use, !builds(e.name, false, true));
     EXPECT_EQ(e.needs.frequency, !builds(e.name, true, false));
     EXPECT_FALSE(e.needs.logits);
-    EXPECT_EQ(&sim::oracle_needs(e.name), &e.needs);
+    EXPECT_EQ(&replay::oracle_needs(e.name), &e.needs);
   }
-  EXPECT_TRUE(sim::oracle_needs("belady").next_use);
-  EXPECT_TRUE(sim::oracle_needs("static-freq").frequency);
-  EXPECT_FALSE(sim::oracle_needs("lfu:history=1").next_use);
+  EXPECT_TRUE(replay::oracle_needs("belady").next_use);
+  EXPECT_TRUE(replay::oracle_needs("static-freq").frequency);
+  EXPECT_FALSE(replay::oracle_needs("lfu:history=1").next_use);
 }
 
 TEST(OracleNeeds, AnUnknownPolicyIsAnErrorNamingTheKnownOnes) {
   try {
-    sim::oracle_needs("no-such-policy:x=1");
+    replay::oracle_needs("no-such-policy:x=1");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown eviction policy 'no-such-policy'"), std::string::npos)

@@ -30,7 +30,7 @@ std::string current_table() {
     for (const auto& spec : specs)
       for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
         for (uint64_t cap : kCapacities) {
-          const auto r = sim::replay(*t->input, experts_config(spec, scope, cap));
+          const auto r = replay::replay(*t->input, experts_config(spec, scope, cap));
           const auto& c = r.counters;
           out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups
               << ',' << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','
@@ -71,13 +71,13 @@ TEST(ReplayGolden, TheMtrLookupIndexGivesTheSameCounts) {
     const auto m = traces::decode_mtr_lookups(bytes, t->name + ".mtr", true);
     ASSERT_TRUE(m.has_value());
     const auto& info = t->trace.info();
-    const sim::ReplayInput indexed(m->view, info.layers, info.experts, info.top_k, info.expert_bytes);
+    const replay::ReplayInput indexed(m->view, info.layers, info.experts, info.top_k, info.expert_bytes);
     for (const auto& spec : specs)
       for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
         for (uint64_t cap : kCapacities) {
           SCOPED_TRACE(t->name + " " + spec + " " + scope_name(scope) + " " + std::to_string(cap));
-          const auto want = sim::replay(*t->input, experts_config(spec, scope, cap));
-          const auto got = sim::replay(indexed, experts_config(spec, scope, cap));
+          const auto want = replay::replay(*t->input, experts_config(spec, scope, cap));
+          const auto got = replay::replay(indexed, experts_config(spec, scope, cap));
           EXPECT_EQ(got.counters, want.counters);
           EXPECT_EQ(got.capacity_experts, want.capacity_experts);
           EXPECT_EQ(got.capacity_bytes, want.capacity_bytes);
@@ -91,7 +91,7 @@ TEST(ReplayGolden, LruFifoBeladyMatchIndependentReference) {
       for (uint64_t cap : kCapacities)
         for (auto [name, ref] : {std::pair{"lru", RefPolicy::kLru}, std::pair{"fifo", RefPolicy::kFifo},
                                  std::pair{"belady", RefPolicy::kBelady}}) {
-          const auto got = sim::replay(*t->input, experts_config(name, scope, cap)).counters;
+          const auto got = replay::replay(*t->input, experts_config(name, scope, cap)).counters;
           const RefCounts want = reference_replay(t->stream, ref, scope, cap);
           SCOPED_TRACE(t->name + " " + name + " " + scope_name(scope) + " " + std::to_string(cap));
           EXPECT_EQ(got.lookups, want.lookups);

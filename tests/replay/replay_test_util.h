@@ -23,7 +23,7 @@ struct LoadedTrace {
   std::string name;
   traces::Trace trace;
   traces::LookupStream stream;
-  std::unique_ptr<sim::ReplayInput> input;
+  std::unique_ptr<replay::ReplayInput> input;
 };
 
 inline const std::vector<std::unique_ptr<LoadedTrace>>& real_traces() {
@@ -35,7 +35,7 @@ inline const std::vector<std::unique_ptr<LoadedTrace>>& real_traces() {
       t->trace = traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name + ".route.csv");
       t->stream = traces::build_lookup_stream(t->trace);
       t->input =
-          std::make_unique<sim::ReplayInput>(t->stream, t->trace.info().top_k, t->trace.info().expert_bytes);
+          std::make_unique<replay::ReplayInput>(t->stream, t->trace.info().top_k, t->trace.info().expert_bytes);
       v.push_back(std::move(t));
     }
     return v;
@@ -43,7 +43,7 @@ inline const std::vector<std::unique_ptr<LoadedTrace>>& real_traces() {
   return traces;
 }
 
-inline sim::ReplayConfig experts_config(const std::string& policy, CacheScope scope, uint64_t per_layer) {
+inline replay::ReplayConfig experts_config(const std::string& policy, CacheScope scope, uint64_t per_layer) {
   return {policy, scope, {CacheCapacity::Unit::kExperts, per_layer}};
 }
 

@@ -18,12 +18,12 @@ const std::string kData = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
 struct Fixture {
   traces::Trace trace;
   traces::LookupStream stream;
-  std::unique_ptr<sim::ReplayInput> base;
-  std::unique_ptr<sim::RoutingReplayInput> in;
+  std::unique_ptr<replay::ReplayInput> base;
+  std::unique_ptr<replay::RoutingReplayInput> in;
   explicit Fixture(traces::Trace t, uint32_t batch = 1) : trace(std::move(t)) {
     stream = traces::build_lookup_stream(trace, batch);
-    base = std::make_unique<sim::ReplayInput>(stream, trace.info().top_k, trace.info().expert_bytes);
-    in = std::make_unique<sim::RoutingReplayInput>(*base, trace);
+    base = std::make_unique<replay::ReplayInput>(stream, trace.info().top_k, trace.info().expert_bytes);
+    in = std::make_unique<replay::RoutingReplayInput>(*base, trace);
   }
 };
 
@@ -37,9 +37,9 @@ TEST(ReplayRouting, IdentityEqualsTheFastPathForEveryEvictionPolicy) {
     for (const auto& e : EvictionRegistry::instance().entries())
       for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
         for (uint64_t cap : {8u, 64u}) {
-          const sim::ReplayConfig plain{e.name, scope, {CacheCapacity::Unit::kExperts, cap}};
-          const auto fast = sim::replay(*f.base, plain);
-          const auto tok = sim::replay_routing(*f.in, {e.name, "identity", scope, plain.capacity});
+          const replay::ReplayConfig plain{e.name, scope, {CacheCapacity::Unit::kExperts, cap}};
+          const auto fast = replay::replay(*f.base, plain);
+          const auto tok = replay::replay_routing(*f.in, {e.name, "identity", scope, plain.capacity});
           EXPECT_EQ(tok.replay.counters, fast.counters) << e.name << " " << scope_name(scope) << " " << cap;
           EXPECT_EQ(tok.deviation.changed, 0u);
         }
@@ -50,9 +50,9 @@ TEST(ReplayRouting, LambdaZeroAndMEqualKReproduceThePlainRoutingExactly) {
   Fixture f(with_logits("qwen3-30b-a3b.route.csv"));
   for (const char* ev : {"lru", "belady", "lfu", "static-freq"}) {
     const CacheCapacity cap{CacheCapacity::Unit::kExperts, 64};
-    const auto plain = sim::replay_routing(*f.in, {ev, "identity", CacheScope::kPerLayer, cap});
+    const auto plain = replay::replay_routing(*f.in, {ev, "identity", CacheScope::kPerLayer, cap});
     for (const char* r : {"cache-prior:lambda=0", "cache-prior:lambda=0,J=0", "max-rank:M=6,J=0", "prune:h=7"}) {
-      const auto got = sim::replay_routing(*f.in, {ev, r, CacheScope::kPerLayer, cap});
+      const auto got = replay::replay_routing(*f.in, {ev, r, CacheScope::kPerLayer, cap});
       EXPECT_EQ(got.replay.counters, plain.replay.counters) << ev << " " << r;
       EXPECT_EQ(got.deviation.changed, 0u) << r;
       EXPECT_EQ(got.lifetime.count, plain.lifetime.count) << r;
@@ -71,7 +71,7 @@ TEST(ReplayRouting, MissRateIsNonIncreasingInLambdaOnTheBundledTraces) {
     double prev = 101;
     for (int i = 0; i <= 20; ++i) {
       const std::string spec = "cache-prior:lambda=" + std::to_string(i / 20.0);
-      const auto r = sim::replay_routing(*f.in, {"lru", spec, CacheScope::kPerLayer, half});
+      const auto r = replay::replay_routing(*f.in, {"lru", spec, CacheScope::kPerLayer, half});
       EXPECT_LE(r.miss_pct, prev + 1e-12) << name << " " << spec;
       prev = r.miss_pct;
     }
@@ -81,8 +81,8 @@ TEST(ReplayRouting, MissRateIsNonIncreasingInLambdaOnTheBundledTraces) {
 TEST(ReplayRouting, CachePriorCutsMissesAndReportsItsDeviation) {
   Fixture f(with_logits("qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
-  const auto plain = sim::replay_routing(*f.in, {"lru", "identity", CacheScope::kPerLayer, half});
-  const auto cp = sim::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half});
+  const auto plain = replay::replay_routing(*f.in, {"lru", "identity", CacheScope::kPerLayer, half});
+  const auto cp = replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half});
   EXPECT_LT(cp.miss_pct, plain.miss_pct);
   EXPECT_GT(cp.deviation.changed, 0u);
   EXPECT_EQ(cp.deviation.selections, f.trace.records());
@@ -96,31 +96,31 @@ TEST(ReplayRouting, CachePriorCutsMissesAndReportsItsDeviation) {
 TEST(ReplayRouting, OracleUnderCacheDependentRoutingRunsFixedPointPasses) {
   Fixture f(with_logits("qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
-  const auto one = sim::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 1});
+  const auto one = replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 1});
   EXPECT_TRUE(one.oracle);
   EXPECT_EQ(one.passes, 1u);
-  const auto many = sim::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
+  const auto many = replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
   EXPECT_GE(many.passes, 2u);  // pass 1 saw the router's routing, which cache-prior changes
   if (many.converged) {
     EXPECT_LT(many.passes, 8u + 1);
   }
   // Pruning does not read the cache: pass 2 sees exactly the routing it produces.
-  const auto pr = sim::replay_routing(*f.in, {"belady", "prune:h=3", CacheScope::kPerLayer, half, 8});
+  const auto pr = replay::replay_routing(*f.in, {"belady", "prune:h=3", CacheScope::kPerLayer, half, 8});
   EXPECT_TRUE(pr.converged);
   EXPECT_EQ(pr.passes, 2u);
-  const auto lru = sim::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
+  const auto lru = replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
   EXPECT_FALSE(lru.oracle);
   EXPECT_EQ(lru.passes, 1u);
 }
 
 TEST(ReplayRouting, SweepIsIdenticalForEveryThreadCount) {
   Fixture f(with_logits("gpt-oss-120b.route.csv"));
-  std::vector<sim::RoutingReplayConfig> cfgs;
+  std::vector<replay::RoutingReplayConfig> cfgs;
   for (const char* r : {"identity", "cache-prior:lambda=0.5", "cumsum:p=0.8", "max-rank:M=8"})
     for (const char* e : {"lru", "belady", "random:seed=3"})
       cfgs.push_back({e, r, CacheScope::kGlobal, {CacheCapacity::Unit::kExperts, 32}});
-  const auto a = sim::replay_routing_sweep(*f.in, cfgs, 1);
-  const auto b = sim::replay_routing_sweep(*f.in, cfgs, 4);
+  const auto a = replay::replay_routing_sweep(*f.in, cfgs, 1);
+  const auto b = replay::replay_routing_sweep(*f.in, cfgs, 4);
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].replay.counters, b[i].replay.counters);
     EXPECT_EQ(a[i].lifetime.mean, b[i].lifetime.mean);
@@ -131,7 +131,7 @@ TEST(ReplayRouting, SweepIsIdenticalForEveryThreadCount) {
 TEST(ReplayRouting, RoutingThatNeedsLogitsFailsOnARealTraceWithTheFix) {
   Fixture f(traces::load_trace(kData + "qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
-  EXPECT_THROW(sim::replay_routing_sweep(*f.in, {{"lru", "cache-prior", CacheScope::kPerLayer, half}}, 1), Error);
+  EXPECT_THROW(replay::replay_routing_sweep(*f.in, {{"lru", "cache-prior", CacheScope::kPerLayer, half}}, 1), Error);
 }
 
 }  // namespace

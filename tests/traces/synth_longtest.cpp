@@ -188,12 +188,12 @@ struct HitRates {
 
 HitRates lru_hits(const Trace& t, uint32_t cap) {
   const LookupStream s = build_lookup_stream(t);
-  const sim::ReplayInput in(s, t.info().top_k, t.info().expert_bytes);
-  std::vector<sim::ReplayConfig> cfgs(2);
+  const replay::ReplayInput in(s, t.info().top_k, t.info().expert_bytes);
+  std::vector<replay::ReplayConfig> cfgs(2);
   for (auto& c : cfgs) c.capacity = {CacheCapacity::Unit::kExperts, cap};
   cfgs[0].scope = CacheScope::kPerLayer;
   cfgs[1].scope = CacheScope::kGlobal;
-  const auto r = sim::replay_sweep(in, cfgs, 1);
+  const auto r = replay::replay_sweep(in, cfgs, 1);
   return {r[0].hit_pct, r[1].hit_pct};
 }
 
