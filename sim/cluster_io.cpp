@@ -83,6 +83,26 @@ void request_stats(const ClusterResult& r, Keep keep, Json& latency, Json& ttft,
   tpot = to_json(summarize(per_token));
 }
 
+// Mean latency of the requests arriving in each bucket (bucket_s wide; null where none arrived): how a data
+// shift or a migration shows in the latency (Prism Fig. 7b).
+Json latency_over_time(const ClusterResult& r) {
+  std::vector<double> sum;
+  std::vector<uint64_t> count;
+  for (const RequestRecord& q : r.requests) {
+    const auto b = static_cast<size_t>(q.arrival / r.bucket_s);
+    if (sum.size() <= b) {
+      sum.resize(b + 1, 0);
+      count.resize(b + 1, 0);
+    }
+    sum[b] += q.end - q.arrival;
+    ++count[b];
+  }
+  Json mean = Json::array();
+  for (size_t b = 0; b < sum.size(); ++b)
+    mean.push_back(count[b] ? Json(sum[b] / static_cast<double>(count[b])) : Json(nullptr));
+  return {{"bucket_s", r.bucket_s}, {"mean_s", mean}};
+}
+
 }  // namespace
 
 Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, const ClusterResult& r) {
@@ -115,6 +135,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
     ttft["per_server"][in.servers[n].name] = f;
     tpot["per_server"][in.servers[n].name] = t;
   }
+  latency["over_time"] = latency_over_time(r);
   j["latency"] = latency;
   j["ttft"] = ttft;
   j["tpot"] = tpot;

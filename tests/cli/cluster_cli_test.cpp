@@ -78,6 +78,14 @@ TEST(ClusterCli, JsonKeysAndTimeline) {
   EXPECT_LT(lcr, 1);
   EXPECT_EQ(j["local_compute_ratio"]["over_time"]["overall"].size(), 5u);  // 1-minute buckets over 5 minutes
   EXPECT_TRUE(j["local_compute_ratio"]["per_server"].contains("b"));
+  // Arrivals span the 5 minutes: a mean latency per 1-minute arrival bucket, each within the run's extremes.
+  const Json& lot = j["latency"]["over_time"]["mean_s"];
+  ASSERT_EQ(lot.size(), 5u);
+  for (const Json& v : lot) {
+    ASSERT_TRUE(v.is_number());
+    EXPECT_LE(v.get<double>(), j["latency"]["max_s"].get<double>());
+    EXPECT_GT(v.get<double>(), 0);
+  }
   EXPECT_GT(j["remote_invocations"].get<uint64_t>(), 0u);
   EXPECT_GT(j["proxy_cost"].get<double>(), 0);
   EXPECT_EQ(j["links"].size(), 6u);  // 3 links of the mesh, both directions
