@@ -8,7 +8,7 @@
 // The walk resumes where the previous eviction of the same invocation stopped (the skipped keys are in
 // use, so they stay linked), so an invocation's evictions cost O(evictions + in-use keys) in total.
 #include "core/eviction.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

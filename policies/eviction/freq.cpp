@@ -15,7 +15,7 @@
 #include <limits>
 
 #include "core/eviction.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

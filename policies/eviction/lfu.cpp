@@ -25,7 +25,7 @@
 #include <tuple>
 
 #include "core/eviction.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

@@ -7,7 +7,7 @@
 //
 // O(1) per lookup and per eviction; lists are intrusive, in flat arrays indexed by key.
 #include "core/eviction.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

@@ -18,7 +18,7 @@
 // Randomness: moesim::Rng seeded with the `seed` parameter.
 #include "core/eviction.h"
 #include "base/rng.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

@@ -11,7 +11,7 @@
 // function of (trace, capacity, seed).
 #include "core/eviction.h"
 #include "base/rng.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {

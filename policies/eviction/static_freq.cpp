@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "core/eviction.h"
-#include "policies/eviction/eviction_structs.h"
+#include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
 namespace {
