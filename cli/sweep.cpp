@@ -222,19 +222,12 @@ void report_warnings(const std::vector<std::vector<std::string>>& per_point) {
     warn(std::to_string(order.size() - kShown) + " more distinct warnings (each point's are in its point file)");
 }
 
-void execute(const SweepArgs& a) {
-  if (const auto n = count_spec_points(a.spec); n && *n > kForcePoints && !a.force)
-    throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
-                     std::to_string(kForcePoints) +
-                     ": check the grid's lists (their lengths multiply), or pass --force to run them all");
-  const Spec spec = sweep::load_spec(a.spec);
-  uint32_t shard = 0, shards = 1;
-  if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
-  const fs::path dir = fs::absolute(a.out);
+// Creates the output folder; a folder that has a manifest must hold this spec's results and be resumed.
+void prepare_output(const SweepArgs& a, const Spec& spec, const fs::path& dir,
+                    const fs::path& manifest_path) {
   std::error_code ec;
   fs::create_directories(dir / "points", ec);
   if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
-  const fs::path manifest_path = dir / "manifest.json";
   if (fs::exists(manifest_path)) {
     const Json old = sweep::read_manifest(dir);
     if (old["spec_hash"] != spec.hash)
@@ -250,73 +243,91 @@ void execute(const SweepArgs& a) {
       std::fprintf(stderr, "sweep %s: removed %zu temporary file(s) of an earlier, interrupted run\n",
                    a.out.c_str(), n);
   }
-  // This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
-  // explicit point the grid has too) runs once: both CSV rows come from its one file.
-  std::vector<size_t> todo;
-  std::set<std::string> queued;
+}
+
+// This shard's points: `mine` counts them all, `todo` lists the ones still to run.
+struct ShardWork {
   size_t mine = 0;
+  std::vector<size_t> todo;
+};
+
+// This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
+// explicit point the grid has too) runs once: both CSV rows come from its one file.
+ShardWork shard_work(const Spec& spec, const fs::path& dir, uint32_t shard, uint32_t shards) {
+  ShardWork w;
+  std::set<std::string> queued;
   for (size_t i = 0; i < spec.points.size(); ++i) {
     if (i % shards != shard) continue;
-    ++mine;
+    ++w.mine;
     const std::string id = sweep::point_id(spec, spec.points[i]);
-    if (!fs::exists(sweep::point_file(dir, id)) && queued.insert(id).second) todo.push_back(i);
+    if (!fs::exists(sweep::point_file(dir, id)) && queued.insert(id).second) w.todo.push_back(i);
   }
-  Json man = sweep::manifest_base(spec);
-  man["shard"] = std::to_string(shard) + "/" + std::to_string(shards);
-  man["shard_points"] = mine;
-  man["state"] = "running";
-  write_json_file(manifest_path.string(), man);
+  return w;
+}
 
-  // Relative paths in the spec are relative to its folder (output paths are absolute by now).
-  if (!spec.base.empty()) {
-    fs::current_path(spec.base, ec);
-    if (ec) throw Error(a.spec + ": cannot change into the spec's folder: " + ec.message());
-  }
-  const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::optional<std::string>> errors(todo.size());
-  std::vector<std::vector<std::string>> warnings(todo.size());
-  std::vector<char> unwritten(todo.size(), 0);
-  {
-    Progress bar("sweep", todo.size(), "points");
-    auto one = [&](size_t k) {
-      bool u = false;
-      errors[k] = run_point(spec, todo[k], dir, &warnings[k], &u);
-      unwritten[k] = u;
-      bar.add(1);
-    };
-    size_t first = 0;
-    // A big sweep's time is measured, not modelled: a point's cost depends on its trace, system and budget in
-    // ways no per-point formula captures. The first point runs alone (its work is kept) and the rest are
-    // assumed to cost the same, spread over the threads.
-    if (spec.points.size() > kWarnPoints && !todo.empty()) {
-      const auto t0 = std::chrono::steady_clock::now();
-      one(0);
-      first = 1;
-      const double t1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double est = t1 * static_cast<double>(todo.size()) / std::min<double>(jobs, todo.size());
-      warn(
-          strprintf("%s has %zu points (%zu to run here): about %s with --jobs %u, estimated from its first "
-                    "point (%s); Ctrl-C stops it, --resume continues",
-                    a.spec.c_str(), spec.points.size(), todo.size(), rough_duration(est).c_str(), jobs,
-                    rough_duration(t1).c_str()));
-    }
-    parallel_for(todo.size() - first, jobs, [&](size_t k) { one(first + k); });
-    bar.finish();
-  }
-  report_warnings(warnings);
+// Per point to run: its error (none when it succeeded), its warnings, and whether its file was not written.
+struct PointOutcomes {
+  std::vector<std::optional<std::string>> errors;
+  std::vector<std::vector<std::string>> warnings;
+  std::vector<char> unwritten;
+};
 
+PointOutcomes run_points(const SweepArgs& a, const Spec& spec, const fs::path& dir,
+                         const std::vector<size_t>& todo, unsigned jobs) {
+  PointOutcomes o{std::vector<std::optional<std::string>>(todo.size()),
+                  std::vector<std::vector<std::string>>(todo.size()), std::vector<char>(todo.size(), 0)};
+  Progress bar("sweep", todo.size(), "points");
+  auto one = [&](size_t k) {
+    bool u = false;
+    o.errors[k] = run_point(spec, todo[k], dir, &o.warnings[k], &u);
+    o.unwritten[k] = u;
+    bar.add(1);
+  };
+  size_t first = 0;
+  // A big sweep's time is measured, not modelled: a point's cost depends on its trace, system and budget in
+  // ways no per-point formula captures. The first point runs alone (its work is kept) and the rest are
+  // assumed to cost the same, spread over the threads.
+  if (spec.points.size() > kWarnPoints && !todo.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    one(0);
+    first = 1;
+    const double t1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double est = t1 * static_cast<double>(todo.size()) / std::min<double>(jobs, todo.size());
+    warn(
+        strprintf("%s has %zu points (%zu to run here): about %s with --jobs %u, estimated from its first "
+                  "point (%s); Ctrl-C stops it, --resume continues",
+                  a.spec.c_str(), spec.points.size(), todo.size(), rough_duration(est).c_str(), jobs,
+                  rough_duration(t1).c_str()));
+  }
+  parallel_for(todo.size() - first, jobs, [&](size_t k) { one(first + k); });
+  bar.finish();
+  return o;
+}
+
+// The failed points for the manifest, and how many of them lost their point file (with the first error).
+struct Failures {
   Json failed = Json::array();
   size_t not_written = 0;
   std::string write_error;
+};
+
+Failures collect_failures(const Spec& spec, const std::vector<size_t>& todo, const PointOutcomes& o) {
+  Failures f;
   for (size_t k = 0; k < todo.size(); ++k)
-    if (errors[k]) {
+    if (o.errors[k]) {
       const Point& p = spec.points[todo[k]];
-      failed.push_back({{"index", todo[k]}, {"id", sweep::point_id(spec, p)}, {"point", Json(p)},
-                        {"error", *errors[k]}});
-      if (unwritten[k] && not_written++ == 0) write_error = *errors[k];
+      f.failed.push_back({{"index", todo[k]}, {"id", sweep::point_id(spec, p)}, {"point", Json(p)},
+                          {"error", *o.errors[k]}});
+      if (o.unwritten[k] && f.not_written++ == 0) f.write_error = *o.errors[k];
     }
-  // On a full disk the CSV and the manifest may not be written either: the count of lost point files is the
-  // error that matters, so theirs only follow it.
+  return f;
+}
+
+// Writes results.csv and the finished manifest; returns the errors of those that could not be written. On a
+// full disk the CSV and the manifest may not be written either: the count of lost point files is the error
+// that matters, so theirs only follow it.
+std::vector<std::string> write_results(const Spec& spec, const fs::path& dir, const fs::path& manifest_path,
+                                       Json& man, const Json& failed) {
   size_t found = 0;
   std::vector<std::string> outputs_lost;
   try {
@@ -332,42 +343,86 @@ void execute(const SweepArgs& a) {
   } catch (const Error& e) {
     outputs_lost.push_back(e.what());
   }
-  size_t shard_done = 0;
-  for (size_t i = shard; i < spec.points.size(); i += shards)
-    shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
-  std::fprintf(stderr, "sweep %s: %zu of %zu points of shard %u/%u done (%zu this run), %zu failed -> %s\n",
-               a.spec.c_str(), shard_done, mine, shard, shards, todo.size() - failed.size(), failed.size(),
-               (dir / "results.csv").c_str());
-  if (a.json) {
-    Json config = {{"spec", a.spec}, {"output", a.out},    {"shard", man["shard"]},
-                   {"jobs", jobs},   {"resume", a.resume}, {"force", a.force}};
-    Json j;
-    j["header"] = run_header("sweep", config);
-    j["warnings"] = warnings_json();
-    j["spec_hash"] = spec.hash;
-    j["points_total"] = spec.points.size();
-    j["shard_points"] = mine;
-    j["shard_points_done"] = shard_done;
-    j["points_run"] = todo.size();
-    j["points_failed"] = failed.size();
-    j["point_files_not_written"] = not_written;
-    j["results_csv"] = (dir / "results.csv").string();
-    j["manifest"] = manifest_path.string();
-    j["failed"] = failed;
-    write_json_file("-", j);
-  }
-  if (not_written > 0 || !outputs_lost.empty()) {
+  return outputs_lost;
+}
+
+void print_summary_json(const SweepArgs& a, const Spec& spec, const ShardWork& w, const Json& man,
+                        unsigned jobs, size_t shard_done, const Failures& f, const fs::path& dir,
+                        const fs::path& manifest_path) {
+  Json config = {{"spec", a.spec}, {"output", a.out},    {"shard", man["shard"]},
+                 {"jobs", jobs},   {"resume", a.resume}, {"force", a.force}};
+  Json j;
+  j["header"] = run_header("sweep", config);
+  j["warnings"] = warnings_json();
+  j["spec_hash"] = spec.hash;
+  j["points_total"] = spec.points.size();
+  j["shard_points"] = w.mine;
+  j["shard_points_done"] = shard_done;
+  j["points_run"] = w.todo.size();
+  j["points_failed"] = f.failed.size();
+  j["point_files_not_written"] = f.not_written;
+  j["results_csv"] = (dir / "results.csv").string();
+  j["manifest"] = manifest_path.string();
+  j["failed"] = f.failed;
+  write_json_file("-", j);
+}
+
+// Lost files first (a full disk), then failed points: either makes the sweep fail.
+void throw_on_failures(const SweepArgs& a, size_t points_run, const Failures& f,
+                       const std::vector<std::string>& outputs_lost, const fs::path& manifest_path) {
+  if (f.not_written > 0 || !outputs_lost.empty()) {
     std::string msg;
-    if (not_written > 0)
-      msg = strprintf("%zu of %zu point files could not be written (first: %s)", not_written, todo.size(),
-                      write_error.c_str());
+    if (f.not_written > 0)
+      msg = strprintf("%zu of %zu point files could not be written (first: %s)", f.not_written, points_run,
+                      f.write_error.c_str());
     for (const auto& e : outputs_lost) msg += (msg.empty() ? "" : "; ") + e;
     throw Error(msg + ": free some space, then `moesim sweep " + a.spec + " --resume -o " + a.out +
                 "` runs what is missing");
   }
+  const Json& failed = f.failed;
   if (!failed.empty())
     throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() + " (first: point " +
                 std::to_string(failed[0]["index"].get<size_t>()) + ": " + failed[0]["error"].get<std::string>() + ")");
+}
+
+void execute(const SweepArgs& a) {
+  if (const auto n = count_spec_points(a.spec); n && *n > kForcePoints && !a.force)
+    throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
+                     std::to_string(kForcePoints) +
+                     ": check the grid's lists (their lengths multiply), or pass --force to run them all");
+  const Spec spec = sweep::load_spec(a.spec);
+  uint32_t shard = 0, shards = 1;
+  if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
+  const fs::path dir = fs::absolute(a.out);
+  const fs::path manifest_path = dir / "manifest.json";
+  prepare_output(a, spec, dir, manifest_path);
+  const ShardWork w = shard_work(spec, dir, shard, shards);
+  Json man = sweep::manifest_base(spec);
+  man["shard"] = std::to_string(shard) + "/" + std::to_string(shards);
+  man["shard_points"] = w.mine;
+  man["state"] = "running";
+  write_json_file(manifest_path.string(), man);
+
+  // Relative paths in the spec are relative to its folder (output paths are absolute by now).
+  if (!spec.base.empty()) {
+    std::error_code ec;
+    fs::current_path(spec.base, ec);
+    if (ec) throw Error(a.spec + ": cannot change into the spec's folder: " + ec.message());
+  }
+  const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const PointOutcomes outcomes = run_points(a, spec, dir, w.todo, jobs);
+  report_warnings(outcomes.warnings);
+
+  const Failures f = collect_failures(spec, w.todo, outcomes);
+  const std::vector<std::string> outputs_lost = write_results(spec, dir, manifest_path, man, f.failed);
+  size_t shard_done = 0;
+  for (size_t i = shard; i < spec.points.size(); i += shards)
+    shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
+  std::fprintf(stderr, "sweep %s: %zu of %zu points of shard %u/%u done (%zu this run), %zu failed -> %s\n",
+               a.spec.c_str(), shard_done, w.mine, shard, shards, w.todo.size() - f.failed.size(),
+               f.failed.size(), (dir / "results.csv").c_str());
+  if (a.json) print_summary_json(a, spec, w, man, jobs, shard_done, f, dir, manifest_path);
+  throw_on_failures(a, w.todo.size(), f, outputs_lost, manifest_path);
 }
 
 void setup(CLI::App& app) {

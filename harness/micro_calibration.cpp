@@ -22,11 +22,8 @@ Json rate_fit_json(const Fit& f, const char* model, const char* rate_key, double
   return j;
 }
 
-}  // namespace
-
-MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) {
-  MicroFits f;
-  Json& j = f.json;
+// The run's settings and the store's sizes the fits were made against.
+void put_micro_settings(Json& j, const exec::MicroResults& m, const exec::MicroOptions& mo) {
   j["io"] = m.io;
   if (!m.io_fallback.empty()) j["io_fallback"] = m.io_fallback;
   j["direct_io"] = m.direct_io;
@@ -38,10 +35,11 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
   j["median_tensor_bytes"] = m.median_tensor_bytes;
   j["median_echunk_bytes"] = m.median_shard_bytes;
   j["expert_shape"] = {{"hidden", m.hidden}, {"intermediate", m.inter}};
+}
 
-  // SSD: per request, latency + depth x bytes / bandwidth: the simulator's Ssd model (sim/resources.h), where
-  // the requests in service share the bandwidth. The queue depth is the smallest depth that reaches 90% of
-  // the best aggregate bandwidth gain over depth 1 (mean over sizes); deeper points are not fitted.
+// The queue depth is the smallest depth that reaches 90% of the best aggregate bandwidth gain over depth 1
+// (mean over sizes); returns the gains per depth for the report.
+Json fit_queue_depth(const exec::MicroResults& m, MicroFits& f) {
   std::map<uint32_t, std::vector<double>> gains;
   std::map<uint64_t, double> bw1;
   for (const auto& r : m.reads)
@@ -63,6 +61,14 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
       f.queue_depth = d;
       break;
     }
+  return gain_json;
+}
+
+// SSD: per request, latency + depth x bytes / bandwidth: the simulator's Ssd model (sim/resources.h), where
+// the requests in service share the bandwidth. Deeper points than the queue depth are not fitted.
+void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
+  Json& j = f.json;
+  Json gain_json = fit_queue_depth(m, f);
   // With O_DIRECT a request is, as in the simulator, the device's time and then the I/O thread's CPU work (the
   // kernel's direct-I/O path and the chunk's hash; ssd.read_cpu_*, which shares the cores with the workers):
   // that CPU time is fitted on its own, and the device's line to each request's time less it. Buffered reads
@@ -106,42 +112,54 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
                                         "(depths up to queue_depth)", "bandwidth",
                                         f.read_cpu.slope > 0 ? 1.0 / f.read_cpu.slope : 0.0);
   }
+}
 
-  // Decompression and recovery: time = bytes / bandwidth per core, per (codec,) thread count. A line through
-  // the origin cannot follow the caches (small outputs stay in them, large ones go to memory), so the field's
-  // fit takes the sizes within 4x of the store's own ops (`near`: its median E-chunk or tensor); the fits over
-  // every size are kept beside it.
-  auto per_threads = [&](const std::vector<exec::MicroOpPoint>& ops, const std::string& codec, uint32_t t,
-                         double scale, uint64_t near = 0) {
-    std::vector<double> xs, ys;
-    for (const auto& o : ops)
-      if (o.codec == codec && o.threads == t && (near == 0 || (o.bytes * 4 >= near && o.bytes <= near * 4))) {
-        xs.push_back(scale * static_cast<double>(o.bytes));
-        ys.push_back(o.time_s);
-      }
-    Fit fit = fit_line(xs, ys, true, true);
-    return fit.points >= 2 || near == 0 ? fit : Fit{};
-  };
-  auto op_points = [](const std::vector<exec::MicroOpPoint>& ops, bool codec) {
-    Json a = Json::array();
-    for (const auto& o : ops) {
-      Json p = {{"bytes", o.bytes}, {"threads", o.threads}, {"ops", o.ops}, {"time_s", o.time_s},
-                {"time_p50_s", o.time_p50_s}};
-      if (codec) {
-        p["codec"] = o.codec;
-        p["stored_bytes"] = o.stored;
-      }
-      a.push_back(p);
+// Decompression and recovery: time = bytes / bandwidth per core, per (codec,) thread count. A line through
+// the origin cannot follow the caches (small outputs stay in them, large ones go to memory), so the field's
+// fit takes the sizes within 4x of the store's own ops (`near`: its median E-chunk or tensor); the fits over
+// every size are kept beside it.
+Fit fit_per_threads(const std::vector<exec::MicroOpPoint>& ops, const std::string& codec, uint32_t t,
+                    double scale, uint64_t near = 0) {
+  std::vector<double> xs, ys;
+  for (const auto& o : ops)
+    if (o.codec == codec && o.threads == t && (near == 0 || (o.bytes * 4 >= near && o.bytes <= near * 4))) {
+      xs.push_back(scale * static_cast<double>(o.bytes));
+      ys.push_back(o.time_s);
     }
-    return a;
-  };
+  Fit fit = fit_line(xs, ys, true, true);
+  return fit.points >= 2 || near == 0 ? fit : Fit{};
+}
+
+Json op_points_json(const std::vector<exec::MicroOpPoint>& ops, bool codec) {
+  Json a = Json::array();
+  for (const auto& o : ops) {
+    Json p = {{"bytes", o.bytes}, {"threads", o.threads}, {"ops", o.ops}, {"time_s", o.time_s},
+              {"time_p50_s", o.time_p50_s}};
+    if (codec) {
+      p["codec"] = o.codec;
+      p["stored_bytes"] = o.stored;
+    }
+    a.push_back(p);
+  }
+  return a;
+}
+
+// The section of an op kind: its raw points, its fits per thread count, and the fit the profile's field
+// takes.
+Json op_section_json(Json points, Json fits, const Fit& field, const char* model, uint64_t near) {
+  Json ff = rate_fit_json(field, model, "bandwidth_per_core", field.slope > 0 ? 1.0 / field.slope : 0.0);
+  ff["near_bytes"] = near;
+  return Json{{"points", std::move(points)}, {"fits", std::move(fits)}, {"field_fit", ff}};
+}
+
+void fit_decompress(const exec::MicroResults& m, const exec::MicroOptions& mo, MicroFits& f) {
   std::vector<std::string> codecs;
   for (const auto& o : m.decompress)
     if (std::find(codecs.begin(), codecs.end(), o.codec) == codecs.end()) codecs.push_back(o.codec);
   Json dfits = Json::array();
   for (const std::string& c : codecs)
     for (uint32_t t = 1; t <= mo.threads; ++t) {
-      const Fit fit = per_threads(m.decompress, c, t, 1.0);
+      const Fit fit = fit_per_threads(m.decompress, c, t, 1.0);
       Json fj = rate_fit_json(fit, "bytes / bandwidth per core (decompressed bytes)", "bandwidth_per_core",
                               fit.slope > 0 ? 1.0 / fit.slope : 0.0);
       fj["codec"] = c;
@@ -149,40 +167,40 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
       dfits.push_back(fj);
       if (t == mo.threads && f.dec_codec.empty()) {  // the first codec is the store's own when it has one
         f.dec_codec = c;
-        f.dec = per_threads(m.decompress, c, t, 1.0, m.median_shard_bytes);
+        f.dec = fit_per_threads(m.decompress, c, t, 1.0, m.median_shard_bytes);
         if (f.dec.points < 2) f.dec = fit;
       }
     }
-  // The section of an op kind: its raw points, its fits per thread count, and the fit the profile's field takes.
-  auto section = [](Json points, Json fits, const Fit& field, const char* model, uint64_t near) {
-    Json ff = rate_fit_json(field, model, "bandwidth_per_core", field.slope > 0 ? 1.0 / field.slope : 0.0);
-    ff["near_bytes"] = near;
-    return Json{{"points", std::move(points)}, {"fits", std::move(fits)}, {"field_fit", ff}};
-  };
-  j["decompress"] = section(op_points(m.decompress, true), dfits, f.dec,
-                            "bytes / bandwidth per core: the store's codec at L threads, sizes within 4x of its median "
-                            "E-chunk",
-                            m.median_shard_bytes);
-  j["decompress"]["field_fit"]["codec"] = f.dec_codec;
+  f.json["decompress"] = op_section_json(
+      op_points_json(m.decompress, true), dfits, f.dec,
+      "bytes / bandwidth per core: the store's codec at L threads, sizes within 4x of its median E-chunk",
+      m.median_shard_bytes);
+  f.json["decompress"]["field_fit"]["codec"] = f.dec_codec;
+}
+
+void fit_recover(const exec::MicroResults& m, const exec::MicroOptions& mo, MicroFits& f) {
   Json rfits = Json::array();
   for (uint32_t t = 1; t <= mo.threads; ++t) {
     // x = 2 x BF16 bytes: the cost model's recovery is 2 bytes / bandwidth (reads SM + exponents, writes BF16).
-    const Fit fit = per_threads(m.recover, "", t, 2.0);
+    const Fit fit = fit_per_threads(m.recover, "", t, 2.0);
     Json fj = rate_fit_json(fit, "2 x BF16 bytes / bandwidth per core", "bandwidth_per_core",
                             fit.slope > 0 ? 1.0 / fit.slope : 0.0);
     fj["threads"] = t;
     rfits.push_back(fj);
     if (t == mo.threads) {
-      f.rec = per_threads(m.recover, "", t, 2.0, m.median_tensor_bytes);
+      f.rec = fit_per_threads(m.recover, "", t, 2.0, m.median_tensor_bytes);
       if (f.rec.points < 2) f.rec = fit;
     }
   }
-  j["recover"] = section(op_points(m.recover, false), rfits, f.rec,
-                         "2 x BF16 bytes / bandwidth per core at L threads, sizes within 4x of the store's median tensor",
-                         m.median_tensor_bytes);
+  f.json["recover"] = op_section_json(
+      op_points_json(m.recover, false), rfits, f.rec,
+      "2 x BF16 bytes / bandwidth per core at L threads, sizes within 4x of the store's median tensor",
+      m.median_tensor_bytes);
+}
 
-  // Compute: the roofline's two sides, as the trace run fits them (1 token: weight bytes; experts of 8+:
-  // FLOPs), and the fixed cost of an expert's GEMMs (2+ tokens).
+// Compute: the roofline's two sides, as the trace run fits them (1 token: weight bytes; experts of 8+:
+// FLOPs), and the fixed cost of an expert's GEMMs (2+ tokens).
+void fit_compute(const exec::MicroResults& m, MicroFits& f) {
   std::vector<double> bx, by, fx, fy;
   Json cpts = Json::array();
   for (const auto& c : m.compute) {
@@ -208,22 +226,36 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
       }
     f.gemm = fit_offset(roof, secs);
   }
-  j["compute"] = {{"points", cpts},
-                  {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token)", "bandwidth",
-                                              f.cbytes.slope > 0 ? 1.0 / f.cbytes.slope : 0.0)},
-                  {"fit_flops", rate_fit_json(f.cflops, "flops / peak (expert FFN, 8+ tokens)", "flops",
-                                              f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)},
-                  {"fit_expert_gemm", {{"model", "mean of time - roofline (expert FFN, 2+ tokens: GEMMs)"},
-                                       {"points", f.gemm.points},
-                                       {"overhead_s", f.gemm.intercept},
-                                       {"relative_rms", f.gemm.rel_rms}}}};
+  f.json["compute"] = {{"points", cpts},
+                       {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token)",
+                                                   "bandwidth", f.cbytes.slope > 0 ? 1.0 / f.cbytes.slope : 0.0)},
+                       {"fit_flops", rate_fit_json(f.cflops, "flops / peak (expert FFN, 8+ tokens)", "flops",
+                                                   f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)},
+                       {"fit_expert_gemm", {{"model", "mean of time - roofline (expert FFN, 2+ tokens: GEMMs)"},
+                                            {"points", f.gemm.points},
+                                            {"overhead_s", f.gemm.intercept},
+                                            {"relative_rms", f.gemm.rel_rms}}}};
+}
 
+Json interference_json(const exec::MicroResults& m) {
   Json inter = Json::array();
   for (const auto& i : m.interference)
     inter.push_back({{"component", i.component}, {"threads", i.threads}, {"op_bytes", i.op_bytes},
                      {"alone_ops", i.alone_ops}, {"alone_s", i.alone_s}, {"together_ops", i.together_ops},
                      {"together_s", i.together_s}, {"slowdown", i.alone_s > 0 ? i.together_s / i.alone_s : 0.0}});
-  j["interference"] = inter;
+  return inter;
+}
+
+}  // namespace
+
+MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) {
+  MicroFits f;
+  put_micro_settings(f.json, m, mo);
+  fit_ssd(m, f);
+  fit_decompress(m, mo, f);
+  fit_recover(m, mo, f);
+  fit_compute(m, f);
+  f.json["interference"] = interference_json(m);
   return f;
 }
 
