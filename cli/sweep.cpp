@@ -172,16 +172,7 @@ std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::p
     const Json j = Json::parse(read_file(out.string()));
     std::error_code ec;
     fs::remove(out, ec);
-    Json metrics;
-    if (p.at("command") == "run") {
-      metrics = j.at("metrics");
-    } else {
-      const Json& results = j.at("results");
-      if (results.size() != 1)
-        throw Error("a replay point runs one policy and one budget (this one gave " +
-                    std::to_string(results.size()) + " results)");
-      metrics = results[0];
-    }
+    Json metrics = sweep::point_metrics(p.at("command"), j);
     Json pj;
     pj["index"] = index;
     pj["id"] = id;

@@ -17,47 +17,68 @@ namespace {
 namespace fs = std::filesystem;
 
 // The parameters a point may set: the order of the grid's loops, of a point's options and of the CSV's
-// columns; the option each becomes; which commands take it.
+// columns; the option each becomes ("" for the command itself, kPositional for `cluster`'s SERVERS.json);
+// which commands take it.
+constexpr const char* kPositional = "(positional)";
 struct Key {
   const char* name;
   const char* option;
-  bool run, replay;
+  bool run, replay, cluster;
 };
 constexpr Key kKeys[] = {
-    {"command", "", true, true},          {"trace", "--trace", true, true},     {"model", "--model", true, true},
-    {"hw", "--hw", true, false},          {"system", "--system", true, false},  {"policy", "--policy", true, true},
-    {"routing", "--routing", true, true}, {"prefetch", "--prefetch", true, false},
-    {"budget", "--budget", true, true},   {"scope", "--scope", true, true},     {"batch", "--batch", true, true},
-    {"seed", "--seed", true, false}};
-constexpr const char* kCommands[] = {"run", "replay"};
+    {"command", "", true, true, true},
+    {"trace", "--trace", true, true, false},
+    {"model", "--model", true, true, false},
+    {"hw", "--hw", true, false, false},
+    {"system", "--system", true, false, false},
+    {"policy", "--policy", true, true, false},
+    {"routing", "--routing", true, true, false},
+    {"prefetch", "--prefetch", true, false, false},
+    {"budget", "--budget", true, true, false},
+    {"scope", "--scope", true, true, false},
+    {"batch", "--batch", true, true, false},
+    {"seed", "--seed", true, false, true},
+    {"servers", kPositional, false, false, true},
+    {"placement", "--placement", false, false, true},
+    {"migrate_every", "--migrate-every", false, false, true},
+    {"duration", "--duration", false, false, true}};
+constexpr const char* kCommands[] = {"run", "replay", "cluster"};
 
 // What `options` may not hold: the runner's own output options, and the parameters (they belong in the
 // grid or the points, where they are named in the CSV and the point's id).
 constexpr const char* kRunnerOptions[] = {"-o", "--output", "--json", "--timeline", "--timeline-steps", "--csv"};
 
 // A CSV metric column and where each command's JSON has it (JSON pointers into the point's metrics: `run`'s
-// "metrics", `replay`'s one "results" entry); empty = the command does not measure it.
+// "metrics", `replay`'s one "results" entry, `cluster_point_metrics` of a cluster run); empty = the command
+// does not measure it.
 struct Metric {
   const char* column;
   const char* run;
   const char* replay;
+  const char* cluster;
 };
 constexpr Metric kMetrics[] = {
-    {"hit_rate", "/cache/hit_rate", "/hit_rate"},
-    {"decode_hit_rate", "/cache/decode_hit_rate", "/decode_hit_rate"},
-    {"miss_rate_vs_router", "", "/miss_rate_vs_router"},
-    {"tpot_mean_s", "/tpot/mean_s", ""},
-    {"tpot_p50_s", "/tpot/p50_s", ""},
-    {"tpot_p90_s", "/tpot/p90_s", ""},
-    {"ttft_mean_s", "/ttft/mean_s", ""},
-    {"tokens_per_s", "/tokens_per_s", ""},
-    {"decode_tokens_per_s", "/decode_tokens_per_s", ""},
-    {"ssd_bytes_read", "/ssd_bytes_read", "/read_bytes"},
-    {"makespan_s", "/makespan_s", ""},
-    {"prefetch_accuracy", "/prefetch/accuracy", ""},
-    {"prefetch_coverage", "/prefetch/coverage", ""},
-    {"routing_changed_fraction", "/routing_deviation/changed_fraction", "/routing_deviation/changed_fraction"},
-    {"lifetime_mean_tokens", "/cache_lifetime/mean_tokens", "/cache_lifetime/mean_tokens"},
+    {"hit_rate", "/cache/hit_rate", "/hit_rate", ""},
+    {"decode_hit_rate", "/cache/decode_hit_rate", "/decode_hit_rate", ""},
+    {"miss_rate_vs_router", "", "/miss_rate_vs_router", ""},
+    {"tpot_mean_s", "/tpot/mean_s", "", "/tpot/mean_s"},
+    {"tpot_p50_s", "/tpot/p50_s", "", "/tpot/p50_s"},
+    {"tpot_p90_s", "/tpot/p90_s", "", "/tpot/p90_s"},
+    {"ttft_mean_s", "/ttft/mean_s", "", "/ttft/mean_s"},
+    {"tokens_per_s", "/tokens_per_s", "", ""},
+    {"decode_tokens_per_s", "/decode_tokens_per_s", "", ""},
+    {"ssd_bytes_read", "/ssd_bytes_read", "/read_bytes", ""},
+    {"makespan_s", "/makespan_s", "", "/simulated_s"},
+    {"prefetch_accuracy", "/prefetch/accuracy", "", ""},
+    {"prefetch_coverage", "/prefetch/coverage", "", ""},
+    {"routing_changed_fraction", "/routing_deviation/changed_fraction", "/routing_deviation/changed_fraction", ""},
+    {"lifetime_mean_tokens", "/cache_lifetime/mean_tokens", "/cache_lifetime/mean_tokens", ""},
+    {"latency_mean_s", "", "", "/latency/mean_s"},
+    {"latency_p90_s", "", "", "/latency/p90_s"},
+    {"local_compute_ratio", "", "", "/local_compute_ratio"},
+    {"remote_invocations", "", "", "/remote_invocations"},
+    {"proxy_cost", "", "", "/proxy_cost"},
+    {"migrations", "", "", "/migrations"},
 };
 
 std::string hex(uint64_t v) { return strprintf("%016llx", static_cast<unsigned long long>(v)); }
@@ -90,7 +111,7 @@ std::string parameter(const std::string& key, const Json& v, const std::string& 
   std::string s = scalar(v, where);
   if (s.empty()) throw Error(where + ": an empty value (leave the parameter out instead)");
   if (key == "command" && std::find(std::begin(kCommands), std::end(kCommands), s) == std::end(kCommands))
-    throw Error(where + ": unknown command '" + s + "' (a point runs `run` or `replay`)");
+    throw Error(where + ": unknown command '" + s + "' (a point runs `run`, `replay` or `cluster`)");
   return s;
 }
 
@@ -101,7 +122,16 @@ void check_point(const Point& p, Where where) {
   for (const auto& [k, v] : p) {
     const Key* key = find_key(k);
     if (cmd == "replay" && !key->replay)
-      throw Error(where(k) + ": `moesim replay` points take no " + k + " (a `moesim run` parameter)");
+      throw Error(where(k) + ": `moesim replay` points take no " + k +
+                  (key->run ? " (a `moesim run` parameter)" : " (a `moesim cluster` parameter)"));
+    if (cmd == "run" && !key->run) throw Error(where(k) + ": `moesim run` points take no " + k + " (a `moesim cluster` parameter)");
+    if (cmd == "cluster" && !key->cluster)
+      throw Error(where(k) + ": `moesim cluster` points take no " + k + " (SERVERS.json names the traces, models and hardware)");
+  }
+  if (cmd == "cluster") {
+    if (!p.count("servers")) throw Error(where("servers") + ": a cluster point has no servers (its SERVERS.json)");
+    if (!p.count("placement")) throw Error(where("placement") + ": a cluster point has no placement");
+    return;
   }
   if (!p.count("trace")) throw Error(where("trace") + ": the point has no trace");
 }
@@ -193,7 +223,7 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
       if (std::find(std::begin(kRunnerOptions), std::end(kRunnerOptions), name) != std::end(kRunnerOptions))
         throw Error(at + ": " + name + " is the sweep's to set (each point's JSON goes to its point file)");
       for (const Key& k : kKeys)
-        if (name == k.option && *k.option)
+        if (name == k.option && *k.option && k.option != kPositional)
           throw Error(at + ": " + name + " is a sweep parameter: set it in /grid or /points as \"" + k.name + "\"");
       s.options.push_back(v);
     }
@@ -213,7 +243,7 @@ std::vector<std::string> point_args(const Spec& spec, const Point& p) {
   for (const Key& k : kKeys) {
     const auto it = p.find(k.name);
     if (it == p.end() || !*k.option) continue;
-    args.push_back(k.option);
+    if (k.option != kPositional) args.push_back(k.option);
     args.push_back(it->second);
   }
   args.insert(args.end(), spec.options.begin(), spec.options.end());
@@ -250,9 +280,9 @@ std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size
       const Json& metrics = j["metrics"];
       csv += std::to_string(i);
       for (const Key& k : kKeys) csv += "," + (p.count(k.name) ? quote(p.at(k.name)) : std::string());
-      const bool run = p.at("command") == "run";
+      const std::string& cmd = p.at("command");
       for (const Metric& m : kMetrics) {
-        const char* ptr = run ? m.run : m.replay;
+        const char* ptr = cmd == "run" ? m.run : cmd == "replay" ? m.replay : m.cluster;
         csv += ",";
         if (*ptr && metrics.contains(Json::json_pointer(ptr))) csv += csv_cell(metrics.at(Json::json_pointer(ptr)));
       }
@@ -263,6 +293,29 @@ std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size
   }
   if (found) *found = n;
   return csv;
+}
+
+Json point_metrics(const std::string& command, const Json& out) {
+  if (command == "run") return out.at("metrics");
+  if (command == "replay") {
+    const Json& results = out.at("results");
+    if (results.size() != 1)
+      throw Error("a replay point runs one policy and one budget (this one gave " + std::to_string(results.size()) +
+                  " results)");
+    return results[0];
+  }
+  // A cluster run's summary without its series (over time, per link), which belong to `moesim cluster`'s own
+  // output: the point file keeps what the CSV reads and the per-server figures.
+  Json m;
+  for (const char* k : {"latency", "ttft", "tpot"}) {
+    m[k] = out.at(k);
+    m[k].erase("over_time");
+  }
+  m["local_compute_ratio"] = out.at("local_compute_ratio").at("overall");
+  m["local_compute_ratio_per_server"] = out.at("local_compute_ratio").at("per_server");
+  for (const char* k : {"requests", "remote_invocations", "proxy_cost", "simulated_s"}) m[k] = out.at(k);
+  m["migrations"] = out.at("migrations").size();
+  return m;
 }
 
 Json read_point_file(const fs::path& f) {

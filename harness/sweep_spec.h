@@ -61,6 +61,10 @@ Json manifest_base(const Spec& spec);
 Json read_manifest(const std::filesystem::path& dir);
 // Reads a finished point's file (DIR/points/<id>.json): an object with a "metrics" object and optionally a
 // "warnings" list; an Error naming the file, the JSON path and what to do otherwise.
+// What a point file keeps of a command's JSON output: `run`'s "metrics", `replay`'s one result (an Error when
+// there are several), a cluster run's summary (latency, TTFT, TPOT, local compute ratio, remote invocations, the
+// proxy cost, the number of migrations).
+Json point_metrics(const std::string& command, const Json& out);
 Json read_point_file(const std::filesystem::path& f);
 
 }  // namespace moesim::harness::sweep

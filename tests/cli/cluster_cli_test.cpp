@@ -1,9 +1,13 @@
 // `moesim cluster` end to end: the JSON keys docs/cluster.md lists, the timeline, same seed -> identical
 // output, and bad input with its exit code (1 for a bad SERVERS.json, 2 for a bad option or an output over
 // an input).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "cli_test_util.h"
 #include "base/json_io.h"
@@ -178,6 +182,66 @@ TEST(ClusterCli, BadInput) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("is the same file as input"), std::string::npos) << r.err;
   EXPECT_NE(read_text(ok.spec).find("\"servers\""), std::string::npos);  // untouched
+}
+
+using ::testing::HasSubstr;
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The cells of a results.csv row whose values hold no comma (quotes kept).
+std::vector<std::string> split_csv_row(const std::string& row) {
+  std::vector<std::string> cells;
+  std::istringstream in(row);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  if (!row.empty() && row.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+// `moesim sweep` runs cluster points (a SERVERS.json and a placement each) through `moesim cluster` itself: a
+// point's CSV row holds what the command's own JSON says, and a cluster point that names a run parameter, or
+// lacks its placement, is refused with the spec's JSON path.
+TEST(ClusterCli, SweepRunsClusterPoints) {
+  const Cluster c = make_cluster("sweep");
+  const std::string spec = (c.dir / "spec.json").string();
+  std::ofstream(spec) << R"({"command": "cluster", "grid": {"servers": ["servers.json"], "placement": ["uniform", "prism"],
+      "duration": ["3m"], "seed": [5]}})";
+  const CliResult r = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "out").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = read_text((c.dir / "out" / "results.csv").string());
+  const auto lines = split_lines(csv);
+  ASSERT_EQ(lines.size(), 3u) << csv;
+  const std::vector<std::string> head = split_csv_row(lines[0]);
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    EXPECT_NE(it, head.end()) << name;
+    return static_cast<size_t>(it - head.begin());
+  };
+  for (size_t row = 1; row <= 2; ++row) {
+    const std::vector<std::string> cells = split_csv_row(lines[row]);
+    const std::string placement = row == 1 ? "uniform" : "prism";
+    EXPECT_EQ(cells[col("placement")], "\"" + placement + "\"");
+    const std::string own = (c.dir / (placement + ".json")).string();
+    ASSERT_EQ(moesim_cli("-q cluster " + c.spec + " --placement " + placement + " --duration 3m --seed 5 --json -o " +
+                         own).code, 0);
+    const Json j = load_json_file(own);
+    EXPECT_EQ(std::stod(cells[col("latency_mean_s")]), j["latency"]["mean_s"].get<double>());
+    EXPECT_EQ(std::stod(cells[col("local_compute_ratio")]), j["local_compute_ratio"]["overall"].get<double>());
+    EXPECT_EQ(std::stoull(cells[col("remote_invocations")]), j["remote_invocations"].get<uint64_t>());
+    EXPECT_TRUE(cells[col("hit_rate")].empty());  // a cluster run has no expert cache
+  }
+  std::ofstream(spec) << R"({"command": "cluster", "points": [{"servers": "servers.json", "placement": "prism", "budget": "8GiB"}]})";
+  CliResult bad = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "bad").string());
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("/points/0/budget: `moesim cluster` points take no budget"));
+  std::ofstream(spec) << R"({"command": "cluster", "points": [{"servers": "servers.json"}]})";
+  bad = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "bad").string());
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("a cluster point has no placement"));
 }
 
 }  // namespace
