@@ -169,7 +169,7 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
   std::map<std::string, uint32_t> index;
   for (size_t i = 0; i < servers.size(); ++i) {
     const JsonAt s = servers[i];
-    s.only_keys({"name", "hw", "gpus", "gpu_memory", "traces", "arrival"});
+    s.only_keys({"name", "hw", "gpus", "gpu_memory", "traces", "arrival", "nic"});
     ClusterServerSpec out;
     out.name = s["name"].string();
     if (out.name.empty()) s["name"].fail("expected a server name, found an empty string");
@@ -188,6 +188,7 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
       out.traces.push_back(resolve(base_dir, p));
     }
     out.arrival = arrival(s["arrival"], base_dir);
+    if (auto nic = s.find("nic")) out.nic_bandwidth = parsed(*nic, parse_bandwidth);
     spec.servers.push_back(std::move(out));
   }
   if (auto links = root.find("links")) {

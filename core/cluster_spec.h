@@ -6,7 +6,8 @@
 //   {"model": "deepseek-v2-lite",
 //    "network": {"bandwidth": "500Mbit/s", "latency": "1ms"},      // the full mesh's default link; null: none
 //    "servers": [{"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "6GiB",
-//                 "traces": ["a.mtr"], "arrival": "poisson:10s"}],  // or "timestamps:FILE"
+//                 "traces": ["a.mtr"], "arrival": "poisson:10s",   // or "timestamps:FILE"
+//                 "nic": "1Gbit/s"}],                              // optional
 //    "links": [{"from": "a", "to": "b", "bandwidth": "100Mbit/s", "latency": "5ms"}]}
 //
 // A link is undirected (each direction queues on its own in the simulation). With a `network`, every pair
@@ -56,6 +57,7 @@ struct ClusterServerSpec {
   uint64_t gpu_memory = 0;          // bytes for experts per GPU, > 0
   std::vector<std::string> traces;  // resolved paths, >= 1
   ArrivalSpec arrival;
+  double nic_bandwidth = 0;  // bytes/s of the server's network interface, each direction; 0: not a bottleneck
 };
 
 struct ClusterSpec {

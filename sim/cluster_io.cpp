@@ -30,6 +30,7 @@ ClusterInput load_cluster_input(const ClusterSpec& spec) {
     out.gpus = s.gpus;
     out.gpu_memory = s.gpu_memory;
     out.arrival = s.arrival;
+    out.nic_bandwidth = s.nic_bandwidth;
     try {
       out.hw = load_hardware(s.hw);
     } catch (const Error& e) {
@@ -179,6 +180,15 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   for (const auto& l : r.links)
     j["links"].push_back({{"from", in.servers[l.from].name}, {"to", in.servers[l.to].name}, {"bytes", l.bytes},
                           {"messages", l.messages}, {"busy_s", l.busy_s}});
+  if (!r.nics.empty()) {
+    j["nics"] = Json::object();
+    for (uint32_t n = 0; n < N; ++n) {
+      const ClusterResult::Nic& c = r.nics[n];
+      j["nics"][in.servers[n].name] = {{"bandwidth_bytes_per_s", c.bandwidth > 0 ? Json(c.bandwidth) : Json(nullptr)},
+                                       {"out_bytes", c.out_bytes}, {"in_bytes", c.in_bytes},
+                                       {"out_busy_s", c.out_busy_s}, {"in_busy_s", c.in_busy_s}};
+    }
+  }
   j["migration_checks"] = r.migration_checks;
   j["migrations"] = Json::array();
   for (const MigrationRecord& m : r.migrations)

@@ -105,7 +105,11 @@ ClusterSim::ClusterSim(const ClusterInput& in, const ClusterOptions& opt)
         std::vector<std::string> names;
         for (const auto& s : in.servers) names.push_back(s.name);
         return names;
-      }(), in.links) {
+      }(), in.links, [&] {
+        std::vector<double> nic;
+        for (const auto& s : in.servers) nic.push_back(s.nic_bandwidth);
+        return std::any_of(nic.begin(), nic.end(), [](double b) { return b > 0; }) ? nic : std::vector<double>{};
+      }()) {
   if (N_ == 0) throw Error("cluster: no servers");
   if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
   if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
@@ -140,7 +144,7 @@ ClusterSim::ClusterSim(const ClusterInput& in, const ClusterOptions& opt)
     for (uint32_t b = 0; b < N_; ++b)
       for (uint32_t l : net_.route(a, b)) {
         route_latency_[a * N_ + b] += net_.links()[l].params.latency;
-        route_inv_bw_[a * N_ + b] += 1 / net_.links()[l].params.bandwidth;
+        route_inv_bw_[a * N_ + b] += net_.hop_inverse_bandwidth(l);
       }
   const Rng base(opt.seed);
   for (uint32_t n = 0; n < N_; ++n) {
@@ -480,6 +484,9 @@ ClusterResult ClusterSim::run() {
   res_.proxy_cost_initial = proxy_cost(res_.initial_placement, run_load_);
   for (const DirectedLink& l : net_.links())
     res_.links.push_back({l.from, l.to, l.fifo.bytes, l.fifo.jobs, l.fifo.busy_s});
+  for (uint32_t n = 0; n < N_ && net_.has_nic_queues(); ++n)
+    res_.nics.push_back({net_.nic_bandwidth(n), net_.nic_out(n).bytes, net_.nic_in(n).bytes, net_.nic_out(n).busy_s,
+                         net_.nic_in(n).busy_s});
   res_.events = engine_.fired();
   return std::move(res_);
 }

@@ -54,6 +54,7 @@ struct ClusterServer {
   std::vector<std::string> trace_paths;  // for messages; may be empty
   std::vector<traces::Trace> traces;
   ArrivalSpec arrival;
+  double nic_bandwidth = 0;  // bytes/s each direction; 0: the interface is not a queue of its own
 };
 
 struct ClusterInput {
@@ -118,6 +119,12 @@ struct ClusterResult {
     double busy_s = 0;
   };
   std::vector<Link> links;  // directed
+  struct Nic {
+    double bandwidth = 0;  // bytes/s
+    uint64_t out_bytes = 0, in_bytes = 0;
+    double out_busy_s = 0, in_busy_s = 0;
+  };
+  std::vector<Nic> nics;  // [server], only when some server's interface is a queue (ClusterServer::nic_bandwidth)
   std::vector<MigrationRecord> migrations;  // the checks where Eq. 4 held
   std::vector<MigrationRecord> decisions;   // every check that compared a plan (not while one is loading)
   uint32_t migration_checks = 0;

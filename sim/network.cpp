@@ -1,6 +1,7 @@
 #include "sim/network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <limits>
@@ -34,9 +35,15 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS
 
 }  // namespace
 
-Network::Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links)
-    : names_(std::move(names)) {
+Network::Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links,
+                 std::vector<double> nic_bandwidth)
+    : names_(std::move(names)), nic_bw_(std::move(nic_bandwidth)) {
   const uint32_t n = servers();
+  if (!nic_bw_.empty() && nic_bw_.size() != n) throw Error("network: an interface bandwidth per server is needed");
+  for (double bw : nic_bw_)
+    if (!(bw >= 0) || !std::isfinite(bw)) throw Error("network: an interface bandwidth must be finite and >= 0");
+  nic_out_.resize(n);
+  nic_in_.resize(n);
   Graph g(n);
   for (size_t i = 0; i < links.size(); ++i) {
     const ClusterLinkSpec& l = links[i];
@@ -81,16 +88,29 @@ Network::Network(std::vector<std::string> names, const std::vector<ClusterLinkSp
   }
 }
 
+double Network::hop_inverse_bandwidth(uint32_t link) const {
+  const DirectedLink& l = links_[link];
+  double inv = 1 / l.params.bandwidth;
+  if (nic_bandwidth(l.from) > 0) inv += 1 / nic_bandwidth(l.from);
+  if (nic_bandwidth(l.to) > 0) inv += 1 / nic_bandwidth(l.to);
+  return inv;
+}
+
 double Network::idle_transfer_s(uint32_t from, uint32_t to, uint64_t bytes) const {
   double t = 0;
   for (uint32_t l : route(from, to))
-    t += links_[l].params.latency + static_cast<double>(bytes) / links_[l].params.bandwidth;
+    t += links_[l].params.latency + static_cast<double>(bytes) * hop_inverse_bandwidth(l);
   return t;
 }
 
 double Network::send_hop(uint32_t link, double ready, uint64_t bytes) {
   DirectedLink& l = links_[link];
-  return l.fifo.submit(ready, static_cast<double>(bytes) / l.params.bandwidth, bytes) + l.params.latency;
+  const double b = static_cast<double>(bytes);
+  // Without interface queues the hop is the link alone (and its result the same bits as before they existed).
+  if (nic_bandwidth(l.from) > 0) ready = nic_out_[l.from].submit(ready, b / nic_bw_[l.from], bytes);
+  double arrive = l.fifo.submit(ready, b / l.params.bandwidth, bytes) + l.params.latency;
+  if (nic_bandwidth(l.to) > 0) arrive = nic_in_[l.to].submit(arrive, b / nic_bw_[l.to], bytes);
+  return arrive;
 }
 
 double Network::send(uint32_t from, uint32_t to, double ready, uint64_t bytes) {

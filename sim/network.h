@@ -49,7 +49,11 @@ class Network {
  public:
   // `names`: the servers, for messages. Throws moesim::Error when a link names a server out of range or
   // the topology does not connect every server.
-  Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links);
+  // `nic_bandwidth[n]` > 0 makes server n's network interface a queue of its own, one FIFO per direction that
+  // every message leaving (entering) n holds for bytes / bandwidth before (after) the link: several links of one
+  // server then share its interface, as a tc-limited interface shares them. Empty or 0: no such queue.
+  Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links,
+          std::vector<double> nic_bandwidth = {});
 
   uint32_t servers() const { return static_cast<uint32_t>(names_.size()); }
   const std::string& name(uint32_t server) const { return names_[server]; }
@@ -61,8 +65,15 @@ class Network {
   // Seconds `bytes` take from `from` to `to` on idle links (the sum of the hops' latency + bytes/bandwidth).
   double idle_transfer_s(uint32_t from, uint32_t to, uint64_t bytes) const;
 
-  // Sends `bytes` over directed link `link`, ready at `ready`; returns when it has arrived at the far end.
+  // Sends `bytes` over directed link `link`, ready at `ready`: through the sender's interface, the link and the
+  // receiver's interface; returns when it has arrived at the far end.
   double send_hop(uint32_t link, double ready, uint64_t bytes);
+  // Seconds per byte of a hop on idle resources: the link's and both interfaces' (no latency).
+  double hop_inverse_bandwidth(uint32_t link) const;
+  double nic_bandwidth(uint32_t server) const { return nic_bw_.empty() ? 0 : nic_bw_[server]; }
+  bool has_nic_queues() const { return !nic_bw_.empty(); }
+  const FifoUnit& nic_out(uint32_t server) const { return nic_out_[server]; }
+  const FifoUnit& nic_in(uint32_t server) const { return nic_in_[server]; }
   // The whole route, hop after hop from `ready` (a reservation: every hop is queued now, in order).
   double send(uint32_t from, uint32_t to, double ready, uint64_t bytes);
 
@@ -70,6 +81,8 @@ class Network {
   std::vector<std::string> names_;
   std::vector<DirectedLink> links_;
   std::vector<std::vector<uint32_t>> routes_;  // [from * N + to]
+  std::vector<double> nic_bw_;                 // [server]; empty: no interface queues
+  std::vector<FifoUnit> nic_out_, nic_in_;     // [server]
 };
 
 }  // namespace moesim::sim

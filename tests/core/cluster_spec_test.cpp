@@ -108,6 +108,15 @@ TEST(ClusterSpec, ErrorsNameTheJsonPath) {
   EXPECT_NE(spec_error([](Json& j) { j["servers"] = Json::array(); }).find("servers: expected at least one server"),
             std::string::npos);
   EXPECT_NE(spec_error([](Json& j) { j.erase("network"); j.erase("links"); }).find("not connected"), std::string::npos);
+  EXPECT_NE(spec_error([](Json& j) { j["servers"][1]["nic"] = "fast"; }).find("servers[1].nic: "), std::string::npos);
+}
+
+TEST(ClusterSpec, AnInterfaceBandwidthIsOptional) {
+  Json j = two_servers();
+  j["servers"][1]["nic"] = "1Gbit/s";
+  const ClusterSpec s = cluster_spec_from_json(j, "s.json", "");
+  EXPECT_EQ(s.servers[0].nic_bandwidth, 0);  // none: the links alone queue
+  EXPECT_DOUBLE_EQ(s.servers[1].nic_bandwidth, 1e9 / 8);
 }
 
 TEST(ClusterSpec, TimestampsFile) {

@@ -50,5 +50,25 @@ TEST(Network, EachDirectionIsAFifo) {
   EXPECT_EQ(net.links()[1].fifo.jobs, 1u);
 }
 
+// An interface queue (a server's `nic`) is shared by all of the server's links: two messages from a to b and to c
+// leave a's interface one after the other, then each crosses its own link, then the receiver's interface. By hand
+// with 1 MB messages, a's interface at 2 MB/s (0.5 s each), links at 1 MB/s with 0.5 s latency, b's interface at
+// 4 MB/s (0.25 s), c without one: to b 0.5 + 1 + 0.5 + 0.25 = 2.25 s; to c 1.0 (behind the first) + 1 + 0.5 = 2.5 s.
+TEST(Network, AnInterfaceIsSharedByTheServersLinks) {
+  Network net({"a", "b", "c"}, {link(0, 1, 8, 0.5), link(0, 2, 8, 0.5), link(1, 2, 8, 0.5)}, {2e6, 4e6, 0});
+  EXPECT_DOUBLE_EQ(net.send(0, 1, 0, 1'000'000), 2.25);
+  EXPECT_DOUBLE_EQ(net.send(0, 2, 0, 1'000'000), 2.5);
+  EXPECT_EQ(net.nic_out(0).bytes, 2'000'000u);
+  EXPECT_DOUBLE_EQ(net.nic_out(0).busy_s, 1.0);
+  EXPECT_EQ(net.nic_in(1).bytes, 1'000'000u);
+  EXPECT_EQ(net.nic_in(2).jobs, 0u);  // c has no interface queue
+  // Idle estimates count the interfaces: a -> b alone is 0.5 + 1 + 0.5 + 0.25.
+  EXPECT_DOUBLE_EQ(net.idle_transfer_s(0, 1, 1'000'000), 2.25);
+  // Without interface bandwidths the links alone queue, as before.
+  Network plain({"a", "b", "c"}, {link(0, 1, 8, 0.5), link(0, 2, 8, 0.5), link(1, 2, 8, 0.5)});
+  EXPECT_DOUBLE_EQ(plain.send(0, 1, 0, 1'000'000), 1.5);
+  EXPECT_DOUBLE_EQ(plain.send(0, 2, 0, 1'000'000), 1.5);
+}
+
 }  // namespace
 }  // namespace moesim::sim
