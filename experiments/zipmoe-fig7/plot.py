@@ -17,7 +17,7 @@ def system(r):
     if r["system"] == "zipmoe":
         return "ZipMoE (planned pools)"
     if r["system"] == "offload":
-        return "expert offload, LRU (MoE-Infinity-like)"
+        return "expert offload, LRU"
     return "layer offload + 1-layer window (DeepSpeed-like)" if r["prefetch"] else "layer offload (Accelerate-like)"
 
 

@@ -18,7 +18,7 @@ def system(r):
     if r["system"] == "zipmoe":
         return "ZipMoE"
     if r["system"] == "offload":
-        return "expert offload, LRU (MoE-Infinity-like)"
+        return "expert offload, LRU"
     return "layer offload + window (DeepSpeed-like)" if r["prefetch"] else "layer offload (Accelerate-like)"
 
 

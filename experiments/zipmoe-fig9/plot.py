@@ -19,7 +19,7 @@ def system(p):
     if p["system"] == "zipmoe":
         return "ZipMoE"
     if p["system"] == "offload":
-        return "expert offload, LRU (MoE-Infinity-like)"
+        return "expert offload, LRU"
     return "layer offload + window (DeepSpeed-like)"
 
 
@@ -31,7 +31,7 @@ for path in glob.glob(os.path.join(out, "sweep", "points", "*.json")):
     data[(fam, system(p), int(n))] = j["metrics"]["end_to_end"]
 families = {"qwen3-real": "Qwen3-30B-A3B, REAL trace prefixes (1 sequence), BF16",
             "deepseek-zipf1": "DeepSeek-V2-Lite, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)"}
-systems = ["ZipMoE", "expert offload, LRU (MoE-Infinity-like)", "layer offload + window (DeepSpeed-like)"]
+systems = ["ZipMoE", "expert offload, LRU", "layer offload + window (DeepSpeed-like)"]
 colors = dict(zip(systems, ["tab:blue", "tab:orange", "tab:green"]))
 
 with open(os.path.join(out, "latency.csv"), "w", newline="") as f:

@@ -1,8 +1,9 @@
 // offload: expert-level on-demand offloading. Experts live whole on the SSD; an expert cache of `budget`
 // bytes (or experts per layer) managed by the eviction policy holds the experts read so far; a missed expert
-// is read whole, made visible to the GPU and computed (MoE-Infinity's caching without its predictor;
-// llama.cpp-style offloading). On a discrete GPU the cache is in device memory; a host budget adds a DRAM
-// tier behind it (a VRAM miss that hits in DRAM costs a host-to-device copy, not an SSD read).
+// is read whole, made visible to the GPU and computed (llama.cpp-style offloading; an activation-aware cache
+// such as MoE-Infinity's would be an eviction policy of its own). On a discrete GPU the cache is in device
+// memory; a host budget adds a DRAM tier behind it (a VRAM miss that hits in DRAM costs a host-to-device copy,
+// not an SSD read).
 #include "serving/classic_residency.h"
 
 namespace moesim::serving {
