@@ -90,6 +90,7 @@ void compare(const CompareArgs& a) {
   const size_t cells = budgets.size() * policies.size() * RP;
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
+  HwReads reads;  // every cell's, together: the table rests on each
   {
     // Counted in simulated steps, not cells: a few large cells would otherwise leave the bar still for
     // minutes.
@@ -109,7 +110,7 @@ void compare(const CompareArgs& a) {
       };
       sim::SimOptions sim;
       sim.io_depth = a.io_depth;
-      results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim);
+      results[i] = run_simulated(cfg, stream, trace.info(), costs, hw, sim, nullptr, &reads);
       cell_metrics[i] = metrics_json(results[i].result);
       results[i].result = {};  // the per-cell timing details are not needed any more
     });
@@ -193,6 +194,7 @@ void compare(const CompareArgs& a) {
     out["header"] = run_header("compare", config);
     out["warnings"] = warnings_json();
     out["rows"] = rows;
+    out["rests_on"] = rests_on(hw, reads);
     write_json_file(a.out, out);
     return;
   }
@@ -214,6 +216,7 @@ void compare(const CompareArgs& a) {
   if (show_prefetch) text += strprintf(" %9s %9s  %s", "pf acc", "pf cover", "prefetch");
   text += "\n";
   for (const auto& l : lines) text += l + "\n";
+  text += rests_on_line(rests_on(hw, reads));
   write_file_atomic(a.out, text);
 }
 

@@ -11,6 +11,7 @@
 #include "serving/timeline.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/profile_reads.h"
 #include "kernels/bf16_cuda.h"
 #include "serving/workload_view.h"
 #include "traces/trace_io.h"
@@ -65,6 +66,7 @@ std::vector<double> runtime_quantiles_of(const HardwareProfile& hw, const std::s
 
 void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
   if (!hw.raw.contains("runtime")) return;
+  sim.profile_fields = runtime_fields_read(hw);
   sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
   sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
   sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
