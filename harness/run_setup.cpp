@@ -114,6 +114,28 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
   return so;
 }
 
+namespace {
+// --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
+void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, PreparedRun& p) {
+  if (!traits.plans_pools()) {
+    warn("--profile-trace only applies to a system that plans its pools from a popularity profile; ignored for "
+         "--system " + a.system);
+    return;
+  }
+  require_trace_input(a.profile_trace);
+  p.profile_trace = traces::load_trace(a.profile_trace, a.load);
+  const traces::TraceInfo& run = p.trace.info();
+  const traces::TraceInfo& prof = p.profile_trace.info();
+  if (prof.layers != run.layers || prof.experts != run.experts)
+    throw Error(a.profile_trace + ": --profile-trace has " + std::to_string(prof.layers) + " layers x " +
+                std::to_string(prof.experts) + " experts, the run's trace " + std::to_string(run.layers) + " x " +
+                std::to_string(run.experts) + ": a popularity profile must come from the same model");
+  p.profile_stream = traces::build_lookup_stream(p.profile_trace, a.batch);
+  p.cfg.profile_stream = &p.profile_stream;
+  p.cfg.profile_source = "--profile-trace " + a.profile_trace;
+}
+}  // namespace
+
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
   const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
@@ -217,6 +239,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   }
   p.policy = policies[0];
   p.budget = budgets[0];
+  if (!a.profile_trace.empty()) load_profile_trace(a, traits, p);
 }
 
 }  // namespace moesim::harness
