@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/json_schema.h"
+#include "core/hardware_profile.h"
 #include "harness/arguments.h"
 #include "harness/sensitivity_job.h"
 
@@ -137,7 +138,15 @@ SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& o
   }
   if (auto f = root.find("fields")) {
     f->array();
-    for (size_t i = 0; i < f->size(); ++i) s.fields.push_back((*f)[i].string());
+    for (size_t i = 0; i < f->size(); ++i) {
+      const std::string field = (*f)[i].string();
+      const size_t dot = field.find('.');
+      const char* kind = dot == std::string::npos ? nullptr
+                                                  : hardware_field_kind(field.substr(0, dot), field.substr(dot + 1));
+      if (!kind || std::string(kind) == "any")
+        (*f)[i].fail("'" + field + "' is not a scalar field of a hardware profile (docs/hardware-format.md)");
+      s.fields.push_back(field);
+    }
   }
   if (auto pts = root.find("points")) {
     pts->array();
