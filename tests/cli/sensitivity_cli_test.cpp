@@ -4,6 +4,7 @@
 // assumptions hold.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -74,6 +75,25 @@ TEST(RestsOn, ListsExactlyTheAssumptionFieldsARunRead) {
   const auto text = moesim_combined("-q " + run + " --system offload");
   EXPECT_NE(text.out.find("rests on assumptions: ssd.read_latency, gpu.kernel_overhead\n"), std::string::npos)
       << text.out;
+}
+
+TEST(RestsOn, CompareAndSweepPointsCarryIt) {
+  const auto dir = moesim::test::fresh_test_dir("moesim_rests", "compare").string();
+  const std::string trace = zipf_trace(dir, 16);
+  const Json c = json_of("compare --trace " + trace + " --model " + kModel + " --hw " + kToy +
+                         " --policy lru,fifo --budget 1MiB,2MiB");
+  EXPECT_EQ(fields_of(c["rests_on"]), (std::vector<std::string>{"ssd.read_latency"}));
+  std::ofstream(dir + "/sweep.json") << "{\"points\": [{\"trace\": \"zipf.mtr\", \"model\": \"" + kModel +
+                                            "\", \"hw\": \"" + kToy + "\", \"budget\": \"1MiB\"}]}";
+  const auto r = moesim_combined("-q sweep " + dir + "/sweep.json -o " + dir + "/out");
+  ASSERT_EQ(r.status, 0) << r.out;
+  size_t points = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/out/points")) {
+    EXPECT_EQ(fields_of(moesim::load_json_file(f.path().string())["rests_on"]),
+              (std::vector<std::string>{"ssd.read_latency"}));
+    ++points;
+  }
+  EXPECT_EQ(points, 1u);
 }
 
 std::string flip_spec(const std::string& dir, const std::string& extra = "") {
