@@ -1,5 +1,7 @@
 #include "harness/planner_report.h"
 
+#include <algorithm>
+
 #include "base/units.h"
 #include "harness/arguments.h"
 
@@ -20,7 +22,8 @@ Json planner_report(const Json& plan, const Json& metrics) {
   const double k = plan.at("k").get<double>();
   const Json& layer = metrics.at(dec ? "layer_makespan_decode" : "layer_makespan");
   Json r;
-  r["expected_miss_rate"] = k > 0 ? Json(plan.at("expected_misses").get<double>() / k) : Json(nullptr);
+  // The expectation is k minus the pools' expected hits: rounding can leave it a hair below 0.
+  r["expected_miss_rate"] = k > 0 ? Json(std::max(0.0, plan.at("expected_misses").get<double>() / k)) : Json(nullptr);
   r["simulated_miss_rate"] = rate(misses);
   r["simulated_cold_misses"] = cold;
   r["simulated_cold_miss_rate"] = rate(cold);

@@ -115,11 +115,43 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
 }
 
 namespace {
+// The records of the first `tokens` decode tokens of `t`, in the trace's order (sequence by sequence): what a
+// system that profiles its first tokens has seen when it plans.
+traces::Trace first_decode_tokens(const traces::Trace& t, uint32_t tokens) {
+  traces::TraceBuilder b(t.info(), false, false, "the run's first decode tokens");
+  uint64_t seen = 0, line = 0;
+  uint32_t last_seq = UINT32_MAX, last_step = UINT32_MAX;
+  std::vector<uint32_t> ids;
+  for (size_t r = 0; r < t.records(); ++r) {
+    if (t.phase(r) != traces::Phase::kDecode) continue;
+    if (t.seq(r) != last_seq || t.step(r) != last_step) {
+      if (seen == tokens) break;
+      ++seen;
+      last_seq = t.seq(r);
+      last_step = t.step(r);
+    }
+    ids.assign(t.experts(r).begin(), t.experts(r).end());
+    b.add(t.seq(r), traces::Phase::kDecode, t.step(r), t.layer(r), ids, {}, {}, ++line);
+  }
+  if (seen < tokens)
+    warn("--profile-tokens " + std::to_string(tokens) + ": the trace has " + std::to_string(seen) +
+         " decode tokens; the profile is all of them");
+  return std::move(b).finish();
+}
+
 // --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
 void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, PreparedRun& p) {
   if (!traits.plans_pools()) {
-    warn("--profile-trace only applies to a system that plans its pools from a popularity profile; ignored for "
-         "--system " + a.system);
+    warn(std::string(a.profile_tokens ? "--profile-tokens" : "--profile-trace") +
+         " only applies to a system that plans its pools from a popularity profile; ignored for --system " +
+         a.system);
+    return;
+  }
+  if (a.profile_tokens > 0) {
+    p.profile_trace = first_decode_tokens(p.trace, a.profile_tokens);
+    p.profile_stream = traces::build_lookup_stream(p.profile_trace, a.batch);
+    p.cfg.profile_stream = &p.profile_stream;
+    p.cfg.profile_source = "the run's first " + std::to_string(a.profile_tokens) + " decode tokens";
     return;
   }
   require_trace_input(a.profile_trace);
@@ -138,6 +170,8 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
 
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
+  if (!a.profile_trace.empty() && a.profile_tokens > 0)
+    throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
   const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
   if (!traits.host_tier && !a.host_budget.empty())
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
@@ -239,7 +273,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   }
   p.policy = policies[0];
   p.budget = budgets[0];
-  if (!a.profile_trace.empty()) load_profile_trace(a, traits, p);
+  if (!a.profile_trace.empty() || a.profile_tokens > 0) load_profile_trace(a, traits, p);
 }
 
 }  // namespace moesim::harness

@@ -167,6 +167,11 @@ TEST(PlannerReport, ZipMoeRunsPutTheExpectationBesideTheSimulation) {
   const Json q = json_of(run + " --profile-trace " + other)["planner"];
   EXPECT_EQ(q["profile"]["source"], "--profile-trace " + other);
   EXPECT_EQ(q["profile"]["invocations"], 4 * 16);
+  // --profile-tokens: from the run's first decode tokens (32 tokens x 4 layers here).
+  const Json t = json_of(run + " --profile-tokens 8")["planner"];
+  EXPECT_EQ(t["profile"]["source"], "the run's first 8 decode tokens");
+  EXPECT_EQ(t["profile"]["invocations"], 8 * 4);
+  EXPECT_EQ(moesim_combined("-q " + run + " --profile-tokens 8 --profile-trace " + other).status, 2);
   const auto text = moesim_combined("-q " + run);
   EXPECT_NE(text.out.find("planner:     expected "), std::string::npos) << text.out;
 }
