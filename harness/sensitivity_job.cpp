@@ -128,16 +128,16 @@ void baseline(const SensitivitySpec& spec, std::vector<std::vector<Cell>>& cells
                       "points[" + std::to_string(p) + "] " + spec.points[p].systems[s].label, bar);
   });
   an.base.assign(cells.size(), {});
-  an.rests_on.assign(cells.size(), Json::array());
+  std::vector<std::vector<std::string>> read(cells.size());  // [point]: every system's fields, in run order
   for (size_t i = 0; i < runs.size(); ++i) {
-    const auto [p, s] = runs[i];
+    const size_t p = runs[i].first;
     an.base[p].push_back(out[i].value);
-    std::vector<std::string> fields;
-    for (size_t j = 0; j < i; ++j)
-      if (runs[j].first == p) fields.insert(fields.end(), out[j].fields.begin(), out[j].fields.end());
-    fields.insert(fields.end(), out[i].fields.begin(), out[i].fields.end());
-    HwReads none;
-    an.rests_on[p] = rests_on_json(cells[p][s].run->hw, fields_read(cells[p][s].run->hw, none, fields));
+    read[p].insert(read[p].end(), out[i].fields.begin(), out[i].fields.end());
+  }
+  an.rests_on.clear();
+  for (size_t p = 0; p < cells.size(); ++p) {
+    const HardwareProfile& hw = cells[p][0].run->hw;
+    an.rests_on.push_back(rests_on_json(hw, fields_read(hw, HwReads(), read[p])));
   }
 }
 
