@@ -1,5 +1,6 @@
 #include "cli/run_options.h"
 
+#include "cli/option_checks.h"
 #include "cli/trace_options.h"
 
 namespace moesim::cli {
@@ -32,6 +33,13 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
                  "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
                  "F=0.2,C=0.5,S=0.3 (no planning)");
   app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
+  app.add_option("--profile-trace", a->profile_trace,
+                 "zipmoe: the trace the planner's popularity profile is measured on (as the paper profiles "
+                 "offline; default: the run's own trace)");
+  app.add_option("--profile-tokens", a->profile_tokens,
+                 "zipmoe: measure the planner's popularity profile on the run's first N decode tokens only (what a "
+                 "system that profiles at start-up has seen; default: the whole trace)")
+      ->check(whole_in_range(1, UINT32_MAX));
   app.add_option("--shards", a->shards, "zipmoe: E-chunk shards per tensor (K; default: the store's, else 4)")
       ->each([a](const std::string&) { a->shards_given = true; });
   app.add_option("--store", a->store, "a packed expert store (moesim pack): exec reads the experts from it; for zipmoe also rho and K");

@@ -180,6 +180,7 @@ std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::p
     pj["args"] = args;
     pj["warnings"] = captured.items();
     pj["metrics"] = std::move(metrics);
+    pj["rests_on"] = j.value("rests_on", Json::array());  // replay points read no profile
     try {
       write_json_file(sweep::point_file(dir, id).string(), pj);
     } catch (const Error&) {

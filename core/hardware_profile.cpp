@@ -159,6 +159,33 @@ void check_schema(const Json& j, const std::string& origin, bool require_provena
   }
 }
 
+// HardwareProfile::field_of: each member's own field where the profile has it, else the field its default is
+// read from (as hardware_from_json below defaults them), else none.
+void record_fields(HardwareProfile& h, const Json& j) {
+  auto present = [&](const std::string& field) {
+    const size_t dot = field.find('.');
+    const std::string sec = field.substr(0, dot), key = field.substr(dot + 1);
+    return j.contains(sec) && j.at(sec).is_object() && j.at(sec).contains(key);
+  };
+  auto own_or = [&](HwParam p, const std::string& fallback) {
+    const std::string own = kHwParamFields[static_cast<size_t>(p)];
+    return present(own) ? own : present(fallback) ? fallback : std::string();
+  };
+  for (size_t i = 0; i < kHwParams; ++i) h.field_of[i] = present(kHwParamFields[i]) ? kHwParamFields[i] : "";
+  auto set = [&](HwParam p, const std::string& field) { h.field_of[static_cast<size_t>(p)] = field; };
+  set(HwParam::kSsdPrefillReadBandwidth, own_or(HwParam::kSsdPrefillReadBandwidth, "ssd.read_bandwidth"));
+  set(HwParam::kSsdPrefillReadLatency, own_or(HwParam::kSsdPrefillReadLatency, "ssd.read_latency"));
+  if (!present("ssd.prefill_read_cpu_overhead") && !present("ssd.prefill_read_cpu_bandwidth")) {
+    set(HwParam::kSsdPrefillReadCpuOverhead, own_or(HwParam::kSsdPrefillReadCpuOverhead, "ssd.read_cpu_overhead"));
+    set(HwParam::kSsdPrefillReadCpuBandwidth,
+        own_or(HwParam::kSsdPrefillReadCpuBandwidth, "ssd.read_cpu_bandwidth"));
+  }
+  set(HwParam::kCpuPrefillRecoverSlowdown, own_or(HwParam::kCpuPrefillRecoverSlowdown, "cpu.prefill_slowdown"));
+  set(HwParam::kGpuExpertOverhead, own_or(HwParam::kGpuExpertOverhead, "gpu.kernel_overhead"));
+  set(HwParam::kGpuRecoverBandwidth, own_or(HwParam::kGpuRecoverBandwidth, "gpu.memory_bandwidth"));
+  set(HwParam::kGpuRecoverOverhead, own_or(HwParam::kGpuRecoverOverhead, "gpu.kernel_overhead"));
+}
+
 }  // namespace
 
 double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
@@ -169,10 +196,27 @@ double hardware_value(const Json& j, const char* section, const char* key, const
   return convert(v, k == "rate" ? Kind::rate : k == "time" ? Kind::time : k == "bytes" ? Kind::bytes : Kind::number);
 }
 
+const char* hardware_field_kind(const std::string& section, const std::string& key) {
+  for (const auto& sec : sections())
+    if (sec.name == section)
+      for (const auto& f : sec.fields)
+        if (f.key == key) {
+          switch (f.kind) {
+            case Kind::rate: return "rate";
+            case Kind::time: return "time";
+            case Kind::bytes: return "bytes";
+            case Kind::number: return "number";
+            case Kind::any: return "any";
+          }
+        }
+  return nullptr;
+}
+
 HardwareProfile hardware_from_json(const Json& j, const std::string& origin, bool require_provenance) {
   check_schema(j, origin, require_provenance);
   HardwareProfile h;
   h.raw = j;
+  record_fields(h, j);
   h.origin = origin;
   h.name = j.value("name", std::filesystem::path(origin).stem().string());
   h.display_name = j.value("display_name", h.name);

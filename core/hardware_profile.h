@@ -6,6 +6,7 @@
 // overhead (docs/architecture.md); calibrated profiles replace the defaults.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,26 @@ struct MeasuredOn {
   uint32_t cores = 0;
   std::string gpu;
 };
+
+// The profile's quantities the cost models read, one per member of HardwareProfile below that holds one (a
+// run records which it read: core/profile_reads.h). kHwParamFields names each one's field.
+enum class HwParam : uint8_t {
+  kSsdReadBandwidth, kSsdReadLatency, kSsdPrefillReadBandwidth, kSsdPrefillReadLatency, kSsdQueueDepth,
+  kSsdReadCpuOverhead, kSsdReadCpuBandwidth, kSsdPrefillReadCpuOverhead, kSsdPrefillReadCpuBandwidth,
+  kCpuCores, kCpuMemcpyBandwidth, kCpuDecompressBandwidth, kCpuFlopsPerCore, kCpuPrefillSlowdown,
+  kCpuPrefillRecoverSlowdown, kGpuBf16Flops, kGpuMemoryBandwidth, kGpuKernelOverhead, kGpuRecoverBandwidth,
+  kGpuExpertOverhead, kGpuFreshExpertOverhead, kGpuExpertGemmOverhead, kGpuDenseGemmOverhead,
+  kGpuRecoverOverhead, kLinkBandwidth, kLinkLatency, kCount
+};
+inline constexpr size_t kHwParams = static_cast<size_t>(HwParam::kCount);
+inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
+    "ssd.read_bandwidth", "ssd.read_latency", "ssd.prefill_read_bandwidth", "ssd.prefill_read_latency",
+    "ssd.queue_depth", "ssd.read_cpu_overhead", "ssd.read_cpu_bandwidth", "ssd.prefill_read_cpu_overhead",
+    "ssd.prefill_read_cpu_bandwidth", "cpu.cores", "cpu.memcpy_bandwidth_per_core",
+    "cpu.decompress_bandwidth_per_core", "cpu.flops_per_core", "cpu.prefill_slowdown",
+    "cpu.prefill_recover_slowdown", "gpu.bf16_flops", "gpu.memory_bandwidth", "gpu.kernel_overhead",
+    "gpu.recover_bandwidth", "gpu.expert_overhead", "gpu.fresh_expert_overhead", "gpu.expert_gemm_overhead",
+    "gpu.dense_gemm_overhead", "gpu.recover_overhead", "link.bandwidth", "link.latency"};
 
 struct HardwareProfile {
   std::string name;
@@ -120,6 +141,11 @@ struct HardwareProfile {
 
   std::optional<MeasuredOn> measured_on;
 
+  // The field of the profile each member's value came from: its own where the profile has it, else the one
+  // it defaults to (gpu.expert_overhead absent: "gpu.kernel_overhead"); "" where the value is a built-in
+  // default that no field gives. A run that reads a member rests on that field.
+  std::array<std::string, kHwParams> field_of;
+
   Json raw;
 };
 
@@ -136,5 +162,8 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
 // "number". Throws naming origin and "section.key".
 double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
                       const std::string& origin);
+// The kind of quantity section.key holds ("rate", "time", "bytes", "number", or "any" for a list or a flag),
+// or nullptr for a field the schema does not know.
+const char* hardware_field_kind(const std::string& section, const std::string& key);
 
 }  // namespace moesim

@@ -125,7 +125,7 @@ void resolve_routing_and_prefetch(const CompareArgs& a, const traces::Trace& tra
 // Runs every cell; each lands in its own slot, so --jobs does not change the output.
 void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
                const traces::LookupStream& stream, std::vector<serving::RunResult>& results,
-               std::vector<Json>& cell_metrics) {
+               std::vector<Json>& cell_metrics, HwReads& reads) {
   const size_t cells = results.size();
   // Counted in simulated steps, not cells: a few large cells would otherwise leave the bar still for
   // minutes.
@@ -145,7 +145,7 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
     };
     sim::SimOptions sim;
     sim.io_depth = a.io_depth;
-    results[i] = run_simulated(cfg, stream, in.trace.info(), in.costs, in.hw, sim);
+    results[i] = run_simulated(cfg, stream, in.trace.info(), in.costs, in.hw, sim, nullptr, &reads);
     cell_metrics[i] = metrics_json(results[i].result);
     results[i].result = {};  // the per-cell timing details are not needed any more
   });
@@ -211,7 +211,7 @@ CompareTable compare_table(const CompareGrid& g, const std::vector<serving::RunR
 }
 
 void write_compare_json(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
-                        const Json& rows) {
+                        const Json& rows, const Json& rests) {
   const auto& info = in.trace.info();
   Json config;
   config["trace"] = a.trace;
@@ -234,11 +234,12 @@ void write_compare_json(const CompareArgs& a, const CompareGrid& g, const Compar
   out["header"] = run_header("compare", config);
   out["warnings"] = warnings_json();
   out["rows"] = rows;
+  out["rests_on"] = rests;
   write_json_file(a.out, out);
 }
 
 void write_compare_text(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
-                        const std::vector<std::string>& lines) {
+                        const std::vector<std::string>& lines, const Json& rests) {
   const auto& info = in.trace.info();
   const serving::SizedCosts& costs = in.costs;
   std::string text;
@@ -259,6 +260,7 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
   if (g.show_prefetch) text += strprintf(" %9s %9s  %s", "pf acc", "pf cover", "prefetch");
   text += "\n";
   for (const auto& l : lines) text += l + "\n";
+  text += rests_on_line(rests);
   write_file_atomic(a.out, text);
 }
 
@@ -273,16 +275,18 @@ void compare(const CompareArgs& a) {
   const size_t cells = g.budgets.size() * g.policies.size() * g.RP;
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
-  run_cells(a, g, in, stream, results, cell_metrics);
+  HwReads reads;  // every cell's, together: the table rests on each
+  run_cells(a, g, in, stream, results, cell_metrics, reads);
+  const Json rests = rests_on(in.hw, reads);
 
   const CompareTable t = compare_table(g, results, cell_metrics);
   if (!a.csv.empty()) write_file_atomic(a.csv, t.csv);
   warn_if_unoptimized();
   if (a.json) {
-    write_compare_json(a, g, in, t.rows);
+    write_compare_json(a, g, in, t.rows, rests);
     return;
   }
-  write_compare_text(a, g, in, t.lines);
+  write_compare_text(a, g, in, t.lines, rests);
 }
 
 }  // namespace moesim::harness

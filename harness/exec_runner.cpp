@@ -18,7 +18,7 @@ namespace moesim::harness {
 serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
                             const traces::TraceInfo& info, const serving::SizedCosts& costs,
                             const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
-                            ExecReport* report) {
+                            ExecReport* report, HwReads* reads) {
   exec::StoreReadOptions ro;
   ro.direct_io = opt.direct_io;
   ro.io = opt.io;
@@ -68,6 +68,7 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
   // silicon) or discrete (device memory for F, host memory for the rest, transfers over the link).
   c.unified_memory = opt.gpu ? hw.unified_memory : true;
   serving::RunResult r = serving::run(c, stream, info, costs, platform);
+  if (reads) reads->merge(estimator.reads());
   if (config) {
     *config = serving::config_json(c, r, costs, info, stream.batch, platform);
     (*config)["hardware"] = hw.name;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/hardware_profile.h"
+#include "core/profile_reads.h"
 #include "base/json_io.h"
 #include "serving/pipeline.h"
 #include "exec/exec_platform.h"
@@ -37,11 +38,12 @@ struct ExecReport {
 };
 
 // Checks that the store holds every tensor the trace's layers and experts need with the sizes the costs
-// assume (the model the store was packed from), then runs. Throws moesim::Error naming the store.
+// assume (the model the store was packed from), then runs. Throws moesim::Error naming the store. `reads`,
+// when given, gets the profile's quantities its estimates read (the planner's, the schedulers').
 serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
                             const traces::TraceInfo& info, const serving::SizedCosts& costs,
                             const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
-                            ExecReport* report);
+                            ExecReport* report, HwReads* reads = nullptr);
 
 // CPU contention (sim/cpu_cores.h): exec's CPU-bound ops are the CPU workers' and, without a CUDA GPU, the GPU
 // stream's (a CPU thread then). op_work() gives each op of a recorded run its work on `cores` cores: its wall

@@ -14,6 +14,7 @@
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/exec_runner.h"
+#include "harness/planner_report.h"
 #include "harness/sim_runner.h"
 #include "harness/store_layout.h"
 #include "serving/metrics.h"
@@ -198,13 +199,15 @@ void run_and_report(RunArgs& a) {
   Json config;
   ExecReport exec_report;
   serving::RunResult r;
+  HwReads reads;
   if (a.exec) {
     const ExecRunOptions eo = exec_options(a, hw);
-    r = run_exec(cfg, stream, trace.info(), costs, hw, eo, &config, &exec_report);
+    r = run_exec(cfg, stream, trace.info(), costs, hw, eo, &config, &exec_report, &reads);
   } else {
-    r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config);
+    r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config, &reads);
   }
   if (bar) bar->finish();
+  const Json rests = a.exec ? rests_on(hw, reads) : rests_on(hw, reads, &sim);
 
   config["trace"] = a.trace;
   config["format"] = a.load.format;
@@ -227,10 +230,13 @@ void run_and_report(RunArgs& a) {
     out["header"] = run_header(a.exec ? "exec" : "run", config);
     out["warnings"] = warnings_json();
     out["metrics"] = metrics;
+    out["rests_on"] = rests;
+    if (!config["plan"].is_null()) out["planner"] = planner_report(config["plan"], metrics);
     if (a.exec) out["exec"] = exec_report_json(exec_report);
     text = out.dump(2) + "\n";
   } else {
-    text = print_summary(a, config, metrics, trace.info(), hw);
+    text = print_summary(a, config, metrics, trace.info(), hw) + planner_report_line(planner_report(config["plan"], metrics)) +
+           rests_on_line(rests);
     if (a.exec) text += exec_report_text(exec_report);
     if (!a.timeline.empty())
       text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());

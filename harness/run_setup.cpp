@@ -11,6 +11,7 @@
 #include "serving/timeline.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/profile_reads.h"
 #include "kernels/bf16_cuda.h"
 #include "serving/workload_view.h"
 #include "traces/trace_io.h"
@@ -65,6 +66,7 @@ std::vector<double> runtime_quantiles_of(const HardwareProfile& hw, const std::s
 
 void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
   if (!hw.raw.contains("runtime")) return;
+  sim.profile_fields = runtime_fields_read(hw);
   sim.dispatch_latency = hardware_value(hw.raw, "runtime", "dispatch_latency", "time", hw.origin);
   sim.completion_latency = hardware_value(hw.raw, "runtime", "pipeline_latency", "time", hw.origin);
   sim.wake_latency = hardware_value(hw.raw, "runtime", "wake_latency", "time", hw.origin);
@@ -112,8 +114,64 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
   return so;
 }
 
+namespace {
+// The records of the first `tokens` decode tokens of `t`, in the trace's order (sequence by sequence): what a
+// system that profiles its first tokens has seen when it plans.
+traces::Trace first_decode_tokens(const traces::Trace& t, uint32_t tokens) {
+  traces::TraceBuilder b(t.info(), false, false, "the run's first decode tokens");
+  uint64_t seen = 0, line = 0;
+  uint32_t last_seq = UINT32_MAX, last_step = UINT32_MAX;
+  std::vector<uint32_t> ids;
+  for (size_t r = 0; r < t.records(); ++r) {
+    if (t.phase(r) != traces::Phase::kDecode) continue;
+    if (t.seq(r) != last_seq || t.step(r) != last_step) {
+      if (seen == tokens) break;
+      ++seen;
+      last_seq = t.seq(r);
+      last_step = t.step(r);
+    }
+    ids.assign(t.experts(r).begin(), t.experts(r).end());
+    b.add(t.seq(r), traces::Phase::kDecode, t.step(r), t.layer(r), ids, {}, {}, ++line);
+  }
+  if (seen < tokens)
+    warn("--profile-tokens " + std::to_string(tokens) + ": the trace has " + std::to_string(seen) +
+         " decode tokens; the profile is all of them");
+  return std::move(b).finish();
+}
+
+// --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
+void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, PreparedRun& p) {
+  if (!traits.plans_pools()) {
+    warn(std::string(a.profile_tokens ? "--profile-tokens" : "--profile-trace") +
+         " only applies to a system that plans its pools from a popularity profile; ignored for --system " +
+         a.system);
+    return;
+  }
+  if (a.profile_tokens > 0) {
+    p.profile_trace = first_decode_tokens(p.trace, a.profile_tokens);
+    p.profile_stream = traces::build_lookup_stream(p.profile_trace, a.batch);
+    p.cfg.profile_stream = &p.profile_stream;
+    p.cfg.profile_source = "the run's first " + std::to_string(a.profile_tokens) + " decode tokens";
+    return;
+  }
+  require_trace_input(a.profile_trace);
+  p.profile_trace = traces::load_trace(a.profile_trace, a.load);
+  const traces::TraceInfo& run = p.trace.info();
+  const traces::TraceInfo& prof = p.profile_trace.info();
+  if (prof.layers != run.layers || prof.experts != run.experts)
+    throw Error(a.profile_trace + ": --profile-trace has " + std::to_string(prof.layers) + " layers x " +
+                std::to_string(prof.experts) + " experts, the run's trace " + std::to_string(run.layers) + " x " +
+                std::to_string(run.experts) + ": a popularity profile must come from the same model");
+  p.profile_stream = traces::build_lookup_stream(p.profile_trace, a.batch);
+  p.cfg.profile_stream = &p.profile_stream;
+  p.cfg.profile_source = "--profile-trace " + a.profile_trace;
+}
+}  // namespace
+
 void prepare_run(RunArgs& a, PreparedRun& p) {
   require_trace_input(a.trace);
+  if (!a.profile_trace.empty() && a.profile_tokens > 0)
+    throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
   const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
   if (!traits.host_tier && !a.host_budget.empty())
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
@@ -215,6 +273,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   }
   p.policy = policies[0];
   p.budget = budgets[0];
+  if (!a.profile_trace.empty() || a.profile_tokens > 0) load_profile_trace(a, traits, p);
 }
 
 }  // namespace moesim::harness

@@ -25,6 +25,8 @@ struct RunArgs {
   std::vector<std::string> policies, budgets;
   std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
   std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
+  std::string profile_trace;  // a profiling trace for a planned system's popularity profile ("": the run's own)
+  uint32_t profile_tokens = 0;  // or the run's first N decode tokens (0: all of the run's trace)
   uint32_t shards = 4, delta = 0;
   bool shards_given = false;
   std::string store;
@@ -45,6 +47,8 @@ struct PreparedRun {
   serving::SizedCosts costs;
   serving::SystemConfig cfg;  // everything but on_step
   traces::LookupStream stream;
+  traces::Trace profile_trace;          // --profile-trace's or --profile-tokens' (cfg.profile_stream points at profile_stream)
+  traces::LookupStream profile_stream;
   sim::SimOptions sim;
   TimelineWindow window;
   bool timeline_warned = false;

@@ -81,6 +81,8 @@ Json metrics_json(const PipelineResult& r) {
   sj["decode_lookups"] = dstates;
   sj["host_hits"] = r.states.host_hits;
   sj["in_flight"] = r.states.in_flight;
+  sj["cold_misses"] = r.states.cold_misses;
+  sj["decode_cold_misses"] = r.states.decode_cold_misses;
   m["states"] = sj;
   m["prefetch"] = prefetch_counters_json(r.prefetch, r.cache.lookups, true);
   Json pools = Json::array();

@@ -553,6 +553,11 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
     const auto si = static_cast<size_t>(found.state);
     ++result.states.lookups[si];
     if (decode) ++result.states.decode_lookups[si];
+    if (found.state == ExpertState::kMissed && !loaded_[key]) {
+      ++result.states.cold_misses;
+      if (decode) ++result.states.decode_cold_misses;
+    }
+    loaded_[key] = 1;
     if (found.state == ExpertState::kFull && found.tier == MemoryTier::kHost) ++result.states.host_hits;
     if (prefetched_[key]) {
       // Useful only when its target invocation uses it; a later use means the prediction missed.
@@ -612,6 +617,7 @@ void Pipeline::consider_prefetch(Invocation& v, uint32_t slot, const PrefetchReq
   }
   ++result.prefetch.issued;
   prefetched_[key] = 1;
+  loaded_[key] = 1;
   uint32_t target_inv = pr.target_invocation;
   if (target_inv == kNoInvocation) target_inv = default_prefetch_target(w.lookups, inv, pr.layer, w.layers);
   prefetch_target_[key] = target_inv;
@@ -662,6 +668,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   held_.assign(size_t{w.layers} * w.experts, 0);
   lifetimes_.reset(size_t{w.layers} * w.experts);
   prefetched_.assign(size_t{w.layers} * w.experts, 0);
+  loaded_.assign(size_t{w.layers} * w.experts, 0);
   prefetch_bytes_.assign(size_t{w.layers} * w.experts, 0);
   prefetch_target_.assign(size_t{w.layers} * w.experts, kNoInvocation);
   inflight_.clear();

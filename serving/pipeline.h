@@ -140,6 +140,9 @@ struct StateCounts {
   std::array<uint64_t, 5> decode_lookups{};
   uint64_t host_hits = 0;  // F found in host memory (a discrete GPU's DRAM tier): a transfer, no SSD read
   uint64_t in_flight = 0;  // lookups that waited for a load still running (a prefetch)
+  // Misses (state M) of an expert never loaded before in the run: the cost of starting cold, which no
+  // cache of any size avoids (a planner profiled offline expects none of them).
+  uint64_t cold_misses = 0, decode_cold_misses = 0;
 };
 
 // One residency pool over the run (from the memory events).
@@ -244,6 +247,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::unordered_map<uint32_t, std::vector<uint32_t>> inflight_;
   // Prefetch bookkeeping per key: 1 = prefetched and not looked up since; the bytes its load read.
   std::vector<uint8_t> prefetched_;
+  std::vector<uint8_t> loaded_;  // by key: the expert was loaded (looked up or prefetched) before
   std::vector<uint64_t> prefetch_bytes_;
   std::vector<uint32_t> prefetch_target_;  // the invocation a prefetch was for
   // Scratch.

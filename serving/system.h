@@ -50,6 +50,11 @@ struct SystemConfig {
   const traces::Trace* trace = nullptr;
   std::string scheduling;  // empty: the system's default (SystemTraits::scheduling)
   std::string prefetch = "none";
+  // The popularity profile of a system that plans its pools (ZipMoE's rank-based inclusion probabilities,
+  // §3.4): measured on this stream where given (a profiling trace, run as the paper profiles offline), else
+  // on the run's own stream. Must outlive run(). profile_source names it for the report.
+  const traces::LookupStream* profile_stream = nullptr;
+  std::string profile_source;
   CacheScope scope = CacheScope::kGlobal;
   CacheCapacity budget;
   // Memory: UMA (one shared tier) or a discrete GPU (device memory; host_budget_bytes > 0 adds a host tier).

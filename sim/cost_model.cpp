@@ -7,10 +7,40 @@
 namespace moesim::sim {
 
 double CostModel::roof(uint64_t bytes, double flops) const {
+  reads_.mark(HwParam::kGpuMemoryBandwidth);
+  reads_.mark(HwParam::kGpuBf16Flops);
   return std::max(static_cast<double>(bytes) / hw_.gpu_memory_bandwidth, flops / hw_.gpu_bf16_flops);
 }
 
-double CostModel::roofline(uint64_t bytes, double flops) const { return roof(bytes, flops) + hw_.gpu_kernel_overhead; }
+double CostModel::roofline(uint64_t bytes, double flops) const {
+  reads_.mark(HwParam::kGpuKernelOverhead);
+  return roof(bytes, flops) + hw_.gpu_kernel_overhead;
+}
+
+double CostModel::gpu_compute(const Op& op) const {
+  // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
+  // An op of 2+ tokens runs GEMMs, not GEMVs: the roofline and their fixed cost, where the profile has one
+  // for its kind (for an expert whether its weights are fresh or not: the FLOPs dominate).
+  const bool expert = op.kind == OpKind::kExpertCompute;
+  if (op.tokens >= 2) {
+    const double gemm = expert ? hw_.gpu_expert_gemm_overhead : hw_.gpu_dense_gemm_overhead;
+    if (gemm >= 0) {
+      reads_.mark(expert ? HwParam::kGpuExpertGemmOverhead : HwParam::kGpuDenseGemmOverhead);
+      return roof(op.bytes, op.flops) + gemm;
+    }
+  }
+  // An expert on fresh weights (Op::fresh) reads them from the last-level cache: the profile's fixed cost,
+  // where it has one.
+  if (expert && op.fresh && hw_.gpu_fresh_expert_overhead >= 0) {
+    reads_.mark(HwParam::kGpuBf16Flops);
+    reads_.mark(HwParam::kGpuFreshExpertOverhead);
+    return op.flops / hw_.gpu_bf16_flops + hw_.gpu_fresh_expert_overhead;
+  }
+  if (!expert) return roofline(op.bytes, op.flops);
+  // The kernel overhead cancels: an expert's fixed cost is expert_overhead alone.
+  reads_.mark(HwParam::kGpuExpertOverhead);
+  return roof(op.bytes, op.flops) + hw_.gpu_kernel_overhead + (hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead);
+}
 
 double CostModel::duration(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
@@ -22,41 +52,49 @@ double CostModel::duration(const Op& op) const {
         // One worker: its share of the memory bandwidth for the weights, or its FLOP/s.
         if (!(hw_.cpu_flops_per_core > 0))
           throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
+        reads_.mark(HwParam::kCpuMemcpyBandwidth);
+        reads_.mark(HwParam::kCpuFlopsPerCore);
         return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
       }
-      // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
-      // An op of 2+ tokens runs GEMMs, not GEMVs: the roofline and their fixed cost, where the profile has one
-      // for its kind (for an expert whether its weights are fresh or not: the FLOPs dominate).
-      if (op.tokens >= 2) {
-        const double gemm = op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_gemm_overhead : hw_.gpu_dense_gemm_overhead;
-        if (gemm >= 0) return roof(op.bytes, op.flops) + gemm;
-      }
-      // An expert on fresh weights (Op::fresh) reads them from the last-level cache: the profile's fixed cost,
-      // where it has one.
-      if (op.kind == OpKind::kExpertCompute && op.fresh && hw_.gpu_fresh_expert_overhead >= 0)
-        return op.flops / hw_.gpu_bf16_flops + hw_.gpu_fresh_expert_overhead;
-      return roofline(op.bytes, op.flops) +
-             (op.kind == OpKind::kExpertCompute ? hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead : 0.0);
+      return gpu_compute(op);
     case OpKind::kRecover:
       // Reads SM + exponent bytes and writes the tensor: memory-bound on either side.
-      if (on_cpu) return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_recover_slowdown : 1.0);
+      if (on_cpu) {
+        reads_.mark(HwParam::kCpuMemcpyBandwidth);
+        if (op.prefill) reads_.mark(HwParam::kCpuPrefillRecoverSlowdown);
+        return 2 * bytes / hw_.cpu_memcpy_bandwidth * (op.prefill ? hw_.cpu_prefill_recover_slowdown : 1.0);
+      }
+      reads_.mark(HwParam::kGpuRecoverBandwidth);
+      reads_.mark(HwParam::kGpuRecoverOverhead);
       return 2 * bytes / hw_.gpu_recover_bandwidth + hw_.gpu_recover_overhead;
     case OpKind::kDecompress:
       if (!(hw_.cpu_decompress_bandwidth > 0))
         throw Error(hw_.origin +
                     ": field 'cpu.decompress_bandwidth_per_core' is needed to cost decompression");
+      reads_.mark(HwParam::kCpuDecompressBandwidth);
+      if (op.prefill) reads_.mark(HwParam::kCpuPrefillSlowdown);
       return bytes / hw_.cpu_decompress_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
     case OpKind::kTransfer:
-      return hw_.link_kind == "uma" ? hw_.link_latency : hw_.link_latency + bytes / hw_.link_bandwidth;
+      reads_.mark(HwParam::kLinkLatency);
+      if (hw_.link_kind == "uma") return hw_.link_latency;
+      reads_.mark(HwParam::kLinkBandwidth);
+      return hw_.link_latency + bytes / hw_.link_bandwidth;
     case OpKind::kSsdRead:
       break;
   }
   throw Error("CostModel::duration: SSD reads are modelled by sim::Ssd");
 }
 
+void CostModel::mark_ssd_read(bool prefill) const {
+  const bool own = prefill && hw_.ssd_prefill_read_bandwidth > 0;
+  reads_.mark(own ? HwParam::kSsdPrefillReadLatency : HwParam::kSsdReadLatency);
+  reads_.mark(own ? HwParam::kSsdPrefillReadBandwidth : HwParam::kSsdReadBandwidth);
+}
+
 double CostModel::estimate(const Op& op) const {
   if (op.resource == ResourceClass::kSsd) {
     // An idle SSD: the per-request latency plus the bytes at full bandwidth (sim/resources.h's Ssd).
+    mark_ssd_read(op.prefill);
     if (op.prefill && hw_.ssd_prefill_read_bandwidth > 0)
       return hw_.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw_.ssd_prefill_read_bandwidth;
     return hw_.ssd_read_latency + static_cast<double>(op.bytes) / hw_.ssd_read_bandwidth;

@@ -27,6 +27,7 @@
 #include "core/hardware_profile.h"
 #include "core/op_graph.h"
 #include "core/platform.h"
+#include "core/profile_reads.h"
 
 namespace moesim::sim {
 
@@ -45,10 +46,18 @@ class CostModel : public OpEstimator {
   // max(bytes / gpu.memory_bandwidth, flops / gpu.bf16_flops) + gpu.kernel_overhead.
   double roofline(uint64_t bytes, double flops) const;
   const HardwareProfile& hardware() const { return hw_; }
+  // The profile's quantities read so far (core/profile_reads.h): by every duration and estimate, and by
+  // whoever else marks them here (the simulated SSD, mark_ssd_read).
+  const HwReads& reads() const { return reads_; }
+  // Records that an SSD read was served from the profile's read latency and bandwidth (the prefill pair for
+  // a prefill read where the profile has one).
+  void mark_ssd_read(bool prefill) const;
 
  private:
   double roof(uint64_t bytes, double flops) const;  // the roofline without a fixed cost
+  double gpu_compute(const Op& op) const;           // dense or expert compute on the GPU
   HardwareProfile hw_;
+  HwReads reads_;
 };
 
 }  // namespace moesim::sim

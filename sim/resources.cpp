@@ -127,6 +127,7 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   bytes_ += bytes;
   // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
   queue_.push(priority, job, static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0), 0, bulk);
+  peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size());
   admit();
   queue_.report();
 }

@@ -132,6 +132,9 @@ class Ssd : public EventHandler {
   ResourceStats stats() const;
   bool idle() const { return in_service_ == 0 && queue_.empty(); }
   void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
+  // The most requests at the device at once (in service and waiting for a slot): above 1, the queue depth
+  // shaped the run.
+  size_t peak_requests() const { return peak_requests_; }
 
  private:
   enum class Phase : uint8_t { kFree, kLatency, kTransfer };
@@ -159,6 +162,7 @@ class Ssd : public EventHandler {
   JobQueue queue_;
   double busy_since_ = 0, busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;
+  size_t peak_requests_ = 0;
 };
 
 class IoThread : public JobListener {

@@ -16,6 +16,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       measured_io_(engine_, "io_thread", opt.io_depth, this),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
+  workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
   if (hw.ssd_prefill_read_bandwidth > 0)  // 0: a profile built in code without them, the same rate
@@ -90,9 +91,11 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
         measured_io_.submit(job, op.priority, duration(op), gap, tail);
         return;
       }
+      cost_.mark_ssd_read(op.prefill);
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
     case ResourceClass::kCpu:
+      if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
       cpu_.add_bytes(op.bytes);
       cpu_.submit(job, op.priority, duration(op), gap);
       return;
@@ -120,7 +123,17 @@ double SimPlatform::read_tail(const Op& op) const {
     const MeasuredDurations::Measured* own = opt_.measured->peek(op);
     if (own) return own->cpu_tail;
   }
+  if (cost_.hardware().has_read_cpu()) {
+    cost_.reads().mark(op.prefill ? HwParam::kSsdPrefillReadCpuOverhead : HwParam::kSsdReadCpuOverhead);
+    cost_.reads().mark(op.prefill ? HwParam::kSsdPrefillReadCpuBandwidth : HwParam::kSsdReadCpuBandwidth);
+  }
   return cost_.hardware().read_cpu(op.bytes, op.prefill);
+}
+
+HwReads SimPlatform::reads() const {
+  HwReads r = cost_.reads();
+  if (ssd_.peak_requests() > 1) r.mark(HwParam::kSsdQueueDepth);
+  return r;
 }
 
 double SimPlatform::turnaround(const Op& op) const {

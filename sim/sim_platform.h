@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/platform.h"
@@ -81,6 +82,9 @@ struct SimOptions {
   // duration (cost model or measured) is its work alone on a core. 0 = a core per thread (no contention).
   uint32_t cpu_cores = 0;
   bool gpu_on_cpu = false;
+  // The profile fields these options were read from (the runtime section's, "runtime.dispatch_latency"): a
+  // run with them rests on each (core/profile_reads.h).
+  std::vector<std::string> profile_fields;
   // Whether completions pass through the pipeline thread (a serial resource) before the pipeline sees them.
   bool serial_pipeline() const {
     return completion_latency > 0 || wake_latency > 0 || plan_latency_per_op > 0 || plan_latency_fixed > 0 ||
@@ -106,6 +110,8 @@ class SimPlatform : public Platform, private JobListener {
 
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }
+  // The profile's quantities this run read so far (core/profile_reads.h).
+  HwReads reads() const;
 
  private:
   void job_done(uint32_t job, const OpTiming& timing) override;
@@ -134,6 +140,7 @@ class SimPlatform : public Platform, private JobListener {
   };
   CostModel cost_;
   SimOptions opt_;
+  bool workers_from_profile_ = false;  // the CPU workers are the profile's cpu.cores
   EventEngine engine_;
   CpuCores cores_;  // used when opt_.cpu_cores > 0
   Ssd ssd_;

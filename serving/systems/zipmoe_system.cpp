@@ -98,11 +98,12 @@ class ZipMoE final : public System {
     if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
       throw Error("--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
     const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs.costs.tensor_share.size(), 1));
+    const traces::LookupStream& profiled = cfg.profile_stream ? *cfg.profile_stream : ctx.stream;
     traces::RankInclusion f;
     try {
-      f = traces::rank_inclusion(ctx.stream, traces::InclusionPhase::kDecode);
+      f = traces::rank_inclusion(profiled, traces::InclusionPhase::kDecode);
     } catch (const Error&) {  // e.g. a prefill-only trace
-      f = traces::rank_inclusion(ctx.stream, traces::InclusionPhase::kAll);
+      f = traces::rank_inclusion(profiled, traces::InclusionPhase::kAll);
     }
     PlanningInput in;
     in.budget_bytes = cfg.budget.value;
@@ -133,6 +134,8 @@ class ZipMoE final : public System {
     r.plan["runners_up"] = runners;
     r.plan["k"] = f.k;
     r.plan["inclusion_source"] = f.source;
+    r.plan["profile"] = {{"source", cfg.profile_stream ? cfg.profile_source : "the run's own trace"},
+                         {"invocations", f.invocations}};
     r.plan["rho"] = layout.e_ratio;
     const auto given = cfg.param_sources.find("e_ratio");
     r.plan["rho_source"] = e_ratio_ <= 0 ? std::string(kGaussianBf16ExponentRatioSource)

@@ -1,0 +1,28 @@
+// `moesim sensitivity`: options and help; what it does is harness/sensitivity_job.h.
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/option_checks.h"
+#include "harness/sensitivity_job.h"
+
+namespace moesim::cli {
+namespace {
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<SensitivityArgs>();
+  app.add_option("spec", a->spec,
+                 "the spec (JSON: points of trace, hw, budget, systems and metric; docs/sensitivity.md)")
+      ->required();
+  app.add_option("--factors", a->factors,
+                 "factors each assumption-marked field is scaled by, comma-separated (default: the spec's, else "
+                 "0.5,2)");
+  add_jobs_option(app, a->jobs, "runs simulated in parallel; the output does not depend on it", "--threads");
+  app.add_flag("--json", a->json, "print JSON (header, warnings, points, fields; docs/sensitivity.md)");
+  app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
+  app.callback([a] { sensitivity(*a); });
+}
+
+}  // namespace
+MOESIM_CLI_COMMAND("sensitivity",
+                   "Scale each assumed hardware figure a comparison rests on and report whether its ranking flips",
+                   setup);
+}  // namespace moesim::cli
