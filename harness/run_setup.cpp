@@ -113,7 +113,7 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
 }
 
 void prepare_run(RunArgs& a, PreparedRun& p) {
-  require_trace_input(a.trace);
+  if (!a.loaded) require_trace_input(a.trace);
   const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
   if (!traits.host_tier && !a.host_budget.empty())
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
@@ -164,7 +164,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
     window = parse_timeline_steps(a.timeline_steps);
   }
 
-  p.trace = traces::load_trace(a.trace, a.load);
+  p.trace = a.loaded ? *a.loaded : traces::load_trace(a.trace, a.load);
   const traces::Trace& trace = p.trace;
   p.hw = load_hardware(a.hw);
   const HardwareProfile& hw = p.hw;
