@@ -70,8 +70,8 @@ void check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope, con
 
 // Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
 std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const replay::ReplayInput& input,
-                 const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                 const std::vector<CacheCapacity>& caps, CacheScope scope) {
+                        const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                        const std::vector<CacheCapacity>& caps, CacheScope scope) {
   std::vector<std::string> routings = split_routing_list(a.routing);
   if (routings.empty()) routings = {"identity"};
   const replay::RoutingReplayInput rin(input, trace);
@@ -115,8 +115,9 @@ std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const r
 
 // Cache-only replay with prefetch policies: every (eviction, budget, prefetch), prefetch metrics as `run`'s.
 std::string run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces::LookupStream& stream,
-                  const replay::ReplayInput& input, const std::vector<std::string>& policies,
-                  const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps, CacheScope scope) {
+                         const replay::ReplayInput& input, const std::vector<std::string>& policies,
+                         const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps,
+                         CacheScope scope) {
   const WorkloadView w = serving::workload_view(stream);
   std::vector<replay::PrefetchReplayConfig> configs;
   for (const auto& p : policies)
@@ -175,9 +176,9 @@ struct StreamCounts {
 // The cache-only replay of every (policy, budget) and its output; `counts` describe the trace (its batch-1
 // stream), `sc` the stream replayed.
 std::string run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
-                    const traces::TraceCounts& counts, const StreamCounts& sc,
-                    const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                    const std::vector<CacheCapacity>& caps, CacheScope scope) {
+                           const traces::TraceCounts& counts, const StreamCounts& sc,
+                           const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                           const std::vector<CacheCapacity>& caps, CacheScope scope) {
   std::vector<replay::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
@@ -224,12 +225,13 @@ bool needs_next_use(const std::vector<std::string>& policies) {
 
 // `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
 // Taken for the plain cache-only replay at batch 1 of an .mtr file read as it is (no --model, no import
-// options); false when the file has no lookup index.
+// options): its output, or nothing when that path does not apply or the file has no lookup index.
 std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& policies,
                                            const std::vector<std::string>& budgets,
                                            const std::vector<CacheCapacity>& caps, CacheScope scope) {
   const auto& l = a.load;
-  if (a.loaded || !a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 || !(l.format == "auto" || l.format == "mtr") ||
+  if (a.loaded || !a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 ||
+      !(l.format == "auto" || l.format == "mtr") ||
       !l.fields.empty() || !l.model.empty() || l.token_from != "column" || l.layer_base != 0 || !l.where.empty() ||
       l.skip_warmup || l.drop_duplicates || !l.delimiter.empty())
     return std::nullopt;

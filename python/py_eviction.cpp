@@ -145,8 +145,10 @@ void register_eviction(const std::string& name, py::object cls, const std::strin
   }
   for (const auto& e : EvictionRegistry::instance().entries())
     if (e.name == name) throw UsageError("eviction policy '" + name + "' is already registered (a C++ policy)");
-  if (name.empty() || name.find_first_of(":,= ") != std::string::npos)
-    throw UsageError("eviction policy name '" + name + "': a name without ':', ',', '=' or spaces is needed");
+  // "all" stands for every policy in a --policy list; the separators split policy specs.
+  if (name.empty() || name == "all" || name.find_first_of(":,;= ") != std::string::npos)
+    throw UsageError("eviction policy name '" + name + "': a name other than 'all', without ':', ',', ';', '=' or "
+                     "spaces, is needed");
   known[name] = std::move(cls);
   EvictionRegistry::instance().add(
       {name, description.empty() ? "written in Python" : description, {},

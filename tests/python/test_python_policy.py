@@ -99,6 +99,8 @@ def test_an_exception_in_a_hook_is_an_error_carrying_it():
 def test_registering_a_cpp_name_or_a_non_policy_is_refused():
     with pytest.raises(moesim.UsageError, match="already registered"):
         moesim.register_eviction("lru", PyLru)
+    with pytest.raises(moesim.UsageError, match="a name other than 'all'"):
+        moesim.register_eviction("py:lru", PyLru)
     with pytest.raises(TypeError):
         moesim.register_eviction("py-int", int)
 

@@ -40,3 +40,15 @@ def test_policies_lists_the_registries(cli_json):
     want = cli_json("policies")["policies"]
     # Python policies registered by other tests of this session are listed too; the CLI has none.
     assert {k: [e for e in v if not e["name"].startswith("py-")] for k, v in got.items()} == want
+
+
+def test_calls_from_threads_give_the_results_of_calls_in_turn():
+    import concurrent.futures
+
+    t = moesim.Trace.load(QWEN)
+    args = [dict(policy="lru", budget="16"), dict(policy="lfu", budget="32", scope="layer"),
+            dict(policy="belady", budget="8")]
+    alone = [without_wall_clock(moesim.replay(t, **a)) for a in args]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda a: without_wall_clock(moesim.replay(t, **a)), args))
+    assert together == alone
