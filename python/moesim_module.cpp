@@ -22,6 +22,7 @@
 #include "harness/replay_job.h"
 #include "harness/run_outcome.h"
 #include "python/py_eviction.h"
+#include "python/py_routing.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 #include "traces/trace_summary.h"
@@ -253,6 +254,8 @@ void bind_commands(py::module_& m) {
       "Every registry (eviction, routing, ...): kind -> [{name, description, params}], as `moesim policies --json`");
   m.def("_register_eviction", &python::register_eviction, py::arg("name"), py::arg("cls"), py::arg("description"),
         py::arg("next_use"));
+  m.def("_register_routing", &python::register_routing, py::arg("name"), py::arg("cls"), py::arg("description"),
+        py::arg("cache_dependent"));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "python/py_eviction.h"
 
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -8,18 +7,12 @@
 
 #include "base/error.h"
 #include "core/eviction.h"
+#include "python/py_classes.h"
 
 namespace py = pybind11;
 
 namespace moesim::python {
 namespace {
-
-// The registered classes by name. Never destroyed: Python objects must not be released after the interpreter
-// has gone. Read and written with the GIL held only.
-std::map<std::string, py::object>& classes() {
-  static auto* m = new std::map<std::string, py::object>;
-  return *m;
-}
 
 py::dict config_dict(const CacheConfig& c) {
   py::dict d;
@@ -43,7 +36,7 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
       : EvictionPolicyBase(cfg), name_(std::move(name)), resident_(cfg.keys(), 0), stamp_(cfg.keys(), 0) {
     py::gil_scoped_acquire gil;
     try {
-      obj_ = classes().at(name_)(config_dict(cfg));
+      obj_ = python_classes("eviction").at(name_)(config_dict(cfg));
       begin_ = obj_.attr("begin_invocation");
       hit_ = obj_.attr("on_hit");
       admit_ = obj_.attr("on_admit");
@@ -138,18 +131,7 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
 }  // namespace
 
 void register_eviction(const std::string& name, py::object cls, const std::string& description, bool next_use) {
-  auto& known = classes();
-  if (known.count(name)) {
-    known[name] = std::move(cls);
-    return;
-  }
-  for (const auto& e : EvictionRegistry::instance().entries())
-    if (e.name == name) throw UsageError("eviction policy '" + name + "' is already registered (a C++ policy)");
-  // "all" stands for every policy in a --policy list; the separators split policy specs.
-  if (name.empty() || name == "all" || name.find_first_of(":,;= ") != std::string::npos)
-    throw UsageError("eviction policy name '" + name + "': a name other than 'all', without ':', ',', ';', '=' or "
-                     "spaces, is needed");
-  known[name] = std::move(cls);
+  if (!store_python_class(EvictionRegistry::instance(), "eviction", name, std::move(cls))) return;
   EvictionRegistry::instance().add(
       {name, description.empty() ? "written in Python" : description, {},
        [name](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {

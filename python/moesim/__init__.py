@@ -21,7 +21,7 @@ for _name in ("Error", "UsageError", "Trace"):
     getattr(_core, _name).__module__ = __name__
 
 __all__ = ["Error", "UsageError", "Trace", "policies", "replay", "replay_frame", "run", "RunResult", "cluster",
-           "EvictionPolicy", "register_eviction"]
+           "EvictionPolicy", "register_eviction", "RoutingPolicy", "register_routing"]
 
 
 def replay_frame(trace, **options):
@@ -94,3 +94,33 @@ def register_eviction(name, cls, description="", next_use=False):
     if not (isinstance(cls, type) and issubclass(cls, EvictionPolicy)):
         raise TypeError("register_eviction: cls must be a subclass of moesim.EvictionPolicy")
     _core._register_eviction(name, cls, description, next_use)
+
+
+class RoutingPolicy:
+    """Base class of routing-rewrite policies written in Python (core/routing.h has the contract).
+
+    route(layer, decode, selection, weights, logits, cached) is called per layer invocation: `selection` (a numpy
+    uint16 array, tokens x top_k, each row the token's experts in rank order) is to be rewritten in place: keep an
+    expert in its slot, put a replacement in the slot of the expert it displaces, 0xFFFF empties a slot, and a
+    token never holds an expert twice. `weights` (tokens x top_k) and `logits` (tokens x experts) are float32
+    arrays, None when the trace has none; `cached` (bool, experts) says which experts of the layer are resident.
+    counters() returns the policy's own counters (a JSON-able dict). `setup` (a dict: layers, experts, top_k,
+    has_weights, has_logits) describes the run.
+    """
+
+    def __init__(self, setup):
+        self.setup = setup
+
+    def route(self, layer, decode, selection, weights, logits, cached):
+        raise NotImplementedError("a RoutingPolicy must implement route(...)")
+
+    def counters(self):
+        return {}
+
+
+def register_routing(name, cls, description="", cache_dependent=True):
+    """Registers `cls` (a subclass of RoutingPolicy, built as cls(setup) per run) as routing policy `name` for
+    replay and run. cache_dependent=False when the rewrite does not read `cached` (oracle caches then see it)."""
+    if not (isinstance(cls, type) and issubclass(cls, RoutingPolicy)):
+        raise TypeError("register_routing: cls must be a subclass of moesim.RoutingPolicy")
+    _core._register_routing(name, cls, description, cache_dependent)

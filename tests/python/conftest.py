@@ -1,6 +1,7 @@
 """Shared fixtures of the Python module's tests: the CLI next to the module (MOESIM_BUILD_DIR, set by ctest) and
 the bundled traces; cli_json runs `moesim ... --json` and returns its document without what differs between two
-runs of the same command (the header's date, replay's wall-clock timings)."""
+runs of the same command (the header's date, replay's wall-clock timings) or between the module and a CLI built
+at another configure of the same tree (the header's commit: `git describe` at configure time)."""
 
 import json
 import os
@@ -17,9 +18,11 @@ WALL_CLOCK_KEYS = ("replay_s", "lookups_per_s")
 
 
 def without_wall_clock(doc):
-    """`doc` without the keys that measure this run's wall clock (the header's date, replay timings)."""
+    """`doc` without the keys that measure this run's wall clock (the header's date, replay timings) and the
+    commit the binary was configured at."""
     doc = json.loads(json.dumps(doc))
     doc.get("header", {}).pop("date", None)
+    doc.get("header", {}).get("moesim", {}).pop("commit", None)
     for r in doc.get("results", []):
         for k in WALL_CLOCK_KEYS:
             r.pop(k, None)
