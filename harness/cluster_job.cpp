@@ -76,7 +76,9 @@ std::string summary_text(const sim::ClusterInput& in, const Json& j) {
 
 }  // namespace
 
-void run_cluster_job(const ClusterArgs& a) {
+void run_cluster_job(const ClusterArgs& a) { write_file_atomic(a.out, cluster_output(a)); }
+
+std::string cluster_output(const ClusterArgs& a) {
   if (a.placement.empty()) throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
   (void)PlacementRegistry::instance().params(a.placement, "placement");  // unknown name or parameter: exit 2
   sim::ClusterOptions opt;
@@ -120,10 +122,9 @@ void run_cluster_job(const ClusterArgs& a) {
     out["header"] = run_header("cluster", config, a.seed);
     out["warnings"] = warnings_json();
     for (auto& [k, v] : j.items()) out[k] = v;
-    write_json_file(a.out, out);
-  } else {
-    write_file_atomic(a.out, summary_text(in, j));
+    return out.dump(2) + "\n";
   }
+  return summary_text(in, j);
 }
 
 }  // namespace moesim::harness

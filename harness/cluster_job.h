@@ -24,5 +24,7 @@ struct ClusterArgs {
 
 // Loads SERVERS.json, places the experts, simulates the cluster and writes the summary (text or JSON) to a.out.
 void run_cluster_job(const ClusterArgs& a);
+// What run_cluster_job writes (the summary, or the JSON text when a.json); the timeline file is written here.
+std::string cluster_output(const ClusterArgs& a);
 
 }  // namespace moesim::harness

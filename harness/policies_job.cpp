@@ -40,6 +40,10 @@ void list(const char* key, const char* title, const R& registry, std::string& te
 
 void list_policies(const PoliciesArgs& o) {
   check_output_writable(o.out);
+  write_file_atomic(o.out, policies_output(o.json));
+}
+
+std::string policies_output(bool json) {
   std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
   Json kinds = Json::object();
   list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text, kinds);
@@ -50,14 +54,11 @@ void list_policies(const PoliciesArgs& o) {
   list("prefetch", "prefetch (moesim run --prefetch)", PrefetchRegistry::instance(), text, kinds);
   list("system", "system (moesim run --system; flags such as --delta feed the same parameters)",
        SystemRegistry::instance(), text, kinds);
-  if (!o.json) {
-    write_file_atomic(o.out, text);
-    return;
-  }
+  if (!json) return text;
   Json j;
   j["header"] = run_header("policies", Json::object());
   j["policies"] = kinds;
-  write_json_file(o.out, j);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace moesim::harness

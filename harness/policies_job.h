@@ -18,5 +18,7 @@ struct PoliciesArgs {
 
 // Lists every registry (policies, systems) with parameters and defaults, as text or JSON.
 void list_policies(const PoliciesArgs& o);
+// What list_policies writes: the text, or the JSON text (header, policies by kind).
+std::string policies_output(bool json);
 
 }  // namespace moesim::harness

@@ -69,9 +69,9 @@ void check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope, con
 }
 
 // Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
-void run_routing(const ReplayArgs& a, const traces::Trace& trace, const replay::ReplayInput& input,
-                 const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                 const std::vector<CacheCapacity>& caps, CacheScope scope) {
+std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const replay::ReplayInput& input,
+                        const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                        const std::vector<CacheCapacity>& caps, CacheScope scope) {
   std::vector<std::string> routings = split_routing_list(a.routing);
   if (routings.empty()) routings = {"identity"};
   const replay::RoutingReplayInput rin(input, trace);
@@ -110,13 +110,14 @@ void run_routing(const ReplayArgs& a, const traces::Trace& trace, const replay::
                      trace.has_logits() ? "" : "; no router logits");
     text += routing_replay_table(results, info, scope);
   }
-  write_file_atomic(a.out, text);
+  return text;
 }
 
 // Cache-only replay with prefetch policies: every (eviction, budget, prefetch), prefetch metrics as `run`'s.
-void run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces::LookupStream& stream,
-                  const replay::ReplayInput& input, const std::vector<std::string>& policies,
-                  const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps, CacheScope scope) {
+std::string run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces::LookupStream& stream,
+                         const replay::ReplayInput& input, const std::vector<std::string>& policies,
+                         const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps,
+                         CacheScope scope) {
   const WorkloadView w = serving::workload_view(stream);
   std::vector<replay::PrefetchReplayConfig> configs;
   for (const auto& p : policies)
@@ -164,7 +165,7 @@ void run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const traces:
                         r.prefetch.c_str());
     }
   }
-  write_file_atomic(a.out, text);
+  return text;
 }
 
 struct StreamCounts {
@@ -174,10 +175,10 @@ struct StreamCounts {
 
 // The cache-only replay of every (policy, budget) and its output; `counts` describe the trace (its batch-1
 // stream), `sc` the stream replayed.
-void run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
-                    const traces::TraceCounts& counts, const StreamCounts& sc,
-                    const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                    const std::vector<CacheCapacity>& caps, CacheScope scope) {
+std::string run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
+                           const traces::TraceCounts& counts, const StreamCounts& sc,
+                           const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
+                           const std::vector<CacheCapacity>& caps, CacheScope scope) {
   std::vector<replay::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
@@ -213,7 +214,7 @@ void run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const
         scope_name(scope));
     text = head + table(results);
   }
-  write_file_atomic(a.out, text);
+  return text;
 }
 
 // Does any of the policies need the next-use index (Belady)?
@@ -224,18 +225,20 @@ bool needs_next_use(const std::vector<std::string>& policies) {
 
 // `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
 // Taken for the plain cache-only replay at batch 1 of an .mtr file read as it is (no --model, no import
-// options); false when the file has no lookup index.
-bool try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                     const std::vector<CacheCapacity>& caps, CacheScope scope) {
+// options): its output, or nothing when that path does not apply or the file has no lookup index.
+std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& policies,
+                                           const std::vector<std::string>& budgets,
+                                           const std::vector<CacheCapacity>& caps, CacheScope scope) {
   const auto& l = a.load;
-  if (!a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 || !(l.format == "auto" || l.format == "mtr") ||
+  if (a.loaded || !a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 ||
+      !(l.format == "auto" || l.format == "mtr") ||
       !l.fields.empty() || !l.model.empty() || l.token_from != "column" || l.layer_base != 0 || !l.where.empty() ||
       l.skip_warmup || l.drop_duplicates || !l.delimiter.empty())
-    return false;
+    return std::nullopt;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(a.trace, ec)) return false;
+  if (!std::filesystem::is_regular_file(a.trace, ec)) return std::nullopt;
   const std::optional<traces::MtrLookups> idx = traces::read_mtr_lookups(a.trace, needs_next_use(policies));
-  if (!idx) return false;
+  if (!idx) return std::nullopt;
   const auto& info = idx->info;
   const replay::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, info, idx->records, idx->sequences, a.batch);
@@ -249,15 +252,17 @@ bool try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& polici
                                    .decode_lookups = idx->decode_lookups,
                                    .has_weights = idx->has_weights,
                                    .has_logits = idx->has_logits};
-  run_cache_only(a, input, info, counts, StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups},
-                 policies, budgets, caps, scope);
-  return true;
+  return run_cache_only(a, input, info, counts,
+                        StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies, budgets,
+                        caps, scope);
 }
 
 }  // namespace
 
-void replay(const ReplayArgs& a) {
-  require_trace_input(a.trace);
+void replay(const ReplayArgs& a) { write_file_atomic(a.out, replay_output(a)); }
+
+std::string replay_output(const ReplayArgs& a) {
+  if (!a.loaded) require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);
   require_at_least("--jobs", a.threads, 1);
   const CacheScope scope = parse_scope_option("--scope", a.scope);
@@ -272,9 +277,9 @@ void replay(const ReplayArgs& a) {
   if (!a.prefetch.empty() && (!a.routing.empty() || a.lifetime))
     throw UsageError("--prefetch cannot be combined with --routing or --lifetime in replay (use `moesim run`)");
   check_output_writable(a.out);
-  if (try_run_indexed(a, policies, budgets, caps, scope)) return;
+  if (auto text = try_run_indexed(a, policies, budgets, caps, scope)) return *text;
 
-  const traces::Trace trace = traces::load_trace(a.trace, a.load);
+  const traces::Trace trace = a.loaded ? *a.loaded : traces::load_trace(a.trace, a.load);
   const auto& info = trace.info();
   // The cache-only replay reads no token counts, and the next-use index only for an oracle policy: each is
   // a 4-byte array per lookup not to build (the token-level paths read both).
@@ -289,14 +294,8 @@ void replay(const ReplayArgs& a) {
   warn_trace_plausibility(a.trace, trace, a.batch);
   check_budgets(caps, scope, info);
 
-  if (!a.routing.empty() || a.lifetime) {
-    run_routing(a, trace, input, policies, budgets, caps, scope);
-    return;
-  }
-  if (!a.prefetch.empty()) {
-    run_prefetch(a, trace, stream, input, policies, budgets, caps, scope);
-    return;
-  }
+  if (!a.routing.empty() || a.lifetime) return run_routing(a, trace, input, policies, budgets, caps, scope);
+  if (!a.prefetch.empty()) return run_prefetch(a, trace, stream, input, policies, budgets, caps, scope);
   // The trace's description is JSON-only (the counts take passes over the records).
   traces::TraceCounts counts;
   if (a.json) {
@@ -312,8 +311,9 @@ void replay(const ReplayArgs& a) {
                                    .has_weights = trace.has_weights(),
                                    .has_logits = trace.has_logits()};
   }
-  run_cache_only(a, input, info, counts, StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()},
-                 policies, budgets, caps, scope);
+  return run_cache_only(a, input, info, counts,
+                        StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()}, policies,
+                        budgets, caps, scope);
 }
 
 }  // namespace moesim::harness

@@ -37,9 +37,15 @@ struct ReplayArgs {
   std::vector<std::string> prefetch;
   uint64_t seed = 1;
   uint32_t oracle_passes = 4;
+  // A trace already loaded (the Python module's Trace): replayed instead of reading `trace`, which then only
+  // names it in the output; `load` must be the options it was loaded with.
+  std::shared_ptr<const traces::Trace> loaded;
 };
 
-// Replays the trace through every (policy, budget[, routing | prefetch]) and writes the table or JSON to args.out.
+// Replays the trace through every (policy, budget[, routing | prefetch]) and returns the table or the JSON text
+// (a.json) that `moesim replay` prints; a.out is only checked to be writable.
+std::string replay_output(const ReplayArgs& a);
+// replay_output(a), written to a.out.
 void replay(const ReplayArgs& a);
 
 }  // namespace moesim::harness

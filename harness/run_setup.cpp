@@ -169,7 +169,7 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
 }  // namespace
 
 void prepare_run(RunArgs& a, PreparedRun& p) {
-  require_trace_input(a.trace);
+  if (!a.loaded) require_trace_input(a.trace);
   if (!a.profile_trace.empty() && a.profile_tokens > 0)
     throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
   const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
@@ -222,7 +222,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
     window = parse_timeline_steps(a.timeline_steps);
   }
 
-  p.trace = traces::load_trace(a.trace, a.load);
+  p.trace = a.loaded ? *a.loaded : traces::load_trace(a.trace, a.load);
   const traces::Trace& trace = p.trace;
   p.hw = load_hardware(a.hw);
   const HardwareProfile& hw = p.hw;

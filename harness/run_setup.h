@@ -39,6 +39,9 @@ struct RunArgs {
   bool exec = false, buffered = false, verify_gpu = false;
   std::string gpu = "auto";  // exec: auto, on, off
   std::string io = "pread";  // exec: pread, uring
+  // A trace already loaded (the Python module's Trace): run instead of reading `trace`, which then only names
+  // it in the output; `load` must be the options it was loaded with.
+  std::shared_ptr<const traces::Trace> loaded;
 };
 
 struct PreparedRun {

@@ -1,0 +1,76 @@
+#include "harness/run_outcome.h"
+
+#include <optional>
+
+#include "base/progress.h"
+#include "base/warnings.h"
+#include "core/run_info.h"
+#include "harness/sim_runner.h"
+#include "serving/metrics.h"
+#include "serving/timeline.h"
+
+namespace moesim::harness {
+namespace {
+
+void keep_timings(const PipelineResult& r, RunOutcome& o) {
+  for (const auto& s : r.steps) {
+    o.step_phase.push_back(s.phase);
+    o.step_s.push_back(s.end - s.start);
+  }
+  for (const auto& inv : r.invocations) {
+    o.invocation_layer.push_back(inv.layer);
+    o.invocation_phase.push_back(inv.phase);
+    o.invocation_s.push_back(inv.end - inv.start);
+  }
+}
+
+}  // namespace
+
+RunOutcome run_outcome(RunArgs& a) {
+  PreparedRun p;
+  prepare_run(a, p);
+  std::optional<Progress> bar;
+  p.cfg.on_step = [&bar](uint64_t done, uint64_t total) {
+    if (!bar) bar.emplace("run", total, "steps");
+    bar->set(done);
+  };
+  RunOutcome o;
+  serving::RunResult r;
+  if (a.exec)
+    r = run_exec(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, exec_options(a, p.hw), &o.config, &o.exec_report);
+  else
+    r = run_simulated(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, p.sim, &o.config);
+  if (bar) bar->finish();
+
+  o.config["trace"] = a.trace;
+  o.config["format"] = a.load.format;
+  o.config["fields"] = a.load.fields;
+  o.config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
+  o.config["force"] = a.force;
+  o.metrics = metrics_json(r.result);
+  o.metrics["synthetic"] = p.trace.info().synthetic;
+  if (!a.timeline.empty()) {
+    TimelineWriteOptions topt;
+    if (p.timeline_warned) topt.warn_above_bytes = 0;  // said once already
+    write_chrome_trace(a.timeline, r.result, p.costs.costs, topt);
+  }
+  warn_if_unoptimized();
+  a.policy = p.policy;
+  a.budget = p.budget;
+  o.info = p.trace.info();
+  o.hw = p.hw;
+  o.timeline_ops = r.result.timeline.size();
+  keep_timings(r.result, o);
+  return o;
+}
+
+Json run_outcome_json(const RunArgs& a, const RunOutcome& o) {
+  Json out;
+  out["header"] = run_header(a.exec ? "exec" : "run", o.config);
+  out["warnings"] = warnings_json();
+  out["metrics"] = o.metrics;
+  if (a.exec) out["exec"] = exec_report_json(o.exec_report);
+  return out;
+}
+
+}  // namespace moesim::harness

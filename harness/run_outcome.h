@@ -1,0 +1,40 @@
+// One `moesim run` (or `exec`) as data: the run prepared (harness/run_setup.h), served on the simulator or for
+// real, its timeline written when asked, and what its outputs are made of (the configuration, the metrics, the
+// per-step and per-invocation timings). `moesim run --json` is run_outcome_json(); the Python module returns the
+// same JSON and the timings as arrays.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+#include "harness/exec_runner.h"
+#include "harness/run_setup.h"
+
+namespace moesim::harness {
+
+struct RunOutcome {
+  Json config;   // the run's configuration, as the JSON header carries it
+  Json metrics;  // serving metrics_json(), with "synthetic"
+  ExecReport exec_report;  // a.exec only
+  traces::TraceInfo info;
+  HardwareProfile hw;
+  size_t timeline_ops = 0;
+  // Per workload step in order: phase (0 prefill, 1 decode) and duration in seconds; the decode steps' durations
+  // are the TPOT samples of the metrics.
+  std::vector<uint8_t> step_phase;
+  std::vector<double> step_s;
+  // Per layer invocation in completion order: its MoE layer, phase and makespan in seconds.
+  std::vector<uint16_t> invocation_layer;
+  std::vector<uint8_t> invocation_phase;
+  std::vector<double> invocation_s;
+};
+
+// Prepares the run (UsageError for bad options), serves the trace on the simulator (or for real when a.exec),
+// writes the timeline when a.timeline is set, and returns the outcome. Sets a.policy and a.budget to the ones run.
+RunOutcome run_outcome(RunArgs& a);
+// The document `moesim run --json` (`exec --json`) prints: header, warnings, metrics (and exec).
+Json run_outcome_json(const RunArgs& a, const RunOutcome& o);
+
+}  // namespace moesim::harness

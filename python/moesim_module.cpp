@@ -1,0 +1,269 @@
+// The `moesim` Python module's C++ part, moesim._core (docs/python.md): the commands of the CLI called in process
+// through the same harness/ functions, with the CLI's option names as keyword arguments and the CLI's JSON as
+// the result. The package python/moesim/ wraps it (DataFrames, numpy arrays, the EvictionPolicy base class).
+//
+// Every call releases the GIL around the C++ work and captures the warnings raised on its thread
+// (base/warnings.h): the result's "warnings" carries them, as the CLI's JSON does, and each is raised as a Python
+// UserWarning afterwards. moesim::UsageError becomes moesim.UsageError (the CLI's exit 2), any other
+// moesim::Error moesim.Error, with the CLI's message.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "base/error.h"
+#include "base/warnings.h"
+#include "harness/cluster_job.h"
+#include "harness/policies_job.h"
+#include "harness/replay_job.h"
+#include "harness/run_outcome.h"
+#include "python/py_eviction.h"
+#include "python/py_routing.h"
+#include "traces/lookup_stream.h"
+#include "traces/trace_io.h"
+#include "traces/trace_summary.h"
+
+namespace py = pybind11;
+using namespace moesim;
+
+namespace {
+
+// A loaded trace and how it was loaded (the path and options name it in every result).
+struct PyTrace {
+  std::shared_ptr<const traces::Trace> trace;
+  std::string path;
+  traces::LoadOptions load;
+};
+
+// A keyword argument that the CLI takes repeated or as a list: None, one string or a sequence of strings.
+std::vector<std::string> strings(const py::object& o) {
+  if (o.is_none()) return {};
+  if (py::isinstance<py::str>(o)) return {o.cast<std::string>()};
+  return o.cast<std::vector<std::string>>();
+}
+
+py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
+
+// Runs f() with the GIL released and this thread's warnings captured, then raises each as a UserWarning.
+template <typename F>
+auto call_released(F&& f) {
+  std::vector<std::string> raised;
+  auto result = [&] {
+    py::gil_scoped_release release;
+    ThreadWarningScope scope;
+    auto r = f();
+    raised = scope.items();
+    return r;
+  }();
+  for (const auto& w : raised)
+    if (PyErr_WarnEx(PyExc_UserWarning, ("moesim: " + w).c_str(), 2) < 0) throw py::error_already_set();
+  return result;
+}
+
+// The trace argument: a path (read with the load options given) or a moesim.Trace (its own options).
+void trace_argument(const py::object& t, const traces::LoadOptions& given, std::string& path,
+                    traces::LoadOptions& load, std::shared_ptr<const traces::Trace>& loaded) {
+  if (py::isinstance<PyTrace>(t)) {
+    const auto& pt = t.cast<const PyTrace&>();
+    if (given.format != "auto" || !given.fields.empty() || !given.model.empty())
+      throw UsageError("format, fields and model belong to Trace.load when the trace is a loaded moesim.Trace");
+    path = pt.path;
+    load = pt.load;
+    loaded = pt.trace;
+    return;
+  }
+  path = py::str(t).cast<std::string>();
+  load = given;
+}
+
+void bind_errors(py::module_& m) {
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<UsageError> usage(m, "UsageError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UsageError& e) {
+      usage(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+}
+
+void bind_trace(py::module_& m) {
+  py::class_<PyTrace>(m, "Trace", "A routing trace loaded once (moesim.Trace.load), reused by replay and run")
+      .def_static(
+          "load",
+          [](const std::string& path, const std::string& format, const std::string& fields, const std::string& model,
+             const std::string& token_from, uint32_t layer_base, const py::object& where, bool skip_warmup,
+             bool drop_duplicates, const std::string& delimiter) {
+            PyTrace t{nullptr, path, {}};
+            t.load = {.format = format, .fields = fields, .model = model, .token_from = token_from,
+                      .layer_base = layer_base, .where = strings(where), .skip_warmup = skip_warmup,
+                      .drop_duplicates = drop_duplicates, .delimiter = delimiter};
+            t.trace = call_released([&] { return std::make_shared<const traces::Trace>(traces::load_trace(path, t.load)); });
+            return t;
+          },
+          py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "",
+          py::arg("token_from") = "column", py::arg("layer_base") = 0, py::arg("where") = py::none(),
+          py::arg("skip_warmup") = false, py::arg("drop_duplicates") = false, py::arg("delimiter") = "")
+      .def_property_readonly("path", [](const PyTrace& t) { return t.path; })
+      .def_property_readonly("model", [](const PyTrace& t) { return t.trace->info().model; })
+      .def_property_readonly("layers", [](const PyTrace& t) { return t.trace->info().layers; })
+      .def_property_readonly("experts", [](const PyTrace& t) { return t.trace->info().experts; })
+      .def_property_readonly("top_k", [](const PyTrace& t) { return t.trace->info().top_k; })
+      .def_property_readonly("records", [](const PyTrace& t) { return t.trace->records(); })
+      .def_property_readonly("sequences", [](const PyTrace& t) { return t.trace->sequence_ids().size(); })
+      .def("summary", [](const PyTrace& t) {
+        const std::string text = call_released([&] {
+          return traces::trace_summary_json(*t.trace, t.path, traces::build_lookup_stream(*t.trace, 1)).dump();
+        });
+        return json_loads(text);
+      }, "The trace's description, as `moesim trace info --json` gives it");
+}
+
+py::object replay(const py::object& trace, const py::object& policy, const py::object& budget,
+                  const std::string& scope, uint32_t batch, unsigned jobs, const py::object& routing, bool lifetime,
+                  const py::object& prefetch, uint64_t seed, uint32_t oracle_passes, const std::string& format,
+                  const std::string& fields, const std::string& model) {
+  harness::ReplayArgs a;
+  traces::LoadOptions given;
+  given.format = format;
+  given.fields = fields;
+  given.model = model;
+  trace_argument(trace, given, a.trace, a.load, a.loaded);
+  a.policies = strings(policy);
+  a.budgets = strings(budget);
+  a.scope = scope;
+  a.batch = batch;
+  a.threads = jobs;
+  a.routing = strings(routing);
+  a.lifetime = lifetime;
+  a.prefetch = strings(prefetch);
+  a.seed = seed;
+  a.oracle_passes = oracle_passes;
+  a.json = true;
+  return json_loads(call_released([&] { return harness::replay_output(a); }));
+}
+
+void bind_replay(py::module_& m) {
+  m.def("replay", &replay, "`moesim replay --json`: hit rates of eviction policies on a trace, as a dict",
+        py::arg("trace"), py::kw_only(), py::arg("policy") = "lru", py::arg("budget") = py::none(),
+        py::arg("scope") = "global", py::arg("batch") = 1, py::arg("jobs") = 1, py::arg("routing") = py::none(),
+        py::arg("lifetime") = false, py::arg("prefetch") = py::none(), py::arg("seed") = 1,
+        py::arg("oracle_passes") = 4, py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "");
+}
+
+template <typename T>
+py::array_t<T> array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+// `moesim run --json`'s dict and the timings as numpy arrays (see harness/run_outcome.h).
+py::tuple run(const py::object& trace, py::dict kw) {
+  harness::RunArgs a;
+  const auto take = [&kw](const char* key, auto& field) {
+    if (kw.contains(key) && !kw[key].is_none()) field = kw[key].cast<std::remove_reference_t<decltype(field)>>();
+  };
+  traces::LoadOptions given;
+  take("format", given.format);
+  take("fields", given.fields);
+  take("model", given.model);
+  trace_argument(trace, given, a.trace, a.load, a.loaded);
+  take("system", a.system);
+  take("hw", a.hw);
+  take("scope", a.scope);
+  take("routing", a.routing);
+  take("scheduling", a.scheduling);
+  take("prefetch", a.prefetch);
+  take("host_budget", a.host_budget);
+  take("recover_on", a.recover_on);
+  take("compute_on", a.compute_on);
+  take("pools", a.pools);
+  take("store", a.store);
+  take("delta", a.delta);
+  take("ratio", a.ratio);
+  take("grid", a.grid);
+  take("seed", a.seed);
+  take("batch", a.batch);
+  take("io_depth", a.io_depth);
+  take("workers", a.workers);
+  take("force", a.force);
+  take("timeline", a.timeline);
+  if (kw.contains("shards") && !kw["shards"].is_none()) {
+    a.shards = kw["shards"].cast<uint32_t>();
+    a.shards_given = true;
+  }
+  if (kw.contains("timeline_steps") && !kw["timeline_steps"].is_none()) {
+    a.timeline_steps = kw["timeline_steps"].cast<std::string>();
+    a.timeline_steps_given = true;
+  }
+  if (kw.contains("policy")) a.policies = strings(kw["policy"]);
+  a.policy_given = !a.policies.empty();
+  if (kw.contains("budget")) a.budgets = strings(kw["budget"]);
+  a.json = true;
+  harness::RunOutcome o;
+  const std::string text = call_released([&] {
+    o = harness::run_outcome(a);
+    return harness::run_outcome_json(a, o).dump();
+  });
+  py::dict arrays;
+  arrays["step_phase"] = array(o.step_phase);
+  arrays["step_s"] = array(o.step_s);
+  arrays["invocation_layer"] = array(o.invocation_layer);
+  arrays["invocation_phase"] = array(o.invocation_phase);
+  arrays["invocation_s"] = array(o.invocation_s);
+  return py::make_tuple(json_loads(text), arrays);
+}
+
+py::object cluster(const std::string& servers, const std::string& placement, const std::string& migrate_every,
+                   const std::string& duration, uint64_t seed, uint64_t profile_tokens, const std::string& draw,
+                   const std::string& bucket, const std::string& timeline, const std::string& timeline_window) {
+  harness::ClusterArgs a;
+  a.spec = servers;
+  a.placement = placement;
+  a.migrate_every = migrate_every;
+  a.duration = duration;
+  a.seed = seed;
+  a.profile_tokens = profile_tokens;
+  a.draw = draw;
+  a.bucket = bucket;
+  a.timeline = timeline;
+  a.timeline_window = timeline_window;
+  a.json = true;
+  return json_loads(call_released([&] { return harness::cluster_output(a); }));
+}
+
+void bind_commands(py::module_& m) {
+  m.def("_run", &run, py::arg("trace"), py::arg("options"));
+  m.def("cluster", &cluster, "`moesim cluster --json`: Prism's edge cluster in simulated time, as a dict",
+        py::arg("servers"), py::kw_only(), py::arg("placement") = "", py::arg("migrate_every") = "",
+        py::arg("duration") = "30m", py::arg("seed") = 1, py::arg("profile_tokens") = 1000,
+        py::arg("draw") = "round-robin", py::arg("bucket") = "1m", py::arg("timeline") = "",
+        py::arg("timeline_window") = "");
+  m.def(
+      "policies",
+      []() -> py::object {
+        const py::object doc = json_loads(call_released([] { return harness::policies_output(true); }));
+        return doc["policies"];
+      },
+      "Every registry (eviction, routing, ...): kind -> [{name, description, params}], as `moesim policies --json`");
+  m.def("_register_eviction", &python::register_eviction, py::arg("name"), py::arg("cls"), py::arg("description"),
+        py::arg("next_use"));
+  m.def("_register_routing", &python::register_routing, py::arg("name"), py::arg("cls"), py::arg("description"),
+        py::arg("cache_dependent"));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "moesim's C++ library (the package moesim wraps it)";
+  bind_errors(m);
+  bind_trace(m);
+  bind_replay(m);
+  bind_commands(m);
+}

@@ -1,0 +1,33 @@
+import json
+
+import moesim
+import pytest
+
+from conftest import QWEN, without_wall_clock
+
+
+def servers(tmp_path):
+    spec = {"model": "qwen3-30b-a3b", "network": {"bandwidth": "500Mbit/s", "latency": "1ms"},
+            "servers": [{"name": "a", "hw": "desktop-rtx4090", "gpus": 4, "gpu_memory": "8GiB", "traces": [QWEN],
+                         "arrival": "poisson:20s"},
+                        {"name": "b", "hw": "jetson-agx-orin-64gb", "gpus": 4, "gpu_memory": "8GiB",
+                         "traces": [QWEN], "arrival": "poisson:30s"}]}
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+def test_cluster_equals_the_cli_json(cli_json, tmp_path):
+    spec = servers(tmp_path)
+    got = moesim.cluster(spec, placement="prism", duration="3m", migrate_every="1m", seed=3)
+    want = cli_json("cluster", spec, "--placement", "prism", "--duration", "3m", "--migrate-every", "1m", "--seed", "3")
+    assert without_wall_clock(got) == want
+
+
+def test_cluster_without_a_placement_is_the_cli_usage_error(cli_error, tmp_path):
+    spec = servers(tmp_path)
+    message, code = cli_error("cluster", spec)
+    assert code == 2
+    with pytest.raises(moesim.UsageError) as e:
+        moesim.cluster(spec)
+    assert str(e.value) == message

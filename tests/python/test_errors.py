@@ -1,0 +1,33 @@
+import moesim
+import pytest
+
+from conftest import QWEN
+
+
+def test_a_bad_budget_is_a_usage_error_with_the_cli_message(cli_error):
+    message, code = cli_error("replay", QWEN, "--policy", "lru", "--budget", "8 parsecs")
+    assert code == 2
+    with pytest.raises(moesim.UsageError) as e:
+        moesim.replay(QWEN, policy="lru", budget="8 parsecs")
+    assert str(e.value) == message
+
+
+def test_an_unknown_policy_parameter_is_a_usage_error_with_the_cli_message(cli_error):
+    message, code = cli_error("run", "--trace", QWEN, "--policy", "lru:depth=2", "--budget", "8GiB")
+    assert code == 2
+    with pytest.raises(moesim.UsageError) as e:
+        moesim.run(QWEN, policy="lru:depth=2", budget="8GiB")
+    assert str(e.value) == message
+
+
+def test_a_missing_file_is_a_runtime_error_with_the_cli_message(cli_error, tmp_path):
+    missing = str(tmp_path / "missing.csv")
+    message, code = cli_error("replay", missing, "--policy", "lru", "--budget", "8")
+    with pytest.raises(moesim.Error) as e:
+        moesim.replay(missing, policy="lru", budget="8")
+    assert str(e.value) == message
+    assert isinstance(e.value, moesim.UsageError) == (code == 2)
+
+
+def test_usage_errors_are_errors():
+    assert issubclass(moesim.UsageError, moesim.Error)

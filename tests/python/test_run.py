@@ -1,0 +1,24 @@
+import moesim
+import numpy
+import pytest
+
+from conftest import QWEN, without_wall_clock
+
+
+@pytest.mark.parametrize("system,budget", [("offload", "4GiB"), ("zipmoe", "6GiB")])
+def test_run_equals_the_cli_json(cli_json, system, budget):
+    got = moesim.run(QWEN, system=system, budget=budget, batch=2, model="qwen3-30b-a3b")
+    want = cli_json("run", "--trace", QWEN, "--system", system, "--budget", budget, "--batch", "2", "--model",
+                    "qwen3-30b-a3b")
+    assert without_wall_clock(got) == want
+
+
+def test_run_gives_the_per_token_latencies_its_tpot_summarizes():
+    r = moesim.run(moesim.Trace.load(QWEN), policy="lfu", budget="4GiB")
+    tpot = r["metrics"]["tpot"]
+    assert isinstance(r.tpot_s, numpy.ndarray)
+    assert len(r.tpot_s) == tpot["count"]
+    assert r.tpot_s.max() == tpot["max_s"]
+    assert len(r.step_s) == r["metrics"]["steps"]
+    assert len(r.invocation_s) == len(r.invocation_layer) == r["metrics"]["layer_makespan"]["count"]
+    assert r.invocation_s.max() == r["metrics"]["layer_makespan"]["max_s"]
