@@ -15,6 +15,7 @@
 #include "harness/arguments.h"
 #include "harness/exec_runner.h"
 #include "harness/planner_report.h"
+#include "harness/run_outcome.h"
 #include "harness/sim_runner.h"
 #include "harness/store_layout.h"
 #include "serving/metrics.h"
@@ -181,67 +182,17 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
 
 }  // namespace
 
-void run_and_report(RunArgs& a) {
-  PreparedRun p;
-  prepare_run(a, p);
-  const traces::Trace& trace = p.trace;
-  const HardwareProfile& hw = p.hw;
-  const serving::SizedCosts& costs = p.costs;
-  serving::SystemConfig& cfg = p.cfg;
-  const traces::LookupStream& stream = p.stream;
-  const sim::SimOptions& sim = p.sim;
-  const bool timeline_warned = p.timeline_warned;
-  std::optional<Progress> bar;
-  cfg.on_step = [&bar](uint64_t done, uint64_t total) {
-    if (!bar) bar.emplace("run", total, "steps");
-    bar->set(done);
-  };
-  Json config;
-  ExecReport exec_report;
-  serving::RunResult r;
-  HwReads reads;
-  if (a.exec) {
-    const ExecRunOptions eo = exec_options(a, hw);
-    r = run_exec(cfg, stream, trace.info(), costs, hw, eo, &config, &exec_report, &reads);
-  } else {
-    r = run_simulated(cfg, stream, trace.info(), costs, hw, sim, &config, &reads);
-  }
-  if (bar) bar->finish();
-  const Json rests = a.exec ? rests_on(hw, reads) : rests_on(hw, reads, &sim);
+std::string run_outcome_text(const RunArgs& a, const RunOutcome& o) {
+  std::string text = print_summary(a, o.config, o.metrics, o.info, o.hw) +
+                     planner_report_line(planner_report(o.config["plan"], o.metrics)) + rests_on_line(o.rests_on);
+  if (a.exec) text += exec_report_text(o.exec_report);
+  if (!a.timeline.empty()) text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), o.timeline_ops);
+  return text;
+}
 
-  config["trace"] = a.trace;
-  config["format"] = a.load.format;
-  config["fields"] = a.load.fields;
-  config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
-  config["force"] = a.force;
-  Json metrics = metrics_json(r.result);
-  metrics["synthetic"] = trace.info().synthetic;
-  if (!a.timeline.empty()) {
-    TimelineWriteOptions topt;
-    if (timeline_warned) topt.warn_above_bytes = 0;  // said once already
-    write_chrome_trace(a.timeline, r.result, costs.costs, topt);
-  }
-  warn_if_unoptimized();
-  std::string text;
-  a.policy = p.policy;
-  a.budget = p.budget;
-  if (a.json) {
-    Json out;
-    out["header"] = run_header(a.exec ? "exec" : "run", config);
-    out["warnings"] = warnings_json();
-    out["metrics"] = metrics;
-    out["rests_on"] = rests;
-    if (!config["plan"].is_null()) out["planner"] = planner_report(config["plan"], metrics);
-    if (a.exec) out["exec"] = exec_report_json(exec_report);
-    text = out.dump(2) + "\n";
-  } else {
-    text = print_summary(a, config, metrics, trace.info(), hw) + planner_report_line(planner_report(config["plan"], metrics)) +
-           rests_on_line(rests);
-    if (a.exec) text += exec_report_text(exec_report);
-    if (!a.timeline.empty())
-      text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), r.result.timeline.size());
-  }
-  write_file_atomic(a.out, text);
+void run_and_report(RunArgs& a) {
+  const RunOutcome o = run_outcome(a);
+  write_file_atomic(a.out, a.json ? run_outcome_json(a, o).dump(2) + "\n" : run_outcome_text(a, o));
 }
 
 }  // namespace moesim::harness

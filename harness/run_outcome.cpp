@@ -5,6 +5,7 @@
 #include "base/progress.h"
 #include "base/warnings.h"
 #include "core/run_info.h"
+#include "harness/planner_report.h"
 #include "harness/sim_runner.h"
 #include "serving/metrics.h"
 #include "serving/timeline.h"
@@ -36,11 +37,14 @@ RunOutcome run_outcome(RunArgs& a) {
   };
   RunOutcome o;
   serving::RunResult r;
+  HwReads reads;
   if (a.exec)
-    r = run_exec(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, exec_options(a, p.hw), &o.config, &o.exec_report);
+    r = run_exec(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, exec_options(a, p.hw), &o.config, &o.exec_report,
+                 &reads);
   else
-    r = run_simulated(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, p.sim, &o.config);
+    r = run_simulated(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, p.sim, &o.config, &reads);
   if (bar) bar->finish();
+  o.rests_on = a.exec ? rests_on(p.hw, reads) : rests_on(p.hw, reads, &p.sim);
 
   o.config["trace"] = a.trace;
   o.config["format"] = a.load.format;
@@ -69,6 +73,8 @@ Json run_outcome_json(const RunArgs& a, const RunOutcome& o) {
   out["header"] = run_header(a.exec ? "exec" : "run", o.config);
   out["warnings"] = warnings_json();
   out["metrics"] = o.metrics;
+  out["rests_on"] = o.rests_on;
+  if (!o.config["plan"].is_null()) out["planner"] = planner_report(o.config["plan"], o.metrics);
   if (a.exec) out["exec"] = exec_report_json(o.exec_report);
   return out;
 }

@@ -17,6 +17,7 @@ namespace moesim::harness {
 struct RunOutcome {
   Json config;   // the run's configuration, as the JSON header carries it
   Json metrics;  // serving metrics_json(), with "synthetic"
+  Json rests_on;  // the assumption-marked profile fields the run read (harness/sim_runner.h rests_on)
   ExecReport exec_report;  // a.exec only
   traces::TraceInfo info;
   HardwareProfile hw;
@@ -34,7 +35,10 @@ struct RunOutcome {
 // Prepares the run (UsageError for bad options), serves the trace on the simulator (or for real when a.exec),
 // writes the timeline when a.timeline is set, and returns the outcome. Sets a.policy and a.budget to the ones run.
 RunOutcome run_outcome(RunArgs& a);
-// The document `moesim run --json` (`exec --json`) prints: header, warnings, metrics (and exec).
+// The document `moesim run --json` (`exec --json`) prints: header, warnings, metrics, rests_on, the planner's
+// report for a system that plans, and exec's report.
 Json run_outcome_json(const RunArgs& a, const RunOutcome& o);
+// The text `moesim run` prints: the summary, the planner's line, what the result rests on, exec's report.
+std::string run_outcome_text(const RunArgs& a, const RunOutcome& o);
 
 }  // namespace moesim::harness
