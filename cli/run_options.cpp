@@ -28,6 +28,9 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.add_option("--compute-on", a->compute_on,
                  "where routed experts compute: gpu, or cpu (as llama.cpp --n-cpu-moe, ktransformers, Fiddler)")
       ->capture_default_str();
+  app.add_flag("--compute-after-loads", a->compute_after_loads,
+               "a layer's routed experts compute only once all its misses are loaded (reads overlap one another, "
+               "not the resident experts' compute): engines that load a layer before computing it");
   app.add_option("--pools", a->pools,
                  "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
                  "F=0.2,C=0.5,S=0.3 (no planning)");

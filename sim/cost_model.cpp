@@ -13,6 +13,13 @@ double CostModel::roof(uint64_t bytes, double flops) const {
 double CostModel::roofline(uint64_t bytes, double flops) const { return roof(bytes, flops) + hw_.gpu_kernel_overhead; }
 
 double CostModel::duration(const Op& op) const {
+  const bool compute = op.kind == OpKind::kDenseCompute || op.kind == OpKind::kExpertCompute;
+  if (compute && op.prefill && hw_.cpu_prefill_compute_slowdown != 1)
+    return unscaled(op) * hw_.cpu_prefill_compute_slowdown;
+  return unscaled(op);
+}
+
+double CostModel::unscaled(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
   const bool on_cpu = op.resource == ResourceClass::kCpu;
   switch (op.kind) {
@@ -22,7 +29,10 @@ double CostModel::duration(const Op& op) const {
         // One worker: its share of the memory bandwidth for the weights, or its FLOP/s.
         if (!(hw_.cpu_flops_per_core > 0))
           throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
-        return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
+        const double stream = hw_.cpu_expert_bandwidth > 0 && op.kind == OpKind::kExpertCompute
+                                  ? hw_.cpu_expert_bandwidth
+                                  : hw_.cpu_memcpy_bandwidth;
+        return std::max(bytes / stream, op.flops / hw_.cpu_flops_per_core);
       }
       // An expert's SwiGLU FFN is several kernels (three GEMMs and the activation), a dense op one.
       // An op of 2+ tokens runs GEMMs, not GEMVs: the roofline and their fixed cost, where the profile has one
@@ -47,6 +57,8 @@ double CostModel::duration(const Op& op) const {
                     ": field 'cpu.decompress_bandwidth_per_core' is needed to cost decompression");
       return bytes / hw_.cpu_decompress_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
     case OpKind::kTransfer:
+      // On a CPU worker: the copy of a read tensor into its cache slot (PipelineOptions::compute_after_loads).
+      if (on_cpu) return hw_.cpu_load_copy_bandwidth > 0 ? bytes / hw_.cpu_load_copy_bandwidth : 0.0;
       return hw_.link_kind == "uma" ? hw_.link_latency : hw_.link_latency + bytes / hw_.link_bandwidth;
     case OpKind::kSsdRead:
       break;
