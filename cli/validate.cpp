@@ -1,5 +1,6 @@
 // `moesim validate`: options and output; the runs and checks are harness/validation.h.
 #include "base/atomic_file.h"
+#include "base/error.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
@@ -56,6 +57,8 @@ void setup(CLI::App& app) {
       ->needs(log);
   app.callback([va, la] {
     if (!la->log.empty()) {
+      if (!va->hw_given)
+        throw UsageError("validate --log needs --hw P.json (a profile, e.g. from `moesim calibrate --from-log`)");
       const harness::LogValidationOutput out = harness::validate_log(*la);
       write_file_atomic(la->run->out, la->run->json ? out.json.dump(2) + "\n" : out.text);
       return;
