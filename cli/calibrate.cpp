@@ -7,7 +7,6 @@
 #include "cli/run_options.h"
 #include "harness/calibration.h"
 #include "harness/log_calibration.h"
-#include "traces/engine_log.h"
 
 namespace moesim::cli {
 namespace {
@@ -57,10 +56,7 @@ void setup(CLI::App& app) {
                                   "its run recorded (--trace), with the engine's settings as run options; --hw is "
                                   "the base profile (default phone-snapdragon-8gen3); docs/engine-logs.md")
                        ->excludes(micro);
-  app.add_option("--log-fields", la->log_fields,
-                 "--from-log: the log's column (or summary key) of each field, FIELD=NAME,... (fields: " +
-                     std::string(traces::kLogFields) + ")")
-      ->needs(from_log);
+  add_log_fields_option(app, la->log_fields, from_log);
   app.callback([ca, la, &app] {
     if (!la->log.empty()) {
       if (app.get_option("--hw")->count() == 0) la->run->hw = "phone-snapdragon-8gen3";

@@ -1,6 +1,7 @@
 #include "cli/run_options.h"
 
 #include "cli/trace_options.h"
+#include "traces/engine_log.h"
 
 namespace moesim::cli {
 
@@ -83,6 +84,13 @@ void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.get_option("--workers")->description("CPU worker threads L (0 = this machine's CPUs)");
   app.add_flag("--verify-gpu", a->verify_gpu,
                "copy every GPU-recovered tensor back and compare it with the CPU kernel's (slower; a check)");
+}
+
+void add_log_fields_option(CLI::App& app, std::string& spec, CLI::Option* log) {
+  app.add_option("--log-fields", spec,
+                 log->get_name() + ": the log's column (or summary key) of each field, FIELD=NAME,... (fields: " +
+                     std::string(traces::kLogFields) + ")")
+      ->needs(log);
 }
 
 }  // namespace moesim::cli

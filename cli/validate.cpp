@@ -5,7 +5,6 @@
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
 #include "harness/log_validation.h"
-#include "traces/engine_log.h"
 #include "harness/validation.h"
 
 namespace moesim::cli {
@@ -51,10 +50,7 @@ void setup(CLI::App& app) {
                              "recorded --trace, instead of an exec run here: errors.cost.tpot and errors.cost.ttft "
                              "(docs/engine-logs.md)")
                   ->excludes("--calibrate-on");
-  app.add_option("--log-fields", la->log_fields,
-                 "--log: the log's column (or summary key) of each field, FIELD=NAME,... (fields: " +
-                     std::string(traces::kLogFields) + ")")
-      ->needs(log);
+  add_log_fields_option(app, la->log_fields, log);
   app.callback([va, la] {
     if (!la->log.empty()) {
       if (!va->hw_given)
