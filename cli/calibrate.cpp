@@ -6,6 +6,7 @@
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
 #include "harness/calibration.h"
+#include "harness/log_calibration.h"
 
 namespace moesim::cli {
 namespace {
@@ -48,7 +49,21 @@ void setup(CLI::App& app) {
                  "which measurements fill the profile's fields: trace (the calibration run; default with a trace) "
                  "or micro (the microbenchmarks; default without)")
       ->check(CLI::IsMember({"trace", "micro"}));
-  app.callback([ca] {
+  auto la = std::make_shared<harness::LogCalibrateArgs>();
+  la->run = ca->run;
+  auto* from_log = app.add_option("--from-log", la->log,
+                                  "fit the profile to a real engine's per-token log (METRICS) and the route trace "
+                                  "its run recorded (--trace), with the engine's settings as run options; --hw is "
+                                  "the base profile (default phone-snapdragon-8gen3); docs/engine-logs.md")
+                       ->excludes(micro);
+  add_log_fields_option(app, la->log_fields, from_log);
+  app.callback([ca, la, &app] {
+    if (!la->log.empty()) {
+      if (app.get_option("--hw")->count() == 0) la->run->hw = "phone-snapdragon-8gen3";
+      la->name = ca->name;
+      write_json_file(la->run->out, harness::calibrate_from_log(*la));
+      return;
+    }
     const Json prof = calibrate(*ca);
     const std::string& out = ca->run->out;
     write_json_file(out, prof);

@@ -2,6 +2,7 @@
 
 #include "cli/option_checks.h"
 #include "cli/trace_options.h"
+#include "traces/engine_log.h"
 
 namespace moesim::cli {
 
@@ -29,6 +30,9 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.add_option("--compute-on", a->compute_on,
                  "where routed experts compute: gpu, or cpu (as llama.cpp --n-cpu-moe, ktransformers, Fiddler)")
       ->capture_default_str();
+  app.add_flag("--compute-after-loads", a->compute_after_loads,
+               "a layer's routed experts compute only once all its misses are loaded (reads overlap one another, "
+               "not the resident experts' compute): engines that load a layer before computing it");
   app.add_option("--pools", a->pools,
                  "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
                  "F=0.2,C=0.5,S=0.3 (no planning)");
@@ -88,6 +92,13 @@ void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.get_option("--workers")->description("CPU worker threads L (0 = this machine's CPUs)");
   app.add_flag("--verify-gpu", a->verify_gpu,
                "copy every GPU-recovered tensor back and compare it with the CPU kernel's (slower; a check)");
+}
+
+void add_log_fields_option(CLI::App& app, std::string& spec, CLI::Option* log) {
+  app.add_option("--log-fields", spec,
+                 log->get_name() + ": the log's column (or summary key) of each field, FIELD=NAME,... (fields: " +
+                     std::string(traces::kLogFields) + ")")
+      ->needs(log);
 }
 
 }  // namespace moesim::cli

@@ -1,8 +1,10 @@
 // `moesim validate`: options and output; the runs and checks are harness/validation.h.
 #include "base/atomic_file.h"
+#include "base/error.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
+#include "harness/log_validation.h"
 #include "harness/validation.h"
 
 namespace moesim::cli {
@@ -41,7 +43,22 @@ void setup(CLI::App& app) {
                  "cost TPOT error is also judged over the exec median's interval, and with --calibrate-on "
                  "transfer.tpot (the paired transfer error) over the pairs'")
       ->capture_default_str();
-  app.callback([va] {
+  auto la = std::make_shared<harness::LogValidateArgs>();
+  la->run = va->run;
+  auto* log = app.add_option("--log", la->log,
+                             "compare the simulator with a real engine's per-token log (METRICS) of the run that "
+                             "recorded --trace, instead of an exec run here: errors.cost.tpot and errors.cost.ttft "
+                             "(docs/engine-logs.md)")
+                  ->excludes("--calibrate-on");
+  add_log_fields_option(app, la->log_fields, log);
+  app.callback([va, la] {
+    if (!la->log.empty()) {
+      if (!va->hw_given)
+        throw UsageError("validate --log needs --hw P.json (a profile, e.g. from `moesim calibrate --from-log`)");
+      const harness::LogValidationOutput out = harness::validate_log(*la);
+      write_file_atomic(la->run->out, la->run->json ? out.json.dump(2) + "\n" : out.text);
+      return;
+    }
     const ValidationOutput out = validate(*va);
     if (!va->csv.empty()) write_file_atomic(va->csv, out.csv);
     write_file_atomic(va->run->out, va->run->json ? out.json.dump(2) + "\n" : out.text);

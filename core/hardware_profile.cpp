@@ -44,6 +44,7 @@ const std::vector<SectionSpec>& sections() {
        true,
        {{"cores", Kind::number}, {"memcpy_bandwidth_per_core", Kind::rate},
         {"decompress_bandwidth_per_core", Kind::rate}, {"flops_per_core", Kind::number},
+        {"expert_bandwidth", Kind::rate}, {"load_copy_bandwidth", Kind::rate}, {"prefill_compute_slowdown", Kind::number},
         {"prefill_slowdown", Kind::number}, {"prefill_recover_slowdown", Kind::number}},
        {"model"},
        {}},
@@ -259,6 +260,10 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   h.cpu_cores = whole("cpu", "cores", 1u << 20);
   h.cpu_memcpy_bandwidth = positive("cpu", "memcpy_bandwidth_per_core", "rate");
   if (has("cpu", "flops_per_core")) h.cpu_flops_per_core = positive("cpu", "flops_per_core", "number");
+  if (has("cpu", "expert_bandwidth")) h.cpu_expert_bandwidth = positive("cpu", "expert_bandwidth", "rate");
+  if (has("cpu", "load_copy_bandwidth")) h.cpu_load_copy_bandwidth = positive("cpu", "load_copy_bandwidth", "rate");
+  if (has("cpu", "prefill_compute_slowdown"))
+    h.cpu_prefill_compute_slowdown = positive("cpu", "prefill_compute_slowdown", "number");
   if (has("cpu", "prefill_slowdown")) h.cpu_prefill_slowdown = positive("cpu", "prefill_slowdown", "number");
   h.cpu_prefill_recover_slowdown = has("cpu", "prefill_recover_slowdown")
                                        ? positive("cpu", "prefill_recover_slowdown", "number")

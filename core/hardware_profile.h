@@ -32,7 +32,8 @@ enum class HwParam : uint8_t {
   kCpuCores, kCpuMemcpyBandwidth, kCpuDecompressBandwidth, kCpuFlopsPerCore, kCpuPrefillSlowdown,
   kCpuPrefillRecoverSlowdown, kGpuBf16Flops, kGpuMemoryBandwidth, kGpuKernelOverhead, kGpuRecoverBandwidth,
   kGpuExpertOverhead, kGpuFreshExpertOverhead, kGpuExpertGemmOverhead, kGpuDenseGemmOverhead,
-  kGpuRecoverOverhead, kLinkBandwidth, kLinkLatency, kCount
+  kGpuRecoverOverhead, kLinkBandwidth, kLinkLatency, kCpuExpertBandwidth, kCpuLoadCopyBandwidth,
+  kCpuPrefillComputeSlowdown, kCount
 };
 inline constexpr size_t kHwParams = static_cast<size_t>(HwParam::kCount);
 inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
@@ -42,7 +43,8 @@ inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
     "cpu.decompress_bandwidth_per_core", "cpu.flops_per_core", "cpu.prefill_slowdown",
     "cpu.prefill_recover_slowdown", "gpu.bf16_flops", "gpu.memory_bandwidth", "gpu.kernel_overhead",
     "gpu.recover_bandwidth", "gpu.expert_overhead", "gpu.fresh_expert_overhead", "gpu.expert_gemm_overhead",
-    "gpu.dense_gemm_overhead", "gpu.recover_overhead", "link.bandwidth", "link.latency"};
+    "gpu.dense_gemm_overhead", "gpu.recover_overhead", "link.bandwidth", "link.latency", "cpu.expert_bandwidth",
+    "cpu.load_copy_bandwidth", "cpu.prefill_compute_slowdown"};
 
 struct HardwareProfile {
   std::string name;
@@ -95,6 +97,18 @@ struct HardwareProfile {
   // FLOP/s of one core running an expert's FFN (BF16 weights, FP32 accumulation): expert compute placed
   // on the CPU (`--compute-on cpu`). Optional: 0 = unknown, and costing such an op fails with an Error.
   double cpu_flops_per_core = 0;
+  // Bytes of weights per second a CPU worker streams through computing an expert (the memory-bound side of its
+  // roofline): an engine's quantized matmul kernels run below a plain copy. Optional (cpu.expert_bandwidth);
+  // 0 = absent, cpu_memcpy_bandwidth.
+  double cpu_expert_bandwidth = 0;
+  // A CPU worker copies each tensor a run with compute_after_loads has read into its cache slot at this rate
+  // (an engine that reads into an I/O buffer and moves the expert on its compute thread as it arrives:
+  // BigMoeOnEdge's mgmt_ms). Optional (cpu.load_copy_bandwidth); 0 = the copy takes no time.
+  double cpu_load_copy_bandwidth = 0;
+  // A prefill step's compute ops (dense and routed experts, on whichever lane) take this many times their
+  // roofline: an engine whose prompt pass computes slower per FLOP than its decode tokens (fitted by
+  // `calibrate --from-log` from the log's prefill time). Optional (cpu.prefill_compute_slowdown, default 1).
+  double cpu_prefill_compute_slowdown = 1;
   // A prefill step's decompressions and CPU recoveries (Op::prefill) take this many times the models' time:
   // they share the cores with every other thread of the engine, on buffers touched for the first time.
   // Optional (cpu.prefill_slowdown, default 1); calibrate fits it against the decode steps' models.

@@ -248,6 +248,9 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
+  if (a.compute_after_loads && a.prefetch != "none")
+    throw UsageError("--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
+  cfg.compute_after_loads = a.compute_after_loads;
   if (a.ratio > 0) cfg.param_sources["e_ratio"] = "--ratio";
   if (!a.store.empty() && traits.uses_store_layout) {
     if (serving::system_sets(cfg.system, "e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");

@@ -35,6 +35,7 @@ struct RunArgs {
   bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
   uint32_t batch = 1, io_depth = 1, workers = 0;
   bool json = false, force = false, policy_given = false;
+  bool compute_after_loads = false;  // --compute-after-loads (serving::SystemConfig)
   // `moesim exec`: the same run on the real machine (harness/exec_runner.h).
   bool exec = false, buffered = false, verify_gpu = false;
   std::string gpu = "auto";  // exec: auto, on, off

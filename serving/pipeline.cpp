@@ -140,6 +140,12 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
       if (!opt_.layout.compressed) {
         // Full-tensor offloading: only F (handled above) and M exist.
         const uint32_t read = g.add(make(OpKind::kSsdRead, t, bytes), root);
+        if (!to_gpu && opt_.compute_after_loads) {  // copied into its slot on a CPU worker as it arrives
+          Op copy = make(OpKind::kTransfer, t, bytes);
+          copy.resource = ResourceClass::kCpu;
+          tails_.push_back(g.add(copy, {read}));
+          continue;
+        }
         tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {read}) : read);
         continue;
       }
@@ -189,6 +195,12 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
     compute.tokens = tokens;
     compute.flops = costs_.expert_flops_per_token * tokens;
     compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
+    if (opt_.compute_after_loads) {  // added behind every load of the layer by add_deferred_computes
+      layer_loads_.insert(layer_loads_.end(), tails_.begin(), tails_.end());
+      deferred_.emplace_back(static_cast<uint32_t>(v.requests.size()), compute);
+      v.requests.push_back(req);
+      return;
+    }
     if (tails_.empty()) tails_.push_back(dense);
     req.compute_op = g.add(compute, tails_);
   } else {
@@ -579,7 +591,15 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
       wait_for_inflight(v, key, first, dense_op);
     }
   };
+  layer_loads_.clear();
+  deferred_.clear();
   walker_.walk_demands(residency_, w_->lookups, inv, demands_, on_lookup);
+  if (opt_.compute_after_loads) add_deferred_computes(v, dense_op);
+}
+
+void Pipeline::add_deferred_computes(Invocation& v, uint32_t dense_op) {
+  if (layer_loads_.empty()) layer_loads_.push_back(dense_op);
+  for (const auto& [request, op] : deferred_) v.requests[request].compute_op = v.graph.add(op, layer_loads_);
 }
 
 void Pipeline::consider_prefetch(Invocation& v, uint32_t slot, const PrefetchRequest& pr) {

@@ -82,6 +82,12 @@ struct PipelineOptions {
   ResourceClass recover_on = ResourceClass::kGpu;  // where tensor recovery runs (kGpu or kCpu)
   ResourceClass compute_on = ResourceClass::kGpu;  // where routed experts compute (kGpu or kCpu)
   bool load_whole_layer = false;  // layer-offload: every expert of a layer is loaded when it runs
+  // Every routed expert of a layer computes only once all the layer's loads have ended (its reads overlap one
+  // another, not the compute of its resident experts): an engine that loads a layer's misses before it
+  // computes any of its experts. With experts computed on the CPU, each read tensor is then copied into its
+  // cache slot on a CPU worker as it arrives (a transfer op on kCpu), while the layer's other reads go on.
+  // Not with prefetching (a hit on an expert still loading is not waited for).
+  bool compute_after_loads = false;
   bool record_timeline = false;  // keep every op's timing and the counters (for --timeline)
   // With record_timeline: only steps first..last (inclusive, workload step indices) are recorded; ops,
   // counter samples and markers of other steps are not kept.
@@ -261,6 +267,11 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::vector<uint8_t> kept_;
   InvocationWalker walker_;  // the lookups, refreshes and eviction of each invocation
   std::vector<uint32_t> tails_, into_transfer_, ready_;
+  // PipelineOptions::compute_after_loads: the layer's loads so far, and the compute ops held back until the
+  // last lookup (request index, op).
+  std::vector<uint32_t> layer_loads_;
+  std::vector<std::pair<uint32_t, Op>> deferred_;
+  void add_deferred_computes(Invocation& v, uint32_t dense_op);
   std::vector<PrefetchRequest> proposals_;
   std::vector<uint64_t> pool_bytes_;
   // Counters: the current value of every track, and the index of its last sample in the window.

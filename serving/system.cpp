@@ -101,6 +101,7 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   PipelineOptions po;
   po.recover_on = cfg.recover_on;
   po.compute_on = cfg.compute_on;
+  po.compute_after_loads = cfg.compute_after_loads;
   po.record_timeline = cfg.record_timeline;
   po.timeline_first_step = cfg.timeline_first_step;
   po.timeline_last_step = cfg.timeline_last_step;
@@ -157,6 +158,7 @@ Json config_json(const SystemConfig& cfg, const RunResult& r, const SizedCosts& 
   j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
   j["recover_on"] = resource_class_name(cfg.recover_on);
   j["compute_on"] = resource_class_name(cfg.compute_on);
+  if (cfg.compute_after_loads) j["compute_after_loads"] = true;  // absent: overlapped (older outputs unchanged)
   j["batch"] = batch;
   j["platform"] = platform.describe();
   j["io_depth"] = platform.units(ResourceClass::kSsd);

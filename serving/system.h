@@ -62,6 +62,7 @@ struct SystemConfig {
   uint64_t host_budget_bytes = 0;
   ResourceClass recover_on = ResourceClass::kGpu;
   ResourceClass compute_on = ResourceClass::kGpu;
+  bool compute_after_loads = false;  // PipelineOptions::compute_after_loads (--compute-after-loads)
   uint64_t seed = 1;
   // Timeline and progress (PipelineOptions).
   bool record_timeline = false;

@@ -43,6 +43,15 @@ double CostModel::gpu_compute(const Op& op) const {
 }
 
 double CostModel::duration(const Op& op) const {
+  const bool compute = op.kind == OpKind::kDenseCompute || op.kind == OpKind::kExpertCompute;
+  if (compute && op.prefill && hw_.cpu_prefill_compute_slowdown != 1) {
+    reads_.mark(HwParam::kCpuPrefillComputeSlowdown);
+    return unscaled(op) * hw_.cpu_prefill_compute_slowdown;
+  }
+  return unscaled(op);
+}
+
+double CostModel::unscaled(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
   const bool on_cpu = op.resource == ResourceClass::kCpu;
   switch (op.kind) {
@@ -52,9 +61,11 @@ double CostModel::duration(const Op& op) const {
         // One worker: its share of the memory bandwidth for the weights, or its FLOP/s.
         if (!(hw_.cpu_flops_per_core > 0))
           throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
-        reads_.mark(HwParam::kCpuMemcpyBandwidth);
+        const bool own_rate = hw_.cpu_expert_bandwidth > 0 && op.kind == OpKind::kExpertCompute;
+        reads_.mark(own_rate ? HwParam::kCpuExpertBandwidth : HwParam::kCpuMemcpyBandwidth);
         reads_.mark(HwParam::kCpuFlopsPerCore);
-        return std::max(bytes / hw_.cpu_memcpy_bandwidth, op.flops / hw_.cpu_flops_per_core);
+        const double stream = own_rate ? hw_.cpu_expert_bandwidth : hw_.cpu_memcpy_bandwidth;
+        return std::max(bytes / stream, op.flops / hw_.cpu_flops_per_core);
       }
       return gpu_compute(op);
     case OpKind::kRecover:
@@ -75,6 +86,12 @@ double CostModel::duration(const Op& op) const {
       if (op.prefill) reads_.mark(HwParam::kCpuPrefillSlowdown);
       return bytes / hw_.cpu_decompress_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
     case OpKind::kTransfer:
+      // On a CPU worker: the copy of a read tensor into its cache slot (PipelineOptions::compute_after_loads).
+      if (on_cpu) {
+        if (!(hw_.cpu_load_copy_bandwidth > 0)) return 0.0;
+        reads_.mark(HwParam::kCpuLoadCopyBandwidth);
+        return bytes / hw_.cpu_load_copy_bandwidth;
+      }
       reads_.mark(HwParam::kLinkLatency);
       if (hw_.link_kind == "uma") return hw_.link_latency;
       reads_.mark(HwParam::kLinkBandwidth);

@@ -15,9 +15,12 @@
 //                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without
 //                   gpu.recover_* uses gpu_memory_bandwidth and gpu_kernel_overhead
 //   on the CPU (Op::resource kCpu, placed by the system): expert/dense compute max(bytes / cpu memcpy
-//                   bandwidth, flops / cpu.flops_per_core) on one worker; recovery 2 * bytes / cpu memcpy
-//                   bandwidth (the vectorized CPU kernel)
+//                   bandwidth, flops / cpu.flops_per_core) on one worker (an expert: bytes / cpu.expert_bandwidth
+//                   where the profile has it); recovery 2 * bytes / cpu memcpy bandwidth (the vectorized CPU
+//                   kernel); a transfer (the copy of a read tensor into its cache slot, compute_after_loads)
+//                   bytes / cpu.load_copy_bandwidth (0 without it)
 //   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
+//   a prefill step's compute ops (dense and expert): times cpu.prefill_compute_slowdown (default 1)
 //   a prefill step's decompressions (Op::prefill): times cpu_prefill_slowdown (default 1); its CPU recoveries
 //                   times cpu_prefill_recover_slowdown (default cpu_prefill_slowdown)
 //   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
@@ -56,6 +59,7 @@ class CostModel : public OpEstimator {
  private:
   double roof(uint64_t bytes, double flops) const;  // the roofline without a fixed cost
   double gpu_compute(const Op& op) const;           // dense or expert compute on the GPU
+  double unscaled(const Op& op) const;              // duration() before cpu.prefill_compute_slowdown
   HardwareProfile hw_;
   HwReads reads_;
 };

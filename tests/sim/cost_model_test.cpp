@@ -35,6 +35,28 @@ TEST(CostModel, ExpertComputeOnTheCpuIsARooflineOfOneCore) {
               9e6 / 204.8e9 + 10e-6, 1e-12);
 }
 
+TEST(CostModel, AnEnginesExpertRateCopiesAndPrefillComputeFactor) {
+  HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");  // 10 GB/s and 35.2 GFLOP/s per core
+  const Op expert = op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 18e6);
+  const Op copy = op(OpKind::kTransfer, ResourceClass::kCpu, 3'000'000);
+  EXPECT_NEAR(CostModel(hw).duration(copy), 0, 1e-15);  // no load_copy_bandwidth: the copy takes no time
+  hw.cpu_expert_bandwidth = 3e9;
+  hw.cpu_load_copy_bandwidth = 6e9;
+  hw.cpu_prefill_compute_slowdown = 1.5;
+  const CostModel m(hw);
+  EXPECT_NEAR(m.duration(expert), 9e6 / 3e9, 1e-12);  // the expert rate, not the copy rate
+  EXPECT_NEAR(m.duration(copy), 3e6 / 6e9, 1e-12);
+  Op prefill = expert;
+  prefill.prefill = true;
+  EXPECT_NEAR(m.duration(prefill), 1.5 * 9e6 / 3e9, 1e-12);
+  Op dense = op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 18e6);
+  const double decode_dense = m.duration(dense);
+  dense.prefill = true;
+  EXPECT_NEAR(m.duration(dense), 1.5 * decode_dense, 1e-12);
+  // A dense op on the CPU keeps memcpy_bandwidth_per_core's roofline (the expert rate is an expert's).
+  EXPECT_NEAR(m.duration(op(OpKind::kDenseCompute, ResourceClass::kCpu, 9'000'000, 18e6)), 0.9e-3, 1e-12);
+}
+
 TEST(CostModel, RecoveryOnTheCpuStreamsTwiceTheTensorThroughOneCore) {
   const CostModel m(load_hardware("jetson-agx-orin-64gb"));
   EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kCpu, 3'000'000)), 2 * 3e6 / 10e9, 1e-12);
