@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "base/atomic_file.h"

@@ -1,5 +1,5 @@
 // `moesim cluster`: options and help; what it does is harness/cluster_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "harness/cluster_job.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "harness/sweep_spec.h"
 #include "base/atomic_file.h"

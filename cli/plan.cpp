@@ -1,5 +1,5 @@
 // `moesim plan`: options and help; what it does is harness/plan_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "harness/plan_job.h"

@@ -1,5 +1,5 @@
 // `moesim policies`: options and help; what it does is harness/policies_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "harness/policies_job.h"
 

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "base/atomic_file.h"
 #include "core/data_dir.h"

@@ -1,5 +1,5 @@
 // `moesim replay`: options and help; what it does is harness/replay_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/trace_options.h"

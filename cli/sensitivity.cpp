@@ -1,5 +1,5 @@
 // `moesim sensitivity`: options and help; what it does is harness/sensitivity_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "harness/sensitivity_job.h"

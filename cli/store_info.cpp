@@ -1,5 +1,5 @@
 // `moesim store info`: options and help; what it does is harness/store_info_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "harness/store_info_job.h"
 

@@ -37,7 +37,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "harness/sweep_spec.h"

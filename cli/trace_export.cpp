@@ -10,7 +10,7 @@
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "base/atomic_file.h"
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "traces/export_oracle_general.h"
 #include "traces/trace_io.h"
 

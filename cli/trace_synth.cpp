@@ -1,5 +1,5 @@
 // `moesim trace synth`: options and help; what it does is harness/trace_synth_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/trace_options.h"
 #include "harness/trace_synth_job.h"

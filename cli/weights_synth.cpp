@@ -1,5 +1,5 @@
 // `moesim weights synth`: options and help; what it does is harness/weights_synth_job.h.
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "harness/weights_synth_job.h"

@@ -42,7 +42,7 @@ std::vector<std::string> resolve_policy_list(const std::vector<std::string>& val
 
 // printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
 // What a data-writing command wrote (-o FILE), summarised as JSON on standard output: {"header": ..., "wrote":
-// SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/cli_util.h declares the flag).
+// SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/summary_json.h declares the flag).
 void print_summary_json(const std::string& command, const Json& summary);
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).

@@ -8,8 +8,8 @@
 
 namespace moesim::harness {
 
-Stamp calibration_stamp() {
-  Stamp st;
+CalibrationStamp calibration_stamp() {
+  CalibrationStamp st;
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));

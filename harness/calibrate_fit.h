@@ -11,11 +11,11 @@
 namespace moesim::harness {
 
 // What every value's source says: who measured it, where and when.
-struct Stamp {
+struct CalibrationStamp {
   std::string date, host, by;
 };
 // Today's stamp on this host ("moesim calibrate on HOST, DATE: ").
-Stamp calibration_stamp();
+CalibrationStamp calibration_stamp();
 
 struct Fit {
   double intercept = 0, slope = 0;

@@ -79,7 +79,7 @@ Json calibrate(CalibrateArgs& ca) {
     }
   }
   check_output_writable(a.out);
-  const Stamp st = calibration_stamp();
+  const CalibrationStamp st = calibration_stamp();
   Json prof;
   const HardwareProfile base = load_hardware(a.hw);
   const ExecRunOptions eo = exec_options(a, base);

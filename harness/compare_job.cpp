@@ -53,7 +53,7 @@ struct CompareGrid {
 struct CompareInputs {
   traces::Trace trace;
   HardwareProfile hw;
-  serving::SizedCosts costs;
+  serving::SourcedCosts costs;
 };
 
 // The outputs of the table: JSON rows, text lines and the CSV.
@@ -92,7 +92,7 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
-  serving::SizedCosts costs = serving::model_costs(trace.info(), model);
+  serving::SourcedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
   for (const auto& c : g.caps)
     check_budget_plausibility("--budget", c, g.scope, trace.info(),
@@ -241,7 +241,7 @@ void write_compare_json(const CompareArgs& a, const CompareGrid& g, const Compar
 void write_compare_text(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
                         const std::vector<std::string>& lines, const Json& rests) {
   const auto& info = in.trace.info();
-  const serving::SizedCosts& costs = in.costs;
+  const serving::SourcedCosts& costs = in.costs;
   std::string text;
   char buf[1024];
   std::snprintf(buf, sizeof buf, "Policy comparison: %s%s on %s (simulated), %s scope, batch %u\n",

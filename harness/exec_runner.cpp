@@ -16,7 +16,7 @@
 namespace moesim::harness {
 
 serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
-                            const traces::TraceInfo& info, const serving::SizedCosts& costs,
+                            const traces::TraceInfo& info, const serving::SourcedCosts& costs,
                             const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
                             ExecReport* report, HwReads* reads) {
   exec::StoreReadOptions ro;

@@ -41,7 +41,7 @@ struct ExecReport {
 // assume (the model the store was packed from), then runs. Throws moesim::Error naming the store. `reads`,
 // when given, gets the profile's quantities its estimates read (the planner's, the schedulers').
 serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
-                            const traces::TraceInfo& info, const serving::SizedCosts& costs,
+                            const traces::TraceInfo& info, const serving::SourcedCosts& costs,
                             const HardwareProfile& hw, const ExecRunOptions& opt, Json* config,
                             ExecReport* report, HwReads* reads = nullptr);
 

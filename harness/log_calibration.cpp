@@ -12,7 +12,7 @@
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/calibrate_fit.h"
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 #include "harness/sim_runner.h"
 
 namespace moesim::harness {
@@ -69,7 +69,7 @@ double simulated_ttft(const LogRun& r, const HardwareProfile& hw) {
   const PreparedRun& p = r.prepared;
   const serving::RunResult res =
       run_simulated(p.cfg, p.stream, p.trace.info(), p.costs, hw, sim_options(r.args, hw, r.args.workers));
-  return figures_of(res.result).ttft;
+  return latency_summary_of(res.result).ttft;
 }
 
 double ttft_with(const LogRun& r, const Json& base, const LogFit& f, uint32_t depth, const std::string& prefix) {
@@ -228,7 +228,7 @@ Json calibrate_from_log(LogCalibrateArgs& ca) {
   prof = profile_with_fit(prof, f, a.io_depth, prefix);
   const HardwareProfile fitted = hardware_from_json(prof, a.out, /*require_provenance=*/true);
   const LogErrors e = log_errors(r, fitted);
-  const Stamp st = calibration_stamp();
+  const CalibrationStamp st = calibration_stamp();
   prof["calibration"] = {{"date", st.date},
                          {"from_log", ca.log},
                          {"trace", a.trace},

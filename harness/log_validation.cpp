@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "harness/arguments.h"
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 #include "harness/sim_runner.h"
 
 namespace moesim::harness {
@@ -104,7 +104,7 @@ LogErrors log_errors(const LogRun& r, const HardwareProfile& hw) {
   serving::RunResult res;
   (void)replay_steps(r, hw, &res);
   LogErrors e;
-  const Figures f = figures_of(res.result);
+  const LatencySummary f = latency_summary_of(res.result);
   e.sim_tpot = f.tpot;
   e.sim_ttft = f.ttft;
   e.log_tpot = r.log.mean_wall_ms() / 1e3;

@@ -261,7 +261,7 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
 
 // The profile's fields the microbenchmarks measure (where a field exists for them). `gpu`: exec runs on a
 // CUDA device, whose compute the CPU microbenchmarks do not measure (the gpu section stays as it is).
-void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu, const Stamp& st) {
+void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu, const CalibrationStamp& st) {
   auto val = [&](double v, const std::string& what, const Fit& fit) {
     return Json{{"value", v},
                 {"source", st.by + "microbenchmark: " + what +
@@ -312,7 +312,7 @@ void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, b
 
 // A profile from the microbenchmarks alone (no trace): the base profile's memory section, and for a GPU its gpu
 // and link sections, which the CPU microbenchmarks do not measure.
-Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu, const Stamp& st) {
+Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu, const CalibrationStamp& st) {
   Json prof;
   prof["name"] = name.empty() ? "calibrated-" + st.host : name;
   prof["display_name"] = "This machine (" + st.host + "), calibrated " + st.date + " by microbenchmarks" +

@@ -26,10 +26,10 @@ struct MicroFits {
 MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo);
 // The profile's fields the microbenchmarks measure (where a field exists for them). `gpu`: exec runs on a
 // CUDA device, whose compute the CPU microbenchmarks do not measure (the gpu section stays as it is).
-void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu, const Stamp& st);
+void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu, const CalibrationStamp& st);
 // A profile from the microbenchmarks alone (no trace): the base profile's memory section, and for a GPU its gpu
 // and link sections, which the CPU microbenchmarks do not measure. `name` "" names it calibrated-HOST.
-Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu, const Stamp& st);
+Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu, const CalibrationStamp& st);
 // One line of what the fits found, for standard error.
 std::string micro_summary(const MicroFits& f);
 

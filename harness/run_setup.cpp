@@ -229,7 +229,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   std::optional<ModelSpec> model;
   if (!a.load.model.empty()) model = load_model(a.load.model);
   p.costs = serving::model_costs(trace.info(), model);
-  const serving::SizedCosts& costs = p.costs;
+  const serving::SourcedCosts& costs = p.costs;
   warn_trace_plausibility(a.trace, trace, a.batch);
   // A pooled system's pools are per layer whatever --scope says (ZipMoE's hold compressed experts): the
   // global-cache working-set warning does not apply to it.

@@ -48,7 +48,7 @@ struct RunArgs {
 struct PreparedRun {
   traces::Trace trace;
   HardwareProfile hw;
-  serving::SizedCosts costs;
+  serving::SourcedCosts costs;
   serving::SystemConfig cfg;  // everything but on_step
   traces::LookupStream stream;
   traces::Trace profile_trace;          // --profile-trace's or --profile-tokens' (cfg.profile_stream points at profile_stream)

@@ -11,7 +11,7 @@
 namespace moesim::harness {
 
 inline serving::RunResult run_simulated(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
-                                        const traces::TraceInfo& info, const serving::SizedCosts& costs,
+                                        const traces::TraceInfo& info, const serving::SourcedCosts& costs,
                                         const HardwareProfile& hw, const sim::SimOptions& sim = {},
                                         Json* config = nullptr, HwReads* reads = nullptr) {
   serving::SystemConfig c = cfg;

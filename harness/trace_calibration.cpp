@@ -13,7 +13,7 @@
 #include "harness/calibrate_fit.h"
 #include "harness/arguments.h"
 #include "harness/exec_runner.h"
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 #include "harness/sim_runner.h"
 #include "base/error.h"
 #include "base/progress.h"
@@ -509,7 +509,7 @@ void put_runtime_section(Json& prof, std::span<const MeasuredRun> runs, const Ex
 }
 
 // The profile's "calibration" section: what was run, and every fit.
-Json calibration_json(const RunArgs& a, const Stamp& st, const ExecRunOptions& eo, size_t runs,
+Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRunOptions& eo, size_t runs,
                       const ExecReport& report, const RunFits& f, const Fit& xfer) {
   const bool phases = f.phases;
   Json cal;
@@ -550,7 +550,7 @@ Json calibration_json(const RunArgs& a, const Stamp& st, const ExecRunOptions& e
 // `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
 // `reads_whole`: each run's MeasuredRun::whole in place of its work (no ssd.read_cpu_*).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
-              std::span<const MeasuredRun> runs, const ExecReport& report, const Stamp& st, bool quiet,
+              std::span<const MeasuredRun> runs, const ExecReport& report, const CalibrationStamp& st, bool quiet,
               bool reads_whole = false) {
   OpPoints o = collect_op_points(runs, reads_whole);
   pool_phases(o);
@@ -679,7 +679,7 @@ struct Pilots {
 // a fit plans ZipMoE's pools as its own run was served (Alg. 4 run on the fit reproduces the plan the fit was
 // measured under), so that the measured runs exercise the plan the calibrated profile makes.
 Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                  const ExecRunOptions& eo, const Stamp& st, bool pilot, TraceServer& server) {
+                  const ExecRunOptions& eo, const CalibrationStamp& st, bool pilot, TraceServer& server) {
   Pilots r{p.hw};
   for (uint32_t i = 0; pilot && i < o.pilot_runs && !r.fixed; ++i) {
     if (i > 0) server.add_pilot();
@@ -715,7 +715,7 @@ Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const Prep
 // profile no more than it moves the median of the validation's runs, which is what the profile is checked
 // against.
 Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                        const ExecRunOptions& eo, const MeasuredRuns& m, const Stamp& st, bool reads_whole) {
+                        const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st, bool reads_whole) {
   Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
   if (m.runs.size() < 3) return fitted;
   std::vector<Json> own;
@@ -743,7 +743,7 @@ struct FittedProfiles {
 };
 
 FittedProfiles fit_profiles(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                            const ExecRunOptions& eo, const MeasuredRuns& m, const Stamp& st) {
+                            const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st) {
   FittedProfiles r{fit_median_profile(a, o, p, eo, m, st, false), std::nullopt};
   Json& prof = r.prof;
   if (m.runs.front().whole && prof["ssd"].contains("read_cpu_overhead")) {
@@ -759,7 +759,7 @@ FittedProfiles fit_profiles(const RunArgs& a, const TraceCalibrationOptions& o, 
   return r;
 }
 
-void print_calibrated(const Stamp& st, const Json& prof, const HardwareProfile& fitted, const ExecRunOptions& eo,
+void print_calibrated(const CalibrationStamp& st, const Json& prof, const HardwareProfile& fitted, const ExecRunOptions& eo,
                       const std::string& out) {
   const bool bulk = prof["ssd"].contains("prefill_read_bandwidth");
   const bool cpu_recover = prof["calibration"]["fits"]["recover"]["points"].get<size_t>() >= 2;
@@ -798,7 +798,7 @@ struct InSample {
 InSample measured_figures(const MeasuredRuns& m) {
   InSample s;
   for (const MeasuredRun& r : m.runs) {
-    const Figures f = figures_of(r.result.result);
+    const LatencySummary f = latency_summary_of(r.result.result);
     s.tpots.push_back(f.tpot);
     s.ttfts.push_back(f.ttft);
   }
@@ -823,23 +823,23 @@ void simulate_in_sample(const RunArgs& a, const PreparedRun& p, const ExecRunOpt
     scfg.record_timeline = false;
     sim::SimOptions means = so;
     means.charge_means();
-    s.means_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
+    s.means_tpot = latency_summary_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
   }
   // And the ablation's profile (reads whole, no ssd.read_cpu_*) on the same runs: what the I/O thread's CPU
   // work in the model changes.
   if (whole) {
     const HardwareProfile wh = hardware_from_json(*whole, "the profile fitted with each read whole");
-    s.whole_tpot = figures_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result).tpot;
+    s.whole_tpot = latency_summary_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result).tpot;
   }
 }
 
 void compare_in_sample(InSample& s) {
   const serving::RunResult& sim = s.served.run;
-  s.simulated = figures_of(sim.result).tpot;
+  s.simulated = latency_summary_of(sim.result).tpot;
   // TTFT too: a prefill step's models (its reads, its CPU-worker slowdowns, its experts of 2+ tokens) are
   // fitted on the same runs, and TPOT does not see them.
   s.measured_ttft = quantile(s.ttfts, 0.5);
-  s.simulated_ttft = figures_of(sim.result).ttft;
+  s.simulated_ttft = latency_summary_of(sim.result).ttft;
   s.ttft_error = s.measured_ttft > 0 ? s.simulated_ttft / s.measured_ttft - 1 : std::nan("");
   s.error = s.measured > 0 ? s.simulated / s.measured - 1 : std::nan("");
 }
@@ -936,7 +936,7 @@ void print_in_sample_by_op_kind(const InSample& s, const Json& in) {
 
 }  // namespace
 
-Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out) {
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const CalibrationStamp& st, Json* whole_out) {
   PreparedRun p;
   prepare_run(a, p);
   const ExecRunOptions eo = exec_options(a, p.hw);
@@ -983,7 +983,7 @@ ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const Prepa
   r.run = run_simulated(cfg, p.stream, p.trace.info(), p.costs, hw, so);
   r.profile_plan = plan_ratios(r.run.plan);
   if (!served.empty() && served != r.profile_plan) {
-    r.own_plan = figures_of(r.run.result);
+    r.own_plan = latency_summary_of(r.run.result);
     serving::SystemConfig pinned = cfg;
     pinned.system = serving::with_system_param(cfg.system, "pools", served, "", true);
     r.run = run_simulated(pinned, p.stream, p.trace.info(), p.costs, hw, so);

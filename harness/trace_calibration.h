@@ -9,7 +9,7 @@
 #include <string>
 
 #include "harness/calibrate_fit.h"
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 #include "harness/run_setup.h"
 #include "base/json_io.h"
 #include "serving/system.h"
@@ -38,7 +38,7 @@ struct TraceCalibrationOptions {
 // warning when the profile would plan differently from the runs it was fitted to. `whole_out` (optional):
 // where the runs read with O_DIRECT and the profile models the I/O thread's CPU work per read
 // (ssd.read_cpu_*), the ablation: the same runs fitted with each read whole, without it (else left as is).
-Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st, Json* whole_out = nullptr);
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const CalibrationStamp& st, Json* whole_out = nullptr);
 
 // A simulation of `cfg` with `hw` that compares the cost model on the ops some measured runs made. ZipMoE plans
 // its pools (Alg. 4) and schedules (Alg. 1) with the cost model, so a profile may plan the pools otherwise than
@@ -48,7 +48,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Stamp& st
 struct ServedPlanRun {
   serving::RunResult run;           // under `served` where the plans differ, else under the profile's own plan
   std::string profile_plan;         // what the planner makes of hw ("" without pools)
-  std::optional<Figures> own_plan;  // the figures under profile_plan, where it is not `served`
+  std::optional<LatencySummary> own_plan;  // the figures under profile_plan, where it is not `served`
 };
 ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p, const HardwareProfile& hw,
                                    const sim::SimOptions& so, const std::string& served);

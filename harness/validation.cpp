@@ -32,7 +32,7 @@
 #include "harness/arguments.h"
 #include "harness/exec_runner.h"
 #include "harness/machine.h"
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 #include "harness/sim_runner.h"
 #include "harness/trace_calibration.h"
 #include "serving/metrics.h"
@@ -44,7 +44,7 @@ namespace {
 Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 double rel(double sim, double exec) { return exec > 0 ? sim / exec - 1 : std::nan(""); }
 
-Json errors_json(const Figures& sim, const Figures& exec) {
+Json errors_json(const LatencySummary& sim, const LatencySummary& exec) {
   Json j;
   j["tpot"] = num(rel(sim.tpot, exec.tpot));
   j["ttft"] = num(rel(sim.ttft, exec.ttft));
@@ -217,9 +217,9 @@ struct Measured {
   sim::SimOptions so;       // the simulator's options under hw
   Json calibration;         // --calibrate-on: the fitted profile
   Json reads_whole;         // and its ablation, fitted with each read whole (trace_profile), or null
-  std::vector<Figures> figures;  // per run
+  std::vector<LatencySummary> figures;  // per run
   size_t ref = 0;                // the run of median TPOT
-  Figures median;                // each figure's median over the runs
+  LatencySummary median;                // each figure's median over the runs
   std::vector<double> tpots;     // per run
 };
 
@@ -264,7 +264,7 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
     m.so = sim_options(a, m.hw, eo.workers);
     if (!va.profile_out.empty()) write_json_file(va.profile_out, m.calibration);
   }
-  for (const auto& r : m.runs) m.figures.push_back(figures_of(r.result));
+  for (const auto& r : m.runs) m.figures.push_back(latency_summary_of(r.result));
   std::vector<size_t> order(m.runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return m.figures[x].tpot < m.figures[y].tpot; });
@@ -276,7 +276,7 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
     lm.push_back(f.layer_median);
     lp.push_back(f.layer_p95);
   }
-  m.median = Figures{quantile(m.tpots, 0.5), quantile(ttft, 0.5), quantile(lm, 0.5), quantile(lp, 0.5)};
+  m.median = LatencySummary{quantile(m.tpots, 0.5), quantile(ttft, 0.5), quantile(lm, 0.5), quantile(lp, 0.5)};
   return m;
 }
 
@@ -385,8 +385,8 @@ StructureChecks structure_checks(const Measured& m, const RunArgs& a, const Prep
 struct CostChecks {
   serving::RunResult cost;
   std::string exec_plan;                 // the pools the exec runs were served ("" without pools)
-  std::optional<Figures> own_plan;       // cost_own_plan: under the profile's own plan, where it differs
-  std::optional<Figures> reads_whole;    // cost_reads_whole: the ablation's profile
+  std::optional<LatencySummary> own_plan;       // cost_own_plan: under the profile's own plan, where it differs
+  std::optional<LatencySummary> reads_whole;    // cost_reads_whole: the ablation's profile
 };
 
 CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p, const serving::SystemConfig& cfg,
@@ -425,7 +425,7 @@ CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p
     serving::SystemConfig wc = scfg;
     wc.record_timeline = false;
     if (c.own_plan) wc.system = serving::with_system_param(wc.system, "pools", c.exec_plan, "", true);
-    c.reads_whole = figures_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result);
+    c.reads_whole = latency_summary_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result);
   }
   return c;
 }
@@ -485,7 +485,7 @@ void structure_details(Json& j, const StructureChecks& s, const exec::ExecCounte
 }
 
 // --calibrate-on: the "calibration" section (the in-sample error, the cost error net of it, the paired ratios).
-Json calibration_json(const ValidateArgs& va, const Measured& m, const Json& errors, const Figures& cost) {
+Json calibration_json(const ValidateArgs& va, const Measured& m, const Json& errors, const LatencySummary& cost) {
   const Json& in = m.calibration["calibration"]["in_sample"];
   Json c = {{"trace", va.calibrate_on},
             {"runs", va.repeat},
@@ -651,7 +651,7 @@ ValidationOutput validate(ValidateArgs& va) {
   if (!a.timeline.empty()) write_chrome_trace(a.timeline + "-cost.json", c.cost.result, p.costs.costs, TimelineWriteOptions{});
   const std::map<std::string, KindErr> kinds = op_kind_errors(m, s);
 
-  const Figures ref = m.figures[m.ref], cf = figures_of(c.cost.result);
+  const LatencySummary ref = m.figures[m.ref], cf = latency_summary_of(c.cost.result);
   Json out;
   Json config = m.exec_config;
   config["trace"] = a.trace;
@@ -665,11 +665,11 @@ ValidationOutput validate(ValidateArgs& va) {
   }
   out["header"] = run_header("validate", config);
   Json errors;
-  errors["structure"] = errors_json(figures_of(s.structure.result), ref);
+  errors["structure"] = errors_json(latency_summary_of(s.structure.result), ref);
   structure_details(errors["structure"], s, m.counters[m.ref], eo.gpu);
-  errors["structure_ops_only"] = errors_json(figures_of(s.bare.result), ref);
-  errors["structure_no_contention"] = errors_json(figures_of(s.flat.result), ref);
-  errors["structure_mean_runtime"] = errors_json(figures_of(s.means.result), ref);
+  errors["structure_ops_only"] = errors_json(latency_summary_of(s.bare.result), ref);
+  errors["structure_no_contention"] = errors_json(latency_summary_of(s.flat.result), ref);
+  errors["structure_mean_runtime"] = errors_json(latency_summary_of(s.means.result), ref);
   errors["cost"] = errors_json(cf, m.median);
   if (c.own_plan) errors["cost_own_plan"] = errors_json(*c.own_plan, m.median);
   if (c.reads_whole) errors["cost_reads_whole"] = errors_json(*c.reads_whole, m.median);

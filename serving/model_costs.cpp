@@ -19,8 +19,8 @@ void fill_shape(ModelCosts& c, const ModelSpec& m) {
 
 }  // namespace
 
-SizedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model) {
-  SizedCosts out;
+SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model) {
+  SourcedCosts out;
   ModelCosts& c = out.costs;
   Json& s = out.sizes;
   if (model) {

@@ -24,11 +24,12 @@
 
 namespace moesim::serving {
 
-struct SizedCosts {
+// The model's costs (expert and dense sizes, FLOPs) with, in `sizes`, where every number came from.
+struct SourcedCosts {
   ModelCosts costs;
   Json sizes;  // where every number came from
 };
 
-SizedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model);
+SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<ModelSpec>& model);
 
 }  // namespace moesim::serving

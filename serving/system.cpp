@@ -94,7 +94,7 @@ std::string with_system_param(const std::string& spec, const std::string& key, s
 }
 
 RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const traces::TraceInfo& info,
-              const SizedCosts& costs, Platform& platform) {
+              const SourcedCosts& costs, Platform& platform) {
   const std::unique_ptr<System> system = make_system(cfg.system);
   const SystemTraits traits = system->traits();
   RunResult r;
@@ -135,7 +135,7 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   return r;
 }
 
-Json config_json(const SystemConfig& cfg, const RunResult& r, const SizedCosts& costs,
+Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts& costs,
                  const traces::TraceInfo& info, uint32_t batch, const Platform& platform) {
   Json j;
   const PolicySpec spec = PolicySpec::parse(cfg.system);

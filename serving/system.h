@@ -96,7 +96,7 @@ struct SystemBuildContext {
   const SystemConfig& cfg;
   const traces::LookupStream& stream;
   const traces::TraceInfo& info;
-  const SizedCosts& costs;
+  const SourcedCosts& costs;
   const Platform& platform;
 };
 
@@ -140,11 +140,11 @@ std::string with_system_param(const std::string& spec, const std::string& key, s
 // Runs the stream (built with the batch size wanted) on `platform` (fresh: times start at its now()).
 // Throws moesim::Error for a bad policy spec, an unknown system or a budget that cannot hold one invocation.
 RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const traces::TraceInfo& info,
-              const SizedCosts& costs, Platform& platform);
+              const SourcedCosts& costs, Platform& platform);
 
 // The "config" part of a run's JSON (system, policies with parameters, budget, scope, batch, memory tiers,
 // platform units, sizes, plan).
-Json config_json(const SystemConfig& cfg, const RunResult& r, const SizedCosts& costs,
+Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts& costs,
                  const traces::TraceInfo& info, uint32_t batch, const Platform& platform);
 
 }  // namespace moesim::serving

@@ -79,7 +79,7 @@ class ZipMoE final : public System {
   std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
                                    PipelineOptions& po, RunResult& r) const override {
     const SystemConfig& cfg = ctx.cfg;
-    const SizedCosts& costs = ctx.costs;
+    const SourcedCosts& costs = ctx.costs;
     const traces::TraceInfo& info = ctx.info;
     if (cfg.budget.unit != CacheCapacity::Unit::kBytes)
       throw Error("--system zipmoe needs a budget in bytes (its pools are sized in bytes, ZipMoE §3.4), not " +

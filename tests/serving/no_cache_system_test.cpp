@@ -28,7 +28,7 @@ TEST(NoCacheSystem, EveryLookupMissesAndEachStepPaysTheWholeMiss) {
   cfg.system = "no-cache";
   const traces::LookupStream stream;
   const traces::TraceInfo info;
-  const serving::SizedCosts costs;
+  const serving::SourcedCosts costs;
   PipelineOptions po;
   po.record_timeline = true;
   serving::RunResult r;

@@ -22,7 +22,7 @@ const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qw
 
 Json run_json(const traces::Trace& t, const std::string& policy, const std::string& budget, uint32_t batch,
               CacheScope scope = CacheScope::kGlobal) {
-  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
   cfg.eviction = policy;
   cfg.scope = scope;
@@ -83,7 +83,7 @@ traces::Trace two_sequence_trace() {
 TEST(Pipeline, BatchOfTwoUnionsExpertsAndCountsTokens) {
   const traces::Trace t = two_sequence_trace();
   const auto stream = traces::build_lookup_stream(t, 2);
-  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
   cfg.budget = CacheCapacity::parse("4");
   cfg.record_timeline = true;
@@ -150,7 +150,7 @@ TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
 
 TEST(Pipeline, OffloadRunRecordsOnlyTheTimelineWindow) {
   const traces::Trace t = traces::load_trace(kRealTrace);
-  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   const auto stream = traces::build_lookup_stream(t, 1);
   serving::SystemConfig cfg;
   cfg.budget = CacheCapacity::parse("1GiB");
@@ -205,7 +205,7 @@ MOESIM_REGISTER(RoutingRegistry, "test-record-context", "pipeline test: records 
 TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
   // Regression: RoutingContext::top_k used to be 0 on every call.
   const traces::Trace t = traces::load_trace(kRealTrace);
-  const serving::SizedCosts costs = serving::model_costs(t.info(), std::nullopt);
+  const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
   cfg.routing = "test-record-context";
   cfg.trace = &t;

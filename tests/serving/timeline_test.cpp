@@ -26,7 +26,7 @@ const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qw
 // A run of the real trace with the cache kept, so that its final residency can be compared.
 struct RealRun {
   traces::Trace trace = traces::load_trace(kRealTrace);
-  serving::SizedCosts costs = serving::model_costs(trace.info(), std::nullopt);
+  serving::SourcedCosts costs = serving::model_costs(trace.info(), std::nullopt);
   traces::LookupStream stream = traces::build_lookup_stream(trace, 1);
   CacheConfig cc;
   std::unique_ptr<Residency> cache;

@@ -56,7 +56,7 @@ std::string current_table() {
         traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + c.trace + ".route.csv", lo);
     std::optional<ModelSpec> model;
     if (*c.model) model = load_model(c.model);
-    const serving::SizedCosts costs = serving::model_costs(t.info(), model);
+    const serving::SourcedCosts costs = serving::model_costs(t.info(), model);
     const traces::LookupStream stream = traces::build_lookup_stream(t, 1);
     for (const char* eviction : {"lru", "fifo", "belady"})
       for (CacheScope scope : {CacheScope::kGlobal, CacheScope::kPerLayer})

@@ -1,4 +1,4 @@
-#include "cli/cli_util.h"
+#include "cli/summary_json.h"
 
 #include <iostream>
 

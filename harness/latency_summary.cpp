@@ -1,4 +1,4 @@
-#include "harness/run_figures.h"
+#include "harness/latency_summary.h"
 
 #include <algorithm>
 
@@ -13,8 +13,8 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-Figures figures_of(const PipelineResult& r) {
-  Figures f;
+LatencySummary latency_summary_of(const PipelineResult& r) {
+  LatencySummary f;
   std::vector<double> tpot, ttft, layer;
   for (const auto& s : r.steps) (s.phase == 1 ? tpot : ttft).push_back(s.end - s.start);
   for (const auto& v : r.invocations) layer.push_back(v.end - v.start);

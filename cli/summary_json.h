@@ -1,5 +1,6 @@
-// Printing helpers shared by the commands: the --json summary of the data-writing commands, and numbers that
-// may be missing. Argument parsing and plausibility checks are harness/arguments.h.
+// The --json flag of the data-writing commands (trace synth, pack, weights synth, ...): what they wrote,
+// summarised as JSON on standard output (harness/arguments.h print_summary_json). Argument parsing and
+// plausibility checks are harness/arguments.h.
 #pragma once
 
 #include <CLI/CLI.hpp>

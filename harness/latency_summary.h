@@ -1,5 +1,6 @@
-// The figures `moesim validate` and `moesim calibrate` compare between a measured and a simulated run of one
-// trace: TPOT and TTFT (means over the decode and prefill steps) and the per-layer makespan (median, p95).
+// A run's latency summary, what `moesim validate` and `moesim calibrate` compare between a measured and a
+// simulated run of one trace: TPOT and TTFT (means over the decode and prefill steps) and the per-layer makespan
+// (median, p95).
 #pragma once
 
 #include <cmath>
@@ -14,11 +15,11 @@ namespace moesim::harness {
 // The q-quantile of v by linear interpolation between order statistics; NaN when v is empty.
 double quantile(std::vector<double> v, double q);
 
-struct Figures {
+struct LatencySummary {
   double tpot = std::nan(""), ttft = std::nan(""), layer_median = std::nan(""), layer_p95 = std::nan("");
 };
 
-Figures figures_of(const PipelineResult& r);
+LatencySummary latency_summary_of(const PipelineResult& r);
 
 // An op's kind as validate's and calibrate's per-kind tables name it: "decompress", ..., and for reads the part
 // read, "ssd_read sm", "ssd_read e", "ssd_read whole".
