@@ -3,16 +3,9 @@
 // has been read or written yet when it refuses.
 //
 // Outputs are the options named in is_output_option(); every other option value and positional argument
-// that names an existing file or folder is an input. Paths are compared by device and inode (stat(), which
-// follows symbolic links), never as strings, so a symlink, a hard link, `dir/../x` or an absolute and a
-// relative spelling of one file are all caught. An output that is:
-//   * a regular file: refused when it is the same file as an input;
-//   * a folder (sweep and merge -o DIR): refused when it is the same folder as an input or when an input lies
-//     anywhere inside it -- the command owns what it writes there (points/, results.csv, manifest.json, and
-//     its temporary files, which --resume removes), so an input in that folder could be overwritten or
-//     removed;
-//   * "-", nothing yet, a device or a FIFO: never refused (nothing there is replaced).
-// The refusal is a moesim::UsageError (exit 2):
+// that names an existing file or folder is an input. The rule (same file, or an input inside an output
+// folder: sweep and merge own what they write there, their temporaries included) is base/output_guard.h's,
+// which the Python module applies to its calls' paths too. The refusal is a moesim::UsageError (exit 2):
 //   "--output 'x' is the same file as input 'y' (--weights); choose another output path".
 // Inputs named only inside an input file (a sweep spec's traces) are not seen here.
 #pragma once

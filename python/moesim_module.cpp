@@ -16,6 +16,7 @@
 #include <pybind11/stl.h>
 
 #include "base/error.h"
+#include "base/output_guard.h"
 #include "base/warnings.h"
 #include "harness/cluster_job.h"
 #include "harness/policies_job.h"
@@ -208,6 +209,10 @@ py::tuple run(const py::object& trace, py::dict kw) {
   a.json = true;
   harness::RunOutcome o;
   const std::string text = call_released([&] {
+    // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
+    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.trace, "trace"},
+                                                             {a.hw, "hw="}, {a.load.model, "model="},
+                                                             {a.store, "store="}});
     o = harness::run_outcome(a);
     return harness::run_outcome_json(a, o).dump();
   });
@@ -235,7 +240,10 @@ py::object cluster(const std::string& servers, const std::string& placement, con
   a.timeline = timeline;
   a.timeline_window = timeline_window;
   a.json = true;
-  return json_loads(call_released([&] { return harness::cluster_output(a); }));
+  return json_loads(call_released([&] {
+    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
+    return harness::cluster_output(a);
+  }));
 }
 
 void bind_commands(py::module_& m) {

@@ -31,3 +31,15 @@ def test_a_missing_file_is_a_runtime_error_with_the_cli_message(cli_error, tmp_p
 
 def test_usage_errors_are_errors():
     assert issubclass(moesim.UsageError, moesim.Error)
+
+
+def test_a_timeline_never_replaces_an_input(tmp_path):
+    # The command line's rule (base/output_guard.h): the run's trace, and a loaded Trace's file, stay intact.
+    trace = tmp_path / "trace.csv"
+    trace.write_bytes(open(QWEN, "rb").read())
+    before = trace.read_bytes()
+    with pytest.raises(moesim.UsageError, match="timeline= '.*' is the same file as input"):
+        moesim.run(str(trace), policy="lru", budget="8GiB", timeline=str(trace))
+    with pytest.raises(moesim.UsageError, match="is the same file as input"):
+        moesim.run(moesim.Trace.load(str(trace)), policy="lru", budget="8GiB", timeline=str(trace))
+    assert trace.read_bytes() == before
