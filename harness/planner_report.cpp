@@ -18,7 +18,7 @@ Json planner_report(const Json& plan, const Json& metrics) {
   const uint64_t lookups = dec ? decode : all;
   const uint64_t misses = states.at(dec ? "decode_lookups" : "lookups").at("M").get<uint64_t>();
   const uint64_t cold = states.at(dec ? "decode_cold_misses" : "cold_misses").get<uint64_t>();
-  auto rate = [&](uint64_t n) { return lookups ? Json(static_cast<double>(n) / static_cast<double>(lookups)) : Json(nullptr); };
+  auto rate = [&](uint64_t n) { return fraction_or_null(n, lookups); };
   const double k = plan.at("k").get<double>();
   const Json& layer = metrics.at(dec ? "layer_makespan_decode" : "layer_makespan");
   Json r;

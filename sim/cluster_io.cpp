@@ -65,10 +65,6 @@ ClusterInput load_cluster_input(const ClusterSpec& spec) {
 
 namespace {
 
-Json ratio(uint64_t part, uint64_t whole) {
-  return whole == 0 ? Json(nullptr) : Json(static_cast<double>(part) / static_cast<double>(whole));
-}
-
 // latency, TTFT and TPOT distributions of the requests `keep` selects.
 template <typename Keep>
 void request_stats(const ClusterResult& r, Keep keep, Json& latency, Json& ttft, Json& tpot) {
@@ -149,10 +145,10 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
     buckets = std::max(buckets, r.bucket_total[n].size());
   }
   Json lcr;
-  lcr["overall"] = ratio(local, local + remote);
+  lcr["overall"] = fraction_or_null(local, local + remote);
   for (uint32_t n = 0; n < N; ++n)
     lcr["per_server"][in.servers[n].name] =
-        ratio(r.local_invocations[n], r.local_invocations[n] + r.remote_invocations[n]);
+        fraction_or_null(r.local_invocations[n], r.local_invocations[n] + r.remote_invocations[n]);
   Json over_time;
   over_time["bucket_s"] = r.bucket_s;
   over_time["overall"] = Json::array();
@@ -163,12 +159,12 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
         l += r.bucket_local[n][b];
         t += r.bucket_total[n][b];
       }
-    over_time["overall"].push_back(ratio(l, t));
+    over_time["overall"].push_back(fraction_or_null(l, t));
   }
   for (uint32_t n = 0; n < N; ++n) {
     Json& v = over_time["per_server"][in.servers[n].name] = Json::array();
     for (size_t b = 0; b < buckets; ++b)
-      v.push_back(b < r.bucket_total[n].size() ? ratio(r.bucket_local[n][b], r.bucket_total[n][b]) : Json(nullptr));
+      v.push_back(b < r.bucket_total[n].size() ? fraction_or_null(r.bucket_local[n][b], r.bucket_total[n][b]) : Json(nullptr));
   }
   lcr["over_time"] = over_time;
   j["local_compute_ratio"] = lcr;
