@@ -1,14 +1,10 @@
 #include "harness/run_job.h"
 
-#include <cstdarg>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "base/error.h"
-#include "base/progress.h"
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/run_info.h"
@@ -16,13 +12,6 @@
 #include "harness/exec_runner.h"
 #include "harness/planner_report.h"
 #include "harness/run_outcome.h"
-#include "harness/sim_runner.h"
-#include "harness/store_layout.h"
-#include "serving/metrics.h"
-#include "serving/timeline.h"
-#include "serving/workload_view.h"
-#include "traces/lookup_stream.h"
-#include "traces/trace_io.h"
 
 namespace moesim::harness {
 namespace {
