@@ -17,6 +17,7 @@ std::atomic<bool> g_enabled{true};
 std::mutex g_line_mu;                  // guards the terminal line
 std::atomic<bool> g_line_busy{false};  // a bar owns the line
 bool g_line_drawn = false;             // something is drawn on it now (under g_line_mu)
+thread_local ProgressObserverScope* t_observer_scope = nullptr;
 
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -60,6 +61,15 @@ void progress_clear_line() {
   }
 }
 
+ProgressObserverScope::ProgressObserverScope(ProgressObserver* observer)
+    : observer_(observer), outer_(t_observer_scope) {
+  t_observer_scope = this;
+}
+
+ProgressObserverScope::~ProgressObserverScope() {
+  t_observer_scope = outer_;
+}
+
 Progress::Progress(std::string label, uint64_t total, std::string unit)
     : label_(std::move(label)),
       unit_(std::move(unit)),
@@ -68,6 +78,10 @@ Progress::Progress(std::string label, uint64_t total, std::string unit)
       bytes_(unit_ == kBytes) {
   bool expected = false;
   owner_ = progress_active() && g_line_busy.compare_exchange_strong(expected, true);
+  if (t_observer_scope && t_observer_scope->observer_ && !t_observer_scope->claimed_) {
+    scope_ = t_observer_scope;
+    scope_->claimed_ = true;
+  }
 }
 
 Progress::~Progress() {
@@ -77,6 +91,7 @@ Progress::~Progress() {
 void Progress::add(uint64_t n) {
   done_.fetch_add(n, std::memory_order_relaxed);
   maybe_draw();
+  maybe_report();
 }
 
 void Progress::set(uint64_t done) {
@@ -84,6 +99,7 @@ void Progress::set(uint64_t done) {
   while (cur < done && !done_.compare_exchange_weak(cur, done, std::memory_order_relaxed)) {
   }
   maybe_draw();
+  maybe_report();
 }
 
 void Progress::set_total(uint64_t total) {
@@ -136,10 +152,23 @@ void Progress::maybe_draw() {
   g_line_drawn = true;
 }
 
+void Progress::maybe_report() {
+  if (!scope_) return;
+  std::lock_guard<std::mutex> lock(report_mu_);
+  const uint64_t done = done_.load(std::memory_order_relaxed);
+  const uint64_t total = total_.load(std::memory_order_relaxed);
+  if (done <= reported_) return;
+  // Every 1% of a known total: a callback per simulated step would cost more than the step.
+  if (total > 0 && done < total && done - reported_ < (total + 99) / 100) return;
+  reported_ = done;
+  scope_->observer_->report(done, total, unit_);
+}
+
 void Progress::finish() {
   std::lock_guard<std::mutex> lock(draw_mu_);
   if (finished_) return;
   finished_ = true;
+  if (scope_) scope_->claimed_ = false;
   if (!owner_) return;
   progress_clear_line();
   g_line_busy = false;

@@ -10,6 +10,10 @@
 //   bar.finish();                             // or the destructor: clears the line
 //
 // Thread-safe. At most one bar is visible at a time (a second one, nested, stays silent).
+//
+// A caller that is not a terminal (the Python module's progress= callback) installs a ProgressObserver on its
+// thread: the outermost bar then started on that thread reports (done, total, unit) to it as well, from
+// whichever thread adds to the bar; drawing on stderr is unchanged.
 #pragma once
 
 #include <atomic>
@@ -25,6 +29,31 @@ void set_progress_enabled(bool enabled);
 bool progress_active();
 // Erases a visible bar's line (warn() calls it before printing); a no-op when none is drawn.
 void progress_clear_line();
+
+// Receives a bar's count, serialized (one call at a time) and with `done` increasing from call to call: at
+// most about a hundred calls per bar with a known total (every 1%, and the last count), every change
+// otherwise. report() may throw: the exception leaves the add() or set() that called it, which stops the work
+// (parallel_for stops at it, and a command's job lets it through).
+class ProgressObserver {
+ public:
+  virtual ~ProgressObserver() = default;
+  virtual void report(uint64_t done, uint64_t total, const std::string& unit) = 0;
+};
+
+// Installs an observer for the bars this thread starts while the scope lives (nested scopes: the inner one).
+class ProgressObserverScope {
+ public:
+  explicit ProgressObserverScope(ProgressObserver* observer);
+  ~ProgressObserverScope();
+  ProgressObserverScope(const ProgressObserverScope&) = delete;
+  ProgressObserverScope& operator=(const ProgressObserverScope&) = delete;
+
+ private:
+  friend class Progress;
+  ProgressObserver* observer_;
+  bool claimed_ = false;  // a bar reports to it now (a nested bar does not)
+  ProgressObserverScope* outer_;
+};
 
 class Progress {
  public:
@@ -48,6 +77,7 @@ class Progress {
 
  private:
   void maybe_draw();
+  void maybe_report();
 
   std::string label_, unit_;
   std::atomic<uint64_t> total_;
@@ -58,6 +88,9 @@ class Progress {
   bool owner_ = false;  // this bar holds the terminal line
   bool bytes_;
   bool finished_ = false;
+  ProgressObserverScope* scope_ = nullptr;  // the observer's scope, when this bar reports to one
+  std::mutex report_mu_;
+  uint64_t reported_ = 0;  // the last count reported (under report_mu_)
 };
 
 }  // namespace moesim

@@ -64,11 +64,8 @@ void set_warnings_printed(bool printed) {
   s.printed = printed;
 }
 
-ThreadWarningScope::ThreadWarningScope() {
-  if (t_scope) throw std::logic_error("ThreadWarningScope: scopes do not nest");
-  t_scope = &items_;
-}
+ThreadWarningScope::ThreadWarningScope() : outer_(t_scope) { t_scope = &items_; }
 
-ThreadWarningScope::~ThreadWarningScope() { t_scope = nullptr; }
+ThreadWarningScope::~ThreadWarningScope() { t_scope = outer_; }
 
 }  // namespace moesim

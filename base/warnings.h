@@ -26,7 +26,8 @@ void set_warnings_printed(bool printed);
 // and are not printed, and warnings()/warnings_json() on that thread return its list: `moesim sweep` runs
 // many points on a few threads in one process, and each point's JSON carries its own warnings, whichever
 // thread ran it and whatever ran before. Warnings raised on other threads (a point's own helper threads)
-// are not captured. Scopes do not nest.
+// are not captured. Scopes nest: the innermost captures (a sweep's point run on the thread of a Python call
+// that captures the sweep's own warnings), and the outer one gets its list back when it ends.
 class ThreadWarningScope {
  public:
   ThreadWarningScope();
@@ -37,6 +38,7 @@ class ThreadWarningScope {
 
  private:
   std::vector<std::string> items_;
+  std::vector<std::string>* outer_;
 };
 
 }  // namespace moesim

@@ -7,7 +7,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 namespace moesim {
 namespace {
@@ -121,4 +125,62 @@ TEST(Progress, NestedBarStaysSilent) {
 }
 
 }  // namespace
+}  // namespace moesim
+
+namespace moesim {
+namespace {
+
+struct Recorder : ProgressObserver {
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> calls;
+  void report(uint64_t done, uint64_t total, const std::string& unit) override {
+    calls.emplace_back(done, total, unit);
+  }
+};
+
+}  // namespace
+
+// The Python module's progress= callback: the outermost bar reports every 1% and its last count, counts going up.
+TEST(Progress, ObserverGetsTheOutermostBarEveryPercentUpToTheTotal) {
+  Recorder r;
+  ProgressObserverScope scope(&r);
+  {
+    Progress bar("run", 1000, "steps");
+    Progress nested("inner", 5, "replays");  // a point's own bar inside a sweep: not reported
+    for (int i = 0; i < 1000; ++i) bar.add(1);
+    nested.add(5);
+  }
+  ASSERT_EQ(r.calls.size(), 100u);
+  EXPECT_EQ(r.calls.front(), std::make_tuple(uint64_t{10}, uint64_t{1000}, std::string("steps")));
+  EXPECT_EQ(r.calls.back(), std::make_tuple(uint64_t{1000}, uint64_t{1000}, std::string("steps")));
+  {
+    Progress next("sweep", 3, "points");  // the first bar has finished: the next one reports
+    next.set(2);
+    next.set(1);  // never backwards
+    next.set(3);
+  }
+  EXPECT_EQ(r.calls.size(), 102u);
+  EXPECT_EQ(std::get<0>(r.calls.back()), 3u);
+  EXPECT_EQ(std::get<2>(r.calls.back()), "points");
+}
+
+TEST(Progress, AnObserverThatThrowsStopsTheAdd) {
+  struct Thrower : ProgressObserver {
+    void report(uint64_t, uint64_t, const std::string&) override { throw std::runtime_error("stop"); }
+  } t;
+  ProgressObserverScope scope(&t);
+  Progress bar("run", 2, "steps");
+  EXPECT_THROW(bar.add(1), std::runtime_error);
+}
+
+TEST(Progress, NoObserverOutsideItsScopeOrOnOtherThreads) {
+  Recorder r;
+  {
+    ProgressObserverScope scope(&r);
+    std::thread([] { Progress other("other", 1, "steps"); other.add(1); }).join();
+  }
+  Progress after("after", 1, "steps");
+  after.add(1);
+  EXPECT_TRUE(r.calls.empty());
+}
+
 }  // namespace moesim

@@ -80,8 +80,17 @@ TEST_F(Warnings, ThreadScopeKeepsEachThreadsOwn) {
     EXPECT_EQ(seen[t], std::vector<std::string>(t + 1, "thread " + std::to_string(t)));
   EXPECT_EQ(warnings(), std::vector<std::string>{"before"});
   {
-    ThreadWarningScope scope;
-    EXPECT_THROW(ThreadWarningScope nested, std::logic_error);
+    // A sweep's point run on the thread of a Python call that captures the sweep's warnings: the point's are
+    // its own, and the call's scope gets the later ones.
+    ThreadWarningScope outer;
+    warn("call");
+    {
+      ThreadWarningScope point;
+      warn("point");
+      EXPECT_EQ(point.items(), std::vector<std::string>{"point"});
+    }
+    warn("summary");
+    EXPECT_EQ(outer.items(), (std::vector<std::string>{"call", "summary"}));
   }
   warn("after");  // the scope is gone: back to the process-wide list
   EXPECT_EQ(warnings(), (std::vector<std::string>{"before", "after"}));
