@@ -22,24 +22,6 @@
 #include "base/progress.h"
 #include "moesim_build_info.h"
 
-namespace moesim::cli {
-
-std::vector<Command>& commands() {
-  static std::vector<Command> c;
-  return c;
-}
-
-std::vector<Group>& groups() {
-  static std::vector<Group> g;
-  return g;
-}
-
-bool stderr_is_terminal() {
-  return ::isatty(STDERR_FILENO) != 0;
-}
-
-}  // namespace moesim::cli
-
 MOESIM_CLI_GROUP("trace", "Routing traces: import, export, describe and synthesise them");
 MOESIM_CLI_GROUP("store", "Expert stores written by `moesim pack`: describe and verify them");
 MOESIM_CLI_GROUP("weights", "Checkpoint weights: exponent statistics, synthetic LLM-like weights");

@@ -1,139 +1,18 @@
-// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR`: what-if sweeps
-// (traces x models x hardware x systems x eviction/routing/prefetch policies x budgets x seeds) on every core
-// of a machine and, sharded, over many (a Slurm job array, GNU parallel over ssh), with no scheduler of our
-// own.
-//
-//   spec = load_spec(SPEC)                      (harness/sweep_spec.h: grid and/or explicit points, docs/sweep.md)
-//   over 10 million points: refused without --force (counted before the points are built)
-//   --resume: this folder's temporaries of a killed run are removed
-//   mine = points i with i mod N == shard, minus those whose DIR/points/<id>.json exists
-//   manifest(DIR) = {spec hash, version, state running}      (a folder of another spec is refused)
-//   over 100,000 points: the first point runs alone, timed, and a warning gives the count and the estimate
-//   parallel_for(mine, --jobs):                 (base/parallel.h; each point on one thread, in this process)
-//       run `moesim run|replay ARGS --json` in process, its warnings captured per thread
-//       write DIR/points/<id>.json atomically   (a killed sweep loses only the points in flight)
-//   DIR/results.csv = merged_csv(spec, DIR); manifest = {..., points done, failed with their errors}
-//   point files that could not be written (a full disk) are counted in the final error
-//
-// A point runs the very code of its command (the command's own CLI setup and callback, in this process:
-// no process start, and the same checks and warnings as on the command line). Its result depends only on
-// its parameters and seed, never on the thread or the order it ran in, so results.csv -- a function of the
-// spec and the point files -- is byte-identical however the sweep was sharded, resumed or parallelised.
-// Points run in the spec's folder (the process changes into it), so a spec's relative paths (traces,
-// models, a prefetch policy's train=) are relative to the spec, from whatever directory the sweep starts.
-#include <unistd.h>
-
+// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR`: options and help;
+// what it does is harness/sweep_job.h. This file also owns the runner of a sweep's points (cli/run_command.h):
+// a point is its command's own option parsing and callback.
 #include <algorithm>
-#include <chrono>
-#include <filesystem>
-#include <map>
 #include <memory>
-#include <new>
-#include <optional>
-#include <set>
 #include <string>
-#include <string_view>
-#include <thread>
-#include <tuple>
 #include <vector>
 
-#include "cli/summary_json.h"
+#include "base/error.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
-#include "harness/sweep_spec.h"
-#include "base/atomic_file.h"
-#include "base/error.h"
-#include "base/parallel.h"
-#include "base/progress.h"
-#include "core/run_info.h"
-#include "base/warnings.h"
+#include "cli/run_command.h"
+#include "harness/sweep_job.h"
 
 namespace moesim::cli {
-namespace {
-
-namespace fs = std::filesystem;
-using sweep::Point;
-using sweep::Spec;
-
-struct SweepArgs {
-  std::string spec, out, shard;
-  unsigned jobs = 0;
-  bool resume = false, force = false, json = false;
-};
-
-// Above this many points a sweep says how long it will take before it commits to it; above the second it
-// needs --force: a typo in a grid (a list of 1000 seeds instead of 10) multiplies, and the point files of 10
-// million points alone fill gigabytes.
-constexpr uint64_t kWarnPoints = 100'000;
-constexpr uint64_t kForcePoints = 10'000'000;
-
-// The number of points a spec file describes (grid product plus explicit points, saturating), read from its
-// JSON without building the points, so a huge grid is refused before it takes the memory. nullopt when the
-// file is not a spec this can count: load_spec() then reports what is wrong with it.
-std::optional<uint64_t> count_spec_points(const std::string& file) {
-  Json raw;
-  try {
-    raw = Json::parse(read_file(file));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (!raw.is_object()) return std::nullopt;
-  uint64_t n = 0;
-  if (raw.contains("grid") && raw["grid"].is_object()) {
-    n = 1;
-    for (const auto& [k, v] : raw["grid"].items()) {
-      if (!v.is_array() || v.empty()) return std::nullopt;
-      n = v.size() > UINT64_MAX / n ? UINT64_MAX : n * v.size();
-    }
-  }
-  if (raw.contains("points") && raw["points"].is_array())
-    n += std::min<uint64_t>(raw["points"].size(), UINT64_MAX - n);
-  return n;
-}
-
-// "0.031 s", "45 s", "12 min", "3.4 h", "2.1 days": an estimate's scale, not its digits.
-std::string rough_duration(double s) {
-  if (s < 10) return strprintf("%.2g s", s);
-  if (s < 90) return strprintf("%.0f s", s);
-  if (s < 90 * 60) return strprintf("%.0f min", s / 60);
-  if (s < 48 * 3600) return strprintf("%.1f h", s / 3600);
-  return strprintf("%.1f days", s / 86400);
-}
-
-// Leftovers of a killed run of this sweep in DIR: the commands' outputs and temporary files in points/ (the
-// sweep's own folder, where only point files are kept) and the temporaries AtomicFile left beside results.csv and
-// manifest.json (is_temporary_output_name: only moesim names files that way, and a shard owns its folder).
-// Returns how many were removed.
-size_t remove_stale_temporaries(const fs::path& dir) {
-  size_t removed = 0;
-  std::error_code ec;
-  auto drop = [&](const fs::path& p) {
-    if (fs::is_regular_file(fs::symlink_status(p, ec)) && fs::remove(p, ec)) ++removed;
-  };
-  for (const auto& e : fs::directory_iterator(dir / "points", ec))
-    if (!sweep::is_point_file(e.path())) drop(e.path());
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (is_temporary_output_name(name)) drop(e.path());
-  }
-  return removed;
-}
-
-std::pair<uint32_t, uint32_t> parse_shard(const std::string& s) {
-  const size_t slash = s.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("no /");
-    size_t used_i = 0, used_n = 0;
-    const std::string si = s.substr(0, slash), sn = s.substr(slash + 1);
-    const unsigned long i = std::stoul(si, &used_i), n = std::stoul(sn, &used_n);
-    if (used_i != si.size() || used_n != sn.size() || n == 0 || i >= n || n > 1000000)
-      throw std::invalid_argument("range");
-    return {static_cast<uint32_t>(i), static_cast<uint32_t>(n)};
-  } catch (const std::logic_error&) {
-    throw UsageError("--shard '" + s +
-                     "': expected i/N with 0 <= i < N (e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
-  }
-}
 
 // `moesim ARGS...` (args[0] the command) in this process, on this thread: the command's own setup and
 // callback, as main() would run them.
@@ -144,281 +23,32 @@ void run_command(std::vector<std::string> args) {
   CLI::App app{it->description, "moesim " + args[0]};
   it->setup(app);
   add_option_checks(app);  // a point's options are checked as on the command line
+  const std::string command = args[0];
   args.erase(args.begin());
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
-  app.parse(args);
-}
-
-// A finished point's file, or the error that stopped it. `*unwritten` is set when the error is that its
-// output could not be written (a full disk), which the sweep counts apart from the points that failed to run.
-std::optional<std::string> run_point(const Spec& spec, size_t index, const fs::path& dir,
-                                     std::vector<std::string>* warnings, bool* unwritten) {
-  const Point& p = spec.points[index];
-  std::vector<std::string> args = sweep::point_args(spec, p);
-  const std::string id = sweep::point_id(args);
-  // The command's JSON output; ".out" is not a point file, so merge and resume never take it for one.
-  const fs::path out = dir / "points" / (id + ".out");
-  ThreadWarningScope captured;
   try {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"--json", "-o", out.string()});
-    try {
-      run_command(full);
-    } catch (const Error& e) {
-      // Output errors name the file first ("DIR/points/ID.out: cannot write: No space left on device").
-      *unwritten = std::string_view(e.what()).rfind(out.string() + ":", 0) == 0;
-      throw;
-    }
-    const Json j = Json::parse(read_file(out.string()));
-    std::error_code ec;
-    fs::remove(out, ec);
-    Json metrics = sweep::point_metrics(p.at("command"), j);
-    Json pj;
-    pj["index"] = index;
-    pj["id"] = id;
-    pj["point"] = Json(p);
-    pj["args"] = args;
-    pj["warnings"] = captured.items();
-    pj["metrics"] = std::move(metrics);
-    pj["rests_on"] = j.value("rests_on", Json::array());  // replay points read no profile
-    try {
-      write_json_file(sweep::point_file(dir, id).string(), pj);
-    } catch (const Error&) {
-      *unwritten = true;
-      throw;
-    }
-    *warnings = captured.items();
-    return std::nullopt;
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return "bad options for `moesim " + args[0] + "`: " + e.what();
-  } catch (const Error& e) {
-    return std::string(e.what());
-  } catch (const std::bad_alloc&) {
-    return std::string("out of memory");
-  } catch (const std::exception& e) {
-    return std::string("internal error: ") + e.what();
+    throw UsageError("bad options for `moesim " + command + "`: " + e.what());
   }
 }
 
-// Each distinct warning once, with how many points raised it (the point files keep them all).
-void report_warnings(const std::vector<std::vector<std::string>>& per_point) {
-  std::map<std::string, size_t> count;
-  std::vector<std::string> order;
-  for (const auto& ws : per_point)
-    for (const auto& w : ws)
-      if (count[w]++ == 0) order.push_back(w);
-  constexpr size_t kShown = 10;
-  for (size_t i = 0; i < order.size() && i < kShown; ++i)
-    warn(strprintf("[%zu point%s] ", count[order[i]], count[order[i]] == 1 ? "" : "s") + order[i]);
-  if (order.size() > kShown)
-    warn(std::to_string(order.size() - kShown) + " more distinct warnings (each point's are in its point file)");
-}
+namespace {
 
-// Creates the output folder; a folder that has a manifest must hold this spec's results and be resumed.
-void prepare_output(const SweepArgs& a, const Spec& spec, const fs::path& dir,
-                    const fs::path& manifest_path) {
-  std::error_code ec;
-  fs::create_directories(dir / "points", ec);
-  if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
-  if (fs::exists(manifest_path)) {
-    const Json old = sweep::read_manifest(dir);
-    if (old["spec_hash"] != spec.hash)
-      throw Error(a.out + " holds the results of another spec (" + old["spec_hash"].get<std::string>() +
-                  "; this one is " + spec.hash + "): use another folder");
-    if (!a.resume) throw UsageError(a.out + " holds results of this spec already: pass --resume to finish it");
-    if (old.value("moesim_version", std::string()) != sweep::version_string())
-      warn(a.out + " was started by moesim " + old.value("moesim_version", std::string("?")) + "; this is " +
-           sweep::version_string() + ": its finished points are kept as they are");
-    // One sweep runs in a folder at a time (shards each have their own), so what is not a finished point
-    // is a killed run's leftover.
-    if (const size_t n = remove_stale_temporaries(dir))
-      std::fprintf(stderr, "sweep %s: removed %zu temporary file(s) of an earlier, interrupted run\n",
-                   a.out.c_str(), n);
-  }
-}
-
-// This shard's points: `mine` counts them all, `todo` lists the ones still to run.
-struct ShardWork {
-  size_t mine = 0;
-  std::vector<size_t> todo;
+struct SweepOptions {
+  SweepArgs args;
+  bool json = false;
 };
 
-// This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
-// explicit point the grid has too) runs once: both CSV rows come from its one file.
-ShardWork shard_work(const Spec& spec, const fs::path& dir, uint32_t shard, uint32_t shards) {
-  ShardWork w;
-  std::set<std::string> queued;
-  for (size_t i = 0; i < spec.points.size(); ++i) {
-    if (i % shards != shard) continue;
-    ++w.mine;
-    const std::string id = sweep::point_id(spec, spec.points[i]);
-    if (!fs::exists(sweep::point_file(dir, id)) && queued.insert(id).second) w.todo.push_back(i);
-  }
-  return w;
-}
-
-// Per point to run: its error (none when it succeeded), its warnings, and whether its file was not written.
-struct PointOutcomes {
-  std::vector<std::optional<std::string>> errors;
-  std::vector<std::vector<std::string>> warnings;
-  std::vector<char> unwritten;
-};
-
-PointOutcomes run_points(const SweepArgs& a, const Spec& spec, const fs::path& dir,
-                         const std::vector<size_t>& todo, unsigned jobs) {
-  PointOutcomes o{std::vector<std::optional<std::string>>(todo.size()),
-                  std::vector<std::vector<std::string>>(todo.size()), std::vector<char>(todo.size(), 0)};
-  Progress bar("sweep", todo.size(), "points");
-  auto one = [&](size_t k) {
-    bool u = false;
-    o.errors[k] = run_point(spec, todo[k], dir, &o.warnings[k], &u);
-    o.unwritten[k] = u;
-    bar.add(1);
-  };
-  size_t first = 0;
-  // A big sweep's time is measured, not modelled: a point's cost depends on its trace, system and budget in
-  // ways no per-point formula captures. The first point runs alone (its work is kept) and the rest are
-  // assumed to cost the same, spread over the threads.
-  if (spec.points.size() > kWarnPoints && !todo.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    one(0);
-    first = 1;
-    const double t1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double est = t1 * static_cast<double>(todo.size()) / std::min<double>(jobs, todo.size());
-    warn(
-        strprintf("%s has %zu points (%zu to run here): about %s with --jobs %u, estimated from its first "
-                  "point (%s); Ctrl-C stops it, --resume continues",
-                  a.spec.c_str(), spec.points.size(), todo.size(), rough_duration(est).c_str(), jobs,
-                  rough_duration(t1).c_str()));
-  }
-  parallel_for(todo.size() - first, jobs, [&](size_t k) { one(first + k); });
-  bar.finish();
-  return o;
-}
-
-// The failed points for the manifest, and how many of them lost their point file (with the first error).
-struct Failures {
-  Json failed = Json::array();
-  size_t not_written = 0;
-  std::string write_error;
-};
-
-Failures collect_failures(const Spec& spec, const std::vector<size_t>& todo, const PointOutcomes& o) {
-  Failures f;
-  for (size_t k = 0; k < todo.size(); ++k)
-    if (o.errors[k]) {
-      const Point& p = spec.points[todo[k]];
-      f.failed.push_back({{"index", todo[k]}, {"id", sweep::point_id(spec, p)}, {"point", Json(p)},
-                          {"error", *o.errors[k]}});
-      if (o.unwritten[k] && f.not_written++ == 0) f.write_error = *o.errors[k];
-    }
-  return f;
-}
-
-// Writes results.csv and the finished manifest; returns the errors of those that could not be written. On a
-// full disk the CSV and the manifest may not be written either: the count of lost point files is the error
-// that matters, so theirs only follow it.
-std::vector<std::string> write_results(const Spec& spec, const fs::path& dir, const fs::path& manifest_path,
-                                       Json& man, const Json& failed) {
-  size_t found = 0;
-  std::vector<std::string> outputs_lost;
-  try {
-    write_file_atomic((dir / "results.csv").string(), sweep::merged_csv(spec, {dir}, &found));
-  } catch (const Error& e) {
-    outputs_lost.push_back(e.what());
-  }
-  man["state"] = "finished";
-  man["points_done"] = found;
-  man["failed"] = failed;
-  try {
-    write_json_file(manifest_path.string(), man);
-  } catch (const Error& e) {
-    outputs_lost.push_back(e.what());
-  }
-  return outputs_lost;
-}
-
-void print_summary_json(const SweepArgs& a, const Spec& spec, const ShardWork& w, const Json& man,
-                        unsigned jobs, size_t shard_done, const Failures& f, const fs::path& dir,
-                        const fs::path& manifest_path) {
-  Json config = {{"spec", a.spec}, {"output", a.out},    {"shard", man["shard"]},
-                 {"jobs", jobs},   {"resume", a.resume}, {"force", a.force}};
-  Json j;
-  j["header"] = run_header("sweep", config);
-  j["warnings"] = warnings_json();
-  j["spec_hash"] = spec.hash;
-  j["points_total"] = spec.points.size();
-  j["shard_points"] = w.mine;
-  j["shard_points_done"] = shard_done;
-  j["points_run"] = w.todo.size();
-  j["points_failed"] = f.failed.size();
-  j["point_files_not_written"] = f.not_written;
-  j["results_csv"] = (dir / "results.csv").string();
-  j["manifest"] = manifest_path.string();
-  j["failed"] = f.failed;
-  write_json_file("-", j);
-}
-
-// Lost files first (a full disk), then failed points: either makes the sweep fail.
-void throw_on_failures(const SweepArgs& a, size_t points_run, const Failures& f,
-                       const std::vector<std::string>& outputs_lost, const fs::path& manifest_path) {
-  if (f.not_written > 0 || !outputs_lost.empty()) {
-    std::string msg;
-    if (f.not_written > 0)
-      msg = strprintf("%zu of %zu point files could not be written (first: %s)", f.not_written, points_run,
-                      f.write_error.c_str());
-    for (const auto& e : outputs_lost) msg += (msg.empty() ? "" : "; ") + e;
-    throw Error(msg + ": free some space, then `moesim sweep " + a.spec + " --resume -o " + a.out +
-                "` runs what is missing");
-  }
-  const Json& failed = f.failed;
-  if (!failed.empty())
-    throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() + " (first: point " +
-                std::to_string(failed[0]["index"].get<size_t>()) + ": " + failed[0]["error"].get<std::string>() + ")");
-}
-
-void execute(const SweepArgs& a) {
-  if (const auto n = count_spec_points(a.spec); n && *n > kForcePoints && !a.force)
-    throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
-                     std::to_string(kForcePoints) +
-                     ": check the grid's lists (their lengths multiply), or pass --force to run them all");
-  const Spec spec = sweep::load_spec(a.spec);
-  uint32_t shard = 0, shards = 1;
-  if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
-  const fs::path dir = fs::absolute(a.out);
-  const fs::path manifest_path = dir / "manifest.json";
-  prepare_output(a, spec, dir, manifest_path);
-  const ShardWork w = shard_work(spec, dir, shard, shards);
-  Json man = sweep::manifest_base(spec);
-  man["shard"] = std::to_string(shard) + "/" + std::to_string(shards);
-  man["shard_points"] = w.mine;
-  man["state"] = "running";
-  write_json_file(manifest_path.string(), man);
-
-  // Relative paths in the spec are relative to its folder (output paths are absolute by now).
-  if (!spec.base.empty()) {
-    std::error_code ec;
-    fs::current_path(spec.base, ec);
-    if (ec) throw Error(a.spec + ": cannot change into the spec's folder: " + ec.message());
-  }
-  const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
-  const PointOutcomes outcomes = run_points(a, spec, dir, w.todo, jobs);
-  report_warnings(outcomes.warnings);
-
-  const Failures f = collect_failures(spec, w.todo, outcomes);
-  const std::vector<std::string> outputs_lost = write_results(spec, dir, manifest_path, man, f.failed);
-  size_t shard_done = 0;
-  for (size_t i = shard; i < spec.points.size(); i += shards)
-    shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
-  std::fprintf(stderr, "sweep %s: %zu of %zu points of shard %u/%u done (%zu this run), %zu failed -> %s\n",
-               a.spec.c_str(), shard_done, w.mine, shard, shards, w.todo.size() - f.failed.size(),
-               f.failed.size(), (dir / "results.csv").c_str());
-  if (a.json) print_summary_json(a, spec, w, man, jobs, shard_done, f, dir, manifest_path);
-  throw_on_failures(a, w.todo.size(), f, outputs_lost, manifest_path);
+void execute(const SweepOptions& o) {
+  const SweepOutcome out = run_sweep(o.args, run_command);
+  if (o.json) write_json_file("-", out.summary);
+  if (!out.error.empty()) throw Error(out.error);
 }
 
 void setup(CLI::App& app) {
-  auto a = std::make_shared<SweepArgs>();
+  auto o = std::make_shared<SweepOptions>();
+  SweepArgs* a = &o->args;
   app.add_option("spec", a->spec, "sweep spec (JSON; docs/sweep.md)")->required();
   app.add_option("-o,--output", a->out, "output folder (points/, results.csv, manifest.json)")->required();
   app.add_option("--jobs", a->jobs, "points run at once, one thread each (0 = every CPU)")->capture_default_str();
@@ -427,8 +57,8 @@ void setup(CLI::App& app) {
       "--resume", a->resume,
       "finish a sweep in a folder that holds some of its points (removes a killed run's temporaries)");
   app.add_flag("--force", a->force, "run a spec of more than 10 million points");
-  app.add_flag("--json", a->json, "print a JSON summary (points run, failed, not written; docs/sweep.md)");
-  app.callback([a] { execute(*a); });
+  app.add_flag("--json", o->json, "print a JSON summary (points run, failed, not written; docs/sweep.md)");
+  app.callback([o] { execute(*o); });
 }
 
 }  // namespace

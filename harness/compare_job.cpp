@@ -210,8 +210,8 @@ CompareTable compare_table(const CompareGrid& g, const std::vector<serving::RunR
   return t;
 }
 
-void write_compare_json(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
-                        const Json& rows, const Json& rests) {
+Json compare_json(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in, const Json& rows,
+                  const Json& rests) {
   const auto& info = in.trace.info();
   Json config;
   config["trace"] = a.trace;
@@ -235,7 +235,7 @@ void write_compare_json(const CompareArgs& a, const CompareGrid& g, const Compar
   out["warnings"] = warnings_json();
   out["rows"] = rows;
   out["rests_on"] = rests;
-  write_json_file(a.out, out);
+  return out;
 }
 
 void write_compare_text(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
@@ -264,11 +264,17 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
   write_file_atomic(a.out, text);
 }
 
-}  // namespace
+// A comparison's results, before they are printed.
+struct CompareRun {
+  CompareGrid g;
+  CompareInputs in;
+  CompareTable t;
+  Json rests;
+};
 
-void compare(const CompareArgs& a) {
+CompareRun run_compare(const CompareArgs& a) {
   CompareGrid g = check_compare_args(a);
-  const CompareInputs in = load_compare_inputs(a, g);
+  CompareInputs in = load_compare_inputs(a, g);
   const traces::LookupStream stream = traces::build_lookup_stream(in.trace, a.batch);
   resolve_routing_and_prefetch(a, in.trace, g);
 
@@ -277,16 +283,27 @@ void compare(const CompareArgs& a) {
   std::vector<Json> cell_metrics(cells);
   HwReads reads;  // every cell's, together: the table rests on each
   run_cells(a, g, in, stream, results, cell_metrics, reads);
-  const Json rests = rests_on(in.hw, reads);
-
-  const CompareTable t = compare_table(g, results, cell_metrics);
-  if (!a.csv.empty()) write_file_atomic(a.csv, t.csv);
+  Json rests = rests_on(in.hw, reads);
+  CompareTable t = compare_table(g, results, cell_metrics);
   warn_if_unoptimized();
+  return CompareRun{std::move(g), std::move(in), std::move(t), std::move(rests)};
+}
+
+}  // namespace
+
+CompareResult compare_result(const CompareArgs& a) {
+  CompareRun r = run_compare(a);
+  return CompareResult{compare_json(a, r.g, r.in, r.t.rows, r.rests), std::move(r.t.csv)};
+}
+
+void compare(const CompareArgs& a) {
+  const CompareRun r = run_compare(a);
+  if (!a.csv.empty()) write_file_atomic(a.csv, r.t.csv);
   if (a.json) {
-    write_compare_json(a, g, in, t.rows, rests);
+    write_json_file(a.out, compare_json(a, r.g, r.in, r.t.rows, r.rests));
     return;
   }
-  write_compare_text(a, g, in, t.lines, rests);
+  write_compare_text(a, r.g, r.in, r.t.lines, r.rests);
 }
 
 }  // namespace moesim::harness

@@ -22,6 +22,14 @@ struct CompareArgs {
   std::string csv, out = "-";
 };
 
+// The comparison as --json prints it (`doc`) and as --csv writes it (`csv`), neither written anywhere (the
+// Python module's moesim.compare); a.out and a.csv are only checked to be writable.
+struct CompareResult {
+  Json doc;
+  std::string csv;
+};
+CompareResult compare_result(const CompareArgs& a);
+
 // Simulates every (policy, routing, budget) and writes the comparison table or JSON to a.out.
 void compare(const CompareArgs& a);
 

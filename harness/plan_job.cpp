@@ -321,7 +321,7 @@ std::string plan_text_report(const PlanArgs& a, const PlanOptions& o, const Plan
 
 }  // namespace
 
-void plan_pools(PlanArgs& a) {
+std::string plan_output(PlanArgs& a) {
   const PlanOptions o = check_plan_args(a);
   const PlanSubject s = load_plan_subject(a);
   const traces::RankInclusion inc = rank_profile(a, s, o.phase);
@@ -333,9 +333,11 @@ void plan_pools(PlanArgs& a) {
   const PlanningInput in = planning_input(a, s, p, inc, o.pools.set, budget);
   const PlanResult r = run_planner(in, o.pools);
   const Json config = plan_config_json(a, o, s, p, inc, in);
-  const std::string text =
-      a.json ? plan_json_report(config, trace_json, r) : plan_text_report(a, o, s, p, inc, in, r);
-  write_file_atomic(a.out, text);
+  return a.json ? plan_json_report(config, trace_json, r) : plan_text_report(a, o, s, p, inc, in, r);
+}
+
+void plan_pools(PlanArgs& a) {
+  write_file_atomic(a.out, plan_output(a));
 }
 
 }  // namespace moesim::harness

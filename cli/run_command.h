@@ -1,0 +1,14 @@
+// `moesim ARGS...` in process: the runner of a sweep's points (harness/sweep_job.h's PointRunner), shared by
+// the CLI's `moesim sweep` and the Python module's moesim.sweep so that a point is parsed and run the same way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace moesim::cli {
+
+// Runs the command args[0] with the options args[1..] on this thread: the command's own options, checks and
+// callback, as main() would. A bad command line is a moesim::UsageError "bad options for `moesim CMD`: ...".
+void run_command(std::vector<std::string> args);
+
+}  // namespace moesim::cli

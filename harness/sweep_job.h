@@ -1,0 +1,55 @@
+// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR` (docs/sweep.md), below
+// its options: what-if sweeps over a spec's points, on threads of this process, sharded and resumable.
+//
+//   spec = load_spec(SPEC)                      (harness/sweep_spec.h: grid and/or explicit points)
+//   over 10 million points: refused without --force (counted before the points are built)
+//   --resume: this folder's temporaries of a killed run are removed
+//   mine = points i with i mod N == shard, minus those whose DIR/points/<id>.json exists
+//   manifest(DIR) = {spec hash, version, state running}      (a folder of another spec is refused)
+//   over 100,000 points: the first point runs alone, timed, and a warning gives the count and the estimate
+//   parallel_for(mine, --jobs):                 (base/parallel.h; each point on one thread, in this process)
+//       run `moesim run|replay|cluster ARGS --json -o FILE` in process, its warnings captured per thread
+//       write DIR/points/<id>.json atomically   (a killed sweep loses only the points in flight)
+//   DIR/results.csv = merged_csv(spec, DIR); manifest = {..., points done, failed with their errors}
+//
+// A point runs the very code of its command: the caller's PointRunner parses its command line with the
+// command's own options and checks (cli/ owns those; the CLI and the Python module pass the same runner). Its
+// result depends only on its parameters and seed, never on the thread or the order it ran in, so results.csv
+// -- a function of the spec and the point files -- is byte-identical however the sweep was sharded, resumed or
+// parallelised. Points run in the spec's folder (the sweep changes into it and back), so a spec's relative
+// paths are relative to the spec, from whatever directory the sweep starts.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+
+namespace moesim::harness {
+
+struct SweepArgs {
+  std::string spec, out, shard;           // spec: the file, or the name of spec_json in messages
+  std::optional<Json> spec_json;          // the spec itself instead of a file (Python's dict)
+  std::filesystem::path spec_base;        // spec_json's folder for relative paths (empty: the current one)
+  unsigned jobs = 0;                      // 0: every CPU
+  bool resume = false, force = false;
+  bool report = true;                     // the one-line summary on stderr
+};
+
+// Runs `moesim ARGS...` (args[0] the command) in this process, on this thread; throws moesim::Error (or
+// UsageError for bad options) with the message the command line would print.
+using PointRunner = std::function<void(std::vector<std::string> args)>;
+
+struct SweepOutcome {
+  Json summary;       // --json's summary (docs/sweep.md)
+  std::string error;  // points that failed or files not written: the sweep's error, empty when none
+};
+
+// Runs this shard's unfinished points and writes DIR's point files, results.csv and manifest.json. Throws
+// (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown.
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command);
+
+}  // namespace moesim::harness
