@@ -5,8 +5,11 @@
 // Every call releases the GIL around the C++ work and captures the warnings raised on its thread
 // (base/warnings.h): the result's "warnings" carries them, as the CLI's JSON does, and each is raised as a Python
 // UserWarning afterwards. moesim::UsageError becomes moesim.UsageError (the CLI's exit 2), any other
-// moesim::Error moesim.Error, with the CLI's message.
+// moesim::Error moesim.Error, with the CLI's message. A progress= callable receives the command's progress bar
+// (base/progress.h: done, total, unit), the GIL taken only for the call; what it raises stops the command and
+// is raised by it.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,11 +20,16 @@
 
 #include "base/error.h"
 #include "base/output_guard.h"
+#include "base/progress.h"
 #include "base/warnings.h"
+#include "cli/run_command.h"
 #include "harness/cluster_job.h"
+#include "harness/compare_job.h"
+#include "harness/plan_job.h"
 #include "harness/policies_job.h"
 #include "harness/replay_job.h"
 #include "harness/run_outcome.h"
+#include "harness/sweep_job.h"
 #include "python/py_eviction.h"
 #include "python/py_routing.h"
 #include "traces/lookup_stream.h"
@@ -49,20 +57,67 @@ std::vector<std::string> strings(const py::object& o) {
 
 py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
 
-// Runs f() with the GIL released and this thread's warnings captured, then raises each as a UserWarning.
+// The progress= callable as a ProgressObserver. report() runs on whichever thread the work reports from, with
+// the GIL released there: it takes the GIL for the call only. The first exception the callable raises is kept
+// (with the GIL held) and a moesim::Error stops the work; later reports do not call it again.
+class PyProgress : public ProgressObserver {
+ public:
+  explicit PyProgress(py::object callback) : callback_(std::move(callback)) {}
+  void report(uint64_t done, uint64_t total, const std::string& unit) override {
+    py::gil_scoped_acquire gil;
+    if (!raised_) {
+      try {
+        callback_(done, total, unit);
+        return;
+      } catch (py::error_already_set& e) {
+        raised_ = std::move(e);
+      }
+    }
+    throw Error("stopped: the progress callback raised an exception");
+  }
+  // Raises the callable's exception, if it raised one (the GIL held).
+  void rethrow() {
+    if (raised_) throw *raised_;
+  }
+
+ private:
+  py::object callback_;
+  std::optional<py::error_already_set> raised_;
+};
+
+// Runs f() with the GIL released, this thread's warnings captured and `progress` (None or a callable) observing
+// its progress bar, then raises each warning as a UserWarning.
 template <typename F>
-auto call_released(F&& f) {
+auto call_released(F&& f, const py::object& progress = py::none()) {
   std::vector<std::string> raised;
+  std::optional<PyProgress> observer;
+  if (!progress.is_none()) {
+    if (!PyCallable_Check(progress.ptr())) throw UsageError("progress: expected a callable (done, total, unit)");
+    observer.emplace(progress);
+  }
   auto result = [&] {
     py::gil_scoped_release release;
     ThreadWarningScope scope;
-    auto r = f();
-    raised = scope.items();
-    return r;
-  }();
+    ProgressObserverScope observing(observer ? &*observer : nullptr);
+    try {
+      auto r = f();
+      raised = scope.items();
+      return r;
+    } catch (...) {
+      raised = scope.items();
+      throw;
+    }
+  };
+  decltype(result()) r;
+  try {
+    r = result();
+  } catch (...) {
+    if (observer) observer->rethrow();
+    throw;
+  }
   for (const auto& w : raised)
     if (PyErr_WarnEx(PyExc_UserWarning, ("moesim: " + w).c_str(), 2) < 0) throw py::error_already_set();
-  return result;
+  return r;
 }
 
 // The trace argument: a path (read with the load options given) or a moesim.Trace (its own options).
@@ -130,7 +185,7 @@ void bind_trace(py::module_& m) {
 py::object replay(const py::object& trace, const py::object& policy, const py::object& budget,
                   const std::string& scope, uint32_t batch, unsigned jobs, const py::object& routing, bool lifetime,
                   const py::object& prefetch, uint64_t seed, uint32_t oracle_passes, const std::string& format,
-                  const std::string& fields, const std::string& model) {
+                  const std::string& fields, const std::string& model, const py::object& progress) {
   harness::ReplayArgs a;
   traces::LoadOptions given;
   given.format = format;
@@ -148,7 +203,7 @@ py::object replay(const py::object& trace, const py::object& policy, const py::o
   a.seed = seed;
   a.oracle_passes = oracle_passes;
   a.json = true;
-  return json_loads(call_released([&] { return harness::replay_output(a); }));
+  return json_loads(call_released([&] { return harness::replay_output(a); }, progress));
 }
 
 void bind_replay(py::module_& m) {
@@ -156,7 +211,8 @@ void bind_replay(py::module_& m) {
         py::arg("trace"), py::kw_only(), py::arg("policy") = "lru", py::arg("budget") = py::none(),
         py::arg("scope") = "global", py::arg("batch") = 1, py::arg("jobs") = 1, py::arg("routing") = py::none(),
         py::arg("lifetime") = false, py::arg("prefetch") = py::none(), py::arg("seed") = 1,
-        py::arg("oracle_passes") = 4, py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "");
+        py::arg("oracle_passes") = 4, py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "",
+        py::arg("progress") = py::none());
 }
 
 template <typename T>
@@ -164,17 +220,35 @@ py::array_t<T> array(const std::vector<T>& v) {
   return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
+// A call's keyword arguments as the package passes them (a dict of all of them, None where not given).
+struct KeywordOptions {
+  py::dict kw;
+  // Sets `field` when `key` is given and not None.
+  template <typename T>
+  void take(const char* key, T& field) const {
+    if (kw.contains(key) && !kw[key].is_none()) field = kw[key].cast<T>();
+  }
+  // format=, fields= and model=: how a trace given as a path is read.
+  traces::LoadOptions load() const {
+    traces::LoadOptions l;
+    take("format", l.format);
+    take("fields", l.fields);
+    take("model", l.model);
+    return l;
+  }
+  // A list option: None, one string or a sequence of strings.
+  std::vector<std::string> strings(const char* key) const {
+    return kw.contains(key) ? ::strings(kw[key]) : std::vector<std::string>{};
+  }
+  py::object progress() const { return kw.contains("progress") ? py::object(kw["progress"]) : py::none(); }
+};
+
 // `moesim run --json`'s dict and the timings as numpy arrays (see harness/run_outcome.h).
 py::tuple run(const py::object& trace, py::dict kw) {
   harness::RunArgs a;
-  const auto take = [&kw](const char* key, auto& field) {
-    if (kw.contains(key) && !kw[key].is_none()) field = kw[key].cast<std::remove_reference_t<decltype(field)>>();
-  };
-  traces::LoadOptions given;
-  take("format", given.format);
-  take("fields", given.fields);
-  take("model", given.model);
-  trace_argument(trace, given, a.trace, a.load, a.loaded);
+  const KeywordOptions options{kw};
+  const auto take = [&options](const char* key, auto& field) { options.take(key, field); };
+  trace_argument(trace, options.load(), a.trace, a.load, a.loaded);
   take("system", a.system);
   take("hw", a.hw);
   take("scope", a.scope);
@@ -203,9 +277,9 @@ py::tuple run(const py::object& trace, py::dict kw) {
     a.timeline_steps = kw["timeline_steps"].cast<std::string>();
     a.timeline_steps_given = true;
   }
-  if (kw.contains("policy")) a.policies = strings(kw["policy"]);
+  a.policies = options.strings("policy");
   a.policy_given = !a.policies.empty();
-  if (kw.contains("budget")) a.budgets = strings(kw["budget"]);
+  a.budgets = options.strings("budget");
   a.json = true;
   harness::RunOutcome o;
   const std::string text = call_released([&] {
@@ -215,7 +289,7 @@ py::tuple run(const py::object& trace, py::dict kw) {
                                                              {a.store, "store="}});
     o = harness::run_outcome(a);
     return harness::run_outcome_json(a, o).dump();
-  });
+  }, options.progress());
   py::dict arrays;
   arrays["step_phase"] = array(o.step_phase);
   arrays["step_s"] = array(o.step_s);
@@ -227,7 +301,8 @@ py::tuple run(const py::object& trace, py::dict kw) {
 
 py::object cluster(const std::string& servers, const std::string& placement, const std::string& migrate_every,
                    const std::string& duration, uint64_t seed, uint64_t profile_tokens, const std::string& draw,
-                   const std::string& bucket, const std::string& timeline, const std::string& timeline_window) {
+                   const std::string& bucket, const std::string& timeline, const std::string& timeline_window,
+                   const py::object& progress) {
   harness::ClusterArgs a;
   a.spec = servers;
   a.placement = placement;
@@ -243,16 +318,95 @@ py::object cluster(const std::string& servers, const std::string& placement, con
   return json_loads(call_released([&] {
     refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
     return harness::cluster_output(a);
-  }));
+  }, progress));
+}
+
+// `moesim compare --json`'s dict and the --csv table's text (the package makes it a DataFrame).
+py::tuple compare(const py::object& trace, py::dict kw) {
+  harness::CompareArgs a;
+  const KeywordOptions options{kw};
+  std::shared_ptr<const traces::Trace> loaded;  // compare reads the trace itself: a Trace gives its path
+  trace_argument(trace, options.load(), a.trace, a.load, loaded);
+  a.policies = options.strings("policy");
+  a.budgets = options.strings("budget");
+  a.routing = options.strings("routing");
+  a.prefetch = options.strings("prefetch");
+  options.take("hw", a.hw);
+  options.take("scope", a.scope);
+  options.take("batch", a.batch);
+  options.take("io_depth", a.io_depth);
+  options.take("jobs", a.threads);
+  options.take("force", a.force);
+  a.json = true;
+  const auto r = call_released([&] {
+    harness::CompareResult c = harness::compare_result(a);
+    return std::make_pair(c.doc.dump(), std::move(c.csv));
+  }, options.progress());
+  return py::make_tuple(json_loads(r.first), r.second);
+}
+
+// `moesim plan --json`'s dict; `trace` None plans from `inclusion` alone.
+py::object plan(const py::object& trace, py::dict kw) {
+  harness::PlanArgs a;
+  const KeywordOptions options{kw};
+  const auto take = [&options](const char* key, auto& field) { options.take(key, field); };
+  const traces::LoadOptions given = options.load();
+  if (trace.is_none()) {
+    a.load = given;
+  } else {
+    std::shared_ptr<const traces::Trace> loaded;  // the planner reads the trace itself
+    trace_argument(trace, given, a.trace, a.load, loaded);
+  }
+  take("hw", a.hw);
+  take("budget", a.budget);
+  take("pools", a.pools);
+  take("store", a.store);
+  take("inclusion", a.inclusion);
+  take("phase", a.phase);
+  take("grid", a.grid);
+  take("batch", a.batch);
+  take("workers", a.threads);
+  take("runners_up", a.runners_up);
+  take("force", a.force);
+  if (kw.contains("ratio") && !kw["ratio"].is_none()) a.ratio = kw["ratio"].cast<double>();
+  if (kw.contains("shards") && !kw["shards"].is_none()) a.shards = kw["shards"].cast<uint32_t>();
+  a.json = true;
+  return json_loads(call_released([&] { return harness::plan_output(a); }));
+}
+
+// `moesim sweep --json -o OUTPUT`'s summary; `spec` is a file or the spec's JSON text (spec_json true). The
+// points run through the CLI's own option parsing (cli/run_command.h), as `moesim sweep` runs them.
+py::object sweep(const std::string& spec, bool spec_json, const std::string& output, unsigned jobs,
+                 const std::string& shard, bool resume, bool force, const py::object& progress) {
+  harness::SweepArgs a;
+  a.spec = spec_json ? "spec" : spec;
+  if (spec_json) a.spec_json = Json::parse(spec);
+  a.out = output;
+  a.jobs = jobs;
+  a.shard = shard;
+  a.resume = resume;
+  a.force = force;
+  a.report = false;
+  const harness::SweepOutcome o = call_released([&] {
+    if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
+    if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
+    return harness::run_sweep(a, cli::run_command);
+  }, progress);
+  if (!o.error.empty()) throw Error(o.error);
+  return json_loads(o.summary.dump());
 }
 
 void bind_commands(py::module_& m) {
+  m.def("_compare", &compare, py::arg("trace"), py::arg("options"));
+  m.def("_plan", &plan, py::arg("trace"), py::arg("options"));
+  m.def("_sweep", &sweep, py::arg("spec"), py::arg("spec_json"), py::arg("output"), py::arg("jobs"),
+        py::arg("shard"), py::arg("resume"), py::arg("force"), py::arg("progress"));
   m.def("_run", &run, py::arg("trace"), py::arg("options"));
   m.def("cluster", &cluster, "`moesim cluster --json`: Prism's edge cluster in simulated time, as a dict",
         py::arg("servers"), py::kw_only(), py::arg("placement") = "", py::arg("migrate_every") = "",
         py::arg("duration") = "30m", py::arg("seed") = 1, py::arg("profile_tokens") = 1000,
         py::arg("draw") = "round-robin", py::arg("bucket") = "1m", py::arg("timeline") = "",
-        py::arg("timeline_window") = "");
+        py::arg("timeline_window") = "", py::arg("progress") = py::none());
   m.def(
       "policies",
       []() -> py::object {

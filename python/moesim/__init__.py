@@ -1,11 +1,16 @@
 """moesim from Python: the simulator's commands called in process over the same C++ library as the CLI.
 
-Results are dicts with the keys of the CLI's JSON (docs/cli-json.md); replay_frame gives a pandas DataFrame and
-run's result carries its per-step and per-invocation timings as numpy arrays. Eviction policies can be written in
+Results are dicts with the keys of the CLI's JSON (docs/cli-json.md); replay_frame gives a pandas DataFrame,
+compare's and sweep's results carry the CLI's CSV as one, and run's result carries its per-step and
+per-invocation timings as numpy arrays. run, replay, compare, sweep and cluster take progress=callable(done,
+total, unit). Eviction policies can be written in
 Python (EvictionPolicy, register_eviction). docs/python.md describes the API.
 """
 
+import io
+import json
 import os
+import tempfile
 
 # An installed package (setup.py) carries the presets and bundled traces; a build tree's module reads the source
 # tree's data/ (or $MOESIM_DATA).
@@ -20,8 +25,9 @@ from . import _core
 for _name in ("Error", "UsageError", "Trace"):
     getattr(_core, _name).__module__ = __name__
 
-__all__ = ["Error", "UsageError", "Trace", "policies", "replay", "replay_frame", "run", "RunResult", "cluster",
-           "EvictionPolicy", "register_eviction", "RoutingPolicy", "register_routing"]
+__all__ = ["Error", "UsageError", "Trace", "policies", "replay", "replay_frame", "run", "RunResult", "compare",
+           "CompareResult", "plan", "sweep", "SweepResult", "cluster", "EvictionPolicy", "register_eviction",
+           "RoutingPolicy", "register_routing"]
 
 
 def replay_frame(trace, **options):
@@ -47,11 +53,70 @@ class RunResult(dict):
 def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1,
         routing="identity", scheduling="", prefetch="none", host_budget="", recover_on="gpu", compute_on="gpu",
         pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, workers=0, force=False,
-        timeline="", timeline_steps=None, format="auto", fields="", model=""):
+        timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
     """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
     options = dict(locals())
     del options["trace"]
     return RunResult(*_core._run(trace, options))
+
+
+class CompareResult(dict):
+    """The dict of `moesim compare --json`, with .table: the table `compare --csv` writes, as a pandas DataFrame
+    (one row per cell, the CSV's columns in its order)."""
+
+    def __init__(self, doc, csv):
+        super().__init__(doc)
+        import pandas
+
+        self.table = pandas.read_csv(io.StringIO(csv))
+
+
+def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1, io_depth=1,
+            jobs=1, routing=None, prefetch=None, force=False, format="auto", fields="", model="", progress=None):
+    """`moesim compare --json`: eviction policies x routing x prefetch x budgets, each cell a simulated
+    `run --system offload`; policy, budget, routing and prefetch are lists or the CLI's comma-separated form."""
+    options = dict(locals())
+    del options["trace"]
+    return CompareResult(*_core._compare(trace, options))
+
+
+def plan(trace=None, *, budget=None, model="", hw="jetson-agx-orin-64gb", pools="F,C,S,E", grid=0.05, batch=1,
+         workers=0, shards=None, ratio=None, store="", phase="decode", inclusion="", runners_up=5, force=False,
+         format="auto", fields=""):
+    """`moesim plan --json`: ZipMoE's cache pools for a trace (or inclusion=), model and budget, as a dict."""
+    options = dict(locals())
+    del options["trace"]
+    return _core._plan(trace, options)
+
+
+class SweepResult(dict):
+    """The summary of `moesim sweep --json`, with .results: results.csv as a pandas DataFrame (its columns and
+    values, as pandas.read_csv reads the file)."""
+
+    def __init__(self, doc, results):
+        super().__init__(doc)
+        self.results = results
+
+
+def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, progress=None):
+    """`moesim sweep SPEC --json -o OUTPUT`: spec is a spec file or the spec as a dict (docs/sweep.md; a dict's
+    relative paths are relative to the current directory). output=None runs it in a temporary folder, removed
+    afterwards (the summary's results_csv and manifest are then None)."""
+    import pandas
+
+    if isinstance(spec, dict):
+        text, is_json = json.dumps(spec), True
+    else:
+        text, is_json = os.fspath(spec), False
+    if output is not None:
+        doc = _core._sweep(text, is_json, os.fspath(output), jobs, shard, resume, force, progress)
+        return SweepResult(doc, pandas.read_csv(doc["results_csv"]))
+    with tempfile.TemporaryDirectory(prefix="moesim-sweep-") as d:
+        doc = _core._sweep(text, is_json, os.path.join(d, "out"), jobs, shard, resume, force, progress)
+        results = pandas.read_csv(doc["results_csv"])
+    doc["results_csv"] = None
+    doc["manifest"] = None
+    return SweepResult(doc, results)
 
 
 class EvictionPolicy:

@@ -31,3 +31,13 @@ def test_cluster_without_a_placement_is_the_cli_usage_error(cli_error, tmp_path)
     with pytest.raises(moesim.UsageError) as e:
         moesim.cluster(spec)
     assert str(e.value) == message
+
+
+def test_cluster_reports_simulated_seconds_to_a_progress_callback(tmp_path):
+    calls = []
+    got = moesim.cluster(servers(tmp_path), placement="prism", duration="3m", seed=3,
+                         progress=lambda done, total, unit: calls.append((done, total, unit)))
+    assert calls and calls[-1][1:] == (180, "simulated s") and 0 < calls[-1][0] <= 180
+    assert [c[0] for c in calls] == sorted(set(c[0] for c in calls))
+    plain = moesim.cluster(servers(tmp_path), placement="prism", duration="3m", seed=3)
+    assert without_wall_clock(got) == without_wall_clock(plain)
