@@ -88,3 +88,15 @@ def test_the_working_directory_is_kept(spec_file, tmp_path):
     here = os.getcwd()
     moesim.sweep(str(spec_file), output=str(tmp_path / "py"), jobs=1)
     assert os.getcwd() == here
+
+
+def test_sweeps_and_compares_on_python_threads_equal_the_same_calls_one_after_another():
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = [lambda: moesim.sweep(SPEC, jobs=1).results,
+             lambda: moesim.compare(QWEN, policy="lru,lfu", budget="8").table]
+    alone = [c() for c in calls]
+    with ThreadPoolExecutor(2) as pool:
+        together = [f.result() for f in [pool.submit(c) for c in calls]]
+    for a, b in zip(alone, together):
+        pandas.testing.assert_frame_equal(a, b)
