@@ -99,14 +99,9 @@ auto call_released(F&& f, const py::object& progress = py::none()) {
     py::gil_scoped_release release;
     ThreadWarningScope scope;
     ProgressObserverScope observing(observer ? &*observer : nullptr);
-    try {
-      auto r = f();
-      raised = scope.items();
-      return r;
-    } catch (...) {
-      raised = scope.items();
-      throw;
-    }
+    auto r = f();
+    raised = scope.items();
+    return r;
   };
   decltype(result()) r;
   try {
