@@ -106,6 +106,10 @@ TEST(SystemsCli, ZipMoeIoSaysWhoReadsTheEChunksAndThePlannerAssumesTheSame) {
   EXPECT_EQ(fr["ssd"]["ops"], tr["ssd"]["ops"]);
   EXPECT_LT(fr["io_thread"]["ops"].get<uint64_t>(), tr["io_thread"]["ops"].get<uint64_t>());
   EXPECT_EQ(fr["cpu_workers"]["ops"], tr["cpu_workers"]["ops"]);  // the decompressions, fused or not
+  // The summary says it too.
+  const Result text = moesim::test::moesim_combined("-q run --trace " + kTrace + args + ":io=thread");
+  EXPECT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("every read on the I/O thread (io=thread)"), std::string::npos) << text.out;
   // A bad variant is a usage error naming it and the choices.
   const Result r = moesim::test::moesim_combined("run --trace " + kTrace + args + ":io=aio");
   EXPECT_EQ(r.status, 2) << r.out;
