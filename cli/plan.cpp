@@ -41,6 +41,11 @@ void setup(CLI::App& app) {
       "--ratio", a->ratio,
       "rho: compressed / raw exponent bytes (default: the store's, else the Gaussian BF16 measurement)");
   app.add_option("--store", a->store, "a packed expert store (moesim pack) to read rho and K from");
+  app.add_option("--io", a->io,
+                 "who reads the E-chunks, as `run --system zipmoe:io=`: fused (each CPU worker its own, ZipMoE "
+                 "§4's prototype) or thread (the one I/O thread, §3.3); Alg. 3 assumes the same")
+      ->check(CLI::IsMember({"fused", "thread"}))
+      ->capture_default_str();
   app.add_option("--runners-up", a->runners_up, "other grid points to list")->capture_default_str();
   app.add_flag("--force", a->force, "plan a budget above the hardware's memory (a warning, not an error)");
   add_trace_format_options(app, a->load);

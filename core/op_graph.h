@@ -64,6 +64,15 @@ struct Op {
   // at the profile's bulk rate (ssd.prefill_read_bandwidth, ssd.prefill_read_latency; default the same as a
   // decode step's sparse reads).
   bool prefill = false;
+  // A fused read (the prototype of ZipMoE §4, which "consolidates each E-chunk read with its subsequent
+  // decompression into a single operation"): the CPU worker that runs this kDecompress first reads these
+  // compressed E-chunk bytes from the SSD itself (buffered, through the page cache), then decompresses
+  // them, holding its unit throughout. 0: the op reads nothing (its E-chunk was read by an SSD read op, or
+  // was cached). A flag on the decompression rather than an OpKind of its own, so that every table keyed by
+  // kind (metrics, timelines, the scheduler's decompressions) keeps working; `bytes` stays the decompressed
+  // output.
+  uint64_t read_bytes = 0;
+  bool fused_read() const { return read_bytes > 0; }
 };
 
 class OpGraph {

@@ -64,9 +64,16 @@ std::array<uint64_t, kPools> pool_expert_bytes(uint64_t expert_bytes, const Tens
 
 // The profiled delays and shapes of Alg. 3: c one E-chunk decompression, v one E-chunk read, u one
 // SM-chunk read (seconds); L decompression threads, K exponent shards per tensor, n tensors per expert.
+// `fused`: the E-chunk reads run on the L workers, each fused with its decompression (the prototype of
+// ZipMoE §4; the serving system's `io=fused`), not on the I/O thread (§3.3). Then u_dev and v_dev, the
+// device's share of an SM-chunk and an E-chunk read (its bytes at the SSD's bandwidth, without the
+// per-request latency that reads in flight together overlap), bound what the reads in parallel can gain
+// (zipmoe_makespan_estimate, policies/planning/zipmoe_planner.h).
 struct PlanDelays {
   double c = 0, v = 0, u = 0;
   uint32_t L = 1, K = 1, n = 1;
+  bool fused = false;
+  double u_dev = 0, v_dev = 0;
 };
 
 

@@ -559,7 +559,10 @@ void ExecPlatform::decompress_op(const Op& op) {
   if (op.shard >= en.shards.size())
     throw Error(store_.path() + ": " + en.label() + " has " + std::to_string(en.shards.size()) +
                 " E-chunk shards; the run asked for shard " + std::to_string(op.shard));
-  auto chunk = get(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, "E-chunk", op);
+  // A fused read (ZipMoE §4's prototype): this worker reads the E-chunk itself, through the page cache, and
+  // keeps it where an I/O thread's read would have put it (the pools may keep the expert compressed).
+  auto chunk = op.fused_read() ? read_e_chunk_buffered(op, en, key)
+                               : get(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, "E-chunk", op);
   auto exp = get_or_make(BufKey{key, op.tensor, Comp::kExp, 0}, en.elements);
   const uint64_t b = en.shard_begin(op.shard), n = en.shard_begin(op.shard + 1u) - b;
   const std::string what = store_.path() + ": " + en.chunk_label(op.shard);
@@ -570,6 +573,14 @@ void ExecPlatform::decompress_op(const Op& op) {
   // (zstd checksum, lz4 trailer) is verified too, so the exponents are known to be exact.
   c->decompress(chunk->data(), chunk->size(), exp->data() + b, n, what.c_str(), kernels::FrameCheck::kVerify);
   frames_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<AlignedBuffer> ExecPlatform::read_e_chunk_buffered(const Op& op, const StoreEntry& en, uint32_t key) {
+  auto b = std::make_shared<AlignedBuffer>(store_.read_chunk_buffered(en, op.shard));
+  chunks_read_.fetch_add(1, std::memory_order_relaxed);
+  bytes_read_.fetch_add(b->size(), std::memory_order_relaxed);
+  put(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, b);
+  return b;
 }
 
 void ExecPlatform::recover_op(const Op& op) {

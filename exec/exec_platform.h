@@ -8,7 +8,9 @@
 //                 offloading: the SM-chunk and the raw exponent chunks of a store packed with --codec raw,
 //                 merged into BF16 by the I/O thread; a compressed store is refused for whole reads)
 //   kDecompress   a CPU worker decompresses one E-chunk shard into the tensor's exponent buffer (zstd/lz4
-//                 frame content checksums verified)
+//                 frame content checksums verified); a fused read (Op::read_bytes, ZipMoE §4's prototype)
+//                 first preads the shard itself, buffered (through the page cache, never O_DIRECT), and
+//                 verifies its checksum, in the same task
 //   kRecover      SM-chunk + exponents -> the BF16 tensor (the vectorized CPU kernel, kernels/bf16.h)
 //   kTransfer     host -> device: with a CUDA GPU (ExecOptions::gpu) the link thread copies the tensor's
 //                 host data to device memory on its own CUDA stream: the recovered BF16 tensor when there is
@@ -225,6 +227,7 @@ class ExecPlatform : public Platform {
   void run_op(const Op& op, uint32_t unit);
   void read_op(const Op& op);
   void decompress_op(const Op& op);
+  std::shared_ptr<AlignedBuffer> read_e_chunk_buffered(const Op& op, const StoreEntry& en, uint32_t key);
   void recover_op(const Op& op);
   void expert_compute_op(const Op& op, uint32_t unit);
   void dense_compute_op(const Op& op, uint32_t unit);

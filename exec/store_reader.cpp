@@ -110,6 +110,10 @@ void StoreReader::pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t a
     }
     if (!failed) return;
   }
+  pread_buffered(offset, dst, size, what);
+}
+
+void StoreReader::pread_buffered(uint64_t offset, uint8_t* dst, size_t size, const std::string& what) const {
   size_t done = 0;
   while (done < size) {
     const ssize_t r = ::pread(fd_, dst + done, size - done, static_cast<off_t>(offset + done));
@@ -214,6 +218,16 @@ std::vector<AlignedBuffer> StoreReader::read_chunks(const StoreEntry& e, const s
 
 AlignedBuffer StoreReader::read_chunk(const StoreEntry& e, int shard) const {
   return std::move(read_chunks(e, {shard}).front());
+}
+
+AlignedBuffer StoreReader::read_chunk_buffered(const StoreEntry& e, int shard) const {
+  const StoreChunk& c = shard < 0 ? e.sm : e.shards.at(static_cast<size_t>(shard));
+  AlignedBuffer b(static_cast<size_t>(c.size));
+  const std::string label = e.chunk_label(shard);
+  if (c.size > 0) pread_buffered(c.offset, b.data(), b.size(), label);
+  if (hash64(b.data(), b.size()) != c.checksum)
+    throw binary_input_error(path_, c.offset, label, "checksum mismatch: the chunk is corrupt");
+  return b;
 }
 
 void StoreReader::recover(const StoreEntry& e, uint16_t* out, unsigned threads) const {

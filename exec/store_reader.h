@@ -78,6 +78,9 @@ class StoreReader {
 
   // Reads one chunk (shard -1 = the SM-chunk) and verifies its checksum.
   AlignedBuffer read_chunk(const StoreEntry& e, int shard) const;
+  // The same through the page cache (a plain pread, never O_DIRECT nor io_uring), whatever the options: a
+  // CPU worker's fused read of an E-chunk (ZipMoE §4's prototype reads "to better leverage the page cache").
+  AlignedBuffer read_chunk_buffered(const StoreEntry& e, int shard) const;
   // Reads several chunks of one tensor (shard -1 = the SM-chunk), each verified; with io_uring all in
   // flight at once. The result is in the order of `shards`.
   std::vector<AlignedBuffer> read_chunks(const StoreEntry& e, const std::vector<int>& shards) const;
@@ -93,6 +96,7 @@ class StoreReader {
  private:
   void pread_all(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size,
                  const std::string& what) const;
+  void pread_buffered(uint64_t offset, uint8_t* dst, size_t size, const std::string& what) const;
   std::string path_;
   int fd_ = -1;
   int direct_fd_ = -1;

@@ -178,15 +178,19 @@ bool cpu_bound_op(const Op& op, bool gpu) {
 }
 
 OpWork op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool gpu, bool split_reads) {
+  // A fused read (Op::read_bytes) is split like an O_DIRECT read, whatever split_reads says: its worker waits
+  // on the device, then decompresses (its CPU clock is the decompression and the page-cache copy).
   auto read_cpu = [split_reads](const TimelineEvent& e) {
-    return split_reads && e.op.kind == OpKind::kSsdRead && e.timing.cpu > 0
-               ? std::min(e.timing.cpu, e.timing.end - e.timing.start)
-               : 0.0;
+    const bool split = (split_reads && e.op.kind == OpKind::kSsdRead) || e.op.fused_read();
+    return split && e.timing.cpu > 0 ? std::min(e.timing.cpu, e.timing.end - e.timing.start) : 0.0;
   };
   std::vector<std::pair<double, double>> spans;
   for (const TimelineEvent& e : timeline) {
-    if (cpu_bound_op(e.op, gpu)) spans.emplace_back(e.timing.start, e.timing.end);
-    if (const double c = read_cpu(e); c > 0) spans.emplace_back(e.timing.end - c, e.timing.end);
+    if (const double c = read_cpu(e); c > 0) {
+      spans.emplace_back(e.timing.end - c, e.timing.end);
+    } else if (cpu_bound_op(e.op, gpu)) {
+      spans.emplace_back(e.timing.start, e.timing.end);
+    }
   }
   const std::vector<double> work = sim::cpu_work(spans, cores);
   OpWork out;
@@ -195,10 +199,11 @@ OpWork op_work(const std::vector<TimelineEvent>& timeline, uint32_t cores, bool 
   size_t k = 0;
   for (const TimelineEvent& e : timeline) {
     const double wall = e.timing.end - e.timing.start;
-    if (cpu_bound_op(e.op, gpu)) {
+    const double c = read_cpu(e);
+    if (c <= 0 && cpu_bound_op(e.op, gpu)) {
       out.work.push_back(work[k++]);
       out.read_cpu.push_back(0);
-    } else if (const double c = read_cpu(e); c > 0) {
+    } else if (c > 0) {
       // The CPU phase had a share s = work / c of a core over its span: at that share c seconds of CPU take
       // c / s, the rest of the read was the device's.
       const double s = work[k++] / c;

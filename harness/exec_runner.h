@@ -55,7 +55,8 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
 // as one more CPU-bound op at the read's end: it deflates the ops beside it, and its device time is the wall
 // time less the CPU phase at the share of a core it had there. Only with `split_reads` (O_DIRECT reads: a
 // buffered read that the page cache serves is a copy, CPU through and through, and leaves no device time to
-// fit).
+// fit). A CPU worker's fused read (Op::read_bytes) splits the same way, always: the device time of its read,
+// then its CPU work (the decompression), which the simulator replays as such (sim/sim_platform.h).
 bool cpu_bound_op(const Op& op, bool gpu);
 struct OpWork {
   std::vector<double> work;      // per event: a CPU-bound op's work, a read's device time, else wall time

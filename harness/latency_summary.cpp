@@ -37,6 +37,7 @@ std::string plan_ratios(const Json& plan) {
 std::string op_kind_label(const Op& op) {
   std::string k = op_kind_name(op.kind);
   if (op.kind == OpKind::kSsdRead) k += std::string(" ") + tensor_part_name(op.part);
+  if (op.fused_read()) k += " + read e";  // a worker's own E-chunk read and its decompression
   return k;
 }
 

@@ -21,6 +21,7 @@ struct PlanArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", budget, pools = "F,C,S,E", store, inclusion,
                      phase = "decode", out = "-";
+  std::string io = "fused";  // who reads the E-chunks (run's zipmoe:io=): the variant of Alg. 3 planned with
   double grid = 0.05;
   std::optional<double> ratio;
   std::optional<uint32_t> shards;

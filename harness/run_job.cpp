@@ -35,6 +35,8 @@ std::string print_plan(const Json& p) {
   if (p.contains("rho"))
     t += strprintf("; rho %.4f (%s), K = %u", p["rho"].get<double>(), p["rho_source"].get<std::string>().c_str(),
                    p["shards"].get<uint32_t>());
+  if (p.contains("io"))  // who read the E-chunks, and what the planner assumed (zipmoe's io)
+    t += p["io"] == "fused" ? "; E-chunks read by the CPU workers (io=fused)" : "; every read on the I/O thread (io=thread)";
   if (p.contains("expected_makespan_s") && !p["expected_makespan_s"].is_null())
     t += strprintf("; expected layer I/O+decompression %s", format_seconds(p["expected_makespan_s"].get<double>()).c_str());
   return t + "\n";

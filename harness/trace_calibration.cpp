@@ -120,7 +120,11 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
           if (w.read_cpu[i] > 0) o.add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
           break;
         case OpKind::kDecompress:
-          o.add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes), d);
+          // A fused read's decompression is its CPU part (its read went through the page cache: not the I/O
+          // thread's O_DIRECT reads the read lines fit); without its CPU clock it tells no decompression apart.
+          if (op.fused_read() && !(w.read_cpu[i] > 0)) break;
+          o.add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes),
+                op.fused_read() ? w.read_cpu[i] : d);
           break;
         case OpKind::kRecover:
           o.add(op.prefill ? "recover_prefill" : "recover", 2.0 * static_cast<double>(op.bytes), d);

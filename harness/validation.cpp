@@ -444,7 +444,8 @@ std::map<std::string, KindErr> op_kind_errors(const Measured& m, const Structure
   for (size_t i : s.events) {
     const TimelineEvent* e = &tl[i];
     // A read's: its device time where the profile models the I/O thread's CPU work apart, else its wall time.
-    const bool as_work = m.so.cpu_cores > 0 && (e->op.kind != OpKind::kSsdRead || m.hw.has_read_cpu());
+    // A fused read's whole wall time, as its estimate is (its work is split in two, exec_runner.h).
+    const bool as_work = m.so.cpu_cores > 0 && !e->op.fused_read() && (e->op.kind != OpKind::kSsdRead || m.hw.has_read_cpu());
     const double measured = as_work ? s.work.work[i] : e->timing.end - e->timing.start;
     const double est = estimator.estimate(e->op);
     KindErr& ke = kinds[op_kind_label(e->op)];

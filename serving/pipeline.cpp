@@ -162,9 +162,13 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
         Op dc = make(OpKind::kDecompress, t, raw);
         dc.shard = static_cast<uint16_t>(s);
         dc.part = TensorPart::kE;
-        if (read_e) {
-          Op r = make(OpKind::kSsdRead, t,
-                      static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio)));
+        const auto compressed =
+            static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio));
+        if (read_e && opt_.fused_e_reads) {  // the worker reads the shard itself (ZipMoE §4)
+          dc.read_bytes = std::max<uint64_t>(compressed, 1);  // an empty shard still has its chunk to read
+          into_transfer_.push_back(g.add(dc, root));
+        } else if (read_e) {
+          Op r = make(OpKind::kSsdRead, t, compressed);
           r.shard = static_cast<uint16_t>(s);
           r.part = TensorPart::kE;
           const uint32_t read = g.add(r, root);
@@ -258,6 +262,7 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
     Op& op = g.op(i);
     op.prefetch = true;
     if (op.kind == OpKind::kSsdRead) bytes += op.bytes;
+    bytes += op.read_bytes;
   }
   // Tails: ops no later op of this load depends on.
   std::vector<uint8_t> has_succ(g.size() - first, 0);
@@ -290,6 +295,9 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   if (op.kind == OpKind::kSsdRead) {
     result_->ssd_bytes += op.bytes;
     result_->ssd_bytes_by_part[static_cast<size_t>(op.part)] += op.bytes;
+  } else if (op.fused_read()) {
+    result_->ssd_bytes += op.read_bytes;
+    result_->ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)] += op.read_bytes;
   }
   if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
   std::vector<uint32_t> ready;

@@ -23,6 +23,8 @@
 //                          M, full tensors     -> SSD read -> transfer -> expert compute
 //                          M, split            -> E-chunk shard reads -> decompress each; SM read
 //                                                 -> transfer -> recover -> expert compute
+//                                                 (fused_e_reads: each shard's read and decompression
+//                                                 one op on a CPU worker)
 //                          C / S / E           -> the split DAG without the reads of what is cached
 //                        and one expert compute per routed expert joining its tensors. Recovery and expert
 //                        compute run where the system puts them (PipelineOptions::recover_on/compute_on);
@@ -79,6 +81,11 @@ struct ModelCosts {
 
 struct PipelineOptions {
   TensorLayout layout;           // full tensors (the offloading baseline) or ZipMoE's split
+  // ZipMoE's E-chunk reads fused with their decompressions (the prototype of ZipMoE §4): each missing
+  // E-chunk shard is one kDecompress op with Op::read_bytes, run by a CPU worker, instead of an SSD read on
+  // the I/O thread followed by a decompression (§3.3). SM-chunk reads stay on the I/O thread, and so do a
+  // prefetch's reads of E-chunks that it keeps compressed (pools C, E: nothing to decompress them with).
+  bool fused_e_reads = false;
   ResourceClass recover_on = ResourceClass::kGpu;  // where tensor recovery runs (kGpu or kCpu)
   ResourceClass compute_on = ResourceClass::kGpu;  // where routed experts compute (kGpu or kCpu)
   bool load_whole_layer = false;  // layer-offload: every expert of a layer is loaded when it runs

@@ -457,6 +457,10 @@ void write_ops(Out& o, const PipelineResult& r, const ModelCosts& costs, const T
     if (opt.label_args) write_label_args(o, op, tensors);
     o.key("bytes");
     o.num(op.bytes);
+    if (op.read_bytes) {  // a fused read: what its worker read before decompressing (ZipMoE §4)
+      o.key("read_bytes");
+      o.num(op.read_bytes);
+    }
     if (op.tokens) {
       o.key("tokens");
       o.num(op.tokens);

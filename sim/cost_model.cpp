@@ -116,6 +116,17 @@ double CostModel::estimate(const Op& op) const {
       return hw_.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw_.ssd_prefill_read_bandwidth;
     return hw_.ssd_read_latency + static_cast<double>(op.bytes) / hw_.ssd_read_bandwidth;
   }
+  if (op.fused_read()) {  // the worker's own read on an idle SSD, then the op itself
+    Op read;
+    read.kind = OpKind::kSsdRead;
+    read.resource = ResourceClass::kSsd;
+    read.part = TensorPart::kE;
+    read.bytes = op.read_bytes;
+    read.prefill = op.prefill;
+    Op rest = op;
+    rest.read_bytes = 0;
+    return estimate(read) + duration(rest);
+  }
   return duration(op);
 }
 

@@ -41,10 +41,11 @@ class CostModel : public OpEstimator {
  public:
   explicit CostModel(const HardwareProfile& hw) : hw_(hw) {}
   // duration(op), and for an SSD read an idle device's latency plus the bytes at full bandwidth (the prefill
-  // figures where the profile has them): what the op would take alone.
+  // figures where the profile has them): what the op would take alone. A fused read (Op::read_bytes): that
+  // read's estimate plus the op's duration, the time its worker is held on an idle SSD.
   double estimate(const Op& op) const override;
-  // Seconds `op` holds its resource (not for kSsdRead). Throws moesim::Error when the profile lacks a
-  // needed parameter.
+  // Seconds `op` holds its resource (not for kSsdRead; for a fused read, its own part only: the read is the
+  // SSD model's). Throws moesim::Error when the profile lacks a needed parameter.
   double duration(const Op& op) const;
   // max(bytes / gpu.memory_bandwidth, flops / gpu.bf16_flops) + gpu.kernel_overhead.
   double roofline(uint64_t bytes, double flops) const;

@@ -3,7 +3,7 @@
 namespace moesim::sim {
 
 uint64_t MeasuredDurations::identity(const Op& op) {
-  return (uint64_t{static_cast<uint8_t>(op.kind)} << 60) | (uint64_t{static_cast<uint8_t>(op.resource)} << 58) |
+  return (uint64_t{op.fused_read()} << 63) | (uint64_t{static_cast<uint8_t>(op.kind)} << 60) | (uint64_t{static_cast<uint8_t>(op.resource)} << 58) |
          (uint64_t{static_cast<uint8_t>(op.part)} << 56) | (uint64_t{op.layer} << 40) | (uint64_t{op.expert} << 24) |
          (uint64_t{static_cast<uint8_t>(op.tensor)} << 16) | op.shard;
 }

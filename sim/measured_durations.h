@@ -2,9 +2,9 @@
 // simulator then models only queueing, overlap, priorities and dependencies, and every op holds its resource
 // for exactly as long as the same op did in the measured run.
 //
-// Ops are matched by identity -- (kind, resource, layer, expert, tensor, part, shard) -- and occurrence: the
-// n-th op with an identity in the simulation takes the n-th measured duration of that identity (ops of one
-// identity never overlap in either run, so occurrence order is submission order). An op with no measured
+// Ops are matched by identity -- (kind, fused read or not, resource, layer, expert, tensor, part, shard) -- and
+// occurrence: the n-th op with an identity in the simulation takes the n-th measured duration of that identity
+// (ops of one identity never overlap in either run, so occurrence order is submission order). An op with no measured
 // counterpart left (the runs diverged, e.g. a prefetch decided by timing) falls back to the cost model and is
 // counted as unmatched.
 #pragma once
@@ -22,7 +22,9 @@ class MeasuredDurations {
  public:
   // Appends a measured duration of `op`'s identity (call in the measured run's start-time order), the op's
   // measured hand-off and turnaround (OpTiming::handoff, OpTiming::turnaround; < 0: none) and, for an SSD
-  // read, the I/O thread's CPU work after the `seconds` on the device (HardwareProfile::read_cpu; 0: none).
+  // read, the I/O thread's CPU work after the `seconds` on the device (HardwareProfile::read_cpu; 0: none);
+  // for a fused read (Op::read_bytes) `seconds` is its read's device time and cpu_tail its worker's CPU work
+  // after it (the decompression).
   void add(const Op& op, double seconds, double handoff = -1, double turnaround = -1, double cpu_tail = 0);
   // The next measured duration of `op`'s identity; a negative value when none is left.
   double next(const Op& op);

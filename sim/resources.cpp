@@ -6,8 +6,8 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail) {
-  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail});
+void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail, bool waits) {
+  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -38,12 +38,31 @@ void ServerPool::submit(uint32_t job, int64_t priority, double duration, double 
   queue_.report();
 }
 
+void ServerPool::submit_waiting(uint32_t job, int64_t priority, double gap, UnitWaiter* waiter) {
+  waiter_ = waiter;
+  ++ops_;
+  if (busy_units_ < units_.size() && queue_.empty()) {
+    for (uint32_t u = 0; u < units_.size(); ++u)
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
+  }
+  queue_.push(priority, job, 0, gap, false, 0, true);
+  queue_.report();
+}
+
+void ServerPool::resume(uint32_t unit, double duration) {
+  const Unit& u = units_[unit];
+  if (cores_) return cores_->start(this, unit, duration);  // busy time counted at the end
+  if (!tail_cores_) busy_time_ += engine_.now() - u.start + duration;
+  engine_.schedule(engine_.now() + duration, this, unit);
+}
+
 void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
   Unit& u = units_[unit];
   u.busy = true;
   u.job = item.job;
   u.start = engine_.now();
   ++busy_units_;
+  if (item.waits) return waiter_->unit_taken(item.job, unit);  // resume() goes on
   const double tail = std::max(item.tail, 0.0);
   if (cores_) {
     cores_->start(this, unit, item.amount + tail);  // busy time counted at the end: contention stretches it

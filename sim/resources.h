@@ -50,8 +50,10 @@ class JobQueue {
     double amount;  // duration (pool) or bytes (SSD)
     double gap;     // pool: the unit's turnaround before it starts this job after another
     double tail;    // pool: CPU work after the duration (ServerPool::share_cores_for_tails)
+    bool waits = false;  // pool: the unit first waits outside the pool (ServerPool::submit_waiting)
   };
-  void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0);
+  void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0,
+            bool waits = false);
   Item pop();
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -73,6 +75,13 @@ class JobQueue {
   uint32_t id_ = 0;
 };
 
+// Told when a job submitted with ServerPool::submit_waiting takes its unit.
+class UnitWaiter {
+ public:
+  virtual ~UnitWaiter() = default;
+  virtual void unit_taken(uint32_t job, uint32_t unit) = 0;
+};
+
 class ServerPool : public EventHandler {
  public:
   ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener);
@@ -81,6 +90,12 @@ class ServerPool : public EventHandler {
   // once. `tail`: the unit's CPU work after the duration (an I/O thread's after its read; see
   // share_cores_for_tails), the job ends when it is done.
   void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0);
+  // A job whose unit first waits for something outside the pool (a CPU worker's own SSD read, ZipMoE §4):
+  // it queues like any job; when it takes a unit the pool calls waiter->unit_taken(job, unit) (from inside
+  // submit when a unit is free) and holds the unit, idle on the cores, until resume(unit, duration); then it
+  // runs `duration` like any job's and reports its start as the time it took the unit.
+  void submit_waiting(uint32_t job, int64_t priority, double gap, UnitWaiter* waiter);
+  void resume(uint32_t unit, double duration);
   void on_event(uint64_t unit) override;
 
   ResourceStats stats() const;
@@ -115,6 +130,7 @@ class ServerPool : public EventHandler {
   JobQueue queue_;
   CpuCores* cores_ = nullptr;
   CpuCores* tail_cores_ = nullptr;
+  UnitWaiter* waiter_ = nullptr;  // submit_waiting's (one per pool)
   double busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;
 };

@@ -8,7 +8,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
     : cost_(hw),
       opt_(opt),
       cores_(engine_, opt.cpu_cores),
-      ssd_(engine_, hw.ssd_read_bandwidth, hw.ssd_read_latency, hw.ssd_queue_depth, &io_),
+      ssd_(engine_, hw.ssd_read_bandwidth, hw.ssd_read_latency, hw.ssd_queue_depth, &ssd_listener_),
       io_(ssd_, engine_, opt.io_depth, this),
       cpu_(engine_, "cpu_workers", opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores, this),
       gpu_(engine_, "gpu", opt.gpu_streams, this),
@@ -19,6 +19,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
+  ssd_listener_.owner = this;
   if (hw.ssd_prefill_read_bandwidth > 0)  // 0: a profile built in code without them, the same rate
     ssd_.set_bulk_rate(hw.ssd_prefill_read_bandwidth, hw.ssd_prefill_read_latency);
   if (opt_.cpu_cores > 0) {
@@ -97,6 +98,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
     case ResourceClass::kCpu:
       if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
       cpu_.add_bytes(op.bytes);
+      if (op.fused_read()) return enqueue_fused(op, job, gap);
       cpu_.submit(job, op.priority, duration(op), gap);
       return;
     case ResourceClass::kGpu:
@@ -108,6 +110,44 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       link_.submit(job, op.priority, duration(op), gap);
       return;
   }
+}
+
+// ---- Fused reads (see the header) ----
+
+void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
+  if (fused_.size() <= job) fused_.resize(job + 1);
+  Fused& f = fused_[job];
+  f = Fused{0, op.priority, op.read_bytes, op.prefill, -1, 0};
+  const MeasuredDurations::Measured* m = opt_.measured ? opt_.measured->peek(op) : nullptr;
+  const double seconds = opt_.measured ? opt_.measured->next(op) : -1;  // counts a match or not
+  if (m && seconds >= 0) {
+    // Without the worker's CPU clock the parts cannot be told apart: all of it is work on the cores.
+    f.wait = m->cpu_tail > 0 ? seconds : 0;
+    f.work = m->cpu_tail > 0 ? m->cpu_tail : seconds;
+  } else {
+    Op decompress = op;
+    decompress.read_bytes = 0;
+    f.work = cost_.estimate(decompress);
+  }
+  cpu_.submit_waiting(job, op.priority, gap, this);
+}
+
+void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
+  Fused& f = fused_[job];
+  f.unit = unit;
+  if (f.wait >= 0) {
+    engine_.schedule_fn(engine_.now() + f.wait, [this, job] { fused_read_done(job); });
+    return;
+  }
+  cost_.mark_ssd_read(f.prefill);
+  ssd_.submit(job | kFusedRead, f.priority, f.bytes, f.prefill);
+}
+
+void SimPlatform::fused_read_done(uint32_t job) { cpu_.resume(fused_[job].unit, fused_[job].work); }
+
+void SimPlatform::SsdListener::job_done(uint32_t job, const OpTiming& timing) {
+  if (job & kFusedRead) return owner->fused_read_done(job & ~kFusedRead);
+  owner->io_.job_done(job, timing);
 }
 
 double SimPlatform::duration(const Op& op) const {

@@ -2,6 +2,16 @@
 // their class: SSD reads through the single I/O thread to the SSD model, decompressions to the pool of L
 // CPU workers, recovery and compute to the GPU stream(s), transfers to the host-device link; durations
 // come from CostModel. Deterministic: ties are broken by event sequence numbers, never by addresses.
+//
+// A fused read (Op::read_bytes, ZipMoE §4's prototype) is a decompression whose worker reads its E-chunk
+// itself: it queues for a CPU worker like any decompression; the worker it takes submits the read straight to
+// the SSD model (not through the I/O thread: it is one more request in flight at the device, sharing its
+// bandwidth), holds the unit idle on the cores while the read is in service, then decompresses for the
+// decompression's duration and releases the unit. Measured durations (`moesim validate`) replay a fused op as
+// its two measured parts: its device time as a plain wait on the unit, then its CPU work on the cores
+// (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the parts
+// as seconds and cpu_tail). The profile's per-read CPU work of the I/O thread (ssd.read_cpu_*) is an
+// O_DIRECT read's: a fused read is buffered, and its page-cache copy is not charged apart.
 #pragma once
 
 #include <cstdint>
@@ -92,7 +102,7 @@ struct SimOptions {
   }
 };
 
-class SimPlatform : public Platform, private JobListener {
+class SimPlatform : public Platform, private JobListener, private UnitWaiter {
  public:
   SimPlatform(const HardwareProfile& hw, const SimOptions& opt = {});
   double now() const override { return engine_.now(); }
@@ -115,6 +125,26 @@ class SimPlatform : public Platform, private JobListener {
 
  private:
   void job_done(uint32_t job, const OpTiming& timing) override;
+  // Fused reads: a worker took the op (its read starts), and its read is over (its decompression starts).
+  void unit_taken(uint32_t job, uint32_t unit) override;
+  void fused_read_done(uint32_t job);
+  void enqueue_fused(const Op& op, uint32_t job, double gap);
+  struct Fused {
+    uint32_t unit = 0;
+    int64_t priority = 0;
+    uint64_t bytes = 0;  // to read
+    bool prefill = false;
+    double wait = -1;    // the read's measured device time; < 0: the SSD model's
+    double work = 0;     // the decompression's, on the worker
+  };
+  std::vector<Fused> fused_;  // by job
+  // The SSD's listener: the I/O thread's reads go back to it, fused reads (job | kFusedRead) to the worker.
+  static constexpr uint32_t kFusedRead = 1u << 31;
+  struct SsdListener : JobListener {
+    SimPlatform* owner = nullptr;
+    void job_done(uint32_t job, const OpTiming& timing) override;
+  };
+  SsdListener ssd_listener_{};
   double duration(const Op& op) const;  // measured, else the cost model
   double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
   // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, a

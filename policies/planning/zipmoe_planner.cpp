@@ -15,7 +15,7 @@
 namespace moesim {
 
 PlanDelays zipmoe_plan_delays(const OpEstimator& estimator, uint64_t tensor_bytes, const TensorLayout& layout,
-                              uint32_t L, uint32_t tensors) {
+                              uint32_t L, uint32_t tensors, bool fused) {
   if (L == 0 || layout.shards == 0 || tensors == 0)
     throw Error("planner delays: threads L, shards K and tensors per expert n must be at least 1 (got L=" +
                 std::to_string(L) + ", K=" + std::to_string(layout.shards) +
@@ -46,6 +46,14 @@ PlanDelays zipmoe_plan_delays(const OpEstimator& estimator, uint64_t tensor_byte
   d.L = L;
   d.K = layout.shards;
   d.n = tensors;
+  d.fused = fused;
+  if (fused) {
+    Op empty = read_e;
+    empty.bytes = 0;
+    const double latency = estimator.estimate(empty);
+    d.u_dev = std::max(d.u - latency, 0.0);
+    d.v_dev = std::max(d.v - latency, 0.0);
+  }
   return d;
 }
 
@@ -66,10 +74,12 @@ double zipmoe_makespan_estimate(uint32_t k, const std::array<uint32_t, kPools>& 
   const double n = d.n, K = d.K, kk = k;
   const double n_sm = n * (kk - (hF + hC + hS));       // line 4
   const double n_e = n * K * (kk - (hF + hC + hE));    // line 5
-  const double t_io = n_sm * d.u + n_e * d.v;          // line 6
   const double n_d = n * K * (kk - hF);                // line 8
   const double t_dec = (n_e * d.v + n_d * d.c) / d.L;  // line 9
-  return std::max(t_io, t_dec);                        // line 10
+  if (d.fused)  // the E-chunk reads on the workers (see the header)
+    return std::max({n_sm * d.u, t_dec, n_sm * d.u_dev + n_e * d.v_dev});
+  const double t_io = n_sm * d.u + n_e * d.v;  // line 6
+  return std::max(t_io, t_dec);                // line 10
 }
 
 std::vector<double> zipmoe_selection_probabilities(std::span<const double> f, uint32_t k) {

@@ -16,9 +16,10 @@ namespace moesim {
 // Asks `estimator` for the expected durations of representative ops of one tensor of `tensor_bytes`:
 // u = kSsdRead of the SM-chunk (round(sm_fraction * tensor_bytes)), v = kSsdRead of one E-chunk
 // (ceil(rho * E_raw / K), E_raw = tensor_bytes - SM), c = kDecompress of one shard's output (E_raw / K).
-// Throws moesim::Error when L, K or n is 0.
+// `fused` (the E-chunk reads on the workers, PlanDelays::fused): also u_dev = u - r0 and v_dev = v - r0,
+// r0 the estimate of a read of no bytes (the per-request latency). Throws moesim::Error when L, K or n is 0.
 PlanDelays zipmoe_plan_delays(const OpEstimator& estimator, uint64_t tensor_bytes, const TensorLayout& layout,
-                              uint32_t L, uint32_t tensors);
+                              uint32_t L, uint32_t tensors, bool fused = false);
 
 // Alg. 2, as printed: Phi_S(h) for h = 0..|S|, the probability that exactly h of the independent Bernoulli
 // trials with probabilities q (the partial list P_S) succeed.
@@ -27,6 +28,17 @@ std::vector<double> hit_distribution(std::span<const double> q);
 // Alg. 3, as printed: the makespan of one sparse layer with cache hit pattern h = (hF, hC, hS, hE) of k
 // selected experts: max(T_I/O, T_decomp) with T_I/O = n_SM u + n_E v and T_decomp = (n_E v + n_D c) / L.
 // Sums I/O and decompression only: token execution (expert compute) is excluded, as in the paper.
+//
+// With d.fused (ZipMoE §4's prototype: each E-chunk read is its worker's, fused with the decompression),
+// the same counts n_SM, n_E, n_D spread over three resources, and the estimate is the busiest one's load:
+//   T_I/O    = n_SM u                     the I/O thread reads only SM-chunks
+//   T_decomp = (n_E v + n_D c) / L        a fused op holds its worker for v + c, a cached E-chunk's for c:
+//                                         Alg. 3's own penalty of a decompression by its read, now literal
+//   T_SSD    = n_SM u_dev + n_E v_dev     the device: reads in flight together overlap their latencies but
+//                                         share its bandwidth
+//   estimate = max(T_I/O, T_decomp, T_SSD)
+// Where the serial I/O thread is the bottleneck (T_I/O of Alg. 3 above T_decomp), this is less by up to
+// n_E v: the E-chunk reads leave the I/O thread for the L workers.
 double zipmoe_makespan_estimate(uint32_t k, const std::array<uint32_t, kPools>& h, const PlanDelays& d);
 
 // The selection probabilities q_r of Appendix D: weights w_r of the IPF fit of Eq. (24) to f (sum f = k,

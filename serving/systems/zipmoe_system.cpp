@@ -2,7 +2,8 @@
 // F/C/S/E per layer sized by the planner (Appendix C, Alg. 4) or by given ratios (`pools`), rank-based
 // dispatch with tolerance delta (§3.4, serving/zipmoe_residency.h), the per-tensor DAGs of Fig. 6 and the
 // cache-affinity scheduler (Alg. 1). The eviction spec is the in-pool eviction (freq = the paper's; others
-// for the Fig. 10 ablation).
+// for the Fig. 10 ablation). `io` says who reads the E-chunks: the CPU workers, each read fused with its
+// decompression (the prototype of §4, whose figures the paper reports; the default), or the I/O thread (§3.3).
 #include <algorithm>
 #include <cstdio>
 
@@ -60,7 +61,11 @@ class ZipMoE final : public System {
         grid_(p.get_double("grid")),
         e_ratio_(p.get_double("e_ratio")),
         pools_(pool_list(p.get("pools"))),
-        pool_set_(pool_list(p.get("pool_set"))) {
+        pool_set_(pool_list(p.get("pool_set"))),
+        io_(p.get("io")) {
+    if (io_ != "fused" && io_ != "thread")
+      throw UsageError("system 'zipmoe': io must be fused (the prototype's E-chunk reads on the CPU workers, "
+                       "ZipMoE §4) or thread (every read on the I/O thread, §3.3), got '" + io_ + "'");
     if (e_ratio_ < 0) throw UsageError("system 'zipmoe': e_ratio must be >= 0 (0: the default), got " + p.get("e_ratio"));
     parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
   }
@@ -94,6 +99,7 @@ class ZipMoE final : public System {
     layout.sm_fraction = 0.5;  // sign + 7 mantissa bits of a BF16 element (§3.1)
     layout.e_ratio = e_ratio_ > 0 ? e_ratio_ : kGaussianBf16ExponentRatio;
     po.layout = layout;
+    po.fused_e_reads = io_ == "fused";
     const std::vector<uint64_t>& eb = costs.costs.expert_bytes;
     if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
       throw Error("--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
@@ -114,7 +120,7 @@ class ZipMoE final : public System {
     in.layout = layout;
     in.f = f.f;
     in.delays = zipmoe_plan_delays(ctx.platform, costs.costs.tensor_bytes(0, 0), layout,
-                                   ctx.platform.units(ResourceClass::kCpu), tensors);
+                                   ctx.platform.units(ResourceClass::kCpu), tensors, po.fused_e_reads);
     in.grid = grid_;
     const PoolsOption pools = parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");
     in.pools = pools.set;
@@ -144,6 +150,12 @@ class ZipMoE final : public System {
     r.plan["shards"] = layout.shards;
     r.plan["delays"] = Json{{"u_s", in.delays.u}, {"v_s", in.delays.v}, {"c_s", in.delays.c},
                             {"L", in.delays.L}, {"K", in.delays.K}, {"n", in.delays.n}};
+    // The E-chunk reads the run makes and Alg. 3 planned with: the same variant.
+    r.plan["io"] = io_;
+    if (in.delays.fused) {
+      r.plan["delays"]["u_dev_s"] = in.delays.u_dev;
+      r.plan["delays"]["v_dev_s"] = in.delays.v_dev;
+    }
     uint64_t experts_held = 0, bytes_held = 0;
     for (int p = 0; p < kPools; ++p) {
       experts_held += uint64_t{plan.experts[p]} * info.layers;
@@ -169,6 +181,7 @@ class ZipMoE final : public System {
   uint32_t delta_, shards_;
   double grid_, e_ratio_;
   std::string pools_, pool_set_;
+  std::string io_;  // "fused" or "thread"
 };
 
 }  // namespace
@@ -183,7 +196,10 @@ MOESIM_REGISTER(SystemRegistry, "zipmoe",
                                "(no planning); empty: pool_set (flag --pools)"},
                  {"pool_set", "F+C+S+E", "the pools the planner may use (Lambda) when pools is empty"},
                  {"e_ratio", "0", "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
-                                  "(flag --ratio; default: a --store's)"}},
+                                  "(flag --ratio; default: a --store's)"},
+                 {"io", "fused", "E-chunk reads: fused (each read with its decompression on a CPU worker, "
+                                 "buffered: the prototype of ZipMoE §4) or thread (every read on the one I/O "
+                                 "thread, §3.3); the planner's Alg. 3 assumes the same"}},
                 [](const Params& p) -> std::unique_ptr<System> { return std::make_unique<ZipMoE>(p); });
 
 }  // namespace moesim::serving

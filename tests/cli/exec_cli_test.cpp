@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -47,9 +48,9 @@ class ExecCli : public ::testing::Test {
            " --budget 1MiB --workers 2 --buffered";
   }
   // The options of a zipmoe run with recovery on the CPU workers, on the test store, without a GPU.
-  static std::string zipmoe_cpu() {
-    return " --model " + kModel + " --store " + zstore() +
-           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
+  static std::string zipmoe_cpu(const std::string& system = "zipmoe") {
+    return " --model " + kModel + " --store " + zstore() + " --system " + system +
+           " --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
   }
   static std::string dir_;
 };
@@ -81,6 +82,30 @@ TEST_F(ExecCli, ZipMoeRunsLosslesslyAndComputesEveryRoutedExpert) {
   const CliResult t = moesim_cli(base("zipmoe", zstore()));
   EXPECT_THAT(t.out, HasSubstr("CPU time by thread: I/O "));
 #endif
+}
+
+TEST_F(ExecCli, ZipMoeReadsEChunksOnTheWorkersOrOnTheIoThread) {
+  // io=fused: each CPU worker preads its E-chunk (buffered) and decompresses it in one task; io=thread: the I/O
+  // thread reads every chunk. Under the same pools both serve the same lookups, read and decode the same
+  // chunks losslessly, and time every decode step.
+  std::map<std::string, Json> runs;
+  for (const char* io : {"fused", "thread"}) {
+    const CliResult r = moesim_cli(base(std::string("zipmoe:io=") + io, zstore()) + " --pools F=0.3,C=0.3,S=0.4 --json");
+    ASSERT_EQ(r.code, 0) << io << ": " << r.err;
+    runs[io] = Json::parse(r.out);
+    EXPECT_EQ(runs[io]["header"]["config"]["plan"]["io"], io);
+    EXPECT_TRUE(runs[io]["exec"]["lossless"].get<bool>()) << io;
+    EXPECT_EQ(runs[io]["metrics"]["tpot"]["count"].get<uint64_t>(), 24u) << io;
+    EXPECT_GT(runs[io]["metrics"]["tpot"]["mean_s"].get<double>(), 0) << io;
+  }
+  const Json &f = runs["fused"], &t = runs["thread"];
+  EXPECT_EQ(f["metrics"]["cache"]["hits"], t["metrics"]["cache"]["hits"]);
+  EXPECT_EQ(f["metrics"]["states"], t["metrics"]["states"]);
+  for (const char* k : {"chunks_read", "bytes_read", "frames_decoded", "expert_computes"})
+    EXPECT_EQ(f["exec"][k], t["exec"][k]) << k;
+  EXPECT_GT(f["exec"]["frames_decoded"].get<uint64_t>(), 0u);
+  EXPECT_LT(f["metrics"]["resources"]["io_thread"]["ops"].get<uint64_t>(),
+            t["metrics"]["resources"]["io_thread"]["ops"].get<uint64_t>());
 }
 
 TEST_F(ExecCli, OffloadReadsWholeTensorsFromARawStore) {
@@ -570,11 +595,13 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
 }
 
 TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
-  // --no-pilot: the runs are planned with the base profile (a Jetson: E=1 at this budget), which the fitted
-  // profile need not repeat. The in-sample simulation then keeps the runs' pools, so it makes exactly the ops
-  // the runs made, kind by kind, and the error under the profile's own plan is reported beside it.
+  // --no-pilot: the runs are planned with the base profile (a Jetson: E=1 at this budget when the I/O thread
+  // reads every chunk, io=thread; with the workers' fused reads it keeps F as well), which the fitted profile
+  // need not repeat. The in-sample simulation then keeps the runs' pools, so it makes exactly the ops the runs
+  // made, kind by kind, and the error under the profile's own plan is reported beside it.
+  const std::string thread_io = zipmoe_cpu("zipmoe:io=thread");
   const std::string prof = dir_ + "/nopilot.json";
-  const CliResult c = moesim_cli("-q calibrate " + trace() + zipmoe_cpu() + " --no-pilot -o " + prof);
+  const CliResult c = moesim_cli("-q calibrate " + trace() + thread_io + " --no-pilot -o " + prof);
   ASSERT_EQ(c.code, 0) << c.err;
   const Json in = Json::parse(read_text(prof))["calibration"]["in_sample"];
   EXPECT_EQ(in["runs_plan"], "E=1");
@@ -588,7 +615,7 @@ TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
   EXPECT_TRUE(sim.contains("decompress (prefill)"));  // phases apart
   // validate --profile serves its exec runs under the profile's own plan, which the calibration runs never
   // measured when it differs from theirs: it says so.
-  const CliResult vp = moesim_cli("-q validate " + trace() + zipmoe_cpu() + " --profile " + prof + " --json");
+  const CliResult vp = moesim_cli("-q validate " + trace() + thread_io + " --profile " + prof + " --json");
   ASSERT_EQ(vp.code, 0) << vp.err;
   const std::string warned = "but the profile's calibration runs were served E=1";
   if (in["profile_plan"] != in["runs_plan"]) {
@@ -603,7 +630,7 @@ TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
   // The same in validate --calibrate-on: the exec runs keep the base profile's plan, and the cost check
   // simulates it when the fitted profile plans otherwise.
   const CliResult v =
-      moesim_cli("-q validate " + trace() + zipmoe_cpu() + " --calibrate-on " + trace() + " --no-pilot --json");
+      moesim_cli("-q validate " + trace() + thread_io + " --calibrate-on " + trace() + " --no-pilot --json");
   ASSERT_EQ(v.code, 0) << v.err;
   const Json j = Json::parse(v.out);
   EXPECT_EQ(j["errors"]["structure"]["ops_unmatched"].get<uint64_t>(), 0u);

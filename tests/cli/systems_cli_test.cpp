@@ -82,6 +82,42 @@ TEST(SystemsCli, ZipMoeErrorsAreClear) {
   EXPECT_NE(r.out.find("clairvoyant"), std::string::npos) << r.out;
 }
 
+TEST(SystemsCli, ZipMoeIoSaysWhoReadsTheEChunksAndThePlannerAssumesTheSame) {
+  // The acceptance runs: both variants on the qwen3 trace at 16 GiB on the Jetson, each saying which it ran
+  // and planned with; fused is the default.
+  const std::string args = kBf16 + " --hw jetson-agx-orin-64gb --budget 16GiB --system zipmoe";
+  const moesim::Json fused = run_json(args + ":io=fused");
+  const moesim::Json thread = run_json(args + ":io=thread");
+  const moesim::Json plain = run_json(args);
+  EXPECT_EQ(fused["header"]["config"]["plan"]["io"], "fused");
+  EXPECT_EQ(thread["header"]["config"]["plan"]["io"], "thread");
+  EXPECT_EQ(plain["header"]["config"]["plan"]["io"], "fused");
+  EXPECT_EQ(plain["metrics"]["tpot"], fused["metrics"]["tpot"]);
+  EXPECT_TRUE(fused["header"]["config"]["plan"]["delays"].contains("v_dev_s"));
+  EXPECT_FALSE(thread["header"]["config"]["plan"]["delays"].contains("v_dev_s"));
+  // Under the same pools (given, no planning) the two serve the same lookups the same way and read the same
+  // bytes; fused takes the E-chunk reads off the I/O thread, which then issues only the SM-chunks' reads.
+  const moesim::Json fp = run_json(args + ":io=fused --pools F=0.2,C=0.3,S=0.3,E=0.2");
+  const moesim::Json tp = run_json(args + ":io=thread --pools F=0.2,C=0.3,S=0.3,E=0.2");
+  EXPECT_EQ(fp["metrics"]["states"], tp["metrics"]["states"]);
+  EXPECT_EQ(fp["metrics"]["ssd_bytes_read_by_component"], tp["metrics"]["ssd_bytes_read_by_component"]);
+  const auto& fr = fp["metrics"]["resources"];
+  const auto& tr = tp["metrics"]["resources"];
+  EXPECT_EQ(fr["ssd"]["ops"], tr["ssd"]["ops"]);
+  EXPECT_LT(fr["io_thread"]["ops"].get<uint64_t>(), tr["io_thread"]["ops"].get<uint64_t>());
+  EXPECT_EQ(fr["cpu_workers"]["ops"], tr["cpu_workers"]["ops"]);  // the decompressions, fused or not
+  // The summary says it too.
+  const Result text = moesim::test::moesim_combined("-q run --trace " + kTrace + args + ":io=thread");
+  EXPECT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("every read on the I/O thread (io=thread)"), std::string::npos) << text.out;
+  // A bad variant is a usage error naming it and the choices.
+  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + args + ":io=aio");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("'aio'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("thread"), std::string::npos) << r.out;
+}
+
 TEST(SystemsCli, LayerOffloadWithAWindowPrefetchesWholeLayers) {
   const moesim::Json plain = run_json(kBf16 + " --system layer-offload --budget 8GiB");
   const moesim::Json window = run_json(kBf16 + " --system layer-offload --budget 8GiB --prefetch layer-window:depth=1");

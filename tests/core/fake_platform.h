@@ -2,7 +2,9 @@
 // duration, each resource class has a fixed number of units, and an op waits for a free unit of its class
 // in (priority, submission order), lower priority first -- the Platform contract of core/platform.h and
 // nothing else. Times are exact (sums of the given durations), so expected schedules can be worked out by
-// hand. Completions at the same time are reported in submission order.
+// hand. Completions at the same time are reported in submission order. A fused read (Op::read_bytes: a
+// decompression whose CPU worker reads its E-chunk itself) holds its CPU unit for fused_read() seconds, then for
+// the decompression's duration; it takes no SSD unit (the device itself is the simulator's to model).
 #pragma once
 
 #include <array>
@@ -25,6 +27,10 @@ class FakePlatform final : public Platform {
   }
   FakePlatform& duration(OpKind k, double seconds) {
     duration_[static_cast<size_t>(k)] = seconds;
+    return *this;
+  }
+  FakePlatform& fused_read(double seconds) {
+    fused_read_ = seconds;
     return *this;
   }
   FakePlatform& units(ResourceClass r, uint32_t n) {
@@ -64,7 +70,7 @@ class FakePlatform final : public Platform {
     return v;
   }
   std::string describe() const override { return "fake platform (fixed durations)"; }
-  double estimate(const Op& op) const override { return duration_[static_cast<size_t>(op.kind)]; }
+  double estimate(const Op& op) const override { return held(op); }
   uint32_t units(ResourceClass r) const override { return units_[static_cast<size_t>(r)]; }
   void memory_pools(const std::vector<PoolInfo>& pools) override { pools_ = pools; }
   void memory_event(const MemoryEvent& e) override { memory_events.push_back({now_, e}); }
@@ -93,14 +99,19 @@ class FakePlatform final : public Platform {
         const Job job = it->second;
         waiting_[r].erase(it);
         busy[u] = true;
-        const double d = duration_[static_cast<size_t>(job.op.kind)];
+        const double d = held(job.op);
         stats_[r].busy_time += d;
         running_.emplace(std::make_pair(now_ + d, started_++), Running{job, now_, u});
       }
     }
   }
 
+  double held(const Op& op) const {
+    return duration_[static_cast<size_t>(op.kind)] + (op.fused_read() ? fused_read_ : 0.0);
+  }
+
   double now_ = 0;
+  double fused_read_ = 1.0;
   uint64_t seq_ = 0, started_ = 0;
   std::array<double, kOpKinds> duration_{};
   std::array<uint32_t, kResourceClasses> units_{};

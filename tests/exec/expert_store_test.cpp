@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "base/error.h"
@@ -191,6 +192,27 @@ TEST_F(CorruptStore, FlippedByteInAnEChunkNamesTheChunk) {
               AllOf(HasSubstr("c.store"), HasSubstr("at byte " + std::to_string(e.shards[1].offset)),
                     HasSubstr("layer 0 expert 3 tensor " + e.role + " E-chunk shard 1"),
                     HasSubstr("checksum mismatch")));
+}
+
+TEST_F(CorruptStore, ABufferedChunkReadIsTheSameBytesAndCheckedAlike) {
+  // A CPU worker's fused read (through the page cache, even where the reader uses O_DIRECT) returns what the
+  // I/O thread's read does, and a corrupt chunk is refused the same way, naming it.
+  const auto& e = index_.entries[3];
+  {
+    const StoreReader r(path_, StoreReadOptions{true, IoBackend::kPread});
+    const AlignedBuffer a = r.read_chunk(r.entries()[3], 1), b = r.read_chunk_buffered(r.entries()[3], 1);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+  }
+  bytes_[e.shards[1].offset + e.shards[1].size / 2] ^= 0x40;
+  write_bytes(path_, bytes_);
+  const StoreReader r(path_);
+  try {
+    (void)r.read_chunk_buffered(r.entries()[3], 1);
+    ADD_FAILURE() << "a corrupt chunk was read";
+  } catch (const Error& err) {
+    EXPECT_THAT(err.what(), AllOf(HasSubstr("E-chunk shard 1"), HasSubstr("checksum mismatch")));
+  }
 }
 
 TEST_F(CorruptStore, FlippedByteInAnSmChunkNamesTheChunk) {

@@ -136,6 +136,54 @@ TEST(ZipMoePlanning, Alg3ByHand) {
   EXPECT_DOUBLE_EQ(zipmoe_makespan_estimate(6, {0, 0, 0, 0}, d), 72.0);
 }
 
+TEST(ZipMoePlanning, Alg3WithFusedReadsByHand) {
+  // The same counts with the E-chunk reads on the workers (io=fused), u_dev = 2, v_dev = 0.25.
+  PlanDelays d{.c = 1.0, .v = 0.5, .u = 3.0, .L = 2, .K = 2, .n = 3};
+  d.fused = true;
+  d.u_dev = 2.0;
+  d.v_dev = 0.25;
+  // h = (1, 1, 2, 1): n_SM = 6, n_E = 18, n_D = 30. T_io = 6 * 3 = 18 (SM-chunks only); T_dec = 19.5 as
+  // printed; T_ssd = 6 * 2 + 18 * 0.25 = 16.5. The workers are the bottleneck: 19.5, not the thread's 27.
+  EXPECT_DOUBLE_EQ(zipmoe_makespan_estimate(6, {1, 1, 2, 1}, d), 19.5);
+  // All missed: T_io = 18 * 3 = 54; T_dec = (36 * 0.5 + 36) / 2 = 27; T_ssd = 36 + 9 = 45: 54, not 72.
+  EXPECT_DOUBLE_EQ(zipmoe_makespan_estimate(6, {0, 0, 0, 0}, d), 54.0);
+  // All in S: only E-chunk reads and decompressions. T_io = 0; T_dec = (36 * 0.5 + 36) / 2 = 27;
+  // T_ssd = 36 * 0.25 = 9: 27 (the thread's estimate: max(18, 27) = 27, the same: the workers bind).
+  EXPECT_DOUBLE_EQ(zipmoe_makespan_estimate(6, {0, 0, 6, 0}, d), 27.0);
+  // A device whose latency is nothing (u_dev = u, v_dev = v): reads in parallel gain nothing at the device.
+  d.u_dev = 3.0;
+  d.v_dev = 0.5;
+  EXPECT_DOUBLE_EQ(zipmoe_makespan_estimate(6, {0, 0, 0, 0}, d), 72.0);
+}
+
+TEST(ZipMoePlanning, FusedReadsExpectLessDelayWhereTheIoThreadIsTheBottleneck) {
+  // Delays from an estimator with a per-read latency (100 us) and 1 GB/s: the I/O thread's serial reads
+  // bind for every plan of a small budget (most of the k experts miss), so moving the E-chunk reads to the
+  // 8 workers must lower the expected delay; and it never raises it anywhere.
+  class Estimator final : public OpEstimator {
+   public:
+    double estimate(const Op& op) const override {
+      if (op.kind == OpKind::kSsdRead) return 100e-6 + static_cast<double>(op.bytes) * 1e-9;
+      return static_cast<double>(op.bytes) * 1e-9;  // decompression at 1 GB/s
+    }
+  } est;
+  PlanningInput thread = small_input(10, 3, 3000);
+  thread.expert_bytes = 3'000'000;
+  thread.budget_bytes = 9'000'000;
+  thread.delays = zipmoe_plan_delays(est, 1'000'000, thread.layout, 8, 3);
+  PlanningInput fused = thread;
+  fused.delays = zipmoe_plan_delays(est, 1'000'000, fused.layout, 8, 3, true);
+  EXPECT_NEAR(fused.delays.u_dev, 500e-6, 1e-15);  // the SM-chunk's 500 kB at 1 GB/s, without the latency
+  EXPECT_NEAR(fused.delays.v_dev, 100e-6, 1e-15);  // an E-chunk: 0.4 * 500 kB / 2 shards
+  const PoolRatios r{0, 0, 1, 0};
+  const double t = zipmoe_evaluate(thread, r).expected_makespan, f = zipmoe_evaluate(fused, r).expected_makespan;
+  EXPECT_LT(f, 0.8 * t) << "thread " << t << " s, fused " << f << " s";
+  for (const PoolRatios& q : {PoolRatios{1, 0, 0, 0}, PoolRatios{0.25, 0.25, 0.25, 0.25}, PoolRatios{0, 0.5, 0, 0.5}})
+    EXPECT_LE(zipmoe_evaluate(fused, q).expected_makespan, zipmoe_evaluate(thread, q).expected_makespan + 1e-15);
+  // The grid search with the same variant plans no slower than with the thread's.
+  EXPECT_LE(zipmoe_plan(fused).best.expected_makespan, zipmoe_plan(thread).best.expected_makespan);
+}
+
 TEST(ZipMoePlanning, BoundedExpectationEqualsTheLiteralLoopOfAlg4) {
   int cases = 0;
   for (uint64_t budget : {1500u, 3000u, 6000u})

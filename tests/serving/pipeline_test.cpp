@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "serving/metrics.h"
 #include "harness/sim_runner.h"
@@ -305,6 +306,83 @@ TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
   f2.units(ResourceClass::kGpu, 2);
   const PipelineResult r2 = fake_run({{0, 1}}, f2);
   EXPECT_DOUBLE_EQ(r2.invocations[0].end, 13);
+}
+
+
+// ZipMoE's split DAG of one missed expert (one tensor, K = 2 E-chunk shards) on 2 CPU workers, with the E-chunk
+// reads fused into their decompressions (ZipMoE §4's prototype) or on the I/O thread (§3.3). Durations: dense 1,
+// SSD read (the I/O thread's, either chunk) 2, a worker's fused read 3, decompression 1, transfer 1,
+// recovery 1, expert compute 4.
+PipelineResult split_run(bool fused) {
+  test::FakePlatform f;
+  f.duration(OpKind::kDenseCompute, 1)
+      .duration(OpKind::kSsdRead, 2)
+      .duration(OpKind::kDecompress, 1)
+      .duration(OpKind::kTransfer, 1)
+      .duration(OpKind::kRecover, 1)
+      .duration(OpKind::kExpertCompute, 4)
+      .fused_read(3)
+      .units(ResourceClass::kCpu, 2);
+  PipelineOptions po;
+  po.layout.compressed = true;
+  po.layout.shards = 2;
+  po.layout.e_ratio = 0.5;
+  po.fused_e_reads = fused;
+  po.record_timeline = true;
+  return test::TinyWorkload({{{0}}}, {"w"}).run(f, po, 1);
+}
+
+// A Gantt row: (kind, unit, start, end); a run's rows by start, then kind, then unit.
+using GanttRow = std::tuple<OpKind, uint32_t, double, double>;
+std::vector<GanttRow> gantt(const PipelineResult& r) {
+  std::vector<GanttRow> rows;
+  for (const auto& e : r.timeline) rows.emplace_back(e.op.kind, e.timing.unit, e.timing.start, e.timing.end);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<2>(a), std::get<0>(a), std::get<1>(a)) < std::tie(std::get<2>(b), std::get<0>(b), std::get<1>(b));
+  });
+  return rows;
+}
+
+TEST(PipelineOnFakePlatform, FusedZipMoeLayerFollowsTheHandWorkedGantt) {
+  // io=fused, worked by hand:
+  //   gpu        dense [0,1]                                        recover [6,7]  compute [7,11]
+  //   io thread         SM-chunk read [1,3]
+  //   worker 0          read e0 + decompress [1,5]
+  //   worker 1          read e1 + decompress [1,5]
+  //   link                                        transfer [5,6]
+  // The two shards' reads overlap each other and the SM read; the layer ends at 11.
+  const PipelineResult r = split_run(true);
+  EXPECT_EQ(gantt(r), (std::vector<GanttRow>{{OpKind::kDenseCompute, 0, 0, 1},
+                                             {OpKind::kSsdRead, 0, 1, 3},
+                                             {OpKind::kDecompress, 0, 1, 5},
+                                             {OpKind::kDecompress, 1, 1, 5},
+                                             {OpKind::kTransfer, 0, 5, 6},
+                                             {OpKind::kRecover, 0, 6, 7},
+                                             {OpKind::kExpertCompute, 0, 7, 11}}));
+  EXPECT_DOUBLE_EQ(r.invocations.at(0).end, 11);
+  // The decompressions carry their shards' compressed bytes (500 kB of exponents at rho 0.5 in 2 shards),
+  // counted as SSD bytes with the SM-chunk's 500 kB.
+  for (const auto& e : r.timeline) {
+    if (e.op.kind == OpKind::kDecompress) {
+      EXPECT_EQ(e.op.read_bytes, 125'000u);
+    }
+  }
+  EXPECT_EQ(r.ssd_bytes, 750'000u);
+  EXPECT_EQ(r.ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)], 250'000u);
+}
+
+TEST(PipelineOnFakePlatform, ThreadIoZipMoeLayerReadsEverythingOnTheIoThread) {
+  // io=thread, worked by hand: the one I/O thread reads E-chunks first (§3.3), then the SM-chunk:
+  //   io thread  e0 [1,3]  e1 [3,5]  SM [5,7]
+  //   workers    decompress e0 [3,4] (worker 0), e1 [5,6] (worker 0, free again)
+  //   link transfer [7,8], gpu recover [8,9], compute [9,13]: two time units later than fused.
+  const PipelineResult r = split_run(false);
+  EXPECT_EQ(gantt(r), (std::vector<GanttRow>{{OpKind::kDenseCompute, 0, 0, 1}, {OpKind::kSsdRead, 0, 1, 3},
+                                             {OpKind::kSsdRead, 0, 3, 5},      {OpKind::kDecompress, 0, 3, 4},
+                                             {OpKind::kSsdRead, 0, 5, 7},      {OpKind::kDecompress, 0, 5, 6},
+                                             {OpKind::kTransfer, 0, 7, 8},     {OpKind::kRecover, 0, 8, 9},
+                                             {OpKind::kExpertCompute, 0, 9, 13}}));
+  EXPECT_EQ(r.ssd_bytes, 750'000u);
 }
 
 }  // namespace

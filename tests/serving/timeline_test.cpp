@@ -215,9 +215,10 @@ TEST(Timeline, CountersAreMonotoneAndEndAtTheCachesState) {
 // One layer, two experts of two tensors; two decode steps of expert 0 (3 tokens), the second a hit.
 struct Tiny : test::TinyWorkload {
   Tiny() : TinyWorkload({{{0}}, {{0}}}, {"w1", "w2"}, 3, 1000) {}
-  PipelineResult run(const TensorLayout& layout = {}) const {
+  PipelineResult run(const TensorLayout& layout = {}, bool fused = false) const {
     PipelineOptions po;
     po.layout = layout;
+    po.fused_e_reads = fused;
     po.record_timeline = true;
     sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
     return TinyWorkload::run(platform, po);
@@ -272,6 +273,15 @@ TEST(Timeline, SplitLayoutNamesChunks) {
   EXPECT_EQ(m.at("ssd_read L0 E0 w2.sm")["args"]["part"], "sm");
   EXPECT_FALSE(m.at("ssd_read L0 E0 w2.sm")["args"].contains("shard"));
   EXPECT_FALSE(m.at("recover L0 E0 w2")["args"].contains("part"));
+  EXPECT_FALSE(m.at("decompress L0 E0 w2.e0")["args"].contains("read_bytes"));
+  // Fused reads (zipmoe:io=fused): no E-chunk read of its own; the decompression says what its worker read.
+  const auto f = slices_by_name(parse(to_string(tiny.run(layout, true), tiny.costs)));
+  EXPECT_FALSE(f.count("ssd_read L0 E0 w1.e1"));
+  ASSERT_TRUE(f.count("decompress L0 E0 w1.e1"));
+  const Json& a = f.at("decompress L0 E0 w1.e1")["args"];
+  EXPECT_GT(a["read_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(a["read_bytes"].get<uint64_t>() * 2, a["bytes"].get<uint64_t>());  // rho 0.5
+  EXPECT_TRUE(f.count("ssd_read L0 E0 w2.sm"));
 }
 
 TEST(Timeline, TimesAreExactNanosecondsAndSlicesOfAThreadDoNotOverlap) {

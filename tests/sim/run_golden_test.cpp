@@ -9,6 +9,10 @@
 // another architecture (aarch64) and move the last bits.
 // Regenerate (after an intended change of the timing model, and say why in the commit):
 //   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_sim --gtest_filter='RunGolden.*'
+//
+// tests/data/golden/zipmoe.csv: `moesim run --system zipmoe` on the qwen3 trace as BF16 weights, with ZipMoE's
+// E-chunk reads on the I/O thread (io=thread: the rows the simulator gave before io=fused existed) and fused
+// with their decompressions on the CPU workers (io=fused, the default), at 4 and 16 GiB.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,16 +32,29 @@ namespace moesim {
 namespace {
 
 const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/run.csv";
-constexpr const char* kHeader =
-    "trace,model,eviction,scope,budget,lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,"
-    "tpot_p50_s,tpot_p90_s,tpot_p99_s,makespan_s";
-constexpr size_t kCountColumns = 10;  // trace .. ops: compared exactly
+const char* kZipMoeGoldenPath = MOESIM_TEST_DATA_DIR "/golden/zipmoe.csv";
+constexpr const char* kMetricColumns =
+    "lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,tpot_p50_s,tpot_p90_s,tpot_p99_s,makespan_s";
+const std::string kHeader = std::string("trace,model,eviction,scope,budget,") + kMetricColumns;
+const std::string kZipMoeHeader = std::string("trace,model,system,budget,") + kMetricColumns;
+constexpr size_t kMetricCounts = 5;  // lookups .. ops: compared exactly, with the columns naming the row
 
 std::string num(const Json& v) {
   if (v.is_null()) return "null";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
   return buf;
+}
+
+// A row's metric columns (kMetricColumns).
+std::string metric_columns(const Json& m) {
+  const Json& cache = m["cache"];
+  std::ostringstream out;
+  out << cache["lookups"] << ',' << cache["hits"] << ',' << cache["decode_hits"] << ',' << m["ssd_bytes_read"] << ','
+      << m["ops"] << ',' << num(m["ttft"]["mean_s"]) << ',' << num(m["tpot"]["mean_s"]) << ','
+      << num(m["tpot"]["p50_s"]) << ',' << num(m["tpot"]["p90_s"]) << ',' << num(m["tpot"]["p99_s"]) << ','
+      << num(m["makespan_s"]);
+  return out.str();
 }
 
 std::string current_table() {
@@ -68,15 +85,31 @@ std::string current_table() {
           cfg.scope = scope;
           cfg.budget = CacheCapacity::parse(budget);
           const Json m = metrics_json(harness::run_simulated(cfg, stream, t.info(), costs, hw).result);
-          const Json& cache = m["cache"];
           out << c.trace << ',' << (*c.model ? c.model : "own") << ',' << eviction << ',' << scope_name(scope)
-              << ',' << budget << ',' << cache["lookups"] << ',' << cache["hits"] << ','
-              << cache["decode_hits"] << ',' << m["ssd_bytes_read"] << ',' << m["ops"] << ','
-              << num(m["ttft"]["mean_s"]) << ',' << num(m["tpot"]["mean_s"]) << ',' << num(m["tpot"]["p50_s"])
-              << ',' << num(m["tpot"]["p90_s"]) << ',' << num(m["tpot"]["p99_s"]) << ','
-              << num(m["makespan_s"]) << '\n';
+              << ',' << budget << ',' << metric_columns(m) << '\n';
         }
   }
+  return out.str();
+}
+
+std::string zipmoe_table() {
+  const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
+  traces::LoadOptions lo;
+  lo.model = "qwen3-30b-a3b";
+  const traces::Trace t =
+      traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv", lo);
+  const serving::SourcedCosts costs = serving::model_costs(t.info(), load_model(lo.model));
+  const traces::LookupStream stream = traces::build_lookup_stream(t, 1);
+  std::ostringstream out;
+  out << kZipMoeHeader << '\n';
+  for (const char* system : {"zipmoe:io=thread", "zipmoe:io=fused"})
+    for (const char* budget : {"4GiB", "16GiB"}) {
+      serving::SystemConfig cfg;
+      cfg.system = system;
+      cfg.budget = CacheCapacity::parse(budget);
+      const Json m = metrics_json(harness::run_simulated(cfg, stream, t.info(), costs, hw).result);
+      out << "qwen3-30b-a3b,qwen3-30b-a3b," << system << ',' << budget << ',' << metric_columns(m) << '\n';
+    }
   return out.str();
 }
 
@@ -87,14 +120,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
-TEST(RunGolden, MatchesCommittedTable) {
-  const std::string now = current_table();
+// Compares `now` with the table at `path` (or, with MOESIM_REGEN_GOLDEN=1, writes it there). The first
+// `exact` columns (names and counts) must match exactly, the times to a relative 1e-9.
+void expect_golden(const char* path, const std::string& now, size_t exact) {
   const char* regen = std::getenv("MOESIM_REGEN_GOLDEN");
   if (regen && std::string(regen) == "1") {
-    write_file_atomic(kGoldenPath, now);
-    GTEST_SKIP() << "regenerated " << kGoldenPath;
+    write_file_atomic(path, now);
+    GTEST_SKIP() << "regenerated " << path;
   }
-  const auto want = split(read_file(kGoldenPath), '\n');
+  const auto want = split(read_file(path), '\n');
   const auto got = split(now, '\n');
   ASSERT_EQ(got.size(), want.size()) << "row count differs (regenerate with MOESIM_REGEN_GOLDEN=1)";
   ASSERT_EQ(got[0], want[0]) << "columns differ";
@@ -102,7 +136,7 @@ TEST(RunGolden, MatchesCommittedTable) {
     const auto g = split(got[i], ','), w = split(want[i], ',');
     ASSERT_EQ(g.size(), w.size()) << "golden row " << i;
     for (size_t k = 0; k < g.size(); ++k) {
-      if (k < kCountColumns || g[k] == "null" || w[k] == "null") {
+      if (k < exact || g[k] == "null" || w[k] == "null") {
         EXPECT_EQ(g[k], w[k]) << "golden row " << i << " column " << k << ": " << got[i];
       } else {
         const double a = std::stod(g[k]), b = std::stod(w[k]);
@@ -112,6 +146,10 @@ TEST(RunGolden, MatchesCommittedTable) {
     }
   }
 }
+
+TEST(RunGolden, MatchesCommittedTable) { expect_golden(kGoldenPath, current_table(), 5 + kMetricCounts); }
+
+TEST(RunGolden, ZipMoeMatchesCommittedTable) { expect_golden(kZipMoeGoldenPath, zipmoe_table(), 4 + kMetricCounts); }
 
 }  // namespace
 }  // namespace moesim

@@ -1,0 +1,108 @@
+// The simulated platform's fused reads (Op::read_bytes, ZipMoE §4's prototype): a CPU worker reads its E-chunk
+// on the SSD model itself, then decompresses it; schedules worked by hand.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/measured_durations.h"
+#include "sim/sim_platform.h"
+
+namespace moesim::sim {
+namespace {
+
+// SSD 1 GB/s, 100 us per request, 4 requests in service; decompression 1 GB/s of output per core.
+HardwareProfile profile() {
+  Json j = {{"name", "test"},
+            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4}}},
+            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+            {"cpu", {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
+            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  return hardware_from_json(j, "test.json");
+}
+
+// Shard `shard` of expert 0: reads 100 kB, decompresses to 200 kB (200 us).
+Op fused(uint16_t shard) {
+  Op op;
+  op.kind = OpKind::kDecompress;
+  op.resource = ResourceClass::kCpu;
+  op.layer = 0;
+  op.expert = 0;
+  op.tensor = 0;
+  op.shard = shard;
+  op.part = TensorPart::kE;
+  op.bytes = 200'000;
+  op.read_bytes = 100'000;
+  return op;
+}
+
+struct Recorder : OpSink {
+  std::map<uint32_t, OpTiming> timing;
+  void op_done(uint32_t token, const OpTiming& t) override { timing[token] = t; }
+};
+
+TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
+  // Two workers; three fused ops and one I/O-thread read of 100 kB, all at time 0. By hand (microseconds):
+  //   f0 takes worker 0, f1 worker 1; f2 waits for a worker. f0's, f1's and the I/O thread's reads are at the
+  //   SSD together: latency [0,100], then 300 kB sharing 1 GB/s [100,400]. So the read r ends at 400; f0, f1
+  //   decompress [400,600]. f2 takes worker 0 at 600: its read alone [600,800], decompression [800,1000].
+  SimOptions so;
+  so.cpu_workers = 2;
+  SimPlatform p(profile(), so);
+  Recorder rec;
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  read.part = TensorPart::kSm;
+  read.bytes = 100'000;
+  p.submit(fused(0), &rec, 0);
+  p.submit(fused(1), &rec, 1);
+  p.submit(fused(2), &rec, 2);
+  p.submit(read, &rec, 3);
+  p.run_until_idle();
+  ASSERT_EQ(rec.timing.size(), 4u);
+  auto expect = [&](uint32_t token, double start_us, double end_us, uint32_t unit) {
+    EXPECT_NEAR(rec.timing[token].start * 1e6, start_us, 1e-6) << "op " << token;
+    EXPECT_NEAR(rec.timing[token].end * 1e6, end_us, 1e-6) << "op " << token;
+    EXPECT_EQ(rec.timing[token].unit, unit) << "op " << token;
+  };
+  expect(0, 0, 600, 0);
+  expect(1, 0, 600, 1);
+  expect(2, 600, 1000, 0);
+  expect(3, 0, 400, 2);  // a read's unit is its SSD slot: the third request in service
+  const std::vector<ResourceStats> stats = p.resource_stats();  // ssd, io_thread, cpu_workers, gpu, link
+  EXPECT_EQ(stats[0].ops, 4u);  // the fused reads are the device's requests too
+  EXPECT_EQ(stats[0].bytes, 400'000u);
+  EXPECT_EQ(stats[1].ops, 1u);  // the I/O thread issued only its own
+  EXPECT_EQ(stats[2].ops, 3u);
+  EXPECT_NEAR(stats[2].busy_time, 1.6e-3, 1e-12);  // each worker held from the read's start to the end
+  // What the planner and schedulers expect of one alone: its read on an idle SSD, then its decompression.
+  EXPECT_NEAR(p.estimate(fused(0)), 200e-6 + 200e-6, 1e-12);
+}
+
+TEST(FusedRead, MeasuredPartsReplayAsADeviceWaitThenCpuWork) {
+  // A measured fused op (validate's structure check): its read's device time (300 us) as a plain wait on the
+  // worker, then its CPU work (50 us): it ends at 350 us, whatever the SSD model would say. A second fused op
+  // without a measurement falls back to the model: read [0,200], decompress [200,400] on the other worker.
+  MeasuredDurations md;
+  md.add(fused(0), 300e-6, -1, -1, 50e-6);
+  SimOptions so;
+  so.cpu_workers = 2;
+  so.measured = &md;
+  SimPlatform p(profile(), so);
+  Recorder rec;
+  p.submit(fused(0), &rec, 0);
+  p.submit(fused(1), &rec, 1);
+  p.run_until_idle();
+  EXPECT_NEAR(rec.timing[0].end * 1e6, 350, 1e-6);
+  EXPECT_NEAR(rec.timing[1].end * 1e6, 400, 1e-6);
+  EXPECT_EQ(md.matched(), 1u);
+  // A decompression of the same shard without a fused read is another op: the measurement is not its.
+  md.rewind();
+  Op plain = fused(0);
+  plain.read_bytes = 0;
+  EXPECT_EQ(md.peek(plain), nullptr);
+}
+
+}  // namespace
+}  // namespace moesim::sim
