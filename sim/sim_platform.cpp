@@ -14,8 +14,10 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       gpu_(engine_, "gpu", opt.gpu_streams, this),
       link_(engine_, "link", opt.links, this),
       measured_io_(engine_, "io_thread", opt.io_depth, this),
+      page_cache_(opt.buffered_io ? opt.page_cache_bytes : 0),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
+  ssd_.set_depth_curve(hw.ssd_queue_depth_curve);
   workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
@@ -87,10 +89,12 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
       if (reads_on_servers()) {
         measured_io_.add_bytes(op.bytes);
+        if (read_hits_page_cache(op)) return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
         const double tail = read_tail(op);  // before duration(), which takes the op's measurements
         measured_io_.submit(job, op.priority, duration(op), gap, tail);
         return;
       }
+      if (read_hits_page_cache(op)) return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
       cost_.mark_ssd_read(op.prefill);
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
@@ -118,6 +122,17 @@ double SimPlatform::duration(const Op& op) const {
   return estimate(op);
 }
 
+bool SimPlatform::read_hits_page_cache(const Op& op) {
+  // A replayed run's measured read durations already hold whatever the page cache did.
+  if (!opt_.buffered_io || opt_.measured) return false;
+  return page_cache_.access(page_cache_key(op), op.bytes);
+}
+
+double SimPlatform::page_cache_read_time(const Op& op) const {
+  cost_.reads().mark(HwParam::kCpuMemcpyBandwidth);
+  return static_cast<double>(op.bytes) / cost_.hardware().cpu_memcpy_bandwidth;
+}
+
 double SimPlatform::read_tail(const Op& op) const {
   if (opt_.measured) {
     const MeasuredDurations::Measured* own = opt_.measured->peek(op);
@@ -133,6 +148,13 @@ double SimPlatform::read_tail(const Op& op) const {
 HwReads SimPlatform::reads() const {
   HwReads r = cost_.reads();
   if (ssd_.peak_requests() > 1) r.mark(HwParam::kSsdQueueDepth);
+  // The curve shaped the run where it was read at a depth above 1, or where its first point is not the fixed
+  // latency and bandwidth it stands in for.
+  const auto& curve = cost_.hardware().ssd_queue_depth_curve;
+  if (!curve.empty() && ssd_.peak_in_service() > 0 &&
+      (ssd_.peak_in_service() > 1 || curve.front().latency != cost_.hardware().ssd_read_latency ||
+       curve.front().bandwidth != cost_.hardware().ssd_read_bandwidth))
+    r.mark(HwParam::kSsdQueueDepthCurve);
   return r;
 }
 

@@ -1,0 +1,130 @@
+// `--io direct|buffered|uring` in the simulator (sim/page_cache.h) and the SSD's queue-depth curve in a profile
+// (ssd.queue_depth_curve): a buffered run re-reads experts out of the page cache when the pools leave DRAM free,
+// and a bad curve is an error naming the file and the JSON path.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "base/json_io.h"
+#include "core/data_dir.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace moesim::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+// A 2 GiB global cache of qwen3's 9 MiB experts: most of each token's experts are misses, re-read later.
+const std::string kRun = "run " + kQwen + " --model qwen3-30b-a3b --system offload --budget 2GiB --json";
+
+std::string write_hw(const std::string& name, const Json& hw) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << hw.dump(2);
+  return path;
+}
+
+Json orin() { return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb")); }
+
+Json run_json(const std::string& args) {
+  const CliResult r = moesim_cli(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return Json::parse(r.out);
+}
+
+double tpot(const Json& j) { return j["metrics"]["tpot"]["mean_s"].get<double>(); }
+
+TEST(IoModeCli, BufferedRereadsHitThePageCacheWhenThePoolsLeaveDramFree) {
+  const Json direct = run_json(kRun + " --io direct");
+  const Json buffered = run_json(kRun + " --io buffered");
+  // 64 GiB of DRAM less the 2 GiB budget and the dense weights: every expert, once read, stays cached.
+  EXPECT_LT(tpot(buffered), 0.5 * tpot(direct));
+  EXPECT_EQ(buffered["header"]["config"]["io"], "buffered");
+  EXPECT_GT(buffered["header"]["config"]["page_cache"]["hits"].get<uint64_t>(), 0u);
+  // The same run on a profile whose DRAM the budget fills: nothing stays cached, the reads are direct ones.
+  Json hw = orin();
+  hw["memory"]["capacity"] = {{"value", "2GiB"}, {"assumption", "a test: the budget fills DRAM"}};
+  const std::string full = write_hw("io-full-dram.json", hw);
+  const Json full_direct = run_json(kRun + " --io direct --hw " + full + " --force");
+  const Json full_buffered = run_json(kRun + " --io buffered --hw " + full + " --force");
+  EXPECT_EQ(tpot(full_buffered), tpot(full_direct));
+  EXPECT_EQ(full_buffered["header"]["config"]["page_cache"]["capacity_bytes"], 0);
+  EXPECT_EQ(full_buffered["header"]["config"]["page_cache"]["hits"], 0);
+}
+
+TEST(IoModeCli, UringAndTheOlderPreadSpellingSimulateAsDirect) {
+  const double direct = tpot(run_json(kRun + " --io direct"));
+  EXPECT_EQ(tpot(run_json(kRun + " --io uring")), direct);
+  EXPECT_EQ(tpot(run_json(kRun + " --io pread")), direct);
+  const CliResult bad = moesim_cli(kRun + " --io aio");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--io"));
+}
+
+TEST(IoModeCli, AQueueDepthCurveShapesTheReadsAndIsRestedOn) {
+  Json hw = orin();
+  hw["ssd"].erase("queue_depth_curve");
+  const std::string plain_path = write_hw("io-no-curve.json", hw);
+  // A disk three times as fast at depth 4 as at depth 1 (a test's numbers).
+  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 1}, {"latency", "90us"}, {"bandwidth", "1GB/s"}},
+                                                           {{"depth", 4}, {"latency", "120us"}, {"bandwidth", "3GB/s"}}})},
+                                    {"assumption", "a test's curve"}};
+  const std::string path = write_hw("io-curve.json", hw);
+  const Json plain = run_json(kRun + " --io-depth 4 --hw " + plain_path);
+  const Json curved = run_json(kRun + " --io-depth 4 --hw " + path);
+  EXPECT_NE(tpot(curved), tpot(plain));
+  EXPECT_THAT(curved.dump(), HasSubstr("ssd.queue_depth_curve"));
+  EXPECT_THAT(plain.dump(), Not(HasSubstr("ssd.queue_depth_curve")));
+}
+
+void expect_bad_curve(const Json& curve, const std::string& name, const std::string& message) {
+  Json hw = orin();
+  hw["ssd"]["queue_depth_curve"] = {{"value", curve}, {"assumption", "a test"}};
+  const std::string path = write_hw(name, hw);
+  const CliResult r = moesim_cli(kRun + " --hw " + path);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.code, 70);
+  EXPECT_THAT(r.err, HasSubstr(path));
+  EXPECT_THAT(r.err, HasSubstr(message));
+}
+
+TEST(IoModeCli, ABadQueueDepthCurveNamesTheFileAndPath) {
+  const Json p1 = {{"depth", 4}, {"latency", "90us"}, {"bandwidth", "1GB/s"}};
+  const Json p2 = {{"depth", 2}, {"latency", "90us"}, {"bandwidth", "1GB/s"}};
+  expect_bad_curve(Json::array({p1, p2}), "curve-order.json", "ssd.queue_depth_curve.value[1].depth");
+  Json zero = p1;
+  zero["bandwidth"] = 0;
+  expect_bad_curve(Json::array({zero}), "curve-zero.json", "ssd.queue_depth_curve.value[0].bandwidth");
+  Json negative = p1;
+  negative["latency"] = -1;
+  expect_bad_curve(Json::array({negative}), "curve-negative.json", "ssd.queue_depth_curve.value[0].latency");
+  expect_bad_curve(Json::array(), "curve-empty.json", "ssd.queue_depth_curve.value");
+  Json typo = p1;
+  typo["bandwith"] = "1GB/s";
+  expect_bad_curve(Json::array({typo}), "curve-typo.json", "did you mean ssd.queue_depth_curve.value[0].bandwidth");
+}
+
+// exec --io buffered reads without O_DIRECT, and says when the store fits in memory (a test store always
+// does); --io direct says nothing of the kind.
+TEST(IoModeCli, ExecBufferedReadsWithoutODirectAndWarnsThatASmallStoreStaysCached) {
+  const std::string dir = fresh_test_dir("io_mode", "exec").string();
+  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  ASSERT_EQ(moesim_cli("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").code, 0);
+  ASSERT_EQ(moesim_cli("-q pack --weights " + dir + "/w.safetensors --codec raw --shards 1 -o " + dir + "/r.store").code, 0);
+  ASSERT_EQ(moesim_cli("-q trace synth --model " + model + " --tokens 8 --prompt-tokens 4 --zipf 0.8 --seed 3 -o " + dir + "/t.mtr").code,
+            0);
+  const std::string cmd = "exec " + dir + "/t.mtr --model " + model + " --store " + dir +
+                          "/r.store --system offload --budget 1MiB --workers 1 --gpu off --json";
+  const Json buffered = run_json(cmd + " --io buffered");
+  EXPECT_FALSE(buffered["exec"]["direct_io"].get<bool>());
+  EXPECT_EQ(buffered["header"]["config"]["io"], "buffered");
+  EXPECT_THAT(buffered["warnings"].dump(), HasSubstr("fits in this machine's available memory"));
+  const Json direct = run_json(cmd + " --io direct");
+  EXPECT_THAT(direct["warnings"].dump(), Not(HasSubstr("fits in this machine's available memory")));
+}
+
+}  // namespace
+}  // namespace moesim::test
