@@ -3,6 +3,23 @@
 #include <algorithm>
 
 namespace moesim::sim {
+namespace {
+
+// The SSD model's queue-depth curve: the profile's, with ssd.read_latency and ssd.read_bandwidth as its depth-1
+// point where it has none of its own (docs/hardware-format.md); empty without a curve.
+std::vector<SsdDepthPoint> depth_curve(const HardwareProfile& hw) {
+  std::vector<SsdDepthPoint> c = hw.ssd_queue_depth_curve;
+  if (!c.empty() && c.front().depth > 1) c.insert(c.begin(), SsdDepthPoint{1, hw.ssd_read_latency, hw.ssd_read_bandwidth});
+  return c;
+}
+
+// Whether a decode step's reads take their depth-1 latency and bandwidth from the curve's own point rather than
+// from ssd.read_latency and ssd.read_bandwidth.
+bool curve_has_depth1(const HardwareProfile& hw) {
+  return !hw.ssd_queue_depth_curve.empty() && hw.ssd_queue_depth_curve.front().depth <= 1;
+}
+
+}  // namespace
 
 SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
     : cost_(hw),
@@ -17,7 +34,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       page_cache_(opt.buffered_io ? opt.page_cache_bytes : 0),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
-  ssd_.set_depth_curve(hw.ssd_queue_depth_curve);
+  ssd_.set_depth_curve(depth_curve(hw));
   workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
@@ -95,7 +112,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
         return;
       }
       if (read_hits_page_cache(op)) return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
-      cost_.mark_ssd_read(op.prefill);
+      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
     case ResourceClass::kCpu:
@@ -148,12 +165,9 @@ double SimPlatform::read_tail(const Op& op) const {
 HwReads SimPlatform::reads() const {
   HwReads r = cost_.reads();
   if (ssd_.peak_requests() > 1) r.mark(HwParam::kSsdQueueDepth);
-  // The curve shaped the run where it was read at a depth above 1, or where its first point is not the fixed
-  // latency and bandwidth it stands in for.
-  const auto& curve = cost_.hardware().ssd_queue_depth_curve;
-  if (!curve.empty() && ssd_.peak_in_service() > 0 &&
-      (ssd_.peak_in_service() > 1 || curve.front().latency != cost_.hardware().ssd_read_latency ||
-       curve.front().bandwidth != cost_.hardware().ssd_read_bandwidth))
+  // The curve shaped the run where reads were in flight together, or where it has its own depth-1 point.
+  if (!cost_.hardware().ssd_queue_depth_curve.empty() && ssd_.peak_in_service() > 0 &&
+      (ssd_.peak_in_service() > 1 || curve_has_depth1(cost_.hardware())))
     r.mark(HwParam::kSsdQueueDepthCurve);
   return r;
 }

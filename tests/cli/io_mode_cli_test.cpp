@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "base/json_io.h"
 #include "core/data_dir.h"
@@ -78,6 +79,51 @@ TEST(IoModeCli, AQueueDepthCurveShapesTheReadsAndIsRestedOn) {
   EXPECT_NE(tpot(curved), tpot(plain));
   EXPECT_THAT(curved.dump(), HasSubstr("ssd.queue_depth_curve"));
   EXPECT_THAT(plain.dump(), Not(HasSubstr("ssd.queue_depth_curve")));
+}
+
+std::vector<std::string> rests_on_fields(const Json& j) {
+  std::vector<std::string> out;
+  for (const auto& r : j["rests_on"]) out.push_back(r["field"].get<std::string>());
+  return out;
+}
+
+// A curve without a depth-1 point takes ssd.read_latency and ssd.read_bandwidth there: one read in flight at a
+// time runs as without the curve and rests on read_latency alone; deeper queues read the curve too.
+TEST(IoModeCli, ACurveWithoutADepthOnePointKeepsReadLatencyAtDepthOne) {
+  Json hw = orin();
+  hw["ssd"].erase("queue_depth_curve");
+  const std::string plain_path = write_hw("io-no-curve-2.json", hw);
+  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
+                                    {"assumption", "a test's curve"}};
+  const std::string path = write_hw("io-curve-from-4.json", hw);
+  const Json plain1 = run_json(kRun + " --hw " + plain_path), curved1 = run_json(kRun + " --hw " + path);
+  EXPECT_EQ(tpot(curved1), tpot(plain1));
+  EXPECT_THAT(rests_on_fields(curved1), ::testing::Contains("ssd.read_latency"));
+  EXPECT_THAT(rests_on_fields(curved1), Not(::testing::Contains("ssd.queue_depth_curve")));
+  const Json plain4 = run_json(kRun + " --io-depth 4 --hw " + plain_path);
+  const Json curved4 = run_json(kRun + " --io-depth 4 --hw " + path);
+  EXPECT_GT(tpot(curved4), tpot(plain4));  // the test's curve is slower at depth 4 than 90 us and 3.5 GB/s
+  EXPECT_THAT(rests_on_fields(curved4), ::testing::IsSupersetOf({"ssd.read_latency", "ssd.queue_depth_curve"}));
+}
+
+// `moesim sensitivity` scales the scalar fields a comparison rests on; a queue-depth curve it rests on is a list,
+// with no one factor to scale by: it is listed, not scaled (and the analysis runs).
+TEST(IoModeCli, SensitivityListsButDoesNotScaleACurve) {
+  const std::string dir = fresh_test_dir("io_mode", "sensitivity").string();
+  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  ASSERT_EQ(moesim_cli("-q trace synth --model " + model + " --tokens 16 --zipf 1.0 --seed 1 -o " + dir + "/z.mtr").code, 0);
+  Json hw = orin();
+  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
+                                    {"assumption", "a test's curve"}};
+  const std::string hw_path = write_hw("io-sens-curve.json", hw);
+  std::ofstream(dir + "/spec.json") << Json({{"trace", "z.mtr"}, {"model", model}, {"hw", hw_path}, {"budget", "2MiB"},
+                                             {"systems", Json::array({"offload:policy=lru", "offload:policy=fifo"})},
+                                             {"metric", "tpot"}, {"io_depth", 4}})
+                                           .dump();
+  const Json s = run_json("-q sensitivity " + dir + "/spec.json --json");
+  EXPECT_THAT(rests_on_fields(s["points"][0]), ::testing::Contains("ssd.queue_depth_curve"));
+  for (const auto& f : s["fields"]) EXPECT_NE(f["field"], "ssd.queue_depth_curve");
+  EXPECT_FALSE(s["fields"].empty());
 }
 
 void expect_bad_curve(const Json& curve, const std::string& name, const std::string& message) {
