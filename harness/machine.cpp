@@ -72,7 +72,7 @@ void warn_if_store_fits_page_cache(const std::string& store) {
   const uint64_t free = available_memory_bytes();
   if (ec || free == 0 || size > free) return;
   const std::string message =
-      "--io buffered: the store " + store + " (" + format_bytes(size) + ") fits in this machine's available memory (" +
+      "buffered reads (--io buffered): the store " + store + " (" + format_bytes(size) + ") fits in this machine's available memory (" +
       format_bytes(free) + "): after the first read of each expert exec reads it from the page cache (DRAM), not "
       "from the disk, and a run after another starts with the store cached; to time the disk use --io direct, or "
       "drop the page cache before each run (as root: sync; echo 1 > /proc/sys/vm/drop_caches)";

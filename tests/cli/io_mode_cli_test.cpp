@@ -168,6 +168,9 @@ TEST(IoModeCli, ExecBufferedReadsWithoutODirectAndWarnsThatASmallStoreStaysCache
   EXPECT_FALSE(buffered["exec"]["direct_io"].get<bool>());
   EXPECT_EQ(buffered["header"]["config"]["io"], "buffered");
   EXPECT_THAT(buffered["warnings"].dump(), HasSubstr("fits in this machine's available memory"));
+  const Json flag = run_json(cmd + " --buffered");  // the older flag: buffered whatever --io says
+  EXPECT_EQ(flag["header"]["config"]["buffered"], true);
+  EXPECT_THAT(flag["warnings"].dump(), HasSubstr("fits in this machine's available memory"));
   const Json direct = run_json(cmd + " --io direct");
   EXPECT_THAT(direct["warnings"].dump(), Not(HasSubstr("fits in this machine's available memory")));
 }
