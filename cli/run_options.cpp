@@ -63,6 +63,12 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.add_option("--scheduling", a->scheduling, "scheduling policy")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding (1 = blocking reads)")
       ->capture_default_str();
+  app.add_option("--io", a->io,
+                 "how reads reach the SSD: direct (O_DIRECT, one blocking read per I/O thread), buffered (through "
+                 "the OS page cache: a re-read of resident bytes is a copy from DRAM), uring (io_uring with "
+                 "O_DIRECT, a tensor's chunks in flight at once; falls back to direct where unavailable); pread = direct")
+      ->check(CLI::IsMember({"direct", "buffered", "uring", "pread"}))
+      ->capture_default_str();
   app.add_option("--workers", a->workers, "CPU worker threads L (0 = the profile's cores)")
       ->capture_default_str();
   app.add_flag("--force", a->force,
@@ -78,16 +84,13 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
 }
 
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
-  app.add_flag("--buffered", a->buffered, "read through the page cache instead of O_DIRECT");
+  app.add_flag("--buffered", a->buffered,
+               "exec: read through the page cache instead of O_DIRECT, whatever --io says (the simulation reads "
+               "as --io says: --io buffered for both)");
   app.add_option("--gpu", a->gpu,
                  "run transfers, recovery and compute on the CUDA GPU: auto (when one is usable), on (required), off "
                  "(a CPU thread emulates the GPU stream)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->capture_default_str();
-  app.add_option("--io", a->io,
-                 "how exec reads the store: pread (one blocking read per I/O thread) or uring (io_uring; a whole "
-                 "tensor's chunks in flight at once; falls back to pread with a warning where unavailable)")
-      ->check(CLI::IsMember({"pread", "uring"}))
       ->capture_default_str();
   app.get_option("--workers")->description("CPU worker threads L (0 = this machine's CPUs)");
   app.add_flag("--verify-gpu", a->verify_gpu,

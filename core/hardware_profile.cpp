@@ -36,7 +36,7 @@ const std::vector<SectionSpec>& sections() {
        {{"read_bandwidth", Kind::rate}, {"read_latency", Kind::time}, {"prefill_read_bandwidth", Kind::rate},
         {"prefill_read_latency", Kind::time}, {"queue_depth", Kind::number}, {"read_cpu_overhead", Kind::time},
         {"read_cpu_bandwidth", Kind::rate}, {"prefill_read_cpu_overhead", Kind::time},
-        {"prefill_read_cpu_bandwidth", Kind::rate}},
+        {"prefill_read_cpu_bandwidth", Kind::rate}, {"queue_depth_curve", Kind::any}},
        {"model"},
        {}},
       {"memory", true, {{"capacity", Kind::bytes}, {"bandwidth", Kind::rate}}, {"unified"}, {}},
@@ -187,7 +187,39 @@ void record_fields(HardwareProfile& h, const Json& j) {
   set(HwParam::kGpuRecoverOverhead, own_or(HwParam::kGpuRecoverOverhead, "gpu.kernel_overhead"));
 }
 
+// ssd.queue_depth_curve's value: [{"depth": D, "latency": T, "bandwidth": R}, ...], depths whole and
+// increasing, latencies non-negative, bandwidths positive (T and R numbers or strings with units).
+std::vector<SsdDepthPoint> queue_depth_curve(const JsonAt& v) {
+  v.array();
+  if (v.size() == 0) v.expected("a non-empty list of {\"depth\", \"latency\", \"bandwidth\"} points");
+  std::vector<SsdDepthPoint> curve;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const JsonAt p = v[i].object();
+    p.only_keys({"depth", "latency", "bandwidth"});
+    SsdDepthPoint pt;
+    pt.depth = static_cast<double>(p["depth"].integer(1, 1u << 20));
+    if (!curve.empty() && !(pt.depth > curve.back().depth))
+      p["depth"].expected("a depth above the previous point's " + std::to_string(static_cast<uint64_t>(curve.back().depth)) +
+                          " (the points in increasing depth)");
+    pt.latency = convert(p["latency"], Kind::time);
+    pt.bandwidth = convert(p["bandwidth"], Kind::rate);
+    if (!(pt.bandwidth > 0)) p["bandwidth"].expected("a positive bandwidth");
+    curve.push_back(pt);
+  }
+  return curve;
+}
+
 }  // namespace
+
+SsdDepthPoint ssd_curve_at(const std::vector<SsdDepthPoint>& curve, double depth) {
+  if (depth <= curve.front().depth) return curve.front();
+  if (depth >= curve.back().depth) return curve.back();
+  size_t i = 1;
+  while (curve[i].depth < depth) ++i;
+  const SsdDepthPoint &a = curve[i - 1], &b = curve[i];
+  const double w = (depth - a.depth) / (b.depth - a.depth);
+  return SsdDepthPoint{depth, a.latency + w * (b.latency - a.latency), a.bandwidth + w * (b.bandwidth - a.bandwidth)};
+}
 
 double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
                       const std::string& origin) {
@@ -239,6 +271,7 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   h.ssd_prefill_read_latency =
       has("ssd", "prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
   h.ssd_queue_depth = whole("ssd", "queue_depth", 1u << 20);
+  if (auto c = root["ssd"].find("queue_depth_curve")) h.ssd_queue_depth_curve = queue_depth_curve(quantity(*c, false));
   if (has("ssd", "read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
   if (has("ssd", "read_cpu_bandwidth")) h.ssd_read_cpu_bandwidth = positive("ssd", "read_cpu_bandwidth", "rate");
   // A prefill's pair: either field given, the pair is the prefill's own (an absent one 0); neither, the decode step's.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/json_io.h"
 
@@ -33,7 +34,7 @@ enum class HwParam : uint8_t {
   kCpuPrefillRecoverSlowdown, kGpuBf16Flops, kGpuMemoryBandwidth, kGpuKernelOverhead, kGpuRecoverBandwidth,
   kGpuExpertOverhead, kGpuFreshExpertOverhead, kGpuExpertGemmOverhead, kGpuDenseGemmOverhead,
   kGpuRecoverOverhead, kLinkBandwidth, kLinkLatency, kCpuExpertBandwidth, kCpuLoadCopyBandwidth,
-  kCpuPrefillComputeSlowdown, kCount
+  kCpuPrefillComputeSlowdown, kSsdQueueDepthCurve, kCount
 };
 inline constexpr size_t kHwParams = static_cast<size_t>(HwParam::kCount);
 inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
@@ -44,7 +45,18 @@ inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
     "cpu.prefill_recover_slowdown", "gpu.bf16_flops", "gpu.memory_bandwidth", "gpu.kernel_overhead",
     "gpu.recover_bandwidth", "gpu.expert_overhead", "gpu.fresh_expert_overhead", "gpu.expert_gemm_overhead",
     "gpu.dense_gemm_overhead", "gpu.recover_overhead", "link.bandwidth", "link.latency", "cpu.expert_bandwidth",
-    "cpu.load_copy_bandwidth", "cpu.prefill_compute_slowdown"};
+    "cpu.load_copy_bandwidth", "cpu.prefill_compute_slowdown", "ssd.queue_depth_curve"};
+
+// One point of an SSD's queue-depth curve (ssd.queue_depth_curve): with `depth` reads in flight at the device,
+// a read's fixed latency (s) and the device's aggregate bandwidth (bytes/s) that the reads transferring share.
+struct SsdDepthPoint {
+  double depth = 1;
+  double latency = 0;
+  double bandwidth = 0;
+};
+// The curve at `depth` reads in flight: linear between its points, its first or last point's values outside
+// them. `curve` non-empty, depths increasing (as hardware_from_json checks).
+SsdDepthPoint ssd_curve_at(const std::vector<SsdDepthPoint>& curve, double depth);
 
 struct HardwareProfile {
   std::string name;
@@ -61,6 +73,11 @@ struct HardwareProfile {
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
   uint32_t ssd_queue_depth = 1;   // requests served concurrently
+  // Optional (ssd.queue_depth_curve): a read's latency and the aggregate bandwidth as functions of the reads in
+  // flight at the device, whichever thread issued them (sim/resources.h, Ssd). Where given, the SSD model uses
+  // it in place of read_latency and read_bandwidth (which the cost model's estimates keep using); empty: those
+  // two at every depth.
+  std::vector<SsdDepthPoint> ssd_queue_depth_curve;
   // The CPU work of the thread that issues a read (its I/O thread): read_cpu_overhead + bytes /
   // read_cpu_bandwidth seconds on a core, after the device's latency + bytes / bandwidth, shared with the
   // other CPU-bound threads where the simulation models the cores (runtime.cpu_cores). The kernel's O_DIRECT

@@ -92,9 +92,9 @@ Json calibrate(CalibrateArgs& ca) {
   }
   if (ca.micro) {
     exec::StoreReadOptions ro;
-    ro.direct_io = !a.buffered;
+    ro.direct_io = !a.buffered_io();
     const exec::StoreReader reader(a.store, ro);
-    if (!a.buffered && !reader.direct_io_active())
+    if (!a.buffered_io() && !reader.direct_io_active())
       warn(a.store + ": the filesystem refused O_DIRECT; the read benchmark goes through the page cache");
     exec::MicroOptions mo;
     // L: --workers, else this machine's CPUs (not the base profile's cores: the sweep runs 1..L here).

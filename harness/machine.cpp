@@ -2,8 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "harness/exec_runner.h"
 #include "base/error.h"
+#include "base/units.h"
 #include "core/run_info.h"
 #include "base/warnings.h"
 #include "kernels/bf16_cuda.h"
@@ -46,6 +52,32 @@ void warn_if_measured_elsewhere(const HardwareProfile& hw, const std::string& co
     warn(command + ": the profile " + hw.origin + " was measured on another machine (" + diff +
          "): its costs are that machine's, so the errors include the difference between the machines; "
          "calibrate here (`moesim calibrate`, or --calibrate-on) to judge the simulator on this one");
+}
+
+uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string key;
+    uint64_t kib = 0;
+    if (f >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+void warn_if_store_fits_page_cache(const std::string& store) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(store, ec);
+  const uint64_t free = available_memory_bytes();
+  if (ec || free == 0 || size > free) return;
+  const std::string message =
+      "buffered reads (--io buffered): the store " + store + " (" + format_bytes(size) + ") fits in this machine's available memory (" +
+      format_bytes(free) + "): after the first read of each expert exec reads it from the page cache (DRAM), not "
+      "from the disk, and a run after another starts with the store cached; to time the disk use --io direct, or "
+      "drop the page cache before each run (as root: sync; echo 1 > /proc/sys/vm/drop_caches)";
+  const auto seen = warnings();
+  if (std::find(seen.begin(), seen.end(), message) == seen.end()) warn(message);
 }
 
 }  // namespace moesim::harness

@@ -3,6 +3,7 @@
 // costs are that machine's: on another, validate's errors measure the difference between machines too).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/hardware_profile.h"
@@ -17,5 +18,14 @@ Json this_machine_json(bool gpu);
 // Warns (base/warnings.h) when `hw` records a "measured_on" whose host, CPU model or cores differ from this
 // machine's, naming each difference; nothing for a profile without one (the bundled presets).
 void warn_if_measured_elsewhere(const HardwareProfile& hw, const std::string& command);
+
+// The memory this machine could give the page cache now (/proc/meminfo's MemAvailable), in bytes; 0 where
+// it does not say.
+uint64_t available_memory_bytes();
+
+// exec with buffered reads (--io buffered, --buffered): warns once when the store fits in the memory available,
+// since after its first read each expert comes out of the page cache, and exec then times DRAM copies where the
+// simulation (which starts with an empty page cache) times the disk's first reads.
+void warn_if_store_fits_page_cache(const std::string& store);
 
 }  // namespace moesim::harness

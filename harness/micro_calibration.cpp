@@ -77,12 +77,14 @@ void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
   for (const auto& r : m.reads)
     if (r.depth <= f.queue_depth && !(r.cpu_s >= 0 && r.cpu_s < r.latency_s)) split = false;
   std::vector<double> x, y, x1, y1, cx, cy;
+  std::vector<DepthSample> samples;
   Json pts = Json::array();
   for (const auto& r : m.reads) {
     pts.push_back({{"bytes", r.bytes}, {"depth", r.depth}, {"requests", r.requests}, {"latency_s", r.latency_s},
                    {"latency_p50_s", r.latency_p50_s}, {"bandwidth", r.bandwidth},
                    {"cpu_s", r.cpu_s >= 0 ? Json(r.cpu_s) : Json(nullptr)}});
     const double device = split ? r.latency_s - r.cpu_s : r.latency_s;
+    samples.push_back(DepthSample{r.bytes, r.depth, device});
     if (r.depth <= f.queue_depth) {
       x.push_back(static_cast<double>(r.depth) * static_cast<double>(r.bytes));
       y.push_back(device);
@@ -97,6 +99,7 @@ void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
     }
   }
   if (split) f.read_cpu = fit_line_or_origin(cx, cy, false, true);
+  f.depth_curve = fit_queue_depth_curve(samples);
   f.ssd = fit_line(x, y, false, true);
   f.ssd_depth1 = fit_line(x1, y1, false, true);
   j["ssd"] = {{"points", pts},
@@ -106,6 +109,13 @@ void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
                                     "bandwidth", f.ssd.slope > 0 ? 1.0 / f.ssd.slope : 0.0)},
               {"fit_depth1", rate_fit_json(f.ssd_depth1, "latency + bytes / bandwidth (depth 1)", "bandwidth",
                                            f.ssd_depth1.slope > 0 ? 1.0 / f.ssd_depth1.slope : 0.0)}};
+  Json curve_fits = Json::array();
+  for (size_t i = 0; i < f.depth_curve.fits.size(); ++i) {
+    Json c = fit_json(f.depth_curve.fits[i], "latency + depth x bytes / bandwidth at this depth");
+    c["depth"] = static_cast<uint64_t>(f.depth_curve.curve[i].depth);
+    curve_fits.push_back(c);
+  }
+  j["ssd"]["depth_curve"] = curve_fits;
   if (split) {
     j["ssd"]["device_time"] = "each request's time less the I/O thread's CPU time (cpu_s)";
     j["ssd"]["fit_cpu"] = rate_fit_json(f.read_cpu, "the I/O threads' CPU time per request: overhead + bytes / bandwidth "
@@ -290,6 +300,12 @@ void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, b
   prof["ssd"]["queue_depth"] = {{"value", f.queue_depth},
                                 {"source", st.by + "microbenchmark: the smallest queue depth reaching 90% of the best "
                                                    "aggregate bandwidth (" + std::string(f.json["io"]) + ")"}};
+  prof["ssd"].erase("queue_depth_curve");
+  if (f.depth_curve.curve.size() >= 2)
+    prof["ssd"]["queue_depth_curve"] = {
+        {"value", depth_curve_json(f.depth_curve.curve)},
+        {"source", st.by + "microbenchmark: per queue depth, latency + depth x bytes / bandwidth over the read sizes (" +
+                       std::string(f.json["io"]) + "; fits in micro.ssd.depth_curve)"}};
   const std::string at = " on " + std::to_string(mo.threads) + " threads at once";
   if (f.dec.points >= 2 && f.dec.slope > 0)
     prof["cpu"]["decompress_bandwidth_per_core"] =

@@ -10,6 +10,7 @@
 #include "exec/microbench.h"
 #include "harness/calibrate_fit.h"
 #include "harness/run_setup.h"
+#include "harness/ssd_curve_fit.h"
 
 namespace moesim::harness {
 
@@ -17,6 +18,7 @@ struct MicroFits {
   Fit ssd, ssd_depth1;
   Fit read_cpu;  // O_DIRECT: the I/O threads' CPU time per request; ssd then fits each request's time less it
   uint32_t queue_depth = 1;
+  DepthCurveFit depth_curve;  // every depth measured: ssd.queue_depth_curve
   std::string dec_codec;  // the codec whose fit at L threads fills cpu.decompress_bandwidth_per_core
   Fit dec, rec, cbytes, cflops, gemm;
   Json json;  // the profile's "micro" section

@@ -51,6 +51,8 @@ RunOutcome run_outcome(RunArgs& a) {
   o.config["fields"] = a.load.fields;
   o.config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
   o.config["force"] = a.force;
+  if (a.io != "direct") o.config["io"] = a.io;  // absent: direct (older outputs unchanged)
+  if (a.exec && a.buffered) o.config["buffered"] = true;  // exec's --buffered: no O_DIRECT whatever --io says
   o.metrics = metrics_json(r.result);
   o.metrics["synthetic"] = p.trace.info().synthetic;
   if (!a.timeline.empty()) {

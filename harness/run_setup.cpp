@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "harness/arguments.h"
+#include "harness/machine.h"
 #include "harness/store_layout.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -34,8 +35,9 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& /*hw: not t
   // which a real run is not on (a 12-core profile on a 2-core machine would oversubscribe it).
   eo.workers = a.workers ? a.workers : machine_cores();
   eo.io_depth = a.io_depth;
-  eo.direct_io = !a.buffered;
-  eo.io = exec::parse_io_backend("--io", a.io);
+  eo.direct_io = !a.buffered_io();
+  if (a.buffered_io() && !a.store.empty()) warn_if_store_fits_page_cache(a.store);
+  eo.io = a.io == "uring" ? exec::IoBackend::kUring : exec::IoBackend::kPread;
   eo.seed = a.seed;
   std::string why;
   const bool usable = a.gpu != "off" && kernels::cuda_available(&why);
@@ -108,6 +110,8 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
 sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_t workers) {
   sim::SimOptions so;
   so.io_depth = a.io_depth;
+  so.buffered_io = a.io == "buffered";
+  so.page_cache_bytes = a.page_cache_bytes;
   so.cpu_workers = workers;
   so.seed = a.seed;
   apply_runtime_section(hw, so);
@@ -115,6 +119,18 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
 }
 
 namespace {
+// sim/page_cache.h's rule for this run: the profile's DRAM less what the run's pools and weights hold there. A
+// budget in experts per layer is in bytes at the model's mean expert size.
+uint64_t run_page_cache_bytes(const HardwareProfile& hw, const serving::SourcedCosts& costs,
+                              const CacheCapacity& budget, uint64_t host_budget, uint32_t experts_per_layer) {
+  uint64_t gpu_budget = budget.value;
+  if (budget.unit == CacheCapacity::Unit::kExperts)
+    gpu_budget = budget.value * (costs.sizes["all_experts_bytes"].get<uint64_t>() / std::max(experts_per_layer, 1u));
+  uint64_t dense = 0;
+  for (uint64_t d : costs.costs.dense_bytes) dense += d;
+  return sim::page_cache_capacity(hw.memory_capacity, hw.unified_memory, gpu_budget, host_budget, dense);
+}
+
 // The records of the first `tokens` decode tokens of `t`, in the trace's order (sequence by sequence): what a
 // system that profiles its first tokens has seen when it plans.
 traces::Trace first_decode_tokens(const traces::Trace& t, uint32_t tokens) {
@@ -199,6 +215,9 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
   require_at_least("--batch", a.batch, 1);
   require_at_least("--io-depth", a.io_depth, 1);
+  if (a.io == "pread") a.io = "direct";
+  if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
+    throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
   if (a.workers > 4096)
     throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
   std::vector<std::string> policies = split_policy_list(a.policies);
@@ -261,6 +280,8 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
   cfg.seed = a.seed;
+  if (a.io == "buffered")
+    a.page_cache_bytes = run_page_cache_bytes(hw, costs, budget, cfg.host_budget_bytes, trace.info().experts);
   p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);

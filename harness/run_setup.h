@@ -39,7 +39,13 @@ struct RunArgs {
   // `moesim exec`: the same run on the real machine (harness/exec_runner.h).
   bool exec = false, buffered = false, verify_gpu = false;
   std::string gpu = "auto";  // exec: auto, on, off
-  std::string io = "pread";  // exec: pread, uring
+  // How reads reach the SSD, in run and exec alike: direct (O_DIRECT pread; "pread" is its older spelling),
+  // buffered (through the OS page cache: exec without O_DIRECT, the simulator with sim/page_cache.h), uring
+  // (io_uring with O_DIRECT; simulated as direct). exec's --buffered flag: buffered reads whatever --io says.
+  std::string io = "direct";
+  bool buffered_io() const { return buffered || io == "buffered"; }
+  // The page cache's DRAM for a buffered simulated run (sim/page_cache.h's rule), set by prepare_run.
+  uint64_t page_cache_bytes = 0;
   // A trace already loaded (the Python module's Trace): run instead of reading `trace`, which then only names
   // it in the output; `load` must be the options it was loaded with.
   std::shared_ptr<const traces::Trace> loaded;

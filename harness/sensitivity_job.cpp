@@ -108,11 +108,17 @@ struct Analysis {
   std::vector<std::vector<double>> perturbed;  // [variant][system]
 };
 
-// The fields a point's analysis scales: the spec's, else the assumption-marked ones its runs read.
+// The fields a point's analysis scales: the spec's, else the assumption-marked scalar ones its runs read (a
+// list such as ssd.queue_depth_curve has no one factor to scale by).
 std::vector<std::string> fields_to_scale(const SensitivitySpec& spec, const Json& rests_on) {
   if (!spec.fields.empty()) return spec.fields;
   std::vector<std::string> out;
-  for (const auto& r : rests_on) out.push_back(r["field"].get<std::string>());
+  for (const auto& r : rests_on) {
+    const std::string f = r["field"].get<std::string>();
+    const size_t dot = f.find('.');
+    const char* kind = hardware_field_kind(f.substr(0, dot), f.substr(dot + 1));
+    if (kind && std::string(kind) != "any") out.push_back(f);
+  }
   return out;
 }
 

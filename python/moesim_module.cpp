@@ -261,6 +261,7 @@ py::tuple run(const py::object& trace, py::dict kw) {
   take("seed", a.seed);
   take("batch", a.batch);
   take("io_depth", a.io_depth);
+  take("io", a.io);
   take("workers", a.workers);
   take("force", a.force);
   take("timeline", a.timeline);

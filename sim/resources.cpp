@@ -133,6 +133,7 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
 void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
   in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
+  peak_in_service_ = std::max(peak_in_service_, in_service_);
   if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
 }
 
@@ -147,8 +148,19 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
   queue_.push(priority, job, static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0), 0, bulk);
   peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size());
-  admit();
+  if (curve_.empty()) {
+    admit();
+  } else {  // an admission changes the bandwidth the transfers share: progress up to now at the old one
+    advance();
+    const uint32_t before = in_service_;
+    admit();
+    if (in_service_ != before) reschedule();
+  }
   queue_.report();
+}
+
+double Ssd::bandwidth_now() const {
+  return curve_.empty() ? bandwidth_ : ssd_curve_at(curve_, static_cast<double>(in_service_)).bandwidth;
 }
 
 void Ssd::admit() {
@@ -158,7 +170,10 @@ void Ssd::admit() {
     const JobQueue::Item it = queue_.pop();
     slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
     set_in_service(+1);
-    engine_.schedule(engine_.now() + (it.bulk ? bulk_latency_ : latency_), this, kLatencyEvent | s);
+    const double latency = it.bulk ? bulk_latency_
+                           : curve_.empty() ? latency_
+                                            : ssd_curve_at(curve_, static_cast<double>(in_service_)).latency;
+    engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
   }
 }
 
@@ -166,7 +181,7 @@ void Ssd::advance() {
   const double dt = engine_.now() - last_update_;
   last_update_ = engine_.now();
   if (transferring_ == 0 || dt <= 0) return;
-  const double progressed = dt * bandwidth_ / transferring_;
+  const double progressed = dt * bandwidth_now() / transferring_;
   for (uint32_t i = 0; i < used_slots_; ++i)
     if (slots_[i].phase == Phase::kTransfer) slots_[i].remaining -= progressed;
 }
@@ -177,7 +192,7 @@ void Ssd::reschedule() {
   double least = std::numeric_limits<double>::infinity();
   for (uint32_t i = 0; i < used_slots_; ++i)
     if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
-  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_;
+  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_now();
   engine_.schedule(engine_.now() + dt, this, generation_ & ~kLatencyEvent);
 }
 
@@ -224,9 +239,9 @@ ResourceStats Ssd::stats() const {
 IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener)
     : ssd_(ssd), engine_(engine), depth_(std::max(depth, 1u)), listener_(listener) {}
 
-void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
+void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
-  queue_.push(priority, job, static_cast<double>(bytes), 0, bulk);
+  queue_.push(priority, job, static_cast<double>(bytes), 0, bulk, cached_s);
   dispatch();
   queue_.report();
 }
@@ -235,6 +250,12 @@ void IoThread::dispatch() {
   while (outstanding_ < depth_ && !queue_.empty()) {
     const JobQueue::Item it = queue_.pop();
     if (outstanding_++ == 0) busy_since_ = engine_.now();
+    if (it.tail >= 0) {  // served by the page cache
+      const double start = engine_.now();
+      const uint32_t job = it.job;
+      engine_.schedule_fn(start + it.tail, [this, job, start] { job_done(job, OpTiming{start, engine_.now(), 0}); });
+      continue;
+    }
     ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
   }
 }

@@ -14,6 +14,11 @@
 //   (processor sharing: with n transferring, each progresses at bandwidth / n). So one request alone
 //   takes latency + b / bandwidth; two equal requests submitted together both end at
 //   latency + 2b / bandwidth; and total throughput never exceeds the bandwidth.
+//   With a queue-depth curve (set_depth_curve, the profile's ssd.queue_depth_curve) latency and bandwidth
+//   depend on n, the requests in service (latency and transfer phases, whoever submitted them): a request
+//   admitted with n in service, itself included, spends latency(n); the transfers share bandwidth(n), which
+//   changes as requests are admitted and finish. A prefill's bulk reads keep their own latency and move
+//   their bytes scaled as without a curve.
 //
 // Queue lengths: each resource reports its waiting line's length to an optional QueueObserver
 // (core/platform.h) after every submit and completion, i.e. net of a job that queues and starts at once.
@@ -27,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hardware_profile.h"
 #include "core/platform.h"
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
@@ -49,7 +55,7 @@ class JobQueue {
     bool bulk;      // SSD: a prefill step's read (Op::prefill), at the bulk rate
     double amount;  // duration (pool) or bytes (SSD)
     double gap;     // pool: the unit's turnaround before it starts this job after another
-    double tail;    // pool: CPU work after the duration (ServerPool::share_cores_for_tails)
+    double tail;    // pool: CPU work after the duration (ServerPool::share_cores_for_tails); IoThread: see submit
     bool waits = false;  // pool: the unit first waits outside the pool (ServerPool::submit_waiting)
   };
   void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0,
@@ -141,6 +147,10 @@ class Ssd : public EventHandler {
   // A prefill step's reads (bulk: nearly every expert of a layer back to back) at their own rate and latency;
   // by default the same as the others'.
   void set_bulk_rate(double bandwidth, double latency);
+  // The queue-depth curve (points in increasing depth, HardwareProfile::ssd_queue_depth_curve); before the
+  // first submit. Empty: the fixed latency and bandwidth.
+  void set_depth_curve(std::vector<SsdDepthPoint> curve) { curve_ = std::move(curve); }
+  bool has_depth_curve() const { return !curve_.empty(); }
   void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
   void on_event(uint64_t arg) override;
 
@@ -151,6 +161,8 @@ class Ssd : public EventHandler {
   // The most requests at the device at once (in service and waiting for a slot): above 1, the queue depth
   // shaped the run.
   size_t peak_requests() const { return peak_requests_; }
+  // The most requests in service at once (what a queue-depth curve was read at).
+  uint32_t peak_in_service() const { return peak_in_service_; }
 
  private:
   enum class Phase : uint8_t { kFree, kLatency, kTransfer };
@@ -164,9 +176,11 @@ class Ssd : public EventHandler {
   void advance();     // moves transfer progress up to now
   void reschedule();  // schedules the next transfer completion
   void set_in_service(int delta);
+  double bandwidth_now() const;  // shared by the transfers, at the requests now in service
 
   EventEngine& engine_;
   double bandwidth_, latency_;
+  std::vector<SsdDepthPoint> curve_;
   double bulk_scale_ = 1, bulk_latency_;  // a bulk read moves bytes * bulk_scale_ at bandwidth_
   JobListener* listener_;
   std::vector<Slot> slots_;
@@ -179,12 +193,15 @@ class Ssd : public EventHandler {
   double busy_since_ = 0, busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;
   size_t peak_requests_ = 0;
+  uint32_t peak_in_service_ = 0;
 };
 
 class IoThread : public JobListener {
  public:
   IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
-  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
+  // `cached_s` >= 0: a read the OS page cache serves (sim/page_cache.h): it holds one of the thread's `depth`
+  // outstanding reads for that long (a copy out of DRAM) and never reaches the SSD.
+  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false, double cached_s = -1);
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }

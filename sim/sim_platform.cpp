@@ -3,6 +3,23 @@
 #include <algorithm>
 
 namespace moesim::sim {
+namespace {
+
+// The SSD model's queue-depth curve: the profile's, with ssd.read_latency and ssd.read_bandwidth as its depth-1
+// point where it has none of its own (docs/hardware-format.md); empty without a curve.
+std::vector<SsdDepthPoint> depth_curve(const HardwareProfile& hw) {
+  std::vector<SsdDepthPoint> c = hw.ssd_queue_depth_curve;
+  if (!c.empty() && c.front().depth > 1) c.insert(c.begin(), SsdDepthPoint{1, hw.ssd_read_latency, hw.ssd_read_bandwidth});
+  return c;
+}
+
+// Whether a decode step's reads take their depth-1 latency and bandwidth from the curve's own point rather than
+// from ssd.read_latency and ssd.read_bandwidth.
+bool curve_has_depth1(const HardwareProfile& hw) {
+  return !hw.ssd_queue_depth_curve.empty() && hw.ssd_queue_depth_curve.front().depth <= 1;
+}
+
+}  // namespace
 
 SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
     : cost_(hw),
@@ -14,8 +31,10 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       gpu_(engine_, "gpu", opt.gpu_streams, this),
       link_(engine_, "link", opt.links, this),
       measured_io_(engine_, "io_thread", opt.io_depth, this),
+      page_cache_(opt.buffered_io ? opt.page_cache_bytes : 0),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
+  ssd_.set_depth_curve(depth_curve(hw));
   workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
@@ -88,11 +107,13 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
       if (reads_on_servers()) {
         measured_io_.add_bytes(op.bytes);
+        if (read_hits_page_cache(op)) return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
         const double tail = read_tail(op);  // before duration(), which takes the op's measurements
         measured_io_.submit(job, op.priority, duration(op), gap, tail);
         return;
       }
-      cost_.mark_ssd_read(op.prefill);
+      if (read_hits_page_cache(op)) return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
+      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
     case ResourceClass::kCpu:
@@ -158,6 +179,17 @@ double SimPlatform::duration(const Op& op) const {
   return estimate(op);
 }
 
+bool SimPlatform::read_hits_page_cache(const Op& op) {
+  // A replayed run's measured read durations already hold whatever the page cache did.
+  if (!opt_.buffered_io || opt_.measured) return false;
+  return page_cache_.access(page_cache_key(op), op.bytes);
+}
+
+double SimPlatform::page_cache_read_time(const Op& op) const {
+  cost_.reads().mark(HwParam::kCpuMemcpyBandwidth);
+  return static_cast<double>(op.bytes) / cost_.hardware().cpu_memcpy_bandwidth;
+}
+
 double SimPlatform::read_tail(const Op& op) const {
   if (opt_.measured) {
     const MeasuredDurations::Measured* own = opt_.measured->peek(op);
@@ -173,6 +205,10 @@ double SimPlatform::read_tail(const Op& op) const {
 HwReads SimPlatform::reads() const {
   HwReads r = cost_.reads();
   if (ssd_.peak_requests() > 1) r.mark(HwParam::kSsdQueueDepth);
+  // The curve shaped the run where reads were in flight together, or where it has its own depth-1 point.
+  if (!cost_.hardware().ssd_queue_depth_curve.empty() && ssd_.peak_in_service() > 0 &&
+      (ssd_.peak_in_service() > 1 || curve_has_depth1(cost_.hardware())))
+    r.mark(HwParam::kSsdQueueDepthCurve);
   return r;
 }
 

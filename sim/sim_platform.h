@@ -24,12 +24,18 @@
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
 #include "sim/measured_durations.h"
+#include "sim/page_cache.h"
 #include "sim/resources.h"
 
 namespace moesim::sim {
 
 struct SimOptions {
   uint32_t io_depth = 1;     // reads the I/O thread keeps outstanding (1 = blocking reads, ZipMoE §3.3)
+  // Reads through the OS page cache (`--io buffered`): a read whose bytes are resident there is a copy out of
+  // DRAM (sim/page_cache.h) instead of an SSD request. page_cache_bytes: the DRAM the page cache may use
+  // (page_cache_capacity()); 0 = nothing stays cached. Off: every read goes to the device (O_DIRECT, io_uring).
+  bool buffered_io = false;
+  uint64_t page_cache_bytes = 0;
   uint32_t cpu_workers = 0;  // L; 0 = the profile's cpu.cores
   uint32_t gpu_streams = 1;
   uint32_t links = 1;
@@ -118,6 +124,14 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   std::vector<std::string> queue_names() const override;
   void set_queue_observer(QueueObserver* observer) override;
 
+  // A buffered run (SimOptions::buffered_io): whether the read `op` finds its bytes in the page cache, which then
+  // holds them as the most recently used (a miss puts them there: the read that fetches them fills it). Every
+  // path that issues an SSD read asks this once per read; false, always, when reads bypass the cache.
+  bool read_hits_page_cache(const Op& op);
+  // A page-cache hit's time: a copy of op.bytes out of DRAM by the reading thread at cpu.memcpy_bandwidth_per_core.
+  double page_cache_read_time(const Op& op) const;
+  const PageCache& page_cache() const { return page_cache_; }
+
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }
   // The profile's quantities this run read so far (core/profile_reads.h).
@@ -177,6 +191,7 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   IoThread io_;
   ServerPool cpu_, gpu_, link_;
   ServerPool measured_io_;  // SSD reads with measured durations
+  PageCache page_cache_;
   ServerPool dispatcher_;   // the pipeline thread (completion_latency > 0)
   std::vector<OpTiming> dispatch_timing_;
   double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job: the op's own timing, reported after the dispatcher

@@ -52,7 +52,7 @@ class RunResult(dict):
 
 def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1,
         routing="identity", scheduling="", prefetch="none", host_budget="", recover_on="gpu", compute_on="gpu",
-        pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, workers=0, force=False,
+        pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
         timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
     """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
     options = dict(locals())
