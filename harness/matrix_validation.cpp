@@ -78,8 +78,14 @@ void fill_cell(Json& j, const Json& v) {
   Json ab = Json::object();
   for (const Term& t : kTerms)
     if (v["errors"].contains(t.without))
-      ab[t.without] = {{"tpot", v["errors"][t.without]["tpot"]},
+      ab[t.without] = {{"term", t.name},
+                       {"check", t.with},
+                       {"tpot", v["errors"][t.without]["tpot"]},
                        {"layer_makespan_median", v["errors"][t.without]["layer_makespan_median"]}};
+  if (v["errors"].contains("cost_without"))
+    for (const auto& [term, e] : v["errors"]["cost_without"].items())
+      ab["cost_without:" + term] = {{"term", term}, {"check", "cost"}, {"tpot", e["tpot"]},
+                                    {"layer_makespan_median", e["layer_makespan_median"]}};
   j["ablations"] = ab;
   j["exec"] = {{"tpot_median_s", v["exec"]["tpot_median_s"]}, {"tpot_spread", v["exec"]["tpot_spread"]},
                {"runs", v["exec"]["tpot_s"].size()}};
@@ -115,32 +121,41 @@ Json summary_json(const Json& cells) {
   return s;
 }
 
-// Each term: the mean |error| over the finished cells with it and without it, and the cells within the
-// target (the same check's limit) each way.
+// Each term (each ablation some cell has, in the order first met): the mean |error| over the finished cells
+// with the term and without it, and the cells within the target (the check's limit) each way. The cost check's
+// terms are judged on TPOT, its target.
 Json terms_json(const Json& cells) {
+  std::vector<std::string> keys;
+  for (const Json& c : cells)
+    if (c["status"] == "ok")
+      for (const auto& [k, _] : c["ablations"].items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   Json out = Json::array();
-  for (const Term& t : kTerms)
+  for (const std::string& key : keys)
     for (const char* metric : {"tpot", "layer_makespan_median"}) {
       double with = 0, without = 0;
       size_t n = 0, in_with = 0, in_without = 0;
+      Json about;
       for (const Json& c : cells) {
-        if (c["status"] != "ok" || !c["ablations"].contains(t.without)) continue;
-        const Json& a = c["errors"][t.with].contains(metric) ? c["errors"][t.with][metric]["value"] : Json(nullptr);
-        const Json& b = c["ablations"][t.without][metric];
-        if (!a.is_number() || !b.is_number()) continue;
-        const Json& lim = c["errors"][t.with].contains(metric) ? c["errors"][t.with][metric].value("limit", Json(nullptr))
-                                                               : Json(nullptr);
+        if (c["status"] != "ok" || !c["ablations"].contains(key)) continue;
+        about = c["ablations"][key];
+        const std::string check = about["check"].get<std::string>();
+        if (!c["errors"][check].contains(metric)) continue;
+        const Json& e = c["errors"][check][metric];
+        const Json& b = about[metric];
+        if (!e["value"].is_number() || !b.is_number()) continue;
         ++n;
-        with += std::abs(a.get<double>());
-        without += std::abs(b.get<double>());
-        if (lim.is_number()) {
-          in_with += std::abs(a.get<double>()) <= lim.get<double>();
-          in_without += std::abs(b.get<double>()) <= lim.get<double>();
+        const double x = std::abs(e["value"].get<double>()), y = std::abs(b.get<double>());
+        with += x;
+        without += y;
+        if (e.contains("limit")) {
+          in_with += x <= e["limit"].get<double>();
+          in_without += y <= e["limit"].get<double>();
         }
       }
-      if (n == 0 || (std::string(t.with) == "cost" && std::string(metric) != "tpot")) continue;
-      out.push_back({{"term", t.name}, {"check", t.with}, {"without", t.without}, {"metric", metric}, {"cells", n},
-                     {"mean_abs_error_with", with / n}, {"mean_abs_error_without", without / n},
+      if (n == 0) continue;
+      out.push_back({{"term", about["term"]}, {"ablation", key}, {"check", about["check"]}, {"metric", metric},
+                     {"cells", n}, {"mean_abs_error_with", with / n}, {"mean_abs_error_without", without / n},
                      {"cells_within_target_with", in_with}, {"cells_within_target_without", in_without}});
     }
   return out;
@@ -263,6 +278,7 @@ MatrixOutput validate_matrix(const MatrixArgs& ma) {
     va.calibrate_on = c.calibrate;
     va.repeat = spec.repeat;
     va.targets = spec.targets;
+    va.term_ablations = true;
     Json j = cell_json(c);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::string> raised;

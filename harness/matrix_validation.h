@@ -8,7 +8,8 @@
 //   undecided     where the interval straddles the limit: the runs' noise could turn the verdict.
 // The errors the validation reports with a term of the model left out (structure_ops_only: no runtime costs;
 // structure_no_contention: no CPU contention; structure_mean_runtime: the runtime costs as means;
-// cost_reads_whole: no I/O-thread CPU work per read) are kept per cell and summarized over the matrix, so
+// cost_reads_whole: no I/O-thread CPU work per read; cost_without.TERM: the cost check without each optional
+// term of the fitted profile, ValidateArgs::term_ablations) are kept per cell and summarized over the matrix, so
 // that a term is judged on every cell, not on one configuration (docs/exec.md, "Terms on the held-out matrix").
 // A cell that fails is reported with its message and the others still run; the command then exits 1.
 #pragma once

@@ -83,6 +83,7 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
     const Json& st = c["errors"]["structure"]["tpot"];
     EXPECT_EQ(st["verdict"], std::abs(st["value"].get<double>()) <= 0.02 ? "met" : "missed");
     EXPECT_TRUE(c["ablations"].contains("structure_ops_only"));
+    EXPECT_TRUE(c["ablations"].contains("cost_without:runtime"));  // a fitted profile has a runtime section
     EXPECT_EQ(c["exec"]["runs"], 2u);
   }
   const Json& s = j["summary"];
