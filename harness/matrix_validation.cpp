@@ -169,10 +169,10 @@ std::string verdict_mark(const Json& e) {
 std::string table_text(const Json& out) {
   std::string t = strprintf("moesim validate --matrix %s: %zu cells, each calibrated on another trace than it "
                             "validates\n\n", out["spec"].get<std::string>().c_str(), out["cells"].size());
-  t += strprintf("  %-3s %-40s %17s %17s %34s\n", "#", "cell (system budget batch model trace io)",
+  t += strprintf("  %-3s %-50s %17s %17s %34s\n", "#", "cell (system budget batch model trace io)",
                  "structure TPOT", "structure layer", "cost TPOT [exec median interval]");
   for (const Json& c : out["cells"]) {
-    t += strprintf("  %-3zu %-40s", c["index"].get<size_t>(), c["label"].get<std::string>().c_str());
+    t += strprintf("  %-3zu %-50s", c["index"].get<size_t>(), c["label"].get<std::string>().c_str());
     if (c["status"] != "ok") {
       t += "  FAILED: " + c["message"].get<std::string>() + "\n";
       continue;
