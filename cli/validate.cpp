@@ -5,10 +5,47 @@
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
 #include "harness/log_validation.h"
+#include "harness/matrix_validation.h"
 #include "harness/validation.h"
 
 namespace moesim::cli {
 namespace {
+
+// How --calibrate-on (and every matrix cell, which calibrates) runs its pilots.
+void add_pilot_options(CLI::App& app, const std::shared_ptr<ValidateArgs>& va) {
+  app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
+  app.add_option("--pilot-runs", va->pilot_runs, "--calibrate-on: as `moesim calibrate --pilot-runs`")
+      ->check(whole_in_range(1, 100));
+}
+
+// A matrix cell's run, exec and pilot options, parsed as `moesim validate` parses its own (the same options, checks
+// and defaults).
+std::shared_ptr<ValidateArgs> parse_cell(const std::vector<std::string>& options) {
+  auto va = std::make_shared<ValidateArgs>();
+  CLI::App app{"a cell of validate --matrix", "moesim validate"};
+  add_run_options(app, va->run);
+  app.get_option("--hw")->each([va](const std::string&) { va->hw_given = true; });
+  add_exec_options(app, va->run);
+  add_pilot_options(app, va);
+  add_option_checks(app);
+  std::vector<std::string> args(options.rbegin(), options.rend());  // CLI11 takes the arguments last first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  return va;
+}
+
+// --matrix takes its traces, configurations and repeat from the spec: any other option of a single validation
+// would silently not apply, so it is refused.
+void check_matrix_alone(CLI::App& app) {
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0 && !o->check_name("--matrix") && !o->check_name("-o") && !o->check_name("--json") &&
+        !o->check_name("--csv") && !o->check_name("--help") && !o->check_name("-q"))
+      throw UsageError("--matrix: " + o->get_name() + " is not an option of a matrix (its traces, configurations "
+                       "and options are the spec's)");
+}
 
 void setup(CLI::App& app) {
   auto va = std::make_shared<ValidateArgs>();
@@ -35,9 +72,7 @@ void setup(CLI::App& app) {
                  "and the runs it is checked against come from the same minutes of this machine");
   app.add_option("--profile-out", va->profile_out, "--calibrate-on: write the fitted profile here");
   app.add_option("--name", va->name, "--calibrate-on: the profile's name (default: calibrated-HOST)");
-  app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
-  app.add_option("--pilot-runs", va->pilot_runs, "--calibrate-on: as `moesim calibrate --pilot-runs`")
-      ->check(whole_in_range(1, 100));
+  add_pilot_options(app, va);
   app.add_option("--targets", va->targets,
                  "the limits the errors are judged by, CHECK.METRIC=LIMIT,... (LIMIT 0.05 or 5%; \"\" for none); the "
                  "cost TPOT error is also judged over the exec median's interval, and with --calibrate-on "
@@ -51,7 +86,27 @@ void setup(CLI::App& app) {
                              "(docs/engine-logs.md)")
                   ->excludes("--calibrate-on");
   add_log_fields_option(app, la->log_fields, log);
-  app.callback([va, la] {
+  auto ma = std::make_shared<harness::MatrixArgs>();
+  app.add_option("--matrix", ma->spec,
+                 "validate a grid of configurations, each calibrated on another trace than it validates "
+                 "(SPEC.json: models, trace pairs, systems, budgets, batch, I/O variants; docs/exec.md, \"A held-out "
+                 "matrix\"): a table of each cell's structure and cost errors with their verdicts; --csv one row per "
+                 "cell (experiments/validate-matrix/plot.py draws it)");
+  app.callback([&app, va, la, ma] {
+    if (!ma->spec.empty()) {
+      check_matrix_alone(app);
+      ma->out = va->run->out;
+      ma->json = va->run->json;
+      ma->csv = va->csv;
+      ma->parse = parse_cell;
+      const harness::MatrixOutput out = harness::validate_matrix(*ma);
+      if (!ma->csv.empty()) write_file_atomic(ma->csv, out.csv);
+      write_file_atomic(ma->out, ma->json ? out.json.dump(2) + "\n" : out.text);
+      if (out.failed > 0)
+        throw Error("validate --matrix: " + std::to_string(out.failed) + " of " +
+                    std::to_string(out.json["cells"].size()) + " cells failed (their messages are in the output)");
+      return;
+    }
     if (!la->log.empty()) {
       if (!va->hw_given)
         throw UsageError("validate --log needs --hw P.json (a profile, e.g. from `moesim calibrate --from-log`)");

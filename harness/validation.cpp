@@ -387,10 +387,52 @@ struct CostChecks {
   std::string exec_plan;                 // the pools the exec runs were served ("" without pools)
   std::optional<LatencySummary> own_plan;       // cost_own_plan: under the profile's own plan, where it differs
   std::optional<LatencySummary> reads_whole;    // cost_reads_whole: the ablation's profile
+  std::vector<std::pair<std::string, LatencySummary>> without;  // cost_without: each term left out
 };
 
+// The cost model's terms that a profile may leave out (absent, each falls back to the simpler model: no prefill
+// factor, a fresh or a multi-token expert costing like any other, one read line for both phases, no CPU
+// contention, no runtime costs), each with the fields that make it: ValidateArgs::term_ablations simulates the
+// cost check once without each term the profile has, its other values as fitted.
+struct CostTerm {
+  const char* name;
+  std::vector<std::pair<const char*, const char*>> fields;  // (section, field); field nullptr: the whole section
+};
+const std::vector<CostTerm>& cost_terms() {
+  static const std::vector<CostTerm> terms = {
+      {"cpu.prefill_slowdown", {{"cpu", "prefill_slowdown"}, {"cpu", "prefill_recover_slowdown"}}},
+      {"gpu.fresh_expert_overhead", {{"gpu", "fresh_expert_overhead"}}},
+      {"gpu.gemm_overheads", {{"gpu", "expert_gemm_overhead"}, {"gpu", "dense_gemm_overhead"}}},
+      {"ssd.prefill_read", {{"ssd", "prefill_read_bandwidth"}, {"ssd", "prefill_read_latency"},
+                            {"ssd", "prefill_read_cpu_overhead"}, {"ssd", "prefill_read_cpu_bandwidth"}}},
+      {"runtime.cpu_cores", {{"runtime", "cpu_cores"}}},
+      {"runtime", {{"runtime", nullptr}}}};
+  return terms;
+}
+
+// The cost check again without each term the profile has, under the plan the cost check simulated.
+void cost_without_terms(CostChecks& c, const Measured& m, const RunArgs& a, const PreparedRun& p,
+                        const serving::SystemConfig& scfg, const ExecRunOptions& eo) {
+  for (const CostTerm& t : cost_terms()) {
+    Json raw = m.hw.raw;
+    bool had = false;
+    for (const auto& [section, field] : t.fields) {
+      if (!raw.contains(section)) continue;
+      if (!field) had = raw.erase(section) > 0 || had;
+      else if (raw[section].is_object()) had = raw[section].erase(field) > 0 || had;
+    }
+    if (!had) continue;
+    const HardwareProfile h = hardware_from_json(raw, m.hw.origin + " without " + t.name);
+    serving::SystemConfig wc = scfg;
+    wc.record_timeline = false;
+    if (c.own_plan) wc.system = serving::with_system_param(wc.system, "pools", c.exec_plan, "", true);
+    c.without.emplace_back(t.name, latency_summary_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, h,
+                                                                    sim_options(a, h, eo.workers)).result));
+  }
+}
+
 CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p, const serving::SystemConfig& cfg,
-                       const ExecRunOptions& eo, bool interleaved) {
+                       const ExecRunOptions& eo, bool interleaved, bool ablate) {
   CostChecks c;
   serving::SystemConfig scfg = cfg;
   scfg.record_timeline = !a.timeline.empty();
@@ -427,6 +469,7 @@ CostChecks cost_checks(const Measured& m, const RunArgs& a, const PreparedRun& p
     if (c.own_plan) wc.system = serving::with_system_param(wc.system, "pools", c.exec_plan, "", true);
     c.reads_whole = latency_summary_of(run_simulated(wc, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result);
   }
+  if (ablate) cost_without_terms(c, m, a, p, scfg, eo);
   return c;
 }
 
@@ -647,7 +690,7 @@ ValidationOutput validate(ValidateArgs& va) {
   const Measured m = measure(va, a, p, cfg, eo, bar);
   const StructureChecks s = structure_checks(m, a, p, cfg, eo);
   bar.base += steps;
-  const CostChecks c = cost_checks(m, a, p, cfg, eo, interleaved);
+  const CostChecks c = cost_checks(m, a, p, cfg, eo, interleaved, va.term_ablations);
   if (bar.bar) bar.bar->finish();
   if (!a.timeline.empty()) write_chrome_trace(a.timeline + "-cost.json", c.cost.result, p.costs.costs, TimelineWriteOptions{});
   const std::map<std::string, KindErr> kinds = op_kind_errors(m, s);
@@ -674,6 +717,7 @@ ValidationOutput validate(ValidateArgs& va) {
   errors["cost"] = errors_json(cf, m.median);
   if (c.own_plan) errors["cost_own_plan"] = errors_json(*c.own_plan, m.median);
   if (c.reads_whole) errors["cost_reads_whole"] = errors_json(*c.reads_whole, m.median);
+  for (const auto& [term, summary] : c.without) errors["cost_without"][term] = errors_json(summary, m.median);
   Json per_kind = Json::object();
   for (const auto& [k, ke] : kinds)
     per_kind[k] = {{"ops", ke.rel.size()},

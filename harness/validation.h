@@ -32,6 +32,9 @@ struct ValidateArgs {
   uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets
   bool hw_given = false;                  // --hw (or --profile) given
+  // The cost check again without each of the profile's optional terms (errors.cost_without.TERM; validate
+  // --matrix judges the terms on every cell).
+  bool term_ablations = false;
   static constexpr const char* kDefaultTargets =
       "structure.tpot=2%,structure.layer_makespan_median=5%,cost.tpot=5%,transfer.tpot=5%";
 };

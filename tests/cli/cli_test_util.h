@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace moesim::test {
 
@@ -36,6 +37,15 @@ inline std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The cells of a CSV row whose values hold no comma (quotes kept).
+inline std::vector<std::string> split_csv_row(const std::string& row) {
+  std::vector<std::string> cells;
+  std::istringstream in(row);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  if (!row.empty() && row.back() == ',') cells.emplace_back();
+  return cells;
 }
 
 // Runs `sh -c COMMAND`: its exit code (-1 when a signal ended it) and what it wrote to stdout.

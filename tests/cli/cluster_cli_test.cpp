@@ -193,15 +193,6 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-// The cells of a results.csv row whose values hold no comma (quotes kept).
-std::vector<std::string> split_csv_row(const std::string& row) {
-  std::vector<std::string> cells;
-  std::istringstream in(row);
-  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-  if (!row.empty() && row.back() == ',') cells.emplace_back();
-  return cells;
-}
-
 // `moesim sweep` runs cluster points (a SERVERS.json and a placement each) through `moesim cluster` itself: a
 // point's CSV row holds what the command's own JSON says, and a cluster point that names a run parameter, or
 // lacks its placement, is refused with the spec's JSON path.
