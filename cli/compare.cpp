@@ -35,7 +35,8 @@ void setup(CLI::App& app) {
       ->group("")
       ->allow_extra_args(false);  // deprecated spellings, still accepted
   app.add_option("--budgets", a->budgets)->group("")->allow_extra_args(false);
-  app.add_option("--scope", a->scope, "cache scope: global or layer")->capture_default_str();
+  app.add_option("--scope", a->scope,
+                 "cache scope(s): global, layer, or global,layer (both, each row labelled; the default)")->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
   add_jobs_option(app, a->threads, "cells simulated in parallel; the output does not depend on it", "--threads");

@@ -29,6 +29,14 @@ class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
 
+  // A lookup invocation of `layer` in phase prefill (decode false) or decode begins; begin_invocation of its
+  // partition follows. Called by the caches before the lookups of an invocation, never before a prefetch's
+  // admission. Most policies need neither; the activation-aware one keeps a request's activations per layer
+  // and starts a new request at a prefill of the first layer.
+  virtual void on_layer(uint32_t layer, bool decode) {
+    (void)layer;
+    (void)decode;
+  }
   // A new invocation on partition `part` starts; keys looked up from now on are "in use".
   virtual void begin_invocation(uint32_t part) = 0;
   // `key` was resident (hit) / was not and has just been admitted (miss). next_use: see the header.

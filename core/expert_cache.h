@@ -66,6 +66,7 @@ class BasicCache {
     decode_ = decode;
     misses_ = 0;
     ++counters_.invocations;
+    policy_->on_layer(layer, decode);
     policy_->begin_invocation(part_);
   }
 

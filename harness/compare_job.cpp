@@ -12,6 +12,7 @@
 #include "base/progress.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/cache_config.h"
 #include "core/prefetch.h"
 #include "core/routing.h"
 #include "core/run_info.h"
@@ -39,15 +40,45 @@ std::string seconds_or_dash(const Json& v) {
   return v.is_null() ? "-" : format_seconds(v.get<double>());
 }
 
-// The comparison's axes. Cells run in (budget, policy, routing, prefetch) order, so cell i has budget
-// i / (policies x RP), policy (i / RP) % policies, routing (i / P) % R and prefetch i % P.
+// Where a cell lies on each axis.
+struct CellAxes {
+  size_t budget, scope, policy, routing, prefetch;
+};
+
+// The comparison's axes. Cells run in (budget, scope, policy, routing, prefetch) order: a budget's rows at
+// each scope side by side, so that no system is compared with another at a different cache scope unlabelled.
 struct CompareGrid {
-  CacheScope scope;
+  std::vector<CacheScope> scopes;
   std::vector<std::string> policies, budgets, routings, prefetches;
   std::vector<CacheCapacity> caps;
   size_t R = 0, P = 0, RP = 0;
   bool show_routing = false, show_prefetch = false;
+  // [budget * scopes + scope]: why no cache of that budget exists at that scope (a per-layer share below
+  // top_k experts), or empty. Such cells are left out, with a warning; a budget with no scope left fails.
+  std::vector<std::string> infeasible;
+  const std::string& why_not(const CellAxes& at) const { return infeasible[at.budget * scopes.size() + at.scope]; }
+  size_t cells() const { return budgets.size() * scopes.size() * policies.size() * RP; }
 };
+
+CellAxes cell_axes(const CompareGrid& g, size_t i) {
+  const size_t per_scope = g.policies.size() * g.RP, per_budget = g.scopes.size() * per_scope;
+  return CellAxes{i / per_budget, (i / per_scope) % g.scopes.size(), (i / g.RP) % g.policies.size(),
+                  (i / g.P) % g.R, i % g.P};
+}
+
+// --scope: "global", "layer" or both, comma-separated, in the order given (duplicates rejected).
+std::vector<CacheScope> parse_scope_list(const std::string& text) {
+  std::vector<CacheScope> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const CacheScope s = parse_scope_option("--scope", item);
+    for (CacheScope seen : out)
+      if (seen == s) throw UsageError("--scope names '" + std::string(scope_name(s)) + "' twice: '" + text + "'");
+    out.push_back(s);
+  }
+  if (out.empty()) throw UsageError("--scope: expected global, layer or global,layer, got '" + text + "'");
+  return out;
+}
 
 // The trace and what its cells are simulated against.
 struct CompareInputs {
@@ -65,7 +96,7 @@ struct CompareTable {
       "tpot_p99_s,"
       "ttft_mean_s,decode_tokens_per_s,ssd_bytes_read,routing,changed_fraction,mass_replaced_mean,"
       "lifetime_mean_tokens,lifetime_sd_tokens,prefetch,prefetch_accuracy,prefetch_coverage,"
-      "prefetch_useless_bytes\n";
+      "prefetch_useless_bytes,scope\n";
 };
 
 // Checks the options and parses the budgets before the trace is loaded.
@@ -75,7 +106,7 @@ CompareGrid check_compare_args(const CompareArgs& a) {
   require_at_least("--io-depth", a.io_depth, 1);
   require_at_least("--jobs", a.threads, 1);
   CompareGrid g;
-  g.scope = parse_scope_option("--scope", a.scope);
+  g.scopes = parse_scope_list(a.scope);
   g.policies = resolve_policy_list(a.policies);
   if (g.policies.empty())
     for (const auto& e : EvictionRegistry::instance().entries()) g.policies.push_back(e.name);
@@ -95,9 +126,35 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   serving::SourcedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
   for (const auto& c : g.caps)
-    check_budget_plausibility("--budget", c, g.scope, trace.info(),
-                              costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+    for (CacheScope s : g.scopes)
+      check_budget_plausibility("--budget", c, s, trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>(),
+                                &hw, a.force);
   return CompareInputs{std::move(trace), std::move(hw), std::move(costs)};
+}
+
+// Fills g.infeasible: a budget that a global cache can hold may leave a per-layer cache less than top_k
+// experts per layer (or the other way round with mixed expert sizes).
+void check_scopes_hold_budgets(CompareGrid& g, const CompareInputs& in) {
+  const auto& info = in.trace.info();
+  g.infeasible.assign(g.budgets.size() * g.scopes.size(), "");
+  for (size_t b = 0; b < g.budgets.size(); ++b) {
+    std::string reasons;
+    for (size_t s = 0; s < g.scopes.size(); ++s) {
+      try {
+        make_cache_config(info.layers, info.experts, info.top_k, g.scopes[s], g.caps[b],
+                          in.costs.costs.expert_bytes);
+        continue;
+      } catch (const Error& e) {
+        g.infeasible[b * g.scopes.size() + s] = e.what();
+        reasons += std::string(reasons.empty() ? "" : "; ") + scope_name(g.scopes[s]) + " scope: " + e.what();
+      }
+    }
+    size_t left = 0;
+    for (size_t s = 0; s < g.scopes.size(); ++s) left += g.infeasible[b * g.scopes.size() + s].empty();
+    if (left == 0) throw Error("--budget " + g.budgets[b] + ": " + reasons);
+    if (!reasons.empty())
+      warn("compare: --budget " + g.budgets[b] + " has no " + reasons + " (its rows are left out)");
+  }
 }
 
 // The routing and prefetch policies; each is made once so that a bad one fails before any cell runs.
@@ -131,13 +188,18 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
   // minutes.
   Progress bar("compare", cells * stream.steps(), "steps");
   parallel_for(cells, a.threads, [&](size_t i) {
+    const CellAxes at = cell_axes(g, i);
+    if (!g.why_not(at).empty()) {
+      bar.add(stream.steps());
+      return;
+    }
     serving::SystemConfig cfg;
-    cfg.eviction = g.policies[(i / g.RP) % g.policies.size()];
-    cfg.routing = g.routings[(i / g.P) % g.R];
-    cfg.prefetch = g.prefetches[i % g.P];
+    cfg.eviction = g.policies[at.policy];
+    cfg.routing = g.routings[at.routing];
+    cfg.prefetch = g.prefetches[at.prefetch];
     cfg.trace = &in.trace;
-    cfg.scope = g.scope;
-    cfg.budget = g.caps[i / (g.policies.size() * g.RP)];
+    cfg.scope = g.scopes[at.scope];
+    cfg.budget = g.caps[at.budget];
     uint64_t reported = 0;  // this cell's steps already added (on_step gives a running count per cell)
     cfg.on_step = [&bar, &reported](uint64_t done, uint64_t) {
       bar.add(done - reported);
@@ -152,12 +214,12 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
   bar.finish();
 }
 
-std::string compare_line(const CompareGrid& g, const CacheCapacity& budget, const serving::RunResult& r,
-                         const Json& m) {
+std::string compare_line(const CompareGrid& g, const CacheCapacity& budget, CacheScope scope,
+                         const serving::RunResult& r, const Json& m) {
   const Json& dev = m["routing_deviation"];
   const Json& life = m["cache_lifetime"];
-  std::string line = strprintf("%-10s %-24s %8s%% %8s%% %10s %10s %9s %10s", budget.to_string().c_str(),
-                                r.eviction.c_str(), num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
+  std::string line = strprintf("%-10s %-6s %-24s %8s%% %8s%% %10s %10s %9s %10s", budget.to_string().c_str(),
+                                scope_name(scope), r.eviction.c_str(), num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
                                 num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
                                 seconds_or_dash(m["tpot"]["mean_s"]).c_str(),
                                 seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
@@ -174,7 +236,7 @@ std::string compare_line(const CompareGrid& g, const CacheCapacity& budget, cons
   return line;
 }
 
-std::string compare_csv_row(const std::string& b, const serving::RunResult& r, const Json& m) {
+std::string compare_csv_row(const std::string& b, CacheScope scope, const serving::RunResult& r, const Json& m) {
   return b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
          csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
          csv_num(m["tpot"]["mean_s"]) + "," + csv_num(m["tpot"]["p50_s"]) + "," +
@@ -185,18 +247,22 @@ std::string compare_csv_row(const std::string& b, const serving::RunResult& r, c
          csv_num(m["routing_deviation"]["mass_replaced_mean"]) + "," + csv_num(m["cache_lifetime"]["mean_tokens"]) +
          "," + csv_num(m["cache_lifetime"]["sd_tokens"]) + ",\"" + r.prefetch + "\"," +
          csv_num(m["prefetch"]["accuracy"]) + "," + csv_num(m["prefetch"]["coverage"]) + "," +
-         std::to_string(m["prefetch"]["useless_bytes"].get<uint64_t>()) + "\n";
+         std::to_string(m["prefetch"]["useless_bytes"].get<uint64_t>()) + "," + scope_name(scope) + "\n";
 }
 
 CompareTable compare_table(const CompareGrid& g, const std::vector<serving::RunResult>& results,
                            const std::vector<Json>& cell_metrics) {
   CompareTable t;
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string& b = g.budgets[i / (g.policies.size() * g.RP)];
-    const CacheCapacity& budget = g.caps[i / (g.policies.size() * g.RP)];
+    const CellAxes at = cell_axes(g, i);
+    if (!g.why_not(at).empty()) continue;
+    const std::string& b = g.budgets[at.budget];
+    const CacheCapacity& budget = g.caps[at.budget];
+    const CacheScope scope = g.scopes[at.scope];
     const serving::RunResult& r = results[i];
     const Json& m = cell_metrics[i];
     Json row;
+    row["scope"] = scope_name(scope);
     row["eviction"] = r.eviction;
     row["routing"] = r.routing;
     row["prefetch"] = r.prefetch;
@@ -204,8 +270,8 @@ CompareTable compare_table(const CompareGrid& g, const std::vector<serving::RunR
     row["cache_capacity_experts"] = r.cache_capacity_experts;
     row["metrics"] = m;
     t.rows.push_back(row);
-    t.lines.push_back(compare_line(g, budget, r, m));
-    t.csv += compare_csv_row(b, r, m);
+    t.lines.push_back(compare_line(g, budget, scope, r, m));
+    t.csv += compare_csv_row(b, scope, r, m);
   }
   return t;
 }
@@ -219,7 +285,9 @@ Json compare_json(const CompareArgs& a, const CompareGrid& g, const CompareInput
   config["fields"] = a.load.fields;
   config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
   config["hardware"] = in.hw.name;
-  config["scope"] = scope_name(g.scope);
+  Json scopes = Json::array();
+  for (CacheScope s : g.scopes) scopes.push_back(scope_name(s));
+  config["scope"] = scopes;
   config["batch"] = a.batch;
   config["io_depth"] = a.io_depth;
   config["threads"] = a.threads;
@@ -244,9 +312,11 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
   const serving::SourcedCosts& costs = in.costs;
   std::string text;
   char buf[1024];
+  std::string scopes;
+  for (CacheScope s : g.scopes) scopes += std::string(scopes.empty() ? "" : " and ") + scope_name(s);
   std::snprintf(buf, sizeof buf, "Policy comparison: %s%s on %s (simulated), %s scope, batch %u\n",
                 info.model.c_str(), info.synthetic ? " (SYNTHETIC trace)" : "", in.hw.display_name.c_str(),
-                scope_name(g.scope), a.batch);
+                scopes.c_str(), a.batch);
   text += buf;
   std::snprintf(buf, sizeof buf, "experts %s .. %s each, %s in all (%s); dense weights resident\n",
                 format_bytes(costs.sizes["expert_bytes_min"].get<uint64_t>()).c_str(),
@@ -254,8 +324,8 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
                 format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
                 costs.sizes["expert_bytes_source"].get<std::string>().c_str());
   text += buf;
-  text += strprintf("\n%-10s %-24s %9s %9s %10s %10s %9s %10s", "budget", "eviction", "hit", "hit(dec)", "TPOT",
-                    "TPOT p90", "tok/s", "lifetime");
+  text += strprintf("\n%-10s %-6s %-24s %9s %9s %10s %10s %9s %10s", "budget", "scope", "eviction", "hit", "hit(dec)",
+                    "TPOT", "TPOT p90", "tok/s", "lifetime");
   if (g.show_routing) text += strprintf(" %9s %9s  %s", "changed", "mass", "routing");
   if (g.show_prefetch) text += strprintf(" %9s %9s  %s", "pf acc", "pf cover", "prefetch");
   text += "\n";
@@ -277,8 +347,9 @@ CompareRun run_compare(const CompareArgs& a) {
   CompareInputs in = load_compare_inputs(a, g);
   const traces::LookupStream stream = traces::build_lookup_stream(in.trace, a.batch);
   resolve_routing_and_prefetch(a, in.trace, g);
+  check_scopes_hold_budgets(g, in);
 
-  const size_t cells = g.budgets.size() * g.policies.size() * g.RP;
+  const size_t cells = g.cells();
   std::vector<serving::RunResult> results(cells);
   std::vector<Json> cell_metrics(cells);
   HwReads reads;  // every cell's, together: the table rests on each

@@ -1,5 +1,6 @@
-// `moesim compare`: the policy comparison table -- eviction policies x budgets, each a full simulated
-// `run --system offload` on the same trace, hardware and batch. Rows: hit rates (cumulative and
+// `moesim compare`: the policy comparison table -- eviction policies x budgets x cache scopes (global and
+// per-layer by default, each row labelled, so that policies are only ranked at equal scope), each a full
+// simulated `run --system offload` on the same trace, hardware and batch. Rows: hit rates (cumulative and
 // decode-only) and simulated TPOT (mean, p90) with tokens/s. --json prints every cell's metrics.
 #pragma once
 
@@ -14,7 +15,7 @@ namespace moesim::harness {
 
 struct CompareArgs {
   traces::LoadOptions load;  // --format, --fields, --model
-  std::string trace, hw = "jetson-agx-orin-64gb", scope = "global";
+  std::string trace, hw = "jetson-agx-orin-64gb", scope = "global,layer";
   std::vector<std::string> policies, budgets, routing, prefetch;
   uint32_t batch = 1, io_depth = 1;
   unsigned threads = 1;

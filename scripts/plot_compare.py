@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Plots a `moesim compare --csv` table: hit rate and mean TPOT against the expert-cache budget, one line per
-eviction policy (rows with lossy routing or a prefetcher are left out: this is the lossless comparison).
+eviction policy, one row of panels per cache scope (a global cache and per-layer caches are never drawn in one
+panel: a policy is ranked only against others at its scope). Rows with lossy routing or a prefetcher are left
+out: this is the lossless comparison. A table without a scope column is one scope.
 
     scripts/plot_compare.py TABLE.csv OUT.png [--title TEXT]
 
@@ -48,13 +50,29 @@ def main():
                 if not r["hit_rate"] or not r["tpot_mean_s"]:
                     continue
                 b = budget_bytes(r["budget"], f"{a.table}: line {i}")
-                series.setdefault(r["eviction"], []).append((b, float(r["hit_rate"]), float(r["tpot_mean_s"])))
+                key = (r.get("scope") or "", r["eviction"])
+                series.setdefault(key, []).append((b, float(r["hit_rate"]), float(r["tpot_mean_s"])))
     except OSError as e:
         sys.exit(f"plot_compare.py: {a.table}: {e.strerror}")
     if not series:
         sys.exit(f"plot_compare.py: {a.table}: no lossless rows with a hit rate and a TPOT to plot")
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    scopes = sorted({s for s, _ in series}, key=lambda s: (s != "global", s))
+    fig, axes = plt.subplots(len(scopes), 2, figsize=(10, 4 * len(scopes)), dpi=100, squeeze=False)
+    for row, scope in enumerate(scopes):
+        draw_scope(axes[row][0], axes[row][1], scope, {n: p for (s, n), p in series.items() if s == scope})
+    if a.title:
+        fig.suptitle(a.title, fontsize=10)
+    fig.tight_layout()
+    base, _ = os.path.splitext(a.out)
+    for path in (a.out, base + ".pdf"):
+        tmp = path + ".tmp" + os.path.splitext(path)[1]
+        fig.savefig(tmp)
+        os.replace(tmp, path)
+
+
+def draw_scope(ax1, ax2, scope, series):
+    """One scope's two panels: hit rate and mean TPOT against the budget, a line per policy."""
     for name in sorted(series):
         pts = sorted(series[name])
         gib = [p[0] / 2**30 for p in pts]
@@ -77,14 +95,10 @@ def main():
     ax2.yaxis.set_major_formatter(plain)
     ax2.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     ax1.legend(fontsize=8)
-    if a.title:
-        fig.suptitle(a.title, fontsize=10)
-    fig.tight_layout()
-    base, _ = os.path.splitext(a.out)
-    for path in (a.out, base + ".pdf"):
-        tmp = path + ".tmp" + os.path.splitext(path)[1]
-        fig.savefig(tmp)
-        os.replace(tmp, path)
+    if scope:
+        label = {"global": "one global cache", "layer": "per-layer caches"}.get(scope, scope)
+        ax1.set_title(label, fontsize=9)
+        ax2.set_title(label, fontsize=9)
 
 
 if __name__ == "__main__":

@@ -104,7 +104,10 @@ class ZipMoeResidency final : public Residency {
     current_.clear();
     ++counters_.invocations;
     for (auto& pol : policy_)
-      if (pol) pol->begin_invocation(layer);
+      if (pol) {
+        pol->on_layer(layer, decode);
+        pol->begin_invocation(layer);
+      }
   }
 
   LookupResult lookup(uint32_t key, uint32_t, uint32_t) override {

@@ -158,10 +158,51 @@ TEST(CompareCli, TableHasEveryCell) {
   const Result r = sh("compare --trace " + kTrace + " --policies lru,belady --budgets 1GiB,4GiB --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = moesim::Json::parse(r.out.substr(r.out.find('{')));
-  ASSERT_EQ(j["rows"].size(), 4u);
-  // Belady is optimal for hits at a fixed budget.
-  EXPECT_GE(j["rows"][1]["metrics"]["cache"]["hits"].get<uint64_t>(),
-            j["rows"][0]["metrics"]["cache"]["hits"].get<uint64_t>());
+  // budgets x scopes (global and per-layer by default) x policies, each row labelled with its scope.
+  ASSERT_EQ(j["rows"].size(), 8u);
+  for (size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(j["rows"][i]["scope"], (i / 2) % 2 == 0 ? "global" : "layer") << i;
+  // Belady is optimal for hits at a fixed budget and scope.
+  for (size_t i = 0; i < 8; i += 2)
+    EXPECT_GE(j["rows"][i + 1]["metrics"]["cache"]["hits"].get<uint64_t>(),
+              j["rows"][i]["metrics"]["cache"]["hits"].get<uint64_t>())
+        << i;
+}
+
+TEST(CompareCli, ScopesAreChosenAndLabelled) {
+  const Result one = sh("compare --trace " + kTrace + " --policies lru --budgets 2GiB --scope layer --json");
+  ASSERT_EQ(one.status, 0) << one.out;
+  const auto j = moesim::Json::parse(one.out.substr(one.out.find('{')));
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["scope"], "layer");
+  EXPECT_EQ(j["header"]["config"]["scope"], moesim::Json::array({"layer"}));
+  const Result text = sh("compare --trace " + kTrace + " --policies lru --budgets 2GiB");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("global and layer scope"), std::string::npos) << text.out;
+  const Result twice = sh("compare --trace " + kTrace + " --policies lru --budgets 2GiB --scope layer,layer");
+  EXPECT_EQ(twice.status, 2) << twice.out;
+  EXPECT_NE(twice.out.find("twice"), std::string::npos) << twice.out;
+}
+
+TEST(CompareCli, AScopeThatCannotHoldTheBudgetIsLeftOutWithAWarning) {
+  // The tiny model (4 layers, 16 experts, top-2): 1 MiB is a global cache of 5 experts but leaves each layer
+  // room for 1, below top_k; 2 MiB holds 2 per layer. So 1 MiB has a global row only, 2 MiB both, and the
+  // left-out cell is said, not silently dropped.
+  const std::string dir = std::filesystem::temp_directory_path() / ("moesim_scope_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
+  ASSERT_EQ(sh("-q trace synth --model " + model + " --tokens 40 --seed 1 --zipf 1.0 -o " + dir + "/z.mtr").status, 0);
+  const Result r = sh("compare --trace " + dir + "/z.mtr --model " + model + " --policies lru --budgets 1MiB,2MiB --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = moesim::Json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][0]["scope"], "global");
+  EXPECT_EQ(j["rows"][1]["scope"], "global");
+  EXPECT_EQ(j["rows"][2]["scope"], "layer");
+  EXPECT_NE(j["warnings"].dump().find("has no layer scope"), std::string::npos) << j["warnings"].dump();
+  // Asked for the per-layer scope alone, the budget is an error.
+  EXPECT_NE(sh("compare --trace " + dir + "/z.mtr --model " + model + " --policies lru --budgets 1MiB --scope layer").status, 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CompareCli, CsvHasOneRowPerCell) {
@@ -176,7 +217,7 @@ TEST(CompareCli, CsvHasOneRowPerCell) {
   int lines = 0;
   for (int c; (c = std::fgetc(f)) != EOF;) lines += c == '\n';
   std::fclose(f);
-  EXPECT_EQ(lines, 4);  // header + 3 policies
+  EXPECT_EQ(lines, 7);  // header + 3 policies x 2 scopes
   std::filesystem::remove(csv);
 }
 
@@ -190,7 +231,7 @@ TEST(CompareCli, ReadsJsonlWithCustomKeysThroughFields) {
                        " --model olmoe-1b-7b --budgets 8,16 --policies lru --json");
   ASSERT_EQ(ok.status, 0) << ok.out;
   const moesim::Json j = moesim::Json::parse(ok.out.substr(ok.out.find('{')));
-  EXPECT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"].size(), 4u);  // 2 budgets x 2 scopes
   // Without the mapping the same file is rejected with an error naming the missing field.
   const Result bad = sh("compare --trace " + fixture + " --model olmoe-1b-7b --budgets 8 --policies lru");
   EXPECT_NE(bad.status, 0);
