@@ -559,9 +559,11 @@ void ExecPlatform::decompress_op(const Op& op) {
   if (op.shard >= en.shards.size())
     throw Error(store_.path() + ": " + en.label() + " has " + std::to_string(en.shards.size()) +
                 " E-chunk shards; the run asked for shard " + std::to_string(op.shard));
-  // A fused read (ZipMoE §4's prototype): this worker reads the E-chunk itself, through the page cache, and
-  // keeps it where an I/O thread's read would have put it (the pools may keep the expert compressed).
-  auto chunk = op.fused_read() ? read_e_chunk_buffered(op, en, key)
+  // A fused read (ZipMoE §4's prototype): this worker reads the E-chunk itself, the way every read of the run
+  // goes (--io: through the page cache when buffered, as the prototype reads; O_DIRECT otherwise, so that a
+  // comparison with offloading reads alike), and keeps it where an I/O thread's read would have put it (the
+  // pools may keep the expert compressed).
+  auto chunk = op.fused_read() ? read_e_chunk(op, en, key)
                                : get(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, "E-chunk", op);
   auto exp = get_or_make(BufKey{key, op.tensor, Comp::kExp, 0}, en.elements);
   const uint64_t b = en.shard_begin(op.shard), n = en.shard_begin(op.shard + 1u) - b;
@@ -575,8 +577,9 @@ void ExecPlatform::decompress_op(const Op& op) {
   frames_.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::shared_ptr<AlignedBuffer> ExecPlatform::read_e_chunk_buffered(const Op& op, const StoreEntry& en, uint32_t key) {
-  auto b = std::make_shared<AlignedBuffer>(store_.read_chunk_buffered(en, op.shard));
+std::shared_ptr<AlignedBuffer> ExecPlatform::read_e_chunk(const Op& op, const StoreEntry& en, uint32_t key) {
+  auto b = std::make_shared<AlignedBuffer>(opt_.direct_io ? store_.read_chunk(en, op.shard)
+                                                          : store_.read_chunk_buffered(en, op.shard));
   chunks_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(b->size(), std::memory_order_relaxed);
   put(BufKey{key, op.tensor, Comp::kEChunk, op.shard}, b);

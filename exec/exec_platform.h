@@ -227,7 +227,7 @@ class ExecPlatform : public Platform {
   void run_op(const Op& op, uint32_t unit);
   void read_op(const Op& op);
   void decompress_op(const Op& op);
-  std::shared_ptr<AlignedBuffer> read_e_chunk_buffered(const Op& op, const StoreEntry& en, uint32_t key);
+  std::shared_ptr<AlignedBuffer> read_e_chunk(const Op& op, const StoreEntry& en, uint32_t key);
   void recover_op(const Op& op);
   void expert_compute_op(const Op& op, uint32_t unit);
   void dense_compute_op(const Op& op, uint32_t unit);

@@ -79,7 +79,8 @@ class StoreReader {
   // Reads one chunk (shard -1 = the SM-chunk) and verifies its checksum.
   AlignedBuffer read_chunk(const StoreEntry& e, int shard) const;
   // The same through the page cache (a plain pread, never O_DIRECT nor io_uring), whatever the options: a
-  // CPU worker's fused read of an E-chunk (ZipMoE §4's prototype reads "to better leverage the page cache").
+  // CPU worker's fused read of an E-chunk in a buffered run (ZipMoE §4's prototype reads "to better leverage
+  // the page cache").
   AlignedBuffer read_chunk_buffered(const StoreEntry& e, int shard) const;
   // Reads several chunks of one tensor (shard -1 = the SM-chunk), each verified; with io_uring all in
   // flight at once. The result is in the order of `shards`.

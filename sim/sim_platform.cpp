@@ -138,7 +138,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
 void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
   if (fused_.size() <= job) fused_.resize(job + 1);
   Fused& f = fused_[job];
-  f = Fused{0, op.priority, op.read_bytes, op.prefill, -1, 0};
+  f = Fused{0, op.priority, op.read_bytes, op.prefill, -1, 0, -1};
   const MeasuredDurations::Measured* m = opt_.measured ? opt_.measured->peek(op) : nullptr;
   const double seconds = opt_.measured ? opt_.measured->next(op) : -1;  // counts a match or not
   if (m && seconds >= 0) {
@@ -149,6 +149,9 @@ void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
     Op decompress = op;
     decompress.read_bytes = 0;
     f.work = cost_.estimate(decompress);
+    Op read = op;  // the read as the page cache sees it: the compressed E-chunk's bytes
+    read.bytes = op.read_bytes;
+    if (read_hits_page_cache(read)) f.cached_s = page_cache_read_time(read);
   }
   cpu_.submit_waiting(job, op.priority, gap, this);
 }
@@ -158,6 +161,10 @@ void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
   f.unit = unit;
   if (f.wait >= 0) {
     engine_.schedule_fn(engine_.now() + f.wait, [this, job] { fused_read_done(job); });
+    return;
+  }
+  if (f.cached_s >= 0) {  // a buffered run whose page cache holds the E-chunk: a copy, on this worker
+    engine_.schedule_fn(engine_.now() + f.cached_s, [this, job] { fused_read_done(job); });
     return;
   }
   cost_.mark_ssd_read(f.prefill);

@@ -10,8 +10,10 @@
 // decompression's duration and releases the unit. Measured durations (`moesim validate`) replay a fused op as
 // its two measured parts: its device time as a plain wait on the unit, then its CPU work on the cores
 // (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the parts
-// as seconds and cpu_tail). The profile's per-read CPU work of the I/O thread (ssd.read_cpu_*) is an
-// O_DIRECT read's: a fused read is buffered, and its page-cache copy is not charged apart.
+// as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a buffered run
+// whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the prototype's
+// configuration is `zipmoe:io=fused --io buffered`). The I/O thread's per-read CPU work (ssd.read_cpu_*) is
+// not charged to a fused read: that field is fitted on the I/O thread's reads.
 #pragma once
 
 #include <cstdint>
@@ -150,6 +152,7 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
     bool prefill = false;
     double wait = -1;    // the read's measured device time; < 0: the SSD model's
     double work = 0;     // the decompression's, on the worker
+    double cached_s = -1;  // a page-cache hit's copy time (buffered runs); < 0: the read goes to the SSD
   };
   std::vector<Fused> fused_;  // by job
   // The SSD's listener: the I/O thread's reads go back to it, fused reads (job | kFusedRead) to the worker.

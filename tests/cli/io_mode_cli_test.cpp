@@ -56,6 +56,24 @@ TEST(IoModeCli, BufferedRereadsHitThePageCacheWhenThePoolsLeaveDramFree) {
   EXPECT_EQ(full_buffered["header"]["config"]["page_cache"]["hits"], 0);
 }
 
+// ZipMoE's fused reads (a CPU worker reads its E-chunk) go as the run's reads go: in a buffered run an E-chunk
+// read before is a copy out of the page cache; in a direct run every one goes to the SSD.
+TEST(IoModeCli, FusedReadsUseThePageCacheInABufferedRunOnly) {
+  // The same pools for both variants, so that they make the same reads; the page cache (49 GB left free)
+  // never evicts, so each variant's hits are its reads less the distinct ones.
+  const std::string zip = "run " + kQwen + " --model qwen3-30b-a3b --budget 16GiB --json --system zipmoe:pools=F=0.6+C=0.3+E=0.1,io=";
+  const Json direct = run_json(zip + "fused --io direct");
+  const Json fused = run_json(zip + "fused --io buffered");
+  const Json thread = run_json(zip + "thread --io buffered");
+  EXPECT_FALSE(direct["header"]["config"].contains("page_cache"));
+  const Json& pf = fused["header"]["config"]["page_cache"];
+  const Json& pt = thread["header"]["config"]["page_cache"];
+  EXPECT_GT(pf["hits"].get<uint64_t>(), 0u);
+  EXPECT_EQ(pf["hits"], pt["hits"]);
+  EXPECT_EQ(pf["misses"], pt["misses"]);
+  EXPECT_LT(tpot(fused), tpot(direct));
+}
+
 TEST(IoModeCli, UringAndTheOlderPreadSpellingSimulateAsDirect) {
   const double direct = tpot(run_json(kRun + " --io direct"));
   EXPECT_EQ(tpot(run_json(kRun + " --io uring")), direct);
