@@ -36,7 +36,10 @@ def main():
                             jobs=args.jobs)
     frame = result.table
     budgets = list(dict.fromkeys(frame["budget"]))
-    print(frame.pivot(index="eviction", columns="budget", values="tpot_mean_s")[budgets].to_string())
+    # One table per cache scope: policies are ranked only against others at their scope.
+    for scope, rows in frame.groupby("scope", sort=False):
+        print(f"mean TPOT (s), {scope} scope")
+        print(rows.pivot(index="eviction", columns="budget", values="tpot_mean_s")[budgets].to_string())
     table = os.path.join(args.out, "compare.csv")
     frame.to_csv(table, index=False)
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot_compare.py"), table,

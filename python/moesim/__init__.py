@@ -71,9 +71,9 @@ class CompareResult(dict):
         self.table = pandas.read_csv(io.StringIO(csv))
 
 
-def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1, io_depth=1,
+def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global,layer", batch=1, io_depth=1,
             jobs=1, routing=None, prefetch=None, force=False, format="auto", fields="", model="", progress=None):
-    """`moesim compare --json`: eviction policies x routing x prefetch x budgets, each cell a simulated
+    """`moesim compare --json`: eviction policies x routing x prefetch x budgets x scopes, each cell a simulated
     `run --system offload`; policy, budget, routing and prefetch are lists or the CLI's comma-separated form."""
     options = dict(locals())
     del options["trace"]
