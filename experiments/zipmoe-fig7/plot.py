@@ -15,9 +15,13 @@ rows = plotlib.read_csv(out, "results.csv")
 
 def system(r):
     if r["system"] == "zipmoe":
-        return "ZipMoE (planned pools)"
+        return "ZipMoE (planned pools, fused E-chunk reads)"
+    if r["system"].startswith("zipmoe:io=thread"):
+        return "ZipMoE, every read on the I/O thread (§3)"
     if r["system"] == "offload":
-        return "expert offload, LRU"
+        scope = "per layer" if r.get("scope") == "layer" else "one global cache"
+        policy = "LFU with history" if r["policy"].startswith("lfu") else "LRU"
+        return f"expert offload, {policy}, {scope}"
     return "layer offload + 1-layer window (DeepSpeed-like)" if r["prefetch"] else "layer offload (Accelerate-like)"
 
 
@@ -53,8 +57,8 @@ for c, (trace, title) in enumerate(traces):
         budgets = sorted({b for (t, _, b) in data if t == trace})
         ax.set_xticks(budgets)
         ax.set_xticklabels([f"{b:g}" for b in budgets])
-fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8.5,
-           bbox_to_anchor=(0.5, -0.04))
+fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8,
+           bbox_to_anchor=(0.5, -0.06))
 fig.suptitle("ZipMoE Fig. 7 in moesim (simulated Jetson AGX Orin 64GB): TPOT and TTFT against the memory budget",
              fontsize=10.5)
 plotlib.save(fig, out, "zipmoe-fig7")
