@@ -15,7 +15,7 @@ rows = plotlib.read_csv(out, "results.csv")
 
 
 def system(r):
-    if r["system"] == "zipmoe":
+    if r["system"].startswith("zipmoe"):
         return "ZipMoE"
     if r["system"] == "offload":
         return "expert offload, LRU"

@@ -16,7 +16,7 @@ out = plotlib.out_dir()
 
 
 def system(p):
-    if p["system"] == "zipmoe":
+    if p["system"].startswith("zipmoe"):
         return "ZipMoE"
     if p["system"] == "offload":
         return "expert offload, LRU"
