@@ -15,10 +15,12 @@ rows = plotlib.read_csv(out, "results.csv")
 
 
 def system(r):
+    if r["system"] == "zipmoe":
+        return "ZipMoE (fused E-chunk reads)"
     if r["system"].startswith("zipmoe"):
-        return "ZipMoE"
+        return "ZipMoE, every read on the I/O thread"
     if r["system"] == "offload":
-        return "expert offload, LRU"
+        return "expert offload, LRU per layer" if r.get("scope") == "layer" else "expert offload, LRU, one global cache"
     return "layer offload + window (DeepSpeed-like)" if r["prefetch"] else "layer offload (Accelerate-like)"
 
 
@@ -30,7 +32,7 @@ batches = sorted({int(r["batch"]) for r in rows})
 tput = {(r["trace"], r["hw"], system(r), int(r["batch"])): float(r["tokens_per_s"]) for r in rows}
 
 fig, axes = plt.subplots(len(traces), len(hws), figsize=(11, 7), sharey="row")
-colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+colors = ["tab:blue", "tab:cyan", "tab:orange", "tab:green", "tab:red", "tab:purple"]
 width = 0.8 / len(systems)
 for i, (t, tl) in enumerate(traces.items()):
     for j, (h, hl) in enumerate(hws.items()):
@@ -46,7 +48,7 @@ for i, (t, tl) in enumerate(traces.items()):
         ax.grid(True, axis="y", which="both", alpha=0.3)
         if j == 0:
             ax.set_ylabel("throughput (tokens/s)")
-fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8.5,
+fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8,
            bbox_to_anchor=(0.5, -0.05))
 fig.suptitle("ZipMoE Fig. 8 in moesim (simulated): throughput against the batch size", fontsize=10.5)
 fig.tight_layout()
