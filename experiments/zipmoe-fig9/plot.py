@@ -16,10 +16,12 @@ out = plotlib.out_dir()
 
 
 def system(p):
+    if p["system"] == "zipmoe":
+        return "ZipMoE (fused E-chunk reads)"
     if p["system"].startswith("zipmoe"):
-        return "ZipMoE"
+        return "ZipMoE, every read on the I/O thread"
     if p["system"] == "offload":
-        return "expert offload, LRU"
+        return "expert offload, LRU per layer" if p.get("scope") == "layer" else "expert offload, LRU, one global cache"
     return "layer offload + window (DeepSpeed-like)"
 
 
@@ -31,8 +33,9 @@ for path in glob.glob(os.path.join(out, "sweep", "points", "*.json")):
     data[(fam, system(p), int(n))] = j["metrics"]["end_to_end"]
 families = {"qwen3-real": "Qwen3-30B-A3B, REAL trace prefixes (1 sequence), BF16",
             "deepseek-zipf1": "DeepSeek-V2-Lite, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)"}
-systems = ["ZipMoE", "expert offload, LRU", "layer offload + window (DeepSpeed-like)"]
-colors = dict(zip(systems, ["tab:blue", "tab:orange", "tab:green"]))
+systems = ["ZipMoE (fused E-chunk reads)", "ZipMoE, every read on the I/O thread", "expert offload, LRU per layer",
+           "expert offload, LRU, one global cache", "layer offload + window (DeepSpeed-like)"]
+colors = dict(zip(systems, ["tab:blue", "tab:cyan", "tab:green", "tab:orange", "tab:red"]))
 
 with open(os.path.join(out, "latency.csv"), "w", newline="") as f:
     w = csv.writer(f)
@@ -70,7 +73,7 @@ with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:
         for s in systems[1:]:
             sp = []
             for n in sorted(n for (ff, ss, n) in data if ff == fam and ss == s):
-                sp.append(data[(fam, s, n)]["mean_s"] / data[(fam, "ZipMoE", n)]["mean_s"])
+                sp.append(data[(fam, s, n)]["mean_s"] / data[(fam, systems[0], n)]["mean_s"])
                 w.writerow([fam, n, s, f"{sp[-1]:.3f}"])
             summary.append(f"{fam} vs {s.split(' (')[0]} {min(sp):.2f}x..{max(sp):.2f}x")
 print("zipmoe-fig9: ZipMoE end-to-end speedup " + ", ".join(summary) + f" -> {out}/zipmoe-fig9.png")
