@@ -409,9 +409,9 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
                    {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
                    {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
                    {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
-    if (f.fresh.points >= 2)
-      prof["gpu"]["fresh_expert_overhead"] =
-          val(f.fresh.intercept, "mean time of an expert's compute (1 token) on weights its request had just read or recovered (in the last-level cache)", f.fresh);
+    // gpu.fresh_expert_overhead is fitted (calibration.fits.compute_fresh) but not written: on the held-out
+    // matrix it improved no run, quiet or loaded (bench/results/matrix-2026-11-28.md; docs/exec.md, "terms on
+    // the held-out matrix"), so a fresh expert costs like any other. A profile may still set it by hand.
     if (f.gemm.points >= 2)
       prof["gpu"]["expert_gemm_overhead"] =
           val(f.gemm.intercept, "an expert's compute of 2+ tokens (GEMMs): mean of time - roofline", f.gemm);
