@@ -75,16 +75,19 @@ Json cell_json(const Cell& c) {
 void fill_cell(Json& j, const Json& v) {
   j["status"] = "ok";
   for (const Judged& k : kJudged) j["errors"][k.check][k.metric] = judged_error(v, k.check, k.metric);
+  // Not a target, but what a prefill's terms shape: the terms' table weighs them on it too.
+  j["errors"]["cost"]["ttft"] = judged_error(v, "cost", "ttft");
   Json ab = Json::object();
   for (const Term& t : kTerms)
     if (v["errors"].contains(t.without))
       ab[t.without] = {{"term", t.name},
                        {"check", t.with},
                        {"tpot", v["errors"][t.without]["tpot"]},
+                       {"ttft", v["errors"][t.without]["ttft"]},
                        {"layer_makespan_median", v["errors"][t.without]["layer_makespan_median"]}};
   if (v["errors"].contains("cost_without"))
     for (const auto& [term, e] : v["errors"]["cost_without"].items())
-      ab["cost_without:" + term] = {{"term", term}, {"check", "cost"}, {"tpot", e["tpot"]},
+      ab["cost_without:" + term] = {{"term", term}, {"check", "cost"}, {"tpot", e["tpot"]}, {"ttft", e["ttft"]},
                                     {"layer_makespan_median", e["layer_makespan_median"]}};
   j["ablations"] = ab;
   j["exec"] = {{"tpot_median_s", v["exec"]["tpot_median_s"]}, {"tpot_spread", v["exec"]["tpot_spread"]},
@@ -123,7 +126,7 @@ Json summary_json(const Json& cells) {
 
 // Each term (each ablation some cell has, in the order first met): the mean |error| over the finished cells
 // with the term and without it, and the cells within the target (the check's limit) each way. The cost check's
-// terms are judged on TPOT, its target.
+// terms are judged on TPOT, its target, and on TTFT (no target: a prefill's terms shape little else).
 Json terms_json(const Json& cells) {
   std::vector<std::string> keys;
   for (const Json& c : cells)
@@ -132,7 +135,7 @@ Json terms_json(const Json& cells) {
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   Json out = Json::array();
   for (const std::string& key : keys)
-    for (const char* metric : {"tpot", "layer_makespan_median"}) {
+    for (const char* metric : {"tpot", "layer_makespan_median", "ttft"}) {
       double with = 0, without = 0;
       size_t n = 0, in_with = 0, in_without = 0;
       Json about;
@@ -198,7 +201,9 @@ std::string table_text(const Json& out) {
   t += strprintf("  %-55s %-22s %8s %8s  %s\n", "term", "error", "with", "without", "within with/without");
   for (const Json& x : out["terms"])
     t += strprintf("  %-55s %-22s %7.2f%% %7.2f%%  %zu/%zu %zu/%zu\n", x["term"].get<std::string>().c_str(),
-                   (x["check"].get<std::string>() + (x["metric"] == "tpot" ? " TPOT" : " median layer")).c_str(),
+                   (x["check"].get<std::string>() + (x["metric"] == "tpot"   ? " TPOT"
+                                                     : x["metric"] == "ttft" ? " TTFT"
+                                                                             : " median layer")).c_str(),
                    100 * x["mean_abs_error_with"].get<double>(), 100 * x["mean_abs_error_without"].get<double>(),
                    x["cells_within_target_with"].get<size_t>(), x["cells"].get<size_t>(),
                    x["cells_within_target_without"].get<size_t>(), x["cells"].get<size_t>());

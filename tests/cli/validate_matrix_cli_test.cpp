@@ -84,6 +84,9 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
     EXPECT_EQ(st["verdict"], std::abs(st["value"].get<double>()) <= 0.02 ? "met" : "missed");
     EXPECT_TRUE(c["ablations"].contains("structure_ops_only"));
     EXPECT_TRUE(c["ablations"].contains("cost_without:runtime"));  // a fitted profile has a runtime section
+    // TTFT is no target, but a prefill's terms are weighed on it: each cell and each cost ablation carries it.
+    EXPECT_TRUE(c["errors"]["cost"]["ttft"]["value"].is_number()) << c["errors"].dump();
+    EXPECT_TRUE(c["ablations"]["cost_without:runtime"]["ttft"].is_number());
     EXPECT_EQ(c["exec"]["runs"], 2u);
   }
   const Json& s = j["summary"];
@@ -93,6 +96,12 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
   for (const auto& [k, v] : s["verdicts"]["cost_tpot"].items()) judged += v.get<int>();
   EXPECT_EQ(judged, 2);
   EXPECT_FALSE(j["terms"].empty());
+  bool cost_ttft = false;
+  for (const Json& t : j["terms"]) {
+    cost_ttft |= t["check"] == "cost" && t["metric"] == "ttft";
+    EXPECT_FALSE(t["check"] == "structure" && t["metric"] == "ttft") << t.dump();  // a structure check has no TTFT row
+  }
+  EXPECT_TRUE(cost_ttft);
   const std::string text = read_text(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);  // header and a row per cell
   EXPECT_THAT(text, HasSubstr("index,model,trace,system,budget,batch,io,status,structure_tpot,"));
