@@ -116,7 +116,7 @@ double CostModel::estimate(const Op& op) const {
       return hw_.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw_.ssd_prefill_read_bandwidth;
     return hw_.ssd_read_latency + static_cast<double>(op.bytes) / hw_.ssd_read_bandwidth;
   }
-  if (op.fused_read()) {  // the worker's own read on an idle SSD, then the op itself
+  if (op.fused_read()) {  // the worker's own read on an idle SSD and its CPU tail (ssd.read_cpu_*), then the op itself
     Op read;
     read.kind = OpKind::kSsdRead;
     read.resource = ResourceClass::kSsd;
@@ -125,7 +125,11 @@ double CostModel::estimate(const Op& op) const {
     read.prefill = op.prefill;
     Op rest = op;
     rest.read_bytes = 0;
-    return estimate(read) + duration(rest);
+    if (hw_.has_read_cpu()) {
+      reads_.mark(op.prefill ? HwParam::kSsdPrefillReadCpuOverhead : HwParam::kSsdReadCpuOverhead);
+      reads_.mark(op.prefill ? HwParam::kSsdPrefillReadCpuBandwidth : HwParam::kSsdReadCpuBandwidth);
+    }
+    return estimate(read) + hw_.read_cpu(read.bytes, read.prefill) + duration(rest);
   }
   return duration(op);
 }

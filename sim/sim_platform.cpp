@@ -151,7 +151,13 @@ void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
     f.work = cost_.estimate(decompress);
     Op read = op;  // the read as the page cache sees it: the compressed E-chunk's bytes
     read.bytes = op.read_bytes;
-    if (read_hits_page_cache(read)) f.cached_s = page_cache_read_time(read);
+    if (read_hits_page_cache(read)) {
+      f.cached_s = page_cache_read_time(read);
+    } else {
+      // The worker that issues the read runs its CPU tail itself (the kernel's O_DIRECT path, the checksum),
+      // as the I/O thread does for its reads: ssd.read_cpu_* charged to the worker's work.
+      f.work += read_tail(read);
+    }
   }
   cpu_.submit_waiting(job, op.priority, gap, this);
 }

@@ -12,8 +12,10 @@
 // (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the parts
 // as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a buffered run
 // whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the prototype's
-// configuration is `zipmoe:io=fused --io buffered`). The I/O thread's per-read CPU work (ssd.read_cpu_*) is
-// not charged to a fused read: that field is fitted on the I/O thread's reads.
+// configuration is `zipmoe:io=fused --io buffered`). A read's CPU tail (ssd.read_cpu_*: the kernel's O_DIRECT
+// path, the checksum) is the issuing thread's, so a fused read's worker runs it after the device and before
+// decompressing; leaving it out underestimated the fused ops by half on a CPU machine and on a GPU one
+// (bench/results/matrix-2026-11-28.md, run G; bench/results/gpu.md, fifth session).
 #pragma once
 
 #include <cstdint>

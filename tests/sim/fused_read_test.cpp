@@ -80,6 +80,28 @@ TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
   EXPECT_NEAR(p.estimate(fused(0)), 200e-6 + 200e-6, 1e-12);
 }
 
+TEST(FusedRead, TheWorkerRunsItsReadsCpuTail) {
+  // The profile's per-read CPU work (ssd.read_cpu_overhead 50 us + bytes / 1 GB/s: 150 us for 100 kB) is the
+  // issuing thread's: a fused read's worker runs it after the device, before decompressing. One fused op alone,
+  // by hand: read [0,200] (100 us latency + 100 us transfer), then 150 + 200 us of CPU work: ends at 550. Without
+  // the fields it ends at 400 (the test above).
+  Json j = {{"name", "test"},
+            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4},
+                     {"read_cpu_overhead", "50us"}, {"read_cpu_bandwidth", "1GB/s"}}},
+            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+            {"cpu", {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
+            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  SimOptions so;
+  so.cpu_workers = 2;
+  SimPlatform p(hardware_from_json(j, "test.json"), so);
+  Recorder rec;
+  p.submit(fused(0), &rec, 0);
+  p.run_until_idle();
+  EXPECT_NEAR(rec.timing[0].end * 1e6, 550, 1e-6);
+  EXPECT_NEAR(p.estimate(fused(0)), 200e-6 + 150e-6 + 200e-6, 1e-12);
+}
+
 TEST(FusedRead, MeasuredPartsReplayAsADeviceWaitThenCpuWork) {
   // A measured fused op (validate's structure check): its read's device time (300 us) as a plain wait on the
   // worker, then its CPU work (50 us): it ends at 350 us, whatever the SSD model would say. A second fused op
