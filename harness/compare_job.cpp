@@ -1,5 +1,6 @@
 #include "harness/compare_job.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -125,10 +126,12 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   if (!a.load.model.empty()) model = load_model(a.load.model);
   serving::SourcedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
+  // Once per budget: the check's only scope-dependent warning is the global cache's, so checking at global scope
+  // where the comparison has it raises every warning once (per scope, the others would come twice).
+  const bool has_global = std::find(g.scopes.begin(), g.scopes.end(), CacheScope::kGlobal) != g.scopes.end();
   for (const auto& c : g.caps)
-    for (CacheScope s : g.scopes)
-      check_budget_plausibility("--budget", c, s, trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>(),
-                                &hw, a.force);
+    check_budget_plausibility("--budget", c, has_global ? CacheScope::kGlobal : g.scopes.front(), trace.info(),
+                              costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
   return CompareInputs{std::move(trace), std::move(hw), std::move(costs)};
 }
 

@@ -184,6 +184,16 @@ TEST(CompareCli, ScopesAreChosenAndLabelled) {
   EXPECT_NE(twice.out.find("twice"), std::string::npos) << twice.out;
 }
 
+TEST(CompareCli, AWarningAboutTheBudgetIsRaisedOnceWhateverTheScopes) {
+  // 17 GiB holds every expert of the trace's quantized file (16.35 GiB): a warning of the budget, not the scope.
+  const Result r = sh("compare --trace " + kTrace + " --policies lru --budgets 17GiB --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = moesim::Json::parse(r.out.substr(r.out.find('{')));
+  int all_fit = 0;
+  for (const auto& w : j["warnings"]) all_fit += w.get<std::string>().find("holds all experts") != std::string::npos;
+  EXPECT_EQ(all_fit, 1) << j["warnings"].dump();
+}
+
 TEST(CompareCli, AScopeThatCannotHoldTheBudgetIsLeftOutWithAWarning) {
   // The tiny model (4 layers, 16 experts, top-2): 1 MiB is a global cache of 5 experts but leaves each layer
   // room for 1, below top_k; 2 MiB holds 2 per layer. So 1 MiB has a global row only, 2 MiB both, and the
