@@ -125,13 +125,17 @@ double CostModel::estimate(const Op& op) const {
     read.prefill = op.prefill;
     Op rest = op;
     rest.read_bytes = 0;
-    if (hw_.has_read_cpu()) {
-      reads_.mark(op.prefill ? HwParam::kSsdPrefillReadCpuOverhead : HwParam::kSsdReadCpuOverhead);
-      reads_.mark(op.prefill ? HwParam::kSsdPrefillReadCpuBandwidth : HwParam::kSsdReadCpuBandwidth);
-    }
-    return estimate(read) + hw_.read_cpu(read.bytes, read.prefill) + duration(rest);
+    return estimate(read) + read_cpu(read.bytes, read.prefill) + duration(rest);
   }
   return duration(op);
+}
+
+double CostModel::read_cpu(uint64_t bytes, bool prefill) const {
+  if (hw_.has_read_cpu()) {
+    reads_.mark(prefill ? HwParam::kSsdPrefillReadCpuOverhead : HwParam::kSsdReadCpuOverhead);
+    reads_.mark(prefill ? HwParam::kSsdPrefillReadCpuBandwidth : HwParam::kSsdReadCpuBandwidth);
+  }
+  return hw_.read_cpu(bytes, prefill);
 }
 
 }  // namespace moesim::sim

@@ -56,6 +56,9 @@ class CostModel : public OpEstimator {
   // Records that an SSD read was served from the profile's read latency and bandwidth (the prefill pair for
   // a prefill read where the profile has one).
   void mark_ssd_read(bool prefill) const;
+  // The CPU work of the thread that issues a read of `bytes` after the device (ssd.read_cpu_*; 0 without the
+  // fields), recording the fields it read: the I/O thread's reads and a fused read's worker pay it alike.
+  double read_cpu(uint64_t bytes, bool prefill) const;
 
  private:
   double roof(uint64_t bytes, double flops) const;  // the roofline without a fixed cost

@@ -208,11 +208,7 @@ double SimPlatform::read_tail(const Op& op) const {
     const MeasuredDurations::Measured* own = opt_.measured->peek(op);
     if (own) return own->cpu_tail;
   }
-  if (cost_.hardware().has_read_cpu()) {
-    cost_.reads().mark(op.prefill ? HwParam::kSsdPrefillReadCpuOverhead : HwParam::kSsdReadCpuOverhead);
-    cost_.reads().mark(op.prefill ? HwParam::kSsdPrefillReadCpuBandwidth : HwParam::kSsdReadCpuBandwidth);
-  }
-  return cost_.hardware().read_cpu(op.bytes, op.prefill);
+  return cost_.read_cpu(op.bytes, op.prefill);
 }
 
 HwReads SimPlatform::reads() const {
