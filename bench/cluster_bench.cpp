@@ -16,7 +16,8 @@
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
 #include "base/rng.h"
-#include "sim/cluster_sim.h"
+#include "harness/cluster_job.h"
+#include "serving/cluster_serving.h"
 #include "traces/trace.h"
 
 namespace {
@@ -63,12 +64,12 @@ traces::Trace server_trace(const ModelSpec& m, uint32_t server) {
   return std::move(b).finish();
 }
 
-sim::ClusterInput cluster() {
-  sim::ClusterInput in;
+serving::ClusterInput cluster() {
+  serving::ClusterInput in;
   in.model = load_model(std::string(MOESIM_SOURCE_DIR) + "/data/models/deepseek-v2-lite.json");
   const HardwareProfile hw = load_hardware(std::string(MOESIM_SOURCE_DIR) + "/data/hardware/desktop-rtx4090.json");
   for (uint32_t n = 0; n < kServers; ++n) {
-    sim::ClusterServer s;
+    serving::ClusterServer s;
     s.name = "s" + std::to_string(n);
     s.hw = hw;
     s.gpus = kGpusPerServer;
@@ -83,14 +84,14 @@ sim::ClusterInput cluster() {
 }
 
 void BM_Cluster256Gpus30Min(benchmark::State& state) {
-  const sim::ClusterInput in = cluster();
-  sim::ClusterOptions opt;
+  const serving::ClusterInput in = cluster();
+  serving::ClusterOptions opt;
   opt.placement = "prism";
   opt.duration_s = 1800;
   opt.migrate_every_s = 300;
   uint64_t requests = 0, events = 0;
   for (auto _ : state) {
-    const sim::ClusterResult r = sim::run_cluster(in, opt);
+    const serving::ClusterResult r = harness::simulate_cluster(in, opt);
     requests = r.requests.size();
     events = r.events;
     benchmark::DoNotOptimize(r.end_s);

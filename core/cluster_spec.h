@@ -14,7 +14,7 @@
 // of servers is linked by it and `links` override pairs; with "network": null (or no "network"), `links`
 // are the topology.
 // Trace and timestamp paths resolve against the JSON file's folder. This file parses and checks the shape
-// only: the hardware profiles, the model and the traces are loaded by the simulation (sim/cluster_sim.h),
+// only: the hardware profiles, the model and the traces are loaded by serving/cluster_serving.h,
 // and whether the network connects every server is checked there too (sim/network.h).
 //
 // Every error is a moesim::Error "FILE: PATH: what" naming the JSON path ("servers[1].gpu_memory"): unknown

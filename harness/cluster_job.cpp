@@ -12,7 +12,9 @@
 #include "core/placement.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
-#include "sim/cluster_sim.h"
+#include "serving/system.h"
+#include "serving/cluster_serving.h"
+#include "sim/sim_cluster_platform.h"
 
 namespace moesim::harness {
 namespace {
@@ -30,7 +32,7 @@ double duration_option(const std::string& option, const std::string& text) {
 }
 
 // "A:B", "A:" or ":B" in simulated time ("0:2m"): the slices a timeline keeps.
-void timeline_window_option(const std::string& text, sim::ClusterOptions& opt) {
+void timeline_window_option(const std::string& text, serving::ClusterOptions& opt) {
   const auto colon = text.find(':');
   if (colon == std::string::npos)
     throw UsageError("--timeline-window: expected A:B, A: or :B in simulated time, such as 0:2m (got '" + text + "')");
@@ -45,7 +47,7 @@ void timeline_window_option(const std::string& text, sim::ClusterOptions& opt) {
     throw UsageError("--timeline-window: the window ends before it starts (got '" + text + "')");
 }
 
-std::string summary_text(const sim::ClusterInput& in, const Json& j) {
+std::string summary_text(const serving::ClusterInput& in, const Json& j) {
   std::string t = strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, simulated %s\n",
                             in.servers.size(), in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
                             static_cast<unsigned long long>(j["requests"].get<uint64_t>()),
@@ -76,12 +78,34 @@ std::string summary_text(const sim::ClusterInput& in, const Json& j) {
 
 }  // namespace
 
+serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const serving::ClusterOptions& opt) {
+  std::vector<sim::SimClusterServer> servers;
+  for (const serving::ClusterServer& s : in.servers) servers.push_back({s.name, s.hw, s.gpus, s.nic_bandwidth});
+  sim::SimClusterOptions so;
+  so.record_timeline = opt.record_timeline;
+  so.timeline_from_s = opt.timeline_from_s;
+  so.timeline_to_s = opt.timeline_to_s;
+  sim::SimClusterPlatform platform(servers, in.links, so);
+  serving::ClusterResult r = serving::serve_cluster(in, opt, platform);
+  const sim::Network& net = platform.network();
+  for (const sim::DirectedLink& l : net.links())
+    r.links.push_back({l.from, l.to, l.fifo.bytes, l.fifo.jobs, l.fifo.busy_s});
+  for (uint32_t n = 0; n < net.servers() && net.has_nic_queues(); ++n)
+    r.nics.push_back({net.nic_bandwidth(n), net.nic_out(n).bytes, net.nic_in(n).bytes, net.nic_out(n).busy_s,
+                      net.nic_in(n).busy_s});
+  r.events = platform.events();
+  r.timeline = std::move(platform.timeline());
+  return r;
+}
+
 void run_cluster_job(const ClusterArgs& a) { write_file_atomic(a.out, cluster_output(a)); }
 
 std::string cluster_output(const ClusterArgs& a) {
   if (a.placement.empty()) throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
   (void)PlacementRegistry::instance().params(a.placement, "placement");  // unknown name or parameter: exit 2
-  sim::ClusterOptions opt;
+  (void)serving::make_cluster_system(a.system);  // unknown, or not a cluster's: exit 2 before any loading
+  serving::ClusterOptions opt;
+  opt.system = a.system;
   opt.placement = a.placement;
   opt.duration_s = duration_option("--duration", a.duration);
   if (!a.migrate_every.empty()) {
@@ -107,16 +131,16 @@ std::string cluster_output(const ClusterArgs& a) {
   if (!a.timeline.empty()) check_output_writable(a.timeline);
 
   const ClusterSpec spec = load_cluster_spec(a.spec);
-  const sim::ClusterInput in = sim::load_cluster_input(spec);
+  const serving::ClusterInput in = serving::load_cluster_input(spec);
   Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), "simulated s");
   opt.on_progress = [&bar](double now) { bar.set(static_cast<uint64_t>(now)); };
-  const sim::ClusterResult r = sim::run_cluster(in, opt);
+  const serving::ClusterResult r = simulate_cluster(in, opt);
   bar.finish();
 
   Json config;
   config["spec"] = a.spec;
-  Json j = sim::cluster_result_json(in, opt, r);
-  if (!a.timeline.empty()) sim::write_cluster_timeline(a.timeline, in, r);
+  Json j = serving::cluster_result_json(in, opt, r);
+  if (!a.timeline.empty()) serving::write_cluster_timeline(a.timeline, in, r);
   if (a.json) {
     Json out;
     out["header"] = run_header("cluster", config, a.seed);

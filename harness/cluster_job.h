@@ -3,7 +3,8 @@
 //   moesim cluster SERVERS.json --placement P [--migrate-every 5m] [--duration 30m] [--seed N]
 //                  [--profile-tokens K] [--draw round-robin|random] [--bucket 1m] [--json] [-o F]
 //                  [--timeline F [--timeline-window A:B]]
-// The engine is sim/cluster_sim.h; SERVERS.json is core/cluster_spec.h; docs/cluster.md has both and the keys.
+// The system is serving/cluster_serving.h's (the registry's prism), on sim/sim_cluster_platform.h; SERVERS.json
+// is core/cluster_spec.h; docs/cluster.md has them and the keys.
 #pragma once
 
 #include <memory>
@@ -11,16 +12,21 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "serving/cluster_serving.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
 
 struct ClusterArgs {
-  std::string spec, placement, migrate_every, duration = "30m", bucket = "1m", draw = "round-robin", out = "-",
+  std::string spec, system = "prism", placement, migrate_every, duration = "30m", bucket = "1m", draw = "round-robin", out = "-",
                                                timeline, timeline_window;
   uint64_t seed = 1, profile_tokens = 1000;
   bool json = false;
 };
+
+// The cluster system (options.system) on a simulated cluster: the result with the platform's links, interfaces,
+// event count and timeline added.
+serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const serving::ClusterOptions& opt);
 
 // Loads SERVERS.json, places the experts, simulates the cluster and writes the summary (text or JSON) to a.out.
 void run_cluster_job(const ClusterArgs& a);

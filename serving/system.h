@@ -14,6 +14,8 @@
 //   zipmoe         ZipMoE's compressed pools, planner and scheduler (serving/systems/zipmoe_system.cpp)
 //   no-cache       every lookup misses: the floor every cache is measured against
 //                  (serving/systems/no_cache_system.cpp)
+//   prism          Prism's edge cluster: a cluster system (serving/cluster_serving.h), run by `moesim cluster`
+//                  on a ClusterPlatform (serving/systems/prism_system.cpp)
 #pragma once
 
 #include <cstdint>
@@ -88,6 +90,7 @@ struct SystemTraits {
   bool host_tier = false;           // can put a host-memory tier behind device memory (host_budget_bytes)
   bool uses_store_layout = false;   // takes rho (e_ratio) and K (shards) from a packed store
   bool partial_states = false;      // lookups can find experts in states between full and missed (C, S, E)
+  bool cluster = false;             // serves a cluster of servers (System::cluster()), not one device's stream
   bool plans_pools() const { return !planner.empty(); }
 };
 
@@ -100,10 +103,14 @@ struct SystemBuildContext {
   const Platform& platform;
 };
 
+class ClusterSystem;  // serving/cluster_serving.h
+
 class System {
  public:
   virtual ~System() = default;
   virtual SystemTraits traits() const = 0;
+  // A cluster system's cluster serving (`moesim cluster`); nullptr for a system of one device.
+  virtual const ClusterSystem* cluster() const { return nullptr; }
   // The residency of this run. May set pipeline options (the tensor layout, whole-layer loads) and the
   // result's capacity and plan. `eviction` is the spec to use (cfg.eviction or the default).
   virtual std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,

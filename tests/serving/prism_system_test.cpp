@@ -1,7 +1,8 @@
-// The cluster simulation (sim/cluster_sim.h): a two-server case worked by hand (a remote expert costs two
+// The prism cluster system (serving/systems/prism_system.cpp) on the simulated cluster
+// (sim/sim_cluster_platform.h, through harness::simulate_cluster): a two-server case worked by hand (a remote expert costs two
 // transfers, its compute and its queueing, exactly), migration happens iff Prism's Eq. 4 holds, bad inputs
 // (another model's traces, a placement that cannot cover), and same seed -> bit-identical results.
-#include "sim/cluster_sim.h"
+#include "serving/cluster_serving.h"
 
 #include <gtest/gtest.h>
 
@@ -9,12 +10,20 @@
 #include <unistd.h>
 
 #include "core/op_graph.h"
+#include "harness/cluster_job.h"
+#include "serving/system.h"
 #include "sim/cost_model.h"
 #include "tests/error_of.h"
 #include "traces/trace_io.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 namespace {
+
+using sim::CostModel;
+
+ClusterResult run_cluster(const ClusterInput& in, const ClusterOptions& opt) {
+  return harness::simulate_cluster(in, opt);
+}
 
 using test::error_of;
 
@@ -92,7 +101,7 @@ Costs hand_costs(const ClusterInput& in) {
   return {cm.duration(dense), cm.duration(expert), in.links[0].params.latency + act / in.links[0].params.bandwidth};
 }
 
-TEST(ClusterSim, TwoServersByHand) {
+TEST(PrismSystem, TwoServersByHand) {
   // a: request 0 at t = 0 uses expert 0 (local), request 1 at t = 100 expert 1 (on b).
   const LinkParams link{100e9 / 8, 1e-6};  // 100 Gbit/s, 1 us: shorter than an expert
   const ClusterInput idle = two_servers({0, 1}, {0, 100}, {}, link);
@@ -138,7 +147,7 @@ ClusterInput line_of(uint32_t experts, const std::vector<std::vector<uint32_t>>&
   return in;
 }
 
-TEST(ClusterSim, RemoteOverTwoHops) {
+TEST(PrismSystem, RemoteOverTwoHops) {
   // a - b - c: a's second request needs expert 2, held by c only: two hops out, two back.
   const LinkParams link{100e9 / 8, 1e-6};
   const ClusterInput in = line_of(3, {{0, 2}, {1}, {2}}, {{0, 100}, {}, {}}, {{0, 1, link}, {1, 2, link}});
@@ -150,7 +159,7 @@ TEST(ClusterSim, RemoteOverTwoHops) {
   for (const auto& l : r.links) EXPECT_EQ(l.messages, 1u) << l.from << " -> " << l.to;
 }
 
-TEST(ClusterSim, RemoteGoesToTheReplicaThatFinishesFirst) {
+TEST(PrismSystem, RemoteGoesToTheReplicaThatFinishesFirst) {
   // Expert 1 lives on b and c. Alone, a's request takes b (the first replica); when b's own request holds
   // b's GPU, c finishes first.
   const LinkParams link{100e9 / 8, 1e-6};
@@ -170,7 +179,7 @@ TEST(ClusterSim, RemoteGoesToTheReplicaThatFinishesFirst) {
   EXPECT_NEAR(a.end - a.arrival, c.dense + c.transfer + c.expert + c.transfer, 1e-12);
 }
 
-TEST(ClusterSim, PromptThenTokensByHand) {
+TEST(PrismSystem, PromptThenTokensByHand) {
   // One server; a sequence of 2 prompt tokens and 2 generated ones, all on expert 0: the prompt is one pass
   // of 2 tokens (TTFT), then a pass per generated token.
   traces::TraceInfo info;
@@ -207,7 +216,7 @@ TEST(ClusterSim, PromptThenTokensByHand) {
   EXPECT_NEAR(q.end, ttft + 2 * (op(OpKind::kDenseCompute, 1) + op(OpKind::kExpertCompute, 1)), 1e-12);
 }
 
-TEST(ClusterSim, MigratesIffEq4Holds) {
+TEST(PrismSystem, MigratesIffEq4Holds) {
   // a's profile says expert 0 but its requests then use expert 1 (on b): the accumulated load makes
   // expert 1 worth moving to a once enough remote invocations have piled up.
   std::vector<uint32_t> seqs{0};
@@ -240,7 +249,7 @@ TEST(ClusterSim, MigratesIffEq4Holds) {
   EXPECT_NEAR(last.end - last.arrival, c.dense + c.expert, 1e-12);
 }
 
-TEST(ClusterSim, PlacementThatCannotCoverNamesTheLayer) {
+TEST(PrismSystem, PlacementThatCannotCoverNamesTheLayer) {
   ClusterInput in = two_servers({0}, {0}, {}, {1e9 / 8, 20e-6});
   in.servers[1].gpu_memory = in.model.bytes_per_expert() / 2;
   const std::string e = error_of([&] { run_cluster(in, options()); });
@@ -248,7 +257,7 @@ TEST(ClusterSim, PlacementThatCannotCoverNamesTheLayer) {
   EXPECT_NE(e.find("more than"), std::string::npos) << e;
 }
 
-TEST(ClusterSim, TracesOfAnotherModel) {
+TEST(PrismSystem, TracesOfAnotherModel) {
   const auto dir = std::filesystem::temp_directory_path() / ("moesim_cluster_sim_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   traces::save_mtr(decode_trace({0, 3}, 4), (dir / "four.mtr").string());
@@ -263,14 +272,14 @@ TEST(ClusterSim, TracesOfAnotherModel) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(ClusterSim, RefusesArrivalsNoRunCouldKeep) {
+TEST(PrismSystem, RefusesArrivalsNoRunCouldKeep) {
   ClusterInput in = two_servers({0}, {}, {}, {1e8 / 8, 1e-3});
   in.servers[0].arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 1e-9, {}, "poisson:1ns"};
   const std::string e = error_of([&] { run_cluster(in, options()); });
   EXPECT_NE(e.find("about 1000000000000 requests"), std::string::npos) << e;
 }
 
-TEST(ClusterSim, SameSeedSameResult) {
+TEST(PrismSystem, SameSeedSameResult) {
   ClusterInput in = two_servers({0, 1, 1, 0}, {}, {}, {1e8 / 8, 1e-3});
   for (auto& s : in.servers) s.arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 2.0, {}, "poisson:2s"};
   ClusterOptions o = options();
@@ -284,5 +293,17 @@ TEST(ClusterSim, SameSeedSameResult) {
   EXPECT_NE(first, cluster_result_json(in, o, run_cluster(in, o)).dump());
 }
 
+TEST(PrismSystem, IsAClusterSystemOfTheRegistry) {
+  const std::unique_ptr<System> prism = make_system("prism");
+  EXPECT_TRUE(prism->traits().cluster);
+  ASSERT_NE(prism->cluster(), nullptr);
+  EXPECT_EQ(make_system("offload")->cluster(), nullptr);
+  EXPECT_NE(error_of([] { make_cluster_system("offload"); }).find("cluster systems: prism"), std::string::npos);
+  ClusterInput in = two_servers({0}, {0}, {}, {100e6, 0.001});
+  ClusterOptions o = options();
+  o.system = "zipmoe";
+  EXPECT_NE(error_of([&] { run_cluster(in, o); }).find("serves one device"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace moesim::sim
+}  // namespace moesim::serving

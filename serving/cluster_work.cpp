@@ -1,10 +1,10 @@
-#include "sim/cluster_work.h"
+#include "serving/cluster_work.h"
 
 #include <algorithm>
 
 #include "base/error.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 
 ClusterWork build_cluster_work(const ClusterInput& in) {
   const auto N = static_cast<uint32_t>(in.servers.size());
@@ -82,4 +82,4 @@ ClusterWork build_cluster_work(const ClusterInput& in) {
   return w;
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::serving

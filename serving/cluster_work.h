@@ -1,4 +1,4 @@
-// The work of the cluster simulation's requests (sim/cluster_sim.h), read once from the servers' traces: each
+// The work of the cluster simulation's requests (serving/cluster_serving.h), read once from the servers' traces: each
 // sequence as a list of passes, a pass being what one layer does for its tokens -- the dense part, then each
 // routed expert with the tokens routed to it.
 //
@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cluster_sim.h"
+#include "serving/cluster_serving.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 
 struct ClusterPass {
   uint16_t layer = 0;
@@ -39,4 +39,4 @@ struct ClusterWork {
 // Throws moesim::Error naming the server when its traces hold no sequence.
 ClusterWork build_cluster_work(const ClusterInput& in);
 
-}  // namespace moesim::sim
+}  // namespace moesim::serving

@@ -1,42 +1,43 @@
 // The edge cluster of Prism (Accelerating Edge Inference for Distributed MoE Models with Latency-Optimized
-// Expert Placement, §III and §IV-C) in simulated time: `moesim cluster` (docs/cluster.md).
+// Expert Placement, §III and §IV-C): `moesim cluster` (docs/cluster.md). A cluster system of the registry
+// (serving/system.h; serving/systems/prism_system.cpp) serves every server's requests on a ClusterPlatform
+// (core/cluster_platform.h): simulated (sim/sim_cluster_platform.h) or the emulated cluster's processes. The
+// system decides; the platform runs ops and messages and says when they end.
 //
 // Servers (ClusterSpec) each receive their own requests: Poisson arrivals with the server's mean interval
 // (seeded draws) or replayed timestamps, in [0, duration). A request is one sequence of the server's traces,
 // drawn round robin (or at random, seeded). It runs pass after pass: a prefill pass per MoE layer over all
 // prompt tokens, then a pass per (decode token, layer). A pass:
-//   1. the dense part (attention, router, shared experts; sim/cost_model.h's dense roofline) on the
-//      server's GPU 0;
+//   1. the dense part (attention, router, shared experts) on the server's GPU 0;
 //   2. then each routed expert of the pass: placed on the server (Prism's 1_remote = 0) -> computed on the
 //      local replica's GPU that frees first; elsewhere -> the tokens' activations (hidden x tokens x dtype
-//      bytes) go over the network's route (sim/network.h) to the replica with the earliest expected finish,
-//      compute there, and the result (as many bytes) comes back. Experts sent to one server travel as one
-//      message. Expert compute costs sim/cost_model.h's expert roofline for its tokens on that server's
-//      hardware profile;
+//      bytes) go over the network's route to the replica with the earliest expected finish (idle route there
+//      and back, its GPU's queue, its compute estimate), compute there, and the result (as many bytes) comes
+//      back. Experts sent to one server travel as one message;
 //   3. the pass ends when the slowest expert (local or returned) is done: Prism Eq. 1's max over experts.
-// Every GPU is a FIFO queue (sim/network.h's FifoUnit) shared by all requests of all servers; so is each
-// direction of each link. Requests are not batched: each runs on its own, queueing on the shared units.
+// Requests are not batched: each runs on its own, queueing on the platform's shared GPUs and links.
 //
 // Placement: PlacementRegistry's policy on each server's profile -- the expert activations of the first
 // `profile_tokens` tokens of its traces (Prism §IV-A: from historical data). Migration (Eq. 3-4), every
 // `migrate_every_s`: the policy plans again on the activations of the run so far (accumulated, as in the
 // paper's Fig. 7); decide_migration() prices Eq. 2 with the mean measured remote invocation (round trip of
 // its message) since the last placement change; when Eq. 4 holds the moves run -- each new replica's bytes
-// over the route from its source, then bytes / the GPU's I/O speed on the target GPU (the profile's
-// host-device link bandwidth, or its memory bandwidth on a unified-memory machine) -- and the new placement
-// serves from when the last move ends.
+// over the route from its source, then its load into the target GPU (a kTransfer op on that GPU: bytes /
+// migration_io_bytes_per_s in simulation) -- and the new placement serves from when the last move ends.
 //
-// Not simulated: batching, KV-cache growth (the dense cost does not depend on the context), NIC and
-// host-device copies of activations apart from the link itself, memory while a migration holds both copies.
-// Deterministic: same inputs and seed, bit-identical results.
+// Not modelled: batching, KV-cache growth (the dense cost does not depend on the context), memory while a
+// migration holds both copies. Deterministic on a deterministic platform: same inputs and seed, bit-identical
+// results.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/cluster_platform.h"
 #include "core/cluster_spec.h"
 #include "core/hardware_profile.h"
 #include "base/json_io.h"
@@ -44,7 +45,7 @@
 #include "core/placement.h"
 #include "traces/trace.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 
 struct ClusterServer {
   std::string name;
@@ -69,6 +70,7 @@ struct ClusterInput {
 ClusterInput load_cluster_input(const ClusterSpec& spec);
 
 struct ClusterOptions {
+  std::string system = "prism";     // a cluster system of SystemRegistry (serving/system.h)
   std::string placement = "prism";  // a PlacementRegistry spec ("eplb:groups=2")
   double duration_s = 1800;         // arrivals in [0, duration_s); the run ends when the last request does
   double migrate_every_s = 0;       // 0: never re-plan
@@ -98,13 +100,6 @@ struct MigrationRecord {
   double cost_current_s = 0, cost_new_s = 0, migration_s = 0;  // Eq. 4's terms
 };
 
-struct TimelineSlice {
-  uint32_t process = 0;  // server index, or servers + undirected link index
-  uint32_t thread = 0;   // GPU, or link direction (0: a -> b)
-  double start = 0, end = 0;
-  uint8_t kind = 0;  // 0 dense, 1 expert, 2 activations, 3 migration
-  uint16_t layer = 0;
-};
 
 struct ClusterResult {
   std::vector<RequestRecord> requests;  // in arrival order (by time, then server)
@@ -118,7 +113,7 @@ struct ClusterResult {
     uint64_t bytes = 0, messages = 0;
     double busy_s = 0;
   };
-  std::vector<Link> links;  // directed
+  std::vector<Link> links;  // directed; the platform's
   struct Nic {
     double bandwidth = 0;  // bytes/s
     uint64_t out_bytes = 0, in_bytes = 0;
@@ -130,13 +125,27 @@ struct ClusterResult {
   uint32_t migration_checks = 0;
   Placement initial_placement, final_placement;
   double end_s = 0;  // when the last request ended
-  uint64_t events = 0;
-  std::vector<TimelineSlice> timeline;
+  uint64_t events = 0;  // the simulated platform's event count
+  std::vector<ClusterSlice> timeline;  // the platform's (record_timeline)
 };
 
-// Throws moesim::Error for a placement that cannot cover every expert (naming the layer and the memory
-// missing, core/placement.h) and a disconnected network; moesim::UsageError for an unknown placement.
-ClusterResult run_cluster(const ClusterInput& input, const ClusterOptions& options);
+// A cluster system (serving/systems/; System::cluster()).
+class ClusterSystem {
+ public:
+  virtual ~ClusterSystem() = default;
+  // Serves the servers' requests on `platform` (fresh: its clock at 0) until the last request ends. Fills the
+  // result but for what only the platform knows (links, nics, events, timeline: the caller adds them).
+  // Throws moesim::Error for a placement that cannot cover every expert (naming the layer and the memory
+  // missing, core/placement.h); moesim::UsageError for an unknown placement.
+  virtual ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform) const = 0;
+};
+
+class System;
+// A cluster system of the registry from its spec. Throws moesim::UsageError for an unknown system, a bad spec
+// or a system of one device (naming the cluster systems).
+std::unique_ptr<System> make_cluster_system(const std::string& spec);
+// opt.system's serve(). Throws moesim::UsageError for an unknown system or one that serves no cluster.
+ClusterResult serve_cluster(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform);
 
 // The result as `moesim cluster --json` writes it (docs/cluster.md lists the keys).
 Json cluster_result_json(const ClusterInput& input, const ClusterOptions& options, const ClusterResult& r);
@@ -145,4 +154,4 @@ Json cluster_result_json(const ClusterInput& input, const ClusterOptions& option
 // (base/warnings.h) before writing a file estimated above 100 MB.
 void write_cluster_timeline(const std::string& path, const ClusterInput& input, const ClusterResult& r);
 
-}  // namespace moesim::sim
+}  // namespace moesim::serving

@@ -1,4 +1,4 @@
-// The cluster simulation's inputs and outputs (sim/cluster_sim.h): loading what a SERVERS.json names, the
+// The cluster run's inputs and outputs (serving/cluster_serving.h): loading what a SERVERS.json names, the
 // JSON result and the timeline. The keys are documented in docs/cluster.md.
 #include <cmath>
 #include <cstdio>
@@ -8,10 +8,10 @@
 #include "base/distribution.h"
 #include "base/units.h"
 #include "base/warnings.h"
-#include "sim/cluster_sim.h"
+#include "serving/cluster_serving.h"
 #include "traces/trace_io.h"
 
-namespace moesim::sim {
+namespace moesim::serving {
 
 ClusterInput load_cluster_input(const ClusterSpec& spec) {
   ClusterInput in;
@@ -107,6 +107,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   Json j;
   Json cfg;
   cfg["model"] = in.model.name;
+  cfg["system"] = opt.system;
   cfg["placement"] = opt.placement;
   cfg["duration_s"] = opt.duration_s;
   cfg["migrate_every_s"] = opt.migrate_every_s > 0 ? Json(opt.migrate_every_s) : Json(nullptr);
@@ -220,7 +221,7 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
   }
   static const char* kNames[] = {"dense", "expert", "activations", "migration"};
   char ev[256];
-  for (const TimelineSlice& s : r.timeline) {
+  for (const ClusterSlice& s : r.timeline) {
     // Integer nanoseconds, so that a slice's end is exactly the next one's start.
     const long long ts = std::llround(s.start * 1e9), dur = std::llround(s.end * 1e9) - ts;
     std::snprintf(ev, sizeof ev,
@@ -237,4 +238,4 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
   out.commit();
 }
 
-}  // namespace moesim::sim
+}  // namespace moesim::serving

@@ -1,0 +1,246 @@
+#include "sim/sim_cluster_platform.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace moesim::sim {
+namespace {
+
+uint8_t slice_kind(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kDenseCompute: return 0;
+    case OpKind::kExpertCompute: return 1;
+    default: return op.expert != kNoLabel ? 3 : 2;  // a transfer naming an expert moves its weights
+  }
+}
+
+std::vector<std::string> names_of(const std::vector<SimClusterServer>& servers) {
+  std::vector<std::string> names;
+  for (const auto& s : servers) names.push_back(s.name);
+  return names;
+}
+
+std::vector<double> nics_of(const std::vector<SimClusterServer>& servers) {
+  std::vector<double> nic;
+  for (const auto& s : servers) nic.push_back(s.nic_bandwidth);
+  return std::any_of(nic.begin(), nic.end(), [](double b) { return b > 0; }) ? nic : std::vector<double>{};
+}
+
+}  // namespace
+
+// One server: its GPUs as FIFO units on the cluster's clock.
+class SimClusterPlatform::Server : public ServerPlatform {
+ public:
+  Server(SimClusterPlatform& c, uint32_t index, const SimClusterServer& s)
+      : c_(c), index_(index), name_(s.name), hw_(s.hw), cost_(s.hw), gpus_(s.gpus) {}
+
+  double now() const override { return c_.now(); }
+  void submit(const Op& op, OpSink* sink, uint32_t token) override {
+    uint32_t best = 0;
+    for (uint32_t g = 1; g < gpus_.size(); ++g)
+      if (gpus_[g].free_at < gpus_[best].free_at) best = g;
+    submit_on(best, op, sink, token);
+  }
+  // Queues `op` on GPU `unit` now; returns its end.
+  double run_on(uint32_t unit, const Op& op) {
+    if (unit >= gpus_.size())
+      throw Error("cluster: server \"" + name_ + "\" has no GPU " + std::to_string(unit));
+    const double d = estimate(op);
+    const double end = gpus_[unit].submit(c_.now(), d, op.bytes);
+    c_.record(index_, unit, end - d, end, slice_kind(op), op.layer);
+    return end;
+  }
+  void submit_on(uint32_t unit, const Op& op, OpSink* sink, uint32_t token) override {
+    const double end = run_on(unit, op);
+    const double d = estimate(op);
+    Pending p;
+    p.sink = sink;
+    p.token = token;
+    p.timing.start = end - d;
+    p.timing.end = end;
+    p.timing.unit = unit;
+    p.timing.submitted = c_.now();
+    c_.engine_.schedule(end, &c_, c_.pend(p));
+  }
+  double unit_free_at(ResourceClass r, uint32_t unit) const override {
+    return r == ResourceClass::kGpu && unit < gpus_.size() ? gpus_[unit].free_at : 0;
+  }
+  void run_until_idle() override { c_.run(); }
+  std::vector<ResourceStats> resource_stats() const override {
+    ResourceStats s{"gpu", static_cast<uint32_t>(gpus_.size()), 0, 0, 0};
+    for (const FifoUnit& g : gpus_) {
+      s.busy_time += g.busy_s;
+      s.ops += g.jobs;
+      s.bytes += g.bytes;
+    }
+    return {s};
+  }
+  std::string describe() const override { return "sim: server " + name_ + " (" + hw_.name + ")"; }
+  // The cost model's duration; a decode token's (one token, the model's expert) is asked for at every
+  // invocation, so the last one-token answer per kind is kept.
+  double estimate(const Op& op) const override {
+    if (op.kind == OpKind::kTransfer) {
+      const double io = migration_io_bytes_per_s(hw_);
+      return io > 0 ? static_cast<double>(op.bytes) / io : 0;
+    }
+    const int k = op.kind == OpKind::kDenseCompute ? 0 : 1;
+    Memo& m = memo_[k];
+    if (op.tokens == 1 && m.valid && m.bytes == op.bytes && m.flops == op.flops) return m.seconds;
+    const double d = cost_.duration(op);
+    if (op.tokens == 1) m = {true, op.bytes, op.flops, d};
+    return d;
+  }
+  uint32_t units(ResourceClass r) const override {
+    return r == ResourceClass::kGpu ? static_cast<uint32_t>(gpus_.size()) : 0;
+  }
+
+ private:
+  struct Memo {
+    bool valid = false;
+    uint64_t bytes = 0;
+    double flops = 0, seconds = 0;
+  };
+  SimClusterPlatform& c_;
+  uint32_t index_;
+  std::string name_;
+  HardwareProfile hw_;
+  CostModel cost_;
+  std::vector<FifoUnit> gpus_;
+  mutable Memo memo_[2];
+};
+
+SimClusterPlatform::SimClusterPlatform(const std::vector<SimClusterServer>& servers,
+                                       const std::vector<ClusterLinkSpec>& links, const SimClusterOptions& opt)
+    : opt_(opt), net_(names_of(servers), links, nics_of(servers)) {
+  const auto N = static_cast<uint32_t>(servers.size());
+  for (uint32_t n = 0; n < N; ++n) {
+    if (servers[n].gpus == 0) throw Error("cluster: server \"" + servers[n].name + "\" has no GPU");
+    servers_.push_back(std::make_unique<Server>(*this, n, servers[n]));
+  }
+  route_latency_.assign(static_cast<size_t>(N) * N, 0);
+  route_inv_bw_.assign(static_cast<size_t>(N) * N, 0);
+  for (uint32_t a = 0; a < N; ++a)
+    for (uint32_t b = 0; b < N; ++b)
+      for (uint32_t l : net_.route(a, b)) {
+        route_latency_[a * N + b] += net_.links()[l].params.latency;
+        route_inv_bw_[a * N + b] += net_.hop_inverse_bandwidth(l);
+      }
+}
+
+SimClusterPlatform::~SimClusterPlatform() = default;
+
+ServerPlatform& SimClusterPlatform::server(uint32_t n) { return *servers_.at(n); }
+const ServerPlatform& SimClusterPlatform::server(uint32_t n) const { return *servers_.at(n); }
+
+double SimClusterPlatform::route_latency(uint32_t from, uint32_t to) const {
+  return route_latency_[from * servers() + to];
+}
+double SimClusterPlatform::route_inverse_bandwidth(uint32_t from, uint32_t to) const {
+  return route_inv_bw_[from * servers() + to];
+}
+
+uint32_t SimClusterPlatform::pend(Pending p) {
+  if (free_.empty()) {
+    pending_.push_back(std::move(p));
+    return static_cast<uint32_t>(pending_.size() - 1);
+  }
+  const uint32_t id = free_.back();
+  free_.pop_back();
+  pending_[id] = std::move(p);
+  return id;
+}
+
+void SimClusterPlatform::record(uint32_t process, uint32_t thread, double start, double end, uint8_t kind,
+                                uint16_t layer) {
+  if (opt_.record_timeline && start >= opt_.timeline_from_s && start <= opt_.timeline_to_s)
+    timeline_.push_back({process, thread, start, end, kind, layer});
+}
+
+double SimClusterPlatform::hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer) {
+  const double arrive = net_.send_hop(link, ready, bytes);
+  if (opt_.record_timeline) {
+    const DirectedLink& l = net_.links()[link];
+    const double end = l.fifo.free_at;
+    record(servers() + link / 2, link % 2, end - static_cast<double>(bytes) / l.params.bandwidth, end, kind, layer);
+  }
+  return arrive;
+}
+
+void SimClusterPlatform::start_route(uint32_t id) {
+  Pending& p = pending_[id];
+  p.hop = 0;
+  const std::vector<uint32_t>& route = net_.route(p.from, p.to);
+  engine_.schedule(route.empty() ? now() : hop(route[0], now(), p.bytes, p.kind, p.layer), this, id);
+}
+
+SimClusterPlatform::Pending SimClusterPlatform::message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer,
+                                                        OpSink* sink, uint32_t token) const {
+  Pending p;
+  p.sink = sink;
+  p.token = token;
+  p.timing.start = p.timing.submitted = now();
+  p.from = from;
+  p.to = to;
+  p.bytes = bytes;
+  p.layer = layer;
+  return p;
+}
+
+void SimClusterPlatform::send(uint32_t from, uint32_t to, const Op& op, OpSink* sink, uint32_t token) {
+  Pending p = message(from, to, op.bytes, op.layer, sink, token);
+  p.kind = slice_kind(op);
+  p.stage = Pending::kMessage;
+  start_route(pend(std::move(p)));
+}
+
+void SimClusterPlatform::invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes,
+                                const std::vector<RemoteWork>& works, OpSink* sink, uint32_t token) {
+  Pending p = message(from, to, bytes, layer, sink, token);
+  p.kind = 2;
+  p.stage = Pending::kThere;
+  p.works = works;
+  start_route(pend(std::move(p)));
+}
+
+void SimClusterPlatform::wake_at(double t, OpSink* sink, uint32_t token) {
+  Pending p;
+  p.sink = sink;
+  p.token = token;
+  p.timing.start = p.timing.end = std::max(t, now());
+  engine_.schedule(p.timing.end, this, pend(std::move(p)));
+}
+
+void SimClusterPlatform::on_event(uint64_t arg) {
+  const auto id = static_cast<uint32_t>(arg);
+  Pending& p = pending_[id];
+  if (p.stage == Pending::kMessage || p.stage == Pending::kThere || p.stage == Pending::kBack) {
+    const std::vector<uint32_t>& route = net_.route(p.from, p.to);
+    if (++p.hop < route.size()) {
+      engine_.schedule(hop(route[p.hop], now(), p.bytes, p.kind, p.layer), this, id);
+      return;
+    }
+  }
+  if (p.stage == Pending::kThere) {  // arrived: every work queues on its GPU now
+    double done = now();
+    for (const RemoteWork& w : p.works) done = std::max(done, servers_[p.to]->run_on(w.unit, w.op));
+    p.stage = Pending::kComputed;
+    engine_.schedule(done, this, id);
+    return;
+  }
+  if (p.stage == Pending::kComputed) {  // the results go back
+    std::swap(p.from, p.to);
+    p.stage = Pending::kBack;
+    return start_route(id);
+  }
+  if (p.stage != Pending::kDone) p.timing.end = now();
+  OpSink* sink = p.sink;
+  const uint32_t token = p.token;
+  const OpTiming timing = p.timing;
+  free_.push_back(id);  // before the sink runs: it may submit, and reuse the slot
+  sink->op_done(token, timing);
+}
+
+void SimClusterPlatform::run() { engine_.run(); }
+
+}  // namespace moesim::sim

@@ -1,0 +1,103 @@
+// A cluster in simulated time (core/cluster_platform.h): the servers of `moesim cluster` and their network on
+// one event clock.
+//
+//   GPUs       each a FIFO unit (sim/network.h's FifoUnit). An op's duration is its server's cost model's
+//              (sim/cost_model.h: the dense and expert rooflines on the server's hardware profile); a
+//              migration's load (kTransfer on kGpu) takes bytes / migration_io_bytes_per_s(hw).
+//   network    sim/network.h: routes by shortest path over the links, each direction a FIFO, store and
+//              forward at every hop, the servers' interfaces as queues of their own where given.
+//   invoke     the activations' route there; on arrival each work queued on its GPU at once; when the last
+//              one ends, the results' route back.
+//
+// A job's end is known when it is submitted (FIFO, durations from the model), so a completion is one event at
+// that end. Records, when asked, a timeline slice per GPU job and per hop that starts inside the window.
+// Deterministic: the same submissions give bit-identical times.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cluster_platform.h"
+#include "core/cluster_spec.h"
+#include "core/hardware_profile.h"
+#include "sim/cost_model.h"
+#include "sim/event_queue.h"
+#include "sim/network.h"
+
+namespace moesim::sim {
+
+struct SimClusterServer {
+  std::string name;
+  HardwareProfile hw;
+  uint32_t gpus = 1;
+  double nic_bandwidth = 0;  // bytes/s each direction; 0: the interface is not a queue of its own
+};
+
+struct SimClusterOptions {
+  bool record_timeline = false;
+  double timeline_from_s = 0, timeline_to_s = std::numeric_limits<double>::infinity();
+};
+
+class SimClusterPlatform : public ClusterPlatform, private EventHandler {
+ public:
+  // Throws moesim::Error for a server without GPU and, from sim/network.h, a link to an unknown server or a
+  // disconnected network.
+  SimClusterPlatform(const std::vector<SimClusterServer>& servers, const std::vector<ClusterLinkSpec>& links,
+                     const SimClusterOptions& opt = {});
+  ~SimClusterPlatform() override;
+  // Its servers refer to it: it stays where it was made.
+  SimClusterPlatform(const SimClusterPlatform&) = delete;
+  SimClusterPlatform& operator=(const SimClusterPlatform&) = delete;
+
+  double now() const override { return engine_.now(); }
+  uint32_t servers() const override { return static_cast<uint32_t>(servers_.size()); }
+  ServerPlatform& server(uint32_t n) override;
+  const ServerPlatform& server(uint32_t n) const override;
+  void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, const std::vector<RemoteWork>& works,
+              OpSink* sink, uint32_t token) override;
+  void send(uint32_t from, uint32_t to, const Op& op, OpSink* sink, uint32_t token) override;
+  double route_latency(uint32_t from, uint32_t to) const override;
+  double route_inverse_bandwidth(uint32_t from, uint32_t to) const override;
+  void wake_at(double t, OpSink* sink, uint32_t token) override;
+  void run() override;
+
+  const Network& network() const { return net_; }
+  uint64_t events() const { return engine_.fired(); }
+  std::vector<ClusterSlice>& timeline() { return timeline_; }
+
+ private:
+  class Server;
+  friend class Server;
+  struct Pending {
+    OpSink* sink = nullptr;
+    uint32_t token = 0;
+    OpTiming timing;
+    // A message between hops: its route's remaining links.
+    uint32_t from = 0, to = 0, hop = 0;
+    uint64_t bytes = 0;
+    uint16_t layer = 0;
+    uint8_t kind = 0;
+    enum Stage : uint8_t { kDone, kMessage, kThere, kComputed, kBack } stage = kDone;
+    std::vector<RemoteWork> works;  // an invocation's, computed at `to` when it arrives
+  };
+  void on_event(uint64_t arg) override;
+  void start_route(uint32_t id);
+  Pending message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer, OpSink* sink, uint32_t token) const;
+  uint32_t pend(Pending p);
+  double hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer);
+  void record(uint32_t process, uint32_t thread, double start, double end, uint8_t kind, uint16_t layer);
+
+  SimClusterOptions opt_;
+  EventEngine engine_;
+  Network net_;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::vector<double> route_latency_, route_inv_bw_;  // [from * N + to]
+  std::vector<Pending> pending_;
+  std::vector<uint32_t> free_;
+  std::vector<ClusterSlice> timeline_;
+};
+
+}  // namespace moesim::sim
