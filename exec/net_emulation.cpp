@@ -35,6 +35,7 @@ constexpr const char* kNetnsDir = "/var/run/netns";  // where `ip netns add` bin
 constexpr const char* kNsPrefix = "moesim-";
 constexpr int kCapNetAdmin = 12;
 constexpr int kCapSysAdmin = 21;
+constexpr double kMinBandwidth = 1000;  // bytes/s
 
 std::string join(const std::vector<std::string>& argv) {
   std::string s;
@@ -173,6 +174,12 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 void check_spec(const NetEmulationSpec& spec) {
   const size_t n = spec.server_names.size();
   auto fail = [](const std::string& what) { throw Error("network emulation: " + what); };
@@ -189,10 +196,13 @@ void check_spec(const NetEmulationSpec& spec) {
     if (l.a >= n || l.b >= n || l.a == l.b)
       fail(at + ": servers " + std::to_string(l.a) + " and " + std::to_string(l.b) + " (of " + std::to_string(n) +
            "): a link joins two different servers");
-    if (!(l.bandwidth >= 1) || !std::isfinite(l.bandwidth))
-      fail(at + ".bandwidth: " + std::to_string(l.bandwidth) + " bytes/s, must be finite and >= 1");
+    // tc keeps a bucket's size as its time at the rate in 32 bits of ticks: below about 1 kB/s, a 32 KiB
+    // bucket overflows them and the rate shapes nothing like what was asked.
+    if (!(l.bandwidth >= kMinBandwidth) || !std::isfinite(l.bandwidth))
+      fail(at + ".bandwidth: " + number(l.bandwidth) + " bytes/s; the emulation shapes finite rates of " +
+           std::to_string(static_cast<int>(kMinBandwidth)) + " bytes/s (8 kbit/s) and more");
     if (!(l.latency >= 0) || !std::isfinite(l.latency))
-      fail(at + ".latency: " + std::to_string(l.latency) + " s, must be finite and >= 0");
+      fail(at + ".latency: " + number(l.latency) + " s, must be finite and >= 0");
     auto key = std::minmax(l.a, l.b);
     if (!pairs.emplace(key, k).second)
       fail(at + ": servers " + std::to_string(key.first) + " and " + std::to_string(key.second) +
@@ -423,6 +433,11 @@ EmulatedNetwork EmulatedNetwork::create(const NetEmulationSpec& spec) {
   if ((vp + "s" + hex(n - 1) + "l" + hex(spec.links.empty() ? 0 : spec.links.size() - 1)).size() > 15)
     throw Error("network emulation: " + std::to_string(n) + " servers and " + std::to_string(spec.links.size()) +
                 " links do not fit in 15-character interface names");
+  // Teardown deletes every namespace of the run, so none may be another's: a run id in use is refused.
+  for (const auto& name : namespaces_with(spec.run_id + "-"))
+    if (run_of(name) == spec.run_id)
+      throw Error("network emulation: run id " + spec.run_id + " is in use: namespace " + name +
+                  " exists (EmulatedNetwork::remove_stale removes a dead run's namespaces)");
   auto st = std::make_unique<State>();
   st->spec = spec;
   st->links.resize(spec.links.size());

@@ -48,7 +48,7 @@ namespace moesim::exec {
 
 struct EmulatedLink {
   uint32_t a = 0, b = 0;  // server indices, a != b; the link is undirected, shaped per direction
-  double bandwidth = 0;   // bytes/s, > 0 (each direction)
+  double bandwidth = 0;   // bytes/s, >= 1000 (each direction)
   double latency = 0;     // seconds, >= 0 (each direction)
 };
 

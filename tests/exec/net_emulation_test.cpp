@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "tests/exec/exec_test_util.h"
 #include "tests/exec/net_emulation_test_util.h"
 
 namespace moesim::exec {
@@ -118,6 +121,43 @@ TEST_F(NetEmulation, SpawnFailuresNameTheStep) {
   EXPECT_TRUE(net.running().empty());
 }
 
+TEST_F(NetEmulation, AFailedCommandIsNamedAndWhatWasMadeIsRemoved) {
+  // A tc that fails, found first in PATH: creation stops at the first link's shaping, after the namespaces
+  // and that link's veth were made.
+  testing::TempDir dir("net_emulation_fake_tc");
+  {
+    std::ofstream tc(dir.file("tc"));
+    tc << "#!/bin/sh\necho \"fake tc refuses: $*\" >&2\nexit 2\n";
+  }
+  ASSERT_EQ(::chmod(dir.file("tc").c_str(), 0755), 0);
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (dir.file("") + ":" + saved).c_str(), 1);
+  const std::string run = new_run();
+  std::string message;
+  try {
+    EmulatedNetwork::create(full_mesh(3, run));
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_NE(message.find("tc -n moesim-" + run + "-0 qdisc add dev"), std::string::npos) << message;
+  EXPECT_NE(message.find("fake tc refuses: -n moesim-" + run + "-0 qdisc add"), std::string::npos) << message;
+  expect_nothing_left(run);
+}
+
+TEST_F(NetEmulation, ARunIdInUseIsRefused) {
+  const std::string run = new_run();
+  EmulatedNetwork net = EmulatedNetwork::create(full_mesh(2, run));
+  try {
+    EmulatedNetwork::create(full_mesh(2, run));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run id " + run + " is in use"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(EmulatedNetwork::list_namespaces(run + "-").size(), 2u);  // the first run's, untouched
+}
+
 TEST_F(NetEmulation, SigtermTearsDownTheRunAndEndsTheProcessWithTheSignal) {
   int info[2];
   ASSERT_EQ(::pipe(info), 0);
@@ -214,8 +254,11 @@ TEST(NetEmulationSpec, BadSpecsNameTheField) {
   s.links.push_back({1, 0, 1e6, 0});
   expect_spec_error(s, "links[3]: servers 0 and 1 are already linked by links[0]");
   s = full_mesh(3, "1.0");
-  s.links[2].bandwidth = 0;
-  expect_spec_error(s, "links[2].bandwidth");
+  s.links[2].bandwidth = 999;
+  expect_spec_error(s, "links[2].bandwidth: 999 bytes/s");
+  s.links[2].bandwidth = 1e6;
+  s.links[2].latency = -0.5;
+  expect_spec_error(s, "links[2].latency: -0.5 s");
   s = line(3, "1.0");
   s.next_hop[0][2] = 2;
   expect_spec_error(s, "next_hop[0][2]: 2, not a server linked to server 0");
