@@ -109,6 +109,23 @@ TEST_F(NetEmulation, ServersRunInTheirNamespacesAndADeadOneIsReported) {
   expect_nothing_left(run);
 }
 
+TEST_F(NetEmulation, SpawnedOutputGoesToTheFilesGiven) {
+  EmulatedNetwork net = EmulatedNetwork::create(full_mesh(2, new_run()));
+  testing::TempDir dir("net_emulation_output");
+  net.spawn(1, {"sh", "-c", "readlink /proc/self/ns/net; echo to-stderr >&2; exit 3"}, {},
+            {dir.file("out"), dir.file("err")});
+  auto e = net.wait_any(10);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(WIFEXITED(e->status) && WEXITSTATUS(e->status) == 3) << e->describe();
+  struct stat ns{};
+  ASSERT_EQ(::stat(("/var/run/netns/" + net.ns_name(1)).c_str(), &ns), 0);
+  std::string out, err;
+  std::getline(std::ifstream(dir.file("out")), out);
+  std::getline(std::ifstream(dir.file("err")), err);
+  EXPECT_EQ(out, "net:[" + std::to_string(ns.st_ino) + "]");  // the shell ran in server 1's namespace
+  EXPECT_EQ(err, "to-stderr");
+}
+
 TEST_F(NetEmulation, SpawnFailuresNameTheStep) {
   EmulatedNetwork net = EmulatedNetwork::create(full_mesh(2, new_run()));
   try {
