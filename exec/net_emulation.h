@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/json_io.h"
@@ -109,6 +110,8 @@ class EmulatedNetwork {
   static std::string new_run_id();
   // Deletes the namespaces "moesim-<run_prefix>*" of runs whose owner pid is no longer alive (and those
   // namespaces' processes), as left by a run killed by SIGKILL or a crash. Call at start with "" for all.
+  // A dead run whose pid has been reused by a live process stays until that process ends: a leftover, never
+  // a live run's loss.
   static void remove_stale(const std::string& run_prefix = "");
   // Deletes every namespace of the run `run_id` and kills the processes inside them, whether its owner is
   // alive or not: for a test's clean-up of its own run when the test failed half-way.
@@ -124,6 +127,7 @@ class EmulatedNetwork {
   EmulatedNetwork& operator=(const EmulatedNetwork&) = delete;
   ~EmulatedNetwork();
 
+  // The accessors below are for a network returned by create(), not one moved from.
   uint32_t servers() const;
   const std::string& run_id() const;
   const std::string& address(uint32_t server) const;  // "10.255.0.2", reachable from every other server
@@ -131,7 +135,8 @@ class EmulatedNetwork {
   // True when the links' latencies are applied by the kernel (netem); false when only their bandwidth is
   // (tbf) and the caller must delay each message by its link's latency itself.
   bool kernel_latency() const;
-  // {"run_id", "kernel_latency", "qdisc": "netem"|"tbf", "netem_error" (why netem was not used),
+  // {"run_id", "kernel_latency", "qdisc": "netem"|"tbf" (null without links), "netem_error" (why netem was
+  //  not used, "" when it was),
   //  "servers": [{"name", "namespace", "address"}], "links": [{"a", "b", "bandwidth", "latency",
   //  "interfaces": [a's, b's], "addresses": [a's, b's], "qdisc": the tc arguments of each direction}]}.
   Json describe() const;
