@@ -76,6 +76,8 @@ struct ClusterOptions {
   double migrate_every_s = 0;       // 0: never re-plan
   uint64_t seed = 1;
   uint64_t profile_tokens = 1000;   // per server, from the start of its traces
+  uint32_t activation_bytes = 0;    // bytes of one shipped activation value; 0: the model's dtype (a real
+                                    // cluster that ships FP32 activations sets 4)
   double bucket_s = 60;             // width of the local compute ratio's time buckets
   bool random_draw = false;         // requests draw their sequence at random instead of round robin
   bool record_timeline = false;

@@ -29,6 +29,14 @@ std::vector<double> nics_of(const std::vector<SimClusterServer>& servers) {
 
 }  // namespace
 
+double cluster_op_seconds(const CostModel& cost, const HardwareProfile& hw, const Op& op) {
+  if (op.kind == OpKind::kTransfer) {
+    const double io = migration_io_bytes_per_s(hw);
+    return io > 0 ? static_cast<double>(op.bytes) / io : 0;
+  }
+  return cost.duration(op);
+}
+
 // One server: its GPUs as FIFO units on the cluster's clock.
 class SimClusterPlatform::Server : public ServerPlatform {
  public:
@@ -80,14 +88,11 @@ class SimClusterPlatform::Server : public ServerPlatform {
   // The cost model's duration; a decode token's (one token, the model's expert) is asked for at every
   // invocation, so the last one-token answer per kind is kept.
   double estimate(const Op& op) const override {
-    if (op.kind == OpKind::kTransfer) {
-      const double io = migration_io_bytes_per_s(hw_);
-      return io > 0 ? static_cast<double>(op.bytes) / io : 0;
-    }
+    if (op.kind == OpKind::kTransfer) return cluster_op_seconds(cost_, hw_, op);
     const int k = op.kind == OpKind::kDenseCompute ? 0 : 1;
     Memo& m = memo_[k];
     if (op.tokens == 1 && m.valid && m.bytes == op.bytes && m.flops == op.flops) return m.seconds;
-    const double d = cost_.duration(op);
+    const double d = cluster_op_seconds(cost_, hw_, op);
     if (op.tokens == 1) m = {true, op.bytes, op.flops, d};
     return d;
   }

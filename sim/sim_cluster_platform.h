@@ -36,6 +36,10 @@ struct SimClusterServer {
   double nic_bandwidth = 0;  // bytes/s each direction; 0: the interface is not a queue of its own
 };
 
+// What an op takes on a server of profile `hw` in the model: the cost model's duration, and for a migration's
+// load (kTransfer on kGpu) bytes / migration_io_bytes_per_s(hw). Real cluster platforms estimate with it too.
+double cluster_op_seconds(const CostModel& cost, const HardwareProfile& hw, const Op& op);
+
 struct SimClusterOptions {
   bool record_timeline = false;
   double timeline_from_s = 0, timeline_to_s = std::numeric_limits<double>::infinity();

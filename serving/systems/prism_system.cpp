@@ -48,7 +48,7 @@ class PrismServing final : private OpSink {
  private:
   void op_done(uint32_t token, const OpTiming& timing) override;
   void place();
-  Op compute_op(OpKind kind, uint16_t layer, uint32_t tokens) const;
+  Op compute_op(OpKind kind, uint16_t layer, uint32_t tokens, uint16_t expert = kNoLabel) const;
   double expert_s(uint32_t server, uint32_t tokens) const;
   void schedule_arrival(uint32_t server);
   void arrive(uint32_t server);
@@ -103,7 +103,7 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
                 std::to_string(N_));
   if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
   if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
-  act_bytes_per_token_ = in.model.hidden_size * dtype_size(in.model.dtype);
+  act_bytes_per_token_ = in.model.hidden_size * (opt.activation_bytes > 0 ? opt.activation_bytes : dtype_size(in.model.dtype));
   // Every request is kept until the end (its latency), so an arrival rate far beyond what a cluster can
   // serve would exhaust memory instead of finishing: refuse it up front.
   double expected = 0;
@@ -135,11 +135,12 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
   place();
 }
 
-Op PrismServing::compute_op(OpKind kind, uint16_t layer, uint32_t tokens) const {
+Op PrismServing::compute_op(OpKind kind, uint16_t layer, uint32_t tokens, uint16_t expert) const {
   Op op;
   op.kind = kind;
   op.resource = ResourceClass::kGpu;
   op.layer = layer;
+  op.expert = expert;
   op.tokens = tokens;
   if (kind == OpKind::kExpertCompute) {
     op.bytes = in_.model.bytes_per_expert();
@@ -242,7 +243,8 @@ void PrismServing::dispatch(uint32_t r) {
         if (rep.server == n && (best == UINT32_MAX || here.unit_free_at(ResourceClass::kGpu, rep.gpu) <
                                                           here.unit_free_at(ResourceClass::kGpu, best)))
           best = rep.gpu;
-      here.submit_on(best, compute_op(OpKind::kExpertCompute, pass.layer, tokens), this, token_of(kLocal, r));
+      here.submit_on(best, compute_op(OpKind::kExpertCompute, pass.layer, tokens, w_.pass_expert[i]), this,
+                     token_of(kLocal, r));
       ++q.pending;
       ++res_.local_invocations[n];
       ++res_.bucket_local[n][bucket];
@@ -285,7 +287,7 @@ void PrismServing::dispatch(uint32_t r) {
       pass_msgs_.emplace_back(best->server, m);
     }
     msgs_[m].bytes += bytes;
-    msgs_[m].work.push_back({best->gpu, compute_op(OpKind::kExpertCompute, pass.layer, tokens)});
+    msgs_[m].work.push_back({best->gpu, compute_op(OpKind::kExpertCompute, pass.layer, tokens, w_.pass_expert[i])});
   }
   for (const auto& [dst, m] : pass_msgs_) {
     p_.invoke(n, dst, pass.layer, msgs_[m].bytes, msgs_[m].work, this, token_of(kRemote, m));
