@@ -238,6 +238,12 @@ std::string link_address(size_t k, int side) {
          std::to_string(base & 255);
 }
 
+// The control link of server n: /31 10.254.<2n/256>.<2n%256>, side 0 the root namespace's, 1 the server's.
+std::string control_link_address(size_t n, int side) {
+  const uint64_t base = 2 * static_cast<uint64_t>(n) + static_cast<uint64_t>(side);
+  return "10.254." + std::to_string((base >> 8) & 255) + "." + std::to_string(base & 255);
+}
+
 std::string rate_arg(double bandwidth) { return std::to_string(std::llround(bandwidth)) + "bps"; }
 
 // tbf's bucket holds 1 ms of traffic (at least 32 KiB: several full-size frames, so that a hrtimer's wake-up
@@ -343,6 +349,25 @@ std::vector<std::string> EmulatedNetwork::list_namespaces(const std::string& run
   return namespaces_with(run_prefix);
 }
 
+namespace {
+
+// The root ends of a run's control links: a namespace's deletion takes its veths, but the kernel removes the
+// peers in the root namespace later, from a work queue; deleting them first leaves nothing behind at once.
+void remove_control_links(const std::string& run_id) {
+  const std::string prefix = EmulatedNetwork::veth_prefix(run_id) + "c";
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir("/sys/class/net")) {
+    while (const dirent* e = ::readdir(d))
+      if (std::string(e->d_name).rfind(prefix, 0) == 0) names.emplace_back(e->d_name);
+    ::closedir(d);
+  }
+  if (names.empty()) return;
+  const std::string ip = find_program("ip");
+  for (const auto& name : names) run_tool({ip, "link", "del", name});
+}
+
+}  // namespace
+
 void EmulatedNetwork::remove_stale(const std::string& run_prefix) {
   for (const auto& name : namespaces_with(run_prefix)) {
     const std::string run = run_of(name);
@@ -355,6 +380,7 @@ void EmulatedNetwork::remove_stale(const std::string& run_prefix) {
 }
 
 void EmulatedNetwork::remove_run(const std::string& run_id) {
+  remove_control_links(run_id);
   for (const auto& name : namespaces_with(run_id + "-"))
     if (run_of(name) == run_id) remove_namespace_named(name);
 }
@@ -394,6 +420,14 @@ void build(EmulatedNetwork::State& st, const std::string& ip, const std::string&
     must({ip, "-n", st.ns[n], "addr", "add", st.addresses[n] + "/32", "dev", "lo"});
   }
   const std::string vp = EmulatedNetwork::veth_prefix(spec.run_id);
+  for (size_t n = 0; spec.control && n < st.ns.size(); ++n) {
+    const std::string root_end = vp + "c" + hex(n), server_end = vp + "C" + hex(n);
+    must({ip, "link", "add", root_end, "type", "veth", "peer", "name", server_end, "netns", st.ns[n]});
+    must({ip, "addr", "add", control_link_address(n, 0) + "/31", "dev", root_end});
+    must({ip, "link", "set", root_end, "up"});
+    must({ip, "-n", st.ns[n], "addr", "add", control_link_address(n, 1) + "/31", "dev", server_end});
+    must({ip, "-n", st.ns[n], "link", "set", server_end, "up"});
+  }
   for (size_t k = 0; k < spec.links.size(); ++k) {
     const auto& l = spec.links[k];
     auto& link = st.links[k];
@@ -471,6 +505,12 @@ EmulatedNetwork::~EmulatedNetwork() { teardown(); }
 void EmulatedNetwork::teardown() noexcept {
   if (!state_ || state_->torn_down) return;
   kill_all();
+  if (state_->spec.control) {
+    try {
+      remove_control_links(state_->spec.run_id);
+    } catch (...) {  // the namespaces' deletion below takes them, a little later
+    }
+  }
   for (size_t i = 0; i < state_->ns.size(); ++i) {
     try {
       remove_namespace_named(state_->ns[i]);
@@ -486,6 +526,10 @@ const std::string& EmulatedNetwork::run_id() const { return state_->spec.run_id;
 const std::string& EmulatedNetwork::address(uint32_t server) const { return state_->addresses.at(server); }
 const std::string& EmulatedNetwork::ns_name(uint32_t server) const { return state_->ns.at(server); }
 bool EmulatedNetwork::kernel_latency() const { return state_->kernel_latency; }
+
+std::string EmulatedNetwork::control_address(uint32_t server) const {
+  return state_->spec.control ? control_link_address(server, 1) : "";
+}
 
 Json EmulatedNetwork::describe() const {
   const State& st = *state_;

@@ -10,6 +10,10 @@
 //     that a crash leaves nothing behind there), named "m<hash4>s<server hex>l<k hex>" (interface names
 //     have at most 15 characters; hash4 is the run id's hash, so an interface tells its run), with the /31
 //     10.<2k/65536>.<2k/256%256>.<2k%256> (RFC 3021 point-to-point: both addresses usable);
+//   - with NetEmulationSpec::control, a control link per server from the root namespace (the coordinator's):
+//     a veth pair "m<hash4>c<server hex>" (root side) / "m<hash4>C<server hex>" (the server's), not shaped,
+//     with the /31 10.254.<2n/256>.<2n%256> (root side) and control_address(n) = the next address (the
+//     server's). Deleting the namespace deletes the pair, root side included;
 //   - a route per other server through next_hop, with the source hint of the server's own address, so that
 //     replies route back over /32 addresses every server knows; ip_forward on in every namespace (multi-hop
 //     routes) and rp_filter off (a next_hop table need not be symmetric);
@@ -63,6 +67,8 @@ struct NetEmulationSpec {
   // digits, when it has any, are the pid of the process that owns the run (remove_stale() deletes the
   // namespaces of runs whose pid is gone): use new_run_id().
   std::string run_id;
+  // A control link per server from the root namespace (unshaped): for a coordinator outside the cluster.
+  bool control = false;
 };
 
 // One server process that ended: its pid, server and wait status (WIFEXITED / WIFSIGNALED decode it).
@@ -132,6 +138,8 @@ class EmulatedNetwork {
   const std::string& run_id() const;
   const std::string& address(uint32_t server) const;  // "10.255.0.2", reachable from every other server
   const std::string& ns_name(uint32_t server) const;   // "moesim-R-2"
+  // The server's end of its control link, reachable from the root namespace ("" without spec.control).
+  std::string control_address(uint32_t server) const;
   // True when the links' latencies are applied by the kernel (netem); false when only their bandwidth is
   // (tbf) and the caller must delay each message by its link's latency itself.
   bool kernel_latency() const;

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -54,6 +56,42 @@ TEST_F(NetEmulation, FullMeshConnectsEveryPairAndTeardownRemovesEverything) {
   net.teardown();
   net.teardown();  // idempotent
   expect_nothing_left(run);
+}
+
+// The control links join the root namespace (a coordinator) to each server, unshaped, and go with the run.
+TEST_F(NetEmulation, ControlLinksReachEachServerFromTheRootNamespace) {
+  const std::string run = new_run();
+  NetEmulationSpec spec = full_mesh(2, run);
+  spec.control = true;
+  EmulatedNetwork net = EmulatedNetwork::create(spec);
+  EXPECT_EQ(net.control_address(0), "10.254.0.1");
+  EXPECT_EQ(net.control_address(1), "10.254.0.3");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const sockaddr_in at = testing::address_of(net.control_address(1));
+  const pid_t listener = in_namespace(net.ns_name(1), [&] {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s, reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0 || ::listen(s, 1) != 0) return 1;
+    (void)!::write(ready[1], "r", 1);
+    const int c = ::accept(s, nullptr, nullptr);
+    char buf[16];
+    return c >= 0 && ::read(c, buf, sizeof buf) == 5 ? 0 : 2;
+  });
+  char r = 0;
+  ASSERT_EQ(::read(ready[0], &r, 1), 1);
+  const int c = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(::connect(c, reinterpret_cast<const sockaddr*>(&at), sizeof at), 0) << std::strerror(errno);
+  ASSERT_EQ(::write(c, "hello", 5), 5);
+  ::close(c);
+  EXPECT_EQ(wait_exit_code(listener), 0);
+  const std::string vp = EmulatedNetwork::veth_prefix(run);
+  EXPECT_EQ(interfaces_with(vp), 2);  // the root ends of the two control links
+  net.teardown();
+  expect_nothing_left(run);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST_F(NetEmulation, ChainRoutesThroughTheMiddleServer) {
