@@ -1,6 +1,8 @@
 #include "exec/expert_client.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -49,6 +51,10 @@ ComputeResult result_of(const cluster::ComputeReply& rep) {
 struct ExpertClient::Impl {
   std::string secret;
   std::unique_ptr<cluster::ExpertService::Stub> stub;
+  // Asynchronous calls whose state (holding a reference to the channel) is not destroyed yet.
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t in_flight = 0;
 
   void prepare(grpc::ClientContext& ctx, double timeout_s) const {
     ctx.AddMetadata(kSecretMetadataKey, secret);
@@ -98,17 +104,37 @@ ExpertClient::ExpertClient(std::string address, std::string secret, uint64_t max
       grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
 }
 
-ExpertClient::~ExpertClient() = default;
+// A call's ClientContext holds a reference to the channel, and gRPC destroys the call's callback (and with it
+// the context) on one of its own threads. Were that the channel's last reference, the channel would release
+// gRPC's shared callback queue from one of that queue's threads, which joins itself and frees the queue twice
+// (found under ASan). So the client outlives every call's state: the channel's last reference is dropped here.
+ExpertClient::~ExpertClient() {
+  std::unique_lock lock(impl_->mu);
+  impl_->cv.wait(lock, [&] { return impl_->in_flight == 0; });
+}
 
 std::future<ComputeResult> ExpertClient::compute_async(const ComputeCall& call, double timeout_s) {
   // What the call needs lives until its callback, which gRPC runs on its own thread.
   struct Call {
+    explicit Call(Impl* impl) : release{impl} {}
+    struct Release {  // the first member, so destroyed last: after the context let go of the channel
+      Impl* impl;
+      ~Release() {
+        const std::lock_guard lock(impl->mu);
+        --impl->in_flight;
+        impl->cv.notify_all();
+      }
+    } release;
     grpc::ClientContext ctx;
     cluster::ComputeRequest req;
     cluster::ComputeReply rep;
     std::promise<ComputeResult> promise;
   };
-  auto c = std::make_shared<Call>();
+  {
+    const std::lock_guard lock(impl_->mu);
+    ++impl_->in_flight;
+  }
+  auto c = std::make_shared<Call>(impl_.get());
   c->req = request_of(call);
   impl_->prepare(c->ctx, timeout_s);
   auto future = c->promise.get_future();

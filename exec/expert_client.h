@@ -8,7 +8,8 @@
 // gRPC's status code and the server's message, e.g. "expert server 10.0.0.2:7000: Compute: INVALID_ARGUMENT:
 // work[2].expert: 70 >= 64 experts".
 //
-// Thread safety: all methods may be called concurrently. Destroy a client only when its futures are ready.
+// Thread safety: all methods may be called concurrently. The destructor waits for the calls in flight (each
+// ends by its deadline at the latest).
 #pragma once
 
 #include <cstdint>

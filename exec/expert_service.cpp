@@ -301,7 +301,8 @@ class Service final : public cluster::ExpertService::CallbackService {
   void dispatch(const cluster::ComputeRequest& req, cluster::ComputeReply* rep,
                 std::vector<std::shared_ptr<const ExpertTensors>> tensors, grpc::ServerUnaryReactor* reactor) {
     const uint32_t hidden = weights_.shape().hidden, inter = weights_.shape().inter;
-    rep->mutable_outputs()->resize(req.activations().size());
+    std::string& outputs = *rep->mutable_outputs();  // sized once: the units write into it while works are queued
+    outputs.resize(req.activations().size());
     auto job = std::make_shared<ComputeJob>();
     job->reactor = reactor;
     job->reply = rep;
@@ -313,7 +314,7 @@ class Service final : public cluster::ExpertService::CallbackService {
       row += w.tokens();
       cluster::WorkTiming* timing = rep->add_timing();
       units_.push(w.gpu(), [this, job, timing, unit = w.gpu(), tokens = w.tokens(), hidden, inter,
-                            in = req.activations().data() + offset, out = rep->mutable_outputs()->data() + offset,
+                            in = req.activations().data() + offset, out = outputs.data() + offset,
                             bytes, t = std::move(tensors[static_cast<size_t>(i)])] {
         timing->set_start(monotonic_seconds());
         if (opts_.before_compute) opts_.before_compute(unit);
