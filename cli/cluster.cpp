@@ -15,7 +15,16 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--migrate-every", a->migrate_every,
                  "re-plan every interval and migrate when Prism's Eq. 4 holds (e.g. 5m; default: never)");
-  app.add_option("--duration", a->duration, "requests arrive during this simulated time")->capture_default_str();
+  app.add_option("--duration", a->duration,
+                 "requests arrive during this time (simulated; real with --platform exec) [default: 30m for sim]");
+  app.add_option("--platform", a->platform,
+                 "sim (simulated time) or exec (real server processes: an emulated cluster, or servers started "
+                 "by a launcher)")->capture_default_str();
+  app.add_option("--launch", a->launch,
+                 "with --platform exec: netns (start each server here in its own network namespace; root) or none "
+                 "(servers started by srun or another launcher publish in --rendezvous)")->capture_default_str();
+  app.add_option("--rendezvous", a->rendezvous, "with --platform exec: the folder where the servers publish their addresses");
+  app.add_option("--secret-file", a->secret_file, "with --launch none: the run's secret (default: DIR/secret)");
   app.add_option("--seed", a->seed, "seed of the arrivals, the random draws and the random placements")
       ->capture_default_str();
   app.add_option("--profile-tokens", a->profile_tokens,

@@ -1,5 +1,7 @@
 #include "exec/expert_service.h"
 
+#include <future>
+
 #include <time.h>
 
 #include <atomic>
@@ -281,12 +283,7 @@ class Service final : public cluster::ExpertService::CallbackService {
   Units& units_;
 
   grpc::Status authorize(const grpc::CallbackServerContext& ctx) const {
-    const auto& md = ctx.client_metadata();
-    const auto range = md.equal_range(kSecretMetadataKey);
-    const bool one = range.first != md.end() && std::next(range.first) == range.second;
-    if (one && secret_equal(std::string_view(range.first->second.data(), range.first->second.size()),
-                            opts_.secret))
-      return grpc::Status::OK;
+    if (carries_secret(ctx.client_metadata(), opts_.secret)) return grpc::Status::OK;
     return {grpc::StatusCode::UNAUTHENTICATED, std::string("missing or wrong ") + kSecretMetadataKey};
   }
 
@@ -391,6 +388,23 @@ int ExpertServer::port() const { return impl_->port; }
 std::string ExpertServer::address() const { return host_of(impl_->opts.address) + ":" + std::to_string(port()); }
 uint64_t ExpertServer::max_message_bytes() const { return impl_->max_bytes; }
 const ExpertWeights& ExpertServer::weights() const { return impl_->weights; }
+
+std::pair<double, double> ExpertServer::run_on_unit(uint32_t unit, const std::function<void()>& task) {
+  if (unit >= impl_->opts.units)
+    throw Error("expert server: unit " + std::to_string(unit) + " >= " + std::to_string(impl_->opts.units) + " units");
+  std::promise<std::pair<double, double>> done;
+  std::future<std::pair<double, double>> result = done.get_future();
+  impl_->units.push(unit, [&] {
+    const double start = monotonic_seconds();
+    try {
+      task();
+      done.set_value({start, monotonic_seconds()});
+    } catch (...) {
+      done.set_exception(std::current_exception());
+    }
+  });
+  return result.get();
+}
 
 void ExpertServer::wait() {
   if (impl_->server) impl_->server->Wait();

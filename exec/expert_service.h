@@ -103,6 +103,10 @@ class ExpertServer {
   std::string address() const;      // the address's host with port()
   uint64_t max_message_bytes() const;
   const ExpertWeights& weights() const;
+  // Runs `task` on unit `unit`'s worker, behind what is queued there, and waits for it: the server's other
+  // work on its units (a cluster layer's dense part) shares their FIFO queues with the experts. Returns the
+  // task's (start, end) on CLOCK_MONOTONIC; moesim::Error for a unit out of range.
+  std::pair<double, double> run_on_unit(uint32_t unit, const std::function<void()>& task);
   void wait();      // blocks until shutdown() (a server process's main thread)
   void shutdown();  // stops accepting, finishes the calls in flight, joins the units; idempotent
 

@@ -7,6 +7,8 @@
 // weights; validate() then checks that the parsed request is self-consistent.
 #pragma once
 
+#include <iterator>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -51,5 +53,13 @@ grpc::Status validate(const cluster::DropRequest& req, const ModelShape& shape);
 // peer cannot guess the secret byte by byte from response times); only the lengths may leak.
 inline constexpr char kSecretMetadataKey[] = "x-moesim-secret";
 bool secret_equal(std::string_view given, std::string_view secret);
+// Whether a call's metadata (a server context's client_metadata()) carries exactly one kSecretMetadataKey
+// equal to `secret`: every service of the cluster admits a call by it.
+template <class Metadata>
+bool carries_secret(const Metadata& md, std::string_view secret) {
+  const auto range = md.equal_range(kSecretMetadataKey);
+  if (range.first == md.end() || std::next(range.first) != range.second) return false;
+  return secret_equal(std::string_view(range.first->second.data(), range.first->second.size()), secret);
+}
 
 }  // namespace moesim::exec

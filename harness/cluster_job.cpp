@@ -12,6 +12,7 @@
 #include "core/placement.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/real_cluster.h"
 #include "serving/system.h"
 #include "serving/cluster_serving.h"
 #include "sim/sim_cluster_platform.h"
@@ -48,10 +49,16 @@ void timeline_window_option(const std::string& text, serving::ClusterOptions& op
 }
 
 std::string summary_text(const serving::ClusterInput& in, const Json& j) {
-  std::string t = strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, simulated %s\n",
+  const bool real = j["platform"]["kind"] == "exec";
+  std::string t = strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, %s %s\n",
                             in.servers.size(), in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
-                            static_cast<unsigned long long>(j["requests"].get<uint64_t>()),
+                            static_cast<unsigned long long>(j["requests"].get<uint64_t>()), real ? "ran" : "simulated",
                             format_seconds(j["simulated_s"].get<double>()).c_str());
+  if (real)
+    t += strprintf("platform: exec, %s launch, %llu calls to the servers%s\n",
+                   j["platform"]["launch"].get<std::string>().c_str(),
+                   static_cast<unsigned long long>(j["platform"]["calls"].get<uint64_t>()),
+                   j["platform"].value("cores_shared", false) ? " (servers share CPU cores)" : "");
   const Json& lat = j["latency"];
   t += strprintf("latency:   mean %s  p50 %s  p90 %s  p99 %s  (s)\n", num_or_dash(lat["mean_s"], "%.3f").c_str(),
                  num_or_dash(lat["p50_s"], "%.3f").c_str(), num_or_dash(lat["p90_s"], "%.3f").c_str(),
@@ -107,7 +114,13 @@ std::string cluster_output(const ClusterArgs& a) {
   serving::ClusterOptions opt;
   opt.system = a.system;
   opt.placement = a.placement;
-  opt.duration_s = duration_option("--duration", a.duration);
+  if (a.platform != "sim" && a.platform != "exec")
+    throw UsageError("--platform must be sim or exec (got '" + a.platform + "')");
+  const bool real = a.platform == "exec";
+  // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an hour.
+  if (real && a.duration.empty()) throw UsageError("--platform exec runs in real time: give --duration (e.g. 1m)");
+  if (real && !a.timeline.empty()) throw UsageError("--timeline is the simulator's; --platform exec has none");
+  opt.duration_s = duration_option("--duration", a.duration.empty() ? "30m" : a.duration);
   if (!a.migrate_every.empty()) {
     opt.migrate_every_s = duration_option("--migrate-every", a.migrate_every);
     // Each check runs the placement policy on the whole cluster: a few thousand are minutes of planning.
@@ -132,14 +145,29 @@ std::string cluster_output(const ClusterArgs& a) {
 
   const ClusterSpec spec = load_cluster_spec(a.spec);
   const serving::ClusterInput in = serving::load_cluster_input(spec);
-  Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), "simulated s");
+  Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), real ? "s" : "simulated s");
   opt.on_progress = [&bar](double now) { bar.set(static_cast<uint64_t>(now)); };
-  const serving::ClusterResult r = simulate_cluster(in, opt);
+  serving::ClusterResult r;
+  Json platform = {{"kind", "sim"}};
+  if (real) {
+    RealClusterArgs ra;
+    ra.launch = a.launch;
+    ra.rendezvous = a.rendezvous;
+    ra.secret_file = a.secret_file;
+    ra.weight_seed = a.seed;
+    RealClusterRun run = run_real_cluster(a.spec, in, opt, ra);
+    r = std::move(run.result);
+    platform = run.platform;
+    platform["calls"] = run.records.size();
+  } else {
+    r = simulate_cluster(in, opt);
+  }
   bar.finish();
 
   Json config;
   config["spec"] = a.spec;
   Json j = serving::cluster_result_json(in, opt, r);
+  j["platform"] = platform;
   if (!a.timeline.empty()) serving::write_cluster_timeline(a.timeline, in, r);
   if (a.json) {
     Json out;

@@ -1,6 +1,7 @@
 // `moesim cluster`: Prism's edge cluster (Accelerating Edge Inference for Distributed MoE Models with
 // Latency-Optimized Expert Placement) in simulated time.
 //   moesim cluster SERVERS.json --placement P [--migrate-every 5m] [--duration 30m] [--seed N]
+//                  [--platform sim|exec [--launch netns|none] [--rendezvous DIR] [--secret-file F]]
 //                  [--profile-tokens K] [--draw round-robin|random] [--bucket 1m] [--json] [-o F]
 //                  [--timeline F [--timeline-window A:B]]
 // The system is serving/cluster_serving.h's (the registry's prism), on sim/sim_cluster_platform.h; SERVERS.json
@@ -18,8 +19,10 @@
 namespace moesim::harness {
 
 struct ClusterArgs {
-  std::string spec, system = "prism", placement, migrate_every, duration = "30m", bucket = "1m", draw = "round-robin", out = "-",
+  std::string spec, system = "prism", placement, migrate_every, duration, bucket = "1m", draw = "round-robin", out = "-",
                                                timeline, timeline_window;
+  // sim, or exec: real server processes (harness/real_cluster.h), launched as `launch` says.
+  std::string platform = "sim", launch = "netns", rendezvous, secret_file;
   uint64_t seed = 1, profile_tokens = 1000;
   bool json = false;
 };
