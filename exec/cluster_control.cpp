@@ -26,6 +26,8 @@ std::vector<float> random_values(Rng& rng, uint64_t n) {
 }
 
 void fill_reply(const ControlTiming& t, cluster::ControlReply* rep) {
+  rep->set_received(t.received);
+  rep->set_replied(monotonic_seconds());
   rep->set_start(t.start);
   rep->set_end(t.end);
   rep->set_peer_arrived(t.peer_arrived);
@@ -59,6 +61,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   }
 
   grpc::Status Dense(grpc::ServerContext* ctx, const cluster::DenseRequest* req, cluster::ControlReply* rep) override {
+    const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (req->tokens() == 0 || req->tokens() > kMaxDenseTokens)
       return {grpc::StatusCode::INVALID_ARGUMENT, "tokens: " + std::to_string(req->tokens()) + " not in [1, " +
@@ -66,6 +69,7 @@ class ControlService final : public cluster::ClusterControl::Service {
     try {
       const uint32_t tokens = req->tokens();
       ControlTiming t;
+      t.received = received;
       std::tie(t.start, t.end) = experts_.run_on_unit(req->unit(), [&] {
         if (dense_.empty()) return;
         std::vector<float> x(static_cast<size_t>(tokens) * opts_.dense_cols, 0.5f);
@@ -80,6 +84,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   }
 
   grpc::Status Invoke(grpc::ServerContext* ctx, const cluster::InvokeRequest* req, cluster::ControlReply* rep) override {
+    const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (grpc::Status s = check_peer(req->peer()); !s.ok()) return s;
     ComputeCall call;
@@ -98,8 +103,9 @@ class ControlService final : public cluster::ClusterControl::Service {
       call.activations = random_values(rng_, tokens * hidden_);
     }
     try {
-      if (req->peer() == opts_.self) return local(call, rep);
+      if (req->peer() == opts_.self) return local(call, received, rep);
       ControlTiming t;
+      t.received = received;
       t.start = monotonic_seconds();
       sleep_s(latency(req->peer()));
       const ComputeResult r = peers_[req->peer()]->compute(call);
@@ -116,6 +122,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   }
 
   grpc::Status Push(grpc::ServerContext* ctx, const cluster::PushRequest* req, cluster::ControlReply* rep) override {
+    const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (grpc::Status s = check_peer(req->peer()); !s.ok()) return s;
     const std::shared_ptr<const ExpertTensors> w = experts_.weights().get(req->layer(), req->expert());
@@ -124,6 +131,7 @@ class ControlService final : public cluster::ClusterControl::Service {
               "expert " + std::to_string(req->layer()) + ":" + std::to_string(req->expert()) + " is not held here"};
     try {
       ControlTiming t;
+      t.received = received;
       t.start = monotonic_seconds();
       sleep_s(latency(req->peer()));
       peers_[req->peer()]->load_expert(req->layer(), req->expert(), *w);
@@ -155,9 +163,10 @@ class ControlService final : public cluster::ClusterControl::Service {
   }
   // An invocation of this server's own experts: each work on its unit, in the units' FIFO, as its peers' are
   // (no network, no extra call).
-  grpc::Status local(const ComputeCall& call, cluster::ControlReply* rep) {
+  grpc::Status local(const ComputeCall& call, double received, cluster::ControlReply* rep) {
     const ModelShape& shape = experts_.weights().shape();
     ControlTiming t;
+    t.received = received;
     t.start = monotonic_seconds();
     const float* x = call.activations.data();
     for (const RemoteWork& w : call.works) {
@@ -245,6 +254,8 @@ struct ClusterControlClient::Impl {
     t.end = rep.end();
     t.peer_arrived = rep.peer_arrived();
     t.peer_sent = rep.peer_sent();
+    t.received = rep.received();
+    t.replied = rep.replied();
     for (const auto& w : rep.work()) t.works.emplace_back(w.start(), w.end());
     return t;
   }

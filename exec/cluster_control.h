@@ -39,6 +39,7 @@ struct ClusterControlOptions {
 // The times a control call reports (CLOCK_MONOTONIC seconds on the server).
 struct ControlTiming {
   double start = 0, end = 0, peer_arrived = 0, peer_sent = 0;
+  double received = 0, replied = 0;  // the call's arrival at the server and its reply
   std::vector<std::pair<double, double>> works;
 };
 

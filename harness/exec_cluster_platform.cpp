@@ -222,7 +222,8 @@ void ExecClusterPlatform::run() {
       ExecCallRecord& rec = records_[d.record];
       rec.returned = d.timing.end;
       rec.timing = d.call;
-      for (double* t : {&rec.timing.start, &rec.timing.end, &rec.timing.peer_arrived, &rec.timing.peer_sent})
+      for (double* t : {&rec.timing.start, &rec.timing.end, &rec.timing.peer_arrived, &rec.timing.peer_sent,
+                        &rec.timing.received, &rec.timing.replied})
         if (*t != 0) *t -= t0_;
       for (auto& [a, b] : rec.timing.works) {
         a -= t0_;

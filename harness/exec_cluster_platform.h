@@ -44,6 +44,8 @@ struct CallTiming {
   // Invoke: when the activations reached the peer, its units' work, and when it replied.
   double peer_arrived = 0, peer_sent = 0;
   std::vector<std::pair<double, double>> works;
+  // When the server took the call and replied (0: not known): the coordinator's dispatch around the work.
+  double received = 0, replied = 0;
 };
 
 // What the coordinator asks of one server process: blocking calls, safe to call from several threads at

@@ -24,9 +24,10 @@ class ControlCalls : public ServerCalls {
       : client_(address, secret), self_(self) {}
   CallTiming compute(uint32_t unit, uint32_t layer, uint32_t expert, uint32_t tokens) override {
     const exec::ControlTiming t = client_.invoke(self_, layer, {{expert, unit, tokens}});
-    CallTiming c;
+    CallTiming c = timing(t);
     c.start = t.works.empty() ? t.start : t.works[0].first;
     c.end = t.works.empty() ? t.end : t.works[0].second;
+    c.works.clear();
     return c;
   }
   CallTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens) override {
@@ -50,6 +51,8 @@ class ControlCalls : public ServerCalls {
     c.peer_arrived = t.peer_arrived;
     c.peer_sent = t.peer_sent;
     c.works = t.works;
+    c.received = t.received;
+    c.replied = t.replied;
     return c;
   }
   exec::ClusterControlClient client_;

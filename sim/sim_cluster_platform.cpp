@@ -50,26 +50,27 @@ class SimClusterPlatform::Server : public ServerPlatform {
       if (gpus_[g].free_at < gpus_[best].free_at) best = g;
     submit_on(best, op, sink, token);
   }
-  // Queues `op` on GPU `unit` now; returns its end.
-  double run_on(uint32_t unit, const Op& op) {
+  // Queues `op` on GPU `unit`, ready at `ready` (now or later); returns its start and end.
+  std::pair<double, double> run_on(uint32_t unit, const Op& op, double ready) {
     if (unit >= gpus_.size())
       throw Error("cluster: server \"" + name_ + "\" has no GPU " + std::to_string(unit));
-    const double d = estimate(op);
-    const double end = gpus_[unit].submit(c_.now(), d, op.bytes);
+    const double replayed = c_.opt_.unit_seconds ? c_.opt_.unit_seconds(index_, op) : -1;
+    const double d = replayed >= 0 ? replayed : estimate(op);
+    const double end = gpus_[unit].submit(ready, d, op.bytes);
     c_.record(index_, unit, end - d, end, slice_kind(op), op.layer);
-    return end;
+    return {end - d, end};
   }
   void submit_on(uint32_t unit, const Op& op, OpSink* sink, uint32_t token) override {
-    const double end = run_on(unit, op);
-    const double d = estimate(op);
+    const double pre = c_.call_seconds(index_, op, false), post = c_.call_seconds(index_, op, true);
+    const auto [start, end] = run_on(unit, op, c_.now() + pre);
     Pending p;
     p.sink = sink;
     p.token = token;
-    p.timing.start = end - d;
-    p.timing.end = end;
+    p.timing.start = start;
+    p.timing.end = end + post;
     p.timing.unit = unit;
     p.timing.submitted = c_.now();
-    c_.engine_.schedule(end, &c_, c_.pend(p));
+    c_.engine_.schedule(end + post, &c_, c_.pend(p));
   }
   double unit_free_at(ResourceClass r, uint32_t unit) const override {
     return r == ResourceClass::kGpu && unit < gpus_.size() ? gpus_[unit].free_at : 0;
@@ -172,11 +173,26 @@ double SimClusterPlatform::hop(uint32_t link, double ready, uint64_t bytes, uint
   return arrive;
 }
 
-void SimClusterPlatform::start_route(uint32_t id) {
+double SimClusterPlatform::call_seconds(uint32_t server, const Op& op, bool after) const {
+  const double replayed = opt_.call_seconds ? opt_.call_seconds(server, op, after) : -1;
+  return replayed >= 0 ? replayed : opt_.call_overhead_s / 2;
+}
+
+void SimClusterPlatform::start_route(uint32_t id, double ready) {
   Pending& p = pending_[id];
   p.hop = 0;
+  p.direct = false;
+  if (p.stage != Pending::kMessage && opt_.transfer_seconds) {
+    const bool back = p.stage == Pending::kBack;  // then from and to are swapped: the invocation's are to, from
+    const double t = opt_.transfer_seconds(back ? p.to : p.from, back ? p.from : p.to, p.layer, p.bytes, back);
+    if (t >= 0) {
+      p.direct = true;
+      engine_.schedule(ready + t, this, id);
+      return;
+    }
+  }
   const std::vector<uint32_t>& route = net_.route(p.from, p.to);
-  engine_.schedule(route.empty() ? now() : hop(route[0], now(), p.bytes, p.kind, p.layer), this, id);
+  engine_.schedule(route.empty() ? ready : hop(route[0], ready, p.bytes, p.kind, p.layer), this, id);
 }
 
 SimClusterPlatform::Pending SimClusterPlatform::message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer,
@@ -196,7 +212,7 @@ void SimClusterPlatform::send(uint32_t from, uint32_t to, const Op& op, OpSink* 
   Pending p = message(from, to, op.bytes, op.layer, sink, token);
   p.kind = slice_kind(op);
   p.stage = Pending::kMessage;
-  start_route(pend(std::move(p)));
+  start_route(pend(std::move(p)), now());
 }
 
 void SimClusterPlatform::invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes,
@@ -205,7 +221,14 @@ void SimClusterPlatform::invoke(uint32_t from, uint32_t to, uint16_t layer, uint
   p.kind = 2;
   p.stage = Pending::kThere;
   p.works = works;
-  start_route(pend(std::move(p)));
+  Op call;
+  call.kind = OpKind::kTransfer;
+  call.resource = ResourceClass::kLink;
+  call.layer = layer;
+  call.bytes = bytes;
+  const double pre = call_seconds(from, call, false) + opt_.invoke_overhead_s / 2;
+  p.post = call_seconds(from, call, true) + opt_.invoke_overhead_s / 2;
+  start_route(pend(std::move(p)), now() + pre);
 }
 
 void SimClusterPlatform::wake_at(double t, OpSink* sink, uint32_t token) {
@@ -219,7 +242,7 @@ void SimClusterPlatform::wake_at(double t, OpSink* sink, uint32_t token) {
 void SimClusterPlatform::on_event(uint64_t arg) {
   const auto id = static_cast<uint32_t>(arg);
   Pending& p = pending_[id];
-  if (p.stage == Pending::kMessage || p.stage == Pending::kThere || p.stage == Pending::kBack) {
+  if (!p.direct && (p.stage == Pending::kMessage || p.stage == Pending::kThere || p.stage == Pending::kBack)) {
     const std::vector<uint32_t>& route = net_.route(p.from, p.to);
     if (++p.hop < route.size()) {
       engine_.schedule(hop(route[p.hop], now(), p.bytes, p.kind, p.layer), this, id);
@@ -228,7 +251,7 @@ void SimClusterPlatform::on_event(uint64_t arg) {
   }
   if (p.stage == Pending::kThere) {  // arrived: every work queues on its GPU now
     double done = now();
-    for (const RemoteWork& w : p.works) done = std::max(done, servers_[p.to]->run_on(w.unit, w.op));
+    for (const RemoteWork& w : p.works) done = std::max(done, servers_[p.to]->run_on(w.unit, w.op, now()).second);
     p.stage = Pending::kComputed;
     engine_.schedule(done, this, id);
     return;
@@ -236,7 +259,12 @@ void SimClusterPlatform::on_event(uint64_t arg) {
   if (p.stage == Pending::kComputed) {  // the results go back
     std::swap(p.from, p.to);
     p.stage = Pending::kBack;
-    return start_route(id);
+    return start_route(id, now());
+  }
+  if (p.stage == Pending::kBack && p.post > 0) {  // back: the coordinator hears of it after the call's tail
+    p.stage = Pending::kPost;
+    engine_.schedule(now() + p.post, this, id);
+    return;
   }
   if (p.stage != Pending::kDone) p.timing.end = now();
   OpSink* sink = p.sink;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -43,6 +44,18 @@ double cluster_op_seconds(const CostModel& cost, const HardwareProfile& hw, cons
 struct SimClusterOptions {
   bool record_timeline = false;
   double timeline_from_s = 0, timeline_to_s = std::numeric_limits<double>::infinity();
+  // What a real cluster adds around the model, for `validate --cluster` (none in a plain simulation):
+  // every server op and every invocation is a call from the coordinator, half of call_overhead_s before the
+  // op reaches its unit (or the activations leave), half after it ends (or they are back), on no unit; an
+  // invocation costs invoke_overhead_s more (its remote call's fixed cost beyond the links).
+  double call_overhead_s = 0, invoke_overhead_s = 0;
+  // Replay (the structure check): durations measured in a real run instead of the model's. An empty hook,
+  // or one that answers < 0, leaves the model's. unit_seconds: an op's time on its unit. call_seconds: the
+  // call's time before (after = false) or after its op. transfer_seconds: an invocation's way there (back =
+  // false) or back, measured with its queueing, so it replaces the links and holds none of them.
+  std::function<double(uint32_t server, const Op& op)> unit_seconds;
+  std::function<double(uint32_t server, const Op& op, bool after)> call_seconds;
+  std::function<double(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, bool back)> transfer_seconds;
 };
 
 class SimClusterPlatform : public ClusterPlatform, private EventHandler {
@@ -84,11 +97,14 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
     uint64_t bytes = 0;
     uint16_t layer = 0;
     uint8_t kind = 0;
-    enum Stage : uint8_t { kDone, kMessage, kThere, kComputed, kBack } stage = kDone;
+    enum Stage : uint8_t { kDone, kMessage, kThere, kComputed, kBack, kPost } stage = kDone;
+    double post = 0;      // the call's time after its op, before the sink hears of it
+    bool direct = false;  // this way was a replayed duration, not the links' hops
     std::vector<RemoteWork> works;  // an invocation's, computed at `to` when it arrives
   };
   void on_event(uint64_t arg) override;
-  void start_route(uint32_t id);
+  void start_route(uint32_t id, double ready);
+  double call_seconds(uint32_t server, const Op& op, bool after) const;
   Pending message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer, OpSink* sink, uint32_t token) const;
   uint32_t pend(Pending p);
   double hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer);
