@@ -19,6 +19,7 @@ void setup(CLI::App& app) {
   app.add_flag("--emulate-latency", a->emulate_latency,
                "wait each route's latency in user space before sending and after a reply (links shaped by tbf)");
   app.add_option("--seed", a->seed, "seed of the synthetic weights")->capture_default_str();
+  app.add_option("--store", a->store, "hold the experts of this store (`moesim pack` of the model) instead");
   app.add_option("--max-tokens", a->max_tokens, "tokens per request, which bounds every message")->capture_default_str();
   app.add_option("--ready-timeout", a->ready_timeout, "how long to wait for the peers' addresses")->capture_default_str();
   app.callback([a] { run_cluster_server(*a); });

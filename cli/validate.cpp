@@ -2,6 +2,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "cli/command.h"
+#include "harness/cluster_validation.h"
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
 #include "harness/log_validation.h"
@@ -92,7 +93,33 @@ void setup(CLI::App& app) {
                  "(SPEC.json: models, trace pairs, systems, budgets, batch, I/O variants; docs/exec.md, \"A held-out "
                  "matrix\"): a table of each cell's structure and cost errors with their verdicts; --csv one row per "
                  "cell (experiments/validate-matrix/plot.py draws it)");
-  app.callback([&app, va, la, ma] {
+  auto ca = std::make_shared<harness::ClusterValidateArgs>();
+  app.add_option("--cluster", ca->spec,
+                 "validate the cluster simulator against real server processes (SERVERS.json; `cluster --platform "
+                 "exec`): errors.structure.latency_mean and errors.cost.latency_mean over --repeat runs "
+                 "(docs/cluster-exec.md, \"Validation\")");
+  app.add_option("--placement", ca->placement, "--cluster: the expert placement policy");
+  app.add_option("--duration", ca->duration, "--cluster: each exec run's arrivals, in real time")->capture_default_str();
+  app.add_option("--launch", ca->launch, "--cluster: netns (start the servers here; root) or none (--rendezvous)")
+      ->capture_default_str();
+  app.add_option("--rendezvous", ca->rendezvous, "--cluster --launch none: where the servers publish");
+  app.add_option("--secret-file", ca->secret_file, "--cluster --launch none: the run's secret (default DIR/secret)");
+  app.callback([&app, va, la, ma, ca] {
+    if (!ca->spec.empty()) {
+      for (const CLI::Option* o : app.get_options())
+        if (o->count() > 0 && !o->check_name("--cluster") && !o->check_name("--placement") &&
+            !o->check_name("--duration") && !o->check_name("--launch") && !o->check_name("--rendezvous") &&
+            !o->check_name("--secret-file") && !o->check_name("--repeat") && !o->check_name("--seed") &&
+            !o->check_name("--store") && !o->check_name("-o") && !o->check_name("--json") &&
+            !o->check_name("--help") && !o->check_name("-q"))
+          throw UsageError("--cluster: " + o->get_name() + " is not an option of a cluster validation");
+      ca->repeat = va->repeat;
+      ca->seed = va->run->seed;
+      ca->store = va->run->store;
+      const harness::ClusterValidationOutput out = harness::validate_cluster(*ca);
+      write_file_atomic(va->run->out, va->run->json ? out.json.dump(2) + "\n" : out.text);
+      return;
+    }
     if (!ma->spec.empty()) {
       check_matrix_alone(app);
       ma->out = va->run->out;

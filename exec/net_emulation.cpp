@@ -238,10 +238,25 @@ std::string link_address(size_t k, int side) {
          std::to_string(base & 255);
 }
 
-// The control link of server n: /31 10.254.<2n/256>.<2n%256>, side 0 the root namespace's, 1 the server's.
-std::string control_link_address(size_t n, int side) {
+// The control link of server n in the run's control block `block` (a /22 of 10.254/16: runs on one machine
+// share the root namespace, so each takes a block no other holds): /31 10.254.<4 block + 2n/256>.<2n%256>,
+// side 0 the root namespace's, 1 the server's.
+std::string control_link_address(uint32_t block, size_t n, int side) {
   const uint64_t base = 2 * static_cast<uint64_t>(n) + static_cast<uint64_t>(side);
-  return "10.254." + std::to_string((base >> 8) & 255) + "." + std::to_string(base & 255);
+  return "10.254." + std::to_string(4 * block + ((base >> 8) & 3)) + "." + std::to_string(base & 255);
+}
+
+// A control block that no address of the root namespace is in, starting from the run's hash.
+uint32_t free_control_block(const std::string& ip, uint32_t start) {
+  const ToolResult r = run_tool({ip, "-o", "-4", "addr", "show"});
+  for (uint32_t i = 0; i < 64; ++i) {
+    const uint32_t block = (start + i) % 64;
+    bool used = false;
+    for (uint32_t third = 4 * block; third < 4 * block + 4 && !used; ++third)
+      used = r.output.find("10.254." + std::to_string(third) + ".") != std::string::npos;
+    if (!used) return block;
+  }
+  throw Error("network emulation: no free control block in 10.254.0.0/16 (64 runs at once?)");
 }
 
 std::string rate_arg(double bandwidth) { return std::to_string(std::llround(bandwidth)) + "bps"; }
@@ -420,12 +435,15 @@ void build(EmulatedNetwork::State& st, const std::string& ip, const std::string&
     must({ip, "-n", st.ns[n], "addr", "add", st.addresses[n] + "/32", "dev", "lo"});
   }
   const std::string vp = EmulatedNetwork::veth_prefix(spec.run_id);
+  if (spec.control && st.ns.size() > 512)
+    throw Error("network emulation: control links for at most 512 servers (" + std::to_string(st.ns.size()) + ")");
+  if (spec.control) st.control_block = free_control_block(ip, static_cast<uint32_t>(std::hash<std::string>{}(spec.run_id)));
   for (size_t n = 0; spec.control && n < st.ns.size(); ++n) {
     const std::string root_end = vp + "c" + hex(n), server_end = vp + "C" + hex(n);
     must({ip, "link", "add", root_end, "type", "veth", "peer", "name", server_end, "netns", st.ns[n]});
-    must({ip, "addr", "add", control_link_address(n, 0) + "/31", "dev", root_end});
+    must({ip, "addr", "add", control_link_address(st.control_block, n, 0) + "/31", "dev", root_end});
     must({ip, "link", "set", root_end, "up"});
-    must({ip, "-n", st.ns[n], "addr", "add", control_link_address(n, 1) + "/31", "dev", server_end});
+    must({ip, "-n", st.ns[n], "addr", "add", control_link_address(st.control_block, n, 1) + "/31", "dev", server_end});
     must({ip, "-n", st.ns[n], "link", "set", server_end, "up"});
   }
   for (size_t k = 0; k < spec.links.size(); ++k) {
@@ -528,7 +546,7 @@ const std::string& EmulatedNetwork::ns_name(uint32_t server) const { return stat
 bool EmulatedNetwork::kernel_latency() const { return state_->kernel_latency; }
 
 std::string EmulatedNetwork::control_address(uint32_t server) const {
-  return state_->spec.control ? control_link_address(server, 1) : "";
+  return state_->spec.control ? control_link_address(state_->control_block, server, 1) : "";
 }
 
 Json EmulatedNetwork::describe() const {

@@ -12,8 +12,9 @@
 //     10.<2k/65536>.<2k/256%256>.<2k%256> (RFC 3021 point-to-point: both addresses usable);
 //   - with NetEmulationSpec::control, a control link per server from the root namespace (the coordinator's):
 //     a veth pair "m<hash4>c<server hex>" (root side) / "m<hash4>C<server hex>" (the server's), not shaped,
-//     with the /31 10.254.<2n/256>.<2n%256> (root side) and control_address(n) = the next address (the
-//     server's). Deleting the namespace deletes the pair, root side included;
+//     with a /31 of the run's own /22 of 10.254.0.0/16 (one that no root address is in: runs on one machine
+//     share the root namespace), the root side first, then control_address(n), the server's. Deleting the
+//     namespace deletes the pair, root side included (the teardown deletes the root side at once);
 //   - a route per other server through next_hop, with the source hint of the server's own address, so that
 //     replies route back over /32 addresses every server knows; ip_forward on in every namespace (multi-hop
 //     routes) and rp_filter off (a next_hop table need not be symmetric);

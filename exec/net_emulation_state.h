@@ -30,6 +30,7 @@ struct EmulatedNetwork::State {
   std::vector<std::string> addresses;   // [server] /32 on lo
   std::vector<Link> links;              // [link]
   bool kernel_latency = false;
+  uint32_t control_block = 0;  // the /22 of 10.254/16 its control links use
   std::string qdisc;                    // "netem" or "tbf"
   std::string netem_error;              // why netem was not used ("" when it was)
   std::vector<Child> children;

@@ -67,7 +67,9 @@ void run_cluster_server(const ClusterServerArgs& a) {
   eo.secret = secret;
   eo.units = spec.servers[self].gpus;
   eo.max_tokens = a.max_tokens;
-  exec::ExpertServer experts(exec::synth_expert_weights(shape, all, a.seed), eo);
+  exec::ExpertServer experts(a.store.empty() ? exec::synth_expert_weights(shape, all, a.seed)
+                                             : exec::store_expert_weights(a.store, shape, all),
+                             eo);
   const std::string& name = spec.servers[self].name;
   publish_address(a.rendezvous, name, "experts", experts.address());
 

@@ -38,6 +38,7 @@ class ExecClusterPlatform::Server : public ServerPlatform {
     rec.server = index_;
     rec.unit = unit;
     rec.layer = op.layer;
+    rec.expert = op.expert;
     rec.tokens = op.tokens;
     rec.bytes = op.bytes;
     rec.submitted = now();
@@ -186,6 +187,7 @@ void ExecClusterPlatform::invoke(uint32_t from, uint32_t to, uint16_t layer, uin
     double& f = servers_[to]->free_at_unit(r.unit);
     f = std::max(f, now()) + servers_[to]->estimate(r.op);
   }
+  rec.works = w;
   records_.push_back(rec);
   std::shared_ptr<ServerCalls> calls = servers_[from]->shared_calls();
   launch(sink, token, records_.size() - 1, [calls, to, layer, w] { return calls->invoke(to, layer, w); });
@@ -197,6 +199,7 @@ void ExecClusterPlatform::send(uint32_t from, uint32_t to, const Op& op, OpSink*
   rec.server = from;
   rec.peer = to;
   rec.layer = op.layer;
+  rec.expert = op.expert;
   rec.bytes = op.bytes;
   rec.submitted = now();
   records_.push_back(rec);
@@ -219,6 +222,9 @@ void ExecClusterPlatform::run() {
       --inflight_;
       lock.unlock();
       if (!d.error.empty()) throw Error("cluster: " + d.error);
+      // The system hears of it now, when this thread takes it: the wake-up is the coordinator's, and part
+      // of what a real run's latency holds.
+      d.timing.end = now();
       ExecCallRecord& rec = records_[d.record];
       rec.returned = d.timing.end;
       rec.timing = d.call;

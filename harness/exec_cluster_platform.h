@@ -73,6 +73,8 @@ struct ExecCallRecord {
   uint8_t kind = 0;
   uint32_t server = 0, peer = 0, unit = 0;
   uint16_t layer = 0;
+  uint16_t expert = 0xFFFF;                      // expert compute, push
+  std::vector<std::array<uint32_t, 3>> works;    // invoke: (expert, unit on the peer, tokens)
   uint32_t tokens = 0;
   uint64_t bytes = 0;
   double submitted = 0, returned = 0;  // the coordinator's clock (platform seconds)

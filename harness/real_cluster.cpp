@@ -149,6 +149,10 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
                                      "--listen", net.address(n) + ":7000", "--control", net.control_address(n) + ":7001",
                                      "--seed", std::to_string(a.weight_seed), "--max-tokens", std::to_string(a.max_tokens)};
     if (!net.kernel_latency()) argv.emplace_back("--emulate-latency");
+    if (!a.store.empty()) {
+      argv.emplace_back("--store");
+      argv.push_back(std::filesystem::absolute(a.store).string());
+    }
     const std::string log = (std::filesystem::path(out.dir) / (in.servers[n].name + ".log")).string();
     net.spawn(n, argv, plan.cpus[n], {log, log});
     cpus.push_back(plan.cpus[n]);
@@ -182,13 +186,17 @@ RealClusterRun run_real_cluster(const std::string& spec_path, const serving::Clu
   const std::vector<std::string> controls = await_addresses(l.dir, names_of(in), "control", a.ready_timeout_s, check);
   std::vector<ExecClusterServer> servers;
   std::vector<std::shared_ptr<ControlCalls>> calls;
+  std::vector<std::shared_ptr<ServerCalls>> plain;
   for (uint32_t n = 0; n < in.servers.size(); ++n) {
     calls.push_back(std::make_shared<ControlCalls>(controls[n], secret, n));
-    servers.push_back({in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, calls.back()});
+    plain.push_back(calls.back());
+    servers.push_back({in.servers[n].name, a.hw.empty() ? in.servers[n].hw : a.hw.at(n), in.servers[n].gpus,
+                       calls.back()});
   }
   opt.activation_bytes = sizeof(float);  // the servers ship FP32 activations
   RealClusterRun run;
-  {
+  if (a.before_serving) a.before_serving(plain);
+  if (a.serve) {
     ExecClusterPlatform platform(servers, in.links);
     run.result = serving::serve_cluster(in, opt, platform);
     run.records = platform.records();

@@ -15,6 +15,8 @@
 // servers. At the end it shuts the servers down.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,12 @@ struct RealClusterArgs {
   double ready_timeout_s = 120;
   uint64_t weight_seed = 1;
   uint32_t max_tokens = 4096;
+  std::string store;  // the servers hold the experts of this store (`moesim pack`); empty: synthetic weights
+  // Called once the servers answer, before the system serves (calibration calls); `serve` false: only that.
+  std::function<void(const std::vector<std::shared_ptr<ServerCalls>>& calls)> before_serving;
+  bool serve = true;
+  // The profiles the coordinator estimates with ([server]; empty: the spec's), e.g. calibrated ones.
+  std::vector<HardwareProfile> hw;
 };
 
 struct RealClusterRun {

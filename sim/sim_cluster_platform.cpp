@@ -55,13 +55,15 @@ class SimClusterPlatform::Server : public ServerPlatform {
     if (unit >= gpus_.size())
       throw Error("cluster: server \"" + name_ + "\" has no GPU " + std::to_string(unit));
     const double replayed = c_.opt_.unit_seconds ? c_.opt_.unit_seconds(index_, op) : -1;
-    const double d = replayed >= 0 ? replayed : estimate(op);
+    double d = replayed >= 0 ? replayed : estimate(op);
+    if (replayed < 0 && c_.opt_.shared_cores > 0) d *= std::max(1.0, c_.working_units(ready) / c_.opt_.shared_cores);
     const double end = gpus_[unit].submit(ready, d, op.bytes);
     c_.record(index_, unit, end - d, end, slice_kind(op), op.layer);
     return {end - d, end};
   }
   void submit_on(uint32_t unit, const Op& op, OpSink* sink, uint32_t token) override {
     const double pre = c_.call_seconds(index_, op, false), post = c_.call_seconds(index_, op, true);
+    ++c_.calls_in_flight_;
     const auto [start, end] = run_on(unit, op, c_.now() + pre);
     Pending p;
     p.sink = sink;
@@ -70,8 +72,10 @@ class SimClusterPlatform::Server : public ServerPlatform {
     p.timing.end = end + post;
     p.timing.unit = unit;
     p.timing.submitted = c_.now();
+    p.call = true;
     c_.engine_.schedule(end + post, &c_, c_.pend(p));
   }
+  const std::vector<FifoUnit>& gpus() const { return gpus_; }
   double unit_free_at(ResourceClass r, uint32_t unit) const override {
     return r == ResourceClass::kGpu && unit < gpus_.size() ? gpus_[unit].free_at : 0;
   }
@@ -173,9 +177,17 @@ double SimClusterPlatform::hop(uint32_t link, double ready, uint64_t bytes, uint
   return arrive;
 }
 
+double SimClusterPlatform::working_units(double at) const {
+  double n = 1;  // the one about to start
+  for (const auto& s : servers_)
+    for (const FifoUnit& g : s->gpus()) n += g.free_at > at ? 1 : 0;
+  return n;
+}
+
 double SimClusterPlatform::call_seconds(uint32_t server, const Op& op, bool after) const {
   const double replayed = opt_.call_seconds ? opt_.call_seconds(server, op, after) : -1;
-  return replayed >= 0 ? replayed : opt_.call_overhead_s / 2;
+  if (replayed >= 0) return replayed;
+  return (opt_.call_overhead_s + opt_.call_overhead_per_inflight_s * static_cast<double>(calls_in_flight_)) / 2;
 }
 
 void SimClusterPlatform::start_route(uint32_t id, double ready) {
@@ -228,6 +240,8 @@ void SimClusterPlatform::invoke(uint32_t from, uint32_t to, uint16_t layer, uint
   call.bytes = bytes;
   const double pre = call_seconds(from, call, false) + opt_.invoke_overhead_s / 2;
   p.post = call_seconds(from, call, true) + opt_.invoke_overhead_s / 2;
+  p.call = true;
+  ++calls_in_flight_;
   start_route(pend(std::move(p)), now() + pre);
 }
 
@@ -270,6 +284,7 @@ void SimClusterPlatform::on_event(uint64_t arg) {
   OpSink* sink = p.sink;
   const uint32_t token = p.token;
   const OpTiming timing = p.timing;
+  if (p.call) --calls_in_flight_;
   free_.push_back(id);  // before the sink runs: it may submit, and reuse the slot
   sink->op_done(token, timing);
 }

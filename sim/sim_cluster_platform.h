@@ -49,6 +49,13 @@ struct SimClusterOptions {
   // op reaches its unit (or the activations leave), half after it ends (or they are back), on no unit; an
   // invocation costs invoke_overhead_s more (its remote call's fixed cost beyond the links).
   double call_overhead_s = 0, invoke_overhead_s = 0;
+  // And a call's overhead grows by this much per other call in flight when it is made (the coordinator's
+  // threads and connections are shared: concurrent calls slow each other).
+  double call_overhead_per_inflight_s = 0;
+  // Servers that share `shared_cores` CPU cores (an emulated cluster on a machine with fewer cores than its
+  // servers' units): a unit's work takes its time times max(1, units working at its start / cores). 0: every
+  // unit has a core of its own.
+  uint32_t shared_cores = 0;
   // Replay (the structure check): durations measured in a real run instead of the model's. An empty hook,
   // or one that answers < 0, leaves the model's. unit_seconds: an op's time on its unit. call_seconds: the
   // call's time before (after = false) or after its op. transfer_seconds: an invocation's way there (back =
@@ -100,11 +107,13 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
     enum Stage : uint8_t { kDone, kMessage, kThere, kComputed, kBack, kPost } stage = kDone;
     double post = 0;      // the call's time after its op, before the sink hears of it
     bool direct = false;  // this way was a replayed duration, not the links' hops
+    bool call = false;    // a server op or an invocation: counted in calls_in_flight_ until reported
     std::vector<RemoteWork> works;  // an invocation's, computed at `to` when it arrives
   };
   void on_event(uint64_t arg) override;
   void start_route(uint32_t id, double ready);
   double call_seconds(uint32_t server, const Op& op, bool after) const;
+  double working_units(double at) const;  // units with work at `at`, plus one
   Pending message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer, OpSink* sink, uint32_t token) const;
   uint32_t pend(Pending p);
   double hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer);
@@ -118,6 +127,7 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
   std::vector<Pending> pending_;
   std::vector<uint32_t> free_;
   std::vector<ClusterSlice> timeline_;
+  uint64_t calls_in_flight_ = 0;  // server ops and invocations submitted, not yet reported
 };
 
 }  // namespace moesim::sim

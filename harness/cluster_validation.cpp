@@ -1,0 +1,382 @@
+#include "harness/cluster_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "base/error.h"
+#include "base/median_interval.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/cluster_spec.h"
+#include "harness/arguments.h"
+#include "harness/real_cluster.h"
+#include "serving/cluster_serving.h"
+#include "sim/cost_model.h"
+#include "sim/network.h"
+#include "sim/sim_cluster_platform.h"
+
+namespace moesim::harness {
+namespace {
+
+double mono() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Least squares y = fixed + per_token * x.
+std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const auto n = static_cast<double>(pts.size());
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return {(sy - slope * sx) / n, slope};
+}
+
+struct Calibration {
+  std::vector<HardwareProfile> hw;
+  double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
+  Json report = Json::object();
+};
+
+constexpr uint32_t kTokens[] = {1, 2, 4, 8, 16, 32};
+constexpr int kReps = 5;
+
+// One server's unit work at each token count: the median of kReps calls alone on unit 0; every call's round
+// trip beyond its work goes to `overheads`.
+std::vector<std::pair<double, double>> unit_points(ServerCalls& c, bool dense, std::vector<double>& overheads) {
+  std::vector<std::pair<double, double>> pts;
+  for (uint32_t t : kTokens) {
+    std::vector<double> unit;
+    for (int r = 0; r < kReps; ++r) {
+      const double t0 = mono();
+      const CallTiming ct = dense ? c.dense(0, 0, t) : c.compute(0, 0, 0, t);
+      const double rt = mono() - t0;
+      unit.push_back(ct.end - ct.start);
+      overheads.push_back(rt - (ct.end - ct.start));
+    }
+    pts.emplace_back(t, median(unit));
+  }
+  return pts;
+}
+
+Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::shared_ptr<ServerCalls>>& calls) {
+  Calibration cal;
+  const ModelSpec& m = in.model;
+  const double expert_flops = m.expert_flops_per_token();
+  const double dense_flops = 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype));
+  std::vector<double> overheads;
+  for (uint32_t n = 0; n < calls.size(); ++n) {
+    const auto [ea, eb] = fit_line(unit_points(*calls[n], false, overheads));
+    const auto dense_pts = unit_points(*calls[n], true, overheads);
+    HardwareProfile hw = in.servers[n].hw;
+    hw.name += "-calibrated";
+    // The line's cost per token as the FLOP rate, and the weights' reads folded into it (a CPU's expert FFN
+    // widens each weight once per call whatever the tokens: its 1-token time is the fixed cost plus one
+    // token's): a bandwidth no op reaches, so the roofline is the line.
+    hw.gpu_bf16_flops = eb > 0 ? expert_flops / eb : hw.gpu_bf16_flops;
+    hw.gpu_memory_bandwidth = 1e15;
+    hw.gpu_expert_overhead = hw.gpu_expert_gemm_overhead = std::max(ea, 0.0);
+    hw.gpu_fresh_expert_overhead = -1;
+    std::vector<double> dense_fixed;
+    for (const auto& [t, y] : dense_pts) dense_fixed.push_back(y - t * dense_flops / hw.gpu_bf16_flops);
+    hw.gpu_kernel_overhead = hw.gpu_dense_gemm_overhead = std::max(median(dense_fixed), 0.0);
+    cal.report["servers"][in.servers[n].name] = {
+        {"expert_fixed_s", ea}, {"expert_per_token_s", eb}, {"dense_fixed_s", hw.gpu_kernel_overhead},
+        {"flops_per_s", hw.gpu_bf16_flops}};
+    cal.hw.push_back(hw);
+  }
+  cal.call_overhead_s = median(overheads);
+  // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
+  // cores): k one-token expert calls at once on k different units, k = 1 .. the units (no unit queueing), a
+  // line of the overhead by the other calls in flight.
+  std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
+  for (uint32_t g = 0; g < 8; ++g)
+    for (uint32_t n = 0; n < calls.size(); ++n)
+      if (g < in.servers[n].gpus) units.emplace_back(n, g);
+  if (units.size() >= 2) {
+    std::vector<std::pair<double, double>> pts;
+    for (uint32_t k = 1; k <= units.size(); ++k)
+      for (int r = 0; r < kReps; ++r) {
+        std::vector<double> ovh(k);
+        std::vector<std::thread> th;
+        for (uint32_t i = 0; i < k; ++i)
+          th.emplace_back([&, i] {
+            const double t0 = mono();
+            const CallTiming ct = calls[units[i].first]->compute(units[i].second, 0, 0, 1);
+            ovh[i] = mono() - t0 - (ct.end - ct.start);
+          });
+        for (std::thread& t : th) t.join();
+        pts.emplace_back(k - 1, mean(ovh));
+      }
+    const auto [fixed, per_call] = fit_line(pts);
+    cal.call_overhead_s = std::max(fixed, 0.0);
+    cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
+  }
+  // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
+  std::vector<std::string> names;
+  for (const auto& s : in.servers) names.push_back(s.name);
+  const sim::Network net(names, in.links);
+  std::vector<double> residual;
+  for (uint32_t a = 0; a < calls.size(); ++a)
+    for (uint32_t b = 0; b < calls.size(); ++b) {
+      if (a == b) continue;
+      double lat = 0, inv = 0;
+      for (uint32_t l : net.route(a, b)) lat += net.links()[l].params.latency;
+      for (uint32_t l : net.route(a, b)) inv += net.hop_inverse_bandwidth(l);
+      for (uint32_t t : {1u, 32u})
+        for (int r = 0; r < 3; ++r) {
+          const double t0 = mono();
+          const CallTiming ct = calls[a]->invoke(b, 0, {{{0, 0, t}}});
+          const double rt = mono() - t0;
+          const double work = ct.works.empty() ? 0 : ct.works[0].second - ct.works[0].first;
+          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
+          residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
+        }
+    }
+  cal.invoke_overhead_s = std::max(median(residual), 0.0);
+  cal.report["call_overhead_s"] = cal.call_overhead_s;
+  cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
+  cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
+  return cal;
+}
+
+double mean_latency(const serving::ClusterResult& r) {
+  std::vector<double> v;
+  for (const auto& q : r.requests) v.push_back(q.end - q.arrival);
+  return mean(v);
+}
+
+std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in, const std::vector<HardwareProfile>& hw) {
+  std::vector<sim::SimClusterServer> out;
+  for (uint32_t n = 0; n < in.servers.size(); ++n)
+    out.push_back({in.servers[n].name, hw.at(n), in.servers[n].gpus, in.servers[n].nic_bandwidth});
+  return out;
+}
+
+// A run's measured durations, each popped by the simulator in its own order where it asks for the same thing
+// (a key), else the mean of its class.
+class Replay {
+ public:
+  explicit Replay(const std::vector<ExecCallRecord>& records) {
+    for (const ExecCallRecord& c : records) {
+      const double pre = c.kind == 2 ? c.timing.start - c.submitted : c.timing.received - c.submitted;
+      const double post = c.returned - (c.kind == 2 ? c.timing.end : c.timing.end);
+      if (c.kind <= 2) {
+        add(pre_, {c.server, c.kind, c.layer}, pre);
+        add(post_, {c.server, c.kind, c.layer}, post);
+      }
+      if (c.kind <= 1) add(unit_, {c.server, c.kind, c.layer, c.expert, c.tokens}, c.timing.end - c.timing.start);
+      if (c.kind == 2) {
+        for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
+          add(unit_, {c.peer, 1, c.layer, c.works[i][0], c.works[i][2]},
+              c.timing.works[i].second - c.timing.works[i].first);
+        add(there_, {c.server, c.peer, c.layer, c.bytes}, c.timing.peer_arrived - c.timing.start);
+        add(back_, {c.server, c.peer, c.layer, c.bytes}, c.timing.end - c.timing.peer_sent);
+      }
+    }
+  }
+  sim::SimClusterOptions hooks() {
+    sim::SimClusterOptions o;
+    o.unit_seconds = [this](uint32_t server, const Op& op) {
+      const uint8_t kind = op.kind == OpKind::kDenseCompute ? 0 : 1;
+      return pop(unit_, {server, kind, op.layer, kind ? op.expert : 0xFFFFu, op.tokens});
+    };
+    o.call_seconds = [this](uint32_t server, const Op& op, bool after) {
+      const uint8_t kind = op.kind == OpKind::kDenseCompute ? 0 : op.kind == OpKind::kExpertCompute ? 1 : 2;
+      return pop(after ? post_ : pre_, {server, kind, op.layer});
+    };
+    o.transfer_seconds = [this](uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, bool back) {
+      return pop(back ? back_ : there_, {from, to, layer, bytes});
+    };
+    return o;
+  }
+
+ private:
+  using Key = std::vector<uint64_t>;
+  struct Table {
+    std::map<Key, std::deque<double>> exact;
+    std::map<Key, std::pair<double, uint64_t>> cls;  // the key less its last field: sum, count
+  };
+  static void add(Table& t, Key k, double v) {
+    t.exact[k].push_back(v);
+    k.pop_back();
+    auto& [sum, n] = t.cls[k];
+    sum += v;
+    ++n;
+  }
+  static double pop(Table& t, Key k) {
+    if (auto it = t.exact.find(k); it != t.exact.end() && !it->second.empty()) {
+      const double v = it->second.front();
+      it->second.pop_front();
+      return v;
+    }
+    k.pop_back();
+    const auto it = t.cls.find(k);
+    return it != t.cls.end() && it->second.second > 0 ? it->second.first / static_cast<double>(it->second.second)
+                                                      : -1;
+  }
+  Table unit_, pre_, post_, there_, back_;
+};
+
+// Where a run's time went, per kind of call (dense, expert, invoke): means of the coordinator's time before
+// the server took the call, the wait for the unit, the work, and the time after it until the coordinator
+// took the reply; and what the calibrated model predicts for the same calls' work.
+Json breakdown(const std::vector<ExecCallRecord>& records, const std::vector<HardwareProfile>& hw,
+               const ModelSpec& m) {
+  static const char* kNames[] = {"dense", "expert", "invoke"};
+  Json out = Json::object();
+  for (uint8_t kind = 0; kind < 3; ++kind) {
+    std::vector<double> pre, wait, work, post, model;
+    for (const ExecCallRecord& c : records) {
+      if (c.kind != kind) continue;
+      pre.push_back((kind == 2 ? c.timing.start : c.timing.received) - c.submitted);
+      post.push_back(c.returned - c.timing.end);
+      if (kind == 2) {
+        work.push_back(c.timing.end - c.timing.start);
+        continue;
+      }
+      wait.push_back(c.timing.start - c.timing.received);
+      work.push_back(c.timing.end - c.timing.start);
+      Op op;
+      op.kind = kind == 0 ? OpKind::kDenseCompute : OpKind::kExpertCompute;
+      op.resource = ResourceClass::kGpu;
+      op.tokens = c.tokens;
+      op.bytes = c.bytes;
+      op.flops = kind == 0 ? 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype)) * c.tokens
+                           : m.expert_flops_per_token() * c.tokens;
+      model.push_back(sim::CostModel(hw.at(c.server)).duration(op));
+    }
+    if (pre.empty()) continue;
+    out[kNames[kind]] = {{"calls", pre.size()}, {"before_s", mean(pre)}, {"unit_wait_s", mean(wait)},
+                         {"work_s", mean(work)}, {"after_s", mean(post)}, {"model_work_s", mean(model)}};
+  }
+  return out;
+}
+
+std::string verdict(const std::vector<double>& errors, double target) {
+  size_t in = 0;
+  for (double e : errors) in += std::fabs(e) <= target ? 1 : 0;
+  return in == errors.size() ? "met" : in == 0 ? "missed" : "inconclusive";
+}
+
+Json error_json(const std::vector<double>& errors) {
+  const MedianInterval mi = median_interval(errors);
+  return {{"latency_mean", median(errors)}, {"runs", errors}, {"interval", {mi.lo, mi.hi}},
+          {"interval_coverage", mi.coverage}};
+}
+
+}  // namespace
+
+ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
+  if (a.placement.empty()) throw UsageError("validate --cluster: --placement is required");
+  if (a.repeat == 0) throw UsageError("--repeat must be at least 1");
+  const ClusterSpec spec = load_cluster_spec(a.spec);
+  const serving::ClusterInput in = serving::load_cluster_input(spec);
+  serving::ClusterOptions opt;
+  opt.placement = a.placement;
+  opt.duration_s = parse_duration(a.duration);
+  if (!a.migrate_every.empty()) opt.migrate_every_s = parse_duration(a.migrate_every);
+  opt.seed = a.seed;
+  opt.activation_bytes = sizeof(float);  // as the servers ship them
+  RealClusterArgs ra;
+  ra.launch = a.launch;
+  ra.rendezvous = a.rendezvous;
+  ra.secret_file = a.secret_file;
+  ra.store = a.store;
+  ra.weight_seed = a.seed;
+
+  Calibration cal;
+  ra.before_serving = [&](const std::vector<std::shared_ptr<ServerCalls>>& calls) { cal = calibrate(in, calls); };
+  ra.serve = false;
+  Json platform = run_real_cluster(a.spec, in, opt, ra).platform;
+  ra.before_serving = nullptr;
+  ra.serve = true;
+  ra.hw = cal.hw;
+
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
+  Json first_breakdown;
+  sim::SimClusterOptions co;
+  co.call_overhead_s = cal.call_overhead_s;
+  co.invoke_overhead_s = cal.invoke_overhead_s;
+  co.call_overhead_per_inflight_s = cal.call_overhead_per_inflight_s;
+  // Servers on fewer cores than they have units share them, in the real run and so in the model.
+  if (platform.value("cores_shared", false)) co.shared_cores = static_cast<uint32_t>(platform["cpus"][0].size());
+  double cost_mean = 0, bare_mean = 0;
+  {
+    sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
+    cost_mean = mean_latency(serving::serve_cluster(in, opt, cost));
+    sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
+    bare_mean = mean_latency(serving::serve_cluster(in, opt, bare));
+  }
+  for (uint32_t r = 0; r < a.repeat; ++r) {
+    const RealClusterRun run = run_real_cluster(a.spec, in, opt, ra);
+    const double e = mean_latency(run.result);
+    if (!(e > 0)) throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
+    if (r == 0) first_breakdown = breakdown(run.records, cal.hw, in.model);
+    Replay replay(run.records);
+    sim::SimClusterPlatform structure(sim_servers(in, cal.hw), in.links, replay.hooks());
+    const double s = mean_latency(serving::serve_cluster(in, opt, structure));
+    exec_mean.push_back(e);
+    struct_mean.push_back(s);
+    struct_err.push_back((s - e) / e);
+    cost_err.push_back((cost_mean - e) / e);
+    bare_err.push_back((bare_mean - e) / e);
+  }
+
+  ClusterValidationOutput out;
+  Json& j = out.json;
+  j["config"] = {{"spec", a.spec},       {"placement", a.placement}, {"duration_s", opt.duration_s},
+                 {"seed", a.seed},       {"repeat", a.repeat},       {"launch", a.launch}};
+  j["platform"] = platform;
+  j["calibration"] = cal.report;
+  const MedianInterval ei = median_interval(exec_mean);
+  j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
+  j["structure"] = {{"latency_mean_s", struct_mean}};
+  j["breakdown"] = first_breakdown;
+  j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
+  j["errors"]["structure"] = error_json(struct_err);
+  j["errors"]["cost"] = error_json(cost_err);
+  j["errors"]["cost_without_overheads"] = error_json(bare_err);
+  j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
+  j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)}, {"cost", verdict(cost_err, a.cost_target)}};
+  j["warnings"] = warnings_json();
+  out.text = strprintf(
+      "validate --cluster: %s, placement %s, %u exec runs of %s\n"
+      "exec mean latency     %.4f s (runs %.4f .. %.4f)\n"
+      "structure error       %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
+      "cost error            %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
+      "cost without the calls' overheads %+.2f%%\n"
+      "calibration: call overhead %.1f us, invocation overhead %.1f us\n",
+      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(), median(exec_mean),
+      *std::min_element(exec_mean.begin(), exec_mean.end()), *std::max_element(exec_mean.begin(), exec_mean.end()),
+      100 * median(struct_err), 100 * *std::min_element(struct_err.begin(), struct_err.end()),
+      100 * *std::max_element(struct_err.begin(), struct_err.end()), j["verdicts"]["structure"].get<std::string>().c_str(),
+      100 * a.structure_target, 100 * median(cost_err), 100 * *std::min_element(cost_err.begin(), cost_err.end()),
+      100 * *std::max_element(cost_err.begin(), cost_err.end()), j["verdicts"]["cost"].get<std::string>().c_str(),
+      100 * a.cost_target, 100 * median(bare_err), 1e6 * cal.call_overhead_s, 1e6 * cal.invoke_overhead_s);
+  return out;
+}
+
+}  // namespace moesim::harness
