@@ -248,7 +248,8 @@ struct ClusterControlClient::Impl {
     const grpc::Status s = fn(&ctx, &rep);
     if (!s.ok())
       throw RpcError(static_cast<int>(s.error_code()),
-                     "cluster server " + address + ": " + method + ": " + s.error_message());
+                     "cluster server " + address + ": " + method + ": " +
+                         rpc_status_name(static_cast<int>(s.error_code())) + ": " + s.error_message());
     ControlTiming t;
     t.start = rep.start();
     t.end = rep.end();
@@ -314,7 +315,9 @@ void ClusterControlClient::shutdown_server(double timeout_s) {
   cluster::ShutdownReply rep;
   const grpc::Status s = impl_->stub->Shutdown(&ctx, cluster::ShutdownRequest{}, &rep);
   if (!s.ok())
-    throw RpcError(static_cast<int>(s.error_code()), "cluster server " + address_ + ": Shutdown: " + s.error_message());
+    throw RpcError(static_cast<int>(s.error_code()), "cluster server " + address_ + ": Shutdown: " +
+                                                         rpc_status_name(static_cast<int>(s.error_code())) + ": " +
+                                                         s.error_message());
 }
 
 }  // namespace moesim::exec

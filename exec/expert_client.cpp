@@ -48,6 +48,21 @@ ComputeResult result_of(const cluster::ComputeReply& rep) {
 
 }  // namespace
 
+const char* rpc_status_name(int code) {
+  switch (static_cast<grpc::StatusCode>(code)) {
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "error";
+  }
+}
+
 struct ExpertClient::Impl {
   std::string secret;
   std::unique_ptr<cluster::ExpertService::Stub> stub;
@@ -72,21 +87,7 @@ struct ExpertClient::Impl {
   }
   static RpcError error(const std::string& address, const char* method, const grpc::Status& s) {
     return {static_cast<int>(s.error_code()), "expert server " + address + ": " + method + ": " +
-                                                  status_name(s.error_code()) + ": " + s.error_message()};
-  }
-  static const char* status_name(grpc::StatusCode c) {
-    switch (c) {
-      case grpc::StatusCode::CANCELLED: return "CANCELLED";
-      case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-      case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-      case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-      case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-      case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-      case grpc::StatusCode::INTERNAL: return "INTERNAL";
-      case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-      case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-      default: return "error";
-    }
+                                                  rpc_status_name(static_cast<int>(s.error_code())) + ": " + s.error_message()};
   }
 };
 

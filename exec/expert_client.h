@@ -23,6 +23,9 @@
 
 namespace moesim::exec {
 
+// A gRPC status code's name ("UNAVAILABLE"), for messages.
+const char* rpc_status_name(int code);
+
 class RpcError : public Error {
  public:
   RpcError(int code, const std::string& what) : Error(what), code_(code) {}

@@ -55,7 +55,7 @@ std::vector<std::string> await_addresses(const std::string& dir, const std::vect
   }
 }
 
-std::string make_secret_file(const std::string& dir) {
+std::string new_secret() {
   unsigned char raw[32];
   size_t got = 0;
   while (got < sizeof raw) {
@@ -69,6 +69,11 @@ std::string make_secret_file(const std::string& dir) {
     std::snprintf(b, sizeof b, "%02x", c);
     hex += b;
   }
+  return hex;
+}
+
+std::string make_secret_file(const std::string& dir) {
+  const std::string hex = new_secret();
   const std::string path = (std::filesystem::path(dir) / "secret").string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0) throw Error("cluster: cannot create the secret file " + path + " (it must not exist)");

@@ -22,8 +22,13 @@ void publish_address(const std::string& dir, const std::string& server, const st
 std::vector<std::string> await_addresses(const std::string& dir, const std::vector<std::string>& servers,
                                          const std::string& what, double timeout_s,
                                          const std::function<void()>& check = {});
-// A new secret (32 random bytes from the kernel, as hex) in `dir`/secret, mode 0600; returns the file's path.
+// A new secret: 32 random bytes from the kernel, as hex.
+std::string new_secret();
+// A new secret in `dir`/secret, mode 0600; returns the file's path.
 std::string make_secret_file(const std::string& dir);
+// The environment variable a launcher may pass the secret in to the processes it starts (readable by their
+// owner only, in /proc/PID/environ), instead of a file.
+inline constexpr char kSecretEnv[] = "MOESIM_CLUSTER_SECRET";
 // The secret of a file made so: moesim::Error naming the file when it is missing, empty, longer than 4 KiB or
 // readable by group or others.
 std::string read_secret_file(const std::string& path);

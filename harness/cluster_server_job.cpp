@@ -1,5 +1,7 @@
 #include "harness/cluster_server_job.h"
 
+#include <stdlib.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -53,8 +55,14 @@ void run_cluster_server(const ClusterServerArgs& a) {
   if (a.rendezvous.empty()) throw UsageError("--rendezvous DIR is required (where the run's processes meet)");
   const ClusterSpec spec = load_cluster_spec(a.spec);
   const uint32_t self = server_index(spec, a);
-  const std::string secret = read_secret_file(
-      a.secret_file.empty() ? (std::filesystem::path(a.rendezvous) / "secret").string() : a.secret_file);
+  std::string secret;
+  if (const char* env = std::getenv(kSecretEnv); env && a.secret_file.empty() && *env) {
+    secret = env;
+    ::unsetenv(kSecretEnv);
+  } else {
+    secret = read_secret_file(a.secret_file.empty() ? (std::filesystem::path(a.rendezvous) / "secret").string()
+                                                    : a.secret_file);
+  }
   const double ready_timeout = parse_duration(a.ready_timeout);
   const ModelSpec model = load_model(spec.model);
   exec::ModelShape shape{model.moe_layers, model.routed_experts, static_cast<uint32_t>(model.hidden_size),

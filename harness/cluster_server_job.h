@@ -9,8 +9,8 @@
 // placement decides where an expert computes, and a migration ships its weights as a real copy), serves
 // them on --listen (ExpertService: its peers' remote invocations), publishes that address in DIR, waits for
 // its peers' (harness/cluster_rendezvous.h), then serves the coordinator on --control (ClusterControl) and
-// publishes it, until the coordinator's Shutdown. --rank defaults to $SLURM_PROCID, the secret file to
-// DIR/secret.
+// publishes it, until the coordinator's Shutdown. --rank defaults to $SLURM_PROCID; the secret is
+// --secret-file's, else $MOESIM_CLUSTER_SECRET's (how `cluster --platform exec` passes it), else DIR/secret's.
 #pragma once
 
 #include <cstdint>

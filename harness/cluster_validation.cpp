@@ -180,9 +180,23 @@ std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in, 
 class Replay {
  public:
   explicit Replay(const std::vector<ExecCallRecord>& records) {
+    // A server's hand-off from the call to its unit, apart from queueing: the 10th percentile of the time
+    // from a call's (or invocation's) arrival to its work's start, per server.
+    std::map<uint32_t, std::vector<double>> handoffs;
     for (const ExecCallRecord& c : records) {
-      const double pre = c.kind == 2 ? c.timing.start - c.submitted : c.timing.received - c.submitted;
-      const double post = c.returned - (c.kind == 2 ? c.timing.end : c.timing.end);
+      if (c.kind <= 1) handoffs[c.server].push_back(c.timing.start - c.timing.received);
+      if (c.kind == 2 && !c.timing.works.empty())
+        handoffs[c.peer].push_back(c.timing.works[0].first - c.timing.peer_arrived);
+    }
+    std::map<uint32_t, double> handoff;
+    for (auto& [server, v] : handoffs) {
+      std::sort(v.begin(), v.end());
+      handoff[server] = std::max(v[v.size() / 10], 0.0);
+    }
+    for (const ExecCallRecord& c : records) {
+      const double pre = c.kind == 2 ? c.timing.start - c.submitted
+                                     : c.timing.received - c.submitted + (c.kind <= 1 ? handoff[c.server] : 0);
+      const double post = c.returned - c.timing.end;
       if (c.kind <= 2) {
         add(pre_, {c.server, c.kind, c.layer}, pre);
         add(post_, {c.server, c.kind, c.layer}, post);
@@ -192,7 +206,7 @@ class Replay {
         for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
           add(unit_, {c.peer, 1, c.layer, c.works[i][0], c.works[i][2]},
               c.timing.works[i].second - c.timing.works[i].first);
-        add(there_, {c.server, c.peer, c.layer, c.bytes}, c.timing.peer_arrived - c.timing.start);
+        add(there_, {c.server, c.peer, c.layer, c.bytes}, c.timing.peer_arrived - c.timing.start + handoff[c.peer]);
         add(back_, {c.server, c.peer, c.layer, c.bytes}, c.timing.end - c.timing.peer_sent);
       }
     }

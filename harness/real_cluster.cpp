@@ -1,11 +1,17 @@
 #include "harness/real_cluster.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "base/error.h"
 #include "base/warnings.h"
@@ -111,7 +117,7 @@ void add_link_bytes(const serving::ClusterInput& in, const std::vector<ExecCallR
 // The servers of a netns launch: namespaces, processes, their folder and secret.
 struct Launched {
   std::optional<exec::EmulatedNetwork> net;
-  std::string dir, secret_file;
+  std::string dir, secret_file, secret;
   bool own_dir = false;
   Json platform;
   ~Launched() {
@@ -120,6 +126,20 @@ struct Launched {
     if (own_dir) std::filesystem::remove_all(dir, ec);
   }
 };
+
+constexpr char kFolderPrefix[] = "moesim-cluster-";
+
+// Rendezvous folders of runs whose process is gone (a run ended by a signal leaves its folder: the addresses
+// and the servers' logs, never the secret).
+void remove_stale_folders() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kFolderPrefix, 0) != 0) continue;
+    const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + std::strlen(kFolderPrefix)));
+    if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(e.path(), ec);
+  }
+}
 
 void launch_netns(const std::string& spec_path, const serving::ClusterInput& in, const RealClusterArgs& a,
                   Launched& out) {
@@ -131,21 +151,24 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
   exec::install_teardown_on_signals();
   exec::EmulatedNetwork& net = *out.net;
   if (a.rendezvous.empty()) {
-    char tmpl[] = "/tmp/moesim-cluster-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw Error("cluster: cannot make a rendezvous folder in /tmp");
+    remove_stale_folders();
+    std::string tmpl = "/tmp/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw Error("cluster: cannot make a rendezvous folder in /tmp");
     out.dir = tmpl;
     out.own_dir = true;
   } else {
     out.dir = a.rendezvous;
     std::filesystem::create_directories(out.dir);
   }
-  out.secret_file = make_secret_file(out.dir);
+  // The secret goes to the servers in their environment, never to a file that a signal could leave behind.
+  out.secret = new_secret();
+  ::setenv(kSecretEnv, out.secret.c_str(), 1);
   const exec::CpuPlan plan = exec::cpu_plan(net.servers(), exec::allowed_cpus());
   if (plan.shared) warn("cluster --platform exec: " + plan.message);
   Json cpus = Json::array();
   for (uint32_t n = 0; n < net.servers(); ++n) {
     std::vector<std::string> argv = {a.moesim, "-q", "cluster-server", spec_path, "--server", in.servers[n].name,
-                                     "--rendezvous", out.dir, "--secret-file", out.secret_file,
+                                     "--rendezvous", out.dir,
                                      "--listen", net.address(n) + ":7000", "--control", net.control_address(n) + ":7001",
                                      "--seed", std::to_string(a.weight_seed), "--max-tokens", std::to_string(a.max_tokens)};
     if (!net.kernel_latency()) argv.emplace_back("--emulate-latency");
@@ -154,9 +177,15 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
       argv.push_back(std::filesystem::absolute(a.store).string());
     }
     const std::string log = (std::filesystem::path(out.dir) / (in.servers[n].name + ".log")).string();
-    net.spawn(n, argv, plan.cpus[n], {log, log});
+    try {
+      net.spawn(n, argv, plan.cpus[n], {log, log});
+    } catch (...) {
+      ::unsetenv(kSecretEnv);
+      throw;
+    }
     cpus.push_back(plan.cpus[n]);
   }
+  ::unsetenv(kSecretEnv);
   out.platform = {{"kind", "exec"},       {"launch", "netns"},           {"network", net.describe()},
                   {"cpus", cpus},         {"cores_shared", plan.shared}, {"rendezvous", out.dir}};
 }
@@ -181,8 +210,9 @@ RealClusterRun run_real_cluster(const std::string& spec_path, const serving::Clu
     l.dir = a.rendezvous;
     l.secret_file = a.secret_file.empty() ? (std::filesystem::path(l.dir) / "secret").string() : a.secret_file;
     l.platform = {{"kind", "exec"}, {"launch", "none"}, {"rendezvous", l.dir}};
+    l.secret = read_secret_file(l.secret_file);
   }
-  const std::string secret = read_secret_file(l.secret_file);
+  const std::string& secret = l.secret;
   const std::vector<std::string> controls = await_addresses(l.dir, names_of(in), "control", a.ready_timeout_s, check);
   std::vector<ExecClusterServer> servers;
   std::vector<std::shared_ptr<ControlCalls>> calls;
@@ -197,9 +227,22 @@ RealClusterRun run_real_cluster(const std::string& spec_path, const serving::Clu
   RealClusterRun run;
   if (a.before_serving) a.before_serving(plain);
   if (a.serve) {
-    ExecClusterPlatform platform(servers, in.links);
-    run.result = serving::serve_cluster(in, opt, platform);
-    run.records = platform.records();
+    try {
+      ExecClusterPlatform platform(servers, in.links);
+      run.result = serving::serve_cluster(in, opt, platform);
+      run.records = platform.records();
+    } catch (const Error& e) {
+      // A call failed: when a server process died, say which, with its log, before the call's own words.
+      for (int i = 0; check && i < 20; ++i) {
+        try {
+          check();
+        } catch (const Error& dead) {
+          throw Error(std::string(dead.what()) + "\n(the call that failed: " + e.what() + ")");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      throw;
+    }
   }
   for (const auto& c : calls) {
     try {

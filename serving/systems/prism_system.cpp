@@ -79,6 +79,7 @@ class PrismServing final : private OpSink {
 
   std::vector<Rng> arrival_rng_, draw_rng_;
   std::vector<uint64_t> arrivals_, next_timestamp_;
+  std::vector<double> last_arrival_;  // [server] the last Poisson arrival's drawn time
   std::vector<Req> reqs_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
@@ -126,6 +127,7 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
   }
   arrivals_.assign(N_, 0);
   next_timestamp_.assign(N_, 0);
+  last_arrival_.assign(N_, 0.0);
   run_load_.assign(N_, std::vector<double>(static_cast<size_t>(L_) * E_, 0));
   res_.local_invocations.assign(N_, 0);
   res_.remote_invocations.assign(N_, 0);
@@ -191,7 +193,10 @@ void PrismServing::schedule_arrival(uint32_t n) {
   const ArrivalSpec& a = in_.servers[n].arrival;
   double t = 0;
   if (a.kind == ArrivalSpec::Kind::kPoisson) {
-    t = p_.now() - a.mean_interval_s * std::log(1 - arrival_rng_[n].uniform());
+    // From the last arrival's own time, not from when the platform woke for it: a real clock wakes late,
+    // and drawing from now() would drift the arrivals and lose some of the duration's.
+    t = last_arrival_[n] - a.mean_interval_s * std::log(1 - arrival_rng_[n].uniform());
+    last_arrival_[n] = t;
   } else {
     if (next_timestamp_[n] >= a.times_s.size()) return;
     t = a.times_s[next_timestamp_[n]++];
