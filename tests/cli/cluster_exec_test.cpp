@@ -3,7 +3,6 @@
 // remote invocations, and leaves nothing behind; bad options and unsafe or wrong secrets are refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -18,13 +17,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define SKIP_WITHOUT_NAMESPACES()                                                          \
-  if (const std::string why = exec::EmulatedNetwork::unavailable_reason(); !why.empty()) \
-  GTEST_SKIP() << why
+#define SKIP_WITHOUT_NAMESPACES() \
+  if (const std::string why = exec::EmulatedNetwork::unavailable_reason(); !why.empty()) GTEST_SKIP() << why
 
 TEST(ClusterExec, EmulatedRunServesTheSimulatorsRequestsAndLeavesNothing) {
   SKIP_WITHOUT_NAMESPACES();
   const ExecCluster c = make_exec_cluster("emulated", {0.1, 0.6, 1.1, 1.6});
+  const EmulatedRunLock lock;
   RunCleanup cleanup{c.spec, "", ""};
   const std::string args = "-q cluster " + c.spec + " --placement prism --duration 2s --json -o ";
   const std::string real_out = (c.dir / "exec.json").string(), sim_out = (c.dir / "sim.json").string();
@@ -80,7 +79,8 @@ TEST(ClusterExec, ServerRefusesASecretFileOthersCanRead) {
   const ExecCluster c = make_exec_cluster("secret_mode", {0.1});
   const auto secret = c.dir / "secret";
   using P = std::filesystem::perms;
-  write_secret(secret, "0123456789abcdef0123456789abcdef", P::owner_read | P::owner_write | P::group_read | P::others_read);
+  write_secret(secret, "0123456789abcdef0123456789abcdef",
+               P::owner_read | P::owner_write | P::group_read | P::others_read);
   RunCleanup cleanup{c.spec, "", ""};
   const CliResult r = moesim_cli("cluster-server " + c.spec + " --server a --rendezvous " + c.dir.string());
   EXPECT_EQ(r.code, 1) << r.err;
@@ -112,10 +112,12 @@ WrongSecretRun run_with_wrong_secret(const std::string& test) {
   RunCleanup cleanup{spec, "", ""};
   WrongSecretRun w;
   if (run_shell(std::string(MOESIM_CLI_PATH) + " -q cluster-server " + spec + " --server a --rendezvous " +
-                rendezvous.string() + " > " + (c.dir / "server.log").string() + " 2>&1 &").status != 0)
+                rendezvous.string() + " > " + (c.dir / "server.log").string() + " 2>&1 &")
+          .status != 0)
     return w;
-  const CliResult r = moesim_cli("-q cluster " + spec + " --placement prism --platform exec --launch none --rendezvous " +
-                                 rendezvous.string() + " --secret-file " + (c.dir / "other").string() + " --duration 2s");
+  const CliResult r =
+      moesim_cli("-q cluster " + spec + " --placement prism --platform exec --launch none --rendezvous " +
+                 rendezvous.string() + " --secret-file " + (c.dir / "other").string() + " --duration 2s");
   w.code = r.code;
   w.err = r.err;
   w.servers_after = cluster_servers_of(spec).size();

@@ -4,7 +4,9 @@
 // when a run failed half-way, so that a failing test does not leave a mess for the next test.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,8 +29,8 @@ struct ExecCluster {
   std::string spec;  // its path is unique to the test: `pgrep -f SPEC` finds this test's servers only
 };
 
-// Servers a (1 GPU), b (1 GPU), c (2 GPUs) on tiny-moe with synthetic traces. Each server's requests arrive at
-// `arrivals` (seconds), shifted a little per server: fixed times rather than Poisson ones, so that the
+// Servers a (1 GPU), b (1 GPU), c (2 GPUs) on tiny-moe with synthetic traces. Each server's requests arrive
+// at `arrivals` (seconds), shifted a little per server: fixed times rather than Poisson ones, so that the
 // simulated and the real run serve the same requests whatever the real run's timing. A non-empty `arrival`
 // ("poisson:20ms") is every server's instead.
 inline ExecCluster make_exec_cluster(const std::string& test, const std::vector<double>& arrivals,
@@ -47,8 +49,11 @@ inline ExecCluster make_exec_cluster(const std::string& test, const std::vector<
     for (double t : arrivals) times << t + 0.05 * s << "\n";
   }
   c.spec = (c.dir / "servers.json").string();
-  auto arrival_of = [&](const std::string& s) { return arrival.empty() ? "timestamps:" + s + ".times" : arrival; };
-  std::ofstream(c.spec) << R"({"model": ")" << model << R"(", "network": {"bandwidth": "100Mbit/s", "latency": "2ms"},
+  auto arrival_of = [&](const std::string& s) {
+    return arrival.empty() ? "timestamps:" + s + ".times" : arrival;
+  };
+  std::ofstream(c.spec) << R"({"model": ")" << model
+                        << R"(", "network": {"bandwidth": "100Mbit/s", "latency": "2ms"},
     "servers": [
       {"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "8MiB", "traces": ["a.mtr"], "arrival": ")"
                         << arrival_of("a") << R"("},
@@ -63,8 +68,8 @@ inline ExecCluster make_exec_cluster(const std::string& test, const std::vector<
 // The pids of the `cluster-server` processes serving `spec` (their command line names it). The pattern's
 // "[ ]" keeps the shell that runs pgrep, whose own command line holds the pattern, from matching it.
 inline std::vector<pid_t> cluster_servers_of(const std::string& spec, const std::string& server = "") {
-  const ShellResult r =
-      run_shell("pgrep -f -- 'cluster-server[ ]" + spec + (server.empty() ? "" : "[ ]--server[ ]" + server) + "'");
+  const ShellResult r = run_shell("pgrep -f -- 'cluster-server[ ]" + spec +
+                                  (server.empty() ? "" : "[ ]--server[ ]" + server) + "'");
   std::vector<pid_t> pids;
   std::istringstream in(r.out);
   for (long p; in >> p;) pids.push_back(static_cast<pid_t>(p));
@@ -82,10 +87,12 @@ inline std::vector<std::string> root_interfaces_with(const std::string& prefix) 
 // What one run left behind: "" when nothing; otherwise each leftover, one a line. `run_id` is the run's
 // (exec/net_emulation.h: "<coordinator pid>.0" for a coordinator's first run), `rendezvous` its folder ("" to
 // skip that check).
-inline std::string leftovers(const std::string& spec, const std::string& run_id, const std::string& rendezvous) {
+inline std::string leftovers(const std::string& spec, const std::string& run_id,
+                             const std::string& rendezvous) {
   std::string out;
   for (const auto& ns : exec::EmulatedNetwork::list_namespaces(run_id + "-")) out += "namespace " + ns + "\n";
-  for (const auto& i : root_interfaces_with(exec::EmulatedNetwork::veth_prefix(run_id))) out += "interface " + i + "\n";
+  for (const auto& i : root_interfaces_with(exec::EmulatedNetwork::veth_prefix(run_id)))
+    out += "interface " + i + "\n";
   for (pid_t p : cluster_servers_of(spec)) out += "cluster-server pid " + std::to_string(p) + "\n";
   if (!rendezvous.empty() && std::filesystem::exists(rendezvous)) out += "folder " + rendezvous + "\n";
   return out;
@@ -112,6 +119,21 @@ struct RunCleanup {
     std::error_code ec;
     if (!rendezvous.empty()) std::filesystem::remove_all(rendezvous, ec);
   }
+};
+
+// Held by a test while its emulated runs exist. Every emulated run puts its control links on the same
+// root-namespace addresses, so two at once collide (ClusterExecConcurrent pins that defect); this keeps the
+// tests of these binaries, which ctest runs in parallel, from running two at once. Drop it with the fix.
+struct EmulatedRunLock {
+  int fd = ::open("/tmp/moesim-tests-emulated-run.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  EmulatedRunLock() {
+    if (fd >= 0) ::flock(fd, LOCK_EX);
+  }
+  ~EmulatedRunLock() {
+    if (fd >= 0) ::close(fd);
+  }
+  EmulatedRunLock(const EmulatedRunLock&) = delete;
+  EmulatedRunLock& operator=(const EmulatedRunLock&) = delete;
 };
 
 }  // namespace moesim::test

@@ -1,9 +1,9 @@
-// A real cluster started by Slurm (docs/cluster-exec.md, "Running on real machines"): on the single-node Slurm
-// of experiments/slurm/cluster-single-node.sh, `srun -n 3 moesim cluster-server` starts the servers (each its
-// rank from $SLURM_PROCID), which meet the coordinator (`cluster --launch none`) in a rendezvous folder holding
-// the secret this test wrote; the run serves requests and srun ends by itself once the coordinator has shut
-// the servers down. scripts/build installs slurm-wlm and munge in CI; elsewhere the test is skipped when
-// they are missing, as the sweep's Slurm test is.
+// A real cluster started by Slurm (docs/cluster-exec.md, "Running on real machines"): on the single-node
+// Slurm of experiments/slurm/cluster-single-node.sh, `srun -n 3 moesim cluster-server` starts the servers
+// (each its rank from $SLURM_PROCID), which meet the coordinator (`cluster --launch none`) in a rendezvous
+// folder holding the secret this test wrote; the run serves requests and srun ends by itself once the
+// coordinator has shut the servers down. scripts/build installs slurm-wlm and munge in CI; elsewhere the test
+// is skipped when they are missing, as the sweep's Slurm test is.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -24,11 +24,13 @@ TEST(ClusterSlurm, SrunServersMeetTheCoordinatorInTheRendezvousFolder) {
   const auto dir = c.dir / "rendezvous";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "secret") << "5eb1c0ffee0ddba11deadbeefcafe123\n";
-  std::filesystem::permissions(dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(dir / "secret",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const std::string out = (c.dir / "out.json").string();
 
-  const ShellResult slurm = run_shell(std::string(MOESIM_SOURCE_DIR) + "/experiments/slurm/cluster-single-node.sh " +
-                                      MOESIM_CLI_PATH + " " + c.spec + " " + dir.string() + " " + out + " 5s 2>&1");
+  const ShellResult slurm =
+      run_shell(std::string(MOESIM_SOURCE_DIR) + "/experiments/slurm/cluster-single-node.sh " +
+                MOESIM_CLI_PATH + " " + c.spec + " " + dir.string() + " " + out + " 5s 2>&1");
   const char* ci = std::getenv("CI");
   if (slurm.status == 77 && !(ci && std::string(ci) == "true"))
     GTEST_SKIP() << "no Slurm here (apt-get install slurm-wlm munge, as root): " << slurm.out;
