@@ -180,5 +180,11 @@ class EmulatedNetwork {
 // then end the process with that signal (see the top of this file for how). Idempotent. Call it once the
 // first network exists or before; a network created later is covered too.
 void install_teardown_on_signals();
+// A folder of files (no subfolders) that the signal teardown removes too, after the servers and namespaces:
+// a run's temporary folder, which holds its secret. Returns a slot for keep_folder_on_signal (-1: the registry
+// is full or the path too long; the folder is then left on a signal). Call keep_folder_on_signal before the
+// folder goes or when it is no longer the run's.
+int remove_folder_on_signal(const std::string& dir);
+void keep_folder_on_signal(int slot);
 
 }  // namespace moesim::exec

@@ -38,6 +38,35 @@ struct NamespaceSlot {
 };
 NamespaceSlot g_namespaces[kMaxNamespaces];
 std::atomic<pid_t> g_children[kMaxChildren];
+// Folders of flat files (a run's rendezvous folder: its secret, addresses and logs) removed with the run.
+constexpr int kMaxFolders = 64;
+NamespaceSlot g_folders[kMaxFolders];
+
+// Removes a folder's files and the folder, with async-signal-safe calls only (open, getdents64, unlinkat,
+// rmdir): readdir may allocate. Subfolders are left, and so then is the folder.
+void remove_flat_folder(const char* path) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      struct Entry {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+      };
+      const auto* e = reinterpret_cast<const Entry*>(buf + at);
+      if (std::strcmp(e->name, ".") != 0 && std::strcmp(e->name, "..") != 0) ::unlinkat(fd, e->name, 0);
+      at += e->reclen;
+    }
+  }
+  ::close(fd);
+  ::rmdir(path);
+}
 
 void sleep_ms(long ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000L};
@@ -70,6 +99,8 @@ void on_teardown_signal(int sig) {
     if (pid_t p = c.load(std::memory_order_acquire); p > 0) ::kill(p, SIGKILL);
   for (auto& s : g_namespaces)
     if (s.state.load(std::memory_order_acquire) == 2) net_registry::delete_namespace_path(s.path);
+  for (auto& f : g_folders)
+    if (f.state.load(std::memory_order_acquire) == 2) remove_flat_folder(f.path);
   errno = saved_errno;
   // SA_RESETHAND restored the default action on entry; the re-raised signal is delivered on return.
   ::raise(sig);
@@ -155,6 +186,23 @@ void delete_namespace_path(const char* path) noexcept {
 }
 
 }  // namespace net_registry
+
+int remove_folder_on_signal(const std::string& dir) {
+  if (dir.size() >= kPathMax) return -1;
+  for (int i = 0; i < kMaxFolders; ++i) {
+    int expected = 0;
+    if (g_folders[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_folders[i].path, dir.c_str(), dir.size() + 1);
+      g_folders[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void keep_folder_on_signal(int slot) {
+  if (slot >= 0 && slot < kMaxFolders) g_folders[slot].state.store(0, std::memory_order_release);
+}
 
 void install_teardown_on_signals() {
   struct sigaction sa{};

@@ -87,9 +87,11 @@ std::string read_secret_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error(path + ": no such secret file");
   if (st.st_mode & 077)
-    throw Error(path + ": the secret file is readable by others (mode " + std::to_string(st.st_mode & 0777) +
-                " octal " + [&] { char b[8]; std::snprintf(b, sizeof b, "%03o", st.st_mode & 0777); return std::string(b); }() +
-                "); chmod 600 it");
+  {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
+    throw Error(path + ": the secret file is readable by others (mode " + mode + "); chmod 600 it");
+  }
   if (st.st_size == 0 || st.st_size > 4096) throw Error(path + ": a secret file holds 1 to 4096 bytes");
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;

@@ -119,9 +119,11 @@ struct Launched {
   std::optional<exec::EmulatedNetwork> net;
   std::string dir, secret_file, secret;
   bool own_dir = false;
+  int folder_slot = -1;  // the signal teardown's registration of our own folder
   Json platform;
   ~Launched() {
     if (net) net->teardown();
+    exec::keep_folder_on_signal(folder_slot);
     std::error_code ec;
     if (own_dir) std::filesystem::remove_all(dir, ec);
   }
@@ -156,6 +158,7 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
     if (!::mkdtemp(tmpl.data())) throw Error("cluster: cannot make a rendezvous folder in /tmp");
     out.dir = tmpl;
     out.own_dir = true;
+    out.folder_slot = exec::remove_folder_on_signal(out.dir);  // a signal removes it with the namespaces
   } else {
     out.dir = a.rendezvous;
     std::filesystem::create_directories(out.dir);

@@ -143,10 +143,9 @@ TEST(ClusterExecTeardown, ServerKilledMidRunFailsTheRunAndLeavesNothing) {
   EXPECT_EQ(k.left, "");
 }
 
-// The coordinator reports the failed call first (often a peer's call to b, from server a's control), so the
-// message names b only by an address: the run should say which server died and how. Enable with the fix in
-// harness/real_cluster.cpp that checks the servers' exits when the run throws.
-TEST(ClusterExecTeardown, DISABLED_ServerKilledMidRunIsNamedWithItsExit) {
+// The failed call is often a peer's call to b, from server a's control: the run says which server died and
+// how (harness/real_cluster.cpp checks the servers' exits when a call fails), then the call.
+TEST(ClusterExecTeardown, ServerKilledMidRunIsNamedWithItsExit) {
   SKIP_WITHOUT_NAMESPACES();
   const KilledServerRun k = kill_server_mid_run("killed_named");
   ASSERT_TRUE(k.ended) << k.err;
@@ -199,9 +198,9 @@ TEST_P(ClusterExecSignal, CoordinatorEndsByTheSignalAndTearsDown) {
   std::filesystem::remove_all(std::filesystem::path(s.spec).parent_path());
 }
 
-// The handler tears down the network but not the run's temporary folder, which holds the secret and the
-// servers' logs. Enable with the fix that has the handler remove it too.
-TEST_P(ClusterExecSignal, DISABLED_CoordinatorRemovesItsFolderOnTheSignal) {
+// The signal handler removes the run's temporary folder (its addresses and the servers' logs) with the
+// network.
+TEST_P(ClusterExecSignal, CoordinatorRemovesItsFolderOnTheSignal) {
   SKIP_WITHOUT_NAMESPACES();
   const SignalledRun s = signal_mid_run(GetParam());
   ASSERT_TRUE(s.ended) << s.err;
@@ -209,11 +208,10 @@ TEST_P(ClusterExecSignal, DISABLED_CoordinatorRemovesItsFolderOnTheSignal) {
   std::filesystem::remove_all(std::filesystem::path(s.spec).parent_path());
 }
 
-// Poisson arrivals in real time: each next arrival is drawn from the time the previous one was handled
-// (PrismServing::schedule_arrival chains off the platform's now()), which on real processes is a little after
-// the time it was due, so the run loses arrivals against the same seed simulated (421 vs 436 requests in one
-// 3 s run). Enable with the fix that chains each server's arrivals off the time they were due.
-TEST(ClusterExecArrivals, DISABLED_PoissonArrivalsKeepTheirTimesInRealTime) {
+// Poisson arrivals in real time: each next arrival is drawn from the time the previous one was due, not from
+// when a real clock woke for it, so the run keeps every arrival of the same seed simulated (chaining off the
+// platform's now() lost 15 of 436 in one 3 s run).
+TEST(ClusterExecArrivals, PoissonArrivalsKeepTheirTimesInRealTime) {
   SKIP_WITHOUT_NAMESPACES();
   const ExecCluster c = make_exec_cluster("poisson", {}, "poisson:20ms");
   const EmulatedRunLock lock;
@@ -229,10 +227,10 @@ TEST(ClusterExecArrivals, DISABLED_PoissonArrivalsKeepTheirTimesInRealTime) {
   std::filesystem::remove_all(c.dir);
 }
 
-// Two emulated runs at once: every run puts its control links' root ends on the same addresses
-// (10.254.0.0/31, ...) in the shared root namespace, so one coordinator reaches the other run's servers and
-// is refused for its secret. Enable with the fix that gives each run control addresses no live run uses.
-TEST(ClusterExecConcurrent, DISABLED_TwoRunsAtOnceEachServeTheirOwn) {
+// Two emulated runs at once: the control links' root ends share the root namespace, so each run takes a block
+// of addresses no live run holds; with the same addresses one coordinator reached the other run's servers and
+// was refused for its secret.
+TEST(ClusterExecConcurrent, TwoRunsAtOnceEachServeTheirOwn) {
   SKIP_WITHOUT_NAMESPACES();
   const ExecCluster c1 = make_exec_cluster("concurrent_1", {0.1, 0.6, 1.1});
   const ExecCluster c2 = make_exec_cluster("concurrent_2", {0.1, 0.6, 1.1});

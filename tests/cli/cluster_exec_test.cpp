@@ -133,9 +133,8 @@ TEST(ClusterExec, CoordinatorWithAnotherSecretIsRefused) {
   EXPECT_EQ(w.servers_after, 1u);
 }
 
-// The control client's errors leave out the gRPC status (the expert client's have it: docs/cluster-exec.md).
-// Enable with the fix that names it in exec/cluster_control.cpp's errors.
-TEST(ClusterExec, DISABLED_WrongSecretIsReportedAsUnauthenticated) {
+// The control client's errors name the gRPC status, as the expert client's do (docs/cluster-exec.md).
+TEST(ClusterExec, WrongSecretIsReportedAsUnauthenticated) {
   const WrongSecretRun w = run_with_wrong_secret("wrong_secret_status");
   EXPECT_EQ(w.code, 1) << w.err;
   EXPECT_THAT(w.err, HasSubstr("UNAUTHENTICATED"));
