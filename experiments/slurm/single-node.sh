@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A real Slurm array job on this one machine: starts a private munged, slurmctld and slurmd (Debian's
-# slurm-wlm and munge, as root, no systemd, no cgroups: proctrack/linuxproc, task/none), submits
+# A real Slurm array job on this one machine: starts a private munged, slurmctld and slurmd
+# (experiments/slurm/slurm-daemons.sh), submits
 # experiments/slurm/sweep.sbatch as an N-task array over SPEC, waits for it, merges the shards into
 # OUTDIR/merged, and stops the daemons (also on failure). Everything lives in a temporary folder with its
 # own config, key, ports and logs; nothing in /etc is changed. tests/cli/sweep_slurm_longtest.cpp runs it.
@@ -19,79 +19,10 @@ done
 mkdir -p "$out"
 out="$(realpath "$out")"
 
-d="$(mktemp -d /tmp/moesim-slurm.XXXXXX)"
-chmod 700 "$d"
-mkdir -p "$d/state" "$d/spool" "$d/munge"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
-  if [ -n "${KEEP_SLURM_LOGS:-}" ]; then echo "single-node.sh: logs in $d" >&2; else rm -rf "$d"; fi
-}
-trap cleanup EXIT
-fail() {
-  echo "single-node.sh: $*" >&2
-  for f in "$d"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done
-  exit 1
-}
-
-# munge: a fresh key and a private socket.
-dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
-chmod 400 "$d/munge/munge.key"
-sock="$d/munge/munge.socket"
-munged --foreground --force --key-file="$d/munge/munge.key" --socket="$sock" --pid-file="$d/munge/munged.pid" \
-  --log-file="$d/munged.log" --seed-file="$d/munge/seed" > /dev/null 2>&1 &
-pids+=($!)
-
+me=single-node.sh
+. "$here/slurm-daemons.sh"
+start_slurm_daemons moesim 17000
 host="$(hostname -s)"
-cpus="$(nproc)"
-# Ports off the defaults, so a Slurm already on the machine is not disturbed.
-port=$((17000 + RANDOM % 2000))
-cat > "$d/slurm.conf" << CONF
-ClusterName=moesim
-SlurmctldHost=$host
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$sock
-StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool
-SlurmctldPidFile=$d/slurmctld.pid
-SlurmdPidFile=$d/slurmd.pid
-SlurmctldLogFile=$d/slurmctld.log
-SlurmdLogFile=$d/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MpiDefault=none
-SwitchType=switch/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-ReturnToService=2
-MailProg=/bin/true
-SlurmdTimeout=30
-NodeName=$host CPUs=$cpus State=UNKNOWN
-PartitionName=moesim Nodes=$host Default=YES MaxTime=INFINITE State=UP
-CONF
-export SLURM_CONF="$d/slurm.conf"
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || fail "munged did not start"
-slurmctld -D -i -f "$SLURM_CONF" > "$d/slurmctld.out" 2>&1 &
-pids+=($!)
-slurmd -D -f "$SLURM_CONF" > "$d/slurmd.out" 2>&1 &
-pids+=($!)
-state=""
-for _ in $(seq 150); do
-  state="$(sinfo -h -N -o %t 2> /dev/null | head -1 || true)"
-  case "$state" in idle | mix | alloc) break ;; esac
-  sleep 0.2
-done
-case "$state" in idle | mix | alloc) ;; *) fail "the node did not come up (state '$state')" ;; esac
 
 # The array job, exactly as a user would submit it (one CPU a task, so all tasks fit on a small machine).
 cd "$(dirname "$spec")"
