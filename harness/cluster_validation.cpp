@@ -180,19 +180,28 @@ std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in, 
 class Replay {
  public:
   explicit Replay(const std::vector<ExecCallRecord>& records) {
-    // A server's hand-off from the call to its unit, apart from queueing: the 10th percentile of the time
-    // from a call's (or invocation's) arrival to its work's start, per server.
-    std::map<uint32_t, std::vector<double>> handoffs;
+    // A server's hand-off from a call's arrival to its work's start when the unit was idle (its worker wakes):
+    // the median over the works that found their unit idle, per server. Queued works start when the one before
+    // them ends, which the simulator's FIFO does itself.
+    struct Work {
+      double arrived, start, end;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<Work>> by_unit;
     for (const ExecCallRecord& c : records) {
-      if (c.kind <= 1) handoffs[c.server].push_back(c.timing.start - c.timing.received);
-      if (c.kind == 2 && !c.timing.works.empty())
-        handoffs[c.peer].push_back(c.timing.works[0].first - c.timing.peer_arrived);
+      if (c.kind <= 1) by_unit[{c.server, c.unit}].push_back({c.timing.received, c.timing.start, c.timing.end});
+      if (c.kind == 2)
+        for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
+          by_unit[{c.peer, c.works[i][1]}].push_back(
+              {c.timing.peer_arrived, c.timing.works[i].first, c.timing.works[i].second});
+    }
+    std::map<uint32_t, std::vector<double>> handoffs;
+    for (auto& [unit, works] : by_unit) {
+      std::sort(works.begin(), works.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
+      for (size_t i = 0; i < works.size(); ++i)
+        if (i == 0 || works[i - 1].end <= works[i].arrived) handoffs[unit.first].push_back(works[i].start - works[i].arrived);
     }
     std::map<uint32_t, double> handoff;
-    for (auto& [server, v] : handoffs) {
-      std::sort(v.begin(), v.end());
-      handoff[server] = std::max(v[v.size() / 10], 0.0);
-    }
+    for (auto& [server, v] : handoffs) handoff[server] = std::max(median(v), 0.0);
     for (const ExecCallRecord& c : records) {
       const double pre = c.kind == 2 ? c.timing.start - c.submitted
                                      : c.timing.received - c.submitted + (c.kind <= 1 ? handoff[c.server] : 0);
