@@ -109,31 +109,39 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
   }
   cal.call_overhead_s = median(overheads);
   // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
-  // cores): k one-token expert calls at once on k different units, k = 1 .. the units (no unit queueing), a
-  // line of the overhead by the other calls in flight.
+  // cores): k one-token expert calls at once, k = 1 .. 16, spread over the units; a call's overhead is its
+  // round trip less its time at the server (the wait for its unit, which the simulator's FIFO makes itself,
+  // and its work) plus the idle hand-off that the sequential calls above hold. A line by the other calls in
+  // flight.
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
       if (g < in.servers[n].gpus) units.emplace_back(n, g);
-  if (units.size() >= 2) {
-    std::vector<std::pair<double, double>> pts;
-    for (uint32_t k = 1; k <= units.size(); ++k)
-      for (int r = 0; r < kReps; ++r) {
-        std::vector<double> ovh(k);
-        std::vector<std::thread> th;
-        for (uint32_t i = 0; i < k; ++i)
-          th.emplace_back([&, i] {
-            const double t0 = mono();
-            const CallTiming ct = calls[units[i].first]->compute(units[i].second, 0, 0, 1);
-            ovh[i] = mono() - t0 - (ct.end - ct.start);
-          });
-        for (std::thread& t : th) t.join();
-        pts.emplace_back(k - 1, mean(ovh));
-      }
-    const auto [fixed, per_call] = fit_line(pts);
-    cal.call_overhead_s = std::max(fixed, 0.0);
-    cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
-  }
+  std::vector<double> idle_handoff;
+  for (uint32_t n = 0; n < calls.size(); ++n)
+    for (int r = 0; r < kReps; ++r) {
+      const CallTiming ct = calls[n]->compute(0, 0, 0, 1);
+      idle_handoff.push_back(ct.start - ct.received);
+    }
+  const double h0 = std::max(median(idle_handoff), 0.0);
+  std::vector<std::pair<double, double>> pts;
+  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
+    for (int r = 0; r < kReps; ++r) {
+      std::vector<double> ovh(k);
+      std::vector<std::thread> th;
+      for (uint32_t i = 0; i < k; ++i)
+        th.emplace_back([&, i] {
+          const auto [server, unit] = units[i % units.size()];
+          const double t0 = mono();
+          const CallTiming ct = calls[server]->compute(unit, 0, 0, 1);
+          ovh[i] = mono() - t0 - (ct.end - ct.received) + h0;
+        });
+      for (std::thread& t : th) t.join();
+      pts.emplace_back(k - 1, mean(ovh));
+    }
+  const auto [fixed, per_call] = fit_line(pts);
+  cal.call_overhead_s = std::max(fixed, 0.0);
+  cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
   // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
   std::vector<std::string> names;
   for (const auto& s : in.servers) names.push_back(s.name);

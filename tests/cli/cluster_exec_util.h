@@ -121,9 +121,9 @@ struct RunCleanup {
   }
 };
 
-// Held by a test while its emulated runs exist. Every emulated run puts its control links on the same
-// root-namespace addresses, so two at once collide (ClusterExecConcurrent pins that defect); this keeps the
-// tests of these binaries, which ctest runs in parallel, from running two at once. Drop it with the fix.
+// Held by a test while its emulated runs exist: runs at once work (ClusterExecConcurrent), but on a 2-core CI
+// machine they take each other's cores, and the tests' timeouts (a killed server named within 5 s) are for one
+// run at a time; ctest runs these binaries in parallel.
 struct EmulatedRunLock {
   int fd = ::open("/tmp/moesim-tests-emulated-run.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
   EmulatedRunLock() {
