@@ -57,15 +57,14 @@ class ControlService final : public cluster::ClusterControl::Service {
     dense_.resize(opts.dense_rows * opts.dense_cols);
     for (uint16_t& w : dense_) w = kernels::f32_to_bf16(static_cast<float>((rng.uniform() * 2 - 1) * 0.02));
     hidden_ = shape.hidden;
+    units_ = experts.units();
     rng_ = Rng(opts.seed).split(0xAC7);
   }
 
   grpc::Status Dense(grpc::ServerContext* ctx, const cluster::DenseRequest* req, cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
-    if (req->tokens() == 0 || req->tokens() > kMaxDenseTokens)
-      return {grpc::StatusCode::INVALID_ARGUMENT, "tokens: " + std::to_string(req->tokens()) + " not in [1, " +
-                                                      std::to_string(kMaxDenseTokens) + "]"};
+    if (grpc::Status s = validate(*req, units_, opts_.max_tokens); !s.ok()) return s;
     try {
       const uint32_t tokens = req->tokens();
       ControlTiming t;
@@ -86,7 +85,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   grpc::Status Invoke(grpc::ServerContext* ctx, const cluster::InvokeRequest* req, cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
-    if (grpc::Status s = check_peer(req->peer()); !s.ok()) return s;
+    if (grpc::Status s = validate(*req, experts_.weights().shape(), peers(), opts_.max_tokens); !s.ok()) return s;
     ComputeCall call;
     call.request_id = req->request_id();
     call.layer = req->layer();
@@ -95,9 +94,6 @@ class ControlService final : public cluster::ClusterControl::Service {
       call.works.push_back({w.expert(), w.gpu(), w.tokens()});
       tokens += w.tokens();
     }
-    // The peer validates the works (its ExpertService bounds them); the activations are ours to bound.
-    if (tokens == 0 || tokens > kMaxDenseTokens)
-      return {grpc::StatusCode::INVALID_ARGUMENT, "work: " + std::to_string(tokens) + " tokens"};
     {
       std::lock_guard<std::mutex> lock(rng_mu_);
       call.activations = random_values(rng_, tokens * hidden_);
@@ -124,7 +120,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   grpc::Status Push(grpc::ServerContext* ctx, const cluster::PushRequest* req, cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
-    if (grpc::Status s = check_peer(req->peer()); !s.ok()) return s;
+    if (grpc::Status s = validate(*req, experts_.weights().shape(), peers()); !s.ok()) return s;
     const std::shared_ptr<const ExpertTensors> w = experts_.weights().get(req->layer(), req->expert());
     if (!w)
       return {grpc::StatusCode::FAILED_PRECONDITION,
@@ -151,16 +147,11 @@ class ControlService final : public cluster::ClusterControl::Service {
   }
 
  private:
-  static constexpr uint32_t kMaxDenseTokens = 1u << 20;
   grpc::Status admit(const grpc::ServerContext& ctx) const {
     if (carries_secret(ctx.client_metadata(), opts_.secret)) return grpc::Status::OK;
     return {grpc::StatusCode::UNAUTHENTICATED, std::string("missing or wrong ") + kSecretMetadataKey};
   }
-  grpc::Status check_peer(uint32_t peer) const {
-    if (peer < peers_.size()) return grpc::Status::OK;
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "peer: " + std::to_string(peer) + " >= " + std::to_string(peers_.size()) + " servers"};
-  }
+  uint32_t peers() const { return static_cast<uint32_t>(peers_.size()); }
   // An invocation of this server's own experts: each work on its unit, in the units' FIFO, as its peers' are
   // (no network, no extra call).
   grpc::Status local(const ComputeCall& call, double received, cluster::ControlReply* rep) {
@@ -192,6 +183,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   std::vector<std::unique_ptr<ExpertClient>> peers_;
   std::vector<uint16_t> dense_;
   uint64_t hidden_ = 0;
+  uint32_t units_ = 1;
   std::mutex rng_mu_;
   Rng rng_{1};
 };

@@ -33,6 +33,7 @@ struct ClusterControlOptions {
   std::vector<double> peer_latency_s;  // [server] latency added each way in user space; empty: none
   uint64_t dense_rows = 0, dense_cols = 0;  // a layer's dense weights as one GEMM; 0: no dense part
   uint64_t seed = 1;                   // of the dense weights and the shipped activations
+  uint32_t max_tokens = 4096;          // tokens of one call (dense, or an invocation's works together)
   std::function<void()> on_shutdown;   // Shutdown was called (the process's main thread ends the run)
 };
 

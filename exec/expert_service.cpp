@@ -387,6 +387,7 @@ ExpertServer::~ExpertServer() { shutdown(); }
 int ExpertServer::port() const { return impl_->port; }
 std::string ExpertServer::address() const { return host_of(impl_->opts.address) + ":" + std::to_string(port()); }
 uint64_t ExpertServer::max_message_bytes() const { return impl_->max_bytes; }
+uint32_t ExpertServer::units() const { return impl_->opts.units; }
 const ExpertWeights& ExpertServer::weights() const { return impl_->weights; }
 
 std::pair<double, double> ExpertServer::run_on_unit(uint32_t unit, const std::function<void()>& task) {

@@ -102,6 +102,7 @@ class ExpertServer {
   int port() const;                 // the bound port (the chosen one when the address asked for port 0)
   std::string address() const;      // the address's host with port()
   uint64_t max_message_bytes() const;
+  uint32_t units() const;
   const ExpertWeights& weights() const;
   // Runs `task` on unit `unit`'s worker, behind what is queued there, and waits for it: the server's other
   // work on its units (a cluster layer's dense part) shares their FIFO queues with the experts. Returns the

@@ -92,6 +92,37 @@ grpc::Status validate(const cluster::DropRequest& req, const ModelShape& shape) 
   return check_expert(req.layer(), req.expert(), shape);
 }
 
+grpc::Status validate(const cluster::DenseRequest& req, uint32_t units, uint32_t max_tokens) {
+  if (req.unit() >= units) return invalid("unit", ge(req.unit(), units, "units"));
+  if (req.tokens() == 0 || req.tokens() > max_tokens)
+    return invalid("tokens", std::to_string(req.tokens()) + " not in [1, " + std::to_string(max_tokens) + "]");
+  return grpc::Status::OK;
+}
+
+grpc::Status validate(const cluster::InvokeRequest& req, const ModelShape& shape, uint32_t servers,
+                      uint32_t max_tokens) {
+  if (req.peer() >= servers) return invalid("peer", ge(req.peer(), servers, "servers"));
+  if (req.layer() >= shape.layers) return invalid("layer", ge(req.layer(), shape.layers, "layers"));
+  if (req.work_size() == 0) return invalid("work", "no work");
+  uint64_t total = 0;
+  for (int i = 0; i < req.work_size(); ++i) {
+    const auto& w = req.work(i);
+    const std::string at = "work[" + std::to_string(i) + "].";
+    if (w.expert() >= shape.experts) return invalid(at + "expert", ge(w.expert(), shape.experts, "experts"));
+    if (w.tokens() == 0) return invalid(at + "tokens", "0 (must be > 0)");
+    total += w.tokens();
+    if (total > max_tokens)
+      return invalid(at + "tokens", "the works' tokens add up to " + std::to_string(total) + " > " +
+                                        std::to_string(max_tokens) + " tokens per request");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status validate(const cluster::PushRequest& req, const ModelShape& shape, uint32_t servers) {
+  if (req.peer() >= servers) return invalid("peer", ge(req.peer(), servers, "servers"));
+  return check_expert(req.layer(), req.expert(), shape);
+}
+
 bool secret_equal(std::string_view given, std::string_view secret) {
   // Every byte of the longer string is visited whatever the contents, and the lengths are folded in.
   const size_t n = std::max(given.size(), secret.size());

@@ -16,6 +16,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include "exec/cluster_control.pb.h"
 #include "exec/cluster_rpc.pb.h"
 
 namespace moesim::exec {
@@ -48,6 +49,13 @@ grpc::Status validate(const cluster::ComputeRequest& req, const ModelShape& shap
 // layer < layers, expert < experts, gate/up/down of weight_elements() x 2 bytes each.
 grpc::Status validate(const cluster::LoadRequest& req, const ModelShape& shape);
 grpc::Status validate(const cluster::DropRequest& req, const ModelShape& shape);
+// The coordinator's calls (exec/cluster_control.proto), before a server acts on them: `servers` in the run,
+// `units` of this server, at most `max_tokens` tokens (the activations a server makes for them are bounded
+// by it). INVALID_ARGUMENT naming the field.
+grpc::Status validate(const cluster::DenseRequest& req, uint32_t units, uint32_t max_tokens);
+grpc::Status validate(const cluster::InvokeRequest& req, const ModelShape& shape, uint32_t servers,
+                      uint32_t max_tokens);
+grpc::Status validate(const cluster::PushRequest& req, const ModelShape& shape, uint32_t servers);
 
 // The secret's metadata key, and a comparison whose time does not depend on where the strings differ (a
 // peer cannot guess the secret byte by byte from response times); only the lengths may leak.

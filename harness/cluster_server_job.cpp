@@ -93,6 +93,7 @@ void run_cluster_server(const ClusterServerArgs& a) {
   co.dense_rows = model.hidden_size;
   co.dense_cols = model.hidden_size > 0 ? dense_elements / model.hidden_size : 0;
   co.seed = a.seed;
+  co.max_tokens = a.max_tokens;
   std::promise<void> done;
   std::once_flag once;
   co.on_shutdown = [&] { std::call_once(once, [&] { done.set_value(); }); };

@@ -1,5 +1,6 @@
-// libFuzzer target: the cluster's expert RPC messages (exec/cluster_rpc.proto) as a server receives them:
-// arbitrary bytes parsed as ComputeRequest, LoadRequest and DropRequest, then exec/rpc_limits.h's validate().
+// libFuzzer target: the cluster's RPC messages (exec/cluster_rpc.proto, exec/cluster_control.proto) as a
+// server receives them: arbitrary bytes parsed as ComputeRequest, LoadRequest, DropRequest and the
+// coordinator's DenseRequest, InvokeRequest and PushRequest, then exec/rpc_limits.h's validate().
 // Parsing may fail and validation may refuse; nothing may crash. A ComputeRequest that validates is computed
 // as the server does (each work's rows of the activations through kernels::expert_ffn), so a bound that
 // validate() misses shows up as an out-of-bounds read under ASan; a LoadRequest that validates must hold
@@ -15,7 +16,7 @@
 namespace {
 
 const moesim::exec::ModelShape kShape{2, 4, 4, 6};
-constexpr uint32_t kUnits = 2, kMaxTokens = 16;
+constexpr uint32_t kUnits = 2, kMaxTokens = 16, kServers = 3;
 
 bool held(uint32_t layer, uint32_t expert) { return (layer + expert) % 2 == 0; }
 
@@ -52,6 +53,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         load.up().size() != bytes || load.down().size() != bytes)
       std::abort();
   }
+  // The coordinator's calls: what validates is in range, and an invocation's activations (tokens x hidden) are
+  // within the server's bound.
+  moesim::cluster::DenseRequest dense;
+  if (dense.ParseFromArray(data, n) && moesim::exec::validate(dense, kUnits, kMaxTokens).ok())
+    if (dense.unit() >= kUnits || dense.tokens() == 0 || dense.tokens() > kMaxTokens) std::abort();
+  moesim::cluster::InvokeRequest invoke;
+  if (invoke.ParseFromArray(data, n) && moesim::exec::validate(invoke, kShape, kServers, kMaxTokens).ok()) {
+    uint64_t tokens = 0;
+    for (const auto& w : invoke.work()) {
+      if (w.expert() >= kShape.experts) std::abort();
+      tokens += w.tokens();
+    }
+    if (invoke.peer() >= kServers || invoke.layer() >= kShape.layers || tokens == 0 || tokens > kMaxTokens) std::abort();
+  }
+  moesim::cluster::PushRequest push;
+  if (push.ParseFromArray(data, n) && moesim::exec::validate(push, kShape, kServers).ok())
+    if (push.peer() >= kServers || push.layer() >= kShape.layers || push.expert() >= kShape.experts) std::abort();
   moesim::cluster::DropRequest drop;
   if (drop.ParseFromArray(data, n) && moesim::exec::validate(drop, kShape).ok())
     if (drop.layer() >= kShape.layers || drop.expert() >= kShape.experts) std::abort();
