@@ -22,6 +22,25 @@ grpc::Status check_expert(uint32_t layer, uint32_t expert, const ModelShape& sha
   return grpc::Status::OK;
 }
 
+// A request's works: each expert in range, on a unit below `units`, with tokens; their tokens (`total`) at
+// most max_tokens.
+grpc::Status check_works(const google::protobuf::RepeatedPtrField<cluster::Work>& works, const ModelShape& shape,
+                         uint32_t units, uint32_t max_tokens, uint64_t& total) {
+  if (works.empty()) return invalid("work", "no work");
+  for (int i = 0; i < works.size(); ++i) {
+    const auto& w = works.Get(i);
+    const std::string at = "work[" + std::to_string(i) + "].";
+    if (w.expert() >= shape.experts) return invalid(at + "expert", ge(w.expert(), shape.experts, "experts"));
+    if (w.gpu() >= units) return invalid(at + "gpu", ge(w.gpu(), units, "units"));
+    if (w.tokens() == 0) return invalid(at + "tokens", "0 (must be > 0)");
+    total += w.tokens();  // at most 2^31 works of < 2^32 tokens: no overflow
+    if (total > max_tokens)
+      return invalid(at + "tokens", "the works' tokens add up to " + std::to_string(total) + " > " +
+                                        std::to_string(max_tokens) + " tokens per request");
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status check_weight(const std::string& bytes, const char* field, const ModelShape& shape) {
   const uint64_t want = shape.weight_elements() * 2;
   if (bytes.size() != want)
@@ -54,19 +73,8 @@ uint64_t max_message_bytes(const ModelShape& shape, uint32_t max_tokens) {
 grpc::Status validate(const cluster::ComputeRequest& req, const ModelShape& shape, uint32_t units,
                       uint32_t max_tokens, const std::function<bool(uint32_t, uint32_t)>& held) {
   if (req.layer() >= shape.layers) return invalid("layer", ge(req.layer(), shape.layers, "layers"));
-  if (req.work_size() == 0) return invalid("work", "no work");
   uint64_t total = 0;
-  for (int i = 0; i < req.work_size(); ++i) {
-    const auto& w = req.work(i);
-    const std::string at = "work[" + std::to_string(i) + "].";
-    if (w.expert() >= shape.experts) return invalid(at + "expert", ge(w.expert(), shape.experts, "experts"));
-    if (w.gpu() >= units) return invalid(at + "gpu", ge(w.gpu(), units, "units"));
-    if (w.tokens() == 0) return invalid(at + "tokens", "0 (must be > 0)");
-    total += w.tokens();  // at most 2^31 works of < 2^32 tokens: no overflow
-    if (total > max_tokens)
-      return invalid(at + "tokens", "the works' tokens add up to " + std::to_string(total) + " > " +
-                                        std::to_string(max_tokens) + " tokens per request");
-  }
+  if (grpc::Status st = check_works(req.work(), shape, units, max_tokens, total); !st.ok()) return st;
   const uint64_t want = total * shape.hidden * 4;
   if (req.activations().size() != want)
     return invalid("activations", std::to_string(req.activations().size()) + " bytes, expected " +
@@ -103,19 +111,9 @@ grpc::Status validate(const cluster::InvokeRequest& req, const ModelShape& shape
                       uint32_t max_tokens) {
   if (req.peer() >= servers) return invalid("peer", ge(req.peer(), servers, "servers"));
   if (req.layer() >= shape.layers) return invalid("layer", ge(req.layer(), shape.layers, "layers"));
-  if (req.work_size() == 0) return invalid("work", "no work");
   uint64_t total = 0;
-  for (int i = 0; i < req.work_size(); ++i) {
-    const auto& w = req.work(i);
-    const std::string at = "work[" + std::to_string(i) + "].";
-    if (w.expert() >= shape.experts) return invalid(at + "expert", ge(w.expert(), shape.experts, "experts"));
-    if (w.tokens() == 0) return invalid(at + "tokens", "0 (must be > 0)");
-    total += w.tokens();
-    if (total > max_tokens)
-      return invalid(at + "tokens", "the works' tokens add up to " + std::to_string(total) + " > " +
-                                        std::to_string(max_tokens) + " tokens per request");
-  }
-  return grpc::Status::OK;
+  // The units are the peer's, which its ExpertService checks.
+  return check_works(req.work(), shape, UINT32_MAX, max_tokens, total);
 }
 
 grpc::Status validate(const cluster::PushRequest& req, const ModelShape& shape, uint32_t servers) {
