@@ -25,7 +25,7 @@ std::vector<float> random_values(Rng& rng, uint64_t n) {
   return v;
 }
 
-void fill_reply(const ControlTiming& t, cluster::ControlReply* rep) {
+void fill_reply(const CallTiming& t, cluster::ControlReply* rep) {
   rep->set_received(t.received);
   rep->set_replied(monotonic_seconds());
   rep->set_start(t.start);
@@ -67,7 +67,7 @@ class ControlService final : public cluster::ClusterControl::Service {
     if (grpc::Status s = validate(*req, units_, opts_.max_tokens); !s.ok()) return s;
     try {
       const uint32_t tokens = req->tokens();
-      ControlTiming t;
+      CallTiming t;
       t.received = received;
       std::tie(t.start, t.end) = experts_.run_on_unit(req->unit(), [&] {
         if (dense_.empty()) return;
@@ -100,7 +100,7 @@ class ControlService final : public cluster::ClusterControl::Service {
     }
     try {
       if (req->peer() == opts_.self) return local(call, received, rep);
-      ControlTiming t;
+      CallTiming t;
       t.received = received;
       t.start = monotonic_seconds();
       sleep_s(latency(req->peer()));
@@ -126,7 +126,7 @@ class ControlService final : public cluster::ClusterControl::Service {
       return {grpc::StatusCode::FAILED_PRECONDITION,
               "expert " + std::to_string(req->layer()) + ":" + std::to_string(req->expert()) + " is not held here"};
     try {
-      ControlTiming t;
+      CallTiming t;
       t.received = received;
       t.start = monotonic_seconds();
       sleep_s(latency(req->peer()));
@@ -156,7 +156,7 @@ class ControlService final : public cluster::ClusterControl::Service {
   // (no network, no extra call).
   grpc::Status local(const ComputeCall& call, double received, cluster::ControlReply* rep) {
     const ModelShape& shape = experts_.weights().shape();
-    ControlTiming t;
+    CallTiming t;
     t.received = received;
     t.start = monotonic_seconds();
     const float* x = call.activations.data();
@@ -230,7 +230,7 @@ struct ClusterControlClient::Impl {
   std::unique_ptr<cluster::ClusterControl::Stub> stub;
 
   template <class Call>
-  ControlTiming call(const std::string& address, const char* method, double timeout_s, Call&& fn) const {
+  CallTiming call(const std::string& address, const char* method, double timeout_s, Call&& fn) const {
     grpc::ClientContext ctx;
     ctx.AddMetadata(kSecretMetadataKey, secret);
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -242,7 +242,7 @@ struct ClusterControlClient::Impl {
       throw RpcError(static_cast<int>(s.error_code()),
                      "cluster server " + address + ": " + method + ": " +
                          rpc_status_name(static_cast<int>(s.error_code())) + ": " + s.error_message());
-    ControlTiming t;
+    CallTiming t;
     t.start = rep.start();
     t.end = rep.end();
     t.peer_arrived = rep.peer_arrived();
@@ -267,7 +267,7 @@ ClusterControlClient::ClusterControlClient(std::string address, std::string secr
 
 ClusterControlClient::~ClusterControlClient() = default;
 
-ControlTiming ClusterControlClient::dense(uint32_t unit, uint32_t layer, uint32_t tokens, double timeout_s) {
+CallTiming ClusterControlClient::dense(uint32_t unit, uint32_t layer, uint32_t tokens, double timeout_s) {
   cluster::DenseRequest req;
   req.set_unit(unit);
   req.set_layer(layer);
@@ -276,7 +276,7 @@ ControlTiming ClusterControlClient::dense(uint32_t unit, uint32_t layer, uint32_
                      [&](grpc::ClientContext* c, cluster::ControlReply* r) { return impl_->stub->Dense(c, req, r); });
 }
 
-ControlTiming ClusterControlClient::invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works,
+CallTiming ClusterControlClient::invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works,
                                            double timeout_s) {
   cluster::InvokeRequest req;
   req.set_peer(peer);
@@ -291,7 +291,7 @@ ControlTiming ClusterControlClient::invoke(uint32_t peer, uint32_t layer, const 
                      [&](grpc::ClientContext* c, cluster::ControlReply* r) { return impl_->stub->Invoke(c, req, r); });
 }
 
-ControlTiming ClusterControlClient::push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s) {
+CallTiming ClusterControlClient::push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s) {
   cluster::PushRequest req;
   req.set_peer(peer);
   req.set_layer(layer);

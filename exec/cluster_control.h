@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/call_timing.h"
 #include "exec/expert_client.h"
 #include "exec/expert_service.h"
 
@@ -35,13 +36,6 @@ struct ClusterControlOptions {
   uint64_t seed = 1;                   // of the dense weights and the shipped activations
   uint32_t max_tokens = 4096;          // tokens of one call (dense, or an invocation's works together)
   std::function<void()> on_shutdown;   // Shutdown was called (the process's main thread ends the run)
-};
-
-// The times a control call reports (CLOCK_MONOTONIC seconds on the server).
-struct ControlTiming {
-  double start = 0, end = 0, peer_arrived = 0, peer_sent = 0;
-  double received = 0, replied = 0;  // the call's arrival at the server and its reply
-  std::vector<std::pair<double, double>> works;
 };
 
 class ClusterControl {
@@ -68,9 +62,9 @@ class ClusterControlClient {
   ClusterControlClient& operator=(const ClusterControlClient&) = delete;
   const std::string& address() const { return address_; }
   // Blocking, thread-safe; RpcError with the status and the server's message on failure.
-  ControlTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens, double timeout_s = 60);
-  ControlTiming invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works, double timeout_s = 60);
-  ControlTiming push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s = 60);
+  CallTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens, double timeout_s = 60);
+  CallTiming invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works, double timeout_s = 60);
+  CallTiming push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s = 60);
   void shutdown_server(double timeout_s = 10);
 
  private:

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/call_timing.h"  // monotonic_seconds(), the clock of ComputeReply's times
 #include "exec/rpc_limits.h"
 
 namespace grpc {
@@ -116,7 +117,5 @@ class ExpertServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// CLOCK_MONOTONIC in seconds: the clock of ComputeReply's times.
-double monotonic_seconds();
 
 }  // namespace moesim::exec

@@ -40,9 +40,8 @@ std::vector<double> route_latencies(const ClusterSpec& spec, uint32_t self) {
   std::vector<std::string> names;
   for (const auto& s : spec.servers) names.push_back(s.name);
   const sim::Network net(names, spec.topology());
-  std::vector<double> out(names.size(), 0);
-  for (uint32_t t = 0; t < names.size(); ++t)
-    for (uint32_t l : net.route(self, t)) out[t] += net.links()[l].params.latency;
+  std::vector<double> out;
+  for (uint32_t t = 0; t < names.size(); ++t) out.push_back(net.route_latency(self, t));
   return out;
 }
 

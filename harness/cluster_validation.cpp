@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <deque>
 #include <map>
 #include <numeric>
@@ -23,12 +22,6 @@
 
 namespace moesim::harness {
 namespace {
-
-double mono() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -63,18 +56,14 @@ struct Calibration {
 constexpr uint32_t kTokens[] = {1, 2, 4, 8, 16, 32};
 constexpr int kReps = 5;
 
-// One server's unit work at each token count: the median of kReps calls alone on unit 0; every call's round
-// trip beyond its work goes to `overheads`.
-std::vector<std::pair<double, double>> unit_points(ServerCalls& c, bool dense, std::vector<double>& overheads) {
+// One server's unit work at each token count: the median of kReps calls alone on unit 0.
+std::vector<std::pair<double, double>> unit_points(ServerCalls& c, bool dense) {
   std::vector<std::pair<double, double>> pts;
   for (uint32_t t : kTokens) {
     std::vector<double> unit;
     for (int r = 0; r < kReps; ++r) {
-      const double t0 = mono();
       const CallTiming ct = dense ? c.dense(0, 0, t) : c.compute(0, 0, 0, t);
-      const double rt = mono() - t0;
       unit.push_back(ct.end - ct.start);
-      overheads.push_back(rt - (ct.end - ct.start));
     }
     pts.emplace_back(t, median(unit));
   }
@@ -84,12 +73,11 @@ std::vector<std::pair<double, double>> unit_points(ServerCalls& c, bool dense, s
 Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::shared_ptr<ServerCalls>>& calls) {
   Calibration cal;
   const ModelSpec& m = in.model;
-  const double expert_flops = m.expert_flops_per_token();
-  const double dense_flops = 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype));
-  std::vector<double> overheads;
+  const double expert_flops = serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1).flops;
+  const double dense_flops = serving::cluster_compute_op(m, OpKind::kDenseCompute, 0, 1).flops;
   for (uint32_t n = 0; n < calls.size(); ++n) {
-    const auto [ea, eb] = fit_line(unit_points(*calls[n], false, overheads));
-    const auto dense_pts = unit_points(*calls[n], true, overheads);
+    const auto [ea, eb] = fit_line(unit_points(*calls[n], false));
+    const auto dense_pts = unit_points(*calls[n], true);
     HardwareProfile hw = in.servers[n].hw;
     hw.name += "-calibrated";
     // The line's cost per token as the FLOP rate, and the weights' reads folded into it (a CPU's expert FFN
@@ -107,12 +95,11 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
         {"flops_per_s", hw.gpu_bf16_flops}};
     cal.hw.push_back(hw);
   }
-  cal.call_overhead_s = median(overheads);
   // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
   // cores): k one-token expert calls at once, k = 1 .. 16, spread over the units; a call's overhead is its
   // round trip less its time at the server (the wait for its unit, which the simulator's FIFO makes itself,
-  // and its work) plus the idle hand-off that the sequential calls above hold. A line by the other calls in
-  // flight.
+  // and its work) plus a server's hand-off to an idle unit (h0, from calls made alone), which the model holds
+  // in the call overhead. A line by the other calls in flight: call_overhead_s and its growth.
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
@@ -132,9 +119,9 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
       for (uint32_t i = 0; i < k; ++i)
         th.emplace_back([&, i] {
           const auto [server, unit] = units[i % units.size()];
-          const double t0 = mono();
+          const double t0 = exec::monotonic_seconds();
           const CallTiming ct = calls[server]->compute(unit, 0, 0, 1);
-          ovh[i] = mono() - t0 - (ct.end - ct.received) + h0;
+          ovh[i] = exec::monotonic_seconds() - t0 - (ct.end - ct.received) + h0;
         });
       for (std::thread& t : th) t.join();
       pts.emplace_back(k - 1, mean(ovh));
@@ -143,21 +130,17 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
   cal.call_overhead_s = std::max(fixed, 0.0);
   cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
   // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
-  std::vector<std::string> names;
-  for (const auto& s : in.servers) names.push_back(s.name);
-  const sim::Network net(names, in.links);
+  const sim::Network net(serving::server_names(in), in.links);
   std::vector<double> residual;
   for (uint32_t a = 0; a < calls.size(); ++a)
     for (uint32_t b = 0; b < calls.size(); ++b) {
       if (a == b) continue;
-      double lat = 0, inv = 0;
-      for (uint32_t l : net.route(a, b)) lat += net.links()[l].params.latency;
-      for (uint32_t l : net.route(a, b)) inv += net.hop_inverse_bandwidth(l);
+      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
       for (uint32_t t : {1u, 32u})
         for (int r = 0; r < 3; ++r) {
-          const double t0 = mono();
+          const double t0 = exec::monotonic_seconds();
           const CallTiming ct = calls[a]->invoke(b, 0, {{{0, 0, t}}});
-          const double rt = mono() - t0;
+          const double rt = exec::monotonic_seconds() - t0;
           const double work = ct.works.empty() ? 0 : ct.works[0].second - ct.works[0].first;
           const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
           residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
@@ -169,6 +152,14 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
   return cal;
 }
+
+// A call's time on the coordinator's side: from its submission until the server took it (an invocation:
+// until it began to send), and from its work's end (an invocation's results back) until the coordinator took
+// the reply.
+double before_server(const ExecCallRecord& c) {
+  return (c.kind == 2 ? c.timing.start : c.timing.received) - c.submitted;
+}
+double after_server(const ExecCallRecord& c) { return c.returned - c.timing.end; }
 
 double mean_latency(const serving::ClusterResult& r) {
   std::vector<double> v;
@@ -211,12 +202,9 @@ class Replay {
     std::map<uint32_t, double> handoff;
     for (auto& [server, v] : handoffs) handoff[server] = std::max(median(v), 0.0);
     for (const ExecCallRecord& c : records) {
-      const double pre = c.kind == 2 ? c.timing.start - c.submitted
-                                     : c.timing.received - c.submitted + (c.kind <= 1 ? handoff[c.server] : 0);
-      const double post = c.returned - c.timing.end;
       if (c.kind <= 2) {
-        add(pre_, {c.server, c.kind, c.layer}, pre);
-        add(post_, {c.server, c.kind, c.layer}, post);
+        add(pre_, {c.server, c.kind, c.layer}, before_server(c) + (c.kind <= 1 ? handoff[c.server] : 0));
+        add(post_, {c.server, c.kind, c.layer}, after_server(c));
       }
       if (c.kind <= 1) add(unit_, {c.server, c.kind, c.layer, c.expert, c.tokens}, c.timing.end - c.timing.start);
       if (c.kind == 2) {
@@ -282,21 +270,16 @@ Json breakdown(const std::vector<ExecCallRecord>& records, const std::vector<Har
     std::vector<double> pre, wait, work, post, model;
     for (const ExecCallRecord& c : records) {
       if (c.kind != kind) continue;
-      pre.push_back((kind == 2 ? c.timing.start : c.timing.received) - c.submitted);
-      post.push_back(c.returned - c.timing.end);
+      pre.push_back(before_server(c));
+      post.push_back(after_server(c));
       if (kind == 2) {
         work.push_back(c.timing.end - c.timing.start);
         continue;
       }
       wait.push_back(c.timing.start - c.timing.received);
       work.push_back(c.timing.end - c.timing.start);
-      Op op;
-      op.kind = kind == 0 ? OpKind::kDenseCompute : OpKind::kExpertCompute;
-      op.resource = ResourceClass::kGpu;
-      op.tokens = c.tokens;
-      op.bytes = c.bytes;
-      op.flops = kind == 0 ? 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype)) * c.tokens
-                           : m.expert_flops_per_token() * c.tokens;
+      const Op op = serving::cluster_compute_op(m, kind == 0 ? OpKind::kDenseCompute : OpKind::kExpertCompute,
+                                                c.layer, c.tokens);
       model.push_back(sim::CostModel(hw.at(c.server)).duration(op));
     }
     if (pre.empty()) continue;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 
 #include "base/error.h"
 #include "sim/cost_model.h"
@@ -10,15 +9,6 @@
 #include "sim/sim_cluster_platform.h"
 
 namespace moesim::harness {
-namespace {
-
-double monotonic_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
 
 // One server: ops become calls to its process; its units' expected free times are the coordinator's book.
 class ExecClusterPlatform::Server : public ServerPlatform {
@@ -55,7 +45,7 @@ class ExecClusterPlatform::Server : public ServerPlatform {
         rec.kind = 4;
         return c_.launch(sink, token, push(rec), [] {
           CallTiming t;
-          t.start = t.end = monotonic_now();
+          t.start = t.end = exec::monotonic_seconds();
           return t;
         });
     }
@@ -85,24 +75,17 @@ class ExecClusterPlatform::Server : public ServerPlatform {
 
 ExecClusterPlatform::ExecClusterPlatform(std::vector<ExecClusterServer> servers,
                                          const std::vector<ClusterLinkSpec>& links, uint32_t call_threads)
-    : t0_(monotonic_now()) {
-  std::vector<std::string> names;
-  for (const auto& s : servers) names.push_back(s.name);
-  const sim::Network net(names, links);
+    : t0_(exec::monotonic_seconds()), net_([&] {
+        std::vector<std::string> names;
+        for (const auto& s : servers) names.push_back(s.name);
+        return std::make_unique<sim::Network>(names, links);
+      }()) {
   const auto N = static_cast<uint32_t>(servers.size());
   for (uint32_t n = 0; n < N; ++n) {
     if (servers[n].gpus == 0) throw Error("cluster: server \"" + servers[n].name + "\" has no GPU");
     if (!servers[n].calls) throw Error("cluster: server \"" + servers[n].name + "\" has no process to call");
     servers_.push_back(std::make_unique<Server>(*this, n, std::move(servers[n])));
   }
-  route_latency_.assign(static_cast<size_t>(N) * N, 0);
-  route_inv_bw_.assign(static_cast<size_t>(N) * N, 0);
-  for (uint32_t a = 0; a < N; ++a)
-    for (uint32_t b = 0; b < N; ++b)
-      for (uint32_t l : net.route(a, b)) {
-        route_latency_[a * N + b] += net.links()[l].params.latency;
-        route_inv_bw_[a * N + b] += net.hop_inverse_bandwidth(l);
-      }
   for (uint32_t i = 0; i < std::max(call_threads, 1u); ++i) pool_.emplace_back([this] { worker(); });
 }
 
@@ -115,16 +98,14 @@ ExecClusterPlatform::~ExecClusterPlatform() {
   for (std::thread& t : pool_) t.join();
 }
 
-double ExecClusterPlatform::now() const { return monotonic_now() - t0_; }
+double ExecClusterPlatform::now() const { return exec::monotonic_seconds() - t0_; }
 
 ServerPlatform& ExecClusterPlatform::server(uint32_t n) { return *servers_.at(n); }
 const ServerPlatform& ExecClusterPlatform::server(uint32_t n) const { return *servers_.at(n); }
 
-double ExecClusterPlatform::route_latency(uint32_t from, uint32_t to) const {
-  return route_latency_[from * servers() + to];
-}
+double ExecClusterPlatform::route_latency(uint32_t from, uint32_t to) const { return net_->route_latency(from, to); }
 double ExecClusterPlatform::route_inverse_bandwidth(uint32_t from, uint32_t to) const {
-  return route_inv_bw_[from * servers() + to];
+  return net_->route_inverse_bandwidth(from, to);
 }
 
 void ExecClusterPlatform::worker() {

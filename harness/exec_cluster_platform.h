@@ -35,18 +35,15 @@
 #include "core/cluster_platform.h"
 #include "core/cluster_spec.h"
 #include "core/hardware_profile.h"
+#include "exec/call_timing.h"
+
+namespace moesim::sim {
+class Network;
+}
 
 namespace moesim::harness {
 
-// Times a server reports, on CLOCK_MONOTONIC (seconds).
-struct CallTiming {
-  double start = 0, end = 0;  // the work on its unit, or the whole call (invoke, push) as the server saw it
-  // Invoke: when the activations reached the peer, its units' work, and when it replied.
-  double peer_arrived = 0, peer_sent = 0;
-  std::vector<std::pair<double, double>> works;
-  // When the server took the call and replied (0: not known): the coordinator's dispatch around the work.
-  double received = 0, replied = 0;
-};
+using exec::CallTiming;
 
 // What the coordinator asks of one server process: blocking calls, safe to call from several threads at
 // once. Implemented over gRPC (exec/expert_client.h) for real runs, in process by tests.
@@ -130,7 +127,7 @@ class ExecClusterPlatform : public ClusterPlatform {
 
   double t0_ = 0;
   std::vector<std::unique_ptr<Server>> servers_;
-  std::vector<double> route_latency_, route_inv_bw_;
+  std::unique_ptr<sim::Network> net_;  // the routes the system prices its choices with
   std::vector<ExecCallRecord> records_;  // the calling thread's only; workers report through Done
 
   std::mutex mu_;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <thread>
 
 #include "base/error.h"
@@ -28,52 +29,34 @@ class ControlCalls : public ServerCalls {
  public:
   ControlCalls(const std::string& address, const std::string& secret, uint32_t self)
       : client_(address, secret), self_(self) {}
+  // A local expert is an invocation of the server itself: its one work is the op.
   CallTiming compute(uint32_t unit, uint32_t layer, uint32_t expert, uint32_t tokens) override {
-    const exec::ControlTiming t = client_.invoke(self_, layer, {{expert, unit, tokens}});
-    CallTiming c = timing(t);
-    c.start = t.works.empty() ? t.start : t.works[0].first;
-    c.end = t.works.empty() ? t.end : t.works[0].second;
+    CallTiming c = client_.invoke(self_, layer, {{expert, unit, tokens}});
+    if (!c.works.empty()) std::tie(c.start, c.end) = c.works[0];
     c.works.clear();
     return c;
   }
   CallTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens) override {
-    return timing(client_.dense(unit, layer, tokens));
+    return client_.dense(unit, layer, tokens);
   }
   CallTiming invoke(uint32_t peer, uint32_t layer, const std::vector<std::array<uint32_t, 3>>& works) override {
     std::vector<exec::RemoteWork> w;
     for (const auto& x : works) w.push_back({x[0], x[1], x[2]});
-    return timing(client_.invoke(peer, layer, w));
+    return client_.invoke(peer, layer, w);
   }
   CallTiming push(uint32_t peer, uint32_t layer, uint32_t expert) override {
-    return timing(client_.push(peer, layer, expert));
+    return client_.push(peer, layer, expert);
   }
   void shutdown() { client_.shutdown_server(); }
 
  private:
-  static CallTiming timing(const exec::ControlTiming& t) {
-    CallTiming c;
-    c.start = t.start;
-    c.end = t.end;
-    c.peer_arrived = t.peer_arrived;
-    c.peer_sent = t.peer_sent;
-    c.works = t.works;
-    c.received = t.received;
-    c.replied = t.replied;
-    return c;
-  }
   exec::ClusterControlClient client_;
   uint32_t self_;
 };
 
-std::vector<std::string> names_of(const serving::ClusterInput& in) {
-  std::vector<std::string> names;
-  for (const auto& s : in.servers) names.push_back(s.name);
-  return names;
-}
-
 exec::NetEmulationSpec emulation_spec(const serving::ClusterInput& in) {
   exec::NetEmulationSpec ns;
-  ns.server_names = names_of(in);
+  ns.server_names = serving::server_names(in);
   const sim::Network net(ns.server_names, in.links);
   for (const ClusterLinkSpec& l : in.links) ns.links.push_back({l.a, l.b, l.params.bandwidth, l.params.latency});
   const auto N = static_cast<uint32_t>(in.servers.size());
@@ -95,7 +78,7 @@ std::string tail_of(const std::string& path) {
 // Bytes of every call on the links of its route (there and back), as the simulator counts them.
 void add_link_bytes(const serving::ClusterInput& in, const std::vector<ExecCallRecord>& records,
                     serving::ClusterResult& r) {
-  const sim::Network net(names_of(in), in.links);
+  const sim::Network net(serving::server_names(in), in.links);
   r.links.clear();
   for (const sim::DirectedLink& l : net.links()) r.links.push_back({l.from, l.to, 0, 0, 0});
   auto add = [&](uint32_t from, uint32_t to, uint64_t bytes) {
@@ -216,7 +199,7 @@ RealClusterRun run_real_cluster(const std::string& spec_path, const serving::Clu
     l.secret = read_secret_file(l.secret_file);
   }
   const std::string& secret = l.secret;
-  const std::vector<std::string> controls = await_addresses(l.dir, names_of(in), "control", a.ready_timeout_s, check);
+  const std::vector<std::string> controls = await_addresses(l.dir, serving::server_names(in), "control", a.ready_timeout_s, check);
   std::vector<ExecClusterServer> servers;
   std::vector<std::shared_ptr<ControlCalls>> calls;
   std::vector<std::shared_ptr<ServerCalls>> plain;

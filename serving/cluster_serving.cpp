@@ -5,6 +5,29 @@
 
 namespace moesim::serving {
 
+std::vector<std::string> server_names(const ClusterInput& in) {
+  std::vector<std::string> names;
+  for (const ClusterServer& s : in.servers) names.push_back(s.name);
+  return names;
+}
+
+Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint32_t tokens, uint16_t expert) {
+  Op op;
+  op.kind = kind;
+  op.resource = ResourceClass::kGpu;
+  op.layer = layer;
+  op.expert = expert;
+  op.tokens = tokens;
+  if (kind == OpKind::kExpertCompute) {
+    op.bytes = model.bytes_per_expert();
+    op.flops = model.expert_flops_per_token() * tokens;
+  } else {
+    op.bytes = model.dense_bytes_per_layer();
+    op.flops = 2.0 * static_cast<double>(op.bytes / dtype_size(model.dtype)) * tokens;
+  }
+  return op;
+}
+
 std::unique_ptr<System> make_cluster_system(const std::string& spec) {
   std::unique_ptr<System> system = make_system(spec);
   if (!system->cluster()) {

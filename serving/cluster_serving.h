@@ -64,6 +64,9 @@ struct ClusterInput {
   std::vector<ClusterLinkSpec> links;  // ClusterSpec::topology()
 };
 
+// The servers' names, in order (for sim/network.h and messages).
+std::vector<std::string> server_names(const ClusterInput& in);
+
 // Loads the model, the hardware profiles and the traces a spec names. Throws moesim::Error naming the spec
 // and the server for a trace of another model (its layers or experts differ from the model's) or a trace
 // without sequences.
@@ -141,6 +144,13 @@ class ClusterSystem {
   // missing, core/placement.h); moesim::UsageError for an unknown placement.
   virtual ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform) const = 0;
 };
+
+// A cluster's compute op on one of a server's GPUs (kGpu): an expert's (OpKind::kExpertCompute: its weights
+// read once, 2 FLOPs per weight per token) or a layer's dense part (kDenseCompute: the model's dense bytes, 2
+// FLOPs per dense weight per token), labelled with its layer and expert. The one description that the system,
+// its platforms' estimates and `validate --cluster` share.
+Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint32_t tokens,
+                      uint16_t expert = kNoLabel);
 
 class System;
 // A cluster system of the registry from its spec. Throws moesim::UsageError for an unknown system, a bad spec

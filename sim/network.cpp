@@ -86,6 +86,13 @@ Network::Network(std::vector<std::string> names, const std::vector<ClusterLinkSp
       throw Error("network: the links do not connect every server: \"" + names_[src] + "\" cannot reach " +
                   unreachable);
   }
+  route_latency_.assign(static_cast<size_t>(n) * n, 0);
+  route_inv_bw_.assign(static_cast<size_t>(n) * n, 0);
+  for (size_t r = 0; r < routes_.size(); ++r)
+    for (uint32_t l : routes_[r]) {
+      route_latency_[r] += links_[l].params.latency;
+      route_inv_bw_[r] += hop_inverse_bandwidth(l);
+    }
 }
 
 double Network::hop_inverse_bandwidth(uint32_t link) const {

@@ -62,6 +62,10 @@ class Network {
 
   // The directed links from `from` to `to`, in order (empty when from == to).
   const std::vector<uint32_t>& route(uint32_t from, uint32_t to) const { return routes_[from * servers() + to]; }
+  // The route from `from` to `to` on idle links: its hops' latencies summed, and their seconds per byte summed
+  // (each hop_inverse_bandwidth), in route order; 0 from a server to itself.
+  double route_latency(uint32_t from, uint32_t to) const { return route_latency_[from * servers() + to]; }
+  double route_inverse_bandwidth(uint32_t from, uint32_t to) const { return route_inv_bw_[from * servers() + to]; }
   // Seconds `bytes` take from `from` to `to` on idle links (the sum of the hops' latency + bytes/bandwidth).
   double idle_transfer_s(uint32_t from, uint32_t to, uint64_t bytes) const;
 
@@ -81,6 +85,7 @@ class Network {
   std::vector<std::string> names_;
   std::vector<DirectedLink> links_;
   std::vector<std::vector<uint32_t>> routes_;  // [from * N + to]
+  std::vector<double> route_latency_, route_inv_bw_;  // [from * N + to]
   std::vector<double> nic_bw_;                 // [server]; empty: no interface queues
   std::vector<FifoUnit> nic_out_, nic_in_;     // [server]
 };

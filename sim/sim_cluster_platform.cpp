@@ -128,14 +128,6 @@ SimClusterPlatform::SimClusterPlatform(const std::vector<SimClusterServer>& serv
     if (servers[n].gpus == 0) throw Error("cluster: server \"" + servers[n].name + "\" has no GPU");
     servers_.push_back(std::make_unique<Server>(*this, n, servers[n]));
   }
-  route_latency_.assign(static_cast<size_t>(N) * N, 0);
-  route_inv_bw_.assign(static_cast<size_t>(N) * N, 0);
-  for (uint32_t a = 0; a < N; ++a)
-    for (uint32_t b = 0; b < N; ++b)
-      for (uint32_t l : net_.route(a, b)) {
-        route_latency_[a * N + b] += net_.links()[l].params.latency;
-        route_inv_bw_[a * N + b] += net_.hop_inverse_bandwidth(l);
-      }
 }
 
 SimClusterPlatform::~SimClusterPlatform() = default;
@@ -143,11 +135,9 @@ SimClusterPlatform::~SimClusterPlatform() = default;
 ServerPlatform& SimClusterPlatform::server(uint32_t n) { return *servers_.at(n); }
 const ServerPlatform& SimClusterPlatform::server(uint32_t n) const { return *servers_.at(n); }
 
-double SimClusterPlatform::route_latency(uint32_t from, uint32_t to) const {
-  return route_latency_[from * servers() + to];
-}
+double SimClusterPlatform::route_latency(uint32_t from, uint32_t to) const { return net_.route_latency(from, to); }
 double SimClusterPlatform::route_inverse_bandwidth(uint32_t from, uint32_t to) const {
-  return route_inv_bw_[from * servers() + to];
+  return net_.route_inverse_bandwidth(from, to);
 }
 
 uint32_t SimClusterPlatform::pend(Pending p) {

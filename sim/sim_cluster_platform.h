@@ -123,7 +123,6 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
   EventEngine engine_;
   Network net_;
   std::vector<std::unique_ptr<Server>> servers_;
-  std::vector<double> route_latency_, route_inv_bw_;  // [from * N + to]
   std::vector<Pending> pending_;
   std::vector<uint32_t> free_;
   std::vector<ClusterSlice> timeline_;

@@ -22,7 +22,7 @@
 namespace moesim::serving {
 namespace {
 
-enum Kind : uint32_t { kArrival, kDense, kLocal, kRemote, kCheck, kMove };
+enum Kind : uint32_t { kArrival, kDense, kLocal, kRemote, kCheck, kMoveBytes, kMoveLoad };
 constexpr int kKindShift = 28;
 constexpr uint32_t kIdMask = (uint32_t{1} << kKindShift) - 1;
 constexpr double kMaxRequests = 20e6;  // about 1 GB of request state, and within a token's id bits
@@ -34,7 +34,7 @@ struct Req {
 };
 
 struct Msg {  // a remote invocation: the experts of one pass sent to one server
-  uint32_t req = 0, dst = 0;
+  uint32_t req = 0;
   uint64_t bytes = 0;
   double sent = 0;
   std::vector<RemoteWork> work;
@@ -58,7 +58,9 @@ class PrismServing final : private OpSink {
   void part_done(uint32_t r);
   void layer_end(uint32_t r);
   void migration_check();
-  void move_step(uint32_t move);
+  Op move_op(uint32_t i, ResourceClass r) const;  // a move's expert bytes, on the link or its GPU
+  void move(uint32_t i);
+  void load(uint32_t i);
   double remote_invocation_s() const;
 
   const ClusterInput& in_;
@@ -74,7 +76,6 @@ class PrismServing final : private OpSink {
   bool migrating_ = false;
   std::vector<std::vector<double>> run_load_;  // [server][key]: activations (tokens) so far
   std::vector<ExpertMove> moves_;              // of the migration under way
-  std::vector<bool> move_hopped_;              // [move]: its bytes have arrived (or needed no network)
   uint32_t moves_left_ = 0;
 
   std::vector<Rng> arrival_rng_, draw_rng_;
@@ -138,20 +139,7 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
 }
 
 Op PrismServing::compute_op(OpKind kind, uint16_t layer, uint32_t tokens, uint16_t expert) const {
-  Op op;
-  op.kind = kind;
-  op.resource = ResourceClass::kGpu;
-  op.layer = layer;
-  op.expert = expert;
-  op.tokens = tokens;
-  if (kind == OpKind::kExpertCompute) {
-    op.bytes = in_.model.bytes_per_expert();
-    op.flops = in_.model.expert_flops_per_token() * tokens;
-  } else {
-    op.bytes = in_.model.dense_bytes_per_layer();
-    op.flops = 2.0 * static_cast<double>(op.bytes / dtype_size(in_.model.dtype)) * tokens;
-  }
-  return op;
+  return cluster_compute_op(in_.model, kind, layer, tokens, expert);
 }
 
 double PrismServing::expert_s(uint32_t server, uint32_t tokens) const {
@@ -285,7 +273,6 @@ void PrismServing::dispatch(uint32_t r) {
       }
       Msg& msg = msgs_[m];
       msg.req = r;
-      msg.dst = best->server;
       msg.bytes = 0;
       msg.sent = now;
       msg.work.clear();
@@ -381,30 +368,33 @@ void PrismServing::migration_check() {
   pending_ = plan;
   migrating_ = true;
   moves_ = d.loads;
-  move_hopped_.assign(moves_.size(), false);
   moves_left_ = static_cast<uint32_t>(moves_.size());
-  if (moves_.empty()) return p_.wake_at(now, this, token_of(kMove, 0));
-  for (uint32_t i = 0; i < moves_.size(); ++i) move_step(i);
+  if (moves_.empty()) return p_.wake_at(now, this, token_of(kMoveLoad, 0));
+  for (uint32_t i = 0; i < moves_.size(); ++i) move(i);
 }
 
 // A move's bytes go over the route from its source (when it has one on another server), then load into the
 // target GPU; the new placement serves once the last load has ended.
-void PrismServing::move_step(uint32_t i) {
+Op PrismServing::move_op(uint32_t i, ResourceClass r) const {
   const ExpertMove& mv = moves_[i];
   Op op;
   op.kind = OpKind::kTransfer;
+  op.resource = r;
   op.layer = static_cast<uint16_t>(mv.layer);
   op.expert = static_cast<uint16_t>(mv.expert);
   op.bytes = mv.bytes;
-  if (!move_hopped_[i]) {
-    move_hopped_[i] = true;
-    if (mv.has_source && mv.from.server != mv.to.server) {
-      op.resource = ResourceClass::kLink;
-      return p_.send(mv.from.server, mv.to.server, op, this, token_of(kMove, i));
-    }
-  }
-  op.resource = ResourceClass::kGpu;
-  p_.server(mv.to.server).submit_on(mv.to.gpu, op, this, token_of(kMove, moves_.size() + i));
+  return op;
+}
+
+void PrismServing::move(uint32_t i) {
+  const ExpertMove& mv = moves_[i];
+  if (!mv.has_source || mv.from.server == mv.to.server) return load(i);
+  p_.send(mv.from.server, mv.to.server, move_op(i, ResourceClass::kLink), this, token_of(kMoveBytes, i));
+}
+
+void PrismServing::load(uint32_t i) {
+  const ExpertMove& mv = moves_[i];
+  p_.server(mv.to.server).submit_on(mv.to.gpu, move_op(i, ResourceClass::kGpu), this, token_of(kMoveLoad, i));
 }
 
 void PrismServing::op_done(uint32_t token, const OpTiming&) {
@@ -415,8 +405,8 @@ void PrismServing::op_done(uint32_t token, const OpTiming&) {
     case kLocal: return part_done(id);
     case kRemote: return returned(id);
     case kCheck: return migration_check();
-    case kMove:
-      if (id < moves_.size() && !moves_.empty()) return move_step(id);  // its bytes arrived: load them
+    case kMoveBytes: return load(id);  // its bytes arrived
+    case kMoveLoad:  // a load ended (or the migration had none)
       if (moves_left_ > 0 && --moves_left_ > 0) return;
       res_.migrations.back().done_s = res_.decisions.back().done_s = p_.now();
       current_ = std::move(pending_);

@@ -54,7 +54,7 @@ struct Pair {
 TEST(ClusterControl, DenseRunsOnAUnit) {
   Pair p;
   ClusterControlClient a(p.control[0]->address(), "s3cret");
-  const ControlTiming t = a.dense(1, 0, 4);
+  const CallTiming t = a.dense(1, 0, 4);
   EXPECT_LE(t.received, t.start);
   EXPECT_LE(t.start, t.end);
   EXPECT_LE(t.end, t.replied);
@@ -63,7 +63,7 @@ TEST(ClusterControl, DenseRunsOnAUnit) {
 TEST(ClusterControl, InvocationsComputeAtThePeerAndLocally) {
   Pair p;
   ClusterControlClient a(p.control[0]->address(), "s3cret");
-  const ControlTiming remote = a.invoke(1, 1, {{2, 0, 3}, {3, 1, 1}});
+  const CallTiming remote = a.invoke(1, 1, {{2, 0, 3}, {3, 1, 1}});
   ASSERT_EQ(remote.works.size(), 2u);
   for (const auto& [start, end] : remote.works) {
     EXPECT_LE(remote.peer_arrived, start);
@@ -72,7 +72,7 @@ TEST(ClusterControl, InvocationsComputeAtThePeerAndLocally) {
   }
   EXPECT_LE(remote.start, remote.peer_arrived);
   EXPECT_LE(remote.peer_sent, remote.end);
-  const ControlTiming local = a.invoke(0, 1, {{2, 1, 2}});
+  const CallTiming local = a.invoke(0, 1, {{2, 1, 2}});
   ASSERT_EQ(local.works.size(), 1u);
   EXPECT_EQ(local.peer_arrived, 0);  // no peer
 }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <ctime>
 #include <mutex>
 #include <thread>
 
@@ -18,12 +17,6 @@
 
 namespace moesim::harness {
 namespace {
-
-double mono() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Units hold a mutex for `work_s` per call (tokens do not matter); an invocation waits `one_way_s` each way.
 struct FakeCluster {
@@ -39,16 +32,16 @@ class FakeCalls : public ServerCalls {
   CallTiming dense(uint32_t unit, uint32_t, uint32_t) override { return work(self_, unit); }
   CallTiming invoke(uint32_t peer, uint32_t, const std::vector<std::array<uint32_t, 3>>& works) override {
     CallTiming t;
-    t.start = mono();
+    t.start = exec::monotonic_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(c_.one_way_s));
-    t.peer_arrived = mono();
+    t.peer_arrived = exec::monotonic_seconds();
     for (const auto& w : works) {
       const CallTiming u = work(peer, w[1]);
       t.works.emplace_back(u.start, u.end);
     }
-    t.peer_sent = mono();
+    t.peer_sent = exec::monotonic_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(c_.one_way_s));
-    t.end = mono();
+    t.end = exec::monotonic_seconds();
     return t;
   }
   CallTiming push(uint32_t peer, uint32_t, uint32_t) override { return invoke(peer, 0, {}); }
@@ -58,9 +51,9 @@ class FakeCalls : public ServerCalls {
     if (c_.fail && server == 0) throw Error("connection refused");  // only a: the run names the server that failed
     std::lock_guard<std::mutex> lock(c_.units[server][unit]);
     CallTiming t;
-    t.start = mono();
+    t.start = exec::monotonic_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(c_.work_s));
-    t.end = mono();
+    t.end = exec::monotonic_seconds();
     return t;
   }
   FakeCluster& c_;
