@@ -13,20 +13,26 @@ void setup(CLI::App& app) {
   app.add_option("--rendezvous", a->rendezvous,
                  "folder every process of the run can read and write, where they publish their addresses");
   app.add_option("--secret-file", a->secret_file, "the run's shared secret, mode 600 (default: DIR/secret)");
-  app.add_option("--listen", a->listen, "address of the expert service, which peers call")->capture_default_str();
-  app.add_option("--control", a->control, "address of the control service, which the coordinator calls "
-                                          "(default: the --listen host, any port)");
-  app.add_flag("--emulate-latency", a->emulate_latency,
-               "wait each route's latency in user space before sending and after a reply (links shaped by tbf)");
+  app.add_option("--listen", a->listen, "address of the expert service, which peers call")
+      ->capture_default_str();
+  app.add_option("--control", a->control,
+                 "address of the control service, which the coordinator calls "
+                 "(default: the --listen host, any port)");
+  app.add_flag(
+      "--emulate-latency", a->emulate_latency,
+      "wait each route's latency in user space before sending and after a reply (links shaped by tbf)");
   app.add_option("--seed", a->seed, "seed of the synthetic weights")->capture_default_str();
   app.add_option("--store", a->store, "hold the experts of this store (`moesim pack` of the model) instead");
-  app.add_option("--max-tokens", a->max_tokens, "tokens per request, which bounds every message")->capture_default_str();
-  app.add_option("--ready-timeout", a->ready_timeout, "how long to wait for the peers' addresses")->capture_default_str();
+  app.add_option("--max-tokens", a->max_tokens, "tokens per request, which bounds every message")
+      ->capture_default_str();
+  app.add_option("--ready-timeout", a->ready_timeout, "how long to wait for the peers' addresses")
+      ->capture_default_str();
   app.callback([a] { run_cluster_server(*a); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("cluster-server", "One server process of a real cluster (started by `cluster --platform exec` or srun)",
+MOESIM_CLI_COMMAND("cluster-server",
+                   "One server process of a real cluster (started by `cluster --platform exec` or srun)",
                    setup);
 
 }  // namespace moesim::cli

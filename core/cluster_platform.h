@@ -53,11 +53,12 @@ class ClusterPlatform {
   virtual uint32_t servers() const = 0;
   virtual ServerPlatform& server(uint32_t n) = 0;
   virtual const ServerPlatform& server(uint32_t n) const = 0;
-  // A remote invocation (Prism's 1_remote = 1): `bytes` of activations go from server `from` to `to` along the
-  // network's route, the works compute on `to`'s units (each queued on its unit), and their results, as many
-  // bytes, come back. sink->op_done(token, timing) when they are back: timing.start = sent, end = returned.
-  virtual void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, const std::vector<RemoteWork>& works,
-                      OpSink* sink, uint32_t token) = 0;
+  // A remote invocation (Prism's 1_remote = 1): `bytes` of activations go from server `from` to `to` along
+  // the network's route, the works compute on `to`'s units (each queued on its unit), and their results, as
+  // many bytes, come back. sink->op_done(token, timing) when they are back: timing.start = sent, end =
+  // returned.
+  virtual void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes,
+                      const std::vector<RemoteWork>& works, OpSink* sink, uint32_t token) = 0;
   // Sends op.bytes of an expert's weights (op: kTransfer on kLink naming its layer and expert: a migration)
   // from server `from` to `to` along the route; sink->op_done(token, timing) when they have arrived:
   // timing.start = sent, end = arrival.

@@ -1,10 +1,10 @@
 #include "exec/cluster_control.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <mutex>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "base/error.h"
 #include "base/rng.h"
@@ -61,7 +61,8 @@ class ControlService final : public cluster::ClusterControl::Service {
     rng_ = Rng(opts.seed).split(0xAC7);
   }
 
-  grpc::Status Dense(grpc::ServerContext* ctx, const cluster::DenseRequest* req, cluster::ControlReply* rep) override {
+  grpc::Status Dense(grpc::ServerContext* ctx, const cluster::DenseRequest* req,
+                     cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (grpc::Status s = validate(*req, units_, opts_.max_tokens); !s.ok()) return s;
@@ -82,10 +83,12 @@ class ControlService final : public cluster::ClusterControl::Service {
     }
   }
 
-  grpc::Status Invoke(grpc::ServerContext* ctx, const cluster::InvokeRequest* req, cluster::ControlReply* rep) override {
+  grpc::Status Invoke(grpc::ServerContext* ctx, const cluster::InvokeRequest* req,
+                      cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
-    if (grpc::Status s = validate(*req, experts_.weights().shape(), peers(), opts_.max_tokens); !s.ok()) return s;
+    if (grpc::Status s = validate(*req, experts_.weights().shape(), peers(), opts_.max_tokens); !s.ok())
+      return s;
     ComputeCall call;
     call.request_id = req->request_id();
     call.layer = req->layer();
@@ -117,14 +120,15 @@ class ControlService final : public cluster::ClusterControl::Service {
     }
   }
 
-  grpc::Status Push(grpc::ServerContext* ctx, const cluster::PushRequest* req, cluster::ControlReply* rep) override {
+  grpc::Status Push(grpc::ServerContext* ctx, const cluster::PushRequest* req,
+                    cluster::ControlReply* rep) override {
     const double received = monotonic_seconds();
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (grpc::Status s = validate(*req, experts_.weights().shape(), peers()); !s.ok()) return s;
     const std::shared_ptr<const ExpertTensors> w = experts_.weights().get(req->layer(), req->expert());
     if (!w)
-      return {grpc::StatusCode::FAILED_PRECONDITION,
-              "expert " + std::to_string(req->layer()) + ":" + std::to_string(req->expert()) + " is not held here"};
+      return {grpc::StatusCode::FAILED_PRECONDITION, "expert " + std::to_string(req->layer()) + ":" +
+                                                         std::to_string(req->expert()) + " is not held here"};
     try {
       CallTiming t;
       t.received = received;
@@ -140,7 +144,8 @@ class ControlService final : public cluster::ClusterControl::Service {
     }
   }
 
-  grpc::Status Shutdown(grpc::ServerContext* ctx, const cluster::ShutdownRequest*, cluster::ShutdownReply*) override {
+  grpc::Status Shutdown(grpc::ServerContext* ctx, const cluster::ShutdownRequest*,
+                        cluster::ShutdownReply*) override {
     if (grpc::Status s = admit(*ctx); !s.ok()) return s;
     if (opts_.on_shutdown) opts_.on_shutdown();
     return grpc::Status::OK;
@@ -167,8 +172,8 @@ class ControlService final : public cluster::ClusterControl::Service {
                                                            std::to_string(w.expert) + " is not held here"};
       std::vector<float> y(static_cast<size_t>(w.tokens) * shape.hidden);
       t.works.push_back(experts_.run_on_unit(w.unit, [&] {
-        kernels::expert_ffn(e->gate.data(), e->up.data(), e->down.data(), shape.hidden, shape.inter, x, y.data(),
-                            w.tokens);
+        kernels::expert_ffn(e->gate.data(), e->up.data(), e->down.data(), shape.hidden, shape.inter, x,
+                            y.data(), w.tokens);
       }));
       x += static_cast<size_t>(w.tokens) * shape.hidden;
     }
@@ -176,7 +181,9 @@ class ControlService final : public cluster::ClusterControl::Service {
     fill_reply(t, rep);
     return grpc::Status::OK;
   }
-  double latency(uint32_t peer) const { return peer < opts_.peer_latency_s.size() ? opts_.peer_latency_s[peer] : 0; }
+  double latency(uint32_t peer) const {
+    return peer < opts_.peer_latency_s.size() ? opts_.peer_latency_s[peer] : 0;
+  }
 
   ExpertServer& experts_;
   const ClusterControlOptions& opts_;
@@ -196,7 +203,8 @@ struct ClusterControl::Impl {
   std::once_flag stopped;
 };
 
-ClusterControl::ClusterControl(ExpertServer& experts, ClusterControlOptions opts) : impl_(std::make_unique<Impl>()) {
+ClusterControl::ClusterControl(ExpertServer& experts, ClusterControlOptions opts)
+    : impl_(std::make_unique<Impl>()) {
   if (opts.secret.empty()) throw Error("cluster control: the shared secret must not be empty");
   impl_->opts = std::move(opts);
   impl_->service = std::make_unique<ControlService>(experts, impl_->opts);
@@ -207,10 +215,13 @@ ClusterControl::ClusterControl(ExpertServer& experts, ClusterControlOptions opts
   b.SetMaxSendMessageSize(static_cast<int>(experts.max_message_bytes()));
   b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   impl_->server = b.BuildAndStart();
-  if (!impl_->server || impl_->port == 0) throw Error("cluster control: cannot listen on " + impl_->opts.address);
+  if (!impl_->server || impl_->port == 0)
+    throw Error("cluster control: cannot listen on " + impl_->opts.address);
 }
 
-ClusterControl::~ClusterControl() { shutdown(); }
+ClusterControl::~ClusterControl() {
+  shutdown();
+}
 
 std::string ClusterControl::address() const {
   const std::string& a = impl_->opts.address;
@@ -239,9 +250,9 @@ struct ClusterControlClient::Impl {
     cluster::ControlReply rep;
     const grpc::Status s = fn(&ctx, &rep);
     if (!s.ok())
-      throw RpcError(static_cast<int>(s.error_code()),
-                     "cluster server " + address + ": " + method + ": " +
-                         rpc_status_name(static_cast<int>(s.error_code())) + ": " + s.error_message());
+      throw RpcError(static_cast<int>(s.error_code()), "cluster server " + address + ": " + method + ": " +
+                                                           rpc_status_name(static_cast<int>(s.error_code())) +
+                                                           ": " + s.error_message());
     CallTiming t;
     t.start = rep.start();
     t.end = rep.end();
@@ -254,7 +265,8 @@ struct ClusterControlClient::Impl {
   }
 };
 
-ClusterControlClient::ClusterControlClient(std::string address, std::string secret, uint64_t max_message_bytes)
+ClusterControlClient::ClusterControlClient(std::string address, std::string secret,
+                                           uint64_t max_message_bytes)
     : address_(std::move(address)), impl_(std::make_unique<Impl>()) {
   if (secret.empty()) throw Error("cluster control client: the shared secret must not be empty");
   impl_->secret = std::move(secret);
@@ -272,12 +284,13 @@ CallTiming ClusterControlClient::dense(uint32_t unit, uint32_t layer, uint32_t t
   req.set_unit(unit);
   req.set_layer(layer);
   req.set_tokens(tokens);
-  return impl_->call(address_, "Dense", timeout_s,
-                     [&](grpc::ClientContext* c, cluster::ControlReply* r) { return impl_->stub->Dense(c, req, r); });
+  return impl_->call(address_, "Dense", timeout_s, [&](grpc::ClientContext* c, cluster::ControlReply* r) {
+    return impl_->stub->Dense(c, req, r);
+  });
 }
 
 CallTiming ClusterControlClient::invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works,
-                                           double timeout_s) {
+                                        double timeout_s) {
   cluster::InvokeRequest req;
   req.set_peer(peer);
   req.set_layer(layer);
@@ -287,8 +300,9 @@ CallTiming ClusterControlClient::invoke(uint32_t peer, uint32_t layer, const std
     m->set_gpu(w.unit);
     m->set_tokens(w.tokens);
   }
-  return impl_->call(address_, "Invoke", timeout_s,
-                     [&](grpc::ClientContext* c, cluster::ControlReply* r) { return impl_->stub->Invoke(c, req, r); });
+  return impl_->call(address_, "Invoke", timeout_s, [&](grpc::ClientContext* c, cluster::ControlReply* r) {
+    return impl_->stub->Invoke(c, req, r);
+  });
 }
 
 CallTiming ClusterControlClient::push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s) {
@@ -296,20 +310,22 @@ CallTiming ClusterControlClient::push(uint32_t peer, uint32_t layer, uint32_t ex
   req.set_peer(peer);
   req.set_layer(layer);
   req.set_expert(expert);
-  return impl_->call(address_, "Push", timeout_s,
-                     [&](grpc::ClientContext* c, cluster::ControlReply* r) { return impl_->stub->Push(c, req, r); });
+  return impl_->call(address_, "Push", timeout_s, [&](grpc::ClientContext* c, cluster::ControlReply* r) {
+    return impl_->stub->Push(c, req, r);
+  });
 }
 
 void ClusterControlClient::shutdown_server(double timeout_s) {
   grpc::ClientContext ctx;
   ctx.AddMetadata(kSecretMetadataKey, impl_->secret);
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1e3)));
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1e3)));
   cluster::ShutdownReply rep;
   const grpc::Status s = impl_->stub->Shutdown(&ctx, cluster::ShutdownRequest{}, &rep);
   if (!s.ok())
     throw RpcError(static_cast<int>(s.error_code()), "cluster server " + address_ + ": Shutdown: " +
-                                                         rpc_status_name(static_cast<int>(s.error_code())) + ": " +
-                                                         s.error_message());
+                                                         rpc_status_name(static_cast<int>(s.error_code())) +
+                                                         ": " + s.error_message());
 }
 
 }  // namespace moesim::exec

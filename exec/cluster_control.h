@@ -33,9 +33,9 @@ struct ClusterControlOptions {
   std::vector<std::string> peers;      // [server] ExpertService addresses (host:port); peers[self] is ours
   std::vector<double> peer_latency_s;  // [server] latency added each way in user space; empty: none
   uint64_t dense_rows = 0, dense_cols = 0;  // a layer's dense weights as one GEMM; 0: no dense part
-  uint64_t seed = 1;                   // of the dense weights and the shipped activations
-  uint32_t max_tokens = 4096;          // tokens of one call (dense, or an invocation's works together)
-  std::function<void()> on_shutdown;   // Shutdown was called (the process's main thread ends the run)
+  uint64_t seed = 1;                        // of the dense weights and the shipped activations
+  uint32_t max_tokens = 4096;               // tokens of one call (dense, or an invocation's works together)
+  std::function<void()> on_shutdown;        // Shutdown was called (the process's main thread ends the run)
 };
 
 class ClusterControl {
@@ -63,7 +63,8 @@ class ClusterControlClient {
   const std::string& address() const { return address_; }
   // Blocking, thread-safe; RpcError with the status and the server's message on failure.
   CallTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens, double timeout_s = 60);
-  CallTiming invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works, double timeout_s = 60);
+  CallTiming invoke(uint32_t peer, uint32_t layer, const std::vector<RemoteWork>& works,
+                    double timeout_s = 60);
   CallTiming push(uint32_t peer, uint32_t layer, uint32_t expert, double timeout_s = 60);
   void shutdown_server(double timeout_s = 10);
 

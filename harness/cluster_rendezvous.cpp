@@ -86,8 +86,7 @@ std::string make_secret_file(const std::string& dir) {
 std::string read_secret_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error(path + ": no such secret file");
-  if (st.st_mode & 077)
-  {
+  if (st.st_mode & 077) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
     throw Error(path + ": the secret file is readable by others (mode " + mode + "); chmod 600 it");

@@ -1,7 +1,7 @@
 // How the processes of a real cluster find each other (docs/cluster-exec.md): a folder that every process can
-// read and write -- one host's /tmp for the emulated cluster, a shared file system across hosts under Slurm or
-// any launcher. Server NAME publishes NAME.experts (the address of its ExpertService, which its peers call)
-// once it listens, then NAME.control (its control service, which the coordinator calls) once it has its
+// read and write -- one host's /tmp for the emulated cluster, a shared file system across hosts under Slurm
+// or any launcher. Server NAME publishes NAME.experts (the address of its ExpertService, which its peers
+// call) once it listens, then NAME.control (its control service, which the coordinator calls) once it has its
 // peers; each file is written atomically, so a reader sees a whole address or none.
 //
 // The run's shared secret lives in a file of that folder, readable by its owner only: never on a command line

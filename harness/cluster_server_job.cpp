@@ -26,7 +26,9 @@ uint32_t server_index(const ClusterSpec& spec, const ClusterServerArgs& a) {
   int64_t rank = a.rank;
   if (rank < 0) {
     const char* env = std::getenv("SLURM_PROCID");
-    if (!env) throw UsageError("name the server: --server NAME or --rank N (or run under srun, which sets SLURM_PROCID)");
+    if (!env)
+      throw UsageError(
+          "name the server: --server NAME or --rank N (or run under srun, which sets SLURM_PROCID)");
     rank = std::strtoll(env, nullptr, 10);
   }
   if (rank < 0 || static_cast<size_t>(rank) >= spec.servers.size())
@@ -46,7 +48,9 @@ std::vector<double> route_latencies(const ClusterSpec& spec, uint32_t self) {
 }
 
 // Default control address: the listen address's host, any port.
-std::string control_default(const std::string& listen) { return listen.substr(0, listen.rfind(':')) + ":0"; }
+std::string control_default(const std::string& listen) {
+  return listen.substr(0, listen.rfind(':')) + ":0";
+}
 
 }  // namespace
 
@@ -59,8 +63,8 @@ void run_cluster_server(const ClusterServerArgs& a) {
     secret = env;
     ::unsetenv(kSecretEnv);
   } else {
-    secret = read_secret_file(a.secret_file.empty() ? (std::filesystem::path(a.rendezvous) / "secret").string()
-                                                    : a.secret_file);
+    secret = read_secret_file(
+        a.secret_file.empty() ? (std::filesystem::path(a.rendezvous) / "secret").string() : a.secret_file);
   }
   const double ready_timeout = parse_duration(a.ready_timeout);
   const ModelSpec model = load_model(spec.model);

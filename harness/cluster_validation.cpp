@@ -70,7 +70,8 @@ std::vector<std::pair<double, double>> unit_points(ServerCalls& c, bool dense) {
   return pts;
 }
 
-Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::shared_ptr<ServerCalls>>& calls) {
+Calibration calibrate(const serving::ClusterInput& in,
+                      const std::vector<std::shared_ptr<ServerCalls>>& calls) {
   Calibration cal;
   const ModelSpec& m = in.model;
   const double expert_flops = serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1).flops;
@@ -90,9 +91,10 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
     std::vector<double> dense_fixed;
     for (const auto& [t, y] : dense_pts) dense_fixed.push_back(y - t * dense_flops / hw.gpu_bf16_flops);
     hw.gpu_kernel_overhead = hw.gpu_dense_gemm_overhead = std::max(median(dense_fixed), 0.0);
-    cal.report["servers"][in.servers[n].name] = {
-        {"expert_fixed_s", ea}, {"expert_per_token_s", eb}, {"dense_fixed_s", hw.gpu_kernel_overhead},
-        {"flops_per_s", hw.gpu_bf16_flops}};
+    cal.report["servers"][in.servers[n].name] = {{"expert_fixed_s", ea},
+                                                 {"expert_per_token_s", eb},
+                                                 {"dense_fixed_s", hw.gpu_kernel_overhead},
+                                                 {"flops_per_s", hw.gpu_bf16_flops}};
     cal.hw.push_back(hw);
   }
   // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
@@ -159,7 +161,9 @@ Calibration calibrate(const serving::ClusterInput& in, const std::vector<std::sh
 double before_server(const ExecCallRecord& c) {
   return (c.kind == 2 ? c.timing.start : c.timing.received) - c.submitted;
 }
-double after_server(const ExecCallRecord& c) { return c.returned - c.timing.end; }
+double after_server(const ExecCallRecord& c) {
+  return c.returned - c.timing.end;
+}
 
 double mean_latency(const serving::ClusterResult& r) {
   std::vector<double> v;
@@ -167,7 +171,8 @@ double mean_latency(const serving::ClusterResult& r) {
   return mean(v);
 }
 
-std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in, const std::vector<HardwareProfile>& hw) {
+std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in,
+                                               const std::vector<HardwareProfile>& hw) {
   std::vector<sim::SimClusterServer> out;
   for (uint32_t n = 0; n < in.servers.size(); ++n)
     out.push_back({in.servers[n].name, hw.at(n), in.servers[n].gpus, in.servers[n].nic_bandwidth});
@@ -179,15 +184,16 @@ std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in, 
 class Replay {
  public:
   explicit Replay(const std::vector<ExecCallRecord>& records) {
-    // A server's hand-off from a call's arrival to its work's start when the unit was idle (its worker wakes):
-    // the median over the works that found their unit idle, per server. Queued works start when the one before
-    // them ends, which the simulator's FIFO does itself.
+    // A server's hand-off from a call's arrival to its work's start when the unit was idle (its worker
+    // wakes): the median over the works that found their unit idle, per server. Queued works start when the
+    // one before them ends, which the simulator's FIFO does itself.
     struct Work {
       double arrived, start, end;
     };
     std::map<std::pair<uint32_t, uint32_t>, std::vector<Work>> by_unit;
     for (const ExecCallRecord& c : records) {
-      if (c.kind <= 1) by_unit[{c.server, c.unit}].push_back({c.timing.received, c.timing.start, c.timing.end});
+      if (c.kind <= 1)
+        by_unit[{c.server, c.unit}].push_back({c.timing.received, c.timing.start, c.timing.end});
       if (c.kind == 2)
         for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
           by_unit[{c.peer, c.works[i][1]}].push_back(
@@ -197,7 +203,8 @@ class Replay {
     for (auto& [unit, works] : by_unit) {
       std::sort(works.begin(), works.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
       for (size_t i = 0; i < works.size(); ++i)
-        if (i == 0 || works[i - 1].end <= works[i].arrived) handoffs[unit.first].push_back(works[i].start - works[i].arrived);
+        if (i == 0 || works[i - 1].end <= works[i].arrived)
+          handoffs[unit.first].push_back(works[i].start - works[i].arrived);
     }
     std::map<uint32_t, double> handoff;
     for (auto& [server, v] : handoffs) handoff[server] = std::max(median(v), 0.0);
@@ -206,12 +213,14 @@ class Replay {
         add(pre_, {c.server, c.kind, c.layer}, before_server(c) + (c.kind <= 1 ? handoff[c.server] : 0));
         add(post_, {c.server, c.kind, c.layer}, after_server(c));
       }
-      if (c.kind <= 1) add(unit_, {c.server, c.kind, c.layer, c.expert, c.tokens}, c.timing.end - c.timing.start);
+      if (c.kind <= 1)
+        add(unit_, {c.server, c.kind, c.layer, c.expert, c.tokens}, c.timing.end - c.timing.start);
       if (c.kind == 2) {
         for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
           add(unit_, {c.peer, 1, c.layer, c.works[i][0], c.works[i][2]},
               c.timing.works[i].second - c.timing.works[i].first);
-        add(there_, {c.server, c.peer, c.layer, c.bytes}, c.timing.peer_arrived - c.timing.start + handoff[c.peer]);
+        add(there_, {c.server, c.peer, c.layer, c.bytes},
+            c.timing.peer_arrived - c.timing.start + handoff[c.peer]);
         add(back_, {c.server, c.peer, c.layer, c.bytes}, c.timing.end - c.timing.peer_sent);
       }
     }
@@ -253,8 +262,9 @@ class Replay {
     }
     k.pop_back();
     const auto it = t.cls.find(k);
-    return it != t.cls.end() && it->second.second > 0 ? it->second.first / static_cast<double>(it->second.second)
-                                                      : -1;
+    return it != t.cls.end() && it->second.second > 0
+               ? it->second.first / static_cast<double>(it->second.second)
+               : -1;
   }
   Table unit_, pre_, post_, there_, back_;
 };
@@ -283,7 +293,7 @@ Json breakdown(const std::vector<ExecCallRecord>& records, const std::vector<Har
       model.push_back(sim::CostModel(hw.at(c.server)).duration(op));
     }
     if (pre.empty()) continue;
-    out[kNames[kind]] = {{"calls", pre.size()}, {"before_s", mean(pre)}, {"unit_wait_s", mean(wait)},
+    out[kNames[kind]] = {{"calls", pre.size()},  {"before_s", mean(pre)}, {"unit_wait_s", mean(wait)},
                          {"work_s", mean(work)}, {"after_s", mean(post)}, {"model_work_s", mean(model)}};
   }
   return out;
@@ -297,7 +307,9 @@ std::string verdict(const std::vector<double>& errors, double target) {
 
 Json error_json(const std::vector<double>& errors) {
   const MedianInterval mi = median_interval(errors);
-  return {{"latency_mean", median(errors)}, {"runs", errors}, {"interval", {mi.lo, mi.hi}},
+  return {{"latency_mean", median(errors)},
+          {"runs", errors},
+          {"interval", {mi.lo, mi.hi}},
           {"interval_coverage", mi.coverage}};
 }
 
@@ -322,7 +334,9 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.weight_seed = a.seed;
 
   Calibration cal;
-  ra.before_serving = [&](const std::vector<std::shared_ptr<ServerCalls>>& calls) { cal = calibrate(in, calls); };
+  ra.before_serving = [&](const std::vector<std::shared_ptr<ServerCalls>>& calls) {
+    cal = calibrate(in, calls);
+  };
   ra.serve = false;
   Json platform = run_real_cluster(a.spec, in, opt, ra).platform;
   ra.before_serving = nullptr;
@@ -336,7 +350,8 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   co.invoke_overhead_s = cal.invoke_overhead_s;
   co.call_overhead_per_inflight_s = cal.call_overhead_per_inflight_s;
   // Servers on fewer cores than they have units share them, in the real run and so in the model.
-  if (platform.value("cores_shared", false)) co.shared_cores = static_cast<uint32_t>(platform["cpus"][0].size());
+  if (platform.value("cores_shared", false))
+    co.shared_cores = static_cast<uint32_t>(platform["cpus"][0].size());
   double cost_mean = 0, bare_mean = 0;
   {
     sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
@@ -361,8 +376,8 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
 
   ClusterValidationOutput out;
   Json& j = out.json;
-  j["config"] = {{"spec", a.spec},       {"placement", a.placement}, {"duration_s", opt.duration_s},
-                 {"seed", a.seed},       {"repeat", a.repeat},       {"launch", a.launch}};
+  j["config"] = {{"spec", a.spec}, {"placement", a.placement}, {"duration_s", opt.duration_s},
+                 {"seed", a.seed}, {"repeat", a.repeat},       {"launch", a.launch}};
   j["platform"] = platform;
   j["calibration"] = cal.report;
   const MedianInterval ei = median_interval(exec_mean);
@@ -374,7 +389,8 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
-  j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)}, {"cost", verdict(cost_err, a.cost_target)}};
+  j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
+                   {"cost", verdict(cost_err, a.cost_target)}};
   j["warnings"] = warnings_json();
   out.text = strprintf(
       "validate --cluster: %s, placement %s, %u exec runs of %s\n"
@@ -383,13 +399,16 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
       "cost error            %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
       "cost without the calls' overheads %+.2f%%\n"
       "calibration: call overhead %.1f us, invocation overhead %.1f us\n",
-      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(), median(exec_mean),
-      *std::min_element(exec_mean.begin(), exec_mean.end()), *std::max_element(exec_mean.begin(), exec_mean.end()),
-      100 * median(struct_err), 100 * *std::min_element(struct_err.begin(), struct_err.end()),
-      100 * *std::max_element(struct_err.begin(), struct_err.end()), j["verdicts"]["structure"].get<std::string>().c_str(),
-      100 * a.structure_target, 100 * median(cost_err), 100 * *std::min_element(cost_err.begin(), cost_err.end()),
-      100 * *std::max_element(cost_err.begin(), cost_err.end()), j["verdicts"]["cost"].get<std::string>().c_str(),
-      100 * a.cost_target, 100 * median(bare_err), 1e6 * cal.call_overhead_s, 1e6 * cal.invoke_overhead_s);
+      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(),
+      median(exec_mean), *std::min_element(exec_mean.begin(), exec_mean.end()),
+      *std::max_element(exec_mean.begin(), exec_mean.end()), 100 * median(struct_err),
+      100 * *std::min_element(struct_err.begin(), struct_err.end()),
+      100 * *std::max_element(struct_err.begin(), struct_err.end()),
+      j["verdicts"]["structure"].get<std::string>().c_str(), 100 * a.structure_target, 100 * median(cost_err),
+      100 * *std::min_element(cost_err.begin(), cost_err.end()),
+      100 * *std::max_element(cost_err.begin(), cost_err.end()),
+      j["verdicts"]["cost"].get<std::string>().c_str(), 100 * a.cost_target, 100 * median(bare_err),
+      1e6 * cal.call_overhead_s, 1e6 * cal.invoke_overhead_s);
   return out;
 }
 

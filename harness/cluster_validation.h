@@ -10,7 +10,8 @@
 //                    seen: the profile is fitted on other work than it is checked on.
 //   2. N exec runs   `cluster --platform exec` of the spec, each a fresh set of processes, the coordinator
 //                    estimating with the calibrated profiles.
-//   3. structure     per run, the simulator fed that run's measured durations: every unit's work, every call's
+//   3. structure     per run, the simulator fed that run's measured durations: every unit's work, every
+//   call's
 //                    time before and after it, every invocation's way there and back (with their queueing):
 //                    the error of the system's and platform's structure alone.
 //   4. cost          the simulator with the calibrated profiles, overheads and the spec's network.
@@ -26,7 +27,8 @@
 namespace moesim::harness {
 
 struct ClusterValidateArgs {
-  std::string spec, placement, duration = "20s", launch = "netns", rendezvous, secret_file, store, migrate_every;
+  std::string spec, placement, duration = "20s", launch = "netns", rendezvous, secret_file, store,
+                               migrate_every;
   uint64_t seed = 1;
   uint32_t repeat = 3;
   double structure_target = 0.03, cost_target = 0.10;

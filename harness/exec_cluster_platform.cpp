@@ -22,7 +22,8 @@ class ExecClusterPlatform::Server : public ServerPlatform {
     submit_on(static_cast<uint32_t>(it - free_at_.begin()), op, sink, token);
   }
   void submit_on(uint32_t unit, const Op& op, OpSink* sink, uint32_t token) override {
-    if (unit >= s_.gpus) throw Error("cluster: server \"" + s_.name + "\" has no GPU " + std::to_string(unit));
+    if (unit >= s_.gpus)
+      throw Error("cluster: server \"" + s_.name + "\" has no GPU " + std::to_string(unit));
     free_at_[unit] = std::max(free_at_[unit], now()) + estimate(op);
     ExecCallRecord rec;
     rec.server = index_;
@@ -98,12 +99,20 @@ ExecClusterPlatform::~ExecClusterPlatform() {
   for (std::thread& t : pool_) t.join();
 }
 
-double ExecClusterPlatform::now() const { return exec::monotonic_seconds() - t0_; }
+double ExecClusterPlatform::now() const {
+  return exec::monotonic_seconds() - t0_;
+}
 
-ServerPlatform& ExecClusterPlatform::server(uint32_t n) { return *servers_.at(n); }
-const ServerPlatform& ExecClusterPlatform::server(uint32_t n) const { return *servers_.at(n); }
+ServerPlatform& ExecClusterPlatform::server(uint32_t n) {
+  return *servers_.at(n);
+}
+const ServerPlatform& ExecClusterPlatform::server(uint32_t n) const {
+  return *servers_.at(n);
+}
 
-double ExecClusterPlatform::route_latency(uint32_t from, uint32_t to) const { return net_->route_latency(from, to); }
+double ExecClusterPlatform::route_latency(uint32_t from, uint32_t to) const {
+  return net_->route_latency(from, to);
+}
 double ExecClusterPlatform::route_inverse_bandwidth(uint32_t from, uint32_t to) const {
   return net_->route_inverse_bandwidth(from, to);
 }
@@ -122,7 +131,8 @@ void ExecClusterPlatform::worker() {
   }
 }
 
-void ExecClusterPlatform::launch(OpSink* sink, uint32_t token, size_t record, std::function<CallTiming()> call) {
+void ExecClusterPlatform::launch(OpSink* sink, uint32_t token, size_t record,
+                                 std::function<CallTiming()> call) {
   const double submitted = now();
   const std::string where = servers_[records_[record].server]->describe();
   auto job = [this, sink, token, record, submitted, where, call = std::move(call)] {
@@ -186,7 +196,8 @@ void ExecClusterPlatform::send(uint32_t from, uint32_t to, const Op& op, OpSink*
   records_.push_back(rec);
   std::shared_ptr<ServerCalls> calls = servers_[from]->shared_calls();
   const uint32_t layer = op.layer, expert = op.expert;
-  launch(sink, token, records_.size() - 1, [calls, to, layer, expert] { return calls->push(to, layer, expert); });
+  launch(sink, token, records_.size() - 1,
+         [calls, to, layer, expert] { return calls->push(to, layer, expert); });
 }
 
 void ExecClusterPlatform::wake_at(double t, OpSink* sink, uint32_t token) {

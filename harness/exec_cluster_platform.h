@@ -70,8 +70,8 @@ struct ExecCallRecord {
   uint8_t kind = 0;
   uint32_t server = 0, peer = 0, unit = 0;
   uint16_t layer = 0;
-  uint16_t expert = 0xFFFF;                      // expert compute, push
-  std::vector<std::array<uint32_t, 3>> works;    // invoke: (expert, unit on the peer, tokens)
+  uint16_t expert = 0xFFFF;                    // expert compute, push
+  std::vector<std::array<uint32_t, 3>> works;  // invoke: (expert, unit on the peer, tokens)
   uint32_t tokens = 0;
   uint64_t bytes = 0;
   double submitted = 0, returned = 0;  // the coordinator's clock (platform seconds)
@@ -91,8 +91,8 @@ class ExecClusterPlatform : public ClusterPlatform {
   uint32_t servers() const override { return static_cast<uint32_t>(servers_.size()); }
   ServerPlatform& server(uint32_t n) override;
   const ServerPlatform& server(uint32_t n) const override;
-  void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, const std::vector<RemoteWork>& works,
-              OpSink* sink, uint32_t token) override;
+  void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes,
+              const std::vector<RemoteWork>& works, OpSink* sink, uint32_t token) override;
   void send(uint32_t from, uint32_t to, const Op& op, OpSink* sink, uint32_t token) override;
   double route_latency(uint32_t from, uint32_t to) const override;
   double route_inverse_bandwidth(uint32_t from, uint32_t to) const override;
@@ -127,7 +127,7 @@ class ExecClusterPlatform : public ClusterPlatform {
 
   double t0_ = 0;
   std::vector<std::unique_ptr<Server>> servers_;
-  std::unique_ptr<sim::Network> net_;  // the routes the system prices its choices with
+  std::unique_ptr<sim::Network> net_;    // the routes the system prices its choices with
   std::vector<ExecCallRecord> records_;  // the calling thread's only; workers report through Done
 
   std::mutex mu_;

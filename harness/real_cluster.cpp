@@ -6,13 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "base/error.h"
 #include "base/warnings.h"
@@ -39,7 +38,8 @@ class ControlCalls : public ServerCalls {
   CallTiming dense(uint32_t unit, uint32_t layer, uint32_t tokens) override {
     return client_.dense(unit, layer, tokens);
   }
-  CallTiming invoke(uint32_t peer, uint32_t layer, const std::vector<std::array<uint32_t, 3>>& works) override {
+  CallTiming invoke(uint32_t peer, uint32_t layer,
+                    const std::vector<std::array<uint32_t, 3>>& works) override {
     std::vector<exec::RemoteWork> w;
     for (const auto& x : works) w.push_back({x[0], x[1], x[2]});
     return client_.invoke(peer, layer, w);
@@ -58,7 +58,8 @@ exec::NetEmulationSpec emulation_spec(const serving::ClusterInput& in) {
   exec::NetEmulationSpec ns;
   ns.server_names = serving::server_names(in);
   const sim::Network net(ns.server_names, in.links);
-  for (const ClusterLinkSpec& l : in.links) ns.links.push_back({l.a, l.b, l.params.bandwidth, l.params.latency});
+  for (const ClusterLinkSpec& l : in.links)
+    ns.links.push_back({l.a, l.b, l.params.bandwidth, l.params.latency});
   const auto N = static_cast<uint32_t>(in.servers.size());
   ns.next_hop.assign(N, std::vector<int>(N, -1));
   for (uint32_t a = 0; a < N; ++a)
@@ -153,10 +154,14 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
   if (plan.shared) warn("cluster --platform exec: " + plan.message);
   Json cpus = Json::array();
   for (uint32_t n = 0; n < net.servers(); ++n) {
-    std::vector<std::string> argv = {a.moesim, "-q", "cluster-server", spec_path, "--server", in.servers[n].name,
-                                     "--rendezvous", out.dir,
-                                     "--listen", net.address(n) + ":7000", "--control", net.control_address(n) + ":7001",
-                                     "--seed", std::to_string(a.weight_seed), "--max-tokens", std::to_string(a.max_tokens)};
+    std::vector<std::string> argv = {a.moesim,         "-q",
+                                     "cluster-server", spec_path,
+                                     "--server",       in.servers[n].name,
+                                     "--rendezvous",   out.dir,
+                                     "--listen",       net.address(n) + ":7000",
+                                     "--control",      net.control_address(n) + ":7001",
+                                     "--seed",         std::to_string(a.weight_seed),
+                                     "--max-tokens",   std::to_string(a.max_tokens)};
     if (!net.kernel_latency()) argv.emplace_back("--emulate-latency");
     if (!a.store.empty()) {
       argv.emplace_back("--store");
@@ -172,8 +177,8 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
     cpus.push_back(plan.cpus[n]);
   }
   ::unsetenv(kSecretEnv);
-  out.platform = {{"kind", "exec"},       {"launch", "netns"},           {"network", net.describe()},
-                  {"cpus", cpus},         {"cores_shared", plan.shared}, {"rendezvous", out.dir}};
+  out.platform = {{"kind", "exec"}, {"launch", "netns"},           {"network", net.describe()},
+                  {"cpus", cpus},   {"cores_shared", plan.shared}, {"rendezvous", out.dir}};
 }
 
 }  // namespace
@@ -192,22 +197,25 @@ RealClusterRun run_real_cluster(const std::string& spec_path, const serving::Clu
                     tail_of((std::filesystem::path(l.dir) / (in.servers[e->server].name + ".log")).string()));
     };
   } else {
-    if (a.rendezvous.empty()) throw UsageError("--launch none needs --rendezvous DIR, where the servers publish");
+    if (a.rendezvous.empty())
+      throw UsageError("--launch none needs --rendezvous DIR, where the servers publish");
     l.dir = a.rendezvous;
-    l.secret_file = a.secret_file.empty() ? (std::filesystem::path(l.dir) / "secret").string() : a.secret_file;
+    l.secret_file =
+        a.secret_file.empty() ? (std::filesystem::path(l.dir) / "secret").string() : a.secret_file;
     l.platform = {{"kind", "exec"}, {"launch", "none"}, {"rendezvous", l.dir}};
     l.secret = read_secret_file(l.secret_file);
   }
   const std::string& secret = l.secret;
-  const std::vector<std::string> controls = await_addresses(l.dir, serving::server_names(in), "control", a.ready_timeout_s, check);
+  const std::vector<std::string> controls =
+      await_addresses(l.dir, serving::server_names(in), "control", a.ready_timeout_s, check);
   std::vector<ExecClusterServer> servers;
   std::vector<std::shared_ptr<ControlCalls>> calls;
   std::vector<std::shared_ptr<ServerCalls>> plain;
   for (uint32_t n = 0; n < in.servers.size(); ++n) {
     calls.push_back(std::make_shared<ControlCalls>(controls[n], secret, n));
     plain.push_back(calls.back());
-    servers.push_back({in.servers[n].name, a.hw.empty() ? in.servers[n].hw : a.hw.at(n), in.servers[n].gpus,
-                       calls.back()});
+    servers.push_back(
+        {in.servers[n].name, a.hw.empty() ? in.servers[n].hw : a.hw.at(n), in.servers[n].gpus, calls.back()});
   }
   opt.activation_bytes = sizeof(float);  // the servers ship FP32 activations
   RealClusterRun run;

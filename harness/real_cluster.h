@@ -1,5 +1,5 @@
-// `moesim cluster --platform exec` (docs/cluster-exec.md): the cluster system of the simulator (the registry's
-// prism) on real server processes, through harness/exec_cluster_platform.h.
+// `moesim cluster --platform exec` (docs/cluster-exec.md): the cluster system of the simulator (the
+// registry's prism) on real server processes, through harness/exec_cluster_platform.h.
 //
 //   launch netns  (default) the servers run here, each `moesim cluster-server` in its own network namespace
 //                 joined by veth pairs that tc shapes to each link's bandwidth (and latency, with netem; else
@@ -7,8 +7,8 @@
 //                 (exec/net_emulation.h). Needs root; everything is torn down on exit, on SIGINT/SIGTERM and
 //                 when a server dies.
 //   launch none   the servers were started elsewhere -- `srun -n N moesim cluster-server SERVERS.json
-//                 --rendezvous DIR`, one task per server, or any launcher on hosts of their own -- and publish
-//                 their addresses in the shared folder DIR, where the secret file is too.
+//                 --rendezvous DIR`, one task per server, or any launcher on hosts of their own -- and
+//                 publish their addresses in the shared folder DIR, where the secret file is too.
 //
 // The coordinator (this process) runs the system; each op is a call to the server that runs it, over the
 // control links (unshaped), while activations and migrated weights cross the emulated network between the
@@ -45,13 +45,15 @@ struct RealClusterArgs {
 struct RealClusterRun {
   serving::ClusterResult result;
   std::vector<ExecCallRecord> records;
-  // {"kind": "exec", "launch", "network" (netns: exec/net_emulation.h's describe()), "cpus" ([server] CPU ids),
+  // {"kind": "exec", "launch", "network" (netns: exec/net_emulation.h's describe()), "cpus" ([server] CPU
+  // ids),
   //  "cores_shared" (fewer cores than servers: they share, and the run says so), "rendezvous"}
   Json platform;
 };
 
 // Throws moesim::Error when the servers cannot be started (no root for namespaces: the message says what is
-// needed and that --launch none runs without), one dies, or a call fails; moesim::UsageError for a bad launch.
+// needed and that --launch none runs without), one dies, or a call fails; moesim::UsageError for a bad
+// launch.
 RealClusterRun run_real_cluster(const std::string& spec_path, const serving::ClusterInput& in,
                                 serving::ClusterOptions opt, const RealClusterArgs& a);
 

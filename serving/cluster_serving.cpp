@@ -34,7 +34,8 @@ std::unique_ptr<System> make_cluster_system(const std::string& spec) {
     std::string known;
     for (const std::string& name : system_names())
       if (make_system(name)->traits().cluster) known += (known.empty() ? "" : ", ") + name;
-    throw UsageError("system '" + spec + "' serves one device, not a cluster (cluster systems: " + known + ")");
+    throw UsageError("system '" + spec + "' serves one device, not a cluster (cluster systems: " + known +
+                     ")");
   }
   return system;
 }

@@ -9,9 +9,12 @@ namespace {
 
 uint8_t slice_kind(const Op& op) {
   switch (op.kind) {
-    case OpKind::kDenseCompute: return 0;
-    case OpKind::kExpertCompute: return 1;
-    default: return op.expert != kNoLabel ? 3 : 2;  // a transfer naming an expert moves its weights
+    case OpKind::kDenseCompute:
+      return 0;
+    case OpKind::kExpertCompute:
+      return 1;
+    default:
+      return op.expert != kNoLabel ? 3 : 2;  // a transfer naming an expert moves its weights
   }
 }
 
@@ -56,7 +59,8 @@ class SimClusterPlatform::Server : public ServerPlatform {
       throw Error("cluster: server \"" + name_ + "\" has no GPU " + std::to_string(unit));
     const double replayed = c_.opt_.unit_seconds ? c_.opt_.unit_seconds(index_, op) : -1;
     double d = replayed >= 0 ? replayed : estimate(op);
-    if (replayed < 0 && c_.opt_.shared_cores > 0) d *= std::max(1.0, c_.working_units(ready) / c_.opt_.shared_cores);
+    if (replayed < 0 && c_.opt_.shared_cores > 0)
+      d *= std::max(1.0, c_.working_units(ready) / c_.opt_.shared_cores);
     const double end = gpus_[unit].submit(ready, d, op.bytes);
     c_.record(index_, unit, end - d, end, slice_kind(op), op.layer);
     return {end - d, end};
@@ -121,7 +125,8 @@ class SimClusterPlatform::Server : public ServerPlatform {
 };
 
 SimClusterPlatform::SimClusterPlatform(const std::vector<SimClusterServer>& servers,
-                                       const std::vector<ClusterLinkSpec>& links, const SimClusterOptions& opt)
+                                       const std::vector<ClusterLinkSpec>& links,
+                                       const SimClusterOptions& opt)
     : opt_(opt), net_(names_of(servers), links, nics_of(servers)) {
   const auto N = static_cast<uint32_t>(servers.size());
   for (uint32_t n = 0; n < N; ++n) {
@@ -132,10 +137,16 @@ SimClusterPlatform::SimClusterPlatform(const std::vector<SimClusterServer>& serv
 
 SimClusterPlatform::~SimClusterPlatform() = default;
 
-ServerPlatform& SimClusterPlatform::server(uint32_t n) { return *servers_.at(n); }
-const ServerPlatform& SimClusterPlatform::server(uint32_t n) const { return *servers_.at(n); }
+ServerPlatform& SimClusterPlatform::server(uint32_t n) {
+  return *servers_.at(n);
+}
+const ServerPlatform& SimClusterPlatform::server(uint32_t n) const {
+  return *servers_.at(n);
+}
 
-double SimClusterPlatform::route_latency(uint32_t from, uint32_t to) const { return net_.route_latency(from, to); }
+double SimClusterPlatform::route_latency(uint32_t from, uint32_t to) const {
+  return net_.route_latency(from, to);
+}
 double SimClusterPlatform::route_inverse_bandwidth(uint32_t from, uint32_t to) const {
   return net_.route_inverse_bandwidth(from, to);
 }
@@ -162,7 +173,8 @@ double SimClusterPlatform::hop(uint32_t link, double ready, uint64_t bytes, uint
   if (opt_.record_timeline) {
     const DirectedLink& l = net_.links()[link];
     const double end = l.fifo.free_at;
-    record(servers() + link / 2, link % 2, end - static_cast<double>(bytes) / l.params.bandwidth, end, kind, layer);
+    record(servers() + link / 2, link % 2, end - static_cast<double>(bytes) / l.params.bandwidth, end, kind,
+           layer);
   }
   return arrive;
 }
@@ -177,7 +189,8 @@ double SimClusterPlatform::working_units(double at) const {
 double SimClusterPlatform::call_seconds(uint32_t server, const Op& op, bool after) const {
   const double replayed = opt_.call_seconds ? opt_.call_seconds(server, op, after) : -1;
   if (replayed >= 0) return replayed;
-  return (opt_.call_overhead_s + opt_.call_overhead_per_inflight_s * static_cast<double>(calls_in_flight_)) / 2;
+  return (opt_.call_overhead_s + opt_.call_overhead_per_inflight_s * static_cast<double>(calls_in_flight_)) /
+         2;
 }
 
 void SimClusterPlatform::start_route(uint32_t id, double ready) {
@@ -185,8 +198,10 @@ void SimClusterPlatform::start_route(uint32_t id, double ready) {
   p.hop = 0;
   p.direct = false;
   if (p.stage != Pending::kMessage && opt_.transfer_seconds) {
-    const bool back = p.stage == Pending::kBack;  // then from and to are swapped: the invocation's are to, from
-    const double t = opt_.transfer_seconds(back ? p.to : p.from, back ? p.from : p.to, p.layer, p.bytes, back);
+    const bool back =
+        p.stage == Pending::kBack;  // then from and to are swapped: the invocation's are to, from
+    const double t =
+        opt_.transfer_seconds(back ? p.to : p.from, back ? p.from : p.to, p.layer, p.bytes, back);
     if (t >= 0) {
       p.direct = true;
       engine_.schedule(ready + t, this, id);
@@ -197,8 +212,8 @@ void SimClusterPlatform::start_route(uint32_t id, double ready) {
   engine_.schedule(route.empty() ? ready : hop(route[0], ready, p.bytes, p.kind, p.layer), this, id);
 }
 
-SimClusterPlatform::Pending SimClusterPlatform::message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer,
-                                                        OpSink* sink, uint32_t token) const {
+SimClusterPlatform::Pending SimClusterPlatform::message(uint32_t from, uint32_t to, uint64_t bytes,
+                                                        uint16_t layer, OpSink* sink, uint32_t token) const {
   Pending p;
   p.sink = sink;
   p.token = token;
@@ -246,7 +261,8 @@ void SimClusterPlatform::wake_at(double t, OpSink* sink, uint32_t token) {
 void SimClusterPlatform::on_event(uint64_t arg) {
   const auto id = static_cast<uint32_t>(arg);
   Pending& p = pending_[id];
-  if (!p.direct && (p.stage == Pending::kMessage || p.stage == Pending::kThere || p.stage == Pending::kBack)) {
+  if (!p.direct &&
+      (p.stage == Pending::kMessage || p.stage == Pending::kThere || p.stage == Pending::kBack)) {
     const std::vector<uint32_t>& route = net_.route(p.from, p.to);
     if (++p.hop < route.size()) {
       engine_.schedule(hop(route[p.hop], now(), p.bytes, p.kind, p.layer), this, id);
@@ -255,7 +271,8 @@ void SimClusterPlatform::on_event(uint64_t arg) {
   }
   if (p.stage == Pending::kThere) {  // arrived: every work queues on its GPU now
     double done = now();
-    for (const RemoteWork& w : p.works) done = std::max(done, servers_[p.to]->run_on(w.unit, w.op, now()).second);
+    for (const RemoteWork& w : p.works)
+      done = std::max(done, servers_[p.to]->run_on(w.unit, w.op, now()).second);
     p.stage = Pending::kComputed;
     engine_.schedule(done, this, id);
     return;
@@ -279,6 +296,8 @@ void SimClusterPlatform::on_event(uint64_t arg) {
   sink->op_done(token, timing);
 }
 
-void SimClusterPlatform::run() { engine_.run(); }
+void SimClusterPlatform::run() {
+  engine_.run();
+}
 
 }  // namespace moesim::sim

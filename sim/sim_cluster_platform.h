@@ -62,7 +62,8 @@ struct SimClusterOptions {
   // false) or back, measured with its queueing, so it replaces the links and holds none of them.
   std::function<double(uint32_t server, const Op& op)> unit_seconds;
   std::function<double(uint32_t server, const Op& op, bool after)> call_seconds;
-  std::function<double(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, bool back)> transfer_seconds;
+  std::function<double(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, bool back)>
+      transfer_seconds;
 };
 
 class SimClusterPlatform : public ClusterPlatform, private EventHandler {
@@ -80,8 +81,8 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
   uint32_t servers() const override { return static_cast<uint32_t>(servers_.size()); }
   ServerPlatform& server(uint32_t n) override;
   const ServerPlatform& server(uint32_t n) const override;
-  void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, const std::vector<RemoteWork>& works,
-              OpSink* sink, uint32_t token) override;
+  void invoke(uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes,
+              const std::vector<RemoteWork>& works, OpSink* sink, uint32_t token) override;
   void send(uint32_t from, uint32_t to, const Op& op, OpSink* sink, uint32_t token) override;
   double route_latency(uint32_t from, uint32_t to) const override;
   double route_inverse_bandwidth(uint32_t from, uint32_t to) const override;
@@ -114,7 +115,8 @@ class SimClusterPlatform : public ClusterPlatform, private EventHandler {
   void start_route(uint32_t id, double ready);
   double call_seconds(uint32_t server, const Op& op, bool after) const;
   double working_units(double at) const;  // units with work at `at`, plus one
-  Pending message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer, OpSink* sink, uint32_t token) const;
+  Pending message(uint32_t from, uint32_t to, uint64_t bytes, uint16_t layer, OpSink* sink,
+                  uint32_t token) const;
   uint32_t pend(Pending p);
   double hop(uint32_t link, double ready, uint64_t bytes, uint8_t kind, uint16_t layer);
   void record(uint32_t process, uint32_t thread, double start, double end, uint8_t kind, uint16_t layer);

@@ -26,7 +26,9 @@ enum Kind : uint32_t { kArrival, kDense, kLocal, kRemote, kCheck, kMoveBytes, kM
 constexpr int kKindShift = 28;
 constexpr uint32_t kIdMask = (uint32_t{1} << kKindShift) - 1;
 constexpr double kMaxRequests = 20e6;  // about 1 GB of request state, and within a token's id bits
-uint32_t token_of(Kind k, uint64_t id) { return (static_cast<uint32_t>(k) << kKindShift) | static_cast<uint32_t>(id); }
+uint32_t token_of(Kind k, uint64_t id) {
+  return (static_cast<uint32_t>(k) << kKindShift) | static_cast<uint32_t>(id);
+}
 
 struct Req {
   uint32_t server = 0, plan = 0, pass = 0;
@@ -86,7 +88,7 @@ class PrismServing final : private OpSink {
   std::vector<uint32_t> free_msgs_;
   std::vector<std::pair<uint32_t, uint32_t>> pass_msgs_;  // dispatch's scratch: (dst, message)
 
-  double rt_sum_ = 0, rt_count_ = 0;          // remote invocations' round trips since the last placement change
+  double rt_sum_ = 0, rt_count_ = 0;  // remote invocations' round trips since the last placement change
   double rt_sum_all_ = 0, rt_count_all_ = 0;  // and over the run
   ClusterResult res_;
 };
@@ -105,7 +107,8 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
                 std::to_string(N_));
   if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
   if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
-  act_bytes_per_token_ = in.model.hidden_size * (opt.activation_bytes > 0 ? opt.activation_bytes : dtype_size(in.model.dtype));
+  act_bytes_per_token_ =
+      in.model.hidden_size * (opt.activation_bytes > 0 ? opt.activation_bytes : dtype_size(in.model.dtype));
   // Every request is kept until the end (its latency), so an arrival rate far beyond what a cluster can
   // serve would exhaust memory instead of finishing: refuse it up front.
   double expected = 0;
@@ -113,7 +116,8 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
     expected += s.arrival.kind == ArrivalSpec::Kind::kPoisson
                     ? opt.duration_s / s.arrival.mean_interval_s
                     : static_cast<double>(std::lower_bound(s.arrival.times_s.begin(), s.arrival.times_s.end(),
-                                                           opt.duration_s) - s.arrival.times_s.begin());
+                                                           opt.duration_s) -
+                                          s.arrival.times_s.begin());
   if (expected > kMaxRequests)
     throw Error("cluster: the arrivals would bring about " + std::to_string(std::llround(expected)) +
                 " requests in " + format_seconds(opt.duration_s) + ", more than " +
@@ -156,7 +160,8 @@ void PrismServing::place() {
   for (const auto& s : in_.servers) {
     PlacementServer ps;
     ps.name = s.name;
-    for (uint32_t g = 0; g < s.gpus; ++g) ps.gpus.push_back({s.gpu_memory, fastest > 0 ? s.hw.gpu_bf16_flops / fastest : 1});
+    for (uint32_t g = 0; g < s.gpus; ++g)
+      ps.gpus.push_back({s.gpu_memory, fastest > 0 ? s.hw.gpu_bf16_flops / fastest : 1});
     place_in_.servers.push_back(ps);
   }
   // The profile: each server's first sequences holding profile_tokens tokens.
@@ -250,8 +255,8 @@ void PrismServing::dispatch(uint32_t r) {
     const Replica* best = nullptr;
     double best_finish = 0;
     for (const Replica& rep : reps) {
-      const double arrive =
-          now + p_.route_latency(n, rep.server) + static_cast<double>(bytes) * p_.route_inverse_bandwidth(n, rep.server);
+      const double arrive = now + p_.route_latency(n, rep.server) +
+                            static_cast<double>(bytes) * p_.route_inverse_bandwidth(n, rep.server);
       const double start = std::max(arrive, p_.server(rep.server).unit_free_at(ResourceClass::kGpu, rep.gpu));
       const double finish = start + expert_s(rep.server, tokens) + p_.route_latency(rep.server, n) +
                             static_cast<double>(bytes) * p_.route_inverse_bandwidth(rep.server, n);
@@ -279,7 +284,8 @@ void PrismServing::dispatch(uint32_t r) {
       pass_msgs_.emplace_back(best->server, m);
     }
     msgs_[m].bytes += bytes;
-    msgs_[m].work.push_back({best->gpu, compute_op(OpKind::kExpertCompute, pass.layer, tokens, w_.pass_expert[i])});
+    msgs_[m].work.push_back(
+        {best->gpu, compute_op(OpKind::kExpertCompute, pass.layer, tokens, w_.pass_expert[i])});
   }
   for (const auto& [dst, m] : pass_msgs_) {
     p_.invoke(n, dst, pass.layer, msgs_[m].bytes, msgs_[m].work, this, token_of(kRemote, m));
@@ -348,7 +354,8 @@ void PrismServing::migration_check() {
   const Placement plan = policy_->place(place_in_);
   MigrationCosts costs;
   costs.remote_invocation_s = remote_invocation_s();
-  for (const auto& s : in_.servers) costs.gpu_io_bytes_per_s.emplace_back(s.gpus, migration_io_bytes_per_s(s.hw));
+  for (const auto& s : in_.servers)
+    costs.gpu_io_bytes_per_s.emplace_back(s.gpus, migration_io_bytes_per_s(s.hw));
   const MigrationDecision d = decide_migration(current_, plan, run_load_, place_in_.expert_bytes, costs);
   MigrationRecord rec;
   rec.migrated = d.migrate;
@@ -400,13 +407,19 @@ void PrismServing::load(uint32_t i) {
 void PrismServing::op_done(uint32_t token, const OpTiming&) {
   const uint32_t id = token & kIdMask;
   switch (static_cast<Kind>(token >> kKindShift)) {
-    case kArrival: return arrive(id);
-    case kDense: return dispatch(id);
-    case kLocal: return part_done(id);
-    case kRemote: return returned(id);
-    case kCheck: return migration_check();
-    case kMoveBytes: return load(id);  // its bytes arrived
-    case kMoveLoad:  // a load ended (or the migration had none)
+    case kArrival:
+      return arrive(id);
+    case kDense:
+      return dispatch(id);
+    case kLocal:
+      return part_done(id);
+    case kRemote:
+      return returned(id);
+    case kCheck:
+      return migration_check();
+    case kMoveBytes:
+      return load(id);  // its bytes arrived
+    case kMoveLoad:     // a load ended (or the migration had none)
       if (moves_left_ > 0 && --moves_left_ > 0) return;
       res_.migrations.back().done_s = res_.decisions.back().done_s = p_.now();
       current_ = std::move(pending_);
@@ -438,7 +451,8 @@ class Prism final : public System, public ClusterSystem {
     throw UsageError("system prism serves a cluster of servers: run it with `moesim cluster SERVERS.json`");
   }
   const ClusterSystem* cluster() const override { return this; }
-  ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform) const override {
+  ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt,
+                      ClusterPlatform& platform) const override {
     PrismServing serving(in, opt, platform);
     return serving.run();
   }
@@ -446,10 +460,11 @@ class Prism final : public System, public ClusterSystem {
 
 }  // namespace
 
-MOESIM_REGISTER(SystemRegistry, "prism",
-                "Prism's edge cluster (`moesim cluster`): each server's requests computed layer by layer, experts "
-                "placed elsewhere invoked remotely on the replica that finishes first, placements "
-                "(--placement) re-planned and migrated when Eq. 4 holds",
-                {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<Prism>(); });
+MOESIM_REGISTER(
+    SystemRegistry, "prism",
+    "Prism's edge cluster (`moesim cluster`): each server's requests computed layer by layer, experts "
+    "placed elsewhere invoked remotely on the replica that finishes first, placements "
+    "(--placement) re-planned and migrated when Eq. 4 holds",
+    {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<Prism>(); });
 
 }  // namespace moesim::serving

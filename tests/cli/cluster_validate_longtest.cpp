@@ -35,7 +35,8 @@ TEST(ClusterValidate, ReportsStructureAndCostErrorsOverTheRuns) {
     EXPECT_THAT(j["verdicts"][check].get<std::string>(), ::testing::AnyOf("met", "missed", "inconclusive"));
   }
   // The calibration's lines are a machine's: a positive cost per token and a call overhead under 10 ms.
-  for (const auto& [name, s] : j["calibration"]["servers"].items()) EXPECT_GT(s["expert_per_token_s"], 0) << name;
+  for (const auto& [name, s] : j["calibration"]["servers"].items())
+    EXPECT_GT(s["expert_per_token_s"], 0) << name;
   EXPECT_GT(j["calibration"]["call_overhead_s"], 0);
   EXPECT_LT(j["calibration"]["call_overhead_s"], 0.01);
   // Every kind of call appears in where the time went.

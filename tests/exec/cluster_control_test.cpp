@@ -79,7 +79,8 @@ TEST(ClusterControl, InvocationsComputeAtThePeerAndLocally) {
 
 TEST(ClusterControl, PushInstallsTheServersWeightsAtThePeer) {
   Pair p;
-  ASSERT_NE(p.experts[0]->weights().get(1, 2)->gate, p.experts[1]->weights().get(1, 2)->gate) << "seeds 10, 11";
+  ASSERT_NE(p.experts[0]->weights().get(1, 2)->gate, p.experts[1]->weights().get(1, 2)->gate)
+      << "seeds 10, 11";
   ClusterControlClient a(p.control[0]->address(), "s3cret");
   a.push(1, 1, 2);
   EXPECT_EQ(p.experts[1]->weights().get(1, 2)->gate, p.experts[0]->weights().get(1, 2)->gate);
@@ -107,9 +108,13 @@ TEST(ClusterControl, RefusesWrongSecretsAndOutOfBoundCalls) {
   EXPECT_NE(message_of([&] { a.dense(0, 0, 65); }).find("tokens: 65 not in [1, 64]"), std::string::npos);
   EXPECT_NE(message_of([&] { a.dense(2, 0, 1); }).find("unit: 2 >= 2 units"), std::string::npos);
   EXPECT_NE(message_of([&] { a.invoke(2, 0, {{0, 0, 1}}); }).find("peer: 2 >= 2 servers"), std::string::npos);
-  EXPECT_NE(message_of([&] { a.invoke(1, 0, {{4, 0, 1}}); }).find("work[0].expert: 4 >= 4 experts"),
+  EXPECT_NE(message_of([&] {
+              a.invoke(1, 0, {{4, 0, 1}});
+            }).find("work[0].expert: 4 >= 4 experts"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { a.invoke(1, 0, {{0, 0, 40}, {1, 0, 40}}); }).find("add up to 80 > 64"),
+  EXPECT_NE(message_of([&] {
+              a.invoke(1, 0, {{0, 0, 40}, {1, 0, 40}});
+            }).find("add up to 80 > 64"),
             std::string::npos);
   EXPECT_NE(message_of([&] { a.push(1, 2, 0); }).find("layer: 2 >= 2 layers"), std::string::npos);
 }

@@ -1,7 +1,7 @@
 // The real-time cluster platform (harness/exec_cluster_platform.h) under the registry's prism system, with
-// in-process servers whose units are mutexes held for a fixed time: the system's ops become calls, run in real
-// time, queue on the units they name, and come back to the system on its own thread; a call that fails stops
-// the run with the server's name.
+// in-process servers whose units are mutexes held for a fixed time: the system's ops become calls, run in
+// real time, queue on the units they name, and come back to the system on its own thread; a call that fails
+// stops the run with the server's name.
 #include "harness/exec_cluster_platform.h"
 
 #include <gtest/gtest.h>
@@ -48,7 +48,8 @@ class FakeCalls : public ServerCalls {
 
  private:
   CallTiming work(uint32_t server, uint32_t unit) {
-    if (c_.fail && server == 0) throw Error("connection refused");  // only a: the run names the server that failed
+    if (c_.fail && server == 0)
+      throw Error("connection refused");  // only a: the run names the server that failed
     std::lock_guard<std::mutex> lock(c_.units[server][unit]);
     CallTiming t;
     t.start = exec::monotonic_seconds();
@@ -96,7 +97,8 @@ serving::ClusterInput two_servers() {
 std::vector<ExecClusterServer> servers_of(const serving::ClusterInput& in, FakeCluster& c) {
   std::vector<ExecClusterServer> out;
   for (uint32_t n = 0; n < in.servers.size(); ++n)
-    out.push_back({in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, std::make_shared<FakeCalls>(c, n)});
+    out.push_back(
+        {in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, std::make_shared<FakeCalls>(c, n)});
   return out;
 }
 
