@@ -75,7 +75,7 @@ serving::ClusterInput cluster() {
     s.gpus = kGpusPerServer;
     s.gpu_memory = uint64_t{6} << 30;
     s.traces.push_back(server_trace(in.model, n));
-    s.arrival = {ArrivalSpec::Kind::kPoisson, 8.0, {}, "poisson:8s"};
+    s.arrival = {ArrivalSpec::Kind::kPoisson, 8.0, {}, "poisson:8s", ""};
     in.servers.push_back(std::move(s));
   }
   for (uint32_t a = 0; a < kServers; ++a)

@@ -116,6 +116,7 @@ void setup(CLI::App& app) {
       ca->repeat = va->repeat;
       ca->seed = va->run->seed;
       ca->store = va->run->store;
+      ca->out = va->run->out;
       const harness::ClusterValidationOutput out = harness::validate_cluster(*ca);
       write_file_atomic(va->run->out, va->run->json ? out.json.dump(2) + "\n" : out.text);
       return;

@@ -85,8 +85,9 @@ ArrivalSpec arrival(const JsonAt& at, const std::string& base_dir) {
     if (!(a.mean_interval_s > 0)) at.fail("poisson: the mean interval must be positive");
   } else if (kind == "timestamps" && !arg.empty()) {
     a.kind = ArrivalSpec::Kind::kTimestamps;
+    a.file = resolve(base_dir, arg);
     try {
-      a.times_s = read_timestamps(resolve(base_dir, arg));
+      a.times_s = read_timestamps(a.file);
     } catch (const Error& e) {
       at.fail(e.what());
     }
@@ -223,6 +224,19 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
 ClusterSpec load_cluster_spec(const std::string& path) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return cluster_spec_from_json(load_json_file(path), path, dir);
+}
+
+std::vector<NamedFile> files_named(const ClusterSpec& spec) {
+  std::vector<NamedFile> out = {{spec.model, spec.origin + ": model"}};
+  for (size_t i = 0; i < spec.servers.size(); ++i) {
+    const ClusterServerSpec& s = spec.servers[i];
+    const std::string at = spec.origin + ": servers[" + std::to_string(i) + "]";
+    out.push_back({s.hw, at + ".hw"});
+    for (size_t t = 0; t < s.traces.size(); ++t)
+      out.push_back({s.traces[t], at + ".traces[" + std::to_string(t) + "]"});
+    if (!s.arrival.file.empty()) out.push_back({s.arrival.file, at + ".arrival"});
+  }
+  return out;
 }
 
 }  // namespace moesim

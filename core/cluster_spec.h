@@ -48,6 +48,7 @@ struct ArrivalSpec {
   double mean_interval_s = 0;     // kPoisson: > 0
   std::vector<double> times_s;    // kTimestamps: non-decreasing, >= 0
   std::string source;             // the text of "arrival" (for outputs)
+  std::string file;               // kTimestamps: the file they were read from (resolved)
 };
 
 struct ClusterServerSpec {
@@ -83,5 +84,13 @@ double parse_duration(std::string_view text);
 // `base_dir` is where relative paths resolve ("" = as given).
 ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, const std::string& base_dir);
 ClusterSpec load_cluster_spec(const std::string& path);
+
+// Every file a spec reads besides itself -- the model and hardware profiles named by path, the traces, the
+// timestamps files -- with where it names them ("servers.json: servers[0].traces[1]"), so that a command's
+// outputs can be refused when they are one of them (base/output_guard.h). Preset names are not files.
+struct NamedFile {
+  std::string path, where;
+};
+std::vector<NamedFile> files_named(const ClusterSpec& spec);
 
 }  // namespace moesim

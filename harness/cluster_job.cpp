@@ -85,6 +85,12 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
 
 }  // namespace
 
+void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<NamedPath>& outputs) {
+  std::vector<NamedPath> inputs;
+  for (const NamedFile& f : files_named(spec)) inputs.push_back({f.path, f.where});
+  refuse_outputs_over_inputs(outputs, inputs);
+}
+
 serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const serving::ClusterOptions& opt) {
   std::vector<sim::SimClusterServer> servers;
   for (const serving::ClusterServer& s : in.servers) servers.push_back({s.name, s.hw, s.gpus, s.nic_bandwidth});
@@ -144,6 +150,7 @@ std::string cluster_output(const ClusterArgs& a) {
   if (!a.timeline.empty()) check_output_writable(a.timeline);
 
   const ClusterSpec spec = load_cluster_spec(a.spec);
+  refuse_outputs_over_spec_files(spec, {{a.out, "-o"}, {a.timeline, "--timeline"}});
   const serving::ClusterInput in = serving::load_cluster_input(spec);
   Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), real ? "s" : "simulated s");
   opt.on_progress = [&bar](double now) { bar.set(static_cast<uint64_t>(now)); };

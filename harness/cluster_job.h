@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "base/output_guard.h"
+#include "core/cluster_spec.h"
 #include "serving/cluster_serving.h"
 #include "traces/trace_io.h"
 
@@ -30,6 +32,10 @@ struct ClusterArgs {
 // The cluster system (options.system) on a simulated cluster: the result with the platform's links, interfaces,
 // event count and timeline added.
 serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const serving::ClusterOptions& opt);
+
+// Refuses (moesim::UsageError) outputs that are one of the files the spec reads (core/cluster_spec.h's
+// files_named): the io guard of the command line sees the spec, not what it names.
+void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<NamedPath>& outputs);
 
 // Loads SERVERS.json, places the experts, simulates the cluster and writes the summary (text or JSON) to a.out.
 void run_cluster_job(const ClusterArgs& a);

@@ -14,6 +14,7 @@
 #include "base/warnings.h"
 #include "core/cluster_spec.h"
 #include "harness/arguments.h"
+#include "harness/cluster_job.h"
 #include "harness/real_cluster.h"
 #include "serving/cluster_serving.h"
 #include "sim/cost_model.h"
@@ -319,6 +320,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   if (a.placement.empty()) throw UsageError("validate --cluster: --placement is required");
   if (a.repeat == 0) throw UsageError("--repeat must be at least 1");
   const ClusterSpec spec = load_cluster_spec(a.spec);
+  refuse_outputs_over_spec_files(spec, {{a.out, "-o"}});
   const serving::ClusterInput in = serving::load_cluster_input(spec);
   serving::ClusterOptions opt;
   opt.placement = a.placement;

@@ -29,6 +29,7 @@ namespace moesim::harness {
 struct ClusterValidateArgs {
   std::string spec, placement, duration = "20s", launch = "netns", rendezvous, secret_file, store,
                                migrate_every;
+  std::string out;  // where the caller writes the report: refused when it is a file the spec reads
   uint64_t seed = 1;
   uint32_t repeat = 3;
   double structure_target = 0.03, cost_target = 0.10;

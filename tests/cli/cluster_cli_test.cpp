@@ -149,6 +149,33 @@ TEST(ClusterCli, TextSummary) {
   EXPECT_NE(r.out.find("local compute ratio"), std::string::npos) << r.out;
 }
 
+// The spec's own files are inputs too: an output over a trace or a timestamps file it names is refused
+// (exit 2, naming the JSON path), and the file is left as it was.
+TEST(ClusterCli, NoOutputOverAFileTheSpecNames) {
+  const Cluster c = make_cluster("output_over_spec_file");
+  const std::string trace = (c.dir / "b.mtr").string(), before = read_text(trace);
+  CliResult r = moesim_cli("cluster " + c.spec + " --placement prism --duration 1m -o " + trace);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("servers[1].traces[0]"));
+  EXPECT_EQ(read_text(trace), before);
+  r = moesim_cli("cluster " + c.spec + " --placement prism --duration 1m --timeline " + trace);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(read_text(trace), before);
+  r = moesim_cli("validate --cluster " + c.spec + " --placement prism -o " + trace);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("servers[1].traces[0]"));
+  EXPECT_EQ(read_text(trace), before);
+
+  std::ofstream(c.dir / "times.txt") << "0\n1\n";
+  std::string json = read_text(c.spec);
+  json.replace(json.find("poisson:20s"), std::string("poisson:20s").size(), "timestamps:times.txt");
+  std::ofstream(c.spec) << json;
+  r = moesim_cli("cluster " + c.spec + " --placement prism --duration 1m -o " + (c.dir / "times.txt").string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("servers[2].arrival"));
+  EXPECT_EQ(read_text((c.dir / "times.txt").string()), "0\n1\n");
+}
+
 TEST(ClusterCli, BadInput) {
   const Cluster unknown = make_cluster("unknown", R"(, "links": [{"from": "a", "to": "z", "bandwidth": "1Gbit/s", "latency": "1ms"}])");
   CliResult r = moesim_cli("cluster " + unknown.spec + " --placement prism");

@@ -274,14 +274,14 @@ TEST(PrismSystem, TracesOfAnotherModel) {
 
 TEST(PrismSystem, RefusesArrivalsNoRunCouldKeep) {
   ClusterInput in = two_servers({0}, {}, {}, {1e8 / 8, 1e-3});
-  in.servers[0].arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 1e-9, {}, "poisson:1ns"};
+  in.servers[0].arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 1e-9, {}, "poisson:1ns", ""};
   const std::string e = error_of([&] { run_cluster(in, options()); });
   EXPECT_NE(e.find("about 1000000000000 requests"), std::string::npos) << e;
 }
 
 TEST(PrismSystem, SameSeedSameResult) {
   ClusterInput in = two_servers({0, 1, 1, 0}, {}, {}, {1e8 / 8, 1e-3});
-  for (auto& s : in.servers) s.arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 2.0, {}, "poisson:2s"};
+  for (auto& s : in.servers) s.arrival = ArrivalSpec{ArrivalSpec::Kind::kPoisson, 2.0, {}, "poisson:2s", ""};
   ClusterOptions o = options();
   o.placement = "uniform";
   o.random_draw = true;
