@@ -33,7 +33,7 @@ inline constexpr int kResourceClasses = 4;
 const char* resource_class_name(ResourceClass r);
 // The usual resource of an op kind (SSD reads on the SSD, decompression on the CPU, recovery and compute
 // on the GPU, transfers on the link). Systems may place recovery and expert compute elsewhere
-// (serving/system_config.h: `--recover-on`, `--compute-on`); this is only their default.
+// (serving/system.h, SystemConfig: `--recover-on`, `--compute-on`); this is only their default.
 ResourceClass default_resource(OpKind k);
 
 inline constexpr uint16_t kNoLabel = 0xFFFF;

@@ -1,8 +1,10 @@
-// A registry of plug-ins of one kind (eviction, routing, scheduling, planning, placement). Each plug-in
-// registers itself from its own .cpp with MOESIM_REGISTER (below), naming its kind's registry type
-// (EvictionRegistry, RoutingRegistry, SchedulingRegistry, PlanningRegistry, PlacementRegistry); the registry
-// lives in a function-local static, so registration order across translation units does not matter. Policies
-// are built as an OBJECT library so no registrar is dropped.
+// A registry of plug-ins of one kind (eviction, routing, prefetch, scheduling, planning, placement, system).
+// Each plug-in registers itself from its own .cpp with MOESIM_REGISTER (below), naming its kind's registry
+// type (EvictionRegistry, RoutingRegistry, PrefetchRegistry, SchedulingRegistry, PlanningRegistry,
+// PlacementRegistry, SystemRegistry); the registry lives in a function-local static, so registration order
+// across translation units does not matter. Policies are built as an OBJECT library so no registrar is
+// dropped. docs/architecture.md §3 lists every registered name, and scripts/check-structure keeps that list
+// true.
 #pragma once
 
 #include <algorithm>

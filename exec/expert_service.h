@@ -1,8 +1,8 @@
-// One server of the real cluster (docs/cluster-exec.md): the gRPC ExpertService of exec/cluster_rpc.proto over
-// the experts this server holds. It is the real counterpart of sim/cluster_sim.h's remote expert: a peer ships
-// the activations of the tokens routed to an expert placed here, the server computes the expert's SwiGLU FFN
-// (kernels::expert_ffn) on them and ships the outputs back with the measured intervals, so the caller can
-// compare the simulated round trip with the real one.
+// One server of the real cluster (docs/cluster-exec.md): the gRPC ExpertService of exec/cluster_rpc.proto
+// over the experts this server holds. It is the real counterpart of sim/sim_cluster_platform.h's remote
+// invocation: a peer ships the activations of the tokens routed to an expert placed here, the server computes
+// the expert's SwiGLU FFN (kernels::expert_ffn) on them and ships the outputs back with the measured
+// intervals, so the caller can compare the simulated round trip with the real one.
 //
 // Units: each "gpu" of the server is one worker thread with a FIFO queue, as the simulator's FifoUnit: a
 // request's works go to their units' queues in request order, a server with G units computes G experts at
@@ -57,9 +57,9 @@ class ExpertWeights {
   // Installs or replaces; moesim::Error naming the expert and tensor when out of range or of the wrong size.
   // True when the expert was held before.
   bool put(uint32_t layer, uint32_t expert, ExpertTensors tensors);
-  bool drop(uint32_t layer, uint32_t expert);  // false when not held
+  bool drop(uint32_t layer, uint32_t expert);                                       // false when not held
   std::shared_ptr<const ExpertTensors> get(uint32_t layer, uint32_t expert) const;  // null when not held
-  std::vector<ExpertKey> held() const;  // sorted
+  std::vector<ExpertKey> held() const;                                              // sorted
 
  private:
   ModelShape shape_;
@@ -70,8 +70,8 @@ class ExpertWeights {
 // Deterministic synthetic weights for `experts`: values N(0, std^2) rounded to BF16, tensor i = (layer x
 // shape.experts + expert) x 3 + {0 gate, 1 up, 2 down} drawing from Rng(seed).split(i), the draw of
 // exec/weight_synth.h for a model of that shape's gate/up/down tensors. Same arguments, same bits.
-ExpertWeights synth_expert_weights(const ModelShape& shape, const std::vector<ExpertKey>& experts, uint64_t seed,
-                                   double std = 0.02);
+ExpertWeights synth_expert_weights(const ModelShape& shape, const std::vector<ExpertKey>& experts,
+                                   uint64_t seed, double std = 0.02);
 // Weights read from a store made by `moesim pack` (exec/store_reader.h): tensors gate_proj, up_proj and
 // down_proj of each expert, checksummed and decompressed. moesim::Error naming the store and expert when one
 // is missing or its shape is not the model's.
@@ -83,25 +83,26 @@ struct ExpertServerOptions {
   std::string secret;                   // the run's shared secret; must not be empty
   uint32_t units = 1;                   // worker threads ("gpus"), each with a FIFO queue
   uint32_t max_tokens = 4096;           // tokens per Compute request; sets the message bound
-  // Calls in flight per connection (HTTP/2 streams): with the message bound, what one peer connection can make
-  // the server hold. A client with more waits for a stream; it gets no error.
+  // Calls in flight per connection (HTTP/2 streams): with the message bound, what one peer connection can
+  // make the server hold. A client with more waits for a stream; it gets no error.
   uint32_t max_streams = 64;
   // Called on a unit's thread with the unit's index inside each work's measured interval (after its start
-  // is taken, before the compute): tests hold works there to prove that units run at once. Empty in real runs.
+  // is taken, before the compute): tests hold works there to prove that units run at once. Empty in real
+  // runs.
   std::function<void(uint32_t unit)> before_compute;
 };
 
 class ExpertServer {
  public:
-  // Validates the options (moesim::Error: empty secret, no units, a shape too large for a message), starts the
-  // unit threads and listens; moesim::Error naming the address when it cannot bind.
+  // Validates the options (moesim::Error: empty secret, no units, a shape too large for a message), starts
+  // the unit threads and listens; moesim::Error naming the address when it cannot bind.
   ExpertServer(ExpertWeights weights, ExpertServerOptions opts);
   ~ExpertServer();  // shutdown()
   ExpertServer(const ExpertServer&) = delete;
   ExpertServer& operator=(const ExpertServer&) = delete;
 
-  int port() const;                 // the bound port (the chosen one when the address asked for port 0)
-  std::string address() const;      // the address's host with port()
+  int port() const;             // the bound port (the chosen one when the address asked for port 0)
+  std::string address() const;  // the address's host with port()
   uint64_t max_message_bytes() const;
   uint32_t units() const;
   const ExpertWeights& weights() const;
@@ -116,6 +117,5 @@ class ExpertServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
 
 }  // namespace moesim::exec

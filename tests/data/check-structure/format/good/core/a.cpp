@@ -1,0 +1,3 @@
+int twice(int x) {
+  return 2 * x;
+}
