@@ -122,6 +122,14 @@ def test_keyboard_interrupt_raised_inside_a_python_policy_is_not_a_moesim_error(
             pytest.fail("KeyboardInterrupt arrived as a moesim.Error")
     with pytest.raises(KeyboardInterrupt):
         moesim.run(QWEN, policy="py-interrupting", budget="8GiB")
+
+    class InterruptingRouting(moesim.RoutingPolicy):
+        def route(self, layer, decode, selection, weights, logits, cached):
+            raise KeyboardInterrupt
+
+    moesim.register_routing("py-interrupting-routing", InterruptingRouting)
+    with pytest.raises(KeyboardInterrupt):
+        moesim.replay(QWEN, policy="lru", budget=8, routing="py-interrupting-routing")
     # Afterwards calls work again: the interruption does not stay behind.
     assert moesim.replay(QWEN, policy="lru", budget=8)["results"]
 
