@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/interrupt.h"
 #include "base/units.h"
 
 namespace moesim {
@@ -89,12 +90,14 @@ Progress::~Progress() {
 }
 
 void Progress::add(uint64_t n) {
+  interrupt_point();
   done_.fetch_add(n, std::memory_order_relaxed);
   maybe_draw();
   maybe_report();
 }
 
 void Progress::set(uint64_t done) {
+  interrupt_point();
   uint64_t cur = done_.load(std::memory_order_relaxed);
   while (cur < done && !done_.compare_exchange_weak(cur, done, std::memory_order_relaxed)) {
   }

@@ -1,24 +1,39 @@
-// The `moesim` Python module's C++ part, moesim._core (docs/python.md): the commands of the CLI called in process
-// through the same harness/ functions, with the CLI's option names as keyword arguments and the CLI's JSON as
-// the result. The package python/moesim/ wraps it (DataFrames, numpy arrays, the EvictionPolicy base class).
+// The `moesim` Python module's C++ part, moesim._core (docs/python.md): the commands of the CLI called in
+// process through the same harness/ functions, with the CLI's option names as keyword arguments and the CLI's
+// JSON as the result. The package python/moesim/ wraps it (argument checks, DataFrames, numpy arrays, the
+// EvictionPolicy base class): the functions here take the values the package has checked and converted.
 //
 // Every call releases the GIL around the C++ work and captures the warnings raised on its thread
-// (base/warnings.h): the result's "warnings" carries them, as the CLI's JSON does, and each is raised as a Python
-// UserWarning afterwards. moesim::UsageError becomes moesim.UsageError (the CLI's exit 2), any other
-// moesim::Error moesim.Error, with the CLI's message. A progress= callable receives the command's progress bar
-// (base/progress.h: done, total, unit), the GIL taken only for the call; what it raises stops the command and
-// is raised by it.
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
-
+// (base/warnings.h): the result's "warnings" carries them, as the CLI's JSON does, and each is raised as a
+// Python UserWarning afterwards. moesim::UsageError becomes moesim.UsageError (the CLI's exit 2), any other
+// moesim::Error moesim.Error, with the CLI's message. A progress= callable receives the command's progress
+// bar (base/progress.h: done, total, unit), the GIL taken only for the call; what it raises stops the command
+// and is raised by it.
+//
+// Ctrl-C: Python runs signal handlers on its main thread only, between bytecodes. A call made there runs its
+// work on a thread of its own while the main thread, the GIL released, runs the handlers every 50 ms; when
+// one raises (KeyboardInterrupt), the work is asked to stop (base/interrupt.h), unwinds from its next
+// interrupt point and the call raises what the handler raised. A call on another thread runs in place;
+// stopped by such a request (or by a Python policy raising KeyboardInterrupt) it raises KeyboardInterrupt.
+// Never a moesim.Error, so that `except moesim.Error` does not swallow it.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "base/output_guard.h"
 #include "base/progress.h"
 #include "base/warnings.h"
@@ -48,14 +63,9 @@ struct PyTrace {
   traces::LoadOptions load;
 };
 
-// A keyword argument that the CLI takes repeated or as a list: None, one string or a sequence of strings.
-std::vector<std::string> strings(const py::object& o) {
-  if (o.is_none()) return {};
-  if (py::isinstance<py::str>(o)) return {o.cast<std::string>()};
-  return o.cast<std::vector<std::string>>();
+py::object json_loads(const std::string& text) {
+  return py::module_::import("json").attr("loads")(text);
 }
-
-py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
 
 // The progress= callable as a ProgressObserver. report() runs on whichever thread the work reports from, with
 // the GIL released there: it takes the GIL for the call only. The first exception the callable raises is kept
@@ -85,30 +95,88 @@ class PyProgress : public ProgressObserver {
   std::optional<py::error_already_set> raised_;
 };
 
-// Runs f() with the GIL released, this thread's warnings captured and `progress` (None or a callable) observing
-// its progress bar, then raises each warning as a UserWarning.
+// The interpreter's main thread (the one Python runs signal handlers on), set when the module is imported.
+unsigned long g_main_thread = 0;
+
+// Runs work() (which throws nothing) on a thread of its own while this thread, the main one, waits with the
+// GIL released and runs Python's signal handlers every 50 ms. A handler's exception is kept in
+// `signal_raised` and the work asked to stop (base/interrupt.h); the work has ended when this returns. The
+// worker keeps one Python thread state for its life, so that the GIL it takes (a progress callback, a Python
+// policy's every hook) is quick to take.
+void run_watched(const std::function<void()>& work, std::optional<py::error_already_set>& signal_raised) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  py::gil_scoped_release release;
+  std::thread worker([&] {
+    const PyGILState_STATE state = PyGILState_Ensure();
+    PyThreadState* saved = PyEval_SaveThread();
+    work();
+    PyEval_RestoreThread(saved);
+    PyGILState_Release(state);
+    const std::lock_guard<std::mutex> lock(m);
+    done = true;
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lock(m);
+  while (!cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
+    if (signal_raised) continue;
+    lock.unlock();
+    {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        signal_raised.emplace();  // fetches the handler's exception
+        request_interrupt();
+      }
+    }
+    lock.lock();
+  }
+  lock.unlock();
+  worker.join();
+}
+
+// Runs f() with the GIL released, its warnings captured and `progress` (None or a callable) observing its
+// progress bar, then raises each warning as a UserWarning; interruptible by Ctrl-C (above).
 template <typename F>
 auto call_released(F&& f, const py::object& progress = py::none()) {
-  std::vector<std::string> raised;
   std::optional<PyProgress> observer;
   if (!progress.is_none()) {
-    if (!PyCallable_Check(progress.ptr())) throw UsageError("progress: expected a callable (done, total, unit)");
+    if (!PyCallable_Check(progress.ptr()))
+      throw UsageError("progress: expected a callable (done, total, unit)");
     observer.emplace(progress);
   }
-  auto result = [&] {
-    py::gil_scoped_release release;
-    ThreadWarningScope scope;
-    ProgressObserverScope observing(observer ? &*observer : nullptr);
-    auto r = f();
-    raised = scope.items();
-    return r;
+  decltype(f()) r{};
+  std::vector<std::string> raised;
+  std::exception_ptr failed;
+  const std::function<void()> work = [&] {
+    try {
+      ThreadWarningScope scope;
+      ProgressObserverScope observing(observer ? &*observer : nullptr);
+      r = f();
+      raised = scope.items();
+    } catch (...) {
+      failed = std::current_exception();
+    }
   };
-  decltype(result()) r;
-  try {
-    r = result();
-  } catch (...) {
+  std::optional<py::error_already_set> signal_raised;
+  if (PyThread_get_thread_ident() == g_main_thread) {
+    run_watched(work, signal_raised);
+  } else {
+    py::gil_scoped_release release;
+    work();
+  }
+  if (signal_raised) {
+    clear_interrupt();
+    throw py::error_already_set(*signal_raised);
+  }
+  if (failed) {
     if (observer) observer->rethrow();
-    throw;
+    try {
+      std::rethrow_exception(failed);
+    } catch (const Interrupted&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
   }
   for (const auto& w : raised)
     if (PyErr_WarnEx(PyExc_UserWarning, ("moesim: " + w).c_str(), 2) < 0) throw py::error_already_set();
@@ -121,13 +189,14 @@ void trace_argument(const py::object& t, const traces::LoadOptions& given, std::
   if (py::isinstance<PyTrace>(t)) {
     const auto& pt = t.cast<const PyTrace&>();
     if (given.format != "auto" || !given.fields.empty() || !given.model.empty())
-      throw UsageError("format, fields and model belong to Trace.load when the trace is a loaded moesim.Trace");
+      throw UsageError(
+          "format, fields and model belong to Trace.load when the trace is a loaded moesim.Trace");
     path = pt.path;
     load = pt.load;
     loaded = pt.trace;
     return;
   }
-  path = py::str(t).cast<std::string>();
+  path = t.cast<std::string>();  // the package has made a path of it
   load = given;
 }
 
@@ -147,21 +216,26 @@ void bind_errors(py::module_& m) {
 
 void bind_trace(py::module_& m) {
   py::class_<PyTrace>(m, "Trace", "A routing trace loaded once (moesim.Trace.load), reused by replay and run")
-      .def_static(
-          "load",
-          [](const std::string& path, const std::string& format, const std::string& fields, const std::string& model,
-             const std::string& token_from, uint32_t layer_base, const py::object& where, bool skip_warmup,
-             bool drop_duplicates, const std::string& delimiter) {
-            PyTrace t{nullptr, path, {}};
-            t.load = {.format = format, .fields = fields, .model = model, .token_from = token_from,
-                      .layer_base = layer_base, .where = strings(where), .skip_warmup = skip_warmup,
-                      .drop_duplicates = drop_duplicates, .delimiter = delimiter};
-            t.trace = call_released([&] { return std::make_shared<const traces::Trace>(traces::load_trace(path, t.load)); });
-            return t;
-          },
-          py::arg("path"), py::kw_only(), py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "",
-          py::arg("token_from") = "column", py::arg("layer_base") = 0, py::arg("where") = py::none(),
-          py::arg("skip_warmup") = false, py::arg("drop_duplicates") = false, py::arg("delimiter") = "")
+      .def_static("_load",
+                  [](const std::string& path, const std::string& format, const std::string& fields,
+                     const std::string& model, const std::string& token_from, uint32_t layer_base,
+                     const std::vector<std::string>& where, bool skip_warmup, bool drop_duplicates,
+                     const std::string& delimiter) {
+                    PyTrace t{nullptr, path, {}};
+                    t.load = {.format = format,
+                              .fields = fields,
+                              .model = model,
+                              .token_from = token_from,
+                              .layer_base = layer_base,
+                              .where = where,
+                              .skip_warmup = skip_warmup,
+                              .drop_duplicates = drop_duplicates,
+                              .delimiter = delimiter};
+                    t.trace = call_released([&] {
+                      return std::make_shared<const traces::Trace>(traces::load_trace(path, t.load));
+                    });
+                    return t;
+                  })
       .def_property_readonly("path", [](const PyTrace& t) { return t.path; })
       .def_property_readonly("model", [](const PyTrace& t) { return t.trace->info().model; })
       .def_property_readonly("layers", [](const PyTrace& t) { return t.trace->info().layers; })
@@ -169,45 +243,42 @@ void bind_trace(py::module_& m) {
       .def_property_readonly("top_k", [](const PyTrace& t) { return t.trace->info().top_k; })
       .def_property_readonly("records", [](const PyTrace& t) { return t.trace->records(); })
       .def_property_readonly("sequences", [](const PyTrace& t) { return t.trace->sequence_ids().size(); })
-      .def("summary", [](const PyTrace& t) {
-        const std::string text = call_released([&] {
-          return traces::trace_summary_json(*t.trace, t.path, traces::build_lookup_stream(*t.trace, 1)).dump();
-        });
-        return json_loads(text);
-      }, "The trace's description, as `moesim trace info --json` gives it");
+      .def(
+          "summary",
+          [](const PyTrace& t) {
+            const std::string text = call_released([&] {
+              return traces::trace_summary_json(*t.trace, t.path, traces::build_lookup_stream(*t.trace, 1))
+                  .dump();
+            });
+            return json_loads(text);
+          },
+          "The trace's description, as `moesim trace info --json` gives it");
 }
 
-py::object replay(const py::object& trace, const py::object& policy, const py::object& budget,
-                  const std::string& scope, uint32_t batch, unsigned jobs, const py::object& routing, bool lifetime,
-                  const py::object& prefetch, uint64_t seed, uint32_t oracle_passes, const std::string& format,
-                  const std::string& fields, const std::string& model, const py::object& progress) {
+py::object replay(const py::object& trace, const std::vector<std::string>& policy,
+                  const std::vector<std::string>& budget, const std::string& scope, uint32_t batch,
+                  unsigned jobs, const std::vector<std::string>& routing, bool lifetime,
+                  const std::vector<std::string>& prefetch, uint64_t seed, uint32_t oracle_passes,
+                  const std::string& format, const std::string& fields, const std::string& model,
+                  const py::object& progress) {
   harness::ReplayArgs a;
   traces::LoadOptions given;
   given.format = format;
   given.fields = fields;
   given.model = model;
   trace_argument(trace, given, a.trace, a.load, a.loaded);
-  a.policies = strings(policy);
-  a.budgets = strings(budget);
+  a.policies = policy;
+  a.budgets = budget;
   a.scope = scope;
   a.batch = batch;
   a.threads = jobs;
-  a.routing = strings(routing);
+  a.routing = routing;
   a.lifetime = lifetime;
-  a.prefetch = strings(prefetch);
+  a.prefetch = prefetch;
   a.seed = seed;
   a.oracle_passes = oracle_passes;
   a.json = true;
   return json_loads(call_released([&] { return harness::replay_output(a); }, progress));
-}
-
-void bind_replay(py::module_& m) {
-  m.def("replay", &replay, "`moesim replay --json`: hit rates of eviction policies on a trace, as a dict",
-        py::arg("trace"), py::kw_only(), py::arg("policy") = "lru", py::arg("budget") = py::none(),
-        py::arg("scope") = "global", py::arg("batch") = 1, py::arg("jobs") = 1, py::arg("routing") = py::none(),
-        py::arg("lifetime") = false, py::arg("prefetch") = py::none(), py::arg("seed") = 1,
-        py::arg("oracle_passes") = 4, py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "",
-        py::arg("progress") = py::none());
 }
 
 template <typename T>
@@ -215,7 +286,8 @@ py::array_t<T> array(const std::vector<T>& v) {
   return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
-// A call's keyword arguments as the package passes them (a dict of all of them, None where not given).
+// A call's keyword arguments as the package passes them (a dict of all of them, checked and converted to the
+// C++ fields' types; None where not given).
 struct KeywordOptions {
   py::dict kw;
   // Sets `field` when `key` is given and not None.
@@ -231,9 +303,11 @@ struct KeywordOptions {
     take("model", l.model);
     return l;
   }
-  // A list option: None, one string or a sequence of strings.
+  // A list option, as the package passes it (a list of str).
   std::vector<std::string> strings(const char* key) const {
-    return kw.contains(key) ? ::strings(kw[key]) : std::vector<std::string>{};
+    std::vector<std::string> v;
+    take(key, v);
+    return v;
   }
   py::object progress() const { return kw.contains("progress") ? py::object(kw["progress"]) : py::none(); }
 };
@@ -278,14 +352,16 @@ py::tuple run(const py::object& trace, py::dict kw) {
   a.budgets = options.strings("budget");
   a.json = true;
   harness::RunOutcome o;
-  const std::string text = call_released([&] {
-    // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
-    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.trace, "trace"},
-                                                             {a.hw, "hw="}, {a.load.model, "model="},
-                                                             {a.store, "store="}});
-    o = harness::run_outcome(a);
-    return harness::run_outcome_json(a, o).dump();
-  }, options.progress());
+  const std::string text = call_released(
+      [&] {
+        // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
+        refuse_outputs_over_inputs(
+            {{a.timeline, "timeline="}},
+            {{a.trace, "trace"}, {a.hw, "hw="}, {a.load.model, "model="}, {a.store, "store="}});
+        o = harness::run_outcome(a);
+        return harness::run_outcome_json(a, o).dump();
+      },
+      options.progress());
   py::dict arrays;
   arrays["step_phase"] = array(o.step_phase);
   arrays["step_s"] = array(o.step_s);
@@ -296,9 +372,9 @@ py::tuple run(const py::object& trace, py::dict kw) {
 }
 
 py::object cluster(const std::string& servers, const std::string& placement, const std::string& migrate_every,
-                   const std::string& duration, uint64_t seed, uint64_t profile_tokens, const std::string& draw,
-                   const std::string& bucket, const std::string& timeline, const std::string& timeline_window,
-                   const py::object& progress) {
+                   const std::string& duration, uint64_t seed, uint64_t profile_tokens,
+                   const std::string& draw, const std::string& bucket, const std::string& timeline,
+                   const std::string& timeline_window, const py::object& progress) {
   harness::ClusterArgs a;
   a.spec = servers;
   a.placement = placement;
@@ -311,10 +387,12 @@ py::object cluster(const std::string& servers, const std::string& placement, con
   a.timeline = timeline;
   a.timeline_window = timeline_window;
   a.json = true;
-  return json_loads(call_released([&] {
-    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
-    return harness::cluster_output(a);
-  }, progress));
+  return json_loads(call_released(
+      [&] {
+        refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
+        return harness::cluster_output(a);
+      },
+      progress));
 }
 
 // `moesim compare --json`'s dict and the --csv table's text (the package makes it a DataFrame).
@@ -334,10 +412,12 @@ py::tuple compare(const py::object& trace, py::dict kw) {
   options.take("jobs", a.threads);
   options.take("force", a.force);
   a.json = true;
-  const auto r = call_released([&] {
-    harness::CompareResult c = harness::compare_result(a);
-    return std::make_pair(c.doc.dump(), std::move(c.csv));
-  }, options.progress());
+  const auto r = call_released(
+      [&] {
+        harness::CompareResult c = harness::compare_result(a);
+        return std::make_pair(c.doc.dump(), std::move(c.csv));
+      },
+      options.progress());
   return py::make_tuple(json_loads(r.first), r.second);
 }
 
@@ -383,45 +463,45 @@ py::object sweep(const std::string& spec, bool spec_json, const std::string& out
   a.resume = resume;
   a.force = force;
   a.report = false;
-  const harness::SweepOutcome o = call_released([&] {
-    if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
-    if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
-    return harness::run_sweep(a, cli::run_command);
-  }, progress);
+  const harness::SweepOutcome o = call_released(
+      [&] {
+        if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
+        if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
+        return harness::run_sweep(a, cli::run_command);
+      },
+      progress);
   if (!o.error.empty()) throw Error(o.error);
   return json_loads(o.summary.dump());
 }
 
 void bind_commands(py::module_& m) {
+  m.def("_replay", &replay);
   m.def("_compare", &compare, py::arg("trace"), py::arg("options"));
   m.def("_plan", &plan, py::arg("trace"), py::arg("options"));
   m.def("_sweep", &sweep, py::arg("spec"), py::arg("spec_json"), py::arg("output"), py::arg("jobs"),
         py::arg("shard"), py::arg("resume"), py::arg("force"), py::arg("progress"));
   m.def("_run", &run, py::arg("trace"), py::arg("options"));
-  m.def("cluster", &cluster, "`moesim cluster --json`: Prism's edge cluster in simulated time, as a dict",
-        py::arg("servers"), py::kw_only(), py::arg("placement") = "", py::arg("migrate_every") = "",
-        py::arg("duration") = "30m", py::arg("seed") = 1, py::arg("profile_tokens") = 1000,
-        py::arg("draw") = "round-robin", py::arg("bucket") = "1m", py::arg("timeline") = "",
-        py::arg("timeline_window") = "", py::arg("progress") = py::none());
+  m.def("_cluster", &cluster);
   m.def(
       "policies",
       []() -> py::object {
         const py::object doc = json_loads(call_released([] { return harness::policies_output(true); }));
         return doc["policies"];
       },
-      "Every registry (eviction, routing, ...): kind -> [{name, description, params}], as `moesim policies --json`");
-  m.def("_register_eviction", &python::register_eviction, py::arg("name"), py::arg("cls"), py::arg("description"),
-        py::arg("next_use"));
-  m.def("_register_routing", &python::register_routing, py::arg("name"), py::arg("cls"), py::arg("description"),
-        py::arg("cache_dependent"));
+      "Every registry (eviction, routing, ...): kind -> [{name, description, params}], as `moesim policies "
+      "--json`");
+  m.def("_register_eviction", &python::register_eviction, py::arg("name"), py::arg("cls"),
+        py::arg("description"), py::arg("next_use"));
+  m.def("_register_routing", &python::register_routing, py::arg("name"), py::arg("cls"),
+        py::arg("description"), py::arg("cache_dependent"));
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "moesim's C++ library (the package moesim wraps it)";
+  g_main_thread = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   bind_errors(m);
   bind_trace(m);
-  bind_replay(m);
   bind_commands(m);
 }

@@ -1,9 +1,9 @@
 #include "python/py_eviction.h"
 
+#include <pybind11/stl.h>
+
 #include <memory>
 #include <vector>
-
-#include <pybind11/stl.h>
 
 #include "base/error.h"
 #include "core/eviction.h"
@@ -44,7 +44,7 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
       evict_ = obj_.attr("evict");
       end_ = obj_.attr("end_invocation");
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + "cannot create the policy: " + e.what());
+      rethrow_hook_error(e, prefix() + "cannot create the policy: ");
     }
   }
   ~PyEviction() override {
@@ -78,14 +78,21 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
     uint32_t v = kNoKey;
     try {
       const py::object r = evict_(part);
-      if (r.is_none()) return kNoKey;
+      if (r.is_none()) {
+        // After end_invocation the cache asks only while over capacity, and nothing is in use any more.
+        if (!protecting_)
+          throw Error(prefix() + "evict(" + std::to_string(part) +
+                      ") returned None after end_invocation, while the partition is over capacity: it must " +
+                      "return one of its resident keys then (none is in use any more)");
+        return kNoKey;
+      }
       const long long k = r.cast<long long>();
       if (k < 0 || k >= static_cast<long long>(config().keys()))
         throw Error(prefix() + "evict(" + std::to_string(part) + ") returned " + std::to_string(k) +
                     ", not a key (0 <= key < " + std::to_string(config().keys()) + ")");
       v = static_cast<uint32_t>(k);
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + "evict: " + e.what());
+      rethrow_hook_error(e, prefix() + "evict: ");
     } catch (py::cast_error&) {
       throw Error(prefix() + "evict(" + std::to_string(part) + ") returned neither a key (an int) nor None");
     }
@@ -107,12 +114,13 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
     try {
       f(args...);
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + hook + ": " + e.what());
+      rethrow_hook_error(e, prefix() + hook + ": ");
     }
   }
 
   void check_victim(uint32_t v, uint32_t part) const {
-    const std::string what = prefix() + "evict(" + std::to_string(part) + ") returned key " + std::to_string(v);
+    const std::string what =
+        prefix() + "evict(" + std::to_string(part) + ") returned key " + std::to_string(v);
     if (!resident_[v]) throw Error(what + ", which is not resident");
     if (config().partition_of_layer(v / config().experts) != part)
       throw Error(what + ", which belongs to another partition");
@@ -130,10 +138,13 @@ class PyEviction final : public EvictionPolicyBase<PyEviction> {
 
 }  // namespace
 
-void register_eviction(const std::string& name, py::object cls, const std::string& description, bool next_use) {
+void register_eviction(const std::string& name, py::object cls, const std::string& description,
+                       bool next_use) {
   if (!store_python_class(EvictionRegistry::instance(), "eviction", name, std::move(cls))) return;
   EvictionRegistry::instance().add(
-      {name, description.empty() ? "written in Python" : description, {},
+      {name,
+       description.empty() ? "written in Python" : description,
+       {},
        [name](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
          return std::make_unique<PyEviction>(cfg, name);
        },

@@ -1,9 +1,9 @@
 #include "python/py_routing.h"
 
+#include <pybind11/numpy.h>
+
 #include <algorithm>
 #include <memory>
-
-#include <pybind11/numpy.h>
 
 #include "base/error.h"
 #include "base/json_io.h"
@@ -31,7 +31,7 @@ class PyRouting final : public RoutingPolicy {
       route_ = obj_.attr("route");
       counters_ = obj_.attr("counters");
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + "cannot create the policy: " + e.what());
+      rethrow_hook_error(e, prefix() + "cannot create the policy: ");
     }
   }
   ~PyRouting() override {
@@ -47,16 +47,18 @@ class PyRouting final : public RoutingPolicy {
     py::array_t<uint16_t> selection({T, K});
     std::copy(out.begin(), out.end(), selection.mutable_data());
     py::object weights = py::none(), logits = py::none();
-    if (ctx.tokens && ctx.tokens->has_weights()) weights = rows<float>(T, K, [&](uint32_t t) { return ctx.tokens->weights(t); });
+    if (ctx.tokens && ctx.tokens->has_weights())
+      weights = rows<float>(T, K, [&](uint32_t t) { return ctx.tokens->weights(t); });
     if (ctx.tokens && ctx.tokens->has_logits())
       logits = rows<float>(T, ctx.tokens->experts(), [&](uint32_t t) { return ctx.tokens->logits(t); });
     const uint32_t experts = ctx.tokens ? ctx.tokens->experts() : 0;
     py::array_t<bool> cached(experts);
-    for (uint32_t e = 0; e < experts; ++e) cached.mutable_data()[e] = ctx.residency && ctx.residency->cached(ctx.layer, e);
+    for (uint32_t e = 0; e < experts; ++e)
+      cached.mutable_data()[e] = ctx.residency && ctx.residency->cached(ctx.layer, e);
     try {
       route_(ctx.layer, ctx.decode, selection, weights, logits, cached);
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + "route: " + e.what());
+      rethrow_hook_error(e, prefix() + "route: ");
     }
     std::copy(selection.data(), selection.data() + out.size(), out.begin());
   }
@@ -67,7 +69,7 @@ class PyRouting final : public RoutingPolicy {
       const std::string text = py::module_::import("json").attr("dumps")(counters_()).cast<std::string>();
       return Json::parse(text);
     } catch (py::error_already_set& e) {
-      throw Error(prefix() + "counters: " + e.what());
+      rethrow_hook_error(e, prefix() + "counters: ");
     }
   }
 
@@ -92,13 +94,16 @@ class PyRouting final : public RoutingPolicy {
 
 }  // namespace
 
-void register_routing(const std::string& name, py::object cls, const std::string& description, bool cache_dependent) {
+void register_routing(const std::string& name, py::object cls, const std::string& description,
+                      bool cache_dependent) {
   if (!store_python_class(RoutingRegistry::instance(), "routing", name, std::move(cls))) return;
-  RoutingRegistry::instance().add({name, description.empty() ? "written in Python" : description, {},
-                                   [name, cache_dependent](const Params&, const RoutingSetup& s)
-                                       -> std::unique_ptr<RoutingPolicy> {
-                                     return std::make_unique<PyRouting>(s, name, cache_dependent);
-                                   }});
+  RoutingRegistry::instance().add(
+      {name,
+       description.empty() ? "written in Python" : description,
+       {},
+       [name, cache_dependent](const Params&, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+         return std::make_unique<PyRouting>(s, name, cache_dependent);
+       }});
 }
 
 }  // namespace moesim::python

@@ -2,9 +2,10 @@
 
 #include <chrono>
 
+#include "base/interrupt.h"
+#include "core/counters.h"
 #include "core/eviction.h"
 #include "core/invocation_walker.h"
-#include "core/counters.h"
 #include "core/prefetch.h"
 #include "replay/replay_sweep.h"
 
@@ -26,6 +27,7 @@ class PrefetchReplay {
     const LookupView& v = w_.lookups;
     uint32_t step = 0;
     for (uint32_t inv = 0; inv < v.invocations(); ++inv) {
+      if ((inv & 0xFFF) == 0) interrupt_point();  // every 4096 invocations (base/interrupt.h)
       while (inv >= w_.step_begin[step + 1]) ++step;
       evicted_.clear();
       InvocationWalker::walk_stream(

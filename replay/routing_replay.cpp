@@ -4,9 +4,10 @@
 #include <chrono>
 
 #include "base/error.h"
+#include "base/interrupt.h"
+#include "core/counters.h"
 #include "core/expert_cache.h"
 #include "core/invocation_walker.h"
-#include "core/counters.h"
 #include "core/routing.h"
 #include "replay/replay_sweep.h"
 
@@ -100,6 +101,7 @@ RoutingReplayResult run_pass(const RoutingReplayInput& in, const RoutingReplayCo
   }
   const auto t0 = std::chrono::steady_clock::now();
   for (uint32_t i = 0; i < s.invocations(); ++i) {
+    if ((i & 0xFFF) == 0) interrupt_point();  // every 4096 invocations (base/interrupt.h)
     const uint32_t layer = s.inv_layer[i];
     const bool decode = s.inv_phase[i] == 1;
     const uint64_t clock = in.clock(i);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/interrupt.h"
+
 namespace moesim::sim {
 
 void EventEngine::schedule(double t, EventHandler* handler, uint64_t arg) {
@@ -36,7 +38,7 @@ bool EventEngine::step() {
   const Event e = heap_.back();
   heap_.pop_back();
   now_ = e.time;
-  ++fired_;
+  if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
   e.handler->on_event(e.arg);
   return true;
 }

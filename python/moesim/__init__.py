@@ -5,11 +5,16 @@ compare's and sweep's results carry the CLI's CSV as one, and run's result carri
 per-invocation timings as numpy arrays. run, replay, compare, sweep and cluster take progress=callable(done,
 total, unit). Eviction policies can be written in
 Python (EvictionPolicy, register_eviction). docs/python.md describes the API.
+
+Keyword arguments take their natural Python types (ints and floats for numbers and budgets, str or os.PathLike
+for paths, lists for multi-valued options; moesim._args checks them): a wrong type raises TypeError and an
+impossible value ValueError, each naming the argument. Ctrl-C stops a running call within a second and raises
+KeyboardInterrupt.
 """
 
 import io
-import json
 import os
+import shutil
 import tempfile
 
 # An installed package (setup.py) carries the presets and bundled traces; a build tree's module reads the source
@@ -18,8 +23,8 @@ _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 if os.path.isdir(_DATA):
     os.environ.setdefault("MOESIM_DATA", _DATA)
 
-from ._core import Error, Trace, UsageError, cluster, policies, replay
-from . import _core
+from ._core import Error, Trace, UsageError, policies
+from . import _args, _core
 
 # Tracebacks and reprs name the package users import, not its extension module.
 for _name in ("Error", "UsageError", "Trace"):
@@ -28,6 +33,35 @@ for _name in ("Error", "UsageError", "Trace"):
 __all__ = ["Error", "UsageError", "Trace", "policies", "replay", "replay_frame", "run", "RunResult", "compare",
            "CompareResult", "plan", "sweep", "SweepResult", "cluster", "EvictionPolicy", "register_eviction",
            "RoutingPolicy", "register_routing"]
+
+
+def _trace(trace):
+    """The trace argument: a loaded Trace, or a path."""
+    return trace if isinstance(trace, Trace) else _args.path("trace", trace)
+
+
+def _load(path, *, format="auto", fields="", model="", token_from="column", layer_base=0, where=None,
+          skip_warmup=False, drop_duplicates=False, delimiter=""):
+    """Loads a routing trace once, to be replayed or run many times (the import options of every command)."""
+    a = _args
+    return Trace._load(a.path("path", path), a.text("format", format), a.text("fields", fields),
+                       a.path("model", model), a.text("token_from", token_from), a.integer("layer_base", layer_base),
+                       a.strings("where", where), a.flag("skip_warmup", skip_warmup),
+                       a.flag("drop_duplicates", drop_duplicates), a.text("delimiter", delimiter))
+
+
+Trace.load = staticmethod(_load)
+
+
+def replay(trace, *, policy="lru", budget=None, scope="global", batch=1, jobs=1, routing=None, lifetime=False,
+           prefetch=None, seed=1, oracle_passes=4, format="auto", fields="", model="", progress=None):
+    """`moesim replay --json`: hit rates of eviction policies on a trace, as a dict."""
+    a = _args
+    return _core._replay(_trace(trace), a.strings("policy", policy), a.strings("budget", budget, a.budget),
+                         a.text("scope", scope), a.integer("batch", batch), a.integer("jobs", jobs),
+                         a.strings("routing", routing), a.flag("lifetime", lifetime), a.strings("prefetch", prefetch),
+                         a.integer("seed", seed, 0, a.U64), a.integer("oracle_passes", oracle_passes),
+                         a.text("format", format), a.text("fields", fields), a.path("model", model), progress)
 
 
 def replay_frame(trace, **options):
@@ -55,9 +89,23 @@ def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-ori
         pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
         timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
     """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
-    options = dict(locals())
-    del options["trace"]
-    return RunResult(*_core._run(trace, options))
+    a = _args
+    options = dict(
+        system=a.text("system", system), policy=a.strings("policy", policy),
+        budget=a.strings("budget", budget, a.budget), hw=a.path("hw", hw), scope=a.text("scope", scope),
+        batch=a.integer("batch", batch), routing=a.text("routing", routing),
+        scheduling=a.text("scheduling", scheduling), prefetch=a.text("prefetch", prefetch),
+        host_budget=a.size("host_budget", host_budget) if host_budget != "" else "",
+        recover_on=a.text("recover_on", recover_on), compute_on=a.text("compute_on", compute_on),
+        pools=a.text("pools", pools), shards=None if shards is None else a.integer("shards", shards),
+        delta=a.integer("delta", delta), store=a.path("store", store), ratio=a.real("ratio", ratio),
+        grid=a.real("grid", grid), seed=a.integer("seed", seed, 0, a.U64), io_depth=a.integer("io_depth", io_depth),
+        io=a.text("io", io), workers=a.integer("workers", workers), force=a.flag("force", force),
+        timeline=a.path("timeline", timeline),
+        timeline_steps=None if timeline_steps is None else a.text("timeline_steps", timeline_steps),
+        format=a.text("format", format), fields=a.text("fields", fields), model=a.path("model", model),
+        progress=progress)
+    return RunResult(*_core._run(_trace(trace), options))
 
 
 class CompareResult(dict):
@@ -74,19 +122,32 @@ class CompareResult(dict):
 def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global,layer", batch=1, io_depth=1,
             jobs=1, routing=None, prefetch=None, force=False, format="auto", fields="", model="", progress=None):
     """`moesim compare --json`: eviction policies x routing x prefetch x budgets x scopes, each cell a simulated
-    `run --system offload`; policy, budget, routing and prefetch are lists or the CLI's comma-separated form."""
-    options = dict(locals())
-    del options["trace"]
-    return CompareResult(*_core._compare(trace, options))
+    `run --system offload`; policy, budget, scope, routing and prefetch are lists or the CLI's comma-separated
+    form."""
+    a = _args
+    options = dict(
+        policy=a.strings("policy", policy), budget=a.strings("budget", budget, a.budget), hw=a.path("hw", hw),
+        scope=a.joined("scope", scope), batch=a.integer("batch", batch), io_depth=a.integer("io_depth", io_depth),
+        jobs=a.integer("jobs", jobs), routing=a.strings("routing", routing), prefetch=a.strings("prefetch", prefetch),
+        force=a.flag("force", force), format=a.text("format", format), fields=a.text("fields", fields),
+        model=a.path("model", model), progress=progress)
+    return CompareResult(*_core._compare(_trace(trace), options))
 
 
 def plan(trace=None, *, budget=None, model="", hw="jetson-agx-orin-64gb", pools="F,C,S,E", grid=0.05, batch=1,
          workers=0, shards=None, ratio=None, store="", phase="decode", inclusion="", runners_up=5, force=False,
          format="auto", fields=""):
     """`moesim plan --json`: ZipMoE's cache pools for a trace (or inclusion=), model and budget, as a dict."""
-    options = dict(locals())
-    del options["trace"]
-    return _core._plan(trace, options)
+    a = _args
+    options = dict(
+        budget=None if budget is None else a.budget("budget", budget), model=a.path("model", model),
+        hw=a.path("hw", hw), pools=a.text("pools", pools), grid=a.real("grid", grid), batch=a.integer("batch", batch),
+        workers=a.integer("workers", workers), shards=None if shards is None else a.integer("shards", shards),
+        ratio=None if ratio is None else a.real("ratio", ratio), store=a.path("store", store),
+        phase=a.text("phase", phase), inclusion=a.path("inclusion", inclusion),
+        runners_up=a.integer("runners_up", runners_up), force=a.flag("force", force), format=a.text("format", format),
+        fields=a.text("fields", fields))
+    return _core._plan(None if trace is None else _trace(trace), options)
 
 
 class SweepResult(dict):
@@ -101,22 +162,51 @@ class SweepResult(dict):
 def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, progress=None):
     """`moesim sweep SPEC --json -o OUTPUT`: spec is a spec file or the spec as a dict (docs/sweep.md; a dict's
     relative paths are relative to the current directory). output=None runs it in a temporary folder, removed
-    afterwards (the summary's results_csv and manifest are then None)."""
+    afterwards (the summary's results_csv and manifest are then None) unless the sweep fails naming a file in
+    it: the folder is then kept, and the error says so."""
     import pandas
 
+    a = _args
     if isinstance(spec, dict):
-        text, is_json = json.dumps(spec), True
+        text, is_json = a.spec_json("spec", spec), True
     else:
-        text, is_json = os.fspath(spec), False
+        text, is_json = a.path("spec", spec), False
+    rest = (a.integer("jobs", jobs), a.text("shard", shard), a.flag("resume", resume), a.flag("force", force),
+            progress)
     if output is not None:
-        doc = _core._sweep(text, is_json, os.fspath(output), jobs, shard, resume, force, progress)
+        doc = _core._sweep(text, is_json, a.path("output", output), *rest)
         return SweepResult(doc, pandas.read_csv(doc["results_csv"]))
-    with tempfile.TemporaryDirectory(prefix="moesim-sweep-") as d:
-        doc = _core._sweep(text, is_json, os.path.join(d, "out"), jobs, shard, resume, force, progress)
+    d = tempfile.mkdtemp(prefix="moesim-sweep-")
+    try:
+        doc = _core._sweep(text, is_json, os.path.join(d, "out"), *rest)
         results = pandas.read_csv(doc["results_csv"])
+    except Error as e:
+        # A message naming the folder (a failed point's manifest) must name one that still exists.
+        if d in str(e):
+            raise type(e)(f"{e} (output=None: the sweep's temporary folder {d} is kept for its manifest and point "
+                          "files; remove it when done)") from None
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+    except BaseException:
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+    shutil.rmtree(d, ignore_errors=True)
     doc["results_csv"] = None
     doc["manifest"] = None
     return SweepResult(doc, results)
+
+
+def cluster(servers, *, placement="", migrate_every="", duration="30m", seed=1, profile_tokens=1000,
+            draw="round-robin", bucket="1m", timeline="", timeline_window="", progress=None):
+    """`moesim cluster --json`: Prism's edge cluster in simulated time, as a dict; durations are the CLI's text
+    ("30m") or seconds."""
+    a = _args
+    return _core._cluster(a.path("servers", servers), a.text("placement", placement),
+                          a.seconds("migrate_every", migrate_every) if migrate_every != "" else "",
+                          a.seconds("duration", duration), a.integer("seed", seed, 0, a.U64),
+                          a.integer("profile_tokens", profile_tokens, 0, a.U64), a.text("draw", draw),
+                          a.seconds("bucket", bucket), a.path("timeline", timeline),
+                          a.text("timeline_window", timeline_window), progress)
 
 
 class EvictionPolicy:
@@ -158,7 +248,8 @@ def register_eviction(name, cls, description="", next_use=False):
     for replay and run. Registering a name again replaces its class; next_use=True when it reads next uses."""
     if not (isinstance(cls, type) and issubclass(cls, EvictionPolicy)):
         raise TypeError("register_eviction: cls must be a subclass of moesim.EvictionPolicy")
-    _core._register_eviction(name, cls, description, next_use)
+    _core._register_eviction(_args.text("name", name), cls, _args.text("description", description),
+                             _args.flag("next_use", next_use))
 
 
 class RoutingPolicy:
@@ -188,4 +279,5 @@ def register_routing(name, cls, description="", cache_dependent=True):
     replay and run. cache_dependent=False when the rewrite does not read `cached` (oracle caches then see it)."""
     if not (isinstance(cls, type) and issubclass(cls, RoutingPolicy)):
         raise TypeError("register_routing: cls must be a subclass of moesim.RoutingPolicy")
-    _core._register_routing(name, cls, description, cache_dependent)
+    _core._register_routing(_args.text("name", name), cls, _args.text("description", description),
+                            _args.flag("cache_dependent", cache_dependent))

@@ -43,3 +43,18 @@ def test_a_timeline_never_replaces_an_input(tmp_path):
     with pytest.raises(moesim.UsageError, match="is the same file as input"):
         moesim.run(moesim.Trace.load(str(trace)), policy="lru", budget="8GiB", timeline=str(trace))
     assert trace.read_bytes() == before
+
+
+def test_a_python_policy_returning_no_victim_is_named():
+    # After end_invocation nothing is in use: None there leaves the cache over capacity. The error names the
+    # policy, the method and what it returned.
+    class Hoarder(moesim.EvictionPolicy):
+        def evict(self, part):
+            return None
+
+    moesim.register_eviction("py-hoarder", Hoarder)
+    with pytest.raises(moesim.Error, match=r"python eviction policy 'py-hoarder': evict\(0\) returned None after "
+                                           r"end_invocation, while the partition is over capacity"):
+        moesim.replay(QWEN, policy="py-hoarder", budget=8)
+    with pytest.raises(moesim.Error, match=r"'py-hoarder': evict\(0\) returned None"):
+        moesim.run(QWEN, policy="py-hoarder", budget="8GiB")

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/interrupt.h"
+
 namespace moesim::sim {
 namespace {
 
@@ -76,6 +78,31 @@ TEST(EventEngine, PastTimesAreClampedAndRunUntilStops) {
   e.run();
   EXPECT_EQ(times.back(), 10.0);
   EXPECT_FALSE(e.step());
+}
+
+// Schedules itself again forever: a run that only an interrupt request ends.
+class Forever : public EventHandler {
+ public:
+  explicit Forever(EventEngine& e) : engine(e) {}
+  void on_event(uint64_t arg) override {
+    ++fired;
+    engine.schedule(engine.now() + 1, this, arg);
+  }
+  EventEngine& engine;
+  uint64_t fired = 0;
+};
+
+TEST(EventEngine, AnInterruptRequestStopsARunWithin4096Events) {
+  EventEngine e;
+  Forever f(e);
+  e.schedule(0, &f, 0);
+  e.run_until(10000);  // no request: nothing stops it
+  EXPECT_EQ(f.fired, 10001u);
+  request_interrupt();
+  EXPECT_THROW(e.run(), Interrupted);
+  clear_interrupt();
+  EXPECT_GT(f.fired, 10001u);
+  EXPECT_LE(f.fired, 10001u + 4096u);
 }
 
 }  // namespace
