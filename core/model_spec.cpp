@@ -5,19 +5,24 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/data_dir.h"
 #include "base/error.h"
 #include "base/json_schema.h"
+#include "core/data_dir.h"
 
 namespace moesim {
 
-uint32_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
+uint32_t dtype_size(DType d) {
+  return d == DType::F32 ? 4 : 2;
+}
 
 const char* dtype_name(DType d) {
   switch (d) {
-    case DType::BF16: return "bf16";
-    case DType::F16: return "f16";
-    case DType::F32: return "f32";
+    case DType::BF16:
+      return "bf16";
+    case DType::F16:
+      return "f16";
+    case DType::F32:
+      return "f32";
   }
   return "?";
 }
@@ -37,7 +42,9 @@ uint64_t ExpertTensor::elements() const {
   return n;
 }
 
-bool preset_has(const Json& j, const char* key) { return j.is_object() && j.contains(key); }
+bool preset_has(const Json& j, const char* key) {
+  return j.is_object() && j.contains(key);
+}
 
 namespace {
 
@@ -68,6 +75,18 @@ constexpr CountSpec kCounts[] = {
     {"expert_intermediate_size", true, 1, kMaxDim},
     {"shared_expert_intermediate_size", false, 0, kMaxDim},
     {"attention_params_per_layer", false, 0, uint64_t{1} << 48},
+    {"num_attention_heads", false, 0, 65535},
+    {"num_key_value_heads", false, 0, 65535},
+    {"head_dim", false, 0, 65535},
+    {"kv_lora_rank", false, 0, 65535},
+    {"qk_rope_head_dim", false, 0, 65535},
+    {"sliding_window", false, 0, 0xffffffffu},
+    {"sliding_window_layers", false, 0, 65535},
+    {"linear_attention_layers", false, 0, 65535},
+    {"linear_attention_state_elements", false, 0, uint64_t{1} << 40},
+    {"vocab_size", false, 0, kMaxDim},
+    {"first_dense_layers", false, 0, 65535},
+    {"dense_intermediate_size", false, 0, kMaxDim},
 };
 constexpr std::string_view kDescriptive[] = {"name", "display_name", "source", "notes"};
 
@@ -81,10 +100,11 @@ double preset_number(const Json& j, const char* key, const std::string& origin) 
 
 ModelSpec model_from_json(const Json& j, const std::string& origin) {
   const JsonAt root(j, origin);
-  if (!j.is_object()) root.expected("an object (a model: num_layers, moe_layers, routed_experts, ..., expert_tensors)");
+  if (!j.is_object())
+    root.expected("an object (a model: num_layers, moe_layers, routed_experts, ..., expert_tensors)");
   std::vector<std::string_view> known(std::begin(kDescriptive), std::end(kDescriptive));
   for (const auto& c : kCounts) known.push_back(c.key);
-  for (const char* k : {"architecture", "dtype", "expert_tensors"}) known.push_back(k);
+  for (const char* k : {"architecture", "dtype", "expert_tensors", "tie_word_embeddings"}) known.push_back(k);
   root.only_keys(known);
   for (auto k : kDescriptive)
     if (auto s = root.find(k)) (void)s->string();
@@ -101,7 +121,8 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
   m.origin = origin;
   m.name = j.value("name", std::filesystem::path(origin).stem().string());
   m.display_name = j.value("display_name", m.name);
-  m.architecture = root.has("architecture") ? root["architecture"].string_of({"decoder", "encoder-decoder"}) : "decoder";
+  m.architecture =
+      root.has("architecture") ? root["architecture"].string_of({"decoder", "encoder-decoder"}) : "decoder";
   m.num_layers = static_cast<uint32_t>(count("num_layers"));
   m.moe_layers = static_cast<uint32_t>(count("moe_layers"));
   m.routed_experts = static_cast<uint32_t>(count("routed_experts"));
@@ -111,6 +132,20 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
   m.expert_intermediate_size = count("expert_intermediate_size");
   m.shared_expert_intermediate_size = count("shared_expert_intermediate_size");
   m.attention_params_per_layer = count("attention_params_per_layer");
+  m.num_attention_heads = static_cast<uint32_t>(count("num_attention_heads"));
+  m.num_key_value_heads = static_cast<uint32_t>(count("num_key_value_heads"));
+  m.head_dim = static_cast<uint32_t>(count("head_dim"));
+  m.kv_lora_rank = static_cast<uint32_t>(count("kv_lora_rank"));
+  m.qk_rope_head_dim = static_cast<uint32_t>(count("qk_rope_head_dim"));
+  m.sliding_window = static_cast<uint32_t>(count("sliding_window"));
+  m.sliding_window_layers = static_cast<uint32_t>(count("sliding_window_layers"));
+  m.linear_attention_layers = static_cast<uint32_t>(count("linear_attention_layers"));
+  m.linear_attention_state_elements = count("linear_attention_state_elements");
+  m.vocab_size = count("vocab_size");
+  m.first_dense_layers = static_cast<uint32_t>(count("first_dense_layers"));
+  m.dense_intermediate_size = count("dense_intermediate_size");
+  if (root.has("tie_word_embeddings"))
+    m.tie_word_embeddings = preset_value(root["tie_word_embeddings"]).boolean();
   if (auto d = root.find("dtype")) {
     try {
       m.dtype = parse_dtype(d->string());
@@ -122,6 +157,19 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
     preset_value(root["moe_layers"]).fail("exceeds num_layers (" + std::to_string(m.num_layers) + ")");
   if (m.top_k > m.routed_experts)
     preset_value(root["top_k"]).fail("exceeds routed_experts (" + std::to_string(m.routed_experts) + ")");
+  if (m.num_key_value_heads > m.num_attention_heads)
+    preset_value(root["num_key_value_heads"])
+        .fail("exceeds num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+  if (m.sliding_window_layers + m.linear_attention_layers > m.num_layers)
+    preset_value(root[m.sliding_window_layers ? "sliding_window_layers" : "linear_attention_layers"])
+        .fail("sliding_window_layers + linear_attention_layers exceed num_layers (" +
+              std::to_string(m.num_layers) + ")");
+  if (m.sliding_window_layers > 0 && m.sliding_window == 0)
+    preset_value(root["sliding_window_layers"]).fail("is given without a sliding_window");
+  if (m.first_dense_layers > m.num_layers - m.moe_layers)
+    preset_value(root["first_dense_layers"])
+        .fail("exceeds the layers without routed experts (num_layers - moe_layers = " +
+              std::to_string(m.num_layers - m.moe_layers) + ")");
   const JsonAt tensors = root["expert_tensors"];
   if (tensors.size() == 0) tensors.expected("a non-empty array of {name, shape}");
   uint64_t elements = 0;
@@ -160,7 +208,8 @@ uint64_t ModelSpec::expert_elements() const {
 
 uint64_t ModelSpec::shared_expert_bytes() const {
   if (shared_experts == 0 || expert_intermediate_size == 0) return 0;
-  const uint64_t inter = shared_expert_intermediate_size ? shared_expert_intermediate_size : expert_intermediate_size;
+  const uint64_t inter =
+      shared_expert_intermediate_size ? shared_expert_intermediate_size : expert_intermediate_size;
   // Scale the routed expert's element count by the intermediate-size ratio (same tensor layout).
   return expert_elements() / expert_intermediate_size * inter * dtype_size(dtype);
 }
@@ -168,6 +217,54 @@ uint64_t ModelSpec::shared_expert_bytes() const {
 uint64_t ModelSpec::dense_bytes_per_layer() const {
   const uint64_t router = hidden_size * routed_experts;
   return (attention_params_per_layer + router) * dtype_size(dtype) + shared_experts * shared_expert_bytes();
+}
+
+uint32_t ModelSpec::kv_layers() const {
+  const uint32_t attn = num_layers - linear_attention_layers;
+  return architecture == "encoder-decoder" ? attn / 2 : attn;
+}
+
+uint64_t ModelSpec::kv_elements_per_token_per_layer() const {
+  if (kv_lora_rank > 0) return uint64_t{kv_lora_rank} + qk_rope_head_dim;
+  return 2ull * num_key_value_heads * head_dim;
+}
+
+uint64_t ModelSpec::kv_bytes_per_token(uint32_t kv_elem_bytes) const {
+  return uint64_t{kv_layers()} * kv_elements_per_token_per_layer() * kv_elem_bytes;
+}
+
+uint64_t ModelSpec::kv_cache_bytes(uint64_t context_tokens, uint32_t kv_elem_bytes) const {
+  const uint64_t per_layer_token = kv_elements_per_token_per_layer() * kv_elem_bytes;
+  const uint32_t sliding = std::min(sliding_window_layers, kv_layers());
+  const uint64_t full_layers = kv_layers() - sliding;
+  return full_layers * context_tokens * per_layer_token +
+         sliding * std::min<uint64_t>(context_tokens, sliding_window) * per_layer_token +
+         uint64_t{linear_attention_layers} * linear_attention_state_elements * kv_elem_bytes;
+}
+
+uint64_t ModelSpec::dense_ffn_params() const {
+  if (expert_intermediate_size == 0) return 0;
+  const uint64_t inter = dense_intermediate_size ? dense_intermediate_size : expert_intermediate_size;
+  return expert_elements() / expert_intermediate_size * inter;
+}
+
+uint64_t ModelSpec::non_expert_params() const {
+  const uint64_t shared =
+      dense_bytes_per_layer() / dtype_size(dtype) - attention_params_per_layer;  // router + shared
+  const uint64_t norms = (2ull * num_layers + 1) * hidden_size;
+  return uint64_t{num_layers} * attention_params_per_layer + uint64_t{moe_layers} * shared +
+         uint64_t{num_layers - moe_layers} * dense_ffn_params() + norms + embedding_params() +
+         lm_head_params();
+}
+
+uint64_t ModelSpec::total_params() const {
+  return non_expert_params() + uint64_t{moe_layers} * routed_experts * expert_elements();
+}
+
+uint64_t ModelSpec::active_params() const {
+  // The lookup reads one row of the table; a tied head still reads all of it.
+  const uint64_t lookup_only = tie_word_embeddings ? 0 : embedding_params();
+  return non_expert_params() - lookup_only + uint64_t{moe_layers} * top_k * expert_elements();
 }
 
 std::optional<ModelSpec> preset_for_model_name(const std::string& model_name) {
