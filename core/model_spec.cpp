@@ -88,7 +88,42 @@ constexpr CountSpec kCounts[] = {
     {"first_dense_layers", false, 0, 65535},
     {"dense_intermediate_size", false, 0, kMaxDim},
 };
-constexpr std::string_view kDescriptive[] = {"name", "display_name", "source", "notes"};
+constexpr std::string_view kDescriptive[] = {"name", "display_name", "source", "notes", "quantization"};
+
+// A storage type written bare ("q4_k") or as {"value": "q4_k", "source": S}.
+StorageType storage_at(const JsonAt& f) {
+  const JsonAt v = preset_value(f);
+  try {
+    return parse_storage_type(v.string());
+  } catch (const Error& e) {
+    v.fail(e.what());
+  }
+}
+
+// The type a row of `row` elements can be stored in: a GGUF block type whose block does not divide the row
+// falls back as llama.cpp does, then to f16 (storage_type.h).
+StorageType fit_row(StorageType t, uint64_t row) {
+  if (!t.is_block_format() || row % t.block_elements() == 0) return t;
+  if (t.is_gguf()) t = gguf_fallback(t);
+  if (t.is_block_format() && row % t.block_elements() != 0) t = StorageType{StorageKind::F16, 0};
+  return t;
+}
+
+// Bytes of `elements` weights laid out in rows of `row` (a last partial row stored on its own).
+uint64_t bytes_in_rows(StorageType t, uint64_t elements, uint64_t row) {
+  if (elements == 0) return 0;
+  if (row == 0 || row > elements) row = elements;
+  const uint64_t whole = elements / row * row, rest = elements - whole;
+  return fit_row(t, row).bytes(whole, row) + (rest ? fit_row(t, rest).bytes(rest, rest) : 0);
+}
+
+bool is_plain(StorageType t) {
+  return t.kind == StorageKind::BF16 || t.kind == StorageKind::F16 || t.kind == StorageKind::F32;
+}
+
+uint32_t plain_size(StorageType t) {
+  return t.kind == StorageKind::F32 ? 4 : 2;
+}
 
 }  // namespace
 
@@ -104,7 +139,9 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
     root.expected("an object (a model: num_layers, moe_layers, routed_experts, ..., expert_tensors)");
   std::vector<std::string_view> known(std::begin(kDescriptive), std::end(kDescriptive));
   for (const auto& c : kCounts) known.push_back(c.key);
-  for (const char* k : {"architecture", "dtype", "expert_tensors", "tie_word_embeddings"}) known.push_back(k);
+  for (const char* k :
+       {"architecture", "dtype", "expert_tensors", "tie_word_embeddings", "weight_types", "totals"})
+    known.push_back(k);
   root.only_keys(known);
   for (auto k : kDescriptive)
     if (auto s = root.find(k)) (void)s->string();
@@ -153,6 +190,21 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
       d->fail(e.what());
     }
   }
+  const StorageType plain{m.dtype == DType::F32   ? StorageKind::F32
+                          : m.dtype == DType::F16 ? StorageKind::F16
+                                                  : StorageKind::BF16,
+                          0};
+  m.weight_types = {plain, plain, plain, plain};
+  if (auto w = root.find("weight_types")) {
+    w->object().only_keys({"experts", "dense", "embedding", "lm_head"});
+    for (auto [k, t] : {std::pair{"experts", &m.weight_types.experts},
+                        {"dense", &m.weight_types.dense},
+                        {"embedding", &m.weight_types.embedding},
+                        {"lm_head", &m.weight_types.lm_head}})
+      if (w->has(k)) *t = storage_at((*w)[k]);
+  }
+  if (auto q = root.find("quantization")) m.quantization = q->string();
+  if (auto t = root.find("totals")) (void)t->object();
   if (m.moe_layers > m.num_layers)
     preset_value(root["moe_layers"]).fail("exceeds num_layers (" + std::to_string(m.num_layers) + ")");
   if (m.top_k > m.routed_experts)
@@ -175,7 +227,7 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
   uint64_t elements = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const JsonAt t = tensors[i];
-    t.only_keys({"name", "shape"});
+    t.only_keys({"name", "shape", "type"});
     ExpertTensor et;
     et.name = t["name"].string();
     if (et.name.empty()) t["name"].expected("a tensor name such as \"gate_proj\"");
@@ -187,6 +239,15 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
       // Bytes per expert are elements x 4 at most: keep them far from 2^64.
       if (et.shape.back() > (uint64_t{1} << 50) / n) shape.fail("the tensor has more than 2^50 elements");
       n *= et.shape.back();
+    }
+    if (t.has("type")) {
+      et.type = storage_at(t["type"]);
+      if (et.type->is_block_format() && et.shape.back() % et.type->block_elements() != 0)
+        preset_value(t["type"]).fail(et.type->name() + " stores rows in blocks of " +
+                                     std::to_string(et.type->block_elements()) +
+                                     " elements; this tensor's rows (its "
+                                     "last dimension) hold " +
+                                     std::to_string(et.shape.back()));
     }
     elements += n;
     if (elements > (uint64_t{1} << 50)) tensors.fail("an expert has more than 2^50 elements");
@@ -206,17 +267,63 @@ uint64_t ModelSpec::expert_elements() const {
   return n;
 }
 
+uint64_t ModelSpec::bytes_per_expert() const {
+  uint64_t b = 0;
+  for (const auto& t : expert_tensors) b += bytes_in_rows(tensor_type(t), t.elements(), t.shape.back());
+  return b;
+}
+
+bool ModelSpec::all_16bit_weights() const {
+  for (const auto& t : expert_tensors)
+    if (!tensor_type(t).lossless_16bit()) return false;
+  return weight_types.dense.lossless_16bit() && weight_types.embedding.lossless_16bit() &&
+         weight_types.lm_head.lossless_16bit();
+}
+
+namespace {
+
+// Bytes of an FFN of width `inter` in the routed experts' layout, stored as `type`: each expert tensor with
+// its intermediate dimension (I, or 2I when gate and up are fused) set to `inter`. When hidden and
+// intermediate sizes are equal the dimensions cannot be told apart, and the elements scale as a whole.
+uint64_t ffn_bytes(const ModelSpec& m, uint64_t inter, StorageType type) {
+  const uint64_t I = m.expert_intermediate_size;
+  if (is_plain(type) || I == m.hidden_size) {
+    const uint64_t elements = m.expert_elements() / I * inter;
+    return is_plain(type) ? elements * plain_size(type) : bytes_in_rows(type, elements, m.hidden_size);
+  }
+  uint64_t b = 0;
+  for (const auto& t : m.expert_tensors) {
+    std::vector<uint64_t> s = t.shape;
+    for (auto& d : s) d = d == I ? inter : d == 2 * I ? 2 * inter : d;
+    uint64_t n = 1;
+    for (auto d : s) n *= d;
+    b += bytes_in_rows(type, n, s.back());
+  }
+  return b;
+}
+
+}  // namespace
+
 uint64_t ModelSpec::shared_expert_bytes() const {
   if (shared_experts == 0 || expert_intermediate_size == 0) return 0;
   const uint64_t inter =
       shared_expert_intermediate_size ? shared_expert_intermediate_size : expert_intermediate_size;
-  // Scale the routed expert's element count by the intermediate-size ratio (same tensor layout).
-  return expert_elements() / expert_intermediate_size * inter * dtype_size(dtype);
+  return ffn_bytes(*this, inter, weight_types.dense);
+}
+
+uint64_t ModelSpec::dense_elements_per_layer() const {
+  const uint64_t shared = shared_experts == 0 || expert_intermediate_size == 0
+                              ? 0
+                              : expert_elements() / expert_intermediate_size *
+                                    (shared_expert_intermediate_size ? shared_expert_intermediate_size
+                                                                     : expert_intermediate_size);
+  return attention_params_per_layer + hidden_size * routed_experts + shared_experts * shared;
 }
 
 uint64_t ModelSpec::dense_bytes_per_layer() const {
   const uint64_t router = hidden_size * routed_experts;
-  return (attention_params_per_layer + router) * dtype_size(dtype) + shared_experts * shared_expert_bytes();
+  return bytes_in_rows(weight_types.dense, attention_params_per_layer + router, hidden_size) +
+         shared_experts * shared_expert_bytes();
 }
 
 uint32_t ModelSpec::kv_layers() const {
@@ -249,12 +356,32 @@ uint64_t ModelSpec::dense_ffn_params() const {
 }
 
 uint64_t ModelSpec::non_expert_params() const {
-  const uint64_t shared =
-      dense_bytes_per_layer() / dtype_size(dtype) - attention_params_per_layer;  // router + shared
+  const uint64_t router_and_shared = dense_elements_per_layer() - attention_params_per_layer;
   const uint64_t norms = (2ull * num_layers + 1) * hidden_size;
-  return uint64_t{num_layers} * attention_params_per_layer + uint64_t{moe_layers} * shared +
+  return uint64_t{num_layers} * attention_params_per_layer + uint64_t{moe_layers} * router_and_shared +
          uint64_t{num_layers - moe_layers} * dense_ffn_params() + norms + embedding_params() +
          lm_head_params();
+}
+
+uint64_t ModelSpec::embedding_bytes() const {
+  return bytes_in_rows(weight_types.embedding, embedding_params(), hidden_size);
+}
+
+uint64_t ModelSpec::lm_head_bytes() const {
+  return bytes_in_rows(weight_types.lm_head, lm_head_params(), hidden_size);
+}
+
+// Norms stay in the unquantized type (GGUF and the FP8/MXFP4 checkpoints keep them so).
+uint64_t ModelSpec::non_expert_bytes() const {
+  const uint64_t attention = bytes_in_rows(weight_types.dense, attention_params_per_layer, hidden_size);
+  const uint64_t dense_layers =
+      expert_intermediate_size == 0
+          ? 0
+          : ffn_bytes(*this, dense_intermediate_size ? dense_intermediate_size : expert_intermediate_size,
+                      weight_types.dense);
+  const uint64_t norms = (2ull * num_layers + 1) * hidden_size * dtype_size(dtype);
+  return uint64_t{num_layers - moe_layers} * (attention + dense_layers) +
+         uint64_t{moe_layers} * dense_bytes_per_layer() + norms + embedding_bytes() + lm_head_bytes();
 }
 
 uint64_t ModelSpec::total_params() const {
@@ -270,9 +397,14 @@ uint64_t ModelSpec::active_params() const {
 std::optional<ModelSpec> preset_for_model_name(const std::string& model_name) {
   std::string m = model_name;
   for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // File names often lead with the publisher ("google_gemma-4-26B-A4B-it-Q4_K_M"): try the name after it too.
+  std::vector<std::string> names{m};
+  if (const auto us = m.find('_'); us != std::string::npos && m.find('-') > us)
+    names.push_back(m.substr(us + 1));
   std::string best;
   for (const auto& n : list_presets("models"))
-    if (m.starts_with(n) && n.size() > best.size()) best = n;
+    for (const auto& c : names)
+      if (c.starts_with(n) && n.size() > best.size()) best = n;
   if (best.empty()) return std::nullopt;
   return load_model(best);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "core/storage_type.h"
 
 namespace moesim {
 
@@ -21,9 +22,17 @@ const char* dtype_name(DType d);
 DType parse_dtype(const std::string& s);  // "bf16", "f16", "f32" (case-insensitive); throws
 
 struct ExpertTensor {
-  std::string name;             // e.g. "gate_proj"
-  std::vector<uint64_t> shape;  // e.g. {1408, 2048}
+  std::string name;  // e.g. "gate_proj"
+  std::vector<uint64_t>
+      shape;  // e.g. {1408, 2048}; the last dimension is a row (quantization blocks run along it)
+  std::optional<StorageType> type;  // this tensor's storage; absent: the model's weight_types.experts
   uint64_t elements() const;
+};
+
+// The storage type of each kind of weight (docs/model-format.md "Storage types"); each defaults to dtype.
+struct WeightTypes {
+  StorageType experts, dense, embedding,
+      lm_head;  // dense: attention, routers, shared experts, dense-layer FFNs
 };
 
 struct ModelSpec {
@@ -57,12 +66,21 @@ struct ModelSpec {
   // dense_intermediate_size (0: expert_intermediate_size), with the routed experts' tensor layout.
   uint32_t first_dense_layers = 0;
   uint64_t dense_intermediate_size = 0;
-  DType dtype = DType::BF16;
+  DType dtype = DType::BF16;  // the unquantized element type (activations, KV); the weights' default type
+  WeightTypes weight_types;   // the weights' storage
+  std::string quantization;   // a name for the mix ("q4_k_m", "mxfp4"); "" for dtype weights
   std::vector<ExpertTensor> expert_tensors;
   Json raw;  // the preset as loaded, sources included (for self-describing outputs)
 
   uint64_t expert_elements() const;
-  uint64_t bytes_per_expert() const { return expert_elements() * dtype_size(dtype); }
+  StorageType tensor_type(const ExpertTensor& t) const { return t.type ? *t.type : weight_types.experts; }
+  // Bytes of one routed expert: each tensor's bytes in its own type (storage_type.h).
+  uint64_t bytes_per_expert() const;
+  // True when every weight is bf16 or f16 (what ZipMoE's lossless exponent coding needs).
+  bool all_16bit_weights() const;
+  // Non-routed weights (elements) one MoE layer reads per step: attention + router + shared experts. The
+  // dense FLOPs of a layer follow from this, never from bytes.
+  uint64_t dense_elements_per_layer() const;
   // Elements of one shared expert: same tensor layout as a routed one, with its own intermediate size.
   uint64_t shared_expert_bytes() const;
   // Bytes of non-routed weights one MoE layer reads per step: attention + router + shared experts.
@@ -83,24 +101,26 @@ struct ModelSpec {
   uint64_t kv_cache_bytes(uint64_t context_tokens, uint32_t kv_elem_bytes = 2) const;
   uint64_t embedding_params() const { return vocab_size * hidden_size; }
   uint64_t lm_head_params() const { return tie_word_embeddings ? 0 : vocab_size * hidden_size; }
-  uint64_t embedding_bytes() const { return embedding_params() * dtype_size(dtype); }
-  uint64_t lm_head_bytes() const { return lm_head_params() * dtype_size(dtype); }  // 0 when tied
+  uint64_t embedding_bytes() const;
+  uint64_t lm_head_bytes() const;  // 0 when tied
   // Elements of one dense-FFN layer's FFN (the routed experts' layout at dense_intermediate_size).
   uint64_t dense_ffn_params() const;
   // Every weight besides the routed experts: attention (all layers), routers, norms (two of hidden_size per
   // layer and a final one), shared experts, dense-layer FFNs, embeddings and head.
   uint64_t non_expert_params() const;
-  uint64_t non_expert_bytes() const { return non_expert_params() * dtype_size(dtype); }
+  uint64_t non_expert_bytes() const;
   uint64_t total_params() const;
-  // Weights a token reads: every non-expert weight but the embedding table (a token reads one row of it) plus
-  // top_k routed experts per MoE layer. Model cards differ here: OpenAI's (gpt-oss) and DeepSeek's leave the
-  // table out as this does; Mistral's and Qwen's count it (compare active_params() + embedding_params()).
+  // Weights a token reads: every non-expert weight but the embedding lookup (a token reads one row of the
+  // table; a tied head still reads all of it) plus top_k routed experts per MoE layer. Model cards differ
+  // here: OpenAI's (gpt-oss) and DeepSeek's leave the table out as this does; Mistral's and Qwen's count it
+  // (compare active_params() + embedding_params()).
   uint64_t active_params() const;
 };
 
 ModelSpec load_model(const std::string& name_or_path);
 // The preset whose name a model name (as a trace records it) starts with, case-insensitively, longest match
-// ("Qwen3-30B-A3B-Q4_K_M" -> qwen3-30b-a3b); nullopt when none does.
+// ("Qwen3-30B-A3B-Q4_K_M" -> qwen3-30b-a3b), also after a leading publisher and underscore
+// ("google_gemma-4-26B-A4B-it" -> gemma-4-26b-a4b); nullopt when none does.
 std::optional<ModelSpec> preset_for_model_name(const std::string& model_name);
 ModelSpec model_from_json(const Json& j, const std::string& origin);
 
