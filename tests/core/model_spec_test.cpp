@@ -1,5 +1,6 @@
-// Model presets: bytes per expert of each of the 9 bundled presets against hand arithmetic (BF16 = 2
-// bytes per element, expert tensors from each model's config.json), their shapes, and the loader's errors.
+// Model presets: bytes per expert of each bundled preset against hand arithmetic (BF16 = 2 bytes per element;
+// FP8 and MXFP4 by their blocks; expert tensors from each model's config.json), their shapes, and the
+// loader's errors.
 #include "core/model_spec.h"
 
 #include <gmock/gmock.h>
@@ -21,20 +22,33 @@ struct Preset {
   const char* name;
   uint32_t moe_layers, experts, top_k;
   uint64_t bytes_per_expert;  // written out as arithmetic below
+  uint64_t elements = 0;      // of an expert, where its type is not BF16 (else bytes / 2)
 };
 
 const Preset kPresets[] = {
     // gate, up: [1408, 2048]; down: [2048, 1408] => 3 * 2048 * 1408 * 2 bytes
     {"deepseek-v2-lite", 26, 64, 6, 3ull * 2048 * 1408 * 2},  // 17,301,504
+    // FP8 e4m3 with one f32 scale per 128 x 128 block: 3 x (2048 x 7168 + 16 x 56 x 4)
+    {"deepseek-v3", 58, 256, 8, 3 * (2048ull * 7168 + 16 * 56 * 4), 3ull * 2048 * 7168},
+    // gate_up [1408, 2816] + down [2816, 704]
+    {"gemma-4-26b-a4b", 30, 128, 8, (1408ull * 2816 + 2816ull * 704) * 2},
+    {"glm-4.5-air", 45, 128, 8, 3ull * 4096 * 1408 * 2},
     // gate_up [2880, 5760] + bias [5760] + down [2880, 2880] + bias [2880]
     {"gpt-oss-120b", 36, 128, 4, (2880ull * 5760 + 5760 + 2880ull * 2880 + 2880) * 2},  // 49,783,680
-    {"mixtral-8x7b", 32, 8, 2, 3ull * 4096 * 14336 * 2},                                // 352,321,536
-    {"olmoe-1b-7b", 16, 64, 8, 3ull * 2048 * 1024 * 2},                                 // 12,582,912
-    {"phi-3.5-moe", 32, 16, 2, 3ull * 4096 * 6400 * 2},                                 // 157,286,400
-    {"qwen1.5-moe-a2.7b", 24, 60, 4, 3ull * 2048 * 1408 * 2},                           // 17,301,504
-    {"qwen3-30b-a3b", 48, 128, 8, 3ull * 2048 * 768 * 2},                               // 9,437,184
+    // MXFP4 weights, 17 bytes per 32, BF16 biases
+    {"gpt-oss-20b", 24, 32, 4, (2880ull * 5760 + 2880ull * 2880) / 32 * 17 + (5760 + 2880) * 2,
+     2880ull * 5760 + 5760 + 2880ull * 2880 + 2880},
+    // gate_up [5120, 16384] + down [8192, 5120]
+    {"llama-4-scout-17b-16e", 48, 16, 1, (5120ull * 16384 + 8192ull * 5120) * 2},
+    {"mixtral-8x7b", 32, 8, 2, 3ull * 4096 * 14336 * 2},       // 352,321,536
+    {"olmoe-1b-7b", 16, 64, 8, 3ull * 2048 * 1024 * 2},        // 12,582,912
+    {"phi-3.5-moe", 32, 16, 2, 3ull * 4096 * 6400 * 2},        // 157,286,400
+    {"qwen1.5-moe-a2.7b", 24, 60, 4, 3ull * 2048 * 1408 * 2},  // 17,301,504
+    {"qwen3-235b-a22b", 94, 128, 8, 3ull * 4096 * 1536 * 2},
+    {"qwen3-30b-a3b", 48, 128, 8, 3ull * 2048 * 768 * 2},  // 9,437,184
     // the exec-validation scale model: Qwen3's counts, hidden 2048/4 and intermediate 768/4
-    {"qwen3-30b-a3b-w4", 48, 128, 8, 3ull * 512 * 192 * 2},    // 589,824
+    {"qwen3-30b-a3b-w4", 48, 128, 8, 3ull * 512 * 192 * 2},  // 589,824
+    {"qwen3-next-80b-a3b", 48, 512, 10, 3ull * 2048 * 512 * 2},
     {"switch-large-128", 24, 128, 1, 2ull * 1024 * 4096 * 2},  // 16,777,216
 };
 
@@ -49,7 +63,8 @@ TEST(ModelSpec, BytesPerExpertOfEveryPreset) {
     EXPECT_EQ(m.routed_experts, p.experts);
     EXPECT_EQ(m.top_k, p.top_k);
     EXPECT_EQ(m.dtype, DType::BF16);
-    EXPECT_EQ(m.expert_flops_per_token(), 2.0 * static_cast<double>(p.bytes_per_expert / 2));
+    const uint64_t elements = p.elements ? p.elements : p.bytes_per_expert / 2;
+    EXPECT_EQ(m.expert_flops_per_token(), 2.0 * static_cast<double>(elements));
   }
 }
 
