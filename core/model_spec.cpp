@@ -133,6 +133,51 @@ double preset_number(const Json& j, const char* key, const std::string& origin) 
   return d;
 }
 
+namespace {
+
+// The counts that bound each other: top-k within the experts, KV heads within the heads, layer kinds within
+// the layers.
+void check_counts(const ModelSpec& m, const JsonAt& root) {
+  if (m.moe_layers > m.num_layers)
+    preset_value(root["moe_layers"]).fail("exceeds num_layers (" + std::to_string(m.num_layers) + ")");
+  if (m.top_k > m.routed_experts)
+    preset_value(root["top_k"]).fail("exceeds routed_experts (" + std::to_string(m.routed_experts) + ")");
+  if (m.num_key_value_heads > m.num_attention_heads)
+    preset_value(root["num_key_value_heads"])
+        .fail("exceeds num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+  if (m.sliding_window_layers + m.linear_attention_layers > m.num_layers)
+    preset_value(root[m.sliding_window_layers ? "sliding_window_layers" : "linear_attention_layers"])
+        .fail("sliding_window_layers + linear_attention_layers exceed num_layers (" +
+              std::to_string(m.num_layers) + ")");
+  if (m.sliding_window_layers > 0 && m.sliding_window == 0)
+    preset_value(root["sliding_window_layers"]).fail("is given without a sliding_window");
+  if (m.first_dense_layers > m.num_layers - m.moe_layers)
+    preset_value(root["first_dense_layers"])
+        .fail("exceeds the layers without routed experts (num_layers - moe_layers = " +
+              std::to_string(m.num_layers - m.moe_layers) + ")");
+}
+
+// weight_types (each defaulting to dtype) and the mix's name.
+void read_weight_types(ModelSpec& m, const JsonAt& root) {
+  const StorageType plain{m.dtype == DType::F32   ? StorageKind::F32
+                          : m.dtype == DType::F16 ? StorageKind::F16
+                                                  : StorageKind::BF16,
+                          0};
+  m.weight_types = {plain, plain, plain, plain};
+  if (auto w = root.find("weight_types")) {
+    w->object().only_keys({"experts", "dense", "embedding", "lm_head"});
+    for (auto [k, t] : {std::pair{"experts", &m.weight_types.experts},
+                        {"dense", &m.weight_types.dense},
+                        {"embedding", &m.weight_types.embedding},
+                        {"lm_head", &m.weight_types.lm_head}})
+      if (w->has(k)) *t = storage_at((*w)[k]);
+  }
+  if (auto q = root.find("quantization")) m.quantization = q->string();
+  if (auto t = root.find("totals")) (void)t->object();
+}
+
+}  // namespace
+
 ModelSpec model_from_json(const Json& j, const std::string& origin) {
   const JsonAt root(j, origin);
   if (!j.is_object())
@@ -190,38 +235,8 @@ ModelSpec model_from_json(const Json& j, const std::string& origin) {
       d->fail(e.what());
     }
   }
-  const StorageType plain{m.dtype == DType::F32   ? StorageKind::F32
-                          : m.dtype == DType::F16 ? StorageKind::F16
-                                                  : StorageKind::BF16,
-                          0};
-  m.weight_types = {plain, plain, plain, plain};
-  if (auto w = root.find("weight_types")) {
-    w->object().only_keys({"experts", "dense", "embedding", "lm_head"});
-    for (auto [k, t] : {std::pair{"experts", &m.weight_types.experts},
-                        {"dense", &m.weight_types.dense},
-                        {"embedding", &m.weight_types.embedding},
-                        {"lm_head", &m.weight_types.lm_head}})
-      if (w->has(k)) *t = storage_at((*w)[k]);
-  }
-  if (auto q = root.find("quantization")) m.quantization = q->string();
-  if (auto t = root.find("totals")) (void)t->object();
-  if (m.moe_layers > m.num_layers)
-    preset_value(root["moe_layers"]).fail("exceeds num_layers (" + std::to_string(m.num_layers) + ")");
-  if (m.top_k > m.routed_experts)
-    preset_value(root["top_k"]).fail("exceeds routed_experts (" + std::to_string(m.routed_experts) + ")");
-  if (m.num_key_value_heads > m.num_attention_heads)
-    preset_value(root["num_key_value_heads"])
-        .fail("exceeds num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
-  if (m.sliding_window_layers + m.linear_attention_layers > m.num_layers)
-    preset_value(root[m.sliding_window_layers ? "sliding_window_layers" : "linear_attention_layers"])
-        .fail("sliding_window_layers + linear_attention_layers exceed num_layers (" +
-              std::to_string(m.num_layers) + ")");
-  if (m.sliding_window_layers > 0 && m.sliding_window == 0)
-    preset_value(root["sliding_window_layers"]).fail("is given without a sliding_window");
-  if (m.first_dense_layers > m.num_layers - m.moe_layers)
-    preset_value(root["first_dense_layers"])
-        .fail("exceeds the layers without routed experts (num_layers - moe_layers = " +
-              std::to_string(m.num_layers - m.moe_layers) + ")");
+  read_weight_types(m, root);
+  check_counts(m, root);
   const JsonAt tensors = root["expert_tensors"];
   if (tensors.size() == 0) tensors.expected("a non-empty array of {name, shape}");
   uint64_t elements = 0;

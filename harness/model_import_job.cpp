@@ -238,6 +238,73 @@ class Importer {
     out_["expert_tensors"] = t;
   }
 
+  // Hybrid attention (Qwen3-Next): the mean attention weights of a layer; writes the linear layers' fields.
+  uint64_t qwen3_next_attention(uint64_t kvh, uint64_t hd, const std::string& hd_src, std::string& how) {
+    uint64_t return_value = 0;
+    const std::string l = std::to_string(L_);
+    // Full-attention layers (every full_attention_interval-th) gate their output: q_proj yields 2 x heads x
+    // hd.
+    const uint64_t interval = has("full_attention_interval") ? get("full_attention_interval") : 4;
+    const uint64_t full = L_ / interval, linear = L_ - full;
+    const uint64_t full_p = H_ * heads_ * hd * 2 + 2 * H_ * kvh * hd + heads_ * hd * H_;
+    const uint64_t nk = get("linear_num_key_heads"), nv = get("linear_num_value_heads");
+    const uint64_t dk = get("linear_key_head_dim"), dv = get("linear_value_head_dim");
+    const uint64_t conv = get("linear_conv_kernel_dim");
+    const uint64_t key_dim = nk * dk, value_dim = nv * dv;
+    // Gated DeltaNet: in_proj_qkvz, in_proj_ba, the depthwise conv over q, k and v, out_proj.
+    const uint64_t linear_p =
+        H_ * (2 * key_dim + 2 * value_dim) + H_ * 2 * nv + (2 * key_dim + value_dim) * conv + value_dim * H_;
+    return_value = (full * full_p + linear * linear_p + L_ / 2) / L_;
+    how = "the mean over " + std::to_string(full) +
+          " gated full-attention layers (every full_attention_interval=" + std::to_string(interval) +
+          "th: q 2 x heads x head_dim, k and v kv_heads x head_dim, o) and " + std::to_string(linear) +
+          " Gated DeltaNet layers (in_proj_qkvz, in_proj_ba, conv1d, out_proj from " +
+          "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, " +
+          "linear_conv_kernel_dim)";
+    put("head_dim", hd, hd_src);
+    put("linear_attention_layers", linear,
+        computed("num_hidden_layers - num_hidden_layers / full_attention_interval = " + l + " - " +
+                 std::to_string(full)));
+    put("linear_attention_state_elements", nv * dk * dv + (2 * key_dim + value_dim) * conv,
+        computed("the recurrent state linear_num_value_heads x linear_key_head_dim x linear_value_head_dim "
+                 "+ the "
+                 "convolution window (2 x key dim + value dim) x linear_conv_kernel_dim"));
+    return return_value;
+  }
+
+  // Sliding and full layers of different shapes (Gemma 4): the mean attention weights of a layer.
+  uint64_t gemma4_attention(uint64_t kvh, uint64_t hd, const std::string& hd_src, std::string& how) {
+    uint64_t return_value = 0;
+    const std::string l = std::to_string(L_);
+    // Sliding layers: heads x head_dim queries, kv_heads x head_dim keys and values. Full layers:
+    // global_head_dim and num_global_key_value_heads, keys doubling as values under attention_k_eq_v.
+    uint64_t sliding = 0;
+    for (size_t i = 0; i < text()["layer_types"].size(); ++i)
+      sliding += text()["layer_types"][i].string() == "sliding_attention";
+    const uint64_t full = L_ - sliding, ghd = get("global_head_dim"), gkv = get("num_global_key_value_heads");
+    const bool k_eq_v = has("attention_k_eq_v") && text()["attention_k_eq_v"].boolean();
+    const uint64_t sliding_p = 2 * H_ * heads_ * hd + 2 * H_ * kvh * hd;
+    const uint64_t full_p = 2 * H_ * heads_ * ghd + (k_eq_v ? 1 : 2) * H_ * gkv * ghd;
+    return_value = (sliding * sliding_p + full * full_p + L_ / 2) / L_;
+    how = "the mean over " + std::to_string(sliding) +
+          " sliding layers (q, o: heads x head_dim; k, v: kv_heads x "
+          "head_dim) and " +
+          std::to_string(full) + " full layers (global_head_dim, num_global_key_value_heads" +
+          (k_eq_v ? ", keys doubling as values (attention_k_eq_v)" : "") + ")";
+    put("head_dim", hd, hd_src + " (the sliding layers'; the full layers' KV differs, see notes)");
+    put("sliding_window", get("sliding_window"), cite("sliding_window"));
+    put("sliding_window_layers", sliding,
+        computed("layer_types: " + std::to_string(sliding) + " of " + l + " are sliding_attention"));
+    out_["notes"] =
+        "Gemma 4's " + std::to_string(full) + " full-attention layers cache " +
+        std::to_string((k_eq_v ? 1 : 2) * gkv * ghd) +
+        " elements per token (num_global_key_value_heads x global_head_dim" +
+        (k_eq_v ? ", keys doubling as values" : " x 2") +
+        "), not the sliding layers' 2 x num_key_value_heads x head_dim; kv_bytes_per_token takes the "
+        "sliding layers' shape for all.";
+    return return_value;
+  }
+
   // Projection weights of one attention layer (biases and norms are not counted), and the KV shape.
   void attention() {
     const uint64_t kvh = has("num_key_value_heads") ? get("num_key_value_heads", 1, 65535) : heads_;
@@ -272,61 +339,9 @@ class Importer {
       put("qk_rope_head_dim", rope,
           cite("qk_rope_head_dim") + " (the decoupled RoPE key cached beside the latent)");
     } else if (family_ == "qwen3_next") {
-      // Full-attention layers (every full_attention_interval-th) gate their output: q_proj yields 2 x heads x
-      // hd.
-      const uint64_t interval = has("full_attention_interval") ? get("full_attention_interval") : 4;
-      const uint64_t full = L_ / interval, linear = L_ - full;
-      const uint64_t full_p = H_ * heads_ * hd * 2 + 2 * H_ * kvh * hd + heads_ * hd * H_;
-      const uint64_t nk = get("linear_num_key_heads"), nv = get("linear_num_value_heads");
-      const uint64_t dk = get("linear_key_head_dim"), dv = get("linear_value_head_dim");
-      const uint64_t conv = get("linear_conv_kernel_dim");
-      const uint64_t key_dim = nk * dk, value_dim = nv * dv;
-      // Gated DeltaNet: in_proj_qkvz, in_proj_ba, the depthwise conv over q, k and v, out_proj.
-      const uint64_t linear_p = H_ * (2 * key_dim + 2 * value_dim) + H_ * 2 * nv +
-                                (2 * key_dim + value_dim) * conv + value_dim * H_;
-      per_layer = (full * full_p + linear * linear_p + L_ / 2) / L_;
-      how = "the mean over " + std::to_string(full) +
-            " gated full-attention layers (every full_attention_interval=" + std::to_string(interval) +
-            "th: q 2 x heads x head_dim, k and v kv_heads x head_dim, o) and " + std::to_string(linear) +
-            " Gated DeltaNet layers (in_proj_qkvz, in_proj_ba, conv1d, out_proj from " +
-            "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, " +
-            "linear_conv_kernel_dim)";
-      put("head_dim", hd, hd_src);
-      put("linear_attention_layers", linear,
-          computed("num_hidden_layers - num_hidden_layers / full_attention_interval = " + l + " - " +
-                   std::to_string(full)));
-      put("linear_attention_state_elements", nv * dk * dv + (2 * key_dim + value_dim) * conv,
-          computed("the recurrent state linear_num_value_heads x linear_key_head_dim x linear_value_head_dim "
-                   "+ the "
-                   "convolution window (2 x key dim + value dim) x linear_conv_kernel_dim"));
+      per_layer = qwen3_next_attention(kvh, hd, hd_src, how);
     } else if (family_ == "gemma4") {
-      // Sliding layers: heads x head_dim queries, kv_heads x head_dim keys and values. Full layers:
-      // global_head_dim and num_global_key_value_heads, keys doubling as values under attention_k_eq_v.
-      uint64_t sliding = 0;
-      for (size_t i = 0; i < text()["layer_types"].size(); ++i)
-        sliding += text()["layer_types"][i].string() == "sliding_attention";
-      const uint64_t full = L_ - sliding, ghd = get("global_head_dim"),
-                     gkv = get("num_global_key_value_heads");
-      const bool k_eq_v = has("attention_k_eq_v") && text()["attention_k_eq_v"].boolean();
-      const uint64_t sliding_p = 2 * H_ * heads_ * hd + 2 * H_ * kvh * hd;
-      const uint64_t full_p = 2 * H_ * heads_ * ghd + (k_eq_v ? 1 : 2) * H_ * gkv * ghd;
-      per_layer = (sliding * sliding_p + full * full_p + L_ / 2) / L_;
-      how = "the mean over " + std::to_string(sliding) +
-            " sliding layers (q, o: heads x head_dim; k, v: kv_heads x "
-            "head_dim) and " +
-            std::to_string(full) + " full layers (global_head_dim, num_global_key_value_heads" +
-            (k_eq_v ? ", keys doubling as values (attention_k_eq_v)" : "") + ")";
-      put("head_dim", hd, hd_src + " (the sliding layers'; the full layers' KV differs, see notes)");
-      put("sliding_window", get("sliding_window"), cite("sliding_window"));
-      put("sliding_window_layers", sliding,
-          computed("layer_types: " + std::to_string(sliding) + " of " + l + " are sliding_attention"));
-      out_["notes"] =
-          "Gemma 4's " + std::to_string(full) + " full-attention layers cache " +
-          std::to_string((k_eq_v ? 1 : 2) * gkv * ghd) +
-          " elements per token (num_global_key_value_heads x global_head_dim" +
-          (k_eq_v ? ", keys doubling as values" : " x 2") +
-          "), not the sliding layers' 2 x num_key_value_heads x head_dim; kv_bytes_per_token takes the "
-          "sliding layers' shape for all.";
+      per_layer = gemma4_attention(kvh, hd, hd_src, how);
     } else {
       per_layer = H_ * heads_ * hd + 2 * H_ * kvh * hd + heads_ * hd * H_;
       how =
