@@ -72,9 +72,8 @@ void run(const Options& o) {
                       {"weight_bytes_as", at}});
   }
   text +=
-      "  (total and active parameters: 0 shown as - where a preset gives no vocabulary; weight bytes in the\n"
-      "  listed types: every weight stored so, rows that hold no whole block falling back as llama.cpp "
-      "does)\n";
+      "  (active: the weights a token reads, the embedding lookup left out; the listed types: every weight\n"
+      "  stored so, rows that hold no whole block falling back as llama.cpp does)\n";
   text += strprintf("Hardware profiles (%s/hardware):\n", data_dir().c_str());
   for (const auto& n : list_presets("hardware")) {
     const HardwareProfile h = load_hardware(n);

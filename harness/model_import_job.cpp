@@ -502,10 +502,17 @@ Json model_totals_json(const Json& model_json, const std::string& origin) {
 
 Json import_hf_config(const Json& config, const ModelImportOptions& o) {
   if (!o.dtype.empty() && !o.quant.empty()) throw UsageError("give --dtype or --quant, not both");
-  if (!config.is_object()) JsonAt(config, o.config_path).expected("an object (a Hugging Face config.json)");
-  Json m = Importer(config, o).run();
-  m["totals"] = model_totals_json(m, o.config_path);
-  return m;
+  // A config it cannot read is bad input (exit 2), named by file and key.
+  try {
+    if (!config.is_object()) JsonAt(config, o.config_path).expected("an object (a Hugging Face config.json)");
+    Json m = Importer(config, o).run();
+    m["totals"] = model_totals_json(m, o.config_path);
+    return m;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
 }
 
 Json import_hf_config_file(const ModelImportOptions& o) {
