@@ -3,7 +3,7 @@
 // gpt-oss with its own sizes -- x eviction {lru, fifo, belady} x budgets (global 1, 4, 16 GiB; per layer 4,
 // 16 GiB: 1 GiB split over 48 layers holds fewer BF16 experts than the top-k) x scopes, against
 // tests/data/golden/run.csv. It guards every refactor of the serving spine: the same inputs must give the
-// same TTFT, TPOT, makespan, hits and SSD bytes. (gemma has no model preset for its FLOPs, so no timed row.)
+// same TTFT, TPOT, makespan, hits and SSD bytes. (No timed gemma row: the table predates its preset.)
 //
 // Counts must match exactly; times to a relative 1e-9, since a compiler may contract a*b+c into an FMA on
 // another architecture (aarch64) and move the last bits.
