@@ -180,8 +180,12 @@ void bind_trace(py::module_& m) {
 py::object replay(const py::object& trace, const py::object& policy, const py::object& budget,
                   const std::string& scope, uint32_t batch, unsigned jobs, const py::object& routing, bool lifetime,
                   const py::object& prefetch, uint64_t seed, uint32_t oracle_passes, const std::string& format,
-                  const std::string& fields, const std::string& model, const py::object& progress) {
+                  const std::string& fields, const std::string& model, const py::object& progress, bool mrc,
+                  double mrc_sample, uint32_t mrc_salts) {
   harness::ReplayArgs a;
+  a.mrc = mrc;
+  a.mrc_sample = mrc_sample;
+  a.mrc_salts = mrc_salts;
   traces::LoadOptions given;
   given.format = format;
   given.fields = fields;
@@ -207,7 +211,8 @@ void bind_replay(py::module_& m) {
         py::arg("scope") = "global", py::arg("batch") = 1, py::arg("jobs") = 1, py::arg("routing") = py::none(),
         py::arg("lifetime") = false, py::arg("prefetch") = py::none(), py::arg("seed") = 1,
         py::arg("oracle_passes") = 4, py::arg("format") = "auto", py::arg("fields") = "", py::arg("model") = "",
-        py::arg("progress") = py::none());
+        py::arg("progress") = py::none(), py::arg("mrc") = false, py::arg("mrc_sample") = 0.1,
+        py::arg("mrc_salts") = 3);
 }
 
 template <typename T>

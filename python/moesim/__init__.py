@@ -31,10 +31,15 @@ __all__ = ["Error", "UsageError", "Trace", "policies", "replay", "replay_frame",
 
 
 def replay_frame(trace, **options):
-    """replay(trace, **options)'s results as a pandas DataFrame, one row per result (nested keys joined by '.')."""
+    """replay(trace, **options)'s results as a pandas DataFrame, one row per result (nested keys joined by '.').
+    With mrc=True (a miss-ratio curve, `moesim replay --mrc`): one row per point of each policy's curve, with the
+    curve's method ("stack-distance": exact, or "shards": estimated) and exactness on every row."""
     import pandas
 
-    return pandas.json_normalize(replay(trace, **options)["results"])
+    doc = replay(trace, **options)
+    if "mrc" in doc:
+        return pandas.json_normalize(doc["mrc"], record_path="points", meta=["method", "exact"])
+    return pandas.json_normalize(doc["results"])
 
 
 class RunResult(dict):
