@@ -113,6 +113,16 @@ void lru_pass(const LookupView& v, const std::vector<CacheConfig>& cfgs, const s
   // Invocations per partition by the index of the smallest capacity that holds them (over capacity below it).
   std::vector<uint64_t> need_hist(size_t{parts} * width, 0);
   std::vector<uint64_t> max_need(parts, 0);
+  // Capacities in experts: a distance is at most the partition's keys, so a table gives its capacity index
+  // directly (a binary search per lookup, its branches unpredictable, cost as much as the rest of the pass).
+  const bool unit_weights = !c0.weights_are_bytes;
+  std::vector<std::vector<uint32_t>> index_of(unit_weights ? parts : 0);
+  for (uint32_t p = 0; p < index_of.size(); ++p) {
+    index_of[p].resize(size_t{keys_per_part} + 1);
+    for (uint32_t d = 0; d <= keys_per_part; ++d)
+      index_of[p][d] =
+          static_cast<uint32_t>(std::lower_bound(thr[p].begin(), thr[p].end(), d) - thr[p].begin());
+  }
   std::vector<Stack> stacks(parts, Stack(keys_per_part));
   std::vector<uint32_t> slot(c0.keys(), kNone);
   const uint64_t* weight = c0.key_weight.data();
@@ -124,11 +134,19 @@ void lru_pass(const LookupView& v, const std::vector<CacheConfig>& cfgs, const s
     Stack& st = stacks[p];
     const std::vector<uint64_t>& t = thr[p];
     uint64_t* row = hist.data() + (size_t{layer} * 2 + (v.inv_phase[inv] == 1 ? 1 : 0)) * width;
-    for (uint32_t j = b; j < e; ++j) {
-      const uint32_t s = slot[key[j]];
-      size_t idx = t.size();
-      if (s != kNone) idx = std::lower_bound(t.begin(), t.end(), st.distance(s)) - t.begin();
-      ++row[idx];
+    if (unit_weights) {
+      const uint32_t* idx_of = index_of[p].data();
+      for (uint32_t j = b; j < e; ++j) {
+        const uint32_t s = slot[key[j]];
+        ++row[s == kNone ? t.size() : idx_of[st.distance(s)]];
+      }
+    } else {
+      for (uint32_t j = b; j < e; ++j) {
+        const uint32_t s = slot[key[j]];
+        size_t idx = t.size();
+        if (s != kNone) idx = std::lower_bound(t.begin(), t.end(), st.distance(s)) - t.begin();
+        ++row[idx];
+      }
     }
     const uint64_t need = uint64_t{e - b} * weight[size_t{layer} * experts];
     ++need_hist[size_t{p} * width + (std::lower_bound(t.begin(), t.end(), need) - t.begin())];
