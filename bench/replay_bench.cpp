@@ -11,13 +11,21 @@
 //
 // Capacities: 25% and 50% of the distinct keys (32 and 64 experts per layer; global scope: one cache of
 // 1,536 or 3,072 experts). Results and the libCacheSim comparison: bench/results/replay.md.
+//
+// Miss-ratio curves (replay/mrc.h): `mrc/P/SCOPE/100caps` computes the curve at the 100 capacities 6..105
+// experts per layer in one call (LRU: exact, by stack distances; FIFO: SHARDS at rate 0.1, 3 salts), against
+// `replays/P/SCOPE/100caps`, which replays once per capacity; one iteration each (the replays take seconds):
+//
+//   ./build/bench/bench_replay --benchmark_filter='100caps'
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/eviction.h"
 #include "replay/cache_replay.h"
+#include "replay/mrc.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -100,7 +108,50 @@ void BM_Replay(benchmark::State& state, const char* policy, CacheScope scope, ui
   state.counters["stream_lookups"] = static_cast<double>(f.stream.lookups());
 }
 
+std::vector<CacheCapacity> hundred_caps() {
+  std::vector<CacheCapacity> caps;
+  for (uint64_t n = 6; n < 106; ++n) caps.push_back({CacheCapacity::Unit::kExperts, n});
+  return caps;
+}
+
+void BM_Mrc(benchmark::State& state, const char* policy, CacheScope scope) {
+  const Fixture& f = fixture();
+  const auto caps = hundred_caps();
+  double hit_sum = 0;
+  for (auto _ : state) {
+    const replay::MrcResult m = std::string(policy) == "lru"
+                                    ? replay::lru_mrc(*f.input, scope, caps)
+                                    : replay::shards_mrc(*f.input, policy, scope, caps, {0.1, 3});
+    hit_sum = 0;
+    for (const auto& r : m.points) hit_sum += r.hit_pct;
+    benchmark::DoNotOptimize(hit_sum);
+  }
+  state.counters["mean_hit_pct"] = hit_sum / static_cast<double>(caps.size());
+}
+
+void BM_Replays(benchmark::State& state, const char* policy, CacheScope scope) {
+  const Fixture& f = fixture();
+  const auto caps = hundred_caps();
+  double hit_sum = 0;
+  for (auto _ : state) {
+    hit_sum = 0;
+    for (const auto& c : caps) hit_sum += replay::replay(*f.input, {policy, scope, c}).hit_pct;
+    benchmark::DoNotOptimize(hit_sum);
+  }
+  state.counters["mean_hit_pct"] = hit_sum / static_cast<double>(caps.size());
+}
+
 void register_all() {
+  for (const char* p : {"lru", "fifo"})
+    for (CacheScope scope : {CacheScope::kGlobal, CacheScope::kPerLayer}) {
+      const std::string tail = std::string("/") + p + "/" + scope_name(scope) + "/100caps";
+      benchmark::RegisterBenchmark(("mrc" + tail).c_str(), BM_Mrc, p, scope)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
+      benchmark::RegisterBenchmark(("replays" + tail).c_str(), BM_Replays, p, scope)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
+    }
   for (const char* p : {"lru", "lfu", "fifo", "marking", "random", "belady", "static-freq"})
     for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
       for (uint64_t cap : {32, 64}) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process replay speed, moesim vs libCacheSim, side by side on one lookup stream (issue 11, part 8).
+# Whole-process replay speed, moesim vs libCacheSim, side by side on one lookup stream.
 #
 #   bench/replay_vs_libcachesim.sh LIBCACHESIM_CACHESIM [MOESIM] [RUNS]
 #
@@ -9,9 +9,10 @@
 #
 # The stream: the bundled Qwen3 trace's lookups tiled 250 times (the trace imported 250 times as 250
 # sequences: 9.88 M lookups at batch 1), one global cache of 1,536 experts (32 per layer x 48 layers, 25%
-# of the 6,144 keys). moesim replays it from three files: the plain .mtr (format version 1, the stream
-# built from the records), the .mtr with its lookup index (`trace import --lookup-index`, version 2), and
-# libCacheSim replays the same requests exported with `moesim trace export --to oraclegeneral`, each object
+# of the 6,144 keys). moesim replays it from two files: the .mtr with its lookup index (what `trace import`
+# writes by default, version 2) and the plain .mtr (`trace import --no-lookup-index`, version 1: the stream is
+# built from the records at load); libCacheSim replays the same requests exported with `moesim trace export
+# --to oraclegeneral`, each object
 # counted as size 1 (--ignore-obj-size 1), one thread. Commands run interleaved, so that drift in the
 # machine's load affects every command alike. Work files go to $WORK (default: a temporary folder).
 set -euo pipefail
@@ -27,7 +28,7 @@ mkdir -p "$WORK"
 
 inputs=()
 for ((i = 0; i < TILES; i++)); do inputs+=("$TRACE"); done
-[ -s "$WORK/tiled.mtr" ] || "$MOESIM" trace import "${inputs[@]}" -o "$WORK/tiled.mtr"
+[ -s "$WORK/tiled.mtr" ] || "$MOESIM" trace import "${inputs[@]}" --no-lookup-index -o "$WORK/tiled.mtr"
 [ -s "$WORK/tiled-index.mtr" ] || "$MOESIM" trace import "$WORK/tiled.mtr" --lookup-index -o "$WORK/tiled-index.mtr"
 [ -s "$WORK/tiled.oracleGeneral" ] ||
   "$MOESIM" trace export "$WORK/tiled.mtr" --to oraclegeneral -o "$WORK/tiled.oracleGeneral"

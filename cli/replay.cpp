@@ -1,7 +1,7 @@
 // `moesim replay`: options and help; what it does is harness/replay_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
+#include "cli/summary_json.h"
 #include "cli/trace_options.h"
 #include "harness/replay_job.h"
 
@@ -38,18 +38,34 @@ void setup(CLI::App& app) {
                  "--lifetime) replay runs token by token and prints the Cache-Conditional Experts Table-2 "
                  "layout: lifetimes, miss rate vs the router's lookups, deviation")
       ->allow_extra_args(false);
-  app.add_option("--prefetch", a->prefetch,
-                 "Prefetch policy/policies (transition:train=T, popularity:train=T, temporal, oracle:accuracy=p, "
-                 "...; see `moesim policies`), each on top of every eviction and budget: accuracy, coverage and "
-                 "useless bytes as in `run` (no timing: nothing is late)")
+  app.add_option(
+         "--prefetch", a->prefetch,
+         "Prefetch policy/policies (transition:train=T, popularity:train=T, temporal, oracle:accuracy=p, "
+         "...; see `moesim policies`), each on top of every eviction and budget: accuracy, coverage and "
+         "useless bytes as in `run` (no timing: nothing is late)")
       ->allow_extra_args(false);
   app.add_option("--seed", a->seed, "Seed of the prefetch policies' random choices (oracle accuracy < 1)")
       ->capture_default_str();
-  app.add_flag("--lifetime", a->lifetime, "Also measure cache lifetimes (the token-level path, Table-2 layout)");
+  app.add_flag("--lifetime", a->lifetime,
+               "Also measure cache lifetimes (the token-level path, Table-2 layout)");
   app.add_option("--oracle-passes", a->oracle_passes,
                  "Fixed-point passes at most for an oracle eviction under a cache-dependent routing "
                  "(replay/routing_replay.h)")
       ->capture_default_str();
+  app.add_flag(
+      "--mrc", a->mrc,
+      "Miss-ratio curve in one pass over every --budget (default: every experts-per-layer count from "
+      "top-k up): LRU exact by stack distances, other policies estimated by SHARDS sampling");
+  app.add_option("--mrc-sample", a->mrc_sample,
+                 "SHARDS: fraction of the (layer, expert) keys sampled, (0, 1]")
+      ->capture_default_str();
+  app.add_option("--mrc-salts", a->mrc_salts,
+                 "SHARDS: independent samples averaged; their spread gives each point's standard error")
+      ->capture_default_str();
+  app.add_option("--csv", a->csv, "With --mrc: also write the curve as CSV to this file");
+  app.add_option(
+      "--plot", a->plot,
+      "With --mrc: also plot the curve to this file (PNG/PDF; scripts/plot_mrc.py, python3-matplotlib)");
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();

@@ -1,6 +1,7 @@
 // `moesim trace import IN... [--trace IN] [--format ...] [--fields MAP] [import options] [--model M]
-// [--lookup-index] -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically; nothing on
-// failure). Several inputs become several sequences of one trace (traces::load_traces). The summary line
+// [--no-lookup-index] -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically;
+// nothing on failure), with its lookup index unless --no-lookup-index, so that a user's trace replays at the
+// indexed speed without knowing a flag. Several inputs become several sequences of one trace (traces::load_traces). The summary line
 // says how many records --where, --skip-warmup and --drop-duplicates removed.
 #include <cstdio>
 #include <memory>
@@ -20,7 +21,7 @@ struct Options {
   std::vector<std::string> in, named;
   std::string out;
   traces::LoadOptions load;
-  bool lookup_index = false;
+  bool lookup_index = true;
   bool json = false;
 };
 
@@ -46,9 +47,10 @@ void setup(CLI::App& app) {
   add_trace_format_options(app, o->load);
   app.add_option("--model", o->load.model,
                  "model preset or JSON: layers/experts come from it; the trace must fit");
-  app.add_flag("--lookup-index", o->lookup_index,
-               "also store the batch-1 lookup stream and its next-use index (format version 2): `moesim "
-               "replay` then runs from it without reading the records (docs/trace-format.md)");
+  app.add_flag("--lookup-index,!--no-lookup-index", o->lookup_index,
+               "store the batch-1 lookup stream and its next-use index (format version 2; the default): `moesim "
+               "replay` then runs from it without reading the records (docs/trace-format.md); "
+               "--no-lookup-index writes version 1, about 40% smaller, which older builds read");
   add_summary_json_flag(app, o->json);
   app.callback([o] {
     check_summary_json(o->json, o->out);

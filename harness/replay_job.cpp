@@ -1,7 +1,14 @@
 #include "harness/replay_job.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -13,12 +20,14 @@
 #include "base/progress.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/data_dir.h"
 #include "core/eviction.h"
 #include "core/prefetch.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/routing_table.h"
 #include "replay/cache_replay.h"
+#include "replay/mrc.h"
 #include "replay/prefetch_replay.h"
 #include "replay/routing_replay.h"
 #include "serving/metrics.h"
@@ -30,7 +39,6 @@
 
 namespace moesim::harness {
 namespace {
-
 
 std::string table(const std::vector<replay::ReplayResult>& rs) {
   std::string s;
@@ -89,10 +97,17 @@ std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const r
   const auto& info = trace.info();
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
-                   {"model", a.load.model}, {"policies", policies},    {"routing", routings},
-                   {"scope", scope_name(scope)}, {"budgets", budgets}, {"batch", a.batch},
-                   {"threads", a.threads},  {"oracle_passes", a.oracle_passes}};
+    Json config = {{"trace", a.trace},
+                   {"format", a.load.format},
+                   {"fields", a.load.fields},
+                   {"model", a.load.model},
+                   {"policies", policies},
+                   {"routing", routings},
+                   {"scope", scope_name(scope)},
+                   {"budgets", budgets},
+                   {"batch", a.batch},
+                   {"threads", a.threads},
+                   {"oracle_passes", a.oracle_passes}};
     Json j;
     j["header"] = run_header("replay", config);
     j["warnings"] = warnings_json();
@@ -102,12 +117,13 @@ std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const r
     for (const auto& r : results) j["results"].push_back(replay::to_json(r));
     text = j.dump(2) + "\n";
   } else {
-    text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
-                     "(%llu decode); %s scope%s\n",
-                     a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
-                     info.experts, info.top_k, input.stream().invocations(), input.stream().lookups(),
-                     static_cast<unsigned long long>(input.stream().decode_lookups()), scope_name(scope),
-                     trace.has_logits() ? "" : "; no router logits");
+    text = strprintf(
+        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
+        "(%llu decode); %s scope%s\n",
+        a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
+        info.top_k, input.stream().invocations(), input.stream().lookups(),
+        static_cast<unsigned long long>(input.stream().decode_lookups()), scope_name(scope),
+        trace.has_logits() ? "" : "; no router logits");
     text += routing_replay_table(results, info, scope);
   }
   return text;
@@ -125,7 +141,8 @@ std::string run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const 
       for (const auto& pf : a.prefetch) configs.push_back({{p, scope, c}, pf});
   warn_if_unoptimized();
   Progress bar("replay", configs.size(), "replays");
-  const auto results = replay::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
+  const auto results =
+      replay::replay_prefetch_sweep(input, w, configs, a.threads, a.seed, [&bar] { bar.add(1); });
   bar.finish();
   uint64_t over = 0;
   for (const auto& r : results) over = std::max(over, r.replay.counters.over_capacity_invocations);
@@ -133,26 +150,27 @@ std::string run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const 
   const auto& info = trace.info();
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
-                   {"model", a.load.model}, {"policies", policies},    {"prefetch", a.prefetch},
-                   {"scope", scope_name(scope)}, {"budgets", budgets}, {"batch", a.batch},
-                   {"threads", a.threads},  {"seed", a.seed}};
+    Json config = {{"trace", a.trace},           {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model},      {"policies", policies},    {"prefetch", a.prefetch},
+                   {"scope", scope_name(scope)}, {"budgets", budgets},      {"batch", a.batch},
+                   {"threads", a.threads},       {"seed", a.seed}};
     Json j;
     j["header"] = run_header("replay", config);
     j["warnings"] = warnings_json();
-    j["trace"] = traces::trace_summary_json(
-        trace, a.trace, a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
+    j["trace"] = traces::trace_summary_json(trace, a.trace,
+                                            a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
     j["results"] = Json::array();
     for (const auto& r : results) j["results"].push_back(replay::to_json(r));
     text = j.dump(2) + "\n";
   } else {
-    text = strprintf("trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
-                     "decode); %s scope; prefetch without timing (nothing is late)\n",
-                     a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
-                     info.experts, info.top_k, stream.invocations(), stream.lookups(),
-                     static_cast<unsigned long long>(stream.decode_lookups()), scope_name(scope));
-    text += strprintf("%-24s %-18s %8s %8s %10s %9s %9s %11s  %s\n", "eviction", "capacity", "hit%", "dec.hit%",
-                      "issued", "accuracy", "coverage", "useless", "prefetch");
+    text = strprintf(
+        "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
+        "decode); %s scope; prefetch without timing (nothing is late)\n",
+        a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers, info.experts,
+        info.top_k, stream.invocations(), stream.lookups(),
+        static_cast<unsigned long long>(stream.decode_lookups()), scope_name(scope));
+    text += strprintf("%-24s %-18s %8s %8s %10s %9s %9s %11s  %s\n", "eviction", "capacity", "hit%",
+                      "dec.hit%", "issued", "accuracy", "coverage", "useless", "prefetch");
     for (const auto& r : results) {
       const Json pj = prefetch_counters_json(r.counters, r.replay.counters.lookups, false);
       text += strprintf("%-24s %-18s %8.3f %8.3f %10llu %9s %9s %11s  %s\n", r.replay.policy.c_str(),
@@ -173,12 +191,158 @@ struct StreamCounts {
   uint64_t decode_lookups = 0;
 };
 
+// ---- miss-ratio curves (replay/mrc.h)
+// ----------------------------------------------------------------------
+
+std::string mrc_csv(const std::vector<replay::MrcResult>& curves) {
+  std::string s =
+      "eviction,scope,capacity,capacity_experts,capacity_bytes,method,lookups,hits,misses,hit_ratio,miss_"
+      "ratio,"
+      "decode_lookups,decode_hits,read_bytes,evictions,over_capacity_invocations,hit_ratio_stderr\n";
+  for (const auto& m : curves) {
+    const bool exact = m.method == "stack-distance";
+    for (size_t i = 0; i < m.points.size(); ++i) {
+      const replay::ReplayResult& r = m.points[i];
+      const CacheCounters& c = r.counters;
+      const double hr = c.lookups ? static_cast<double>(c.hits) / static_cast<double>(c.lookups) : 0;
+      const double se = exact ? std::nan("") : m.hit_pct_stderr[i] / 100;
+      s += strprintf("%s,%s,%s,%llu,%s,%s,%llu,%llu,%llu,%.9g,%.9g,%llu,%llu,%s,%s,%s,%s\n", r.policy.c_str(),
+                     scope_name(r.scope), r.capacity.to_string().c_str(),
+                     static_cast<unsigned long long>(r.capacity_experts),
+                     r.capacity_bytes ? std::to_string(r.capacity_bytes).c_str() : "", m.method.c_str(),
+                     static_cast<unsigned long long>(c.lookups), static_cast<unsigned long long>(c.hits),
+                     static_cast<unsigned long long>(c.lookups - c.hits), hr, 1 - hr,
+                     static_cast<unsigned long long>(c.decode_lookups),
+                     static_cast<unsigned long long>(c.decode_hits),
+                     r.expert_sizes_known ? std::to_string(c.read_bytes).c_str() : "",
+                     exact ? std::to_string(c.evictions).c_str() : "",
+                     exact ? std::to_string(c.over_capacity_invocations).c_str() : "",
+                     std::isnan(se) ? "" : strprintf("%.6g", se).c_str());
+    }
+  }
+  return s;
+}
+
+std::string mrc_table(const std::vector<replay::MrcResult>& curves) {
+  std::string s = strprintf("%-24s %-18s %9s %8s %8s %8s %11s  %s\n", "eviction", "capacity", "experts",
+                            "hit%", "miss%", "+-hit%", "read", "method");
+  for (const auto& m : curves)
+    for (size_t i = 0; i < m.points.size(); ++i) {
+      const auto& r = m.points[i];
+      const double se = m.method == "stack-distance" ? std::nan("") : m.hit_pct_stderr[i];
+      s += strprintf(
+          "%-24s %-18s %9llu %8.3f %8.3f %8s %11s  %s\n", r.policy.c_str(), r.capacity.to_string().c_str(),
+          static_cast<unsigned long long>(r.capacity_experts), r.hit_pct, 100 - r.hit_pct,
+          std::isnan(se) ? "-" : strprintf("%.3f", se).c_str(),
+          r.expert_sizes_known ? format_bytes(r.counters.read_bytes).c_str() : "n/a",
+          m.method == "shards" ? strprintf("shards %g x%u", m.sample_rate, m.salts).c_str() : "exact");
+    }
+  return s;
+}
+
+// scripts/plot_mrc.py CSV OUT, with the interpreter of $MOESIM_PYTHON (default /usr/bin/python3). Its failure
+// (no matplotlib, no script beside the data folder) is an error naming the command.
+void plot_mrc(const std::string& csv_path, const std::string& out) {
+  const std::string script = data_dir() + "/../scripts/plot_mrc.py";
+  if (::access(script.c_str(), R_OK) != 0)
+    throw Error("--plot: the plotting script " + script + " is missing (it ships with the source tree)");
+  const char* py = std::getenv("MOESIM_PYTHON");
+  // Debian's interpreter by default (python3-matplotlib is installed for it), as scripts/demo does.
+  const std::string python = py && *py                                 ? py
+                             : ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
+                                                                       : "python3";
+  std::vector<std::string> args = {python, script, csv_path, out};
+  std::vector<char*> argv;
+  for (auto& x : args) argv.push_back(x.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (::posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+    throw Error("--plot: cannot start " + python);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("--plot: " + python + " " + script + " failed (exit " +
+                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                "); is python3-matplotlib installed?");
+}
+
+// The curve of every policy over every budget: LRU exact, any other by SHARDS.
+std::string run_mrc(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
+                    const traces::TraceCounts& counts, const StreamCounts& sc,
+                    const std::vector<std::string>& policies, std::vector<std::string> budgets,
+                    std::vector<CacheCapacity> caps, CacheScope scope) {
+  if (caps.empty())
+    for (uint32_t n = std::max(1u, info.top_k); n <= info.experts; ++n) {
+      caps.push_back({CacheCapacity::Unit::kExperts, n});
+      budgets.push_back(std::to_string(n));
+    }
+  warn_if_unoptimized();
+  std::vector<replay::MrcResult> curves;
+  for (const auto& p : policies) {
+    if (eviction_canonical_name(p) == "lru")
+      curves.push_back(replay::lru_mrc(input, scope, caps));
+    else
+      curves.push_back(replay::shards_mrc(input, p, scope, caps, {a.mrc_sample, a.mrc_salts}));
+  }
+  uint64_t over = 0;
+  for (const auto& m : curves)
+    for (const auto& r : m.points) over = std::max(over, r.counters.over_capacity_invocations);
+  warn_over_capacity(over, sc.invocations);
+  const std::string csv = mrc_csv(curves);
+  if (!a.csv.empty()) write_file_atomic(a.csv, csv);
+  if (!a.plot.empty()) {
+    if (!a.csv.empty()) {
+      plot_mrc(a.csv, a.plot);
+    } else {
+      char tmpl[] = "/tmp/moesim-mrc-XXXXXX";
+      const int fd = ::mkstemp(tmpl);
+      if (fd < 0) throw Error("--plot: cannot create a temporary file for the curve's table");
+      ::close(fd);
+      try {
+        write_file_atomic(tmpl, csv);
+        plot_mrc(tmpl, a.plot);
+      } catch (...) {
+        ::unlink(tmpl);
+        throw;
+      }
+      ::unlink(tmpl);
+    }
+  }
+  if (a.json) {
+    Json config = {{"trace", a.trace},           {"format", a.load.format}, {"fields", a.load.fields},
+                   {"model", a.load.model},      {"policies", policies},    {"scope", scope_name(scope)},
+                   {"budgets", budgets},         {"batch", a.batch},        {"mrc", true},
+                   {"mrc_sample", a.mrc_sample}, {"mrc_salts", a.mrc_salts}};
+    Json j;
+    j["header"] = run_header("replay", config);
+    j["warnings"] = warnings_json();
+    j["trace"] = traces::trace_summary_json(info, a.trace, counts);
+    j["mrc"] = Json::array();
+    for (const auto& m : curves) {
+      Json c = {{"eviction", m.points.front().policy}};
+      c.update(replay::to_json(m));
+      j["mrc"].push_back(std::move(c));
+    }
+    return j.dump(2) + "\n";
+  }
+  return strprintf(
+             "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
+             "decode); %s scope; miss-ratio curve (LRU exact by stack distances, others by SHARDS)\n",
+             a.trace.c_str(), info.synthetic ? " (SYNTHETIC)" : "", info.model.c_str(), info.layers,
+             info.experts, info.top_k, sc.invocations, sc.lookups,
+             static_cast<unsigned long long>(sc.decode_lookups), scope_name(scope)) +
+         mrc_table(curves);
+}
+
 // The cache-only replay of every (policy, budget) and its output; `counts` describe the trace (its batch-1
 // stream), `sc` the stream replayed.
-std::string run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
-                           const traces::TraceCounts& counts, const StreamCounts& sc,
-                           const std::vector<std::string>& policies, const std::vector<std::string>& budgets,
-                           const std::vector<CacheCapacity>& caps, CacheScope scope) {
+std::string run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input,
+                           const traces::TraceInfo& info, const traces::TraceCounts& counts,
+                           const StreamCounts& sc, const std::vector<std::string>& policies,
+                           const std::vector<std::string>& budgets, const std::vector<CacheCapacity>& caps,
+                           CacheScope scope) {
+  if (a.mrc) return run_mrc(a, input, info, counts, sc, policies, budgets, caps, scope);
   std::vector<replay::ReplayConfig> configs;
   for (const auto& p : policies)
     for (const auto& c : caps) configs.push_back({p, scope, c});
@@ -223,21 +387,23 @@ bool needs_next_use(const std::vector<std::string>& policies) {
                      [](const std::string& p) { return replay::oracle_needs(p).next_use; });
 }
 
-// `replay` straight from the lookup index of an .mtr file (traces/mtr_format.h): the records are not read.
-// Taken for the plain cache-only replay at batch 1 of an .mtr file read as it is (no --model, no import
-// options): its output, or nothing when that path does not apply or the file has no lookup index.
+// `replay` straight from the lookup stream of an .mtr file (traces/mtr_format.h read_mtr_lookup_stream): its
+// lookup index when it has one (the records are not read), else the stream built from the record columns it
+// is made of. Taken for the plain cache-only replay (or curve) at batch 1 of an .mtr file read as it is (no
+// --model, no import options): its output, or nothing when that path does not apply or the file is no .mtr.
 std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vector<std::string>& policies,
                                            const std::vector<std::string>& budgets,
                                            const std::vector<CacheCapacity>& caps, CacheScope scope) {
   const auto& l = a.load;
   if (a.loaded || !a.routing.empty() || a.lifetime || !a.prefetch.empty() || a.batch != 1 ||
-      !(l.format == "auto" || l.format == "mtr") ||
-      !l.fields.empty() || !l.model.empty() || l.token_from != "column" || l.layer_base != 0 || !l.where.empty() ||
-      l.skip_warmup || l.drop_duplicates || !l.delimiter.empty())
+      !(l.format == "auto" || l.format == "mtr") || !l.fields.empty() || !l.model.empty() ||
+      l.token_from != "column" || l.layer_base != 0 || !l.where.empty() || l.skip_warmup ||
+      l.drop_duplicates || !l.delimiter.empty())
     return std::nullopt;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(a.trace, ec)) return std::nullopt;
-  const std::optional<traces::MtrLookups> idx = traces::read_mtr_lookups(a.trace, needs_next_use(policies));
+  const std::optional<traces::MtrLookups> idx =
+      traces::read_mtr_lookup_stream(a.trace, needs_next_use(policies), a.json);
   if (!idx) return std::nullopt;
   const auto& info = idx->info;
   const replay::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
@@ -253,13 +419,15 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
                                    .has_weights = idx->has_weights,
                                    .has_logits = idx->has_logits};
   return run_cache_only(a, input, info, counts,
-                        StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies, budgets,
-                        caps, scope);
+                        StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies,
+                        budgets, caps, scope);
 }
 
 }  // namespace
 
-void replay(const ReplayArgs& a) { write_file_atomic(a.out, replay_output(a)); }
+void replay(const ReplayArgs& a) {
+  write_file_atomic(a.out, replay_output(a));
+}
 
 std::string replay_output(const ReplayArgs& a) {
   if (!a.loaded) require_trace_input(a.trace);
@@ -267,7 +435,8 @@ std::string replay_output(const ReplayArgs& a) {
   require_at_least("--jobs", a.threads, 1);
   const CacheScope scope = parse_scope_option("--scope", a.scope);
   const std::vector<std::string> budgets = split_budget_list(a.budgets);
-  if (budgets.empty()) throw UsageError("a budget is required: --budget C (a list or repeated for a sweep)");
+  if (budgets.empty() && !a.mrc)
+    throw UsageError("a budget is required: --budget C (a list or repeated for a sweep)");
   std::vector<CacheCapacity> caps;
   for (const auto& c : budgets) caps.push_back(parse_budget_option("--budget", c));
 
@@ -275,8 +444,17 @@ std::string replay_output(const ReplayArgs& a) {
   if (policies.empty())
     throw UsageError("--policy: no policy given (known: " + EvictionRegistry::instance().names() + ", all)");
   if (!a.prefetch.empty() && (!a.routing.empty() || a.lifetime))
-    throw UsageError("--prefetch cannot be combined with --routing or --lifetime in replay (use `moesim run`)");
+    throw UsageError(
+        "--prefetch cannot be combined with --routing or --lifetime in replay (use `moesim run`)");
+  if (a.mrc && (!a.routing.empty() || a.lifetime || !a.prefetch.empty()))
+    throw UsageError("--mrc cannot be combined with --routing, --lifetime or --prefetch");
+  if (!a.mrc && (!a.csv.empty() || !a.plot.empty())) throw UsageError("--csv and --plot need --mrc");
+  if (a.mrc && !(a.mrc_sample > 0 && a.mrc_sample <= 1))
+    throw UsageError("--mrc-sample must be in (0, 1], got " + std::to_string(a.mrc_sample));
+  if (a.mrc) require_at_least("--mrc-salts", a.mrc_salts, 1);
   check_output_writable(a.out);
+  if (!a.csv.empty()) check_output_writable(a.csv);
+  if (!a.plot.empty()) check_output_writable(a.plot);
   if (auto text = try_run_indexed(a, policies, budgets, caps, scope)) return *text;
 
   const traces::Trace trace = a.loaded ? *a.loaded : traces::load_trace(a.trace, a.load);
@@ -299,21 +477,22 @@ std::string replay_output(const ReplayArgs& a) {
   // The trace's description is JSON-only (the counts take passes over the records).
   traces::TraceCounts counts;
   if (a.json) {
-    const traces::LookupStream batch1_built = a.batch == 1 ? traces::LookupStream{} : traces::build_lookup_stream(trace, 1);
+    const traces::LookupStream batch1_built =
+        a.batch == 1 ? traces::LookupStream{} : traces::build_lookup_stream(trace, 1);
     const traces::LookupStream* batch1 = a.batch == 1 ? &stream : &batch1_built;
     counts = traces::TraceCounts{.sequences = trace.sequence_ids().size(),
-                                   .prefill_tokens = trace.tokens(traces::Phase::kPrefill),
-                                   .decode_tokens = trace.tokens(traces::Phase::kDecode),
-                                   .records = trace.records(),
-                                   .invocations = batch1->invocations(),
-                                   .lookups = batch1->lookups(),
-                                   .decode_lookups = batch1->decode_lookups(),
-                                   .has_weights = trace.has_weights(),
-                                   .has_logits = trace.has_logits()};
+                                 .prefill_tokens = trace.tokens(traces::Phase::kPrefill),
+                                 .decode_tokens = trace.tokens(traces::Phase::kDecode),
+                                 .records = trace.records(),
+                                 .invocations = batch1->invocations(),
+                                 .lookups = batch1->lookups(),
+                                 .decode_lookups = batch1->decode_lookups(),
+                                 .has_weights = trace.has_weights(),
+                                 .has_logits = trace.has_logits()};
   }
   return run_cache_only(a, input, info, counts,
-                        StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()}, policies,
-                        budgets, caps, scope);
+                        StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()},
+                        policies, budgets, caps, scope);
 }
 
 }  // namespace moesim::harness

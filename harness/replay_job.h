@@ -37,13 +37,21 @@ struct ReplayArgs {
   std::vector<std::string> prefetch;
   uint64_t seed = 1;
   uint32_t oracle_passes = 4;
+  // Miss-ratio curves (replay/mrc.h): one pass for every budget. LRU is exact (stack distances); another
+  // policy is estimated by SHARDS at `mrc_sample` of the keys, averaged over `mrc_salts` samples. Without
+  // --budget the curve covers every experts-per-layer count from top-k to all experts. `csv` and `plot` name
+  // files for the curve's table and its figure (scripts/plot_mrc.py, Debian's python3-matplotlib).
+  bool mrc = false;
+  double mrc_sample = 0.1;
+  uint32_t mrc_salts = 3;
+  std::string csv, plot;
   // A trace already loaded (the Python module's Trace): replayed instead of reading `trace`, which then only
   // names it in the output; `load` must be the options it was loaded with.
   std::shared_ptr<const traces::Trace> loaded;
 };
 
-// Replays the trace through every (policy, budget[, routing | prefetch]) and returns the table or the JSON text
-// (a.json) that `moesim replay` prints; a.out is only checked to be writable.
+// Replays the trace through every (policy, budget[, routing | prefetch]) and returns the table or the JSON
+// text (a.json) that `moesim replay` prints; a.out is only checked to be writable.
 std::string replay_output(const ReplayArgs& a);
 // replay_output(a), written to a.out.
 void replay(const ReplayArgs& a);

@@ -260,8 +260,12 @@ py::object replay(const py::object& trace, const std::vector<std::string>& polic
                   unsigned jobs, const std::vector<std::string>& routing, bool lifetime,
                   const std::vector<std::string>& prefetch, uint64_t seed, uint32_t oracle_passes,
                   const std::string& format, const std::string& fields, const std::string& model,
-                  const py::object& progress) {
+                  const py::object& progress, bool mrc, double mrc_sample,
+                  uint32_t mrc_salts) {
   harness::ReplayArgs a;
+  a.mrc = mrc;
+  a.mrc_sample = mrc_sample;
+  a.mrc_salts = mrc_salts;
   traces::LoadOptions given;
   given.format = format;
   given.fields = fields;

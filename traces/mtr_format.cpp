@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "base/atomic_file.h"
@@ -23,7 +24,9 @@ namespace moesim::traces {
 // ---- layout shared by writer and reader -------------------------------------------------------------------
 namespace {
 
-uint64_t align_up(uint64_t v) { return (v + kMtrAlignment - 1) / kMtrAlignment * kMtrAlignment; }
+uint64_t align_up(uint64_t v) {
+  return (v + kMtrAlignment - 1) / kMtrAlignment * kMtrAlignment;
+}
 
 struct ColumnDef {
   const char* name;
@@ -33,16 +36,16 @@ struct ColumnDef {
 };
 // Column order in the file; the reader accepts any order of offsets as long as columns do not overlap.
 constexpr ColumnDef kColumns[] = {
-    {"seq", "u32", 4, false},     {"phase", "u8", 1, false},    {"step", "u32", 4, false},
-    {"layer", "u16", 2, false},   {"experts", "u16", 2, false}, {"weights", "f32", 4, true},
-    {"logits", "f32", 4, true},   {"next_use", "u32", 4, false},
+    {"seq", "u32", 4, false},   {"phase", "u8", 1, false},     {"step", "u32", 4, false},
+    {"layer", "u16", 2, false}, {"experts", "u16", 2, false},  {"weights", "f32", 4, true},
+    {"logits", "f32", 4, true}, {"next_use", "u32", 4, false},
 };
 constexpr size_t kNumColumns = std::size(kColumns);
 
 // The lookup index section (version 2): its columns, in file order.
 constexpr ColumnDef kLookupColumns[] = {
-    {"inv_begin", "u32", 4, false}, {"inv_layer", "u16", 2, false},     {"inv_phase", "u8", 1, false},
-    {"key", "u32", 4, false},       {"next_use", "u32", 4, false},      {"refresh_begin", "u32", 4, false},
+    {"inv_begin", "u32", 4, false}, {"inv_layer", "u16", 2, false}, {"inv_phase", "u8", 1, false},
+    {"key", "u32", 4, false},       {"next_use", "u32", 4, false},  {"refresh_begin", "u32", 4, false},
     {"refresh", "u32", 4, false},
 };
 constexpr size_t kNumLookupColumns = std::size(kLookupColumns);
@@ -91,9 +94,9 @@ Encoded plan(const Trace& t, const MtrWriteOptions& wo) {
     e.stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = true});
     const LookupStream& s = e.stream;
     const std::pair<const void*, uint64_t> ls[kNumLookupColumns] = {
-        {s.inv_begin.data(), s.inv_begin.size() * 4},         {s.inv_layer.data(), s.inv_layer.size() * 2},
-        {s.inv_phase.data(), s.inv_phase.size()},             {s.key.data(), s.key.size() * 4},
-        {s.next_use.data(), s.next_use.size() * 4},           {s.refresh_begin.data(), s.refresh_begin.size() * 4},
+        {s.inv_begin.data(), s.inv_begin.size() * 4}, {s.inv_layer.data(), s.inv_layer.size() * 2},
+        {s.inv_phase.data(), s.inv_phase.size()},     {s.key.data(), s.key.size() * 4},
+        {s.next_use.data(), s.next_use.size() * 4},   {s.refresh_begin.data(), s.refresh_begin.size() * 4},
         {s.refresh.data(), s.refresh.size() * 4},
     };
     for (size_t i = 0; i < kNumLookupColumns; ++i) {
@@ -199,7 +202,8 @@ std::string preamble(const Encoded& e) {
   Xxh64 h;
   emit_body(e, [&](const void* p, size_t n) { h.update(p, n); });
   const uint64_t checksum = h.digest();
-  const uint32_t version = e.lookups ? kMtrVersionLookups : kMtrVersion, header_bytes = static_cast<uint32_t>(e.header.size());
+  const uint32_t version = e.lookups ? kMtrVersionLookups : kMtrVersion,
+                 header_bytes = static_cast<uint32_t>(e.header.size());
   std::string p(kMtrPreambleBytes, '\0');
   std::memcpy(p.data(), kMtrMagic, 8);
   std::memcpy(p.data() + 8, &version, 4);
@@ -227,7 +231,8 @@ std::string encode_mtr(const Trace& trace, const MtrWriteOptions& wo) {
   return out;
 }
 
-// ---- reader ------------------------------------------------------------------------------------------------
+// ---- reader
+// ------------------------------------------------------------------------------------------------
 namespace {
 
 // Where the lookup index section's columns lie (offsets absolute) and what its header says.
@@ -245,14 +250,17 @@ class Reader {
 
   Trace parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner);
   // nullopt: no magic (not an .mtr file) or no lookup index section.
+  // from_records: a file without the section gives the stream built from its records instead of nullopt.
   std::optional<MtrLookups> parse_lookups(const MtrReadOptions& opts, bool with_next_use,
-                                          std::shared_ptr<const void> owner);
+                                          std::shared_ptr<const void> owner, bool from_records = false,
+                                          bool with_token_counts = true);
 
  private:
   [[nodiscard]] Error fail(uint64_t offset, const std::string& field, const std::string& msg) const {
     return binary_input_error(origin_, offset, field, msg);
   }
-  uint64_t header_uint(const Json& h, const char* key, uint64_t max, const std::string& where = "header") const;
+  uint64_t header_uint(const Json& h, const char* key, uint64_t max,
+                       const std::string& where = "header") const;
   void check_preamble(bool verify_checksum);
   void parse_header();
   void parse_lookup_layout();
@@ -260,6 +268,13 @@ class Reader {
   // view_ (next_use only when asked) and decode_lookups_.
   void check_lookups(bool verify_checksums, bool with_next_use);
   void compare_lookups(const Trace& t);  // the section equals the stream rebuilt from the records
+  TraceColumns columns() const;          // the record columns, as the header places them
+  // What the lookup stream reads: phases, layers, canonical order, expert ids; and the header's
+  // missing_cells.
+  void check_records(const TraceColumns& c) const;
+  // A file without the section: the batch-1 stream built from the records (see read_mtr_lookup_stream).
+  MtrLookups lookups_from_records(const MtrReadOptions& opts, bool with_next_use, bool with_token_counts,
+                                  std::shared_ptr<const void> owner);
 
   const unsigned char* base_;
   uint64_t size_;
@@ -292,15 +307,17 @@ void Reader::check_preamble(bool verify_checksum) {
   if (size_ == 0) throw fail(0, "", "empty file");
   if (size_ < kMtrPreambleBytes)
     throw fail(size_, "preamble", "truncated: " + std::to_string(size_) + " bytes, the preamble alone is 32");
-  if (std::memcmp(base_, kMtrMagic, 8) != 0) throw fail(0, "magic", "not an .mtr file (no MOESIMTR magic at byte 0)");
+  if (std::memcmp(base_, kMtrMagic, 8) != 0)
+    throw fail(0, "magic", "not an .mtr file (no MOESIMTR magic at byte 0)");
   uint64_t file_bytes;
   std::memcpy(&version_, base_ + 8, 4);
   std::memcpy(&header_bytes_, base_ + 12, 4);
   std::memcpy(&file_bytes, base_ + 16, 8);
   std::memcpy(&checksum_, base_ + 24, 8);
   if (version_ != kMtrVersion && version_ != kMtrVersionLookups)
-    throw fail(8, "version", "format version " + std::to_string(version_) + ", this build reads versions " +
-                                 std::to_string(kMtrVersion) + " and " + std::to_string(kMtrVersionLookups));
+    throw fail(8, "version",
+               "format version " + std::to_string(version_) + ", this build reads versions " +
+                   std::to_string(kMtrVersion) + " and " + std::to_string(kMtrVersionLookups));
   if (file_bytes != size_)
     throw fail(16, "file_bytes",
                "the preamble says " + std::to_string(file_bytes) + " bytes but the file has " +
@@ -310,8 +327,9 @@ void Reader::check_preamble(bool verify_checksum) {
   if (verify_checksum) {
     const uint64_t actual = hash64(base_ + kMtrPreambleBytes, size_ - kMtrPreambleBytes);
     if (actual != checksum_)
-      throw fail(24, "checksum", "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum_) +
-                                     ", computed " + std::to_string(actual) + ")");
+      throw fail(24, "checksum",
+                 "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum_) + ", computed " +
+                     std::to_string(actual) + ")");
   }
 }
 
@@ -324,7 +342,8 @@ void Reader::parse_header() {
   try {
     h = Json::parse(base_ + kMtrPreambleBytes, base_ + kMtrPreambleBytes + header_bytes_);
   } catch (const nlohmann::json::parse_error& e) {
-    throw fail(kMtrPreambleBytes + (e.byte ? e.byte - 1 : 0), "header", std::string("invalid JSON: ") + e.what());
+    throw fail(kMtrPreambleBytes + (e.byte ? e.byte - 1 : 0), "header",
+               std::string("invalid JSON: ") + e.what());
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: number overflow
     throw fail(kMtrPreambleBytes, "header", std::string("invalid JSON: ") + e.what());
   }
@@ -336,13 +355,15 @@ void Reader::parse_header() {
   if (info.layers == 0 || info.experts == 0 || info.top_k == 0)
     throw fail(kMtrPreambleBytes, "header", "layers, experts and top_k must be at least 1");
   if (uint64_t{info.layers} * info.experts > kMaxLayerExperts)
-    throw fail(kMtrPreambleBytes, "header.experts", "layers x experts above " + std::to_string(kMaxLayerExperts));
+    throw fail(kMtrPreambleBytes, "header.experts",
+               "layers x experts above " + std::to_string(kMaxLayerExperts));
   const uint64_t records = records_ = header_uint(h, "records", size_);
   if (records == 0) throw fail(kMtrPreambleBytes, "header.records", "no records");
   const uint64_t slots = slots_ = records * info.top_k;  // records <= size, top_k <= 65536: no overflow
   if (slots >= kNoNextUse) throw fail(kMtrPreambleBytes, "header.records", "more than 2^32-2 expert slots");
   info.missing_cells = header_uint(h, "missing_cells", UINT64_MAX);
-  if (!h.contains("model") || !h["model"].is_string()) throw fail(kMtrPreambleBytes, "header.model", "missing or not a string");
+  if (!h.contains("model") || !h["model"].is_string())
+    throw fail(kMtrPreambleBytes, "header.model", "missing or not a string");
   info.model = h["model"].get<std::string>();
   if (!h.contains("synthetic") || !h["synthetic"].is_boolean())
     throw fail(kMtrPreambleBytes, "header.synthetic", "missing or not a boolean");
@@ -353,12 +374,14 @@ void Reader::parse_header() {
   if (!h.contains("expert_bytes") || !h["expert_bytes"].is_array())
     throw fail(kMtrPreambleBytes, "header.expert_bytes", "missing or not an array");
   for (const Json& v : h["expert_bytes"]) {
-    if (!v.is_number_unsigned()) throw fail(kMtrPreambleBytes, "header.expert_bytes", "not an unsigned integer: " + v.dump());
+    if (!v.is_number_unsigned())
+      throw fail(kMtrPreambleBytes, "header.expert_bytes", "not an unsigned integer: " + v.dump());
     info.expert_bytes.push_back(v.get<uint64_t>());
   }
   if (!info.expert_bytes.empty() && info.expert_bytes.size() != info.layers)
-    throw fail(kMtrPreambleBytes, "header.expert_bytes",
-               std::to_string(info.expert_bytes.size()) + " entries for " + std::to_string(info.layers) + " layers");
+    throw fail(
+        kMtrPreambleBytes, "header.expert_bytes",
+        std::to_string(info.expert_bytes.size()) + " entries for " + std::to_string(info.layers) + " layers");
 
   // Columns: presence, type, length, bounds, alignment, no overlap.
   if (!h.contains("columns") || !h["columns"].is_object())
@@ -369,8 +392,8 @@ void Reader::parse_header() {
     for (const auto& d : kColumns) known |= name == d.name;
     if (!known) throw fail(kMtrPreambleBytes, "header.columns." + name, "unknown column");
   }
-  const uint64_t counts[kNumColumns] = {records, records, records, records, slots, slots,
-                                        records * info.experts, slots};
+  const uint64_t counts[kNumColumns] = {
+      records, records, records, records, slots, slots, records * info.experts, slots};
   const uint64_t data_start = kMtrPreambleBytes + header_bytes_;
   for (size_t i = 0; i < kNumColumns; ++i) {
     const ColumnDef& d = kColumns[i];
@@ -380,8 +403,10 @@ void Reader::parse_header() {
       throw fail(kMtrPreambleBytes, field, "required column missing");
     }
     const Json& c = cols[d.name];
-    if (!c.is_object() || !c.contains("type") || !c["type"].is_string() || c["type"].get<std::string>() != d.type)
-      throw fail(kMtrPreambleBytes, field, std::string("must be an object with \"type\": \"") + d.type + "\"");
+    if (!c.is_object() || !c.contains("type") || !c["type"].is_string() ||
+        c["type"].get<std::string>() != d.type)
+      throw fail(kMtrPreambleBytes, field,
+                 std::string("must be an object with \"type\": \"") + d.type + "\"");
     offset_[i] = header_uint(c, "offset", UINT64_MAX, field);
     bytes_[i] = header_uint(c, "bytes", UINT64_MAX, field);
     if (counts[i] > size_ || bytes_[i] != counts[i] * d.elem)
@@ -391,27 +416,31 @@ void Reader::parse_header() {
     if (offset_[i] % kMtrAlignment != 0)
       throw fail(offset_[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
     if (offset_[i] < data_start) throw fail(offset_[i], field, "column overlaps the header");
-    if (offset_[i] > size_ || bytes_[i] > size_ - offset_[i]) throw fail(offset_[i], field, "column runs past the end of the file");
+    if (offset_[i] > size_ || bytes_[i] > size_ - offset_[i])
+      throw fail(offset_[i], field, "column runs past the end of the file");
     ranges_.emplace_back(offset_[i], offset_[i] + bytes_[i]);
   }
   // Version 1 has no lookups section; version 2 always has one.
   has_lookups_ = h.contains("lookups");
   if (has_lookups_ && version_ < kMtrVersionLookups)
-    throw fail(8, "version", "format version " + std::to_string(version_) + " cannot have a lookups section (version " +
-                                 std::to_string(kMtrVersionLookups) + " needed)");
+    throw fail(8, "version",
+               "format version " + std::to_string(version_) + " cannot have a lookups section (version " +
+                   std::to_string(kMtrVersionLookups) + " needed)");
   if (!has_lookups_ && version_ >= kMtrVersionLookups)
     throw fail(8, "version", "format version " + std::to_string(version_) + " without its lookups section");
   if (has_lookups_) parse_lookup_layout();
   std::sort(ranges_.begin(), ranges_.end());
   for (size_t i = 1; i < ranges_.size(); ++i)
-    if (ranges_[i].first < ranges_[i - 1].second) throw fail(ranges_[i].first, "header.columns", "columns overlap");
+    if (ranges_[i].first < ranges_[i - 1].second)
+      throw fail(ranges_[i].first, "header.columns", "columns overlap");
 }
 
 void Reader::parse_lookup_layout() {
   const Json& l = h_["lookups"];
   const std::string where = "header.lookups";
   if (!l.is_object()) throw fail(kMtrPreambleBytes, where, "not an object");
-  if (header_uint(l, "batch", UINT64_MAX, where) != 1) throw fail(kMtrPreambleBytes, where + ".batch", "must be 1");
+  if (header_uint(l, "batch", UINT64_MAX, where) != 1)
+    throw fail(kMtrPreambleBytes, where + ".batch", "must be 1");
   lk_.invocations = header_uint(l, "invocations", slots_, where);
   lk_.lookups = header_uint(l, "lookups", slots_, where);
   lk_.refreshes = header_uint(l, "refreshes", slots_, where);
@@ -426,7 +455,8 @@ void Reader::parse_lookup_layout() {
                    std::to_string(lk_.lookups) + " lookups, " + std::to_string(lk_.refreshes) + " refreshes");
   const uint64_t o = lk_.section_offset;
   if (o % kMtrAlignment != 0) throw fail(o, where + ".offset", "not aligned to 64 bytes");
-  if (o < kMtrPreambleBytes + header_bytes_) throw fail(o, where + ".offset", "the section overlaps the header");
+  if (o < kMtrPreambleBytes + header_bytes_)
+    throw fail(o, where + ".offset", "the section overlaps the header");
   if (o > size_ || lk_.section_bytes > size_ - o || lk_.section_bytes < kLookupsPreambleBytes)
     throw fail(o, where + ".bytes", "the section runs past the end of the file");
   if (!l.contains("columns") || !l["columns"].is_object())
@@ -437,16 +467,19 @@ void Reader::parse_lookup_layout() {
     for (const auto& d : kLookupColumns) known |= name == d.name;
     if (!known) throw fail(kMtrPreambleBytes, where + ".columns." + name, "unknown column");
   }
-  const uint64_t counts[kNumLookupColumns] = {lk_.invocations + 1, lk_.invocations, lk_.invocations, lk_.lookups,
-                                              lk_.lookups,         lk_.invocations + 1, lk_.refreshes};
+  const uint64_t counts[kNumLookupColumns] = {lk_.invocations + 1, lk_.invocations, lk_.invocations,
+                                              lk_.lookups,         lk_.lookups,     lk_.invocations + 1,
+                                              lk_.refreshes};
   std::vector<std::pair<uint64_t, uint64_t>> inner{{o, o + kLookupsPreambleBytes}};
   for (size_t i = 0; i < kNumLookupColumns; ++i) {
     const ColumnDef& d = kLookupColumns[i];
     const std::string field = where + ".columns." + d.name;
     if (!cols.contains(d.name)) throw fail(kMtrPreambleBytes, field, "required column missing");
     const Json& c = cols[d.name];
-    if (!c.is_object() || !c.contains("type") || !c["type"].is_string() || c["type"].get<std::string>() != d.type)
-      throw fail(kMtrPreambleBytes, field, std::string("must be an object with \"type\": \"") + d.type + "\"");
+    if (!c.is_object() || !c.contains("type") || !c["type"].is_string() ||
+        c["type"].get<std::string>() != d.type)
+      throw fail(kMtrPreambleBytes, field,
+                 std::string("must be an object with \"type\": \"") + d.type + "\"");
     lk_.offset[i] = header_uint(c, "offset", UINT64_MAX, field);
     lk_.bytes[i] = header_uint(c, "bytes", UINT64_MAX, field);
     lk_.checksum[i] = header_uint(c, "checksum", UINT64_MAX, field);
@@ -456,13 +489,15 @@ void Reader::parse_lookup_layout() {
                      std::to_string(d.elem));
     if (lk_.offset[i] % kMtrAlignment != 0)
       throw fail(lk_.offset[i], field, "offset not aligned to " + std::to_string(kMtrAlignment) + " bytes");
-    if (lk_.offset[i] < o || lk_.offset[i] > o + lk_.section_bytes || lk_.bytes[i] > o + lk_.section_bytes - lk_.offset[i])
+    if (lk_.offset[i] < o || lk_.offset[i] > o + lk_.section_bytes ||
+        lk_.bytes[i] > o + lk_.section_bytes - lk_.offset[i])
       throw fail(lk_.offset[i], field, "column outside the lookups section");
     inner.emplace_back(lk_.offset[i], lk_.offset[i] + lk_.bytes[i]);
   }
   std::sort(inner.begin(), inner.end());
   for (size_t i = 1; i < inner.size(); ++i)
-    if (inner[i].first < inner[i - 1].second) throw fail(inner[i].first, where + ".columns", "columns overlap");
+    if (inner[i].first < inner[i - 1].second)
+      throw fail(inner[i].first, where + ".columns", "columns overlap");
   ranges_.emplace_back(o, o + lk_.section_bytes);
 }
 
@@ -496,46 +531,57 @@ void Reader::check_lookups(bool verify_checksums, bool with_next_use) {
   const std::span<const uint8_t> inv_phase{col(kInvPhase), n_inv};
   const std::span<const uint32_t> key{reinterpret_cast<const uint32_t*>(col(kKey)), n_look};
   const std::span<const uint32_t> next_use{reinterpret_cast<const uint32_t*>(col(kNextUse)), n_look};
-  const std::span<const uint32_t> refresh_begin{reinterpret_cast<const uint32_t*>(col(kRefreshBegin)), n_inv + 1};
+  const std::span<const uint32_t> refresh_begin{reinterpret_cast<const uint32_t*>(col(kRefreshBegin)),
+                                                n_inv + 1};
   const std::span<const uint32_t> refresh{reinterpret_cast<const uint32_t*>(col(kRefresh)), n_ref};
   auto at = [&](size_t c, uint64_t i) { return lk_.offset[c] + i * kLookupColumns[c].elem; };
   auto bad = [&](size_t c, uint64_t i, const std::string& msg) {
     return fail(at(c, i), std::string("lookups.") + kLookupColumns[c].name, msg);
   };
   if (inv_begin[0] != 0) throw bad(kInvBegin, 0, "must start at 0, got " + std::to_string(inv_begin[0]));
-  if (refresh_begin[0] != 0) throw bad(kRefreshBegin, 0, "must start at 0, got " + std::to_string(refresh_begin[0]));
+  if (refresh_begin[0] != 0)
+    throw bad(kRefreshBegin, 0, "must start at 0, got " + std::to_string(refresh_begin[0]));
   if (inv_begin[n_inv] != n_look)
-    throw bad(kInvBegin, n_inv, "must end at the " + std::to_string(n_look) + " lookups, got " + std::to_string(inv_begin[n_inv]));
+    throw bad(
+        kInvBegin, n_inv,
+        "must end at the " + std::to_string(n_look) + " lookups, got " + std::to_string(inv_begin[n_inv]));
   if (refresh_begin[n_inv] != n_ref)
     throw bad(kRefreshBegin, n_inv,
-              "must end at the " + std::to_string(n_ref) + " refreshes, got " + std::to_string(refresh_begin[n_inv]));
+              "must end at the " + std::to_string(n_ref) + " refreshes, got " +
+                  std::to_string(refresh_begin[n_inv]));
   const uint32_t experts = info_.experts, layers = info_.layers;
   uint64_t decode = 0;
   for (uint64_t j = 0; j < n_inv; ++j) {
     const uint32_t b = inv_begin[j], e = inv_begin[j + 1];
     if (e <= b || e > n_look)
-      throw bad(kInvBegin, j + 1, "invocation " + std::to_string(j) + ": offsets must increase (" + std::to_string(b) +
-                                      ", then " + std::to_string(e) + ")");
+      throw bad(kInvBegin, j + 1,
+                "invocation " + std::to_string(j) + ": offsets must increase (" + std::to_string(b) +
+                    ", then " + std::to_string(e) + ")");
     const uint32_t l = inv_layer[j];
-    if (l >= layers) throw bad(kInvLayer, j, "layer " + std::to_string(l) + " >= layers " + std::to_string(layers));
+    if (l >= layers)
+      throw bad(kInvLayer, j, "layer " + std::to_string(l) + " >= layers " + std::to_string(layers));
     if (inv_phase[j] > 1) throw bad(kInvPhase, j, "value " + std::to_string(inv_phase[j]));
     if (inv_phase[j] == 1) decode += e - b;
     const uint32_t base = l * experts;
     for (uint32_t i = b; i < e; ++i)
       if (key[i] - base >= experts)
-        throw bad(kKey, i, "key " + std::to_string(key[i]) + " is not an expert of layer " + std::to_string(l) +
-                               " (invocation " + std::to_string(j) + ")");
+        throw bad(kKey, i,
+                  "key " + std::to_string(key[i]) + " is not an expert of layer " + std::to_string(l) +
+                      " (invocation " + std::to_string(j) + ")");
     const uint32_t rb = refresh_begin[j], re = refresh_begin[j + 1];
     if (re < rb || re > n_ref)
-      throw bad(kRefreshBegin, j + 1, "offsets must not decrease (" + std::to_string(rb) + ", then " + std::to_string(re) + ")");
+      throw bad(kRefreshBegin, j + 1,
+                "offsets must not decrease (" + std::to_string(rb) + ", then " + std::to_string(re) + ")");
     for (uint32_t r = rb; r < re; ++r)
       if (refresh[r] < b || refresh[r] >= e)
-        throw bad(kRefresh, r, "lookup " + std::to_string(refresh[r]) + " is not in invocation " + std::to_string(j));
+        throw bad(kRefresh, r,
+                  "lookup " + std::to_string(refresh[r]) + " is not in invocation " + std::to_string(j));
     if (with_next_use)
       for (uint32_t i = b; i < e; ++i)
         if (next_use[i] != kNoNextUse && (next_use[i] <= j || next_use[i] >= n_inv))
-          throw bad(kNextUse, i, "next use " + std::to_string(next_use[i]) + " is not an invocation after " +
-                                     std::to_string(j) + " and before " + std::to_string(n_inv));
+          throw bad(kNextUse, i,
+                    "next use " + std::to_string(next_use[i]) + " is not an invocation after " +
+                        std::to_string(j) + " and before " + std::to_string(n_inv));
   }
   view_.inv_begin = inv_begin;
   view_.inv_layer = inv_layer;
@@ -560,12 +606,14 @@ void Reader::compare_lookups(const Trace& t) {
   check_count("sequences", lk_.sequences, t.sequence_ids().size());
   check_count("prefill_tokens", lk_.prefill_tokens, t.tokens(Phase::kPrefill));
   check_count("decode_tokens", lk_.decode_tokens, t.tokens(Phase::kDecode));
-  auto same = [&](size_t c, const auto& rebuilt, std::span<const std::remove_cvref_t<decltype(rebuilt[0])>> stored) {
+  auto same = [&](size_t c, const auto& rebuilt,
+                  std::span<const std::remove_cvref_t<decltype(rebuilt[0])>> stored) {
     for (size_t i = 0; i < rebuilt.size(); ++i)
       if (rebuilt[i] != stored[i])
-        throw fail(lk_.offset[c] + i * kLookupColumns[c].elem, std::string("lookups.") + kLookupColumns[c].name,
-                   "element " + std::to_string(i) + ": " + std::to_string(stored[i]) + ", but the records give " +
-                       std::to_string(rebuilt[i]));
+        throw fail(lk_.offset[c] + i * kLookupColumns[c].elem,
+                   std::string("lookups.") + kLookupColumns[c].name,
+                   "element " + std::to_string(i) + ": " + std::to_string(stored[i]) +
+                       ", but the records give " + std::to_string(rebuilt[i]));
   };
   same(kInvBegin, s.inv_begin, view_.inv_begin);
   same(kInvLayer, s.inv_layer, view_.inv_layer);
@@ -576,30 +624,33 @@ void Reader::compare_lookups(const Trace& t) {
   same(kRefresh, s.refresh, view_.refresh);
 }
 
-Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner) {
-  check_preamble(opts.verify_checksum);
-  parse_header();
-  const TraceInfo& info = info_;
+TraceColumns Reader::columns() const {
   const uint64_t records = records_, slots = slots_;
-  const uint64_t* offset = offset_;
   const Json& cols = h_["columns"];
-
   TraceColumns c;
-  auto at = [&](size_t i) { return base_ + offset[i]; };
+  auto at = [&](size_t i) { return base_ + offset_[i]; };
   c.seq = {reinterpret_cast<const uint32_t*>(at(0)), records};
   c.phase = {at(1), records};
   c.step = {reinterpret_cast<const uint32_t*>(at(2)), records};
   c.layer = {reinterpret_cast<const uint16_t*>(at(3)), records};
   c.experts = {reinterpret_cast<const uint16_t*>(at(4)), slots};
   if (cols.contains("weights")) c.weights = {reinterpret_cast<const float*>(at(5)), slots};
-  if (cols.contains("logits")) c.logits = {reinterpret_cast<const float*>(at(6)), records * info.experts};
+  if (cols.contains("logits")) c.logits = {reinterpret_cast<const float*>(at(6)), records * info_.experts};
   c.next_use = {reinterpret_cast<const uint32_t*>(at(7)), slots};
+  return c;
+}
 
-  // Values. Per record: phase, layer, canonical order (strict, so no duplicate cells), expert ids.
+void Reader::check_records(const TraceColumns& c) const {
+  const TraceInfo& info = info_;
+  const uint64_t records = records_;
+  const uint64_t* offset = offset_;
+  // Per record: phase, layer, canonical order (strict, so no duplicate cells), expert ids.
   const uint32_t k = info.top_k;
   std::vector<uint64_t> mark(info.experts, UINT64_MAX);
   for (uint64_t r = 0; r < records; ++r) {
-    if (c.phase[r] > 1) throw fail(offset[1] + r, "phase", "record " + std::to_string(r) + ": value " + std::to_string(c.phase[r]));
+    if (c.phase[r] > 1)
+      throw fail(offset[1] + r, "phase",
+                 "record " + std::to_string(r) + ": value " + std::to_string(c.phase[r]));
     if (c.layer[r] >= info.layers)
       throw fail(offset[3] + 2 * r, "layer",
                  "record " + std::to_string(r) + ": layer " + std::to_string(c.layer[r]) + " >= layers " +
@@ -608,8 +659,9 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
       const int cmp = canonical_compare(c.seq[r - 1], c.phase[r - 1], c.step[r - 1], c.layer[r - 1], c.seq[r],
                                         c.phase[r], c.step[r], c.layer[r]);
       if (cmp >= 0)
-        throw fail(offset[0] + 4 * r, "seq/phase/step/layer",
-                   "record " + std::to_string(r) + (cmp == 0 ? ": duplicate cell" : ": out of canonical order"));
+        throw fail(
+            offset[0] + 4 * r, "seq/phase/step/layer",
+            "record " + std::to_string(r) + (cmp == 0 ? ": duplicate cell" : ": out of canonical order"));
     }
     for (uint32_t s = 0; s < k; ++s) {
       const uint16_t e = c.experts[r * k + s];
@@ -618,25 +670,10 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
                    "record " + std::to_string(r) + ": expert id " + std::to_string(e) + " >= experts " +
                        std::to_string(info.experts));
       if (mark[e] == r)
-        throw fail(offset[4] + 2 * (r * k + s), "experts",
-                   "record " + std::to_string(r) + ": expert id " + std::to_string(e) + " twice in one top-k");
+        throw fail(
+            offset[4] + 2 * (r * k + s), "experts",
+            "record " + std::to_string(r) + ": expert id " + std::to_string(e) + " twice in one top-k");
       mark[e] = r;
-    }
-  }
-  for (uint64_t i = 0; i < c.weights.size(); ++i)
-    if (!std::isfinite(c.weights[i])) throw fail(offset[5] + 4 * i, "weights", "NaN or infinite weight");
-  for (uint64_t i = 0; i < c.logits.size(); ++i)
-    if (!std::isfinite(c.logits[i])) throw fail(offset[6] + 4 * i, "logits", "NaN or infinite logit");
-  // next-use index: recomputed by the same backward scan as TraceBuilder and compared slot by slot.
-  {
-    std::vector<uint32_t> last(size_t{info.layers} * info.experts, kNoNextUse);
-    for (uint64_t pos = slots; pos-- > 0;) {
-      const uint32_t key = uint32_t{c.layer[pos / k]} * info.experts + c.experts[pos];
-      if (c.next_use[pos] != last[key])
-        throw fail(offset[7] + 4 * pos, "next_use",
-                   "slot " + std::to_string(pos) + ": " + std::to_string(c.next_use[pos]) + ", expected " +
-                       std::to_string(last[key]));
-      last[key] = static_cast<uint32_t>(pos);
     }
   }
   const uint64_t missing = count_missing_cells(c, info.layers);
@@ -644,6 +681,50 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
     throw fail(kMtrPreambleBytes, "header.missing_cells",
                std::to_string(info.missing_cells) + ", but the records leave " + std::to_string(missing) +
                    " cells missing");
+}
+
+// Index of the first float that is NaN or infinite (exponent bits all ones), or n. The scan over the bits is
+// branch-free, so the compiler vectorizes it; only a file that has one pays the second, locating pass.
+size_t first_non_finite(const float* f, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, f + i, 4);
+    any |= static_cast<uint32_t>((b & 0x7F800000u) == 0x7F800000u);
+  }
+  if (!any) return n;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(f[i])) return i;
+  return n;
+}
+
+Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owner) {
+  check_preamble(opts.verify_checksum);
+  parse_header();
+  const TraceInfo& info = info_;
+  const uint64_t* offset = offset_;
+  const TraceColumns c = columns();
+  check_records(c);
+  if (const size_t i = first_non_finite(c.weights.data(), c.weights.size()); i < c.weights.size())
+    throw fail(offset[5] + 4 * i, "weights", "NaN or infinite weight");
+  if (const size_t i = first_non_finite(c.logits.data(), c.logits.size()); i < c.logits.size())
+    throw fail(offset[6] + 4 * i, "logits", "NaN or infinite logit");
+  // next-use index: recomputed by the same backward scan as TraceBuilder and compared slot by slot.
+  {
+    const uint32_t k = info.top_k;
+    std::vector<uint32_t> last(size_t{info.layers} * info.experts, kNoNextUse);
+    for (uint64_t r = records_; r-- > 0;) {
+      const uint32_t base = uint32_t{c.layer[r]} * info.experts;
+      for (uint64_t pos = r * k + k; pos-- > r * k;) {
+        const uint32_t key = base + c.experts[pos];
+        if (c.next_use[pos] != last[key])
+          throw fail(offset[7] + 4 * pos, "next_use",
+                     "slot " + std::to_string(pos) + ": " + std::to_string(c.next_use[pos]) + ", expected " +
+                         std::to_string(last[key]));
+        last[key] = static_cast<uint32_t>(pos);
+      }
+    }
+  }
   Trace t(info, c, std::move(owner));
   if (has_lookups_) {
     check_lookups(opts.verify_checksum, true);
@@ -653,12 +734,16 @@ Trace Reader::parse(const MtrReadOptions& opts, std::shared_ptr<const void> owne
 }
 
 std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool with_next_use,
-                                                std::shared_ptr<const void> owner) {
+                                                std::shared_ptr<const void> owner, bool from_records,
+                                                bool with_token_counts) {
   if (size_ < 8 || std::memcmp(base_, kMtrMagic, 8) != 0) return std::nullopt;
   check_preamble(false);  // the whole-file checksum covers the records, which this path does not read
-  if (version_ < kMtrVersionLookups) return std::nullopt;
+  if (version_ < kMtrVersionLookups && !from_records) return std::nullopt;
   parse_header();
-  if (!has_lookups_) return std::nullopt;
+  if (!has_lookups_) {
+    if (!from_records) return std::nullopt;
+    return lookups_from_records(opts, with_next_use, with_token_counts, std::move(owner));
+  }
   check_lookups(opts.verify_checksum, with_next_use);
   MtrLookups m;
   m.info = info_;
@@ -672,7 +757,55 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
   m.view = view_;
   m.storage = std::move(owner);
   return m;
+}
 
+MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_next_use,
+                                        bool with_token_counts, std::shared_ptr<const void> owner) {
+  // The whole-file checksum runs on a second thread while the records are checked and the stream is built;
+  // nothing is returned before it matched, and a mismatch is the error reported even when the records also
+  // fail their checks (a corrupt file is named as such).
+  std::future<uint64_t> checksum;
+  if (opts.verify_checksum)
+    checksum = std::async(std::launch::async,
+                          [this] { return hash64(base_ + kMtrPreambleBytes, size_ - kMtrPreambleBytes); });
+  auto verify = [&] {
+    if (!checksum.valid()) return;
+    const uint64_t actual = checksum.get();
+    if (actual != checksum_)
+      throw fail(24, "checksum",
+                 "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum_) + ", computed " +
+                     std::to_string(actual) + ")");
+  };
+  struct Held {
+    std::shared_ptr<const void> mapping;
+    LookupStream stream;
+  };
+  auto held = std::make_shared<Held>();
+  held->mapping = owner;
+  MtrLookups m;
+  try {
+    const TraceColumns c = columns();
+    check_records(c);
+    const Trace t(info_, c, std::move(owner));
+    held->stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = with_next_use});
+    m.has_weights = !c.weights.empty();
+    m.has_logits = !c.logits.empty();
+    m.sequences = t.sequence_ids().size();
+    if (with_token_counts) {  // passes over the records (and sorts of each prompt's steps): only when asked
+      m.prefill_tokens = t.tokens(Phase::kPrefill);
+      m.decode_tokens = t.tokens(Phase::kDecode);
+    }
+  } catch (const Error&) {
+    verify();
+    throw;
+  }
+  verify();
+  m.info = info_;
+  m.records = records_;
+  m.decode_lookups = held->stream.decode_lookups();
+  m.view = lookup_view(held->stream);
+  m.storage = std::move(held);
+  return m;
 }
 
 struct Mapping {
@@ -710,16 +843,30 @@ Trace read_mtr(const std::string& path, const MtrReadOptions& opts) {
   return read_mtr(InputFile(path), opts);
 }
 
-std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use, const MtrReadOptions& opts) {
-  // Only a regular file can hold the section the caller would use; anything else (a pipe above all) must
-  // not even be opened here, since the caller reads it next and a pipe can be read once.
+namespace {
+// The lookups readers' mapping of `path`: only a regular file can hold what the caller would use; anything
+// else (a pipe above all) must not even be opened here, since the caller reads it next and a pipe can be read
+// once.
+std::optional<MtrLookups> parse_regular_file(const std::string& path, const MtrReadOptions& opts,
+                                             bool with_next_use, bool from_records, bool with_token_counts) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const InputFile in(path);
   if (!in.regular()) return std::nullopt;
   const auto m = map_file(in);
   Reader r(static_cast<const unsigned char*>(m->addr), m->len, path);
-  return r.parse_lookups(opts, with_next_use, m);
+  return r.parse_lookups(opts, with_next_use, m, from_records, with_token_counts);
+}
+}  // namespace
+
+std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_next_use,
+                                           const MtrReadOptions& opts) {
+  return parse_regular_file(path, opts, with_next_use, false, true);
+}
+
+std::optional<MtrLookups> read_mtr_lookup_stream(const std::string& path, bool with_next_use,
+                                                 bool with_token_counts, const MtrReadOptions& opts) {
+  return parse_regular_file(path, opts, with_next_use, true, with_token_counts);
 }
 
 namespace {
@@ -737,11 +884,20 @@ Trace decode_mtr(std::string_view bytes, const std::string& origin, const MtrRea
   return r.parse(opts, std::shared_ptr<const void>(buf, buf.get()));
 }
 
-std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin, bool with_next_use,
-                                             const MtrReadOptions& opts) {
+std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin,
+                                             bool with_next_use, const MtrReadOptions& opts) {
   const auto buf = aligned_copy(bytes);
   Reader r(reinterpret_cast<const unsigned char*>(buf.get()), bytes.size(), origin);
   return r.parse_lookups(opts, with_next_use, std::shared_ptr<const void>(buf, buf.get()));
+}
+
+std::optional<MtrLookups> decode_mtr_lookup_stream(std::string_view bytes, const std::string& origin,
+                                                   bool with_next_use, bool with_token_counts,
+                                                   const MtrReadOptions& opts) {
+  const auto buf = aligned_copy(bytes);
+  Reader r(reinterpret_cast<const unsigned char*>(buf.get()), bytes.size(), origin);
+  return r.parse_lookups(opts, with_next_use, std::shared_ptr<const void>(buf, buf.get()), true,
+                         with_token_counts);
 }
 
 }  // namespace moesim::traces

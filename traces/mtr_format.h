@@ -21,8 +21,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/cache_config.h"
 #include "base/input_file.h"
+#include "core/cache_config.h"
 #include "traces/trace.h"
 
 namespace moesim::traces {
@@ -82,7 +82,7 @@ struct MtrLookups {
   bool has_weights = false, has_logits = false;
   uint64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
   uint64_t decode_lookups = 0;
-  LookupView view;  // next_use empty unless asked for
+  LookupView view;                      // next_use empty unless asked for
   std::shared_ptr<const void> storage;  // keeps the mapping alive
   size_t invocations() const { return view.invocations(); }
   size_t lookups() const { return view.key.size(); }
@@ -96,5 +96,19 @@ std::optional<MtrLookups> read_mtr_lookups(const std::string& path, bool with_ne
 std::optional<MtrLookups> decode_mtr_lookups(std::string_view bytes, const std::string& origin,
                                              bool with_next_use, const MtrReadOptions& opts = {});
 
+// The batch-1 lookup stream of ANY .mtr file, for `moesim replay`: the lookup index section when the file has
+// one (as read_mtr_lookups), otherwise the stream built from the records (version 1, or a version-2 file
+// rewritten without it). That build reads and checks only what the stream is made of -- phases, layers,
+// canonical order, expert ids, and the header's missing_cells -- with the whole-file checksum verified (on a
+// second thread, while the stream is built) before anything is returned; it does not look at the weights,
+// logits or the slot next-use column, which no replay reads (read_mtr checks those). `storage` then owns the
+// built arrays, and prefill_tokens and decode_tokens are counted only with `with_token_counts` (0 otherwise;
+// the section's header always has them). nullopt as read_mtr_lookups for what is not an .mtr file (or not a
+// regular file).
+std::optional<MtrLookups> read_mtr_lookup_stream(const std::string& path, bool with_next_use,
+                                                 bool with_token_counts, const MtrReadOptions& opts = {});
+std::optional<MtrLookups> decode_mtr_lookup_stream(std::string_view bytes, const std::string& origin,
+                                                   bool with_next_use, bool with_token_counts,
+                                                   const MtrReadOptions& opts = {});
 
 }  // namespace moesim::traces

@@ -54,21 +54,30 @@ Trace.load = staticmethod(_load)
 
 
 def replay(trace, *, policy="lru", budget=None, scope="global", batch=1, jobs=1, routing=None, lifetime=False,
-           prefetch=None, seed=1, oracle_passes=4, format="auto", fields="", model="", progress=None):
-    """`moesim replay --json`: hit rates of eviction policies on a trace, as a dict."""
+           prefetch=None, seed=1, oracle_passes=4, format="auto", fields="", model="", progress=None, mrc=False,
+           mrc_sample=0.1, mrc_salts=3):
+    """`moesim replay --json`: hit rates of eviction policies on a trace, as a dict; with mrc=True their
+    miss-ratio curves (`moesim replay --mrc`: exact stack distances for LRU, SHARDS sampling for the others,
+    mrc_sample of the keys in each of mrc_salts samples)."""
     a = _args
     return _core._replay(_trace(trace), a.strings("policy", policy), a.strings("budget", budget, a.budget),
                          a.text("scope", scope), a.integer("batch", batch), a.integer("jobs", jobs),
                          a.strings("routing", routing), a.flag("lifetime", lifetime), a.strings("prefetch", prefetch),
                          a.integer("seed", seed, 0, a.U64), a.integer("oracle_passes", oracle_passes),
-                         a.text("format", format), a.text("fields", fields), a.path("model", model), progress)
+                         a.text("format", format), a.text("fields", fields), a.path("model", model), progress,
+                         a.flag("mrc", mrc), a.real("mrc_sample", mrc_sample), a.integer("mrc_salts", mrc_salts))
 
 
 def replay_frame(trace, **options):
-    """replay(trace, **options)'s results as a pandas DataFrame, one row per result (nested keys joined by '.')."""
+    """replay(trace, **options)'s results as a pandas DataFrame, one row per result (nested keys joined by '.').
+    With mrc=True (a miss-ratio curve, `moesim replay --mrc`): one row per point of each policy's curve, with the
+    curve's method ("stack-distance": exact, or "shards": estimated) and exactness on every row."""
     import pandas
 
-    return pandas.json_normalize(replay(trace, **options)["results"])
+    doc = replay(trace, **options)
+    if "mrc" in doc:
+        return pandas.json_normalize(doc["mrc"], record_path="points", meta=["method", "exact"])
+    return pandas.json_normalize(doc["results"])
 
 
 class RunResult(dict):

@@ -35,6 +35,14 @@ def test_replay_frame_has_one_row_per_result():
     assert list(frame["hits"]) == [r["hits"] for r in doc["results"]]
 
 
+def test_replay_frame_of_a_miss_ratio_curve_equals_the_replays():
+    frame = moesim.replay_frame(QWEN, policy=["lru", "fifo"], budget=["8", "16", "32"], mrc=True)
+    assert list(frame["eviction"]) == ["lru"] * 3 + ["fifo"] * 3
+    assert list(frame["method"]) == ["stack-distance"] * 3 + ["shards"] * 3
+    doc = moesim.replay(QWEN, policy="lru", budget=["8", "16", "32"])
+    assert list(frame["hits"][:3]) == [r["hits"] for r in doc["results"]]
+
+
 def test_policies_lists_the_registries(cli_json):
     got = moesim.policies()
     want = cli_json("policies")["policies"]

@@ -1,16 +1,18 @@
 // `moesim replay` and `moesim policies` end to end (the built binary, MOESIM_CLI_PATH).
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "base/atomic_file.h"
-#include "core/eviction.h"
 #include "base/json_io.h"
+#include "core/eviction.h"
 
 namespace moesim::testing {
 namespace {
@@ -22,7 +24,8 @@ struct Out {
 
 // stdout and stderr together, or stdout only (for JSON) when `with_stderr` is false.
 Out cli(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string(MOESIM_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd =
+      std::string(MOESIM_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   Out o{-1, ""};
   if (!p) return o;
@@ -117,17 +120,26 @@ std::string temp_file(const std::string& name) {
   return "/tmp/moesim_replay_cli_" + std::to_string(getpid()) + "_" + name;
 }
 
-Json json_of(const Out& o) { return parse_json_text(o.text.substr(o.text.find('{')), "replay output"); }
+Json json_of(const Out& o) {
+  return parse_json_text(o.text.substr(o.text.find('{')), "replay output");
+}
 
 // `trace import --lookup-index` stores the lookup stream; `replay` then runs from it (without reading the
 // records) and gives the same results and the same trace description as from the CSV.
 TEST(ReplayCli, TheLookupIndexGivesTheSameResultsAsTheRecords) {
   const std::string plain = temp_file("plain.mtr"), indexed = temp_file("indexed.mtr");
-  ASSERT_EQ(cli("trace import " + kQwen + " -o " + plain).status, 0);
+  ASSERT_EQ(cli("trace import " + kQwen + " --no-lookup-index -o " + plain).status, 0);
   ASSERT_EQ(cli("trace import " + plain + " --lookup-index -o " + indexed).status, 0);
+  // The index is the default: an import without either flag is the indexed file, byte for byte.
+  const std::string by_default = temp_file("default.mtr");
+  ASSERT_EQ(cli("trace import " + plain + " -o " + by_default).status, 0);
+  EXPECT_EQ(read_file(by_default), read_file(indexed));
+  EXPECT_NE(read_file(plain), read_file(indexed));
   for (const char* scope : {"global", "layer"}) {
-    const std::string args = " --policy lru --policy belady --policy fifo --policy static-freq --budget 16,32,3000MiB "
-                             "--json --scope " + std::string(scope);
+    const std::string args =
+        " --policy lru --policy belady --policy fifo --policy static-freq --budget 16,32,3000MiB "
+        "--json --scope " +
+        std::string(scope);
     const Out a = cli("replay " + kQwen + args, false), b = cli("replay " + indexed + args, false),
               c = cli("replay " + plain + args, false);
     ASSERT_EQ(a.status, 0) << a.text;
@@ -145,8 +157,9 @@ TEST(ReplayCli, TheLookupIndexGivesTheSameResultsAsTheRecords) {
     EXPECT_EQ(jb["results"], ja["results"]) << scope;
     EXPECT_EQ(jc["results"], ja["results"]) << scope;
     // The trace description: the same counts (the provenance differs: the .mtr files were imported).
-    for (const char* key : {"sequences", "prefill_tokens", "decode_tokens", "records", "missing_cells", "invocations",
-                            "lookups", "decode_lookups", "optional_columns", "expert_bytes", "layers", "experts"})
+    for (const char* key :
+         {"sequences", "prefill_tokens", "decode_tokens", "records", "missing_cells", "invocations",
+          "lookups", "decode_lookups", "optional_columns", "expert_bytes", "layers", "experts"})
       EXPECT_EQ(jb["trace"][key], ja["trace"][key]) << key;
     EXPECT_EQ(jb["trace"], jc["trace"]);
   }
@@ -185,7 +198,8 @@ TEST(ReplayCli, ExportsTheLookupsAsOracleGeneral) {
   std::remove(og.c_str());
   const Out bad = cli("trace export " + kQwen + " --to csv -o " + og);
   EXPECT_EQ(WEXITSTATUS(bad.status), 2) << bad.text;
-  EXPECT_NE(bad.text.find("--to: unknown output format 'csv' (known: jsonl, oraclegeneral)"), std::string::npos)
+  EXPECT_NE(bad.text.find("--to: unknown output format 'csv' (known: jsonl, oraclegeneral)"),
+            std::string::npos)
       << bad.text;
   const Out batch = cli("trace export " + kQwen + " --batch 2 -o " + og);
   EXPECT_NE(batch.text.find("--batch applies to --to oraclegeneral only"), std::string::npos) << batch.text;
@@ -194,8 +208,12 @@ TEST(ReplayCli, ExportsTheLookupsAsOracleGeneral) {
 // `replay --prefetch`: the prefetch metrics of `run` (same keys), without timing ("late" is null).
 TEST(ReplayCli, PrefetchMetricsUseRunsNames) {
   const std::string base = "replay " + kQwen + " --policy lru --budget 32 --json";
-  const Out o = cli(base + " --prefetch oracle --prefetch none --prefetch oracle:accuracy=0.5 --prefetch temporal "
-                           "--prefetch transition:train=" + kQwen, false);
+  const Out o =
+      cli(base +
+              " --prefetch oracle --prefetch none --prefetch oracle:accuracy=0.5 --prefetch temporal "
+              "--prefetch transition:train=" +
+              kQwen,
+          false);
   ASSERT_EQ(o.status, 0) << o.text;
   const Json j = json_of(o);
   ASSERT_EQ(j["results"].size(), 5u);
@@ -209,8 +227,8 @@ TEST(ReplayCli, PrefetchMetricsUseRunsNames) {
     EXPECT_TRUE(p["late"].is_null());
     EXPECT_EQ(p["useful"].get<uint64_t>() + p["useless"].get<uint64_t>(), p["issued"].get<uint64_t>())
         << r["prefetch_policy"];
-    EXPECT_EQ(p["proposed"].get<uint64_t>(),
-              p["already_resident"].get<uint64_t>() + p["declined"].get<uint64_t>() + p["issued"].get<uint64_t>());
+    EXPECT_EQ(p["proposed"].get<uint64_t>(), p["already_resident"].get<uint64_t>() +
+                                                 p["declined"].get<uint64_t>() + p["issued"].get<uint64_t>());
     EXPECT_EQ(r["lookups"], 39526);
   }
   const Json& oracle = j["results"][0]["prefetch"];
@@ -249,8 +267,57 @@ TEST(ReplayCli, PrefetchMetricsUseRunsNames) {
   const Out shape = cli(base + " --prefetch transition:train=" + std::string(MOESIM_SOURCE_DIR) +
                         "/data/traces/gemma-4-26b-a4b.route.csv");
   EXPECT_NE(shape.status, 0);
-  EXPECT_NE(shape.text.find("the training trace has 30 layers x 128 experts, the run 48 x 128"), std::string::npos)
+  EXPECT_NE(shape.text.find("the training trace has 30 layers x 128 experts, the run 48 x 128"),
+            std::string::npos)
       << shape.text;
+}
+
+// `replay --mrc`: LRU's curve equals the replays in every counter (JSON), the CSV has a row per (policy,
+// budget), the plot is written, from a plain .mtr as from the CSV; misuse is a usage error (exit 2).
+TEST(ReplayCli, MissRatioCurveInJsonCsvAndPlot) {
+  const std::string plain = temp_file("mrc-plain.mtr"), csv = temp_file("mrc.csv"),
+                    png = temp_file("mrc.png");
+  ASSERT_EQ(cli("trace import " + kQwen + " --no-lookup-index -o " + plain).status, 0);
+  const std::string args = " --policy lru --policy fifo --budget 8,16,32,3000MiB --scope layer";
+  const Out replays = cli("replay " + kQwen + args + " --json", false);
+  ASSERT_EQ(replays.status, 0) << replays.text;
+  const Json want = json_of(replays);
+  for (const std::string& trace : {kQwen, plain}) {
+    const Out o = cli("replay " + trace + args + " --mrc --json --csv " + csv, false);
+    ASSERT_EQ(o.status, 0) << o.text;
+    const Json j = json_of(o);
+    ASSERT_EQ(j["mrc"].size(), 2u);
+    EXPECT_EQ(j["mrc"][0]["method"], "stack-distance");
+    EXPECT_EQ(j["mrc"][1]["method"], "shards");
+    for (size_t i = 0; i < 4; ++i) {
+      Json got = j["mrc"][0]["points"][i], r = want["results"][i];
+      for (const char* key :
+           {"hits", "misses", "decode_hits", "read_bytes", "evictions", "over_capacity_invocations",
+            "max_over_capacity", "capacity", "capacity_experts"})
+        EXPECT_EQ(got[key], r[key]) << key << " " << i;
+      EXPECT_TRUE(j["mrc"][1]["points"][i]["estimated"].get<bool>());
+      EXPECT_FALSE(j["mrc"][1]["points"][i].contains("evictions"));
+    }
+    const std::string table = read_file(csv);
+    EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 9) << table;
+    EXPECT_EQ(table.rfind("eviction,scope,capacity,", 0), 0u) << table;
+  }
+  // The whole curve by default (top-k .. experts per layer), and its plot.
+  const Out all = cli("replay " + kQwen + " --mrc --policy lru --plot " + png);
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    ASSERT_EQ(all.status, 0) << all.text;
+    EXPECT_GT(std::filesystem::file_size(png), 1000u);
+  }
+  const Out full = cli("replay " + kQwen + " --mrc --policy lru --json", false);
+  EXPECT_EQ(json_of(full)["mrc"][0]["points"].size(), 128u - 6u + 1u);
+  // Misuse.
+  const Out no_mrc = cli("replay " + kQwen + " --policy lru --budget 8 --csv " + csv);
+  EXPECT_EQ(WEXITSTATUS(no_mrc.status), 2) << no_mrc.text;
+  EXPECT_NE(no_mrc.text.find("--csv and --plot need --mrc"), std::string::npos) << no_mrc.text;
+  const Out rate = cli("replay " + kQwen + " --mrc --policy fifo --budget 8 --mrc-sample 0");
+  EXPECT_EQ(WEXITSTATUS(rate.status), 2) << rate.text;
+  const Out routing = cli("replay " + kQwen + " --mrc --policy lru --budget 8 --routing prune:h=4");
+  EXPECT_EQ(WEXITSTATUS(routing.status), 2) << routing.text;
 }
 
 TEST(PoliciesCli, ListsEvictionPoliciesWithParameters) {
