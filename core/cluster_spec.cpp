@@ -10,6 +10,7 @@
 #include "base/input_file.h"
 #include "base/json_schema.h"
 #include "base/units.h"
+#include "core/data_dir.h"
 
 namespace moesim {
 namespace {
@@ -227,11 +228,17 @@ ClusterSpec load_cluster_spec(const std::string& path) {
 }
 
 std::vector<NamedFile> files_named(const ClusterSpec& spec) {
-  std::vector<NamedFile> out = {{spec.model, spec.origin + ": model"}};
+  // A preset name is the file it resolves to through the data folder.
+  const auto preset = [](const char* option, const std::string& name, const std::string& where) -> NamedFile {
+    const std::vector<NamedPath> f = files_named_by_value(option, name, false);
+    if (f.empty() || f.front().path == name) return {name, where};
+    return {f.front().path, where + ", preset " + name};
+  };
+  std::vector<NamedFile> out = {preset("--model", spec.model, spec.origin + ": model")};
   for (size_t i = 0; i < spec.servers.size(); ++i) {
     const ClusterServerSpec& s = spec.servers[i];
     const std::string at = spec.origin + ": servers[" + std::to_string(i) + "]";
-    out.push_back({s.hw, at + ".hw"});
+    out.push_back(preset("--hw", s.hw, at + ".hw"));
     for (size_t t = 0; t < s.traces.size(); ++t)
       out.push_back({s.traces[t], at + ".traces[" + std::to_string(t) + "]"});
     if (!s.arrival.file.empty()) out.push_back({s.arrival.file, at + ".arrival"});

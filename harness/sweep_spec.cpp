@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "harness/arguments.h"
@@ -9,6 +10,7 @@
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/json_schema.h"
+#include "core/cluster_spec.h"
 #include "moesim_build_info.h"
 
 namespace moesim::harness::sweep {
@@ -254,6 +256,31 @@ std::string point_id(const std::vector<std::string>& args) {
   std::string c;
   for (const auto& a : args) c += a + '\0';
   return hex(hash64(c.data(), c.size(), 0x5eed));
+}
+
+std::vector<NamedPath> files_named(const Spec& spec, const CommandInputs& inputs_of) {
+  std::vector<NamedPath> out;
+  std::set<std::pair<std::string, std::string>> seen;  // (parameter, value); value "" for "not given"
+  for (size_t i = 0; i < spec.points.size(); ++i) {
+    const Point& p = spec.points[i];
+    bool news = false;
+    for (const Key& k : kKeys) {
+      const auto it = p.find(k.name);
+      news |= seen.emplace(k.name, it == p.end() ? std::string() : it->second).second;
+    }
+    if (!news) continue;
+    const std::string where = spec.file + ": point " + std::to_string(i) + ", ";
+    for (NamedPath& f : inputs_of(point_args(spec, p))) out.push_back({std::move(f.path), where + f.option});
+    if (const auto servers = p.find("servers"); servers != p.end()) {
+      try {
+        for (const NamedFile& f : moesim::files_named(load_cluster_spec(servers->second)))
+          out.push_back({f.path, where + f.where});
+      } catch (const Error&) {
+        // A SERVERS.json that does not load fails its points, which then read nothing.
+      }
+    }
+  }
+  return out;
 }
 
 fs::path point_file(const fs::path& dir, const std::string& id) { return dir / "points" / (id + ".json"); }

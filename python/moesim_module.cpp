@@ -23,6 +23,7 @@
 #include "base/progress.h"
 #include "base/warnings.h"
 #include "cli/run_command.h"
+#include "core/data_dir.h"
 #include "harness/cluster_job.h"
 #include "harness/compare_job.h"
 #include "harness/plan_job.h"
@@ -113,6 +114,21 @@ auto call_released(F&& f, const py::object& progress = py::none()) {
   for (const auto& w : raised)
     if (PyErr_WarnEx(PyExc_UserWarning, ("moesim: " + w).c_str(), 2) < 0) throw py::error_already_set();
   return r;
+}
+
+// The command line's guard (cli/io_guard.h, base/output_guard.h) over a call: what its keyword values name --
+// the file, the preset a hw= or model= resolves to (the default profile when hw= is not given), the files a
+// policy's parameters name (core/data_dir.h) -- is an input no output of the call may replace. Each value is
+// (keyword, value, whether the call uses it as a default).
+struct KeywordValue {
+  std::string key, value;
+  bool is_default = false;
+};
+std::vector<NamedPath> inputs_named(const std::vector<KeywordValue>& values) {
+  std::vector<NamedPath> out;
+  for (const KeywordValue& v : values)
+    for (NamedPath& f : files_named_by_value(v.key + "=", v.value, v.is_default)) out.push_back(std::move(f));
+  return out;
 }
 
 // The trace argument: a path (read with the load options given) or a moesim.Trace (its own options).
@@ -278,11 +294,17 @@ py::tuple run(const py::object& trace, py::dict kw) {
   a.budgets = options.strings("budget");
   a.json = true;
   harness::RunOutcome o;
+  const bool hw_default = !kw.contains("hw") || kw["hw"].is_none();  // read with the GIL held
   const std::string text = call_released([&] {
     // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
-    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.trace, "trace"},
-                                                             {a.hw, "hw="}, {a.load.model, "model="},
-                                                             {a.store, "store="}});
+    std::vector<KeywordValue> named = {{"trace", a.trace},     {"hw", a.hw, hw_default},
+                                       {"model", a.load.model}, {"store", a.store},
+                                       {"system", a.system},    {"routing", a.routing},
+                                       {"prefetch", a.prefetch}, {"scheduling", a.scheduling},
+                                       {"profile_trace", a.profile_trace}};
+    for (const std::string& p : a.policies) named.push_back({"policy", p});
+    refuse_outputs_over_inputs({{a.timeline, "timeline="}}, inputs_named(named));
+    const DeclaredOutputs declared({{a.timeline, "timeline="}});
     o = harness::run_outcome(a);
     return harness::run_outcome_json(a, o).dump();
   }, options.progress());
@@ -313,6 +335,7 @@ py::object cluster(const std::string& servers, const std::string& placement, con
   a.json = true;
   return json_loads(call_released([&] {
     refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
+    const DeclaredOutputs declared({{a.timeline, "timeline="}});
     return harness::cluster_output(a);
   }, progress));
 }
@@ -386,7 +409,7 @@ py::object sweep(const std::string& spec, bool spec_json, const std::string& out
   const harness::SweepOutcome o = call_released([&] {
     if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
     if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
-    return harness::run_sweep(a, cli::run_command);
+    return harness::run_sweep(a, cli::run_command, cli::command_line_inputs);
   }, progress);
   if (!o.error.empty()) throw Error(o.error);
   return json_loads(o.summary.dump());
