@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/input_file.h"
 #include "base/json_schema.h"
+#include "base/output_guard.h"
 #include "base/units.h"
 #include "core/data_dir.h"
 
@@ -62,8 +63,9 @@ std::vector<double> read_timestamps(const std::string& path) {
       throw input_error(path, n, "", e.what());
     }
     if (!times.empty() && t < times.back())
-      throw input_error(path, n, "", "arrival times must not decrease (" + format_seconds(t) + " after " +
-                                         format_seconds(times.back()) + ")");
+      throw input_error(path, n, "",
+                        "arrival times must not decrease (" + format_seconds(t) + " after " +
+                            format_seconds(times.back()) + ")");
     times.push_back(t);
   }
   if (times.empty()) throw input_error(path, 0, "", "no arrival times (one time per line, such as 12.5s)");
@@ -87,6 +89,9 @@ ArrivalSpec arrival(const JsonAt& at, const std::string& base_dir) {
   } else if (kind == "timestamps" && !arg.empty()) {
     a.kind = ArrivalSpec::Kind::kTimestamps;
     a.file = resolve(base_dir, arg);
+    // An output of the running command (base/output_guard.h) is refused as the usage error it is, before the
+    // read's errors become the spec's.
+    check_not_an_output(a.file, at.file() + ": " + at.path());
     try {
       a.times_s = read_timestamps(a.file);
     } catch (const Error& e) {
