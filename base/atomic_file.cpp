@@ -1,22 +1,28 @@
 #include "base/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "base/error.h"
+#include "base/hash64.h"
 #include "base/input_file.h"
 
 namespace moesim {
 namespace {
 
 std::atomic<unsigned> g_counter{0};
+constexpr char kBase36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 std::string errno_text(int e = errno) {
   return std::strerror(e);
 }
@@ -112,18 +118,44 @@ bool resolve_output(const std::string& path, Resolved& r) {
   return true;
 }
 
+// This host's tag in temporary names: 6 base-36 digits of a hash of its name. A folder shared over the
+// network may hold another machine's temporaries, whose pids mean nothing here: only this host's are judged.
+const std::string& host_tag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    (void)::gethostname(host, sizeof host - 1);
+    uint64_t h = hash64(host, std::strlen(host), 0x7e3b);
+    std::string t;
+    for (size_t i = 0; i < 6; ++i, h /= 36) t += kBase36[h % 36];
+    return t;
+  }();
+  return tag;
+}
+
 // A short name, so that a target whose name is as long as the file system allows still has a temporary
-// file next to it: "<dir>/.moesim-XXXXXX". The suffix mixes the pid and a counter (O_EXCL settles the rare
-// collision with another process: the next counter value is tried).
+// file next to it: "<dir>/.moesim-HOST-PID-XXXXXX" (temporary_output_name). The suffix mixes the pid and a
+// counter (O_EXCL settles the rare collision: the next counter value is tried).
 std::string temp_name(const std::string& dir) {
   uint64_t x = (uint64_t(::getpid()) << 32) ^ g_counter++;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser: neighbouring counters differ widely
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   x ^= x >> 31;
-  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string name = dir + "/" + std::string(kTempPrefix);
-  for (size_t i = 0; i < kTempSuffixChars; ++i, x /= 36) name += kDigits[x % 36];
-  return name;
+  std::string suffix;
+  for (size_t i = 0; i < kTempSuffixChars; ++i, x /= 36) suffix += kBase36[x % 36];
+  return dir + "/" + temporary_output_name(::getpid(), suffix);
+}
+
+// Removes, once per folder and process, the temporaries in `dir` that a writer on this host left when it was
+// killed (SIGKILL gives it no chance to remove them): its pid is in the name and no process has it any more.
+// A live process's temporary (another moesim writing there now), another host's and any other name stay.
+void clean_folder_once(const std::string& dir) {
+  static std::mutex m;
+  static std::set<std::string> done;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (!done.insert(dir).second) return;
+  }
+  (void)remove_orphaned_temporaries(dir);
 }
 
 [[noreturn]] void cannot_write(const std::string& path, const std::string& why) {
@@ -136,6 +168,7 @@ std::string temp_name(const std::string& dir) {
 
 // Creates tmp_ in `dir` (registered for removal on a signal before it exists); -1 with errno on failure.
 int AtomicFile::create_temp(const std::string& dir) {
+  clean_folder_once(dir);
   for (int attempt = 0; attempt < 100; ++attempt) {
     tmp_ = temp_name(dir);
     slot_ = register_temp(tmp_);  // before creating it: a signal in between must still find it
@@ -328,8 +361,44 @@ std::string read_file(const std::string& path) {
   return InputFile(path).read_all();
 }
 
+std::string temporary_output_name(long pid, std::string_view suffix) {
+  return std::string(kTempPrefix) + host_tag() + "-" + std::to_string(pid) + "-" + std::string(suffix);
+}
+
 bool is_temporary_output_name(std::string_view name) {
-  return name.size() == kTempPrefix.size() + kTempSuffixChars && name.starts_with(kTempPrefix);
+  if (!name.starts_with(kTempPrefix)) return false;
+  const std::string_view rest = name.substr(kTempPrefix.size());
+  if (rest.size() == kTempSuffixChars) return true;  // the names of earlier versions, with no pid
+  // HOST-PID-SUFFIX
+  const size_t a = rest.find('-'), b = rest.rfind('-');
+  if (a != 6 || b == a || rest.size() - b - 1 != kTempSuffixChars || b - a - 1 < 1 || b - a - 1 > 10)
+    return false;
+  return std::all_of(rest.begin() + static_cast<long>(a) + 1, rest.begin() + static_cast<long>(b),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+long temporary_output_owner(std::string_view name) {
+  if (!is_temporary_output_name(name)) return 0;
+  const std::string_view rest = name.substr(kTempPrefix.size());
+  if (rest.size() == kTempSuffixChars || rest.substr(0, 6) != host_tag()) return 0;
+  const size_t a = rest.find('-'), b = rest.rfind('-');
+  return std::stol(std::string(rest.substr(a + 1, b - a - 1)));
+}
+
+size_t remove_orphaned_temporaries(const std::string& dir) {
+  size_t removed = 0;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  while (const dirent* e = ::readdir(d)) {
+    const long pid = temporary_output_owner(e->d_name);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to ask)
+    const std::string path = dir + "/" + e->d_name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
 }
 
 }  // namespace moesim

@@ -1,7 +1,8 @@
 // Output files that never exist half-written, and that never destroy what the user pointed -o at.
 //
 // AtomicFile picks how to write from what the path names:
-//   * a regular file, or nothing yet: write a temporary file ".moesim-XXXXXX" (is_temporary_output_name) in
+//   * a regular file, or nothing yet: write a temporary file ".moesim-HOST-PID-XXXXXX"
+//   (is_temporary_output_name) in
 //     the target's folder; commit() fsyncs and renames it over the target (an existing target keeps its
 //     permission bits). The temporary name is short whatever the target's, so a target name of NAME_MAX
 //     bytes works. If commit() is never called (an error was thrown) the destructor removes the temporary
@@ -18,7 +19,8 @@
 // Temporary files are also removed when the process is killed by SIGINT, SIGTERM or SIGHUP once main() has
 // called install_output_cleanup_handlers(): they are listed in a fixed-size, allocation-free registry that
 // the signal handler walks (async-signal-safe), after which the signal is re-raised with its default action
-// so the exit status still says "killed by signal".
+// so the exit status still says "killed by signal". SIGKILL leaves them behind: the first AtomicFile a
+// process makes in a folder removes the temporaries there whose writer is gone (remove_orphaned_temporaries).
 #pragma once
 
 #include <cstdint>
@@ -64,12 +66,22 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// Temporary files are named kTempPrefix followed by kTempSuffixChars letters and digits.
+// Temporary files are named kTempPrefix, the host's tag (6 letters and digits from a hash of the host name),
+// "-", the writer's pid, "-" and kTempSuffixChars letters and digits: ".moesim-k3x9q1-41234-a1b2c3".
 inline constexpr std::string_view kTempPrefix = ".moesim-";
 inline constexpr size_t kTempSuffixChars = 6;
-// Whether a file name (no folder) has the form of AtomicFile's temporary files: one left behind by a killed
-// process (SIGKILL leaves no chance to remove it) can be recognised and removed.
+// That name for process `pid` on this host with `suffix` (tests make a dead writer's leftovers with it).
+std::string temporary_output_name(long pid, std::string_view suffix);
+// Whether a file name (no folder) has the form of AtomicFile's temporary files (today's, or the pid-less
+// ".moesim-XXXXXX" of earlier versions): one left behind by a killed process can be recognised and removed.
 bool is_temporary_output_name(std::string_view name);
+// The pid of the process on this host that made temporary file `name`; 0 when it is not one, was made on
+// another host, or carries no pid.
+long temporary_output_owner(std::string_view name);
+// Removes the temporary files in `dir` whose writer is gone: made on this host by a process that no longer
+// exists (kill(pid, 0) says ESRCH). A live process's temporaries, other hosts', pid-less ones and every other
+// file stay. Returns how many were removed. AtomicFile calls it once per folder and process.
+size_t remove_orphaned_temporaries(const std::string& dir);
 
 // Writes `content` to `path` as AtomicFile does. "-" writes to standard output.
 void write_file_atomic(const std::string& path, std::string_view content);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/output_guard.h"
 
 namespace moesim {
 
@@ -25,6 +26,15 @@ InputFile::InputFile(std::string path) : path_(std::move(path)) {
     throw Error(path_ + ": is a directory, not a file");
   }
   regular_ = S_ISREG(st.st_mode);
+  if (regular_) {
+    // The safety net of base/output_guard.h: an input only the work discovered may not be a declared output.
+    try {
+      check_not_an_output(fd_, path_, "read by the command");
+    } catch (...) {
+      ::close(fd_);
+      throw;
+    }
+  }
   kind_ = regular_               ? "a regular file"
           : S_ISFIFO(st.st_mode) ? "a pipe"
           : S_ISCHR(st.st_mode)  ? "a character device"

@@ -1,10 +1,12 @@
 #include "cli/io_guard.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/output_guard.h"
+#include "core/data_dir.h"
 
 namespace moesim::cli {
 namespace {
@@ -23,10 +25,17 @@ void collect(CLI::App& app, std::vector<NamedPath>& outputs, std::vector<NamedPa
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size() == 0) continue;  // flags name no file
     std::vector<std::string> values = opt->results();
-    if (values.empty() && !opt->get_default_str().empty()) values.push_back(opt->get_default_str());
-    auto& into = is_output_option(*opt) ? outputs : inputs;
-    for (std::string& v : values)
-      if (!v.empty() && v != "-") into.push_back({std::move(v), option_name(*opt)});
+    const bool is_default = values.empty();
+    if (is_default && !opt->get_default_str().empty()) values.push_back(opt->get_default_str());
+    const std::string name = option_name(*opt);
+    for (std::string& v : values) {
+      if (v.empty() || v == "-") continue;
+      if (is_output_option(*opt)) {
+        outputs.push_back({std::move(v), name});
+      } else {
+        for (NamedPath& in : files_named_by_value(name, v, is_default)) inputs.push_back(std::move(in));
+      }
+    }
   }
   // Option groups are nameless subcommands holding more of this command's options.
   for (CLI::App* group : app.get_subcommands([](CLI::App* a) { return a->get_name().empty(); }))
@@ -46,10 +55,20 @@ bool is_output_option(const CLI::Option& opt) {
   return false;
 }
 
+std::vector<NamedPath> command_inputs(CLI::App& command, std::vector<NamedPath>* outputs) {
+  std::vector<NamedPath> outs, inputs;
+  collect(command, outs, inputs);
+  if (outputs) *outputs = std::move(outs);
+  return inputs;
+}
+
 void check_outputs_against_inputs(CLI::App& command) {
-  std::vector<NamedPath> outputs, inputs;
-  collect(command, outputs, inputs);
+  std::vector<NamedPath> outputs;
+  const std::vector<NamedPath> inputs = command_inputs(command, &outputs);
   refuse_outputs_over_inputs(outputs, inputs);
+  // One command per process: its outputs stay declared until it exits.
+  static std::optional<DeclaredOutputs> declared;
+  declared.emplace(outputs);
 }
 
 }  // namespace moesim::cli

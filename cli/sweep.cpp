@@ -7,21 +7,24 @@
 #include <vector>
 
 #include "base/error.h"
+#include "core/data_dir.h"
 #include "cli/command.h"
+#include "cli/io_guard.h"
 #include "cli/option_checks.h"
 #include "cli/run_command.h"
 #include "harness/sweep_job.h"
 
 namespace moesim::cli {
 
-// `moesim ARGS...` (args[0] the command) in this process, on this thread: the command's own setup and
-// callback, as main() would run them.
-void run_command(std::vector<std::string> args) {
+namespace {
+
+// Sets `app` up as the command args[0] with its own options and checks, and parses args[1..] into it.
+void parse_command(std::vector<std::string> args, CLI::App& app, bool run) {
   const auto& cmds = commands();
   const auto it = std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.path == args[0]; });
   if (it == cmds.end()) throw Error("sweep: no command '" + args[0] + "'");
-  CLI::App app{it->description, "moesim " + args[0]};
   it->setup(app);
+  if (!run) app.callback({});
   add_option_checks(app);  // a point's options are checked as on the command line
   const std::string command = args[0];
   args.erase(args.begin());
@@ -33,6 +36,30 @@ void run_command(std::vector<std::string> args) {
   }
 }
 
+}  // namespace
+
+// `moesim ARGS...` (args[0] the command) in this process, on this thread: the command's own setup and
+// callback, as main() would run them.
+void run_command(std::vector<std::string> args) {
+  CLI::App app{"", "moesim " + args[0]};
+  parse_command(std::move(args), app, true);
+}
+
+std::vector<NamedPath> command_line_inputs(std::vector<std::string> args) {
+  CLI::App app{"", "moesim " + args[0]};
+  try {
+    parse_command(args, app, false);
+  } catch (const Error&) {
+    // Options the command refuses: the point fails when it runs. Until then, every value may name a file.
+    std::vector<NamedPath> out;
+    for (size_t i = 1; i < args.size(); ++i)
+      for (NamedPath& p : files_named_by_value(i > 1 ? args[i - 1] : args[0], args[i], false))
+        out.push_back(std::move(p));
+    return out;
+  }
+  return command_inputs(app);
+}
+
 namespace {
 
 struct SweepOptions {
@@ -41,7 +68,7 @@ struct SweepOptions {
 };
 
 void execute(const SweepOptions& o) {
-  const SweepOutcome out = run_sweep(o.args, run_command);
+  const SweepOutcome out = run_sweep(o.args, run_command, command_line_inputs);
   if (o.json) write_json_file("-", out.summary);
   if (!out.error.empty()) throw Error(out.error);
 }

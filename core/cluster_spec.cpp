@@ -9,7 +9,9 @@
 #include "base/error.h"
 #include "base/input_file.h"
 #include "base/json_schema.h"
+#include "base/output_guard.h"
 #include "base/units.h"
+#include "core/data_dir.h"
 
 namespace moesim {
 namespace {
@@ -61,8 +63,9 @@ std::vector<double> read_timestamps(const std::string& path) {
       throw input_error(path, n, "", e.what());
     }
     if (!times.empty() && t < times.back())
-      throw input_error(path, n, "", "arrival times must not decrease (" + format_seconds(t) + " after " +
-                                         format_seconds(times.back()) + ")");
+      throw input_error(path, n, "",
+                        "arrival times must not decrease (" + format_seconds(t) + " after " +
+                            format_seconds(times.back()) + ")");
     times.push_back(t);
   }
   if (times.empty()) throw input_error(path, 0, "", "no arrival times (one time per line, such as 12.5s)");
@@ -86,6 +89,9 @@ ArrivalSpec arrival(const JsonAt& at, const std::string& base_dir) {
   } else if (kind == "timestamps" && !arg.empty()) {
     a.kind = ArrivalSpec::Kind::kTimestamps;
     a.file = resolve(base_dir, arg);
+    // An output of the running command (base/output_guard.h) is refused as the usage error it is, before the
+    // read's errors become the spec's.
+    check_not_an_output(a.file, at.file() + ": " + at.path());
     try {
       a.times_s = read_timestamps(a.file);
     } catch (const Error& e) {
@@ -227,11 +233,17 @@ ClusterSpec load_cluster_spec(const std::string& path) {
 }
 
 std::vector<NamedFile> files_named(const ClusterSpec& spec) {
-  std::vector<NamedFile> out = {{spec.model, spec.origin + ": model"}};
+  // A preset name is the file it resolves to through the data folder.
+  const auto preset = [](const char* option, const std::string& name, const std::string& where) -> NamedFile {
+    const std::vector<NamedPath> f = files_named_by_value(option, name, false);
+    if (f.empty() || f.front().path == name) return {name, where};
+    return {f.front().path, where + ", preset " + name};
+  };
+  std::vector<NamedFile> out = {preset("--model", spec.model, spec.origin + ": model")};
   for (size_t i = 0; i < spec.servers.size(); ++i) {
     const ClusterServerSpec& s = spec.servers[i];
     const std::string at = spec.origin + ": servers[" + std::to_string(i) + "]";
-    out.push_back({s.hw, at + ".hw"});
+    out.push_back(preset("--hw", s.hw, at + ".hw"));
     for (size_t t = 0; t < s.traces.size(); ++t)
       out.push_back({s.traces[t], at + ".traces[" + std::to_string(t) + "]"});
     if (!s.arrival.file.empty()) out.push_back({s.arrival.file, at + ".arrival"});

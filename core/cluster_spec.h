@@ -87,7 +87,8 @@ ClusterSpec load_cluster_spec(const std::string& path);
 
 // Every file a spec reads besides itself -- the model and hardware profiles named by path, the traces, the
 // timestamps files -- with where it names them ("servers.json: servers[0].traces[1]"), so that a command's
-// outputs can be refused when they are one of them (base/output_guard.h). Preset names are not files.
+// outputs can be refused when they are one of them (base/output_guard.h). A preset name is listed as the file
+// it resolves to through the data folder ("servers.json: servers[0].hw, preset NAME").
 struct NamedFile {
   std::string path, where;
 };

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/output_guard.h"
 
 namespace moesim::exec {
 
@@ -24,6 +25,12 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     throw Error(path_ + ": not a regular file");
+  }
+  try {
+    check_not_an_output(fd, path_, "read by the command");  // base/output_guard.h's safety net
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

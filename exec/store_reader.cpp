@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/hash64.h"
+#include "base/output_guard.h"
 #include "base/parallel.h"
 #include "kernels/recover.h"
 
@@ -35,6 +36,7 @@ StoreReader::StoreReader(std::string path, Options opts) : path_(std::move(path)
     struct stat st {};
     if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot stat: " + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) throw Error(path_ + ": not a regular file");
+    check_not_an_output(fd_, path_, "the expert store");
     file_size_ = static_cast<uint64_t>(st.st_size);
     uint8_t hdr[kStoreHeaderSize] = {};
     const size_t hn = static_cast<size_t>(std::min<uint64_t>(file_size_, kStoreHeaderSize));

@@ -1,10 +1,12 @@
 #include "harness/matrix_spec.h"
 
 #include <algorithm>
+#include <set>
 #include <system_error>
 
 #include "base/error.h"
 #include "base/json_schema.h"
+#include "core/data_dir.h"
 #include "harness/arguments.h"
 #include "traces/mtr_format.h"
 
@@ -196,6 +198,26 @@ std::vector<Cell> cells_of(const Spec& s) {
               c.args.insert(c.args.end(), s.options.begin(), s.options.end());
               out.push_back(std::move(c));
             }
+  return out;
+}
+
+std::vector<NamedPath> files_named(const Spec& spec) {
+  std::vector<NamedPath> out;
+  for (size_t i = 0; i < spec.traces.size(); ++i) {
+    const std::string at = spec.file + ": traces[" + std::to_string(i) + "]";
+    out.push_back({spec.traces[i].validate, at + ".validate"});
+    out.push_back({spec.traces[i].calibrate, at + ".calibrate"});
+  }
+  // The cells' options: models (presets resolved through the data folder), stores, the systems' and I/O
+  // variants' options and the spec's own, policy parameters that name files included.
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Cell& c : cells_of(spec))
+    for (size_t i = 1; i < c.args.size(); ++i) {
+      const std::string& option = c.args[i - 1];
+      if (!option.starts_with("-") || !seen.emplace(option, c.args[i]).second) continue;
+      for (NamedPath& f : files_named_by_value(option, c.args[i], false))
+        out.push_back({std::move(f.path), spec.file + ": " + f.option + " (cell " + c.label() + ")"});
+    }
   return out;
 }
 

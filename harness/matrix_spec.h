@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "base/output_guard.h"
 
 namespace moesim::harness::matrix {
 
@@ -69,5 +70,11 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const std::files
 
 // The grid's cells in order.
 std::vector<Cell> cells_of(const Spec& spec);
+
+// Every file the spec's cells read (the spec itself aside), for the output guard (base/output_guard.h): the
+// traces, the models (presets resolved through the data folder), the stores, and what the cells' options
+// name (core/data_dir.h's files_named_by_value), each with where the spec names it ("m.json: traces[0].validate",
+// "m.json: the model, --model tiny-moe (cell ...)").
+std::vector<NamedPath> files_named(const Spec& spec);
 
 }  // namespace moesim::harness::matrix

@@ -236,16 +236,9 @@ std::string csv_text(const Json& out) {
 }
 
 // The outputs may replace none of the spec's inputs (the command line's guard sees the spec itself only).
-void guard_outputs(const MatrixArgs& ma, const matrix::Spec& spec, const std::vector<Cell>& cells) {
-  std::vector<NamedPath> inputs = {{ma.spec, "--matrix"}};
-  for (const auto& t : spec.traces) {
-    inputs.push_back({t.validate, ma.spec + ": traces"});
-    inputs.push_back({t.calibrate, ma.spec + ": traces"});
-  }
-  for (const Cell& c : cells)
-    for (size_t i = 0; i + 1 < c.args.size(); i += 2)
-      if (c.args[i] == "--store" || c.args[i] == "--model" || c.args[i] == "--hw")
-        inputs.push_back({c.args[i + 1], ma.spec + ": " + c.args[i]});
+void guard_outputs(const MatrixArgs& ma, const matrix::Spec& spec) {
+  std::vector<NamedPath> inputs = matrix::files_named(spec);
+  inputs.push_back({ma.spec, "--matrix"});
   std::vector<NamedPath> outputs = {{ma.out, "-o"}};
   if (!ma.csv.empty()) outputs.push_back({ma.csv, "--csv"});
   refuse_outputs_over_inputs(outputs, inputs);
@@ -256,7 +249,7 @@ void guard_outputs(const MatrixArgs& ma, const matrix::Spec& spec, const std::ve
 MatrixOutput validate_matrix(const MatrixArgs& ma) {
   const matrix::Spec spec = matrix::load_spec(ma.spec);
   const std::vector<Cell> cells = matrix::cells_of(spec);
-  guard_outputs(ma, spec, cells);
+  guard_outputs(ma, spec);
   if (!ma.csv.empty()) check_output_writable(ma.csv);
   // Every cell's options are parsed before any cell runs: a typo in the spec stops the matrix at once.
   std::vector<std::shared_ptr<ValidateArgs>> args;

@@ -261,6 +261,7 @@ void sensitivity(const SensitivityArgs& a) {
                                       : spec.factors.empty() ? std::vector<double>{0.5, 2}
                                                              : spec.factors;
   check_output_writable(a.out);
+  refuse_outputs_over_inputs({{a.out, "--output"}}, files_named(spec, origin));
   std::vector<std::vector<Cell>> cells(spec.points.size());
   uint64_t total = 0;
   for (size_t p = 0; p < spec.points.size(); ++p)

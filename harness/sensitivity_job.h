@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "base/output_guard.h"
 
 namespace moesim::harness {
 
@@ -45,6 +46,10 @@ struct SensitivitySpec {
 // folder). Throws moesim::Error naming `origin` and the JSON path of what is wrong.
 SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& origin,
                                            const std::filesystem::path& base);
+// Every file the spec's runs read (the spec itself aside), for the output guard (base/output_guard.h): each
+// point's trace, model and hardware profile (presets resolved through the data folder, the default profile
+// included) and the files its systems' parameters name, as "SPEC: points[N] HOW".
+std::vector<NamedPath> files_named(const SensitivitySpec& spec, const std::string& origin);
 // "0.5,2": positive factors other than 1. Throws moesim::UsageError naming `option`.
 std::vector<double> parse_factors(const std::string& text, const std::string& option);
 // The metrics a spec may rank by ("tpot", ...) and whether a larger value is better.

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/json_schema.h"
+#include "core/data_dir.h"
 #include "core/hardware_profile.h"
 #include "harness/arguments.h"
 #include "harness/sensitivity_job.h"
@@ -100,6 +101,26 @@ const std::vector<std::string>& sensitivity_metrics() {
   static const std::vector<std::string> m = {"tpot", "tpot_p90", "ttft", "end_to_end", "makespan",
                                              "decode_tokens_per_s"};
   return m;
+}
+
+std::vector<NamedPath> files_named(const SensitivitySpec& spec, const std::string& origin) {
+  std::vector<NamedPath> out;
+  const SensitivityPoint defaults;
+  for (size_t i = 0; i < spec.points.size(); ++i) {
+    const SensitivityPoint& p = spec.points[i];
+    const std::string at = origin + ": points[" + std::to_string(i) + "] ";
+    const auto add = [&](const char* key, const std::string& value, bool is_default) {
+      for (NamedPath& f : files_named_by_value(key, value, is_default)) out.push_back({f.path, at + f.option});
+    };
+    add("trace", p.trace, false);
+    add("model", p.model, false);
+    add("hw", p.hw, p.hw == defaults.hw);
+    for (const SensitivitySystem& s : p.systems) {
+      add("system", s.system, false);
+      add("policy", s.policy, false);
+    }
+  }
+  return out;
 }
 
 std::vector<double> parse_factors(const std::string& text, const std::string& option) {

@@ -364,7 +364,7 @@ class SpecFolder {
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of) {
   const std::optional<Json> raw = raw_spec(a);
   if (const auto n = raw ? count_spec_points(*raw) : std::nullopt; n && *n > kForcePoints && !a.force)
     throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
@@ -376,6 +376,13 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
   const fs::path dir = fs::absolute(a.out);
   const fs::path manifest_path = dir / "manifest.json";
+  {
+    std::vector<NamedPath> reads;
+    if (!a.spec_json) reads.push_back({fs::absolute(a.spec).string(), "the sweep spec"});
+    const SpecFolder as_the_points_see_it(a, spec.base);
+    for (NamedPath& f : sweep::files_named(spec, inputs_of)) reads.push_back(std::move(f));
+    refuse_outputs_over_inputs({{dir.string(), "-o"}}, reads);
+  }
   prepare_output(a, spec, dir, manifest_path);
   const ShardWork w = shard_work(spec, dir, shard, shards);
   Json man = sweep::manifest_base(spec);

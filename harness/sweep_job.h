@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "base/output_guard.h"
 
 namespace moesim::harness {
 
@@ -48,8 +49,13 @@ struct SweepOutcome {
   std::string error;  // points that failed or files not written: the sweep's error, empty when none
 };
 
+// The files `moesim ARGS...` would read, from its command line alone (cli/run_command.h's command_line_inputs).
+using PointInputs = std::function<std::vector<NamedPath>(std::vector<std::string> args)>;
+
 // Runs this shard's unfinished points and writes DIR's point files, results.csv and manifest.json. Throws
-// (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown.
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command);
+// (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown. Before
+// anything is written or deleted, DIR may neither be nor hold a file the spec's points read (`inputs_of`,
+// sweep::files_named): a moesim::UsageError naming the point and how it names the file.
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of);
 
 }  // namespace moesim::harness

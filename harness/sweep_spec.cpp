@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "harness/arguments.h"
@@ -9,6 +10,8 @@
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/json_schema.h"
+#include "core/cluster_spec.h"
+#include "core/data_dir.h"
 #include "moesim_build_info.h"
 
 namespace moesim::harness::sweep {
@@ -254,6 +257,39 @@ std::string point_id(const std::vector<std::string>& args) {
   std::string c;
   for (const auto& a : args) c += a + '\0';
   return hex(hash64(c.data(), c.size(), 0x5eed));
+}
+
+std::vector<NamedPath> files_named(const Spec& spec, const CommandInputs& inputs_of) {
+  std::vector<NamedPath> out;
+  // A command line's inputs are what each of its values names plus what its command reads by default, so the
+  // whole line is parsed once per command and set of parameters given (its defaults and options), and each
+  // further value is looked at alone.
+  std::set<std::string> shapes;
+  std::set<std::pair<std::string, std::string>> values;  // (parameter, value) already looked at
+  for (size_t i = 0; i < spec.points.size(); ++i) {
+    const Point& p = spec.points[i];
+    const std::string where = spec.file + ": point " + std::to_string(i) + ", ";
+    std::string shape = p.at("command");
+    for (const Key& k : kKeys) shape += p.count(k.name) ? '1' : '0';
+    const bool whole = shapes.insert(shape).second;
+    if (whole)
+      for (NamedPath& f : inputs_of(point_args(spec, p))) out.push_back({std::move(f.path), where + f.option});
+    for (const Key& k : kKeys) {
+      const auto it = p.find(k.name);
+      if (it == p.end() || !*k.option || !values.emplace(k.name, it->second).second) continue;
+      if (!whole)
+        for (NamedPath& f : files_named_by_value(k.option == kPositional ? k.name : k.option, it->second, false))
+          out.push_back({std::move(f.path), where + f.option});
+      if (std::string_view(k.name) != "servers") continue;
+      try {
+        for (const NamedFile& f : moesim::files_named(load_cluster_spec(it->second)))
+          out.push_back({f.path, where + f.where});
+      } catch (const Error&) {
+        // A SERVERS.json that does not load fails its points, which then read nothing.
+      }
+    }
+  }
+  return out;
 }
 
 fs::path point_file(const fs::path& dir, const std::string& id) { return dir / "points" / (id + ".json"); }

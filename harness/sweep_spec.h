@@ -13,11 +13,13 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "base/json_io.h"
+#include "base/output_guard.h"
 
 namespace moesim::harness::sweep {
 
@@ -42,6 +44,16 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const std::files
 std::vector<std::string> point_args(const Spec& spec, const Point& p);
 std::string point_id(const std::vector<std::string>& args);
 inline std::string point_id(const Spec& spec, const Point& p) { return point_id(point_args(spec, p)); }
+// Every file the spec's points read (the spec itself aside), for the output guard (base/output_guard.h):
+// `inputs_of` lists the inputs of one point's command line (cli/run_command.h's command_line_inputs: paths,
+// presets resolved with the command's defaults, files inside policy parameters), and a cluster point's
+// SERVERS.json adds the files it names. Each is named "SPEC: point N, HOW". Call it in the spec's folder
+// (relative paths are the points'). A command line is parsed once per command and set of parameters given;
+// every other value is looked at alone (core/data_dir.h's files_named_by_value), so a grid of a million
+// points costs a few parses.
+using CommandInputs = std::function<std::vector<NamedPath>(std::vector<std::string> args)>;
+std::vector<NamedPath> files_named(const Spec& spec, const CommandInputs& inputs_of);
+
 // DIR/points/<id>.json.
 std::filesystem::path point_file(const std::filesystem::path& dir, const std::string& id);
 // Whether a file in DIR/points is a finished point's (not a command's output in flight, not a temporary).

@@ -38,6 +38,7 @@
 #include "base/progress.h"
 #include "base/warnings.h"
 #include "cli/run_command.h"
+#include "core/data_dir.h"
 #include "harness/cluster_job.h"
 #include "harness/compare_job.h"
 #include "harness/plan_job.h"
@@ -183,6 +184,21 @@ auto call_released(F&& f, const py::object& progress = py::none()) {
   return r;
 }
 
+// The command line's guard (cli/io_guard.h, base/output_guard.h) over a call: what its keyword values name --
+// the file, the preset a hw= or model= resolves to (the default profile when hw= is not given), the files a
+// policy's parameters name (core/data_dir.h) -- is an input no output of the call may replace. Each value is
+// (keyword, value, whether the call uses it as a default).
+struct KeywordValue {
+  std::string key, value;
+  bool is_default = false;
+};
+std::vector<NamedPath> inputs_named(const std::vector<KeywordValue>& values) {
+  std::vector<NamedPath> out;
+  for (const KeywordValue& v : values)
+    for (NamedPath& f : files_named_by_value(v.key + "=", v.value, v.is_default)) out.push_back(std::move(f));
+  return out;
+}
+
 // The trace argument: a path (read with the load options given) or a moesim.Trace (its own options).
 void trace_argument(const py::object& t, const traces::LoadOptions& given, std::string& path,
                     traces::LoadOptions& load, std::shared_ptr<const traces::Trace>& loaded) {
@@ -260,8 +276,7 @@ py::object replay(const py::object& trace, const std::vector<std::string>& polic
                   unsigned jobs, const std::vector<std::string>& routing, bool lifetime,
                   const std::vector<std::string>& prefetch, uint64_t seed, uint32_t oracle_passes,
                   const std::string& format, const std::string& fields, const std::string& model,
-                  const py::object& progress, bool mrc, double mrc_sample,
-                  uint32_t mrc_salts) {
+                  const py::object& progress, bool mrc, double mrc_sample, uint32_t mrc_salts) {
   harness::ReplayArgs a;
   a.mrc = mrc;
   a.mrc_sample = mrc_sample;
@@ -356,12 +371,17 @@ py::tuple run(const py::object& trace, py::dict kw) {
   a.budgets = options.strings("budget");
   a.json = true;
   harness::RunOutcome o;
+  const bool hw_default = !kw.contains("hw") || kw["hw"].is_none();  // read with the GIL held
   const std::string text = call_released(
       [&] {
         // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
-        refuse_outputs_over_inputs(
-            {{a.timeline, "timeline="}},
-            {{a.trace, "trace"}, {a.hw, "hw="}, {a.load.model, "model="}, {a.store, "store="}});
+        std::vector<KeywordValue> named = {
+            {"trace", a.trace},       {"hw", a.hw, hw_default},     {"model", a.load.model},
+            {"store", a.store},       {"system", a.system},         {"routing", a.routing},
+            {"prefetch", a.prefetch}, {"scheduling", a.scheduling}, {"profile_trace", a.profile_trace}};
+        for (const std::string& p : a.policies) named.push_back({"policy", p});
+        refuse_outputs_over_inputs({{a.timeline, "timeline="}}, inputs_named(named));
+        const DeclaredOutputs declared({{a.timeline, "timeline="}});
         o = harness::run_outcome(a);
         return harness::run_outcome_json(a, o).dump();
       },
@@ -394,6 +414,7 @@ py::object cluster(const std::string& servers, const std::string& placement, con
   return json_loads(call_released(
       [&] {
         refuse_outputs_over_inputs({{a.timeline, "timeline="}}, {{a.spec, "servers"}});
+        const DeclaredOutputs declared({{a.timeline, "timeline="}});
         return harness::cluster_output(a);
       },
       progress));
@@ -471,7 +492,7 @@ py::object sweep(const std::string& spec, bool spec_json, const std::string& out
       [&] {
         if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
         if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
-        return harness::run_sweep(a, cli::run_command);
+        return harness::run_sweep(a, cli::run_command, cli::command_line_inputs);
       },
       progress);
   if (!o.error.empty()) throw Error(o.error);

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -407,6 +409,57 @@ TEST(ReadFile, NamesDirectoriesAndMissingFiles) {
   EXPECT_THAT(error_of([&] { read_file(d.file("nope")); }), HasSubstr("nope: cannot open"));
   write_file_atomic(d.file("f"), std::string(200000, 'z'));
   EXPECT_EQ(read_file(d.file("f")), std::string(200000, 'z'));
+}
+
+// A pid no process has: a child that has exited and been reaped.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+// A SIGKILLed writer leaves its temporary file; the next AtomicFile this process makes in that folder removes
+// it, and only it: a live process's temporary, the pid-less names of earlier versions and other files stay.
+TEST(AtomicFile, RemovesTheTemporariesOfDeadWritersOnly) {
+  TempDir d;
+  const std::string dead = temporary_output_name(dead_pid(), "a1b2c3");
+  const std::string live = temporary_output_name(::getppid(), "d4e5f6");
+  ASSERT_TRUE(is_temporary_output_name(dead)) << dead;
+  ASSERT_GT(temporary_output_owner(dead), 0);
+  for (const std::string& n : {dead, live, std::string(".moesim-g7h8i9"), std::string(".moesim-notmine"),
+                               std::string("kept.txt")})
+    write_file_atomic(d.file(n), "x");
+  // write_file_atomic above made the folder's first temporary, before the dead writer's file was there: a
+  // fresh folder name for the writer under test.
+  fs::create_directories(d.file("sub"));
+  for (const std::string& n : {dead, live, std::string("kept.txt")}) fs::copy_file(d.file(n), d.file("sub/" + n));
+  write_file_atomic(d.file("sub/out.json"), "{}\n");
+  EXPECT_EQ(d.names().size(), 6u);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(d.file("sub"))) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> expected = {live, "kept.txt", "out.json"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(left, expected);
+  // Another host's temporary (its tag differs) is never judged by a pid of this one.
+  std::string other = dead;
+  other[kTempPrefix.size()] = other[kTempPrefix.size()] == 'a' ? 'b' : 'a';
+  EXPECT_TRUE(is_temporary_output_name(other));
+  EXPECT_EQ(temporary_output_owner(other), 0);
+  std::ofstream(d.file("sub/" + other)) << "x";
+  EXPECT_EQ(remove_orphaned_temporaries(d.file("sub")), 0u);
+  EXPECT_TRUE(fs::exists(d.file("sub/" + other)));
+}
+
+TEST(AtomicFile, TemporaryNamesCarryTheWritersPid) {
+  TempDir d;
+  AtomicFile f(d.file("out"));
+  const auto names = d.names();
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(temporary_output_owner(names[0]), ::getpid()) << names[0];
+  f.commit();
 }
 
 }  // namespace

@@ -164,9 +164,11 @@ TEST_F(ImportCli, DetectionErrors) {
   r = sh("trace info " + bin);
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.out, HasSubstr("moesim: error: " + bin + ": not a text trace (binary data at byte 3)"));
-  r = sh("trace import " + dir_.string() + " -o " + path("o.mtr"));
+  // A folder beside the output (an output inside an input folder is refused before any reading).
+  fs::create_directories(dir_ / "sub");
+  r = sh("trace import " + path("sub") + " -o " + path("o.mtr"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + dir_.string() + ": is a directory"));
+  EXPECT_THAT(r.out, HasSubstr("moesim: error: " + path("sub") + ": is a directory"));
   EXPECT_FALSE(fs::exists(path("o.mtr")));
   const std::string j = write("l.jsonl", "{\"token\":0,\"layer\":0,\"experts\":\"[1, 2\"}\n");
   r = sh("trace import " + j + " -o " + path("o.mtr"));
