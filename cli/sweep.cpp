@@ -16,12 +16,14 @@ namespace moesim::cli {
 
 // `moesim ARGS...` (args[0] the command) in this process, on this thread: the command's own setup and
 // callback, as main() would run them.
-void run_command(std::vector<std::string> args) {
+namespace {
+void parse_command(std::vector<std::string> args, bool run) {
   const auto& cmds = commands();
   const auto it = std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.path == args[0]; });
   if (it == cmds.end()) throw Error("sweep: no command '" + args[0] + "'");
   CLI::App app{it->description, "moesim " + args[0]};
   it->setup(app);
+  if (!run) app.callback(std::function<void()>());
   add_option_checks(app);  // a point's options are checked as on the command line
   const std::string command = args[0];
   args.erase(args.begin());
@@ -32,6 +34,14 @@ void run_command(std::vector<std::string> args) {
     throw UsageError("bad options for `moesim " + command + "`: " + e.what());
   }
 }
+}  // namespace
+
+void run_command(std::vector<std::string> args) {
+  parse_command(std::move(args), true);
+}
+void check_command(std::vector<std::string> args) {
+  parse_command(std::move(args), false);
+}
 
 namespace {
 
@@ -41,7 +51,7 @@ struct SweepOptions {
 };
 
 void execute(const SweepOptions& o) {
-  const SweepOutcome out = run_sweep(o.args, run_command);
+  const SweepOutcome out = run_sweep(o.args, run_command, check_command);
   if (o.json) write_json_file("-", out.summary);
   if (!out.error.empty()) throw Error(out.error);
 }

@@ -5,7 +5,10 @@
 
 #include "base/error.h"
 #include "base/json_schema.h"
+#include "core/model_spec.h"
 #include "harness/arguments.h"
+#include "harness/validation.h"
+#include "serving/system.h"
 #include "traces/mtr_format.h"
 
 namespace moesim::harness::matrix {
@@ -156,7 +159,27 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
   }
   s.io = root.has("io") ? variants(root["io"], "name") : std::vector<Variant>{{"default", {}}};
   if (auto r = root.find("repeat")) s.repeat = static_cast<uint32_t>(r->integer(1, 1000));
-  if (auto t = root.find("targets")) s.targets = t->string();
+  // The targets, systems and models are checked here, before any cell runs (with real stores a cell is
+  // minutes of exec): a typo fails the spec naming its JSON path, not every cell one by one.
+  if (auto t = root.find("targets")) {
+    s.targets = t->string();
+    try {
+      check_targets(s.targets);
+    } catch (const UsageError& e) {
+      t->fail(e.what());
+    }
+  }
+  for (size_t i = 0; i < s.systems.size(); ++i) try {
+      (void)serving::make_system(s.systems[i].name);
+    } catch (const Error& e) {
+      const JsonAt at = root["systems"][i];
+      (at.json().is_string() ? at : at["system"]).fail(e.what());
+    }
+  for (size_t i = 0; i < s.models.size(); ++i) try {
+      (void)load_model(s.models[i].model);
+    } catch (const Error& e) {
+      root["models"][i]["model"].fail(e.what());
+    }
   if (auto o = root.find("options")) s.options = option_list(*o);
   for (size_t i = 0; i < s.models.size(); ++i)
     for (const Variant& sys : s.systems)

@@ -266,12 +266,19 @@ Failures collect_failures(const Spec& spec, const std::vector<size_t>& todo, con
 // Writes results.csv and the finished manifest; returns the errors of those that could not be written. On a
 // full disk the CSV and the manifest may not be written either: the count of lost point files is the error
 // that matters, so theirs only follow it.
+// A point file that cannot be read back (damaged) is no full disk: it goes to `damaged`, with its own advice.
 std::vector<std::string> write_results(const Spec& spec, const fs::path& dir, const fs::path& manifest_path,
-                                       Json& man, const Json& failed) {
+                                       Json& man, const Json& failed, std::string* damaged) {
   size_t found = 0;
   std::vector<std::string> outputs_lost;
+  std::optional<std::string> csv;
   try {
-    write_file_atomic((dir / "results.csv").string(), sweep::merged_csv(spec, {dir}, &found));
+    csv = sweep::merged_csv(spec, {dir}, &found);
+  } catch (const Error& e) {
+    *damaged = e.what();
+  }
+  try {
+    if (csv) write_file_atomic((dir / "results.csv").string(), *csv);
   } catch (const Error& e) {
     outputs_lost.push_back(e.what());
   }
@@ -308,7 +315,9 @@ Json summary_json(const SweepArgs& a, const Spec& spec, const ShardWork& w, cons
 
 // Lost files first (a full disk), then failed points: either makes the sweep fail.
 void throw_on_failures(const SweepArgs& a, size_t points_run, const Failures& f,
-                       const std::vector<std::string>& outputs_lost, const fs::path& manifest_path) {
+                       const std::vector<std::string>& outputs_lost, const std::string& damaged,
+                       const fs::path& manifest_path) {
+  if (!damaged.empty()) throw Error("results.csv not written: " + damaged);
   if (f.not_written > 0 || !outputs_lost.empty()) {
     std::string msg;
     if (f.not_written > 0)
@@ -364,7 +373,36 @@ class SpecFolder {
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
+namespace {
+
+// The spec's "options" parsed with each of its commands (the first point of each): options that fail where
+// the same point without them parses are the options' fault, refused before any point runs. A failure the
+// point's own values cause stays that point's.
+void check_options(const Spec& spec, const PointRunner& check) {
+  if (!check || spec.options.empty()) return;
+  std::set<std::string> seen;
+  for (const sweep::Point& p : spec.points) {
+    const std::string& command = p.at("command");
+    if (!seen.insert(command).second) continue;
+    const std::vector<std::string> args = sweep::point_args(spec, p);
+    try {
+      check(args);
+    } catch (const UsageError& e) {
+      const std::vector<std::string> bare(args.begin(),
+                                          args.end() - static_cast<std::ptrdiff_t>(spec.options.size()));
+      try {
+        check(bare);
+      } catch (const Error& without) {
+        if (std::string_view(without.what()) == e.what()) continue;  // the same fault without the options
+      }
+      throw UsageError(spec.file + ": /options: do not fit `moesim " + command + "`: " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointRunner& check_command) {
   const std::optional<Json> raw = raw_spec(a);
   if (const auto n = raw ? count_spec_points(*raw) : std::nullopt; n && *n > kForcePoints && !a.force)
     throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
@@ -372,6 +410,10 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
                      ": check the grid's lists (their lengths multiply), or pass --force to run them all");
   const Spec spec = a.spec_json ? sweep::spec_from_json(*a.spec_json, a.spec, a.spec_base)
                                 : sweep::load_spec(a.spec);
+  {
+    const SpecFolder in_spec_folder(a, spec.base);
+    check_options(spec, check_command);
+  }
   uint32_t shard = 0, shards = 1;
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
   const fs::path dir = fs::absolute(a.out);
@@ -391,7 +433,9 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
   report_warnings(outcomes.warnings);
 
   const Failures f = collect_failures(spec, w.todo, outcomes);
-  const std::vector<std::string> outputs_lost = write_results(spec, dir, manifest_path, man, f.failed);
+  std::string damaged;
+  const std::vector<std::string> outputs_lost =
+      write_results(spec, dir, manifest_path, man, f.failed, &damaged);
   size_t shard_done = 0;
   for (size_t i = shard; i < spec.points.size(); i += shards)
     shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
@@ -402,12 +446,11 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command) {
   SweepOutcome out;
   out.summary = summary_json(a, spec, w, man, jobs, shard_done, f, dir, manifest_path);
   try {
-    throw_on_failures(a, w.todo.size(), f, outputs_lost, manifest_path);
+    throw_on_failures(a, w.todo.size(), f, outputs_lost, damaged, manifest_path);
   } catch (const Error& e) {
     out.error = e.what();
   }
   return out;
 }
-
 
 }  // namespace moesim::harness

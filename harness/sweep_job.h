@@ -50,6 +50,10 @@ struct SweepOutcome {
 
 // Runs this shard's unfinished points and writes DIR's point files, results.csv and manifest.json. Throws
 // (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown.
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command);
+// `check_command` (optional) parses a command line with the command's own options and checks and does not
+// run it (cli::check_command): with it the spec's "options" are checked against each command of the spec
+// before any point runs, so options that do not fit fail the spec (naming /options) instead of every point.
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command,
+                       const PointRunner& check_command = {});
 
 }  // namespace moesim::harness
