@@ -31,6 +31,11 @@ std::string resolve_preset(const std::string& kind, const std::string& name_or_p
   // A folder is a path the user meant as a file: say so rather than look it up as a preset name.
   if (fs::is_directory(name_or_path, ec))
     throw UsageError(name_or_path + " is a directory, not a " + what + " JSON file");
+  // A name with a '/' or ending in .json can only be a path (presets are bare names): a missing file is that.
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    throw UsageError(name_or_path + ": no such file (a " + what +
+                     " JSON file; or give a preset name, see "
+                     "`moesim presets`)");
   std::string p = data_dir() + "/" + kind + "/" + name_or_path + ".json";
   if (fs::is_regular_file(p, ec)) return p;
   std::string known;
