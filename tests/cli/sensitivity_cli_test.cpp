@@ -143,7 +143,12 @@ TEST(Sensitivity, BadSpecsNameTheJsonPath) {
     EXPECT_EQ(r.status, 1) << r.out;
     return r.out;
   };
-  EXPECT_NE(error_of(", \"metric\": \"speed\"").find("metric: unknown metric 'speed'"), std::string::npos);
+  EXPECT_NE(
+      error_of(", \"points\": [{\"metric\": \"speed\"}]").find("points[0].metric: unknown metric 'speed'"),
+      std::string::npos);
+  // A key twice (the spec's "metric" is "tpot" already) is an error naming both positions, not the last one.
+  EXPECT_NE(error_of(", \"metric\": \"speed\"").find("metric: the key appears twice in one object"),
+            std::string::npos);
   EXPECT_NE(error_of(", \"factors\": [0.5, -2]").find("factors[1]"), std::string::npos);
   EXPECT_NE(error_of(", \"points\": [{\"budget\": \"4MiB\", \"sistems\": []}]").find("points[0]"), std::string::npos);
   EXPECT_NE(error_of(", \"fields\": [\"ssd.read_speed\"]").find("ssd.read_speed"), std::string::npos);
