@@ -23,6 +23,10 @@ class UsageError : public Error {
   explicit UsageError(const std::string& what) : Error(what) {}
 };
 
+// Text a user gave, as a message quotes it: control characters and DEL escaped ("\n", "\t", "\x01"), so a
+// name cannot move the cursor, clear the terminal or split a message's line.
+std::string printable(std::string_view text);
+
 // "FILE:LINE: FIELD: MESSAGE" (line 0 = whole file; empty field omitted).
 [[nodiscard]] Error input_error(std::string_view file, uint64_t line, std::string_view field,
                                 std::string_view message);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "base/units.h"
 
 namespace moesim {
 namespace {
@@ -147,7 +148,8 @@ std::string describe_json(const Json& j) {
     case Json::value_t::null: return "null";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned: return "the number " + j.dump();
-    case Json::value_t::number_float: return "the number " + g17(j.get<double>());
+    case Json::value_t::number_float:
+      return "the number " + format_number(j.get<double>());
     default: return "a value of another kind";
   }
 }

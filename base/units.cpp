@@ -85,6 +85,25 @@ double parse_rate(std::string_view text) {
   return v * m;
 }
 
+void check_bandwidth_range(double r) {
+  if (!(r >= kMinBandwidth && r <= kMaxBandwidth))
+    throw Error("a bandwidth of " + format_number(r) +
+                " B/s is outside the physical range 1 kbit/s to 1 Pbit/s (125 to 1.25e+14 B/s)");
+}
+
+void check_latency_range(double s) {
+  if (!(s >= 0 && s <= kMaxLatency))
+    throw Error("a latency of " + format_number(s) + " s is outside the range 0 to 60 s");
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 std::string format_bytes(uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

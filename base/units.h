@@ -20,5 +20,16 @@ double parse_rate(std::string_view text);  // bytes per second
 std::string format_bytes(uint64_t bytes);      // "3.00 GiB", "512 B"
 std::string format_seconds(double seconds);    // "2.50 ms", "12.0 us", "1.20 s"
 std::string format_rate(double bytes_per_s);   // "3.50 GB/s"
+// The physical range of a bandwidth and of a latency (a link's, a device's), far from any real device at both
+// ends: a bandwidth from 1 kbit/s (125 B/s; an acoustic modem's) to 1 Pbit/s (1.25e14 B/s; a thousand times a
+// GPU's memory), a latency from 0 to 60 s. Outside it a value is a typo or a unit slip, and would make a
+// simulated time infinite or hundreds of digits long. Each check throws moesim::Error stating the range.
+inline constexpr double kMinBandwidth = 125, kMaxBandwidth = 1.25e14, kMaxLatency = 60;
+void check_bandwidth_range(double bytes_per_s);
+void check_latency_range(double seconds);
+
+// A number as a message quotes it: the shortest text that reads back as the same double ("0.3253", "-0.5",
+// "1e+300", "nan", "inf"), never the hundreds of digits "%f" or std::to_string give a huge value.
+std::string format_number(double v);
 
 }  // namespace moesim

@@ -12,6 +12,9 @@ namespace moesim::cli {
 // Runs the command args[0] with the options args[1..] on this thread: the command's own options, checks and
 // callback, as main() would. A bad command line is a moesim::UsageError "bad options for `moesim CMD`: ...".
 void run_command(std::vector<std::string> args);
+// The same parse, options and checks without the command's callback: whether the command line fits the
+// command (a sweep checks its spec's options with it before any point runs).
+void check_command(std::vector<std::string> args);
 
 // The files `moesim ARGS...` would read (cli/io_guard.h's inputs: paths, presets resolved through the data
 // folder with the command's defaults, files inside policy parameters), from its command line alone: nothing

@@ -1,30 +1,31 @@
 // `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR`: options and help;
-// what it does is harness/sweep_job.h. This file also owns the runner of a sweep's points (cli/run_command.h):
-// a point is its command's own option parsing and callback.
+// what it does is harness/sweep_job.h. This file also owns the runner of a sweep's points
+// (cli/run_command.h): a point is its command's own option parsing and callback.
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
-#include "core/data_dir.h"
 #include "cli/command.h"
 #include "cli/io_guard.h"
 #include "cli/option_checks.h"
 #include "cli/run_command.h"
+#include "core/data_dir.h"
 #include "harness/sweep_job.h"
 
 namespace moesim::cli {
 
 namespace {
 
-// Sets `app` up as the command args[0] with its own options and checks, and parses args[1..] into it.
+// Sets `app` up as the command args[0] with its own options and checks, and parses args[1..] into it; with
+// `run` false its callback is dropped, so nothing runs.
 void parse_command(std::vector<std::string> args, CLI::App& app, bool run) {
   const auto& cmds = commands();
   const auto it = std::find_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.path == args[0]; });
   if (it == cmds.end()) throw Error("sweep: no command '" + args[0] + "'");
   it->setup(app);
-  if (!run) app.callback({});
+  if (!run) app.callback(std::function<void()>());
   add_option_checks(app);  // a point's options are checked as on the command line
   const std::string command = args[0];
   args.erase(args.begin());
@@ -35,7 +36,6 @@ void parse_command(std::vector<std::string> args, CLI::App& app, bool run) {
     throw UsageError("bad options for `moesim " + command + "`: " + e.what());
   }
 }
-
 }  // namespace
 
 // `moesim ARGS...` (args[0] the command) in this process, on this thread: the command's own setup and
@@ -43,6 +43,11 @@ void parse_command(std::vector<std::string> args, CLI::App& app, bool run) {
 void run_command(std::vector<std::string> args) {
   CLI::App app{"", "moesim " + args[0]};
   parse_command(std::move(args), app, true);
+}
+
+void check_command(std::vector<std::string> args) {
+  CLI::App app{"", "moesim " + args[0]};
+  parse_command(std::move(args), app, false);
 }
 
 std::vector<NamedPath> command_line_inputs(std::vector<std::string> args) {
@@ -68,7 +73,7 @@ struct SweepOptions {
 };
 
 void execute(const SweepOptions& o) {
-  const SweepOutcome out = run_sweep(o.args, run_command, command_line_inputs);
+  const SweepOutcome out = run_sweep(o.args, run_command, command_line_inputs, check_command);
   if (o.json) write_json_file("-", out.summary);
   if (!out.error.empty()) throw Error(out.error);
 }
@@ -78,7 +83,8 @@ void setup(CLI::App& app) {
   SweepArgs* a = &o->args;
   app.add_option("spec", a->spec, "sweep spec (JSON; docs/sweep.md)")->required();
   app.add_option("-o,--output", a->out, "output folder (points/, results.csv, manifest.json)")->required();
-  app.add_option("--jobs", a->jobs, "points run at once, one thread each (0 = every CPU)")->capture_default_str();
+  app.add_option("--jobs", a->jobs, "points run at once, one thread each (0 = every CPU)")
+      ->capture_default_str();
   app.add_option("--shard", a->shard, "run only the i-th of N disjoint slices (points i, i+N, ...): i/N");
   app.add_flag(
       "--resume", a->resume,
@@ -89,7 +95,7 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("sweep",
-                   "Run a sweep spec's points (run or replay) in parallel threads, sharded, resumable; merged CSV",
-                   setup);
+MOESIM_CLI_COMMAND(
+    "sweep", "Run a sweep spec's points (run or replay) in parallel threads, sharded, resumable; merged CSV",
+    setup);
 }  // namespace moesim::cli

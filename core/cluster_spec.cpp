@@ -39,11 +39,24 @@ auto parsed(const JsonAt& at, F parse) {
   }
 }
 
+// A bandwidth within base/units.h's physical range: 0 ("no NIC"?) and 1e-300bit/s are refused alike, never
+// read as an infinite transfer time.
+double bandwidth_at(const JsonAt& at) {
+  return parsed(at, [](const std::string& t) {
+    const double b = parse_bandwidth(t);
+    check_bandwidth_range(b);
+    return b;
+  });
+}
+
 LinkParams link_params(const JsonAt& at) {
   LinkParams p;
-  p.bandwidth = parsed(at["bandwidth"], parse_bandwidth);
-  if (!(p.bandwidth > 0)) at["bandwidth"].fail("must be a positive bandwidth");
-  p.latency = parsed(at["latency"], [](const std::string& t) { return parse_duration(t); });
+  p.bandwidth = bandwidth_at(at["bandwidth"]);
+  p.latency = parsed(at["latency"], [](const std::string& t) {
+    const double l = parse_duration(t);
+    check_latency_range(l);
+    return l;
+  });
   return p;
 }
 
@@ -195,7 +208,7 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
       out.traces.push_back(resolve(base_dir, p));
     }
     out.arrival = arrival(s["arrival"], base_dir);
-    if (auto nic = s.find("nic")) out.nic_bandwidth = parsed(*nic, parse_bandwidth);
+    if (auto nic = s.find("nic")) out.nic_bandwidth = bandwidth_at(*nic);
     spec.servers.push_back(std::move(out));
   }
   if (auto links = root.find("links")) {
@@ -224,6 +237,30 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
   }
   if (!spec.network && spec.links.empty() && spec.servers.size() > 1)
     root.fail("no \"network\" (or null) and no \"links\": the servers are not connected");
+  // Links that leave a server unreachable: refused here, naming the file, rather than by the network later.
+  if (!spec.network) {
+    std::vector<bool> reached(spec.servers.size(), false);
+    std::vector<uint32_t> todo = {0};
+    reached[0] = true;
+    const std::vector<ClusterLinkSpec> topo = spec.topology();
+    while (!todo.empty()) {
+      const uint32_t a = todo.back();
+      todo.pop_back();
+      for (const ClusterLinkSpec& l : topo)
+        for (const auto [from, to] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
+          if (from == a && !reached[to]) {
+            reached[to] = true;
+            todo.push_back(to);
+          }
+    }
+    std::string unreachable;
+    for (size_t i = 0; i < reached.size(); ++i)
+      if (!reached[i]) unreachable += (unreachable.empty() ? "\"" : ", \"") + spec.servers[i].name + "\"";
+    if (!unreachable.empty())
+      (*root.find("links"))
+          .fail("the links do not connect every server: \"" + spec.servers[0].name + "\" cannot reach " +
+                unreachable);
+  }
   return spec;
 }
 

@@ -63,6 +63,10 @@ std::string resolve_preset(const std::string& kind, const std::string& name_or_p
     check_not_an_output(p, "the " + what + ", preset " + name_or_path);
     return p;
   }
+  // A name with a '/' or ending in .json can only be a path (presets are bare names): a missing file is that.
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    throw UsageError(name_or_path + ": no such file (a " + what +
+                     " JSON file; or give a preset name, see `moesim presets`)");
   std::string known;
   for (const auto& s : list_presets(kind)) known += (known.empty() ? "" : ", ") + s;
   throw UsageError("unknown " + what + " '" + name_or_path + "' (known: " + known +

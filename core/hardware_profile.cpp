@@ -101,22 +101,39 @@ JsonAt quantity(const JsonAt& f, bool require_provenance) {
   return f["value"];
 }
 
+// Rates and times must also lie in base/units.h's physical ranges (a bandwidth of 1e-300 B/s would make every
+// read take forever); the error states the range.
+double in_physical_range(const JsonAt& v, Kind kind, double d) {
+  try {
+    if (kind == Kind::rate) check_bandwidth_range(d);
+    if (kind == Kind::time) check_latency_range(d);
+  } catch (const Error& e) {
+    v.fail(e.what());
+  }
+  return d;
+}
+
 double convert(const JsonAt& v, Kind kind) {
   if (v.json().is_number()) {
     const double d = v.number();
     if (d < 0) v.expected("a non-negative number");
-    return d;
+    return in_physical_range(v, kind, d);
   }
   if (!v.json().is_string() || kind == Kind::number)
     v.expected(kind == Kind::number ? "a number" : "a number or a string with a unit");
   const std::string s = v.json().get<std::string>();
+  double d = 0;
   try {
-    if (kind == Kind::rate) return parse_rate(s);
-    if (kind == Kind::time) return parse_seconds(s);
-    return static_cast<double>(parse_bytes(s));
+    if (kind == Kind::rate)
+      d = parse_rate(s);
+    else if (kind == Kind::time)
+      d = parse_seconds(s);
+    else
+      d = static_cast<double>(parse_bytes(s));
   } catch (const Error& e) {
     v.fail(e.what());
   }
+  return in_physical_range(v, kind, d);
 }
 
 void check_value(const JsonAt& v, Kind kind) {

@@ -11,7 +11,7 @@ PolicySpec PolicySpec::parse(std::string_view text) {
   PolicySpec s;
   auto colon = text.find(':');
   s.name = std::string(text.substr(0, colon));
-  if (s.name.empty()) throw UsageError("policy '" + std::string(text) + "': empty policy name");
+  if (s.name.empty()) throw UsageError("policy '" + printable(text) + "': empty policy name");
   if (colon == std::string_view::npos) return s;
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {
@@ -19,7 +19,7 @@ PolicySpec PolicySpec::parse(std::string_view text) {
     std::string_view kv = rest.substr(0, comma);
     auto eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == kv.size())
-      throw UsageError("policy '" + std::string(text) + "': expected key=value, got '" + std::string(kv) + "'");
+      throw UsageError("policy '" + printable(text) + "': expected key=value, got '" + printable(kv) + "'");
     s.values.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -36,10 +36,10 @@ Params::Params(const PolicySpec& spec, const std::vector<ParamDef>& defs) : name
     if (i == defs.size()) {
       std::string known;
       for (const auto& d : defs) known += (known.empty() ? "" : ", ") + d.key;
-      throw UsageError("policy '" + spec.name + "': unknown parameter '" + k + "' (known: " +
-                  (known.empty() ? "none" : known) + ")");
+      throw UsageError("policy '" + printable(spec.name) + "': unknown parameter '" + printable(k) +
+                       "' (known: " + (known.empty() ? "none" : known) + ")");
     }
-    if (seen[i]) throw UsageError("policy '" + spec.name + "': parameter '" + k + "' given twice");
+    if (seen[i]) throw UsageError("policy '" + printable(spec.name) + "': parameter '" + k + "' given twice");
     seen[i] = true;
     values_[i].second = v;
   }
@@ -48,7 +48,7 @@ Params::Params(const PolicySpec& spec, const std::vector<ParamDef>& defs) : name
 const std::string& Params::get(const std::string& key) const {
   for (const auto& [k, v] : values_)
     if (k == key) return v;
-  throw Error("policy '" + name_ + "': no parameter '" + key + "' declared");
+  throw Error("policy '" + printable(name_) + "': no parameter '" + key + "' declared");
 }
 
 double Params::get_double(const std::string& key) const {
@@ -56,7 +56,8 @@ double Params::get_double(const std::string& key) const {
   double d = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
   if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d))
-    throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be a number, got '" + v + "'");
+    throw UsageError("policy '" + printable(name_) + "': parameter '" + key +
+                     "' must be a finite number, got '" + printable(v) + "'");
   return d;
 }
 
@@ -65,14 +66,21 @@ int64_t Params::get_int(const std::string& key) const {
   int64_t i = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
   if (ec != std::errc() || p != v.data() + v.size())
-    throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be an integer, got '" + v + "'");
+    throw UsageError("policy '" + printable(name_) + "': parameter '" + key +
+                     "' must be a whole number from -9223372036854775808 to 9223372036854775807, got '" +
+                     printable(v) + "'");
   return i;
 }
 
+// Read as unsigned, so the whole range is taken (a seed of 2^64 - 1 is a seed, not "not an integer").
 uint64_t Params::get_uint(const std::string& key) const {
-  int64_t i = get_int(key);
-  if (i < 0) throw UsageError("policy '" + name_ + "': parameter '" + key + "' must be non-negative");
-  return static_cast<uint64_t>(i);
+  const std::string& v = get(key);
+  uint64_t u = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), u);
+  if (ec != std::errc() || p != v.data() + v.size())
+    throw UsageError("policy '" + printable(name_) + "': parameter '" + key +
+                     "' must be a whole number from 0 to 18446744073709551615, got '" + printable(v) + "'");
+  return u;
 }
 
 std::string Params::canonical() const {

@@ -1,13 +1,27 @@
 // The vocabulary of cache-pool planning (core/planning.h): pool names and sets, the --pools option, pool sizes,
 // the planner's input checks and a plan's JSON. The ZipMoE planner itself is policies/planning/zipmoe_planner.cpp.
+#include "core/planning.h"
+
 #include <cctype>
 #include <cmath>
 #include <string>
 
 #include "base/error.h"
-#include "core/planning.h"
+#include "base/units.h"
 
 namespace moesim {
+
+void check_exponent_ratio(double rho, const std::string& name) {
+  if (!(rho > 0 && rho <= kMaxExponentRatio))
+    throw UsageError(name + " must be a number in (0, " + format_number(kMaxExponentRatio) +
+                     "] (rho, compressed / raw exponent bytes), got " + format_number(rho));
+}
+
+void check_shards(uint64_t k, const std::string& name) {
+  if (k < 1 || k > kMaxShards)
+    throw UsageError(name + " must be a whole number from 1 to " + std::to_string(kMaxShards) +
+                     " (E-chunk shards per tensor, as a packed store allows), got " + std::to_string(k));
+}
 const char* pool_name(Pool p) {
   static const char* const names[kPools] = {"F", "C", "S", "E"};
   return names[static_cast<int>(p)];

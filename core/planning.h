@@ -41,6 +41,16 @@ inline constexpr const char* kGaussianBf16ExponentRatioSource =
     "measured: zstd:19, K=4 on Gaussian N(0, 0.02^2) BF16 weights in DeepSeek-V2-Lite expert shapes "
     "(moesim weights synth + pack + store info)";
 
+// rho's range, (0, kMaxExponentRatio]: above 1 compression makes exponents larger (a warning), above 4 the
+// value is no exponent codec's. check_exponent_ratio throws moesim::UsageError "NAME must be a number in
+// (0, 4] ..., got VALUE" (NaN included), the one check of plan --ratio, run --ratio and a system's e_ratio.
+inline constexpr double kMaxExponentRatio = 4;
+void check_exponent_ratio(double rho, const std::string& name);
+// K, E-chunk shards per tensor: 1..kMaxShards, as a packed store allows (exec/store_writer); check_shards
+// throws moesim::UsageError "NAME must be a whole number from 1 to 65536 ..., got VALUE".
+inline constexpr uint32_t kMaxShards = 65536;
+void check_shards(uint64_t k, const std::string& name);
+
 // The cache hierarchy F < C < S < E of ZipMoE §3.4 (the index is the pool's position in it).
 enum class Pool : uint8_t { kF = 0, kC = 1, kS = 2, kE = 3 };
 inline constexpr int kPools = 4;

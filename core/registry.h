@@ -55,7 +55,8 @@ class Registry {
   const Entry& find(const std::string& name, const char* kind) const {
     for (const auto& e : entries_)
       if (e.name == name) return e;
-    throw UsageError("unknown " + std::string(kind) + " policy '" + name + "' (known: " + names() + ")");
+    throw UsageError("unknown " + std::string(kind) + " policy '" + printable(name) + "' (known: " + names() +
+                     ")");
   }
 
   // Validated parameters of a spec such as "lfu:decay=0.5".

@@ -1,17 +1,16 @@
 #include "harness/arguments.h"
 
-#include "base/atomic_file.h"
-
-#include "core/run_info.h"
-
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/run_info.h"
 
 namespace moesim::harness {
 namespace {
@@ -117,6 +116,14 @@ CacheScope parse_scope_option(const std::string& option, const std::string& text
   }
 }
 
+void require_in_range(const std::string& option, uint64_t v, uint64_t lo, uint64_t hi,
+                      const std::string& what) {
+  if (v < lo || v > hi)
+    throw UsageError(option + " must be a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + (what.empty() ? "" : " (" + what + ")") + ", got " +
+                     std::to_string(v));
+}
+
 void require_at_least(const std::string& option, uint64_t v, uint64_t min) {
   if (v < min)
     throw UsageError(option + " must be at least " + std::to_string(min) + " (got " + std::to_string(v) +
@@ -195,8 +202,12 @@ void check_budget_plausibility(const std::string& option, const CacheCapacity& b
 
 std::string num_or_dash(const Json& v, const char* fmt, double scale) {
   if (v.is_null()) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, scale * v.get<double>());
+  char buf[400];
+  const double x = scale * v.get<double>();
+  std::snprintf(buf, sizeof buf, fmt, x);
+  // A fixed-point format spells a huge value out in hundreds of digits: short exponent form instead
+  // (1.2e+300).
+  if (std::strlen(buf) > 16) std::snprintf(buf, sizeof buf, "%.3g", x);
   return buf;
 }
 

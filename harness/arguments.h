@@ -53,6 +53,16 @@ CacheCapacity parse_budget_option(const std::string& option, const std::string& 
 // A size in bytes with a unit ("32GiB"); UsageError naming the option otherwise.
 uint64_t parse_bytes_option(const std::string& option, const std::string& text);
 CacheScope parse_scope_option(const std::string& option, const std::string& text);
+// Throws UsageError("OPTION must be a whole number from LO to HI (WHAT), got V") outside [lo, hi].
+void require_in_range(const std::string& option, uint64_t v, uint64_t lo, uint64_t hi,
+                      const std::string& what = "");
+// --io-depth's range in every command (run, exec, compare, sensitivity's io_depth): reads outstanding at
+// once. An NVMe queue holds at most 64Ki commands and io_uring at most 32Ki entries; 4096 is beyond any depth
+// that still changes a result and keeps the per-read state small (a depth of 2^31 ran out of memory).
+inline constexpr uint32_t kMaxIoDepth = 4096;
+inline void check_io_depth(const std::string& option, uint64_t v) {
+  require_in_range(option, v, 1, kMaxIoDepth, "reads outstanding at once");
+}
 // Throws UsageError("OPTION must be at least MIN (got V)") when v < min.
 void require_at_least(const std::string& option, uint64_t v, uint64_t min);
 

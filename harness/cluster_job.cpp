@@ -1,5 +1,6 @@
 #include "harness/cluster_job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -13,13 +14,14 @@
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/real_cluster.h"
-#include "serving/system.h"
 #include "serving/cluster_serving.h"
+#include "serving/system.h"
 #include "sim/sim_cluster_platform.h"
 
 namespace moesim::harness {
 namespace {
 
+constexpr double kMaxBuckets = 100000;
 
 double duration_option(const std::string& option, const std::string& text) {
   double s = 0;
@@ -83,6 +85,36 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
   return t;
 }
 
+// Arrival times at or after --duration never arrive: say how many, per server, so a run that serves fewer
+// requests than its timestamps file lists does not look complete.
+void warn_arrivals_after_duration(const ClusterSpec& spec, double duration_s,
+                                  const std::string& duration_text) {
+  for (size_t i = 0; i < spec.servers.size(); ++i) {
+    const ArrivalSpec& arr = spec.servers[i].arrival;
+    if (arr.kind != ArrivalSpec::Kind::kTimestamps) continue;
+    const auto late = static_cast<size_t>(
+        arr.times_s.end() - std::lower_bound(arr.times_s.begin(), arr.times_s.end(), duration_s));
+    if (late > 0)
+      warn(spec.origin + ": servers[" + std::to_string(i) + "].arrival: " + std::to_string(late) +
+           " of the " + std::to_string(arr.times_s.size()) + " arrival times in " + arr.file +
+           " are at or after --duration " + duration_text + " and were dropped");
+  }
+}
+
+// The spec's inputs loaded. A trace importer's advice to pass --fields or another import option is for the
+// command line of `trace import`, not for cluster, which reads each trace as it is: say what to do instead.
+serving::ClusterInput cluster_input(const ClusterSpec& spec) {
+  try {
+    return serving::load_cluster_input(spec);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.find("--fields") == std::string::npos && what.find("--layer-base") == std::string::npos) throw;
+    throw Error(what +
+                " (moesim cluster reads each trace as it is and takes no import options: import it with "
+                "`moesim trace import TRACE --fields ... -o T.mtr` and name T.mtr in the spec)");
+  }
+}
+
 }  // namespace
 
 void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<NamedPath>& outputs) {
@@ -126,7 +158,8 @@ std::string cluster_output(const ClusterArgs& a) {
   // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an hour.
   if (real && a.duration.empty()) throw UsageError("--platform exec runs in real time: give --duration (e.g. 1m)");
   if (real && !a.timeline.empty()) throw UsageError("--timeline is the simulator's; --platform exec has none");
-  opt.duration_s = duration_option("--duration", a.duration.empty() ? "30m" : a.duration);
+  const std::string duration_text = a.duration.empty() ? "30m" : a.duration;
+  opt.duration_s = duration_option("--duration", duration_text);
   if (!a.migrate_every.empty()) {
     opt.migrate_every_s = duration_option("--migrate-every", a.migrate_every);
     // Each check runs the placement policy on the whole cluster: a few thousand are minutes of planning.
@@ -135,6 +168,13 @@ std::string cluster_output(const ClusterArgs& a) {
                        a.duration + "; choose a longer interval (Prism re-plans every 5 minutes)");
   }
   opt.bucket_s = duration_option("--bucket", a.bucket);
+  // The local compute ratio keeps one slot per bucket: a 1us bucket over a minute took 51 s and a 1ns one ran
+  // out of memory. kMaxBuckets is far more points than any plot of the ratio over time shows.
+  if (opt.duration_s / opt.bucket_s > kMaxBuckets)
+    throw UsageError("--bucket " + a.bucket + " makes " +
+                     format_number(std::ceil(opt.duration_s / opt.bucket_s)) + " buckets of --duration " +
+                     duration_text + "; it must be from " + format_seconds(opt.duration_s / kMaxBuckets) +
+                     " (at most " + std::to_string(static_cast<uint64_t>(kMaxBuckets)) + " buckets) upwards");
   opt.seed = a.seed;
   opt.profile_tokens = a.profile_tokens;
   require_at_least("--profile-tokens", a.profile_tokens, 1);
@@ -151,7 +191,8 @@ std::string cluster_output(const ClusterArgs& a) {
 
   const ClusterSpec spec = load_cluster_spec(a.spec);
   refuse_outputs_over_spec_files(spec, {{a.out, "-o"}, {a.timeline, "--timeline"}});
-  const serving::ClusterInput in = serving::load_cluster_input(spec);
+  warn_arrivals_after_duration(spec, opt.duration_s, duration_text);
+  const serving::ClusterInput in = cluster_input(spec);
   Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), real ? "s" : "simulated s");
   opt.on_progress = [&bar](double now) { bar.set(static_cast<uint64_t>(now)); };
   serving::ClusterResult r;

@@ -104,7 +104,7 @@ struct CompareTable {
 CompareGrid check_compare_args(const CompareArgs& a) {
   require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);
-  require_at_least("--io-depth", a.io_depth, 1);
+  check_io_depth("--io-depth", a.io_depth);
   require_at_least("--jobs", a.threads, 1);
   CompareGrid g;
   g.scopes = parse_scope_list(a.scope);

@@ -7,7 +7,10 @@
 #include "base/error.h"
 #include "base/json_schema.h"
 #include "core/data_dir.h"
+#include "core/model_spec.h"
 #include "harness/arguments.h"
+#include "harness/validation.h"
+#include "serving/system.h"
 #include "traces/mtr_format.h"
 
 namespace moesim::harness::matrix {
@@ -17,10 +20,10 @@ namespace fs = std::filesystem;
 
 // What an option list may not set: the axes (named in the table, so a cell's label says what it ran), the
 // matrix's own settings, and the outputs (one per matrix, not per cell).
-constexpr const char* kReserved[] = {"--trace",  "--model",   "--store",   "--system",       "--budget",
-                                     "--batch",  "--repeat",  "--targets", "--calibrate-on", "--profile-out",
-                                     "--name",   "--log",     "-o",        "--output",       "--json",
-                                     "--csv",    "--timeline", "--timeline-steps", "--matrix"};
+constexpr const char* kReserved[] = {
+    "--trace",   "--model",        "--store",       "--system",         "--budget", "--batch", "--repeat",
+    "--targets", "--calibrate-on", "--profile-out", "--name",           "--log",    "-o",      "--output",
+    "--json",    "--csv",          "--timeline",    "--timeline-steps", "--matrix"};
 
 std::string resolve(const fs::path& base, const std::string& p) {
   const fs::path path(p);
@@ -35,7 +38,8 @@ std::vector<std::string> option_list(const JsonAt& at) {
     std::string s = o.string();
     const std::string name = s.substr(0, s.find('='));
     if (std::find(std::begin(kReserved), std::end(kReserved), name) != std::end(kReserved))
-      o.fail("'" + name + "' is set by the matrix (its axes, repeat, targets or outputs), not by an option list");
+      o.fail("'" + name +
+             "' is set by the matrix (its axes, repeat, targets or outputs), not by an option list");
     out.push_back(std::move(s));
   }
   return out;
@@ -72,14 +76,16 @@ bool same_file(const std::string& a, const std::string& b) {
 
 // Whether `calibrate` was synthesized by `trace synth --fit` from `validate` (its provenance says so).
 bool fitted_from(const std::string& calibrate, const std::string& validate, const fs::path& base) {
-  if (fs::path(calibrate).extension() != ".mtr") return false;  // only moesim's own files say where they came from
+  if (fs::path(calibrate).extension() != ".mtr")
+    return false;  // only moesim's own files say where they came from
   Json p;
   try {
     p = traces::read_mtr(calibrate).info().provenance;
   } catch (const Error&) {
     return false;  // not readable here: the cell's own load reports what is wrong with it
   }
-  if (!p.contains("generator") || p["generator"] != "fit" || !p.contains("source") || !p["source"].is_string())
+  if (!p.contains("generator") || p["generator"] != "fit" || !p.contains("source") ||
+      !p["source"].is_string())
     return false;
   const std::string src = p["source"].get<std::string>();
   return same_file(src, validate) || same_file(resolve(base, src), validate) ||
@@ -96,7 +102,8 @@ Model model_of(const JsonAt& at, const fs::path& base) {
   const bool file = m.model.find('/') != std::string::npos || m.model.ends_with(".json");
   if (file) m.model = resolve(base, m.model);
   m.name = at.has("name") ? at["name"].string() : fs::path(m.model).stem().string();
-  if (at.has("store") == at.has("stores")) at.fail("give one of store (every system's) or stores (per system)");
+  if (at.has("store") == at.has("stores"))
+    at.fail("give one of store (every system's) or stores (per system)");
   if (auto s = at.find("store")) m.store = resolve(base, s->string());
   if (auto s = at.find("stores")) {
     s->object();
@@ -131,10 +138,12 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
     TracePair p{"", resolve(base, t["validate"].string()), resolve(base, t["calibrate"].string())};
     p.name = t.has("name") ? t["name"].string() : fs::path(p.validate).stem().string();
     if (same_file(p.calibrate, p.validate))
-      t["calibrate"].fail("the calibration trace is the validated one; calibrate on another prompt or sequence");
+      t["calibrate"].fail(
+          "the calibration trace is the validated one; calibrate on another prompt or sequence");
     if (fitted_from(p.calibrate, p.validate, base))
-      t["calibrate"].fail("'" + p.calibrate + "' was synthesized (trace synth --fit) from the validated trace '" +
-                          p.validate + "': its routing is the validated trace's own; calibrate on another");
+      t["calibrate"].fail("'" + p.calibrate +
+                          "' was synthesized (trace synth --fit) from the validated trace '" + p.validate +
+                          "': its routing is the validated trace's own; calibrate on another");
     s.traces.push_back(std::move(p));
   }
   s.systems = variants(root["systems"], "system");
@@ -152,13 +161,34 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
   if (auto b = root.find("batch")) {
     b->array();
     if (b->size() == 0) b->expected("a non-empty list of batch sizes");
-    for (size_t i = 0; i < b->size(); ++i) s.batches.push_back(static_cast<uint32_t>((*b)[i].integer(1, 4096)));
+    for (size_t i = 0; i < b->size(); ++i)
+      s.batches.push_back(static_cast<uint32_t>((*b)[i].integer(1, 4096)));
   } else {
     s.batches = {1};
   }
   s.io = root.has("io") ? variants(root["io"], "name") : std::vector<Variant>{{"default", {}}};
   if (auto r = root.find("repeat")) s.repeat = static_cast<uint32_t>(r->integer(1, 1000));
-  if (auto t = root.find("targets")) s.targets = t->string();
+  // The targets, systems and models are checked here, before any cell runs (with real stores a cell is
+  // minutes of exec): a typo fails the spec naming its JSON path, not every cell one by one.
+  if (auto t = root.find("targets")) {
+    s.targets = t->string();
+    try {
+      check_targets(s.targets);
+    } catch (const UsageError& e) {
+      t->fail(e.what());
+    }
+  }
+  for (size_t i = 0; i < s.systems.size(); ++i) try {
+      (void)serving::make_system(s.systems[i].name);
+    } catch (const Error& e) {
+      const JsonAt at = root["systems"][i];
+      (at.json().is_string() ? at : at["system"]).fail(e.what());
+    }
+  for (size_t i = 0; i < s.models.size(); ++i) try {
+      (void)load_model(s.models[i].model);
+    } catch (const Error& e) {
+      root["models"][i]["model"].fail(e.what());
+    }
   if (auto o = root.find("options")) s.options = option_list(*o);
   for (size_t i = 0; i < s.models.size(); ++i)
     for (const Variant& sys : s.systems)
@@ -191,8 +221,8 @@ std::vector<Cell> cells_of(const Spec& s) {
               c.validate = t.validate;
               c.calibrate = t.calibrate;
               const std::string store = m.store.empty() ? m.stores.at(sys.name) : m.store;
-              c.args = {"--model", m.model, "--store", store, "--system", sys.name, "--budget", b,
-                        "--batch", std::to_string(batch)};
+              c.args = {"--model", m.model,    "--store", store,     "--system",
+                        sys.name,  "--budget", b,         "--batch", std::to_string(batch)};
               c.args.insert(c.args.end(), sys.options.begin(), sys.options.end());
               c.args.insert(c.args.end(), io.options.begin(), io.options.end());
               c.args.insert(c.args.end(), s.options.begin(), s.options.end());

@@ -64,15 +64,13 @@ PlanOptions check_plan_args(const PlanArgs& a) {
   require_at_least("--runners-up", a.runners_up, 0);
   if (a.threads > 4096)
     throw UsageError("--workers " + std::to_string(a.threads) + " is too large (at most 4096)");
-  if (a.shards && (*a.shards < 1 || *a.shards > 65536))
-    throw UsageError("--shards must be in [1, 65536] (got " + std::to_string(*a.shards) + ")");
-  if (a.ratio && !(*a.ratio > 0 && *a.ratio <= 4))
-    throw UsageError("--ratio rho must be in (0, 4] (got " + std::to_string(*a.ratio) + ")");
+  if (a.shards) check_shards(*a.shards, "--shards");
+  if (a.ratio) check_exponent_ratio(*a.ratio, "--ratio");
   if (a.ratio && !a.store.empty()) throw UsageError("--ratio and --store both give rho: pass one");
   if (!(a.grid > 0 && a.grid <= 1) || std::fabs(std::round(1 / a.grid) * a.grid - 1) > 1e-9 ||
       std::round(1 / a.grid) > 1000)
     throw UsageError("--grid must be 1/n for an integer n in [1, 1000], e.g. 0.05 (got " +
-                     std::to_string(a.grid) + ")");
+                     format_number(a.grid) + ")");
   PlanOptions o{parse_pools_option(a.pools, "--pools"), traces::parse_inclusion_phase(a.phase),
                 parse_budget_option("--budget", a.budget)};
   check_output_writable(a.out);

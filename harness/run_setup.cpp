@@ -4,16 +4,17 @@
 #include <cmath>
 #include <optional>
 
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/planning.h"
+#include "core/profile_reads.h"
 #include "harness/arguments.h"
 #include "harness/machine.h"
 #include "harness/store_layout.h"
-#include "base/atomic_file.h"
-#include "base/error.h"
-#include "serving/timeline.h"
-#include "base/units.h"
-#include "base/warnings.h"
-#include "core/profile_reads.h"
 #include "kernels/bf16_cuda.h"
+#include "serving/timeline.h"
 #include "serving/workload_view.h"
 #include "traces/trace_io.h"
 
@@ -204,7 +205,11 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
            "; ignored for --system " + a.system);
   };
   feed(!a.pools.empty(), "--pools", "pools", a.pools);
-  feed(a.ratio > 0, "--ratio", "e_ratio", strprintf("%.17g", a.ratio));
+  // Checked here, by the flag's name, whatever the system: a value out of range is refused, never replaced by
+  // the default (the system's own check would name its parameter, not the flag).
+  if (a.ratio) check_exponent_ratio(*a.ratio, "--ratio");
+  if (a.shards_given) check_shards(a.shards, "--shards");
+  feed(a.ratio.has_value(), "--ratio", "e_ratio", a.ratio ? strprintf("%.17g", *a.ratio) : "");
   feed(a.shards_given, "--shards", "shards", std::to_string(a.shards));
   feed(a.delta > 0, "--delta", "delta", std::to_string(a.delta));
   feed(a.grid != RunArgs().grid, "--grid", "grid", strprintf("%.17g", a.grid));
@@ -214,7 +219,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
   require_at_least("--batch", a.batch, 1);
-  require_at_least("--io-depth", a.io_depth, 1);
+  check_io_depth("--io-depth", a.io_depth);
   if (a.io == "pread") a.io = "direct";
   if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
     throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
@@ -270,7 +275,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (a.compute_after_loads && a.prefetch != "none")
     throw UsageError("--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
   cfg.compute_after_loads = a.compute_after_loads;
-  if (a.ratio > 0) cfg.param_sources["e_ratio"] = "--ratio";
+  if (a.ratio) cfg.param_sources["e_ratio"] = "--ratio";
   if (!a.store.empty() && traits.uses_store_layout) {
     if (serving::system_sets(cfg.system, "e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");
     const StoreLayout st = read_store_layout(a.store);

@@ -4,13 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "harness/exec_runner.h"
 #include "core/hardware_profile.h"
-#include "serving/timeline.h"
+#include "harness/exec_runner.h"
 #include "serving/system.h"
+#include "serving/timeline.h"
 #include "sim/sim_platform.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
@@ -30,7 +31,8 @@ struct RunArgs {
   uint32_t shards = 4, delta = 0;
   bool shards_given = false;
   std::string store;
-  double ratio = 0, grid = 0.05;
+  std::optional<double> ratio;  // --ratio (zipmoe's rho); absent: the store's or the default
+  double grid = 0.05;
   uint64_t seed = 1;
   bool timeline_steps_given = false;  // an empty --timeline-steps is an error, not "no window"
   uint32_t batch = 1, io_depth = 1, workers = 0;

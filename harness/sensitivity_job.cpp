@@ -157,7 +157,14 @@ void perturb(const SensitivitySpec& spec, const std::vector<double>& factors, st
         v.point = p;
         v.field = field;
         v.factor = f;
-        v.hw = scaled_profile(hw, field, f, &v.value);
+        try {
+          v.hw = scaled_profile(hw, field, f, &v.value);
+        } catch (
+            const Error& e) {  // the scaled value left the field's range: the factor's fault, not the file's
+          throw UsageError(field + " x" + format_number(f) +
+                           ": the factor takes the field out of its range (" + e.what() +
+                           "); choose a smaller factor or leave this field out of \"fields\"");
+        }
         (void)scaled_profile(hw, field, 1.0, &v.base_value);
         an.variants.push_back(std::move(v));
       }

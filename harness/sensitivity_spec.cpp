@@ -14,6 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A factor scales a profile's field: beyond a thousandfold either way it leaves every real device's range
+// (and a 1e300 factor made a field the profile then refused, blamed on the preset's file).
+constexpr double kMinFactor = 0.001, kMaxFactor = 1000;
+
 // The keys a point takes, at the top level (every point's default) or in a point of "points".
 const std::vector<std::string_view> kPointKeys = {"trace", "format", "model", "hw", "budget", "scope",
                                                   "metric", "batch", "io_depth", "seed", "systems"};
@@ -76,7 +80,7 @@ void read_point_keys(const JsonAt& at, SensitivityPoint& p, const fs::path& base
     p.metric = m;
   }
   if (auto v = at.find("batch")) p.batch = static_cast<uint32_t>(v->integer(1, 1u << 20));
-  if (auto v = at.find("io_depth")) p.io_depth = static_cast<uint32_t>(v->integer(1, 4096));
+  if (auto v = at.find("io_depth")) p.io_depth = static_cast<uint32_t>(v->integer(1, kMaxIoDepth));
   if (auto v = at.find("seed")) p.seed = v->integer();
   if (auto v = at.find("systems")) {
     v->array();
@@ -131,8 +135,10 @@ std::vector<double> parse_factors(const std::string& text, const std::string& op
     const std::string t = text.substr(from, comma - from);
     char* end = nullptr;
     const double f = std::strtod(t.c_str(), &end);
-    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(f) || !(f > 0) || f == 1)
-      throw UsageError(option + ": '" + t + "' is not a factor (a positive number other than 1, such as 0.5 or 2)");
+    if (t.empty() || end != t.c_str() + t.size() || !(f >= kMinFactor && f <= kMaxFactor) || f == 1)
+      throw UsageError(option + ": '" + t +
+                       "' is not a factor (a number from 0.001 to 1000 other than 1, such as 0.5 "
+                       "or 2)");
     out.push_back(f);
     from = comma + 1;
   }
@@ -152,13 +158,17 @@ SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& o
     f->array();
     if (f->size() == 0) f->expected("a non-empty list of factors");
     for (size_t i = 0; i < f->size(); ++i) {
-      const double v = (*f)[i].positive();
+      const double v = (*f)[i].number(kMinFactor, kMaxFactor);
       if (v == 1) (*f)[i].expected("a factor other than 1");
       s.factors.push_back(v);
     }
   }
   if (auto f = root.find("fields")) {
     f->array();
+    // As "factors": [] is refused, so is an empty list here, rather than meaning its opposite (every field).
+    if (f->size() == 0)
+      f->expected(
+          "a non-empty list of hardware fields (omit \"fields\" to scale every assumption-marked field)");
     for (size_t i = 0; i < f->size(); ++i) {
       const std::string field = (*f)[i].string();
       const size_t dot = field.find('.');

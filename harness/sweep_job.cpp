@@ -65,9 +65,9 @@ std::string rough_duration(double s) {
 }
 
 // Leftovers of a killed run of this sweep in DIR: the commands' outputs and temporary files in points/ (the
-// sweep's own folder, where only point files are kept) and the temporaries AtomicFile left beside results.csv and
-// manifest.json (is_temporary_output_name: only moesim names files that way, and a shard owns its folder).
-// Returns how many were removed.
+// sweep's own folder, where only point files are kept) and the temporaries AtomicFile left beside results.csv
+// and manifest.json (is_temporary_output_name: only moesim names files that way, and a shard owns its
+// folder). Returns how many were removed.
 size_t remove_stale_temporaries(const fs::path& dir) {
   size_t removed = 0;
   std::error_code ec;
@@ -102,7 +102,8 @@ std::pair<uint32_t, uint32_t> parse_shard(const std::string& s) {
 // A finished point's file, or the error that stopped it. `*unwritten` is set when the error is that its
 // output could not be written (a full disk), which the sweep counts apart from the points that failed to run.
 std::optional<std::string> run_point(const PointRunner& run_command, const Spec& spec, size_t index,
-                                     const fs::path& dir, std::vector<std::string>* warnings, bool* unwritten) {
+                                     const fs::path& dir, std::vector<std::string>* warnings,
+                                     bool* unwritten) {
   const Point& p = spec.points[index];
   std::vector<std::string> args = sweep::point_args(spec, p);
   const std::string id = sweep::point_id(args);
@@ -159,7 +160,8 @@ void report_warnings(const std::vector<std::vector<std::string>>& per_point) {
   for (size_t i = 0; i < order.size() && i < kShown; ++i)
     warn(strprintf("[%zu point%s] ", count[order[i]], count[order[i]] == 1 ? "" : "s") + order[i]);
   if (order.size() > kShown)
-    warn(std::to_string(order.size() - kShown) + " more distinct warnings (each point's are in its point file)");
+    warn(std::to_string(order.size() - kShown) +
+         " more distinct warnings (each point's are in its point file)");
 }
 
 // Creates the output folder; a folder that has a manifest must hold this spec's results and be resumed.
@@ -173,7 +175,8 @@ void prepare_output(const SweepArgs& a, const Spec& spec, const fs::path& dir,
     if (old["spec_hash"] != spec.hash)
       throw Error(a.out + " holds the results of another spec (" + old["spec_hash"].get<std::string>() +
                   "; this one is " + spec.hash + "): use another folder");
-    if (!a.resume) throw UsageError(a.out + " holds results of this spec already: pass --resume to finish it");
+    if (!a.resume)
+      throw UsageError(a.out + " holds results of this spec already: pass --resume to finish it");
     if (old.value("moesim_version", std::string()) != sweep::version_string())
       warn(a.out + " was started by moesim " + old.value("moesim_version", std::string("?")) + "; this is " +
            sweep::version_string() + ": its finished points are kept as they are");
@@ -256,7 +259,9 @@ Failures collect_failures(const Spec& spec, const std::vector<size_t>& todo, con
   for (size_t k = 0; k < todo.size(); ++k)
     if (o.errors[k]) {
       const Point& p = spec.points[todo[k]];
-      f.failed.push_back({{"index", todo[k]}, {"id", sweep::point_id(spec, p)}, {"point", Json(p)},
+      f.failed.push_back({{"index", todo[k]},
+                          {"id", sweep::point_id(spec, p)},
+                          {"point", Json(p)},
                           {"error", *o.errors[k]}});
       if (o.unwritten[k] && f.not_written++ == 0) f.write_error = *o.errors[k];
     }
@@ -266,12 +271,19 @@ Failures collect_failures(const Spec& spec, const std::vector<size_t>& todo, con
 // Writes results.csv and the finished manifest; returns the errors of those that could not be written. On a
 // full disk the CSV and the manifest may not be written either: the count of lost point files is the error
 // that matters, so theirs only follow it.
+// A point file that cannot be read back (damaged) is no full disk: it goes to `damaged`, with its own advice.
 std::vector<std::string> write_results(const Spec& spec, const fs::path& dir, const fs::path& manifest_path,
-                                       Json& man, const Json& failed) {
+                                       Json& man, const Json& failed, std::string* damaged) {
   size_t found = 0;
   std::vector<std::string> outputs_lost;
+  std::optional<std::string> csv;
   try {
-    write_file_atomic((dir / "results.csv").string(), sweep::merged_csv(spec, {dir}, &found));
+    csv = sweep::merged_csv(spec, {dir}, &found);
+  } catch (const Error& e) {
+    *damaged = e.what();
+  }
+  try {
+    if (csv) write_file_atomic((dir / "results.csv").string(), *csv);
   } catch (const Error& e) {
     outputs_lost.push_back(e.what());
   }
@@ -308,7 +320,9 @@ Json summary_json(const SweepArgs& a, const Spec& spec, const ShardWork& w, cons
 
 // Lost files first (a full disk), then failed points: either makes the sweep fail.
 void throw_on_failures(const SweepArgs& a, size_t points_run, const Failures& f,
-                       const std::vector<std::string>& outputs_lost, const fs::path& manifest_path) {
+                       const std::vector<std::string>& outputs_lost, const std::string& damaged,
+                       const fs::path& manifest_path) {
+  if (!damaged.empty()) throw Error("results.csv not written: " + damaged);
   if (f.not_written > 0 || !outputs_lost.empty()) {
     std::string msg;
     if (f.not_written > 0)
@@ -320,8 +334,9 @@ void throw_on_failures(const SweepArgs& a, size_t points_run, const Failures& f,
   }
   const Json& failed = f.failed;
   if (!failed.empty())
-    throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() + " (first: point " +
-                std::to_string(failed[0]["index"].get<size_t>()) + ": " + failed[0]["error"].get<std::string>() + ")");
+    throw Error(std::to_string(failed.size()) + " point(s) failed; see " + manifest_path.string() +
+                " (first: point " + std::to_string(failed[0]["index"].get<size_t>()) + ": " +
+                failed[0]["error"].get<std::string>() + ")");
 }
 
 // The spec's JSON: a.spec_json, or a.spec's file; nullopt when the file is no JSON (load_spec() says why).
@@ -364,14 +379,48 @@ class SpecFolder {
 
 }  // namespace
 
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of) {
+namespace {
+
+// The spec's "options" parsed with each of its commands (the first point of each): options that fail where
+// the same point without them parses are the options' fault, refused before any point runs. A failure the
+// point's own values cause stays that point's.
+void check_options(const Spec& spec, const PointRunner& check) {
+  if (!check || spec.options.empty()) return;
+  std::set<std::string> seen;
+  for (const sweep::Point& p : spec.points) {
+    const std::string& command = p.at("command");
+    if (!seen.insert(command).second) continue;
+    const std::vector<std::string> args = sweep::point_args(spec, p);
+    try {
+      check(args);
+    } catch (const UsageError& e) {
+      const std::vector<std::string> bare(args.begin(),
+                                          args.end() - static_cast<std::ptrdiff_t>(spec.options.size()));
+      try {
+        check(bare);
+      } catch (const Error& without) {
+        if (std::string_view(without.what()) == e.what()) continue;  // the same fault without the options
+      }
+      throw UsageError(spec.file + ": /options: do not fit `moesim " + command + "`: " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of,
+                       const PointRunner& check_command) {
   const std::optional<Json> raw = raw_spec(a);
   if (const auto n = raw ? count_spec_points(*raw) : std::nullopt; n && *n > kForcePoints && !a.force)
     throw UsageError(a.spec + ": " + std::to_string(*n) + " points, more than " +
                      std::to_string(kForcePoints) +
                      ": check the grid's lists (their lengths multiply), or pass --force to run them all");
-  const Spec spec = a.spec_json ? sweep::spec_from_json(*a.spec_json, a.spec, a.spec_base)
-                                : sweep::load_spec(a.spec);
+  const Spec spec =
+      a.spec_json ? sweep::spec_from_json(*a.spec_json, a.spec, a.spec_base) : sweep::load_spec(a.spec);
+  {
+    const SpecFolder in_spec_folder(a, spec.base);
+    check_options(spec, check_command);
+  }
   uint32_t shard = 0, shards = 1;
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
   const fs::path dir = fs::absolute(a.out);
@@ -398,7 +447,9 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
   report_warnings(outcomes.warnings);
 
   const Failures f = collect_failures(spec, w.todo, outcomes);
-  const std::vector<std::string> outputs_lost = write_results(spec, dir, manifest_path, man, f.failed);
+  std::string damaged;
+  const std::vector<std::string> outputs_lost =
+      write_results(spec, dir, manifest_path, man, f.failed, &damaged);
   size_t shard_done = 0;
   for (size_t i = shard; i < spec.points.size(); i += shards)
     shard_done += fs::exists(sweep::point_file(dir, sweep::point_id(spec, spec.points[i])));
@@ -409,12 +460,11 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
   SweepOutcome out;
   out.summary = summary_json(a, spec, w, man, jobs, shard_done, f, dir, manifest_path);
   try {
-    throw_on_failures(a, w.todo.size(), f, outputs_lost, manifest_path);
+    throw_on_failures(a, w.todo.size(), f, outputs_lost, damaged, manifest_path);
   } catch (const Error& e) {
     out.error = e.what();
   }
   return out;
 }
-
 
 }  // namespace moesim::harness

@@ -1,5 +1,5 @@
-// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR` (docs/sweep.md), below
-// its options: what-if sweeps over a spec's points, on threads of this process, sharded and resumable.
+// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR` (docs/sweep.md),
+// below its options: what-if sweeps over a spec's points, on threads of this process, sharded and resumable.
 //
 //   spec = load_spec(SPEC)                      (harness/sweep_spec.h: grid and/or explicit points)
 //   over 10 million points: refused without --force (counted before the points are built)
@@ -15,8 +15,8 @@
 // A point runs the very code of its command: the caller's PointRunner parses its command line with the
 // command's own options and checks (cli/ owns those; the CLI and the Python module pass the same runner). Its
 // result depends only on its parameters and seed, never on the thread or the order it ran in, so results.csv
-// -- a function of the spec and the point files -- is byte-identical however the sweep was sharded, resumed or
-// parallelised. Points run in the spec's folder (the sweep changes into it and back), so a spec's relative
+// -- a function of the spec and the point files -- is byte-identical however the sweep was sharded, resumed
+// or parallelised. Points run in the spec's folder (the sweep changes into it and back), so a spec's relative
 // paths are relative to the spec, from whatever directory the sweep starts.
 #pragma once
 
@@ -32,12 +32,12 @@
 namespace moesim::harness {
 
 struct SweepArgs {
-  std::string spec, out, shard;           // spec: the file, or the name of spec_json in messages
-  std::optional<Json> spec_json;          // the spec itself instead of a file (Python's dict)
-  std::filesystem::path spec_base;        // spec_json's folder for relative paths (empty: the current one)
-  unsigned jobs = 0;                      // 0: every CPU
+  std::string spec, out, shard;     // spec: the file, or the name of spec_json in messages
+  std::optional<Json> spec_json;    // the spec itself instead of a file (Python's dict)
+  std::filesystem::path spec_base;  // spec_json's folder for relative paths (empty: the current one)
+  unsigned jobs = 0;                // 0: every CPU
   bool resume = false, force = false;
-  bool report = true;                     // the one-line summary on stderr
+  bool report = true;  // the one-line summary on stderr
 };
 
 // Runs `moesim ARGS...` (args[0] the command) in this process, on this thread; throws moesim::Error (or
@@ -49,13 +49,18 @@ struct SweepOutcome {
   std::string error;  // points that failed or files not written: the sweep's error, empty when none
 };
 
-// The files `moesim ARGS...` would read, from its command line alone (cli/run_command.h's command_line_inputs).
+// The files `moesim ARGS...` would read, from its command line alone (cli/run_command.h's
+// command_line_inputs).
 using PointInputs = std::function<std::vector<NamedPath>(std::vector<std::string> args)>;
 
 // Runs this shard's unfinished points and writes DIR's point files, results.csv and manifest.json. Throws
-// (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown. Before
-// anything is written or deleted, DIR may neither be nor hold a file the spec's points read (`inputs_of`,
-// sweep::files_named): a moesim::UsageError naming the point and how it names the file.
-SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of);
+// (before any point runs) for a bad spec, shard or folder; failed points end up in `error`, not thrown.
+// Before anything is written or deleted, DIR may neither be nor hold a file the spec's points read
+// (`inputs_of`, sweep::files_named): a moesim::UsageError naming the point and how it names the file.
+// `check_command` (optional) parses a command line with the command's own options and checks and does not
+// run it (cli::check_command): with it the spec's "options" are checked against each command of the spec
+// before any point runs, so options that do not fit fail the spec (naming /options) instead of every point.
+SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of,
+                       const PointRunner& check_command = {});
 
 }  // namespace moesim::harness

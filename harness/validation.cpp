@@ -668,6 +668,10 @@ std::string result_text(const ValidateArgs& va, const RunArgs& a, const Measured
 
 }  // namespace
 
+void check_targets(const std::string& targets) {
+  (void)parse_targets(targets);
+}
+
 ValidationOutput validate(ValidateArgs& va) {
   RunArgs& a = *va.run;
   a.exec = true;

@@ -51,5 +51,8 @@ struct ValidationOutput {
 // Checks the arguments (UsageError), runs the trace for real --repeat times (interleaved with calibration runs
 // under --calibrate-on), then the structure and cost simulations, and judges the targets.
 ValidationOutput validate(ValidateArgs& va);
+// Throws moesim::UsageError "--targets: ..." when `targets` is no CHECK.METRIC=LIMIT list (a matrix spec's
+// "targets" is checked with it before any cell runs).
+void check_targets(const std::string& targets);
 
 }  // namespace moesim::harness

@@ -492,7 +492,7 @@ py::object sweep(const std::string& spec, bool spec_json, const std::string& out
       [&] {
         if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
         if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
-        return harness::run_sweep(a, cli::run_command, cli::command_line_inputs);
+        return harness::run_sweep(a, cli::run_command, cli::command_line_inputs, cli::check_command);
       },
       progress);
   if (!o.error.empty()) throw Error(o.error);

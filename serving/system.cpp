@@ -15,7 +15,8 @@ namespace {
 const SystemRegistry::Entry& entry_of(const PolicySpec& spec) {
   for (const auto& e : SystemRegistry::instance().entries())
     if (e.name == spec.name) return e;
-  throw UsageError("unknown system '" + spec.name + "' (known: " + SystemRegistry::instance().names() + ")");
+  throw UsageError("unknown system '" + printable(spec.name) +
+                   "' (known: " + SystemRegistry::instance().names() + ")");
 }
 
 PolicySpec parse_spec(const std::string& spec) {

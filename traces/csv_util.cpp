@@ -284,8 +284,13 @@ void RecordCollector::add(uint32_t seq, Phase phase, uint32_t token, uint32_t la
     std::string msg = base ? "layer id " + std::to_string(layer) + " (layer " + std::to_string(l) +
                                  " after --layer-base " + std::to_string(base) + ")"
                            : "layer " + std::to_string(layer);
-    msg += " outside the model's " + std::to_string(shape_.layers) + " MoE layers";
-    if (base == 0 && l == shape_.layers) msg += " (ids start at 1? try --layer-base 1)";
+    msg += " outside the model's " + std::to_string(shape_.layers) + " MoE layers: the layer counts disagree";
+    // A 1-based import only if no record so far used layer 0 (records come layer by layer, so a 0-based
+    // trace has shown layer 0 already); otherwise the trace is another model's.
+    if (base == 0 && l == shape_.layers && std::find(layer_.begin(), layer_.end(), 0u) == layer_.end())
+      msg += " (ids start at 1? try --layer-base 1)";
+    else
+      msg += " (a trace of another model? check --model)";
     throw input_error(origin_, line, "layer", msg);
   }
   seq_.push_back(seq);

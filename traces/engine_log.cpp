@@ -29,15 +29,24 @@ std::optional<double> parse_number(std::string_view s) {
   return v;
 }
 
+std::string_view trim_front(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return std::string(s);
 }
 
-// "# summary k=v k=v": the pairs; a token without '=' is an error naming the line.
-std::map<std::string, std::string> summary_pairs(std::string_view rest, const std::string& origin, uint64_t ln) {
+// "# summary k=v k=v": the pairs; a token without '=' is an error naming the line, and so is a key given
+// twice (naming both columns: taking either would be a guess). `col` is the 1-based column of rest[0] in the
+// line.
+std::map<std::string, std::string> summary_pairs(std::string_view rest, const std::string& origin,
+                                                 uint64_t ln, size_t col) {
   std::map<std::string, std::string> out;
+  std::map<std::string, size_t> key_col;
   size_t i = 0;
   while (i < rest.size()) {
     while (i < rest.size() && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r')) ++i;
@@ -48,7 +57,12 @@ std::map<std::string, std::string> summary_pairs(std::string_view rest, const st
     const size_t eq = tok.find('=');
     if (eq == std::string_view::npos || eq == 0)
       throw input_error(origin, ln, "summary", "'" + sanitize_utf8(tok) + "' is not KEY=VALUE");
-    out[std::string(tok.substr(0, eq))] = std::string(tok.substr(eq + 1));
+    const std::string key(tok.substr(0, eq));
+    if (const auto [it, fresh] = key_col.emplace(key, col + i); !fresh)
+      throw input_error(origin, ln, sanitize_utf8(key),
+                        "the summary key appears twice (columns " + std::to_string(it->second) + " and " +
+                            std::to_string(col + i) + ")");
+    out[key] = std::string(tok.substr(eq + 1));
     i = e;
   }
   return out;
@@ -57,6 +71,14 @@ std::map<std::string, std::string> summary_pairs(std::string_view rest, const st
 // The column index of every field (-1: an optional field the header lacks).
 std::map<std::string, int> header_columns(const std::vector<std::string>& header, const LogFieldMap& fields,
                                           const std::string& origin, uint64_t ln) {
+  // A name twice is refused whether or not a field maps to it: the CSV trace importer refuses it too, and a
+  // reader that took the last (or first) copy would fit or validate against a column nobody chose.
+  std::map<std::string, size_t> first;
+  for (size_t c = 0; c < header.size(); ++c)
+    if (const auto [it, fresh] = first.emplace(trim(header[c]), c); !fresh)
+      throw input_error(origin, ln, sanitize_utf8(it->first),
+                        "the column appears twice in the header row (columns " +
+                            std::to_string(it->second + 1) + " and " + std::to_string(c + 1) + ")");
   std::map<std::string, int> at;
   std::vector<MissingField> missing;
   for (const std::string& f : column_fields()) {
@@ -181,9 +203,12 @@ EngineLog parse_engine_log(std::string_view text, const std::string& origin, con
       const std::string_view rest = std::string_view(t).substr(1);
       const std::string body = trim(rest);
       if (body.rfind("summary", 0) == 0) {
+        // The 1-based column of the text after "summary": the leading blanks, '#', the blanks after it.
+        const size_t lead = line.find_first_not_of(" \t");
+        const size_t col = lead + 1 + (rest.size() - trim_front(rest).size()) + 7 + 1;
         if (log.summary_line)
           throw input_error(origin, ln, "summary", "a second summary line (the first is line " + std::to_string(log.summary_line) + ")");
-        log.summary = summary_pairs(std::string_view(body).substr(7), origin, ln);
+        log.summary = summary_pairs(std::string_view(body).substr(7), origin, ln, col);
         log.summary_line = ln;
       }
       continue;

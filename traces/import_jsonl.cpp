@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/json_io.h"
 #include "traces/csv_util.h"
 #include "traces/trace_io.h"
 
@@ -155,14 +156,21 @@ Trace import_jsonl(std::string_view text, const std::string& origin, const TextI
     ++lines_seen;
     try {
       nlohmann::json obj;
+      DuplicateKeyWatch watch;
       try {
-        obj = nlohmann::json::parse(line.begin(), line.end());
+        obj = nlohmann::json::parse(line.begin(), line.end(), watch.callback<nlohmann::json>());
       } catch (const nlohmann::json::parse_error& e) {
         throw input_error(origin, ln, "",
                           "invalid JSON at column " + std::to_string(e.byte) + ": " + e.what());
       } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range.406: a number overflowing a double
         throw input_error(origin, ln, "", std::string("invalid JSON: ") + e.what());
       }
+      // nlohmann keeps the last of two equal keys: a record with "experts" twice would lose one routing.
+      if (watch.found())
+        if (const auto d = find_duplicate_key(line))
+          throw input_error(origin, ln, d->path,
+                            "the key appears twice in the record, at columns " +
+                                std::to_string(d->first + 1) + " and " + std::to_string(d->second + 1));
       if (!obj.is_object()) throw input_error(origin, ln, "", "a record must be a JSON object");
       if (!matches(obj, opts.where)) {
         rc.skip_filtered();

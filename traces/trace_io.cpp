@@ -77,12 +77,18 @@ std::vector<std::string> text_only_options(const LoadOptions& o) {
 // Layers and experts from the model; the trace must fit it (see trace_io.h).
 Trace fit_to_model(const Trace& t, const ModelSpec& m, const std::string& path) {
   const TraceInfo& ti = t.info();
-  if (ti.layers > m.moe_layers)
-    throw input_error(
-        path, 0, "layers",
-        "the trace has " + std::to_string(ti.layers) + " MoE layers, model " + m.name + " has " +
-            std::to_string(m.moe_layers) +
-            (ti.layers == m.moe_layers + 1 ? " (ids start at 1? re-import with --layer-base 1)" : ""));
+  if (ti.layers > m.moe_layers) {
+    // One layer too many is a 1-based import only if layer 0 is unused; otherwise the trace is another
+    // model's.
+    bool layer0 = false;
+    for (size_t r = 0; r < t.records() && !layer0; ++r) layer0 = t.layer(r) == 0;
+    throw input_error(path, 0, "layers",
+                      "the layer counts disagree: the trace has " + std::to_string(ti.layers) +
+                          " MoE layers, model " + m.name + " has " + std::to_string(m.moe_layers) +
+                          (ti.layers == m.moe_layers + 1 && !layer0
+                               ? " (its layer 0 is unused: ids start at 1? re-import with --layer-base 1)"
+                               : " (a trace of another model? check --model)"));
+  }
   if (ti.experts > m.routed_experts)
     throw input_error(path, 0, "experts",
                       "the trace has " + std::to_string(ti.experts) + " experts per layer, model " + m.name +

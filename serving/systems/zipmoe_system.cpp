@@ -59,7 +59,7 @@ class ZipMoE final : public System {
  public:
   explicit ZipMoE(const Params& p)
       : delta_(static_cast<uint32_t>(std::min<uint64_t>(p.get_uint("delta"), UINT32_MAX))),
-        shards_(static_cast<uint32_t>(std::clamp<uint64_t>(p.get_uint("shards"), 1, 65536))),
+        shards_(static_cast<uint32_t>(p.get_uint("shards"))),
         grid_(p.get_double("grid")),
         e_ratio_(p.get_double("e_ratio")),
         pools_(pool_list(p.get("pools"))),
@@ -70,8 +70,10 @@ class ZipMoE final : public System {
           "system 'zipmoe': io must be fused (the prototype's E-chunk reads on the CPU workers, "
           "ZipMoE §4) or thread (every read on the I/O thread, §3.3), got '" +
           io_ + "'");
-    if (e_ratio_ < 0)
-      throw UsageError("system 'zipmoe': e_ratio must be >= 0 (0: the default), got " + p.get("e_ratio"));
+    // Out of range is refused, never clamped: a run with another K or rho than the one asked for would be
+    // reported as that one.
+    check_shards(p.get_uint("shards"), "system 'zipmoe': shards");
+    if (e_ratio_ != 0) check_exponent_ratio(e_ratio_, "system 'zipmoe': e_ratio (0: the default)");
     parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
   }
 

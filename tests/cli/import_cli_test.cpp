@@ -70,7 +70,7 @@ TEST_F(ImportCli, RecipeDeepSeekV2LiteHfHookCsv) {
   EXPECT_EQ(e.status, 1);
   EXPECT_THAT(e.out, HasSubstr("moesim: error: " + kDeepSeek +
                                ":52: field 'layer': layer 26 outside the model's 26 MoE "
-                               "layers (ids start at 1? try --layer-base 1)"));
+                               "layers: the layer counts disagree (ids start at 1? try --layer-base 1)"));
   EXPECT_FALSE(fs::exists(path("bad.mtr")));
   // Without --model either, a warning suggests it.
   const Result w = sh("trace import " + kDeepSeek + kDeepSeekFlags + " -o " + path("w.mtr"));

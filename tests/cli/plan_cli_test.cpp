@@ -117,7 +117,7 @@ TEST(PlanCli, BadOptionsAreUsageErrors) {
            {"--budget 8GiB --grid 0.3", "--grid must be 1/n"},
            {"--budget 8GiB --phase both", "unknown invocation phase 'both'"},
            {"--budget 800GiB", "pass --force"},
-           {"--budget 8GiB --ratio 0", "--ratio rho must be in (0, 4]"},
+           {"--budget 8GiB --ratio 0", "--ratio must be a number in (0, 4]"},
            {"", "--budget is required"},
        }) {
     const auto r = moesim_cli(kBase + c.args);

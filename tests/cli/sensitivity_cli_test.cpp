@@ -143,12 +143,29 @@ TEST(Sensitivity, BadSpecsNameTheJsonPath) {
     EXPECT_EQ(r.status, 1) << r.out;
     return r.out;
   };
-  EXPECT_NE(error_of(", \"metric\": \"speed\"").find("metric: unknown metric 'speed'"), std::string::npos);
+  EXPECT_NE(
+      error_of(", \"points\": [{\"metric\": \"speed\"}]").find("points[0].metric: unknown metric 'speed'"),
+      std::string::npos);
+  // A key twice (the spec's "metric" is "tpot" already) is an error naming both positions, not the last one.
+  EXPECT_NE(error_of(", \"metric\": \"speed\"").find("metric: the key appears twice in one object"),
+            std::string::npos);
   EXPECT_NE(error_of(", \"factors\": [0.5, -2]").find("factors[1]"), std::string::npos);
   EXPECT_NE(error_of(", \"points\": [{\"budget\": \"4MiB\", \"sistems\": []}]").find("points[0]"), std::string::npos);
   EXPECT_NE(error_of(", \"fields\": [\"ssd.read_speed\"]").find("ssd.read_speed"), std::string::npos);
+  // An empty list of fields is refused as an empty list of factors is (it used to mean every field).
+  EXPECT_NE(error_of(", \"fields\": []")
+                .find("fields: expected a non-empty list of hardware fields (omit \"fields\""),
+            std::string::npos);
+  // A factor that takes a field out of its range is the factor's fault, not the profile file's.
+  EXPECT_NE(error_of(", \"factors\": [1e300]").find("factors[0]: expected a number in [0.001, 1000]"),
+            std::string::npos);
   const auto r = moesim_combined("-q sensitivity " + flip_spec(dir) + " --factors 1");
   EXPECT_EQ(r.status, 2) << r.out;
+  const auto huge = moesim_combined("-q sensitivity " + flip_spec(dir) + " --factors 1e300");
+  EXPECT_EQ(huge.status, 2) << huge.out;
+  EXPECT_NE(huge.out.find("--factors: '1e300' is not a factor (a number from 0.001 to 1000"),
+            std::string::npos)
+      << huge.out;
 }
 
 TEST(PlannerReport, ZipMoeRunsPutTheExpectationBesideTheSimulation) {

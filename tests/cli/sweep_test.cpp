@@ -237,11 +237,13 @@ TEST_F(SweepCli, SpecErrorsNameTheFileAndThePath) {
   EXPECT_THAT(manifest, HasSubstr("no-such.mtr"));
   EXPECT_THAT(manifest, HasSubstr("unknown system 'warp-drive'"));
   EXPECT_EQ(count_lines(read_text(dir_ + "/f/results.csv")), 2u);
-  // An option the command does not know fails every point with the command's own message.
+  // An option the command does not know fails the spec before any point runs, with the command's own message.
   std::ofstream(dir_ + "/badopt.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32"]}, "options": ["--warp", "9"]})";
   r = moesim_cli("-q sweep " + dir_ + "/badopt.json -o " + dir_ + "/g");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("bad options for `moesim run`"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err,
+              HasSubstr("badopt.json: /options: do not fit `moesim run`: bad options for `moesim run`"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/g"));
   EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
 }
 

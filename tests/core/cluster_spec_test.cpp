@@ -56,10 +56,16 @@ TEST(ClusterSpec, MeshWithOverridesOrLinksAlone) {
   EXPECT_DOUBLE_EQ(mesh[0].params.latency, 5e-3);
   EXPECT_DOUBLE_EQ(mesh[1].params.latency, 1e-3);
   j["network"] = nullptr;
+  // Links alone that leave a server unreachable are refused by the spec, naming the file and the path.
+  EXPECT_EQ(error_of([&] { (void)cluster_spec_from_json(j, "s.json", ""); }),
+            "s.json: links: the links do not connect every server: \"a\" cannot reach \"c\"");
+  j["links"].push_back({{"from", "c"}, {"to", "b"}, {"bandwidth", "1Gbit/s"}, {"latency", "2ms"}});
   const auto alone = cluster_spec_from_json(j, "s.json", "").topology();
-  ASSERT_EQ(alone.size(), 1u);
+  ASSERT_EQ(alone.size(), 2u);
   EXPECT_EQ(alone[0].a, 0u);
   EXPECT_EQ(alone[0].b, 1u);
+  EXPECT_EQ(alone[1].a, 1u);
+  EXPECT_EQ(alone[1].b, 2u);
 }
 
 TEST(ClusterSpec, Units) {

@@ -86,8 +86,10 @@ TEST(HardwareProfile, PrefillReadsAndFreshWeightsDefaultToTheOrdinaryRates) {
     (void)hardware_from_json(j, "mine.json");
     ADD_FAILURE() << "a zero prefill read bandwidth was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "mine.json: ssd.prefill_read_bandwidth.value: expected a positive value, found the number 0");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "mine.json: ssd.prefill_read_bandwidth.value: a bandwidth of 0 B/s is outside the physical range "
+        "1 kbit/s to 1 Pbit/s (125 to 1.25e+14 B/s)");
   }
 }
 
@@ -176,6 +178,17 @@ TEST(HardwareProfile, ValuesAreCheckedWithTheirPath) {
   j = jetson();
   j["memory"]["capacity"]["value"] = "lots";
   EXPECT_THAT(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), HasSubstr("hw.json: memory.capacity.value: "));
+  // Physical floors and ceilings: a bandwidth of 1e-300 would make every read take forever.
+  j = jetson();
+  j["ssd"]["read_bandwidth"]["value"] = 1e-300;
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: ssd.read_bandwidth.value: a bandwidth of 1e-300 B/s is outside the physical range 1 "
+            "kbit/s to "
+            "1 Pbit/s (125 to 1.25e+14 B/s)");
+  j = jetson();
+  j["gpu"]["kernel_overhead"]["value"] = 1e300;
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: gpu.kernel_overhead.value: a latency of 1e+300 s is outside the range 0 to 60 s");
 }
 
 TEST(HardwareProfile, MeasuredOnIsReadWhenPresent) {

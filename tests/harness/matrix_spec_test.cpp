@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 
 Json good() {
   return Json::parse(R"({
-    "models": [{"name": "small", "model": "m.json", "stores": {"zipmoe": "z.store", "offload": "r.store"}}],
+    "models": [{"name": "small", "model": "qwen3-30b-a3b-w4", "stores": {"zipmoe": "z.store", "offload": "r.store"}}],
     "traces": [{"name": "b-on-a", "validate": "b.mtr", "calibrate": "a.mtr"}],
     "systems": ["offload", {"system": "zipmoe", "options": ["--recover-on", "cpu"]}],
     "budgets": ["8MiB", "16MiB"],
@@ -49,9 +49,10 @@ TEST(MatrixSpec, CellsAreTheGridInTheDocumentedOrderWithPathsRelativeToTheSpec) 
   for (size_t i = 0; i < cells.size(); ++i) EXPECT_EQ(cells[i].index, i);
   EXPECT_EQ(cells[0].validate, "/spec/b.mtr");
   EXPECT_EQ(cells[0].calibrate, "/spec/a.mtr");
-  EXPECT_EQ(cells[5].args, (std::vector<std::string>{"--model", "/spec/m.json", "--store", "/spec/z.store", "--system",
-                                                     "zipmoe", "--budget", "8MiB", "--batch", "4", "--recover-on",
-                                                     "cpu", "--workers", "2"}));
+  EXPECT_EQ(cells[5].args,
+            (std::vector<std::string>{"--model", "qwen3-30b-a3b-w4", "--store", "/spec/z.store", "--system",
+                                      "zipmoe", "--budget", "8MiB", "--batch", "4", "--recover-on", "cpu",
+                                      "--workers", "2"}));
   EXPECT_EQ(cells[0].args[3], "/spec/r.store");  // each system its own store
 }
 
@@ -83,7 +84,8 @@ TEST(MatrixSpec, BadSpecsNameTheFileAndThePath) {
   const Case cases[] = {
       {"/models", Json::array(), "m.json: models: expected a non-empty list of models"},
       {"/systems", Json::array(), "m.json: systems: expected a non-empty list"},
-      {"/systems/1", Json::parse(R"({"system": "offload"})"), "m.json: systems[1]: 'offload' is listed twice"},
+      {"/systems/1", Json::parse(R"({"system": "offload"})"),
+       "m.json: systems[1]: 'offload' is listed twice"},
       {"/budgets/1", "lots", "m.json: budgets[1]: "},
       {"/batch/0", 0, "m.json: batch[0]: "},
       {"/repeat", 0, "m.json: repeat: "},
@@ -92,6 +94,11 @@ TEST(MatrixSpec, BadSpecsNameTheFileAndThePath) {
       {"/models/0/stores", Json::parse(R"({"zipmoe": "z.store"})"),
        "m.json: models[0].stores: no store for system 'offload'"},
       {"/budget", Json::array({"1GiB"}), "m.json: budget: unknown field; did you mean budgets?"},
+      // Found before any cell runs (a cell with real stores is minutes of exec), by JSON path.
+      {"/targets", "cost.tpot=lots", "m.json: targets: --targets: 'cost.tpot=lots'"},
+      {"/systems/0", "offlaod", "m.json: systems[0]: unknown system 'offlaod'"},
+      {"/systems/1/system", "zipmoe:shards=0", "m.json: systems[1].system: system 'zipmoe': shards must be"},
+      {"/models/0/model", "no-such-model", "m.json: models[0].model: "},
   };
   for (const Case& c : cases) {
     Json j = good();

@@ -100,6 +100,21 @@ TEST(EngineLog, MissingColumnAndSummaryKeyAreNamed) {
               HasSubstr("m.metrics:3: field 'prefill_s': 'x' is not a finite non-negative number"));
 }
 
+// A name twice is ambiguous: which copy the fit or the validation used would be a guess, so both are refused
+// naming both positions (a column's index; a summary key's column on its line).
+TEST(EngineLog, DuplicateColumnOrSummaryKeyIsAnErrorNamingBoth) {
+  const std::string cols =
+      "step,steps,wall_ms,io_ms,compute_ms,read_bytes,wall_ms\n1,1,110,40,70,1000,3\n" + kSummary;
+  EXPECT_THAT(
+      error_of([&] { parse_engine_log(cols, "m.metrics"); }),
+      HasSubstr(
+          "m.metrics:1: field 'wall_ms': the column appears twice in the header row (columns 3 and 7)"));
+  const std::string keys =
+      kHeader + "1,1,110,40,70,1000,5,30,10,0,210\n# summary n_prompt=3 prefill_s=0.5 prefill_s=9\n";
+  EXPECT_THAT(error_of([&] { parse_engine_log(keys, "m.metrics"); }),
+              HasSubstr("m.metrics:3: field 'prefill_s': the summary key appears twice (columns 22 and 36)"));
+}
+
 TEST(EngineLog, RowAfterTheSummaryIsAnError) {
   const std::string text = two_rows() + "3,2,100,50,60,2000,10,30,10,0,200\n";
   EXPECT_THAT(error_of([&] { parse_engine_log(text, "m.metrics"); }), HasSubstr("m.metrics:5: a token row after the summary line"));

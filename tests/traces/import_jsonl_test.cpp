@@ -124,6 +124,10 @@ TEST(ImportJsonl, BadInputs) {
               HasSubstr("r.jsonl:2: field 'experts': expert id 2 appears twice"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":0,"layer":0,"experts":[3,2],"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: duplicate record"));
+  // A key twice would keep only the last value: one routing silently lost.
+  EXPECT_THAT(
+      jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"experts":[0,3]})"),
+      HasSubstr("r.jsonl:2: field 'experts': the key appears twice in the record, at columns 22 and 38"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,NaN]})"),
               HasSubstr("r.jsonl:2: invalid JSON"));  // JSON has no NaN literal
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,1e999]})"),

@@ -137,8 +137,18 @@ TEST(ImportOptions, LayerBase) {
       error_of([] {
         (void)import_csv("token,layer,experts\n0,26,1\n", "b.csv", {}, ImportShape{26, 64});
       }),
-      HasSubstr("b.csv:2: field 'layer': layer 26 outside the model's 26 MoE layers (ids start at 1? try "
-                "--layer-base 1)"));
+      HasSubstr(
+          "b.csv:2: field 'layer': layer 26 outside the model's 26 MoE layers: the layer counts disagree "
+          "(ids start at 1? try --layer-base 1)"));
+  // ... but not when layer 0 is in use: then the trace is another model's (a 32-layer Mixtral trace with a
+  // 26-layer --model), and the message says so.
+  const std::string other = error_of([] {
+    (void)import_csv("token,layer,experts\n0,0,1\n0,26,1\n", "b.csv", {}, ImportShape{26, 64});
+  });
+  EXPECT_THAT(other,
+              HasSubstr("b.csv:3: field 'layer': layer 26 outside the model's 26 MoE layers: the layer "
+                        "counts disagree (a trace of another model? check --model)"));
+  EXPECT_THAT(other, ::testing::Not(HasSubstr("--layer-base")));
   // ... further out it does not; with the base given, the message names both ids.
   EXPECT_THAT(error_of([] {
                 (void)import_csv("token,layer,experts\n0,30,1\n", "b.csv", {}, ImportShape{26, 64});
