@@ -3,17 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
-#include "harness/arguments.h"
-#include "harness/machine.h"
-#include "harness/store_layout.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
-#include "serving/timeline.h"
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/profile_reads.h"
+#include "harness/arguments.h"
+#include "harness/machine.h"
+#include "harness/store_layout.h"
 #include "kernels/bf16_cuda.h"
+#include "serving/timeline.h"
 #include "serving/workload_view.h"
 #include "traces/trace_io.h"
 
@@ -112,23 +113,123 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
   so.io_depth = a.io_depth;
   so.buffered_io = a.io == "buffered";
   so.page_cache_bytes = a.page_cache_bytes;
+  so.dense_mmap = a.dense == "mmap";
   so.cpu_workers = workers;
   so.seed = a.seed;
   apply_runtime_section(hw, so);
   return so;
 }
 
+ModelMemory run_model_memory(const std::optional<ModelSpec>& spec, const serving::SourcedCosts& costs) {
+  uint64_t served_dense = 0;
+  for (uint64_t d : costs.costs.dense_bytes) served_dense += d;
+  ModelMemory m;
+  m.all_experts_bytes = costs.sizes["all_experts_bytes"].get<uint64_t>();
+  if (!spec) {
+    m.dense_bytes = served_dense;
+    m.source = "the run's dense weights (" + costs.sizes["dense_bytes_source"].get<std::string>() +
+               "); no model preset: embeddings, head, KV cache and activations unknown, counted as 0";
+    return m;
+  }
+  const ModelMemory preset = model_memory(*spec);
+  m.kv_bytes_per_token = preset.kv_bytes_per_token;
+  m.kv_window_tokens = preset.kv_window_tokens;
+  m.kv_windowed_bytes_per_token = preset.kv_windowed_bytes_per_token;
+  m.kv_fixed_bytes = preset.kv_fixed_bytes;
+  m.tied = preset.tied;
+  m.activation_bytes_per_token = preset.activation_bytes_per_token;
+  // The weights the run does not read per layer (embeddings, head, dense layers) at the quantization of those
+  // it does: the served dense bytes over the preset's.
+  const uint64_t preset_layers = spec->dense_bytes_per_layer() * spec->moe_layers;
+  const double q =
+      preset_layers ? static_cast<double>(served_dense) / static_cast<double>(preset_layers) : 1.0;
+  auto scaled = [q](uint64_t b) { return static_cast<uint64_t>(std::llround(q * static_cast<double>(b))); };
+  const uint64_t dense_layers = preset.dense_bytes > preset_layers ? preset.dense_bytes - preset_layers : 0;
+  m.dense_bytes = served_dense + scaled(dense_layers);
+  m.embedding_bytes = scaled(preset.embedding_bytes);
+  m.lm_head_bytes = scaled(preset.lm_head_bytes);
+  m.source = "the run's dense weights (" + costs.sizes["dense_bytes_source"].get<std::string>() + "); " +
+             preset.source +
+             strprintf(
+                 " for embeddings, head and dense layers (x %.4g, the run's quantization of "
+                 "the dense weights), KV cache (f16) and activations",
+                 q);
+  return m;
+}
+
+uint64_t trace_context_tokens(const traces::Trace& trace) {
+  // Per sequence: its prompt (prefill steps are prompt positions) and its generated tokens (decode steps).
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> seen;
+  for (size_t r = 0; r < trace.records(); ++r) {
+    auto& [prompt, generated] = seen[trace.seq(r)];
+    uint64_t& n = trace.phase(r) == traces::Phase::kPrefill ? prompt : generated;
+    n = std::max<uint64_t>(n, uint64_t{trace.step(r)} + 1);
+  }
+  uint64_t longest = 0;
+  for (const auto& [seq, n] : seen) longest = std::max(longest, n.first + n.second);
+  return longest;
+}
+
+uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs) {
+  const traces::TraceInfo& info = trace.info();
+  std::vector<bool> seen(uint64_t{info.layers} * info.experts, false);
+  uint64_t bytes = 0;
+  for (size_t r = 0; r < trace.records(); ++r)
+    for (uint32_t e : trace.experts(r)) {
+      const uint32_t layer = trace.layer(r);
+      const uint64_t cell = uint64_t{layer} * info.experts + e;
+      if (layer >= info.layers || e >= info.experts || seen[cell]) continue;
+      seen[cell] = true;
+      bytes += layer < costs.expert_bytes.size() ? costs.expert_bytes[layer] : 0;
+    }
+  return bytes;
+}
+
+MemoryBreakdown check_memory_fits(const HardwareProfile& hw, const ModelMemory& m, const MemoryRequest& r,
+                                  const std::string& what, bool allow_overcommit, bool* overcommitted) {
+  MemoryBreakdown b = memory_breakdown(hw, m, r);
+  if (overcommitted) *overcommitted = false;
+  if (b.fits()) return b;
+  const std::string msg =
+      what + " does not fit in the memory of " + hw.display_name + " beside the rest (" +
+      strprintf("context %llu tokens x batch %u, dense weights %s",
+                static_cast<unsigned long long>(r.context_tokens), r.batch, dense_placement_name(r.dense)) +
+      "):\n" + memory_breakdown_text(b);
+  if (!allow_overcommit)
+    throw Error(
+        msg +
+        "pass --allow-overcommit to run it anyway, or see `moesim fit` for the largest budget that fits");
+  warn(msg + "running it anyway (--allow-overcommit)");
+  if (overcommitted) *overcommitted = true;
+  return b;
+}
+
+Json run_memory_json(const PreparedRun& p, const RunArgs& a) {
+  Json j = memory_breakdown_json(p.memory, p.model_memory);
+  j["dense"] = a.dense;
+  j["context_tokens"] = trace_context_tokens(p.trace);
+  j["overcommitted"] = p.overcommitted;
+  j["trace_touched_expert_bytes"] = p.touched_expert_bytes;
+  j["trace_touched_share"] = p.model_memory.all_experts_bytes
+                                 ? Json(static_cast<double>(p.touched_expert_bytes) /
+                                        static_cast<double>(p.model_memory.all_experts_bytes))
+                                 : Json(nullptr);
+  return j;
+}
+
 namespace {
-// sim/page_cache.h's rule for this run: the profile's DRAM less what the run's pools and weights hold there. A
-// budget in experts per layer is in bytes at the model's mean expert size.
-uint64_t run_page_cache_bytes(const HardwareProfile& hw, const serving::SourcedCosts& costs,
-                              const CacheCapacity& budget, uint64_t host_budget, uint32_t experts_per_layer) {
-  uint64_t gpu_budget = budget.value;
+// The run's request to the memory model: the budget in bytes (one in experts per layer at the model's mean
+// expert size), the host tier's, the trace's longest sequence at the run's batch.
+MemoryRequest run_memory_request(const RunArgs& a, const PreparedRun& p, const CacheCapacity& budget) {
+  MemoryRequest r;
+  r.gpu_budget = budget.value;
   if (budget.unit == CacheCapacity::Unit::kExperts)
-    gpu_budget = budget.value * (costs.sizes["all_experts_bytes"].get<uint64_t>() / std::max(experts_per_layer, 1u));
-  uint64_t dense = 0;
-  for (uint64_t d : costs.costs.dense_bytes) dense += d;
-  return sim::page_cache_capacity(hw.memory_capacity, hw.unified_memory, gpu_budget, host_budget, dense);
+    r.gpu_budget = budget.value * (p.model_memory.all_experts_bytes / std::max(p.trace.info().experts, 1u));
+  r.host_budget = p.cfg.host_budget_bytes;
+  r.context_tokens = trace_context_tokens(p.trace);
+  r.batch = a.batch;
+  r.dense = parse_dense_placement(a.dense);
+  return r;
 }
 
 // The records of the first `tokens` decode tokens of `t`, in the trace's order (sequence by sequence): what a
@@ -153,6 +254,27 @@ traces::Trace first_decode_tokens(const traces::Trace& t, uint32_t tokens) {
     warn("--profile-tokens " + std::to_string(tokens) + ": the trace has " + std::to_string(seen) +
          " decode tokens; the profile is all of them");
   return std::move(b).finish();
+}
+
+// The whole device's memory: refused here (before any simulation) when the budget does not fit beside the
+// rest; the page cache of a buffered run is what DRAM has left; a budget above what the trace touches is
+// said.
+void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
+                    const std::optional<ModelSpec>& model, const std::string& budget_text) {
+  p.model_memory = run_model_memory(model ? model : preset_for_model_name(p.trace.info().model), p.costs);
+  const MemoryRequest r = run_memory_request(a, p, budget);
+  // --force (a budget above the device's memory) implies the lesser overcommit.
+  p.memory = check_memory_fits(p.hw, p.model_memory, r, "--budget " + budget_text, a.allow_overcommit || a.force,
+                               &p.overcommitted);
+  if (a.io == "buffered" || a.dense == "mmap") a.page_cache_bytes = p.memory.page_cache_bytes;
+  p.touched_expert_bytes = trace_touched_bytes(p.trace, p.costs.costs);
+  const uint64_t all = p.model_memory.all_experts_bytes;
+  if (r.gpu_budget + r.host_budget > p.touched_expert_bytes && p.touched_expert_bytes < all)
+    warn("--budget " + budget_text + ": the trace touches " + format_bytes(p.touched_expert_bytes) +
+         " of the model's " + format_bytes(all) + " of experts (" +
+         strprintf("%.1f%%", 100.0 * static_cast<double>(p.touched_expert_bytes) / static_cast<double>(all)) +
+         "): a cache above that is never filled by this trace, and a longer conversation would see a lower "
+         "hit rate");
 }
 
 // --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
@@ -218,6 +340,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (a.io == "pread") a.io = "direct";
   if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
     throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
+  parse_dense_placement(a.dense);  // UsageError before the trace is loaded
   if (a.workers > 4096)
     throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
   std::vector<std::string> policies = split_policy_list(a.policies);
@@ -280,8 +403,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
   cfg.seed = a.seed;
-  if (a.io == "buffered")
-    a.page_cache_bytes = run_page_cache_bytes(hw, costs, budget, cfg.host_budget_bytes, trace.info().experts);
+  prepare_memory(a, p, budget, model, budgets[0]);
   p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);
