@@ -92,7 +92,7 @@ void run_cluster_server(const ClusterServerArgs& a) {
   co.self = self;
   co.peers = await_addresses(a.rendezvous, names, "experts", ready_timeout);
   if (a.emulate_latency) co.peer_latency_s = route_latencies(spec, self);
-  const uint64_t dense_elements = model.dense_bytes_per_layer() / dtype_size(model.dtype);
+  const uint64_t dense_elements = model.dense_elements_per_layer();
   co.dense_rows = model.hidden_size;
   co.dense_cols = model.hidden_size > 0 ? dense_elements / model.hidden_size : 0;
   co.seed = a.seed;

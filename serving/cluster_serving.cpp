@@ -23,7 +23,7 @@ Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint3
     op.flops = model.expert_flops_per_token() * tokens;
   } else {
     op.bytes = model.dense_bytes_per_layer();
-    op.flops = 2.0 * static_cast<double>(op.bytes / dtype_size(model.dtype)) * tokens;
+    op.flops = 2.0 * static_cast<double>(model.dense_elements_per_layer()) * tokens;
   }
   return op;
 }

@@ -1,11 +1,56 @@
 #include "serving/model_costs.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 
 #include "base/error.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/data_dir.h"
 
 namespace moesim::serving {
 namespace {
+
+// The distinct storage types of a model's expert tensors ("bf16", "q4_k+q6_k").
+std::string expert_storage(const ModelSpec& m) {
+  std::vector<std::string> names;
+  for (const auto& t : m.expert_tensors)
+    if (std::find(names.begin(), names.end(), m.tensor_type(t).name()) == names.end())
+      names.push_back(m.tensor_type(t).name());
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : "+") + n;
+  return s;
+}
+
+std::string storage_label(const ModelSpec& m) {
+  return m.quantization.empty() ? std::string(dtype_name(m.dtype)) : m.quantization;
+}
+
+// A preset name the trace's model name would start with: lower case, without a quantization suffix.
+std::string suggested_name(const std::string& model) {
+  std::string n;
+  for (char ch : model) n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* q : {"-q", "-iq", "-mxfp4", "-f16", "-bf16"})
+    if (auto at = n.rfind(q); at != std::string::npos && at > 0) n.resize(at);
+  return n;
+}
+
+// The trace's recorded sizes win; when the matched preset claims a stored form of its own (a quantization),
+// sizes that differ by more than 5% in all say that one of the two does not describe the recorded file.
+void warn_size_mismatch(const traces::TraceInfo& info, const ModelSpec& preset) {
+  if (preset.quantization.empty() || info.expert_bytes.empty()) return;
+  double trace = 0;
+  for (uint64_t b : info.expert_bytes) trace += static_cast<double>(b);
+  const double model =
+      static_cast<double>(preset.bytes_per_expert()) * static_cast<double>(info.expert_bytes.size());
+  if (std::abs(trace / model - 1.0) <= 0.05) return;
+  warn("the trace's expert sizes (" + format_bytes(static_cast<uint64_t>(trace / info.expert_bytes.size())) +
+       " an expert, mean over its " + std::to_string(info.expert_bytes.size()) +
+       " layers) differ by more than 5% " + "from model preset " + preset.name + "'s (" +
+       format_bytes(preset.bytes_per_expert()) + " in " + preset.quantization +
+       "); the run uses the trace's");
+}
 
 void fill_shape(ModelCosts& c, const ModelSpec& m) {
   const double total = static_cast<double>(m.expert_elements());
@@ -14,7 +59,8 @@ void fill_shape(ModelCosts& c, const ModelSpec& m) {
     c.tensor_share.push_back(static_cast<double>(t.elements()) / total);
   }
   c.expert_flops_per_token = m.expert_flops_per_token();
-  c.dense_flops_per_token = 2.0 * static_cast<double>(m.dense_bytes_per_layer() / dtype_size(m.dtype));
+  // FLOPs from element counts: a quantized weight is one multiply-add as a BF16 one is.
+  c.dense_flops_per_token = 2.0 * static_cast<double>(m.dense_elements_per_layer());
 }
 
 }  // namespace
@@ -27,7 +73,8 @@ SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<Mode
     fill_shape(c, *model);
     c.expert_bytes.assign(info.layers, model->bytes_per_expert());
     c.dense_bytes.assign(info.layers, model->dense_bytes_per_layer());
-    s["expert_bytes_source"] = "model " + model->name + " (" + dtype_name(model->dtype) + ")";
+    s["expert_bytes_source"] = "model " + model->name + " (" + storage_label(*model) + ")";
+    s["expert_storage"] = expert_storage(*model);
     s["dense_bytes_source"] = "model " + model->name;
     s["shape_source"] = "model " + model->name;
   } else {
@@ -35,10 +82,16 @@ SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<Mode
       throw Error("the trace records no per-layer expert sizes; pass --model to take them from a preset");
     const auto preset = preset_for_model_name(info.model);
     if (!preset)
-      throw Error("no model preset matches the trace's model '" + info.model +
-                  "' (needed for FLOPs and dense sizes); pass --model (see `moesim presets`)");
+      throw Error(
+          "no model preset matches the trace's model '" + info.model +
+          "' (needed for FLOPs and the tensor split; the sizes come from the trace): make one from the "
+          "model's Hugging Face config.json with `moesim model import config.json -o " +
+          data_dir() + "/models/NAME.json` (NAME a prefix of the trace's model name, e.g. " +
+          suggested_name(info.model) + "), or pass --model M.json (see `moesim presets`)");
     fill_shape(c, *preset);
     c.expert_bytes = info.expert_bytes;
+    s["expert_storage"] = "trace";
+    warn_size_mismatch(info, *preset);
     s["expert_bytes_source"] =
         "trace: " + info.provenance.value("expert_bytes_source", std::string("header"));
     s["shape_source"] = "model preset " + preset->name + " (element counts, tensor split, FLOPs)";

@@ -3,15 +3,16 @@
 // dispatch with tolerance delta (§3.4, serving/zipmoe_residency.h), the per-tensor DAGs of Fig. 6 and the
 // cache-affinity scheduler (Alg. 1). The eviction spec is the in-pool eviction (freq = the paper's; others
 // for the Fig. 10 ablation). `io` says who reads the E-chunks: the CPU workers, each read fused with its
-// decompression (the prototype of §4, whose figures the paper reports; the default), or the I/O thread (§3.3).
+// decompression (the prototype of §4, whose figures the paper reports; the default), or the I/O thread
+// (§3.3).
 #include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
-#include "core/planning.h"
-#include "policies/planning/zipmoe_planner.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/planning.h"
+#include "policies/planning/zipmoe_planner.h"
 #include "serving/system.h"
 #include "serving/zipmoe_residency.h"
 #include "traces/rank_inclusion.h"
@@ -42,8 +43,9 @@ void warn_if_nothing_resident(const PoolPlan& plan, const PlanningInput& in, con
   const auto per_expert = pool_expert_bytes(in.expert_bytes, in.layout);
   const uint64_t smallest = *std::min_element(per_expert.begin(), per_expert.end());
   warn_once("--system zipmoe: --budget " + format_bytes(in.budget_bytes) + " leaves each of the " +
-            std::to_string(in.layers) + " layers 0 resident experts (" + format_bytes(in.budget_bytes / in.layers) +
-            " per layer" + (given.empty() ? "" : " split by " + given) + "; the smallest pool entry takes " +
+            std::to_string(in.layers) + " layers 0 resident experts (" +
+            format_bytes(in.budget_bytes / in.layers) + " per layer" +
+            (given.empty() ? "" : " split by " + given) + "; the smallest pool entry takes " +
             format_bytes(smallest) + "): every lookup misses and is read from the SSD");
 }
 
@@ -64,9 +66,12 @@ class ZipMoE final : public System {
         pool_set_(pool_list(p.get("pool_set"))),
         io_(p.get("io")) {
     if (io_ != "fused" && io_ != "thread")
-      throw UsageError("system 'zipmoe': io must be fused (the prototype's E-chunk reads on the CPU workers, "
-                       "ZipMoE §4) or thread (every read on the I/O thread, §3.3), got '" + io_ + "'");
-    if (e_ratio_ < 0) throw UsageError("system 'zipmoe': e_ratio must be >= 0 (0: the default), got " + p.get("e_ratio"));
+      throw UsageError(
+          "system 'zipmoe': io must be fused (the prototype's E-chunk reads on the CPU workers, "
+          "ZipMoE §4) or thread (every read on the I/O thread, §3.3), got '" +
+          io_ + "'");
+    if (e_ratio_ < 0)
+      throw UsageError("system 'zipmoe': e_ratio must be >= 0 (0: the default), got " + p.get("e_ratio"));
     parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
   }
 
@@ -87,12 +92,23 @@ class ZipMoE final : public System {
     const SourcedCosts& costs = ctx.costs;
     const traces::TraceInfo& info = ctx.info;
     if (cfg.budget.unit != CacheCapacity::Unit::kBytes)
-      throw Error("--system zipmoe needs a budget in bytes (its pools are sized in bytes, ZipMoE §3.4), not " +
-                  cfg.budget.to_string());
+      throw Error(
+          "--system zipmoe needs a budget in bytes (its pools are sized in bytes, ZipMoE §3.4), not " +
+          cfg.budget.to_string());
     const std::string source = costs.sizes.value("expert_bytes_source", std::string());
     if (source.rfind("trace", 0) == 0)
-      throw Error("--system zipmoe splits BF16 tensors into sign-mantissa and exponent bits, but the expert sizes "
-                  "come from the trace (" + source + "), a quantized file; pass --model to simulate BF16 weights");
+      throw Error(
+          "--system zipmoe splits BF16 tensors into sign-mantissa and exponent bits, but the expert sizes "
+          "come from the trace (" +
+          source + "), a quantized file; pass --model to simulate BF16 weights");
+    const std::string storage = costs.sizes.value("expert_storage", std::string("bf16"));
+    if (storage != "bf16" && storage != "f16")
+      throw Error(
+          "--system zipmoe's lossless compression codes the exponents of bf16/f16 weights; the model's "
+          "experts are stored as " +
+          storage + " (" + source +
+          "): pass a bf16 or f16 model (moesim model "
+          "import --dtype bf16) or another --system");
     TensorLayout layout;
     layout.compressed = true;
     layout.shards = shards_;
@@ -102,7 +118,8 @@ class ZipMoE final : public System {
     po.fused_e_reads = io_ == "fused";
     const std::vector<uint64_t>& eb = costs.costs.expert_bytes;
     if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
-      throw Error("--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
+      throw Error(
+          "--system zipmoe: the planner needs experts of one size in every layer (ZipMoE plans one layer)");
     const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs.costs.tensor_share.size(), 1));
     const traces::LookupStream& profiled = cfg.profile_stream ? *cfg.profile_stream : ctx.stream;
     traces::RankInclusion f;
@@ -144,12 +161,12 @@ class ZipMoE final : public System {
                          {"invocations", f.invocations}};
     r.plan["rho"] = layout.e_ratio;
     const auto given = cfg.param_sources.find("e_ratio");
-    r.plan["rho_source"] = e_ratio_ <= 0 ? std::string(kGaussianBf16ExponentRatioSource)
+    r.plan["rho_source"] = e_ratio_ <= 0                      ? std::string(kGaussianBf16ExponentRatioSource)
                            : given != cfg.param_sources.end() ? given->second
                                                               : std::string("given");
     r.plan["shards"] = layout.shards;
     r.plan["delays"] = Json{{"u_s", in.delays.u}, {"v_s", in.delays.v}, {"c_s", in.delays.c},
-                            {"L", in.delays.L}, {"K", in.delays.K}, {"n", in.delays.n}};
+                            {"L", in.delays.L},   {"K", in.delays.K},   {"n", in.delays.n}};
     // The E-chunk reads the run makes and Alg. 3 planned with: the same variant.
     r.plan["io"] = io_;
     if (in.delays.fused) {
@@ -170,7 +187,8 @@ class ZipMoE final : public System {
       zc.capacity[p] = plan.experts[p];
       zc.expert_bytes[p] = plan.expert_bytes[p];
       // Full tensors live where the GPU computes; chunks in host memory (shared memory on UMA devices).
-      zc.tier[p] = cfg.unified_memory ? MemoryTier::kUnified : (p == 0 ? MemoryTier::kDevice : MemoryTier::kHost);
+      zc.tier[p] =
+          cfg.unified_memory ? MemoryTier::kUnified : (p == 0 ? MemoryTier::kDevice : MemoryTier::kHost);
     }
     zc.delta = delta_;
     zc.evict = eviction;
@@ -192,14 +210,17 @@ MOESIM_REGISTER(SystemRegistry, "zipmoe",
                 {{"delta", "0", "dispatch tolerance in ranks (§3.4; flag --delta)"},
                  {"shards", "4", "K: E-chunk shards per tensor (flag --shards; default: a --store's K)"},
                  {"grid", "0.05", "planner grid step (flag --grid)"},
-                 {"pools", "", "the pools the planner may use (F+C+S), or fixed ratios such as F=0.2+C=0.5+S=0.3 "
-                               "(no planning); empty: pool_set (flag --pools)"},
+                 {"pools", "",
+                  "the pools the planner may use (F+C+S), or fixed ratios such as F=0.2+C=0.5+S=0.3 "
+                  "(no planning); empty: pool_set (flag --pools)"},
                  {"pool_set", "F+C+S+E", "the pools the planner may use (Lambda) when pools is empty"},
-                 {"e_ratio", "0", "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
-                                  "(flag --ratio; default: a --store's)"},
-                 {"io", "fused", "E-chunk reads: fused (each read with its decompression on a CPU worker, "
-                                 "buffered: the prototype of ZipMoE §4) or thread (every read on the one I/O "
-                                 "thread, §3.3); the planner's Alg. 3 assumes the same"}},
+                 {"e_ratio", "0",
+                  "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
+                  "(flag --ratio; default: a --store's)"},
+                 {"io", "fused",
+                  "E-chunk reads: fused (each read with its decompression on a CPU worker, "
+                  "buffered: the prototype of ZipMoE §4) or thread (every read on the one I/O "
+                  "thread, §3.3); the planner's Alg. 3 assumes the same"}},
                 [](const Params& p) -> std::unique_ptr<System> { return std::make_unique<ZipMoE>(p); });
 
 }  // namespace moesim::serving
