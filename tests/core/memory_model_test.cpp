@@ -66,11 +66,11 @@ TEST(MemoryModel, UnifiedWorkedExample) {
 TEST(MemoryModel, DiscreteGpuHoldsTheModelSideAndDramThePageCache) {
   const HardwareProfile hw = hardware_from_json(profile_json(false), "t");
   MemoryRequest r;
-  r.gpu_budget = 2 * kGiB;
+  r.gpu_budget = 1536 * kMiB;
   r.host_budget = 3 * kGiB;
   r.context_tokens = 4096;
   const MemoryBreakdown b = memory_breakdown(hw, example_model(), r);
-  EXPECT_EQ(b.gpu_pinned, 256 * kMiB + 1 * kGiB + 512 * kMiB + 256 * kMiB + 512 * 1024 + 2 * kGiB);
+  EXPECT_EQ(b.gpu_pinned, 256 * kMiB + 1 * kGiB + 512 * kMiB + 256 * kMiB + 512 * 1024 + 1536 * kMiB);
   EXPECT_EQ(b.dram_pinned, 1 * kGiB + 3 * kGiB);
   EXPECT_EQ(b.page_cache_bytes, 4 * kGiB);
   EXPECT_TRUE(b.fits());
