@@ -76,7 +76,7 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
   app.add_flag(
       "--allow-overcommit", a->allow_overcommit,
       "run a budget that does not fit beside the dense weights, KV cache and reserve (a warning and "
-      "\"overcommitted\" in the JSON's memory, not an error; `moesim fit` gives the largest that fits)");
+      "\"overcommitted\" in the JSON's device_memory, not an error; `moesim fit` gives the largest that fits)");
   app.add_option("--dense", a->dense,
                  "the dense weights: pinned (resident) or mmap (pages of the mapped file, in the page cache)")
       ->check(CLI::IsMember({"pinned", "mmap"}))

@@ -174,7 +174,7 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
 }  // namespace
 
 std::string run_outcome_text(const RunArgs& a, const RunOutcome& o) {
-  const Json& mem = o.config["memory"];
+  const Json& mem = o.config["device_memory"];
   std::string text = print_summary(a, o.config, o.metrics, o.info, o.hw) +
                      strprintf("device memory (context %llu tokens x batch %u, dense %s%s):\n",
                                static_cast<unsigned long long>(mem["context_tokens"].get<uint64_t>()),

@@ -53,7 +53,7 @@ RunOutcome run_outcome(RunArgs& a) {
   o.config["force"] = a.force;
   if (a.io != "direct") o.config["io"] = a.io;  // absent: direct (older outputs unchanged)
   if (a.exec && a.buffered) o.config["buffered"] = true;  // exec's --buffered: no O_DIRECT whatever --io says
-  o.config["memory"] = run_memory_json(p, a);
+  o.config["device_memory"] = run_memory_json(p, a);
   o.memory = p.memory;
   o.metrics = metrics_json(r.result);
   if (o.config.contains("page_cache") && o.config["page_cache"].contains("major_faults")) {

@@ -34,12 +34,12 @@ TEST(MemoryFitCli, RunRefusesABudgetThatDoesNotFitAndRunsItWithAllowOvercommit) 
   expect_refused(moesim_cli("-q run " + kQwen + kOver), "run");
   const CliResult ok = moesim_cli("-q run " + kQwen + " --hw jetson-orin-nano-8gb --budget 4GiB --json");
   ASSERT_EQ(ok.code, 0) << ok.err;
-  const Json fits = Json::parse(ok.out)["header"]["config"]["memory"];
+  const Json fits = Json::parse(ok.out)["header"]["config"]["device_memory"];
   EXPECT_TRUE(fits["fits"].get<bool>());
   EXPECT_FALSE(fits["overcommitted"].get<bool>());
   const CliResult over = moesim_cli("-q run " + kQwen + kOver + " --allow-overcommit --json");
   ASSERT_EQ(over.code, 0) << over.err;
-  const Json m = Json::parse(over.out)["header"]["config"]["memory"];
+  const Json m = Json::parse(over.out)["header"]["config"]["device_memory"];
   EXPECT_TRUE(m["overcommitted"].get<bool>());
   EXPECT_FALSE(m["fits"].get<bool>());
   EXPECT_GT(m["dram"]["over_bytes"].get<uint64_t>(), 0u);

@@ -20,7 +20,7 @@ def test_a_budget_that_does_not_fit_is_refused_with_the_cli_message():
 
 def test_allow_overcommit_runs_it_and_says_so():
     r = moesim.run(QWEN, hw="jetson-orin-nano-8gb", budget="7GiB", allow_overcommit=True)
-    memory = r["header"]["config"]["memory"]
+    memory = r["header"]["config"]["device_memory"]
     assert memory["overcommitted"] is True
     assert memory["fits"] is False
 
