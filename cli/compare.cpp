@@ -41,6 +41,8 @@ void setup(CLI::App& app) {
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
   add_jobs_option(app, a->threads, "cells simulated in parallel; the output does not depend on it", "--threads");
   app.add_flag("--force", a->force, "simulate budgets above the hardware's memory (a warning, not an error)");
+  app.add_flag("--allow-overcommit", a->allow_overcommit,
+               "simulate budgets that do not fit beside the dense weights, KV cache and reserve (a warning)");
   app.add_flag("--json", a->json, "print JSON (header, warnings, one row per cell; docs/cli-json.md)");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--csv", a->csv, "also write the table as CSV to this file (atomically)");

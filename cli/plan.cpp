@@ -48,6 +48,8 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--runners-up", a->runners_up, "other grid points to list")->capture_default_str();
   app.add_flag("--force", a->force, "plan a budget above the hardware's memory (a warning, not an error)");
+  app.add_flag("--allow-overcommit", a->allow_overcommit,
+               "plan a budget that does not fit beside the dense weights, KV cache and reserve (a warning)");
   add_trace_format_options(app, a->load);
   app.add_flag("--json", a->json, "print JSON (header, warnings, plan, runners_up) instead of a summary");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();

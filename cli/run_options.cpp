@@ -73,6 +73,14 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
       ->capture_default_str();
   app.add_flag("--force", a->force,
                "simulate a budget above the hardware's memory (a warning, not an error)");
+  app.add_flag(
+      "--allow-overcommit", a->allow_overcommit,
+      "run a budget that does not fit beside the dense weights, KV cache and reserve (a warning and "
+      "\"overcommitted\" in the JSON's device_memory, not an error; `moesim fit` gives the largest that fits)");
+  app.add_option("--dense", a->dense,
+                 "the dense weights: pinned (resident) or mmap (pages of the mapped file, in the page cache)")
+      ->check(CLI::IsMember({"pinned", "mmap"}))
+      ->capture_default_str();
   add_trace_format_options(app, a->load);
   app.add_flag("--json", a->json,
                "print JSON (header, warnings, metrics; docs/cli-json.md) instead of a summary");

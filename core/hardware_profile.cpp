@@ -39,7 +39,11 @@ const std::vector<SectionSpec>& sections() {
         {"prefill_read_cpu_bandwidth", Kind::rate}, {"queue_depth_curve", Kind::any}},
        {"model"},
        {}},
-      {"memory", true, {{"capacity", Kind::bytes}, {"bandwidth", Kind::rate}}, {"unified"}, {}},
+      {"memory",
+       true,
+       {{"capacity", Kind::bytes}, {"bandwidth", Kind::rate}, {"os_reserve", Kind::bytes}},
+       {"unified"},
+       {}},
       {"cpu",
        true,
        {{"cores", Kind::number}, {"memcpy_bandwidth_per_core", Kind::rate},
@@ -53,7 +57,8 @@ const std::vector<SectionSpec>& sections() {
        {{"bf16_flops", Kind::number}, {"memory_bandwidth", Kind::rate}, {"kernel_overhead", Kind::time},
         {"expert_overhead", Kind::time}, {"fresh_expert_overhead", Kind::time},
         {"expert_gemm_overhead", Kind::time}, {"dense_gemm_overhead", Kind::time},
-        {"recover_bandwidth", Kind::rate}, {"recover_overhead", Kind::time}},
+        {"recover_bandwidth", Kind::rate}, {"recover_overhead", Kind::time}, {"memory_capacity", Kind::bytes},
+        {"memory_reserve", Kind::bytes}},
        {"model"},
        {"fresh_weights_bandwidth"}},
       {"link", true, {{"bandwidth", Kind::rate}, {"latency", Kind::time}}, {"kind"}, {}},
@@ -307,6 +312,13 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   h.memory_capacity = static_cast<uint64_t>(capacity);
   h.memory_bandwidth = positive("memory", "bandwidth", "rate");
   if (auto u = root["memory"].find("unified")) h.unified_memory = quantity(*u, false).boolean();
+  if (has("memory", "os_reserve")) {
+    const double reserve = get("memory", "os_reserve", "bytes");
+    if (!(reserve >= 0 && reserve < capacity))
+      quantity(root["memory"]["os_reserve"], false)
+          .expected("a reserve of 0 or more bytes below memory.capacity");
+    h.memory_reserve = static_cast<uint64_t>(reserve);
+  }
   h.cpu_cores = whole("cpu", "cores", 1u << 20);
   h.cpu_memcpy_bandwidth = positive("cpu", "memcpy_bandwidth_per_core", "rate");
   if (has("cpu", "flops_per_core")) h.cpu_flops_per_core = positive("cpu", "flops_per_core", "number");
@@ -322,6 +334,24 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
     h.cpu_decompress_bandwidth = positive("cpu", "decompress_bandwidth_per_core", "rate");
   h.gpu_bf16_flops = positive("gpu", "bf16_flops", "number");
   h.gpu_memory_bandwidth = positive("gpu", "memory_bandwidth", "rate");
+  if (has("gpu", "memory_capacity")) {
+    // A unified-memory device has one memory (memory.capacity): a second size would be counted twice.
+    if (h.unified_memory)
+      quantity(root["gpu"]["memory_capacity"], false)
+          .expected("no GPU memory size on a unified-memory profile (memory.unified: its GPU uses "
+                    "memory.capacity)");
+    const double vram = positive("gpu", "memory_capacity", "bytes");
+    if (!(vram < 18446744073709551616.0))
+      quantity(root["gpu"]["memory_capacity"], false).expected("at most 16EiB");
+    h.gpu_memory_capacity = static_cast<uint64_t>(vram);
+  }
+  if (has("gpu", "memory_reserve")) {
+    const double reserve = get("gpu", "memory_reserve", "bytes");
+    if (!(reserve >= 0 && reserve < static_cast<double>(h.gpu_memory_capacity)))
+      quantity(root["gpu"]["memory_reserve"], false)
+          .expected("a reserve of 0 or more bytes below gpu.memory_capacity (which it needs)");
+    h.gpu_memory_reserve = static_cast<uint64_t>(reserve);
+  }
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
   h.gpu_expert_overhead = has("gpu", "expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
   if (has("gpu", "fresh_expert_overhead")) h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");

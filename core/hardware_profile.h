@@ -105,6 +105,16 @@ struct HardwareProfile {
   uint64_t memory_capacity = 0;  // bytes
   double memory_bandwidth = 0;   // bytes/s
   bool unified_memory = false;   // CPU and GPU share DRAM (Jetson-class SoC)
+  // What the OS, the engine's code and the runtime (CUDA context, allocator slack) keep of DRAM, out of reach
+  // of the model (memory.os_reserve; optional, 0 = not stated: the memory model then treats all DRAM as
+  // usable).
+  uint64_t memory_reserve = 0;  // bytes
+  // A discrete GPU's own memory (gpu.memory_capacity), where its expert cache and the dense weights live; 0
+  // on a unified-memory device (one memory: memory_capacity) or where the profile does not say.
+  uint64_t gpu_memory_capacity = 0;  // bytes
+  // What the CUDA context and the libraries' workspaces keep of that memory (gpu.memory_reserve; optional,
+  // 0).
+  uint64_t gpu_memory_reserve = 0;  // bytes
   // cpu
   uint32_t cpu_cores = 1;
   double cpu_memcpy_bandwidth = 0;  // bytes/s per core

@@ -19,6 +19,7 @@
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/routing_table.h"
+#include "harness/run_setup.h"
 #include "harness/sim_runner.h"
 #include "serving/metrics.h"
 #include "traces/lookup_stream.h"
@@ -132,6 +133,17 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   for (const auto& c : g.caps)
     check_budget_plausibility("--budget", c, has_global ? CacheScope::kGlobal : g.scopes.front(), trace.info(),
                               costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+  // The whole device's memory, per budget: the one check run and exec make (harness/run_setup.h).
+  const ModelMemory mem = run_model_memory(model ? model : preset_for_model_name(trace.info().model), costs);
+  MemoryRequest r;
+  r.context_tokens = trace_context_tokens(trace);
+  r.batch = a.batch;
+  for (size_t i = 0; i < g.caps.size(); ++i) {
+    r.gpu_budget = g.caps[i].unit == CacheCapacity::Unit::kBytes
+                       ? g.caps[i].value
+                       : g.caps[i].value * (mem.all_experts_bytes / std::max(trace.info().experts, 1u));
+    check_memory_fits(hw, mem, r, "--budget " + g.budgets[i], a.allow_overcommit || a.force);
+  }
   return CompareInputs{std::move(trace), std::move(hw), std::move(costs)};
 }
 

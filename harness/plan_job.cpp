@@ -15,6 +15,7 @@
 #include "core/planning.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/run_setup.h"
 #include "harness/store_layout.h"
 #include "policies/planning/zipmoe_planner.h"
 #include "serving/system.h"
@@ -177,6 +178,13 @@ uint64_t plan_budget(const PlanArgs& a, const CacheCapacity& budget_cap, const P
     if (!a.force) throw UsageError(msg + "; pass --force to plan it anyway");
     warn(msg + " (--force)");
   }
+  // The whole device's memory, as run checks it (harness/run_setup.h): the preset's weights, the trace's
+  // context.
+  MemoryRequest r;
+  r.gpu_budget = budget;
+  r.context_tokens = s.trace ? trace_context_tokens(*s.trace) : 0;
+  r.batch = a.batch;
+  check_memory_fits(hw, model_memory(model), r, "--budget " + a.budget, a.allow_overcommit || a.force);
   if (budget >= all_bytes)
     warn("--budget " + format_bytes(budget) + " holds every expert uncompressed (" + format_bytes(all_bytes) +
          "): the F pool alone is best");

@@ -27,6 +27,7 @@ struct PlanArgs {
   std::optional<uint32_t> shards;
   uint32_t batch = 1, threads = 0, runners_up = 5;
   bool json = false, force = false;
+  bool allow_overcommit = false;  // plan a budget that does not fit beside the rest (harness/run_setup.h)
 };
 
 // The plan as plan_pools() would write it (JSON text with a.json), written nowhere (the Python module's

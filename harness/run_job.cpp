@@ -174,8 +174,17 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
 }  // namespace
 
 std::string run_outcome_text(const RunArgs& a, const RunOutcome& o) {
+  const Json& mem = o.config["device_memory"];
   std::string text = print_summary(a, o.config, o.metrics, o.info, o.hw) +
-                     planner_report_line(planner_report(o.config["plan"], o.metrics)) + rests_on_line(o.rests_on);
+                     strprintf("device memory (context %llu tokens x batch %u, dense %s%s):\n",
+                               static_cast<unsigned long long>(mem["context_tokens"].get<uint64_t>()),
+                               a.batch, a.dense.c_str(), o.memory.fits() ? "" : "; OVERCOMMITTED") +
+                     memory_breakdown_text(o.memory) +
+                     strprintf("  the trace touches %s of %s of experts\n",
+                               format_bytes(mem["trace_touched_expert_bytes"].get<uint64_t>()).c_str(),
+                               format_bytes(mem["all_experts_bytes"].get<uint64_t>()).c_str()) +
+                     planner_report_line(planner_report(o.config["plan"], o.metrics)) +
+                     rests_on_line(o.rests_on);
   if (a.exec) text += exec_report_text(o.exec_report);
   if (!a.timeline.empty()) text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), o.timeline_ops);
   return text;

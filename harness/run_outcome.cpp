@@ -53,7 +53,16 @@ RunOutcome run_outcome(RunArgs& a) {
   o.config["force"] = a.force;
   if (a.io != "direct") o.config["io"] = a.io;  // absent: direct (older outputs unchanged)
   if (a.exec && a.buffered) o.config["buffered"] = true;  // exec's --buffered: no O_DIRECT whatever --io says
+  o.config["device_memory"] = run_memory_json(p, a);
+  o.memory = p.memory;
   o.metrics = metrics_json(r.result);
+  if (o.config.contains("page_cache") && o.config["page_cache"].contains("major_faults")) {
+    const uint64_t tokens = o.metrics["generated_tokens"].get<uint64_t>();
+    o.metrics["major_faults_per_token"] =
+        tokens ? Json(static_cast<double>(o.config["page_cache"]["decode_major_faults"].get<uint64_t>()) /
+                      static_cast<double>(tokens))
+               : Json(nullptr);
+  }
   o.metrics["synthetic"] = p.trace.info().synthetic;
   if (!a.timeline.empty()) {
     TimelineWriteOptions topt;

@@ -21,6 +21,7 @@ struct RunOutcome {
   ExecReport exec_report;  // a.exec only
   traces::TraceInfo info;
   HardwareProfile hw;
+  MemoryBreakdown memory;  // the whole device's memory (core/memory_model.h)
   size_t timeline_ops = 0;
   // Per workload step in order: phase (0 prefill, 1 decode) and duration in seconds; the decode steps' durations
   // are the TPOT samples of the metrics.

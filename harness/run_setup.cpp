@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -29,7 +30,8 @@ ResourceClass parse_placement(const char* option, const std::string& v) {
 
 }  // namespace
 
-ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& /*hw: not the machine a real run is on*/) {
+ExecRunOptions exec_options(const RunArgs& a,
+                            const HardwareProfile& /*hw: not the machine a real run is on*/) {
   ExecRunOptions eo;
   eo.store = a.store;
   // A real run's workers are this machine's threads: the profile's cores describe the machine it models,
@@ -45,7 +47,8 @@ ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& /*hw: not t
   if (a.gpu == "on" && !usable) throw Error("--gpu on: no usable CUDA GPU (" + why + ")");
   eo.gpu = usable;
   eo.verify_gpu = a.verify_gpu;
-  if (a.verify_gpu && !usable) warn("--verify-gpu: exec runs without a GPU here, so there is nothing to verify");
+  if (a.verify_gpu && !usable)
+    warn("--verify-gpu: exec runs without a GPU here, so there is nothing to verify");
   return eo;
 }
 
@@ -57,12 +60,15 @@ std::vector<double> runtime_quantiles_of(const HardwareProfile& hw, const std::s
   std::vector<double> q;
   bool ok = v.is_array() && !v.empty();
   for (size_t k = 0; ok && k < v.size(); ++k) {
-    ok = v[k].is_number() && v[k].get<double>() >= 0 && v[k].get<double>() < 1 && (k == 0 || v[k].get<double>() >= q.back());
+    ok = v[k].is_number() && v[k].get<double>() >= 0 && v[k].get<double>() < 1 &&
+         (k == 0 || v[k].get<double>() >= q.back());
     if (ok) q.push_back(v[k].get<double>());
   }
   if (!ok)
-    throw Error(hw.origin + ": runtime." + key + " must be a non-empty ascending list of times in seconds (each >= 0 and "
-                "< 1 s), not " + v.dump());
+    throw Error(hw.origin + ": runtime." + key +
+                " must be a non-empty ascending list of times in seconds (each >= 0 and "
+                "< 1 s), not " +
+                v.dump());
   return q;
 }
 }  // namespace
@@ -81,12 +87,15 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
     sim.plan_tail_per_op = hardware_value(hw.raw, "runtime", "plan_tail_per_op", "time", hw.origin);
   if (hw.raw["runtime"].contains("plan_tail_fixed"))
     sim.plan_tail_fixed = hardware_value(hw.raw, "runtime", "plan_tail_fixed", "time", hw.origin);
-  if (hw.raw["runtime"].contains("wake_latency_quantiles")) sim.wake_q = runtime_quantiles_of(hw, "wake_latency_quantiles");
-  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them (sim/cpu_cores.h).
+  if (hw.raw["runtime"].contains("wake_latency_quantiles"))
+    sim.wake_q = runtime_quantiles_of(hw, "wake_latency_quantiles");
+  // The cores the engine's CPU-bound threads share, and whether the GPU stream is one of them
+  // (sim/cpu_cores.h).
   if (hw.raw["runtime"].contains("cpu_cores")) {
     const double c = hardware_value(hw.raw, "runtime", "cpu_cores", "number", hw.origin);
     if (!(c >= 1 && c <= 65536 && c == std::floor(c)))
-      throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " + strprintf("%g", c));
+      throw Error(hw.origin + ": runtime.cpu_cores must be a whole number of cores >= 1, not " +
+                  strprintf("%g", c));
     sim.cpu_cores = static_cast<uint32_t>(c);
   }
   if (hw.raw["runtime"].contains("gpu_stream_on_cpu")) {
@@ -100,7 +109,8 @@ void apply_runtime_section(const HardwareProfile& hw, sim::SimOptions& sim) {
     const std::string key = std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i));
     if (hw.raw["runtime"].contains(key))
       sim.turnaround[i] = hardware_value(hw.raw, "runtime", key.c_str(), "time", hw.origin);
-    const std::string dkey = std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
+    const std::string dkey =
+        std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i));
     if (hw.raw["runtime"].contains(dkey))
       sim.dispatch[i] = hardware_value(hw.raw, "runtime", dkey.c_str(), "time", hw.origin);
     if (hw.raw["runtime"].contains(dkey + "_quantiles"))
@@ -113,23 +123,123 @@ sim::SimOptions sim_options(const RunArgs& a, const HardwareProfile& hw, uint32_
   so.io_depth = a.io_depth;
   so.buffered_io = a.io == "buffered";
   so.page_cache_bytes = a.page_cache_bytes;
+  so.dense_mmap = a.dense == "mmap";
   so.cpu_workers = workers;
   so.seed = a.seed;
   apply_runtime_section(hw, so);
   return so;
 }
 
+ModelMemory run_model_memory(const std::optional<ModelSpec>& spec, const serving::SourcedCosts& costs) {
+  uint64_t served_dense = 0;
+  for (uint64_t d : costs.costs.dense_bytes) served_dense += d;
+  ModelMemory m;
+  m.all_experts_bytes = costs.sizes["all_experts_bytes"].get<uint64_t>();
+  if (!spec) {
+    m.dense_bytes = served_dense;
+    m.source = "the run's dense weights (" + costs.sizes["dense_bytes_source"].get<std::string>() +
+               "); no model preset: embeddings, head, KV cache and activations unknown, counted as 0";
+    return m;
+  }
+  const ModelMemory preset = model_memory(*spec);
+  m.kv_bytes_per_token = preset.kv_bytes_per_token;
+  m.kv_window_tokens = preset.kv_window_tokens;
+  m.kv_windowed_bytes_per_token = preset.kv_windowed_bytes_per_token;
+  m.kv_fixed_bytes = preset.kv_fixed_bytes;
+  m.tied = preset.tied;
+  m.activation_bytes_per_token = preset.activation_bytes_per_token;
+  // The weights the run does not read per layer (embeddings, head, dense layers) at the quantization of those
+  // it does: the served dense bytes over the preset's.
+  const uint64_t preset_layers = spec->dense_bytes_per_layer() * spec->moe_layers;
+  const double q =
+      preset_layers ? static_cast<double>(served_dense) / static_cast<double>(preset_layers) : 1.0;
+  auto scaled = [q](uint64_t b) { return static_cast<uint64_t>(std::llround(q * static_cast<double>(b))); };
+  const uint64_t dense_layers = preset.dense_bytes > preset_layers ? preset.dense_bytes - preset_layers : 0;
+  m.dense_bytes = served_dense + scaled(dense_layers);
+  m.embedding_bytes = scaled(preset.embedding_bytes);
+  m.lm_head_bytes = scaled(preset.lm_head_bytes);
+  m.source = "the run's dense weights (" + costs.sizes["dense_bytes_source"].get<std::string>() + "); " +
+             preset.source +
+             strprintf(
+                 " for embeddings, head and dense layers (x %.4g, the run's quantization of "
+                 "the dense weights), KV cache (f16) and activations",
+                 q);
+  return m;
+}
+
+uint64_t trace_context_tokens(const traces::Trace& trace) {
+  // Per sequence: its prompt (prefill steps are prompt positions) and its generated tokens (decode steps).
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> seen;
+  for (size_t r = 0; r < trace.records(); ++r) {
+    auto& [prompt, generated] = seen[trace.seq(r)];
+    uint64_t& n = trace.phase(r) == traces::Phase::kPrefill ? prompt : generated;
+    n = std::max<uint64_t>(n, uint64_t{trace.step(r)} + 1);
+  }
+  uint64_t longest = 0;
+  for (const auto& [seq, n] : seen) longest = std::max(longest, n.first + n.second);
+  return longest;
+}
+
+uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs) {
+  const traces::TraceInfo& info = trace.info();
+  std::vector<bool> seen(uint64_t{info.layers} * info.experts, false);
+  uint64_t bytes = 0;
+  for (size_t r = 0; r < trace.records(); ++r)
+    for (uint32_t e : trace.experts(r)) {
+      const uint32_t layer = trace.layer(r);
+      const uint64_t cell = uint64_t{layer} * info.experts + e;
+      if (layer >= info.layers || e >= info.experts || seen[cell]) continue;
+      seen[cell] = true;
+      bytes += layer < costs.expert_bytes.size() ? costs.expert_bytes[layer] : 0;
+    }
+  return bytes;
+}
+
+MemoryBreakdown check_memory_fits(const HardwareProfile& hw, const ModelMemory& m, const MemoryRequest& r,
+                                  const std::string& what, bool allow_overcommit, bool* overcommitted) {
+  MemoryBreakdown b = memory_breakdown(hw, m, r);
+  if (overcommitted) *overcommitted = false;
+  if (b.fits()) return b;
+  const std::string msg =
+      what + " does not fit in the memory of " + hw.display_name + " beside the rest (" +
+      strprintf("context %llu tokens x batch %u, dense weights %s",
+                static_cast<unsigned long long>(r.context_tokens), r.batch, dense_placement_name(r.dense)) +
+      "):\n" + memory_breakdown_text(b);
+  if (!allow_overcommit)
+    throw Error(
+        msg +
+        "pass --allow-overcommit to run it anyway, or see `moesim fit` for the largest budget that fits");
+  warn(msg + "running it anyway (--allow-overcommit)");
+  if (overcommitted) *overcommitted = true;
+  return b;
+}
+
+Json run_memory_json(const PreparedRun& p, const RunArgs& a) {
+  Json j = memory_breakdown_json(p.memory, p.model_memory);
+  j["dense"] = a.dense;
+  j["context_tokens"] = trace_context_tokens(p.trace);
+  j["overcommitted"] = p.overcommitted;
+  j["trace_touched_expert_bytes"] = p.touched_expert_bytes;
+  j["trace_touched_share"] = p.model_memory.all_experts_bytes
+                                 ? Json(static_cast<double>(p.touched_expert_bytes) /
+                                        static_cast<double>(p.model_memory.all_experts_bytes))
+                                 : Json(nullptr);
+  return j;
+}
+
 namespace {
-// sim/page_cache.h's rule for this run: the profile's DRAM less what the run's pools and weights hold there. A
-// budget in experts per layer is in bytes at the model's mean expert size.
-uint64_t run_page_cache_bytes(const HardwareProfile& hw, const serving::SourcedCosts& costs,
-                              const CacheCapacity& budget, uint64_t host_budget, uint32_t experts_per_layer) {
-  uint64_t gpu_budget = budget.value;
+// The run's request to the memory model: the budget in bytes (one in experts per layer at the model's mean
+// expert size), the host tier's, the trace's longest sequence at the run's batch.
+MemoryRequest run_memory_request(const RunArgs& a, const PreparedRun& p, const CacheCapacity& budget) {
+  MemoryRequest r;
+  r.gpu_budget = budget.value;
   if (budget.unit == CacheCapacity::Unit::kExperts)
-    gpu_budget = budget.value * (costs.sizes["all_experts_bytes"].get<uint64_t>() / std::max(experts_per_layer, 1u));
-  uint64_t dense = 0;
-  for (uint64_t d : costs.costs.dense_bytes) dense += d;
-  return sim::page_cache_capacity(hw.memory_capacity, hw.unified_memory, gpu_budget, host_budget, dense);
+    r.gpu_budget = budget.value * (p.model_memory.all_experts_bytes / std::max(p.trace.info().experts, 1u));
+  r.host_budget = p.cfg.host_budget_bytes;
+  r.context_tokens = trace_context_tokens(p.trace);
+  r.batch = a.batch;
+  r.dense = parse_dense_placement(a.dense);
+  return r;
 }
 
 // The records of the first `tokens` decode tokens of `t`, in the trace's order (sequence by sequence): what a
@@ -156,6 +266,27 @@ traces::Trace first_decode_tokens(const traces::Trace& t, uint32_t tokens) {
   return std::move(b).finish();
 }
 
+// The whole device's memory: refused here (before any simulation) when the budget does not fit beside the
+// rest; the page cache of a buffered run is what DRAM has left; a budget above what the trace touches is
+// said.
+void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
+                    const std::optional<ModelSpec>& model, const std::string& budget_text) {
+  p.model_memory = run_model_memory(model ? model : preset_for_model_name(p.trace.info().model), p.costs);
+  const MemoryRequest r = run_memory_request(a, p, budget);
+  // --force (a budget above the device's memory) implies the lesser overcommit.
+  p.memory = check_memory_fits(p.hw, p.model_memory, r, "--budget " + budget_text,
+                               a.allow_overcommit || a.force, &p.overcommitted);
+  if (a.io == "buffered" || a.dense == "mmap") a.page_cache_bytes = p.memory.page_cache_bytes;
+  p.touched_expert_bytes = trace_touched_bytes(p.trace, p.costs.costs);
+  const uint64_t all = p.model_memory.all_experts_bytes;
+  if (r.gpu_budget + r.host_budget > p.touched_expert_bytes && p.touched_expert_bytes < all)
+    warn("--budget " + budget_text + ": the trace touches " + format_bytes(p.touched_expert_bytes) +
+         " of the model's " + format_bytes(all) + " of experts (" +
+         strprintf("%.1f%%", 100.0 * static_cast<double>(p.touched_expert_bytes) / static_cast<double>(all)) +
+         "): a cache above that is never filled by this trace, and a longer conversation would see a lower "
+         "hit rate");
+}
+
 // --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
 void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, PreparedRun& p) {
   if (!traits.plans_pools()) {
@@ -177,8 +308,8 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
   const traces::TraceInfo& prof = p.profile_trace.info();
   if (prof.layers != run.layers || prof.experts != run.experts)
     throw Error(a.profile_trace + ": --profile-trace has " + std::to_string(prof.layers) + " layers x " +
-                std::to_string(prof.experts) + " experts, the run's trace " + std::to_string(run.layers) + " x " +
-                std::to_string(run.experts) + ": a popularity profile must come from the same model");
+                std::to_string(prof.experts) + " experts, the run's trace " + std::to_string(run.layers) +
+                " x " + std::to_string(run.experts) + ": a popularity profile must come from the same model");
   p.profile_stream = traces::build_lookup_stream(p.profile_trace, a.batch);
   p.cfg.profile_stream = &p.profile_stream;
   p.cfg.profile_source = "--profile-trace " + a.profile_trace;
@@ -189,11 +320,13 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.loaded) require_trace_input(a.trace);
   if (!a.profile_trace.empty() && a.profile_tokens > 0)
     throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
-  const serving::SystemTraits traits = serving::make_system(a.system)->traits();  // UsageError: unknown system
+  const serving::SystemTraits traits =
+      serving::make_system(a.system)->traits();  // UsageError: unknown system
   if (!traits.host_tier && !a.host_budget.empty())
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
                      serving::systems_with_host_tier() + "), not --system " + a.system);
-  if (a.exec && a.store.empty()) throw UsageError("--store is required: exec reads the experts from a packed store");
+  if (a.exec && a.store.empty())
+    throw UsageError("--store is required: exec reads the experts from a packed store");
   // Flags that are sugar for a system parameter; a flag and the same key in the spec is an error.
   std::string system_spec = a.system;
   auto feed = [&](bool given, const char* flag, const char* key, const std::string& value) {
@@ -223,6 +356,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (a.io == "pread") a.io = "direct";
   if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
     throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
+  parse_dense_placement(a.dense);  // UsageError before the trace is loaded
   if (a.workers > 4096)
     throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
   std::vector<std::string> policies = split_policy_list(a.policies);
@@ -257,8 +391,8 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   warn_trace_plausibility(a.trace, trace, a.batch);
   // A pooled system's pools are per layer whatever --scope says (ZipMoE's hold compressed experts): the
   // global-cache working-set warning does not apply to it.
-  check_budget_plausibility("--budget", budget, traits.per_layer_scope ? CacheScope::kPerLayer : scope, trace.info(),
-                            costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+  check_budget_plausibility("--budget", budget, traits.per_layer_scope ? CacheScope::kPerLayer : scope,
+                            trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
 
   serving::SystemConfig& cfg = p.cfg;
   cfg.system = system_spec;
@@ -273,11 +407,13 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
   if (a.compute_after_loads && a.prefetch != "none")
-    throw UsageError("--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
+    throw UsageError(
+        "--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
   cfg.compute_after_loads = a.compute_after_loads;
   if (a.ratio) cfg.param_sources["e_ratio"] = "--ratio";
   if (!a.store.empty() && traits.uses_store_layout) {
-    if (serving::system_sets(cfg.system, "e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");
+    if (serving::system_sets(cfg.system, "e_ratio"))
+      throw UsageError("--ratio and --store both give rho: pass one");
     const StoreLayout st = read_store_layout(a.store);
     cfg.system = serving::with_system_param(cfg.system, "e_ratio", strprintf("%.17g", st.rho), "--store");
     cfg.param_sources["e_ratio"] = "--store " + a.store;
@@ -285,8 +421,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
   cfg.seed = a.seed;
-  if (a.io == "buffered")
-    a.page_cache_bytes = run_page_cache_bytes(hw, costs, budget, cfg.host_budget_bytes, trace.info().experts);
+  prepare_memory(a, p, budget, model, budgets[0]);
   p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);

@@ -1,6 +1,7 @@
-// The preparation shared by `moesim run` (simulated), `moesim exec` (real), `calibrate` and `validate`: the run's
-// arguments (RunArgs, filled by cli/run_options.h from the command line, or by a sweep point, or from Python) read
-// into a serving::SystemConfig, the trace, the hardware profile, the sizes and the lookup stream.
+// The preparation shared by `moesim run` (simulated), `moesim exec` (real), `calibrate` and `validate`: the
+// run's arguments (RunArgs, filled by cli/run_options.h from the command line, or by a sweep point, or from
+// Python) read into a serving::SystemConfig, the trace, the hardware profile, the sizes and the lookup
+// stream.
 #pragma once
 
 #include <memory>
@@ -9,7 +10,9 @@
 #include <vector>
 
 #include "core/hardware_profile.h"
+#include "core/memory_model.h"
 #include "harness/exec_runner.h"
+#include "serving/pipeline.h"
 #include "serving/system.h"
 #include "serving/timeline.h"
 #include "sim/sim_platform.h"
@@ -26,7 +29,8 @@ struct RunArgs {
   std::vector<std::string> policies, budgets;
   std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
   std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;
-  std::string profile_trace;  // a profiling trace for a planned system's popularity profile ("": the run's own)
+  std::string
+      profile_trace;  // a profiling trace for a planned system's popularity profile ("": the run's own)
   uint32_t profile_tokens = 0;  // or the run's first N decode tokens (0: all of the run's trace)
   uint32_t shards = 4, delta = 0;
   bool shards_given = false;
@@ -48,6 +52,11 @@ struct RunArgs {
   bool buffered_io() const { return buffered || io == "buffered"; }
   // The page cache's DRAM for a buffered simulated run (sim/page_cache.h's rule), set by prepare_run.
   uint64_t page_cache_bytes = 0;
+  // The whole device's memory (core/memory_model.h): a budget that does not fit beside the dense weights, KV
+  // cache, activations and reserve is refused (moesim::Error, exit 1) unless allow_overcommit; dense: pinned
+  // or mmap (the dense weights' placement).
+  bool allow_overcommit = false;
+  std::string dense = "pinned";
   // A trace already loaded (the Python module's Trace): run instead of reading `trace`, which then only names
   // it in the output; `load` must be the options it was loaded with.
   std::shared_ptr<const traces::Trace> loaded;
@@ -59,13 +68,40 @@ struct PreparedRun {
   serving::SourcedCosts costs;
   serving::SystemConfig cfg;  // everything but on_step
   traces::LookupStream stream;
-  traces::Trace profile_trace;          // --profile-trace's or --profile-tokens' (cfg.profile_stream points at profile_stream)
+  traces::Trace
+      profile_trace;  // --profile-trace's or --profile-tokens' (cfg.profile_stream points at profile_stream)
   traces::LookupStream profile_stream;
   sim::SimOptions sim;
   TimelineWindow window;
   bool timeline_warned = false;
   std::string policy, budget;  // the one policy and budget given
+  ModelMemory model_memory;    // what the model holds besides its routed experts
+  MemoryBreakdown memory;      // the run's memory (check_memory_fits)
+  bool overcommitted = false;  // the run does not fit and --allow-overcommit ran it anyway
+  uint64_t touched_expert_bytes =
+      0;  // the bytes of the distinct experts the trace routes to (trace_touched_bytes)
 };
+
+// The memory model's view of a run's model: the dense bytes the run serves (costs), and from the model preset
+// (`spec`: --model's, or the one the trace's model name names) the embeddings, head, the dense layers'
+// weights at the same quantization, and the KV cache (f16 elements, as llama.cpp and vLLM keep it by
+// default). Without a preset those are unknown and counted as 0; `source` says so.
+ModelMemory run_model_memory(const std::optional<ModelSpec>& spec, const serving::SourcedCosts& costs);
+// Tokens of the trace's longest sequence (prompt + generated): the context its KV cache reaches.
+uint64_t trace_context_tokens(const traces::Trace& trace);
+// Bytes of the distinct (layer, expert) pairs the trace routes to, at the costs' expert sizes: the most any
+// expert cache can ever hold of this trace.
+uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs);
+// The one check every command that takes a budget runs (run, exec, compare, sweep's points, plan, Python):
+// the breakdown of `r`; when it does not fit, a moesim::Error (exit 1) whose message is the breakdown, naming
+// `what` (the budget), unless allow_overcommit (a warning; *overcommitted set). Callers pass
+// --allow-overcommit or --force (a budget above the whole memory is the larger overcommit).
+MemoryBreakdown check_memory_fits(const HardwareProfile& hw, const ModelMemory& m, const MemoryRequest& r,
+                                  const std::string& what, bool allow_overcommit,
+                                  bool* overcommitted = nullptr);
+// The JSON of a run's memory: memory_breakdown_json, with the dense placement, the context and whether the
+// run went ahead overcommitted.
+Json run_memory_json(const PreparedRun& p, const RunArgs& a);
 
 // The exec platform's options from the run's (workers default to this machine's CPUs, machine_cores()).
 ExecRunOptions exec_options(const RunArgs& a, const HardwareProfile& hw);

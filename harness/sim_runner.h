@@ -24,9 +24,15 @@ inline serving::RunResult run_simulated(const serving::SystemConfig& cfg, const 
     (*config)["hardware"] = hw.name;
     (*config)["hardware_origin"] = hw.origin;
     // A buffered run's page cache (sim/page_cache.h): its DRAM and the reads it served (hits) or sent to the SSD.
-    if (sim.buffered_io) {
+    if (sim.buffered_io || sim.dense_mmap) {
       const sim::PageCache& pc = platform.page_cache();
       (*config)["page_cache"] = {{"capacity_bytes", pc.capacity()}, {"hits", pc.hits()}, {"misses", pc.misses()}};
+    }
+    // Mmapped dense weights: the major faults their evictions cost (the engine log's majflt counts the same).
+    if (sim.dense_mmap) {
+      (*config)["page_cache"]["major_faults"] = platform.major_faults();
+      (*config)["page_cache"]["decode_major_faults"] = platform.decode_major_faults();
+      (*config)["page_cache"]["fault_bytes"] = platform.fault_bytes();
     }
   }
   return r;

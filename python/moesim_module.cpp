@@ -357,6 +357,8 @@ py::tuple run(const py::object& trace, py::dict kw) {
   take("io", a.io);
   take("workers", a.workers);
   take("force", a.force);
+  take("allow_overcommit", a.allow_overcommit);
+  take("dense", a.dense);
   take("timeline", a.timeline);
   if (kw.contains("shards") && !kw["shards"].is_none()) {
     a.shards = kw["shards"].cast<uint32_t>();
@@ -436,6 +438,7 @@ py::tuple compare(const py::object& trace, py::dict kw) {
   options.take("io_depth", a.io_depth);
   options.take("jobs", a.threads);
   options.take("force", a.force);
+  options.take("allow_overcommit", a.allow_overcommit);
   a.json = true;
   const auto r = call_released(
       [&] {
@@ -469,6 +472,7 @@ py::object plan(const py::object& trace, py::dict kw) {
   take("workers", a.threads);
   take("runners_up", a.runners_up);
   take("force", a.force);
+  take("allow_overcommit", a.allow_overcommit);
   if (kw.contains("ratio") && !kw["ratio"].is_none()) a.ratio = kw["ratio"].cast<double>();
   if (kw.contains("shards") && !kw["shards"].is_none()) a.shards = kw["shards"].cast<uint32_t>();
   a.json = true;

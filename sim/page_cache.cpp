@@ -29,11 +29,8 @@ uint64_t page_cache_key(const Op& op) {
          static_cast<uint64_t>(op.part);
 }
 
-uint64_t page_cache_capacity(uint64_t memory_capacity, bool unified, uint64_t gpu_budget, uint64_t host_budget,
-                             uint64_t dense_bytes) {
-  uint64_t taken = host_budget;
-  if (unified) taken += gpu_budget + dense_bytes;
-  return memory_capacity > taken ? memory_capacity - taken : 0;
+uint64_t dense_page_key(uint32_t layer) {
+  return static_cast<uint64_t>(layer & 0xffff) << 48 | uint64_t{0xfffe} << 32;
 }
 
 }  // namespace moesim::sim

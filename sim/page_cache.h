@@ -1,17 +1,16 @@
-// The OS page cache of a buffered run (`--io buffered`: reads without O_DIRECT). A read whose bytes are resident
-// is served out of DRAM instead of by the SSD; a read that misses goes to the SSD and leaves its bytes resident,
-// evicting the least recently used reads' bytes until they fit (the kernel's page reclaim, approximated as one
-// LRU list over whole reads rather than its active/inactive lists of pages).
+// The OS page cache of a buffered run (`--io buffered`: reads without O_DIRECT). A read whose bytes are
+// resident is served out of DRAM instead of by the SSD; a read that misses goes to the SSD and leaves its
+// bytes resident, evicting the least recently used reads' bytes until they fit (the kernel's page reclaim,
+// approximated as one LRU list over whole reads rather than its active/inactive lists of pages).
 //
-// Resident units are reads, keyed by what they read (page_cache_key: layer, expert, tensor, E-chunk shard, part):
-// two reads of the same bytes hit, reads of different parts of a tensor do not share pages. A read larger than
-// the capacity is never kept.
+// Resident units are reads, keyed by what they read (page_cache_key: layer, expert, tensor, E-chunk shard,
+// part): two reads of the same bytes hit, reads of different parts of a tensor do not share pages. A read
+// larger than the capacity is never kept.
 //
-// Capacity (page_cache_capacity): the DRAM that the run's pools and weights leave free. DRAM is the profile's
-// memory.capacity; out of it go the host-memory expert cache (--host-budget), and, on unified memory (CPU and
-// GPU share DRAM), the GPU's expert budget (--budget) and the dense weights as well. On a discrete GPU those
-// two live in VRAM and leave DRAM to the page cache. What the OS, the engine's code and its buffers take is not
-// subtracted: the capacity is an upper bound.
+// Capacity: what DRAM has left after the pinned parts of the whole device's memory (core/memory_model.h's
+// page_cache_bytes: the OS reserve, the host expert cache, and on unified memory the GPU's expert budget, the
+// pinned dense weights, the KV cache and the activations). Mmapped dense weights (`--dense mmap`) are not
+// subtracted: they are pages of this cache (dense_page_key), evicted and faulted back like any other.
 #pragma once
 
 #include <cstdint>
@@ -46,9 +45,12 @@ class PageCache {
 
 // The key of the bytes an SSD read op reads.
 uint64_t page_cache_key(const Op& op);
-
-// The rule above: memory_capacity - host_budget - (unified ? gpu_budget + dense_bytes : 0), at least 0.
-uint64_t page_cache_capacity(uint64_t memory_capacity, bool unified, uint64_t gpu_budget, uint64_t host_budget,
-                             uint64_t dense_bytes);
+// The key of one layer's mmapped dense weights (`--dense mmap`): apart from every read's key (the expert
+// field 0xfffe, which no read carries: experts are numbered below it, kNoLabel is 0xffff).
+uint64_t dense_page_key(uint32_t layer);
+// The kernel's read-around of a fault on a mapped file (VM_READAROUND: ra_pages, 32 pages of 4 KiB by
+// default): one major fault brings this many bytes in, so a region of B bytes faults back in ceil(B / this)
+// times.
+inline constexpr uint64_t kFaultAroundBytes = 128 * 1024;
 
 }  // namespace moesim::sim

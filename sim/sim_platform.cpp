@@ -31,7 +31,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       gpu_(engine_, "gpu", opt.gpu_streams, this),
       link_(engine_, "link", opt.links, this),
       measured_io_(engine_, "io_thread", opt.io_depth, this),
-      page_cache_(opt.buffered_io ? opt.page_cache_bytes : 0),
+      page_cache_(opt.buffered_io || opt.dense_mmap ? opt.page_cache_bytes : 0),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
   ssd_.set_depth_curve(depth_curve(hw));
@@ -124,7 +124,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       return;
     case ResourceClass::kGpu:
       gpu_.add_bytes(op.bytes);
-      gpu_.submit(job, op.priority, duration(op), gap);
+      gpu_.submit(job, op.priority, duration(op) + dense_fault_time(op), gap);
       return;
     case ResourceClass::kLink:
       link_.add_bytes(op.bytes);
@@ -196,6 +196,21 @@ bool SimPlatform::read_hits_page_cache(const Op& op) {
   // A replayed run's measured read durations already hold whatever the page cache did.
   if (!opt_.buffered_io || opt_.measured) return false;
   return page_cache_.access(page_cache_key(op), op.bytes);
+}
+
+double SimPlatform::dense_fault_time(const Op& op) {
+  if (!opt_.dense_mmap || op.kind != OpKind::kDenseCompute || opt_.measured || op.bytes == 0) return 0;
+  if (page_cache_.access(dense_page_key(op.layer), op.bytes)) return 0;
+  const uint64_t faults = (op.bytes + kFaultAroundBytes - 1) / kFaultAroundBytes;
+  major_faults_ += faults;
+  if (!op.prefill) decode_major_faults_ += faults;
+  fault_bytes_ += op.bytes;
+  // The kernel's read-around turns the thread's sequential faults into large reads: one read of the layer's
+  // dense bytes at the SSD's rate, its fixed latency once.
+  cost_.reads().mark(HwParam::kSsdReadBandwidth);
+  cost_.reads().mark(HwParam::kSsdReadLatency);
+  const HardwareProfile& hw = cost_.hardware();
+  return hw.ssd_read_latency + static_cast<double>(op.bytes) / hw.ssd_read_bandwidth;
 }
 
 double SimPlatform::page_cache_read_time(const Op& op) const {

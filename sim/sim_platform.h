@@ -40,6 +40,11 @@ struct SimOptions {
   // (page_cache_capacity()); 0 = nothing stays cached. Off: every read goes to the device (O_DIRECT, io_uring).
   bool buffered_io = false;
   uint64_t page_cache_bytes = 0;
+  // The dense weights mmapped (`--dense mmap`): pages of the model file in the same page cache, evictable.
+  // Each dense op first touches its layer's dense weights there; a miss is a major fault that the computing
+  // thread serves itself, reading them from the SSD (sim/page_cache.h, dense_fault_time) before it computes.
+  // Off: the dense weights are pinned and never faulted.
+  bool dense_mmap = false;
   uint32_t cpu_workers = 0;  // L; 0 = the profile's cpu.cores
   uint32_t gpu_streams = 1;
   uint32_t links = 1;
@@ -135,6 +140,14 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   // A page-cache hit's time: a copy of op.bytes out of DRAM by the reading thread at cpu.memcpy_bandwidth_per_core.
   double page_cache_read_time(const Op& op) const;
   const PageCache& page_cache() const { return page_cache_; }
+  // `--dense mmap`: the time the dense op `op` waits for its layer's weights to be faulted back in (0 when
+  // they are resident, or the dense weights are pinned); counts the faults.
+  double dense_fault_time(const Op& op);
+  // Major faults (read-around windows of kFaultAroundBytes) and bytes faulted in by dense ops so far; those
+  // of decode steps alone (an engine log's per-token majflt counts the decode tokens').
+  uint64_t major_faults() const { return major_faults_; }
+  uint64_t decode_major_faults() const { return decode_major_faults_; }
+  uint64_t fault_bytes() const { return fault_bytes_; }
 
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }
@@ -197,6 +210,7 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   ServerPool cpu_, gpu_, link_;
   ServerPool measured_io_;  // SSD reads with measured durations
   PageCache page_cache_;
+  uint64_t major_faults_ = 0, decode_major_faults_ = 0, fault_bytes_ = 0;
   ServerPool dispatcher_;   // the pipeline thread (completion_latency > 0)
   std::vector<OpTiming> dispatch_timing_;
   double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job: the op's own timing, reported after the dispatcher

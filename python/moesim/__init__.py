@@ -96,7 +96,7 @@ class RunResult(dict):
 def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1,
         routing="identity", scheduling="", prefetch="none", host_budget="", recover_on="gpu", compute_on="gpu",
         pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
-        timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
+        allow_overcommit=False, dense="pinned", timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
     """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
     a = _args
     options = dict(
@@ -129,7 +129,8 @@ class CompareResult(dict):
 
 
 def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global,layer", batch=1, io_depth=1,
-            jobs=1, routing=None, prefetch=None, force=False, format="auto", fields="", model="", progress=None):
+            jobs=1, routing=None, prefetch=None, force=False, allow_overcommit=False, format="auto", fields="", model="",
+            progress=None):
     """`moesim compare --json`: eviction policies x routing x prefetch x budgets x scopes, each cell a simulated
     `run --system offload`; policy, budget, scope, routing and prefetch are lists or the CLI's comma-separated
     form."""
@@ -145,7 +146,7 @@ def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope
 
 def plan(trace=None, *, budget=None, model="", hw="jetson-agx-orin-64gb", pools="F,C,S,E", grid=0.05, batch=1,
          workers=0, shards=None, ratio=None, store="", phase="decode", inclusion="", runners_up=5, force=False,
-         format="auto", fields=""):
+         allow_overcommit=False, format="auto", fields=""):
     """`moesim plan --json`: ZipMoE's cache pools for a trace (or inclusion=), model and budget, as a dict."""
     a = _args
     options = dict(

@@ -54,14 +54,17 @@ TEST(PageCache, KeysTellPartsAndShardsApart) {
   EXPECT_NE(page_cache_key(a), page_cache_key(d));
 }
 
-TEST(PageCache, CapacityIsTheDramThePoolsLeave) {
-  // Unified memory: 64 GiB less the 8 GiB budget, 1 GiB of host tier and 2 GiB of dense weights.
-  const uint64_t G = 1ull << 30;
-  EXPECT_EQ(page_cache_capacity(64 * G, true, 8 * G, 1 * G, 2 * G), 53 * G);
-  // A discrete GPU: the budget and the dense weights are in VRAM; only the host tier takes DRAM.
-  EXPECT_EQ(page_cache_capacity(64 * G, false, 8 * G, 1 * G, 2 * G), 63 * G);
-  // Pools larger than the memory leave nothing.
-  EXPECT_EQ(page_cache_capacity(4 * G, true, 8 * G, 0, 0), 0u);
+TEST(PageCache, DenseKeysAreApartFromEveryReadsKey) {
+  Op a;
+  a.kind = OpKind::kSsdRead;
+  a.layer = 3;
+  for (uint16_t e : {uint16_t{0}, uint16_t{127}, kNoLabel})
+    for (uint16_t t : {uint16_t{0}, uint16_t{2}, kNoLabel}) {
+      a.expert = e;
+      a.tensor = t;
+      EXPECT_NE(page_cache_key(a), dense_page_key(3));
+    }
+  EXPECT_NE(dense_page_key(3), dense_page_key(4));
 }
 
 }  // namespace

@@ -69,7 +69,9 @@ struct TwoLayer {
   }
 };
 
-PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_t last_step = UINT32_MAX) {
+PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_t last_step = UINT32_MAX,
+                             SimOptions so = {}, uint64_t* major_faults = nullptr,
+                             uint64_t* decode_faults = nullptr) {
   const ModelCosts costs = test_costs();
   CacheConfig cc = make_cache_config(2, 4, 2, CacheScope::kPerLayer,
                                      CacheCapacity{CacheCapacity::Unit::kExperts, 4}, costs.expert_bytes);
@@ -81,11 +83,13 @@ PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_
   po.timeline_first_step = first_step;
   po.timeline_last_step = last_step;
   Pipeline p(costs, po, *cache, *routing, *scheduling);
-  SimOptions so;
   so.io_depth = io_depth;
   SimPlatform platform(test_profile(), so);
   TwoLayer w;
-  return p.run(w.view(), platform);
+  PipelineResult r = p.run(w.view(), platform);
+  if (major_faults) *major_faults = platform.major_faults();
+  if (decode_faults) *decode_faults = platform.decode_major_faults();
+  return r;
 }
 
 // (kind, layer, expert) -> (start, end) in microseconds, for the first step.
@@ -162,6 +166,32 @@ TEST(SimPlatform, HandComputedTwoLayerTimelineBlockingIo) {
   EXPECT_EQ(r.cache.hits, 4u);
   EXPECT_EQ(r.cache.lookups, 8u);
   EXPECT_EQ(r.ssd_bytes, 4'000'000u);
+}
+
+// --dense mmap: each layer's 2 MB of dense weights are pages of the page cache; a dense op that misses them
+// faults them back in first, at the SSD's cost (100 us + 2 MB / 1 GB/s = 2100 us) on its own lane.
+TEST(SimPlatform, MmappedDenseWeightsAreFaultedBackWhenEvicted) {
+  SimOptions so;
+  so.dense_mmap = true;
+  so.page_cache_bytes = 4'000'000;  // both layers' dense weights stay once faulted in
+  uint64_t faults = 0;
+  PipelineResult r = run_two_layer(1, 0, UINT32_MAX, so, &faults);
+  expect_span(times_us(r, 0), OpKind::kDenseCompute, 0, -1, 0, 2130);
+  // Each layer of step 0 is 2100 us longer than the pinned timeline (4510 us): step 1 starts at 8710 us.
+  expect_span(times_us(r, 1), OpKind::kDenseCompute, 0, -1, 8710, 8740);  // resident: 30 us
+  EXPECT_EQ(faults, 2 * 16u);  // two layers, 2 MB in 128 KiB read-arounds: 16 faults each
+  // Room for one layer only: the two evict each other, and every dense op faults.
+  so.page_cache_bytes = 3'000'000;
+  uint64_t decode_faults = 0;
+  r = run_two_layer(1, 0, UINT32_MAX, so, &faults, &decode_faults);
+  EXPECT_EQ(faults, 4 * 16u);
+  EXPECT_EQ(decode_faults, 4 * 16u);  // both steps are decode steps
+  expect_span(times_us(r, 1), OpKind::kDenseCompute, 0, -1, 8710, 10840);
+  // Pinned dense weights (the default): never faulted, the timeline of
+  // HandComputedTwoLayerTimelineBlockingIo.
+  r = run_two_layer(1, 0, UINT32_MAX, SimOptions{}, &faults);
+  EXPECT_EQ(faults, 0u);
+  expect_span(times_us(r, 0), OpKind::kDenseCompute, 0, -1, 0, 30);
 }
 
 TEST(SimPlatform, HandComputedTwoLayerTimelineSharedSsd) {
