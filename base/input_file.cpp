@@ -82,7 +82,8 @@ std::string InputFile::read_all() {
 }
 
 void InputFile::require_regular(const std::string& what) const {
-  if (!regular_) throw Error(path_ + ": is not a regular file (" + kind_ + "); " + what + ": save it to a file first");
+  if (!regular_)
+    throw Error(path_ + ": is not a regular file (" + kind_ + "); " + what + ": save it to a file first");
 }
 
 }  // namespace moesim

@@ -16,7 +16,8 @@ class InputFile {
  public:
   // Throws moesim::Error "PATH: cannot open: REASON" or "PATH: is a directory, not a file". Opening a FIFO
   // waits for its writer, as every reader of a FIFO does. A regular file that is a declared output of the
-  // running command (base/output_guard.h) is a moesim::UsageError: reading it means the output would replace it.
+  // running command (base/output_guard.h) is a moesim::UsageError: reading it means the output would replace
+  // it.
   explicit InputFile(std::string path);
   ~InputFile();
   InputFile(const InputFile&) = delete;

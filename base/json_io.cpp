@@ -153,7 +153,8 @@ Json parse_json_text(const std::string& text, const std::string& origin, uint64_
     const size_t at = e.byte > 0 ? static_cast<size_t>(e.byte - 1) : 0;
     throw Error(origin + ": not valid JSON at " + line_column(text, at) + ": " + reason(e.what()));
   } catch (const nlohmann::json::out_of_range& e) {
-    // A number beyond a double's range (1e400): nlohmann names the number but not where it is, so find its text.
+    // A number beyond a double's range (1e400): nlohmann names the number but not where it is, so find its
+    // text.
     std::string where = origin;
     const std::string what = e.what();
     const size_t q = what.find('\'');
@@ -170,8 +171,12 @@ Json parse_json_text(const std::string& text, const std::string& origin, uint64_
   }
 }
 
-Json load_json_file(const std::string& path) { return parse_json_text(read_file(path), path); }
+Json load_json_file(const std::string& path) {
+  return parse_json_text(read_file(path), path);
+}
 
-void write_json_file(const std::string& path, const Json& j) { write_file_atomic(path, j.dump(2) + "\n"); }
+void write_json_file(const std::string& path, const Json& j) {
+  write_file_atomic(path, j.dump(2) + "\n");
+}
 
 }  // namespace moesim

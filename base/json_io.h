@@ -80,8 +80,7 @@ inline Json fraction_or_null(uint64_t part, uint64_t whole) {
 // Typed field access with errors that name the origin and the key: require<T>(j, "experts", "m.json").
 template <typename T>
 T require(const Json& j, const char* key, const std::string& origin) {
-  if (!j.is_object() || !j.contains(key))
-    throw Error(origin + ": missing field '" + key + "'");
+  if (!j.is_object() || !j.contains(key)) throw Error(origin + ": missing field '" + key + "'");
   try {
     return j.at(key).get<T>();
   } catch (const nlohmann::json::exception& e) {

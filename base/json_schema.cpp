@@ -20,13 +20,17 @@ std::string JsonAt::child_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-std::string JsonAt::child_path(size_t index) const { return path_ + "[" + std::to_string(index) + "]"; }
+std::string JsonAt::child_path(size_t index) const {
+  return path_ + "[" + std::to_string(index) + "]";
+}
 
 void JsonAt::fail(const std::string& message) const {
   throw Error(file_ + ": " + (path_.empty() ? "" : path_ + ": ") + message);
 }
 
-void JsonAt::expected(const std::string& what) const { fail("expected " + what + ", found " + describe_json(*j_)); }
+void JsonAt::expected(const std::string& what) const {
+  fail("expected " + what + ", found " + describe_json(*j_));
+}
 
 JsonAt JsonAt::operator[](std::string_view key) const {
   object();
@@ -44,7 +48,8 @@ std::optional<JsonAt> JsonAt::find(std::string_view key) const {
 
 JsonAt JsonAt::operator[](size_t index) const {
   array();
-  if (index >= j_->size()) fail("expected an element " + std::to_string(index) + ", found " + describe_json(*j_));
+  if (index >= j_->size())
+    fail("expected an element " + std::to_string(index) + ", found " + describe_json(*j_));
   return JsonAt((*j_)[index], file_, child_path(index));
 }
 
@@ -58,7 +63,9 @@ const JsonAt& JsonAt::array() const {
   return *this;
 }
 
-size_t JsonAt::size() const { return array().j_->size(); }
+size_t JsonAt::size() const {
+  return array().j_->size();
+}
 
 double JsonAt::number() const {
   // Infinities and NaN cannot come from JSON text, but a document built in code may hold them.
@@ -125,7 +132,8 @@ void JsonAt::only_keys(const std::vector<std::string_view>& known) const {
   for (const auto& [k, v] : j_->items()) {
     if (std::find(known.begin(), known.end(), k) != known.end()) continue;
     std::string msg = file_ + ": " + child_path(k) + ": unknown field";
-    if (auto near = closest_name(k, known)) msg += "; did you mean " + child_path(*near) + "?";
+    if (auto near = closest_name(k, known))
+      msg += "; did you mean " + child_path(*near) + "?";
     else {
       std::string list;
       for (auto n : known) list += std::string(list.empty() ? "" : ", ") + std::string(n);
@@ -137,20 +145,26 @@ void JsonAt::only_keys(const std::vector<std::string_view>& known) const {
 
 std::string describe_json(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array of " + std::to_string(j.size()) + " element" + (j.size() == 1 ? "" : "s");
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array of " + std::to_string(j.size()) + " element" + (j.size() == 1 ? "" : "s");
     case Json::value_t::string: {
       std::string s = j.get<std::string>();
       if (s.size() > 60) s = s.substr(0, 57) + "...";
       return "the string " + Json(s).dump();
     }
-    case Json::value_t::boolean: return j.get<bool>() ? "true" : "false";
-    case Json::value_t::null: return "null";
+    case Json::value_t::boolean:
+      return j.get<bool>() ? "true" : "false";
+    case Json::value_t::null:
+      return "null";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "the number " + j.dump();
+    case Json::value_t::number_unsigned:
+      return "the number " + j.dump();
     case Json::value_t::number_float:
       return "the number " + format_number(j.get<double>());
-    default: return "a value of another kind";
+    default:
+      return "a value of another kind";
   }
 }
 
@@ -169,7 +183,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string_view>& candidates) {
+std::optional<std::string> closest_name(std::string_view name,
+                                        const std::vector<std::string_view>& candidates) {
   // A third of the name's length (at least 2) separates a typo from a different word.
   const size_t limit = std::max<size_t>(2, name.size() / 3);
   std::optional<std::string> best;

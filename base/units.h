@@ -17,9 +17,9 @@ uint64_t parse_bytes(std::string_view text);
 double parse_seconds(std::string_view text);
 double parse_rate(std::string_view text);  // bytes per second
 
-std::string format_bytes(uint64_t bytes);      // "3.00 GiB", "512 B"
-std::string format_seconds(double seconds);    // "2.50 ms", "12.0 us", "1.20 s"
-std::string format_rate(double bytes_per_s);   // "3.50 GB/s"
+std::string format_bytes(uint64_t bytes);     // "3.00 GiB", "512 B"
+std::string format_seconds(double seconds);   // "2.50 ms", "12.0 us", "1.20 s"
+std::string format_rate(double bytes_per_s);  // "3.50 GB/s"
 // The physical range of a bandwidth and of a latency (a link's, a device's), far from any real device at both
 // ends: a bandwidth from 1 kbit/s (125 B/s; an acoustic modem's) to 1 Pbit/s (1.25e14 B/s; a thousand times a
 // GPU's memory), a latency from 0 to 60 s. Outside it a value is a typo or a unit slip, and would make a

@@ -1,7 +1,7 @@
 // `moesim compare`: options and help; what it does is harness/compare_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
+#include "cli/summary_json.h"
 #include "cli/trace_options.h"
 #include "harness/compare_job.h"
 
@@ -19,13 +19,15 @@ void setup(CLI::App& app) {
                  "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
                  "default: all")
       ->allow_extra_args(false);
-  app.add_option("--prefetch", a->prefetch,
-                 "prefetch policies (none, oracle:accuracy=P, transition:train=T, temporal, popularity:train=T, "
-                 "layer-window:depth=D; see `moesim policies`): every cell runs each; accuracy and coverage shown")
+  app.add_option(
+         "--prefetch", a->prefetch,
+         "prefetch policies (none, oracle:accuracy=P, transition:train=T, temporal, popularity:train=T, "
+         "layer-window:depth=D; see `moesim policies`): every cell runs each; accuracy and coverage shown")
       ->allow_extra_args(false);
-  app.add_option("--routing", a->routing,
-                 "routing policies (lossless 'identity' and lossy ones such as cache-prior:lambda=0.5; see `moesim "
-                 "policies`): every cell runs each; deviation columns are shown")
+  app.add_option(
+         "--routing", a->routing,
+         "routing policies (lossless 'identity' and lossy ones such as cache-prior:lambda=0.5; see `moesim "
+         "policies`): every cell runs each; deviation columns are shown")
       ->allow_extra_args(false);
   app.add_option("--budget", a->budgets,
                  "budgets: repeatable or comma-separated (bytes, or experts per layer); default "
@@ -36,10 +38,12 @@ void setup(CLI::App& app) {
       ->allow_extra_args(false);  // deprecated spellings, still accepted
   app.add_option("--budgets", a->budgets)->group("")->allow_extra_args(false);
   app.add_option("--scope", a->scope,
-                 "cache scope(s): global, layer, or global,layer (both, each row labelled; the default)")->capture_default_str();
+                 "cache scope(s): global, layer, or global,layer (both, each row labelled; the default)")
+      ->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together")->capture_default_str();
   app.add_option("--io-depth", a->io_depth, "reads the I/O thread keeps outstanding")->capture_default_str();
-  add_jobs_option(app, a->threads, "cells simulated in parallel; the output does not depend on it", "--threads");
+  add_jobs_option(app, a->threads, "cells simulated in parallel; the output does not depend on it",
+                  "--threads");
   app.add_flag("--force", a->force, "simulate budgets above the hardware's memory (a warning, not an error)");
   app.add_flag("--allow-overcommit", a->allow_overcommit,
                "simulate budgets that do not fit beside the dense weights, KV cache and reserve (a warning)");
@@ -50,5 +54,7 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("compare", "Compare eviction policies x routing policies x budgets in simulated offloaded serving", setup);
+MOESIM_CLI_COMMAND("compare",
+                   "Compare eviction policies x routing policies x budgets in simulated offloaded serving",
+                   setup);
 }  // namespace moesim::cli

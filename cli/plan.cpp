@@ -1,6 +1,6 @@
 // `moesim plan`: options and help; what it does is harness/plan_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
+#include "cli/summary_json.h"
 #include "cli/trace_options.h"
 #include "harness/plan_job.h"
 
@@ -41,9 +41,10 @@ void setup(CLI::App& app) {
       "--ratio", a->ratio,
       "rho: compressed / raw exponent bytes (default: the store's, else the Gaussian BF16 measurement)");
   app.add_option("--store", a->store, "a packed expert store (moesim pack) to read rho and K from");
-  app.add_option("--io", a->io,
-                 "who reads the E-chunks, as `run --system zipmoe:io=`: fused (each CPU worker its own, ZipMoE "
-                 "§4's prototype) or thread (the one I/O thread, §3.3); Alg. 3 assumes the same")
+  app.add_option(
+         "--io", a->io,
+         "who reads the E-chunks, as `run --system zipmoe:io=`: fused (each CPU worker its own, ZipMoE "
+         "§4's prototype) or thread (the one I/O thread, §3.3); Alg. 3 assumes the same")
       ->check(CLI::IsMember({"fused", "thread"}))
       ->capture_default_str();
   app.add_option("--runners-up", a->runners_up, "other grid points to list")->capture_default_str();

@@ -1,5 +1,6 @@
 // `moesim ARGS...` in process: the runner of a sweep's points (harness/sweep_job.h's PointRunner), shared by
-// the CLI's `moesim sweep` and the Python module's moesim.sweep so that a point is parsed and run the same way.
+// the CLI's `moesim sweep` and the Python module's moesim.sweep so that a point is parsed and run the same
+// way.
 #pragma once
 
 #include <string>

@@ -1,16 +1,17 @@
 // `moesim trace import IN... [--trace IN] [--format ...] [--fields MAP] [import options] [--model M]
-// [--no-lookup-index] -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written atomically;
-// nothing on failure), with its lookup index unless --no-lookup-index, so that a user's trace replays at the
-// indexed speed without knowing a flag. Several inputs become several sequences of one trace (traces::load_traces). The summary line
-// says how many records --where, --skip-warmup and --drop-duplicates removed.
+// [--no-lookup-index] -o OUT.mtr`: converts any importable trace into the canonical .mtr file (written
+// atomically; nothing on failure), with its lookup index unless --no-lookup-index, so that a user's trace
+// replays at the indexed speed without knowing a flag. Several inputs become several sequences of one trace
+// (traces::load_traces). The summary line says how many records --where, --skip-warmup and --drop-duplicates
+// removed.
 #include <cstdio>
 #include <memory>
 #include <vector>
 
-#include "cli/summary_json.h"
-#include "cli/command.h"
-#include "cli/trace_options.h"
 #include "base/atomic_file.h"
+#include "cli/command.h"
+#include "cli/summary_json.h"
+#include "cli/trace_options.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
@@ -47,10 +48,11 @@ void setup(CLI::App& app) {
   add_trace_format_options(app, o->load);
   app.add_option("--model", o->load.model,
                  "model preset or JSON: layers/experts come from it; the trace must fit");
-  app.add_flag("--lookup-index,!--no-lookup-index", o->lookup_index,
-               "store the batch-1 lookup stream and its next-use index (format version 2; the default): `moesim "
-               "replay` then runs from it without reading the records (docs/trace-format.md); "
-               "--no-lookup-index writes version 1, about 40% smaller, which older builds read");
+  app.add_flag(
+      "--lookup-index,!--no-lookup-index", o->lookup_index,
+      "store the batch-1 lookup stream and its next-use index (format version 2; the default): `moesim "
+      "replay` then runs from it without reading the records (docs/trace-format.md); "
+      "--no-lookup-index writes version 1, about 40% smaller, which older builds read");
   add_summary_json_flag(app, o->json);
   app.callback([o] {
     check_summary_json(o->json, o->out);
@@ -62,9 +64,14 @@ void setup(CLI::App& app) {
     traces::write_mtr(t, o->out, traces::MtrWriteOptions{.lookup_index = o->lookup_index});
     const size_t sequences = t.sequence_ids().size();
     if (o->json) {
-      Json w{{"path", o->out},        {"records", t.records()},        {"sequences", sequences},
-             {"layers", t.info().layers}, {"experts", t.info().experts}, {"top_k", t.info().top_k},
-             {"missing_cells", t.info().missing_cells}, {"lookup_index", o->lookup_index}};
+      Json w{{"path", o->out},
+             {"records", t.records()},
+             {"sequences", sequences},
+             {"layers", t.info().layers},
+             {"experts", t.info().experts},
+             {"top_k", t.info().top_k},
+             {"missing_cells", t.info().missing_cells},
+             {"lookup_index", o->lookup_index}};
       for (const char* key : {"where_skipped", "warmup_dropped", "duplicates_dropped"})
         w[key] = t.info().provenance.contains(key) ? t.info().provenance[key] : Json(0);
       return print_summary_json("trace import", w);

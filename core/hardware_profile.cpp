@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <string_view>
 
-#include "core/data_dir.h"
 #include "base/error.h"
 #include "base/json_schema.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/data_dir.h"
 
 namespace moesim {
 namespace {
@@ -33,10 +33,16 @@ const std::vector<SectionSpec>& sections() {
   static const std::vector<SectionSpec> s = {
       {"ssd",
        true,
-       {{"read_bandwidth", Kind::rate}, {"read_latency", Kind::time}, {"prefill_read_bandwidth", Kind::rate},
-        {"prefill_read_latency", Kind::time}, {"queue_depth", Kind::number}, {"read_cpu_overhead", Kind::time},
-        {"read_cpu_bandwidth", Kind::rate}, {"prefill_read_cpu_overhead", Kind::time},
-        {"prefill_read_cpu_bandwidth", Kind::rate}, {"queue_depth_curve", Kind::any}},
+       {{"read_bandwidth", Kind::rate},
+        {"read_latency", Kind::time},
+        {"prefill_read_bandwidth", Kind::rate},
+        {"prefill_read_latency", Kind::time},
+        {"queue_depth", Kind::number},
+        {"read_cpu_overhead", Kind::time},
+        {"read_cpu_bandwidth", Kind::rate},
+        {"prefill_read_cpu_overhead", Kind::time},
+        {"prefill_read_cpu_bandwidth", Kind::rate},
+        {"queue_depth_curve", Kind::any}},
        {"model"},
        {}},
       {"memory",
@@ -46,38 +52,62 @@ const std::vector<SectionSpec>& sections() {
        {}},
       {"cpu",
        true,
-       {{"cores", Kind::number}, {"memcpy_bandwidth_per_core", Kind::rate},
-        {"decompress_bandwidth_per_core", Kind::rate}, {"flops_per_core", Kind::number},
-        {"expert_bandwidth", Kind::rate}, {"load_copy_bandwidth", Kind::rate}, {"prefill_compute_slowdown", Kind::number},
-        {"prefill_slowdown", Kind::number}, {"prefill_recover_slowdown", Kind::number}},
+       {{"cores", Kind::number},
+        {"memcpy_bandwidth_per_core", Kind::rate},
+        {"decompress_bandwidth_per_core", Kind::rate},
+        {"flops_per_core", Kind::number},
+        {"expert_bandwidth", Kind::rate},
+        {"load_copy_bandwidth", Kind::rate},
+        {"prefill_compute_slowdown", Kind::number},
+        {"prefill_slowdown", Kind::number},
+        {"prefill_recover_slowdown", Kind::number}},
        {"model"},
        {}},
       {"gpu",
        true,
-       {{"bf16_flops", Kind::number}, {"memory_bandwidth", Kind::rate}, {"kernel_overhead", Kind::time},
-        {"expert_overhead", Kind::time}, {"fresh_expert_overhead", Kind::time},
-        {"expert_gemm_overhead", Kind::time}, {"dense_gemm_overhead", Kind::time},
-        {"recover_bandwidth", Kind::rate}, {"recover_overhead", Kind::time}, {"memory_capacity", Kind::bytes},
+       {{"bf16_flops", Kind::number},
+        {"memory_bandwidth", Kind::rate},
+        {"kernel_overhead", Kind::time},
+        {"expert_overhead", Kind::time},
+        {"fresh_expert_overhead", Kind::time},
+        {"expert_gemm_overhead", Kind::time},
+        {"dense_gemm_overhead", Kind::time},
+        {"recover_bandwidth", Kind::rate},
+        {"recover_overhead", Kind::time},
+        {"memory_capacity", Kind::bytes},
         {"memory_reserve", Kind::bytes}},
        {"model"},
        {"fresh_weights_bandwidth"}},
       {"link", true, {{"bandwidth", Kind::rate}, {"latency", Kind::time}}, {"kind"}, {}},
-      // Costs of the engine's own machinery, fitted by calibrate and applied by the simulator (harness/run_setup.cpp).
+      // Costs of the engine's own machinery, fitted by calibrate and applied by the simulator
+      // (harness/run_setup.cpp).
       {"runtime",
        false,
-       {{"dispatch_latency", Kind::time}, {"pipeline_latency", Kind::time}, {"wake_latency", Kind::time},
-        {"plan_latency_per_op", Kind::time}, {"plan_latency_fixed", Kind::time},
-        {"plan_tail_per_op", Kind::time}, {"plan_tail_fixed", Kind::time},
-        {"wake_latency_quantiles", Kind::any}, {"cpu_cores", Kind::number},
-        {"gpu_stream_on_cpu", Kind::any}, {"turnaround_ssd", Kind::time}, {"turnaround_cpu", Kind::time},
-        {"turnaround_gpu", Kind::time}, {"turnaround_link", Kind::time}, {"dispatch_latency_ssd", Kind::time},
-        {"dispatch_latency_cpu", Kind::time}, {"dispatch_latency_gpu", Kind::time},
-        {"dispatch_latency_link", Kind::time}, {"dispatch_latency_ssd_quantiles", Kind::any},
-        {"dispatch_latency_cpu_quantiles", Kind::any}, {"dispatch_latency_gpu_quantiles", Kind::any},
+       {{"dispatch_latency", Kind::time},
+        {"pipeline_latency", Kind::time},
+        {"wake_latency", Kind::time},
+        {"plan_latency_per_op", Kind::time},
+        {"plan_latency_fixed", Kind::time},
+        {"plan_tail_per_op", Kind::time},
+        {"plan_tail_fixed", Kind::time},
+        {"wake_latency_quantiles", Kind::any},
+        {"cpu_cores", Kind::number},
+        {"gpu_stream_on_cpu", Kind::any},
+        {"turnaround_ssd", Kind::time},
+        {"turnaround_cpu", Kind::time},
+        {"turnaround_gpu", Kind::time},
+        {"turnaround_link", Kind::time},
+        {"dispatch_latency_ssd", Kind::time},
+        {"dispatch_latency_cpu", Kind::time},
+        {"dispatch_latency_gpu", Kind::time},
+        {"dispatch_latency_link", Kind::time},
+        {"dispatch_latency_ssd_quantiles", Kind::any},
+        {"dispatch_latency_cpu_quantiles", Kind::any},
+        {"dispatch_latency_gpu_quantiles", Kind::any},
         {"dispatch_latency_link_quantiles", Kind::any}},
        {},
-       {"cpu_sharing", "dispatch_latency_ssd_woken", "dispatch_latency_cpu_woken", "dispatch_latency_gpu_woken",
-        "dispatch_latency_link_woken"}},
+       {"cpu_sharing", "dispatch_latency_ssd_woken", "dispatch_latency_cpu_woken",
+        "dispatch_latency_gpu_woken", "dispatch_latency_link_woken"}},
   };
   return s;
 }
@@ -92,8 +122,9 @@ constexpr std::string_view kTopRecords[] = {"calibration", "micro"};
 JsonAt quantity(const JsonAt& f, bool require_provenance) {
   if (!f.json().is_object()) {
     if (require_provenance)
-      f.fail("has neither source nor assumption (write {\"value\": V, \"source\": \"where V comes from\"} or "
-             "{\"value\": V, \"assumption\": \"why V; replace by `moesim calibrate`\"})");
+      f.fail(
+          "has neither source nor assumption (write {\"value\": V, \"source\": \"where V comes from\"} or "
+          "{\"value\": V, \"assumption\": \"why V; replace by `moesim calibrate`\"})");
     return f;
   }
   f.only_keys({"value", "source", "assumption"});
@@ -101,8 +132,9 @@ JsonAt quantity(const JsonAt& f, bool require_provenance) {
   for (const char* k : {"source", "assumption"})
     if (auto p = f.find(k)) sourced |= !p->string().empty();
   if (require_provenance && !sourced)
-    f.fail("has neither source nor assumption (add \"source\": \"where the value comes from\" or "
-           "\"assumption\": \"why it was assumed\")");
+    f.fail(
+        "has neither source nor assumption (add \"source\": \"where the value comes from\" or "
+        "\"assumption\": \"why it was assumed\")");
   return f["value"];
 }
 
@@ -176,7 +208,8 @@ void check_schema(const Json& j, const std::string& origin, bool require_provena
     if (auto m = s.find("model")) (void)m->string();
     for (const char* r : sec.retired)
       if (s.has(r))
-        warn(origin + ": " + s.child_path(r) + " is no longer read by moesim (an older version's field): ignored");
+        warn(origin + ": " + s.child_path(r) +
+             " is no longer read by moesim (an older version's field): ignored");
     for (const auto& f : sec.fields)
       if (auto field = s.find(f.key)) check_value(quantity(*field, require_provenance), f.kind);
   }
@@ -199,11 +232,13 @@ void record_fields(HardwareProfile& h, const Json& j) {
   set(HwParam::kSsdPrefillReadBandwidth, own_or(HwParam::kSsdPrefillReadBandwidth, "ssd.read_bandwidth"));
   set(HwParam::kSsdPrefillReadLatency, own_or(HwParam::kSsdPrefillReadLatency, "ssd.read_latency"));
   if (!present("ssd.prefill_read_cpu_overhead") && !present("ssd.prefill_read_cpu_bandwidth")) {
-    set(HwParam::kSsdPrefillReadCpuOverhead, own_or(HwParam::kSsdPrefillReadCpuOverhead, "ssd.read_cpu_overhead"));
+    set(HwParam::kSsdPrefillReadCpuOverhead,
+        own_or(HwParam::kSsdPrefillReadCpuOverhead, "ssd.read_cpu_overhead"));
     set(HwParam::kSsdPrefillReadCpuBandwidth,
         own_or(HwParam::kSsdPrefillReadCpuBandwidth, "ssd.read_cpu_bandwidth"));
   }
-  set(HwParam::kCpuPrefillRecoverSlowdown, own_or(HwParam::kCpuPrefillRecoverSlowdown, "cpu.prefill_slowdown"));
+  set(HwParam::kCpuPrefillRecoverSlowdown,
+      own_or(HwParam::kCpuPrefillRecoverSlowdown, "cpu.prefill_slowdown"));
   set(HwParam::kGpuExpertOverhead, own_or(HwParam::kGpuExpertOverhead, "gpu.kernel_overhead"));
   set(HwParam::kGpuRecoverBandwidth, own_or(HwParam::kGpuRecoverBandwidth, "gpu.memory_bandwidth"));
   set(HwParam::kGpuRecoverOverhead, own_or(HwParam::kGpuRecoverOverhead, "gpu.kernel_overhead"));
@@ -221,7 +256,8 @@ std::vector<SsdDepthPoint> queue_depth_curve(const JsonAt& v) {
     SsdDepthPoint pt;
     pt.depth = static_cast<double>(p["depth"].integer(1, 1u << 20));
     if (!curve.empty() && !(pt.depth > curve.back().depth))
-      p["depth"].expected("a depth above the previous point's " + std::to_string(static_cast<uint64_t>(curve.back().depth)) +
+      p["depth"].expected("a depth above the previous point's " +
+                          std::to_string(static_cast<uint64_t>(curve.back().depth)) +
                           " (the points in increasing depth)");
     pt.latency = convert(p["latency"], Kind::time);
     pt.bandwidth = convert(p["bandwidth"], Kind::rate);
@@ -240,7 +276,8 @@ SsdDepthPoint ssd_curve_at(const std::vector<SsdDepthPoint>& curve, double depth
   while (curve[i].depth < depth) ++i;
   const SsdDepthPoint &a = curve[i - 1], &b = curve[i];
   const double w = (depth - a.depth) / (b.depth - a.depth);
-  return SsdDepthPoint{depth, a.latency + w * (b.latency - a.latency), a.bandwidth + w * (b.bandwidth - a.bandwidth)};
+  return SsdDepthPoint{depth, a.latency + w * (b.latency - a.latency),
+                       a.bandwidth + w * (b.bandwidth - a.bandwidth)};
 }
 
 double hardware_value(const Json& j, const char* section, const char* key, const char* kind,
@@ -248,7 +285,10 @@ double hardware_value(const Json& j, const char* section, const char* key, const
   const JsonAt root(j, origin);
   const JsonAt v = quantity(root[section][key], false);
   const std::string_view k(kind);
-  return convert(v, k == "rate" ? Kind::rate : k == "time" ? Kind::time : k == "bytes" ? Kind::bytes : Kind::number);
+  return convert(v, k == "rate"    ? Kind::rate
+                    : k == "time"  ? Kind::time
+                    : k == "bytes" ? Kind::bytes
+                                   : Kind::number);
 }
 
 const char* hardware_field_kind(const std::string& section, const std::string& key) {
@@ -257,11 +297,16 @@ const char* hardware_field_kind(const std::string& section, const std::string& k
       for (const auto& f : sec.fields)
         if (f.key == key) {
           switch (f.kind) {
-            case Kind::rate: return "rate";
-            case Kind::time: return "time";
-            case Kind::bytes: return "bytes";
-            case Kind::number: return "number";
-            case Kind::any: return "any";
+            case Kind::rate:
+              return "rate";
+            case Kind::time:
+              return "time";
+            case Kind::bytes:
+              return "bytes";
+            case Kind::number:
+              return "number";
+            case Kind::any:
+              return "any";
           }
         }
   return nullptr;
@@ -277,7 +322,9 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   h.display_name = j.value("display_name", h.name);
   const JsonAt root(j, origin);
   auto has = [&](const char* s, const char* k) { return j.at(s).contains(k); };
-  auto get = [&](const char* s, const char* k, const char* kind) { return hardware_value(j, s, k, kind, origin); };
+  auto get = [&](const char* s, const char* k, const char* kind) {
+    return hardware_value(j, s, k, kind, origin);
+  };
   auto positive = [&](const char* s, const char* k, const char* kind) {
     const double v = get(s, k, kind);
     if (!(v > 0)) quantity(root[s][k], false).expected("a positive value");
@@ -288,15 +335,19 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   };
   h.ssd_read_bandwidth = positive("ssd", "read_bandwidth", "rate");
   h.ssd_read_latency = get("ssd", "read_latency", "time");
-  h.ssd_prefill_read_bandwidth =
-      has("ssd", "prefill_read_bandwidth") ? positive("ssd", "prefill_read_bandwidth", "rate") : h.ssd_read_bandwidth;
+  h.ssd_prefill_read_bandwidth = has("ssd", "prefill_read_bandwidth")
+                                     ? positive("ssd", "prefill_read_bandwidth", "rate")
+                                     : h.ssd_read_bandwidth;
   h.ssd_prefill_read_latency =
       has("ssd", "prefill_read_latency") ? get("ssd", "prefill_read_latency", "time") : h.ssd_read_latency;
   h.ssd_queue_depth = whole("ssd", "queue_depth", 1u << 20);
-  if (auto c = root["ssd"].find("queue_depth_curve")) h.ssd_queue_depth_curve = queue_depth_curve(quantity(*c, false));
+  if (auto c = root["ssd"].find("queue_depth_curve"))
+    h.ssd_queue_depth_curve = queue_depth_curve(quantity(*c, false));
   if (has("ssd", "read_cpu_overhead")) h.ssd_read_cpu_overhead = get("ssd", "read_cpu_overhead", "time");
-  if (has("ssd", "read_cpu_bandwidth")) h.ssd_read_cpu_bandwidth = positive("ssd", "read_cpu_bandwidth", "rate");
-  // A prefill's pair: either field given, the pair is the prefill's own (an absent one 0); neither, the decode step's.
+  if (has("ssd", "read_cpu_bandwidth"))
+    h.ssd_read_cpu_bandwidth = positive("ssd", "read_cpu_bandwidth", "rate");
+  // A prefill's pair: either field given, the pair is the prefill's own (an absent one 0); neither, the
+  // decode step's.
   const bool prefill_overhead = has("ssd", "prefill_read_cpu_overhead");
   const bool prefill_bandwidth = has("ssd", "prefill_read_cpu_bandwidth");
   if (prefill_overhead || prefill_bandwidth) {
@@ -308,7 +359,8 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
     h.ssd_prefill_read_cpu_bandwidth = h.ssd_read_cpu_bandwidth;
   }
   const double capacity = positive("memory", "capacity", "bytes");
-  if (!(capacity < 18446744073709551616.0)) quantity(root["memory"]["capacity"], false).expected("at most 16EiB");
+  if (!(capacity < 18446744073709551616.0))
+    quantity(root["memory"]["capacity"], false).expected("at most 16EiB");
   h.memory_capacity = static_cast<uint64_t>(capacity);
   h.memory_bandwidth = positive("memory", "bandwidth", "rate");
   if (auto u = root["memory"].find("unified")) h.unified_memory = quantity(*u, false).boolean();
@@ -323,7 +375,8 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
   h.cpu_memcpy_bandwidth = positive("cpu", "memcpy_bandwidth_per_core", "rate");
   if (has("cpu", "flops_per_core")) h.cpu_flops_per_core = positive("cpu", "flops_per_core", "number");
   if (has("cpu", "expert_bandwidth")) h.cpu_expert_bandwidth = positive("cpu", "expert_bandwidth", "rate");
-  if (has("cpu", "load_copy_bandwidth")) h.cpu_load_copy_bandwidth = positive("cpu", "load_copy_bandwidth", "rate");
+  if (has("cpu", "load_copy_bandwidth"))
+    h.cpu_load_copy_bandwidth = positive("cpu", "load_copy_bandwidth", "rate");
   if (has("cpu", "prefill_compute_slowdown"))
     h.cpu_prefill_compute_slowdown = positive("cpu", "prefill_compute_slowdown", "number");
   if (has("cpu", "prefill_slowdown")) h.cpu_prefill_slowdown = positive("cpu", "prefill_slowdown", "number");
@@ -338,8 +391,9 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
     // A unified-memory device has one memory (memory.capacity): a second size would be counted twice.
     if (h.unified_memory)
       quantity(root["gpu"]["memory_capacity"], false)
-          .expected("no GPU memory size on a unified-memory profile (memory.unified: its GPU uses "
-                    "memory.capacity)");
+          .expected(
+              "no GPU memory size on a unified-memory profile (memory.unified: its GPU uses "
+              "memory.capacity)");
     const double vram = positive("gpu", "memory_capacity", "bytes");
     if (!(vram < 18446744073709551616.0))
       quantity(root["gpu"]["memory_capacity"], false).expected("at most 16EiB");
@@ -353,10 +407,14 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
     h.gpu_memory_reserve = static_cast<uint64_t>(reserve);
   }
   h.gpu_kernel_overhead = get("gpu", "kernel_overhead", "time");
-  h.gpu_expert_overhead = has("gpu", "expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
-  if (has("gpu", "fresh_expert_overhead")) h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
-  if (has("gpu", "expert_gemm_overhead")) h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
-  if (has("gpu", "dense_gemm_overhead")) h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
+  h.gpu_expert_overhead =
+      has("gpu", "expert_overhead") ? get("gpu", "expert_overhead", "time") : h.gpu_kernel_overhead;
+  if (has("gpu", "fresh_expert_overhead"))
+    h.gpu_fresh_expert_overhead = get("gpu", "fresh_expert_overhead", "time");
+  if (has("gpu", "expert_gemm_overhead"))
+    h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
+  if (has("gpu", "dense_gemm_overhead"))
+    h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
   h.gpu_recover_bandwidth =
       has("gpu", "recover_bandwidth") ? positive("gpu", "recover_bandwidth", "rate") : h.gpu_memory_bandwidth;
   h.gpu_recover_overhead =

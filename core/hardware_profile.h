@@ -28,27 +28,73 @@ struct MeasuredOn {
 // The profile's quantities the cost models read, one per member of HardwareProfile below that holds one (a
 // run records which it read: core/profile_reads.h). kHwParamFields names each one's field.
 enum class HwParam : uint8_t {
-  kSsdReadBandwidth, kSsdReadLatency, kSsdPrefillReadBandwidth, kSsdPrefillReadLatency, kSsdQueueDepth,
-  kSsdReadCpuOverhead, kSsdReadCpuBandwidth, kSsdPrefillReadCpuOverhead, kSsdPrefillReadCpuBandwidth,
-  kCpuCores, kCpuMemcpyBandwidth, kCpuDecompressBandwidth, kCpuFlopsPerCore, kCpuPrefillSlowdown,
-  kCpuPrefillRecoverSlowdown, kGpuBf16Flops, kGpuMemoryBandwidth, kGpuKernelOverhead, kGpuRecoverBandwidth,
-  kGpuExpertOverhead, kGpuFreshExpertOverhead, kGpuExpertGemmOverhead, kGpuDenseGemmOverhead,
-  kGpuRecoverOverhead, kLinkBandwidth, kLinkLatency, kCpuExpertBandwidth, kCpuLoadCopyBandwidth,
-  kCpuPrefillComputeSlowdown, kSsdQueueDepthCurve, kCount
+  kSsdReadBandwidth,
+  kSsdReadLatency,
+  kSsdPrefillReadBandwidth,
+  kSsdPrefillReadLatency,
+  kSsdQueueDepth,
+  kSsdReadCpuOverhead,
+  kSsdReadCpuBandwidth,
+  kSsdPrefillReadCpuOverhead,
+  kSsdPrefillReadCpuBandwidth,
+  kCpuCores,
+  kCpuMemcpyBandwidth,
+  kCpuDecompressBandwidth,
+  kCpuFlopsPerCore,
+  kCpuPrefillSlowdown,
+  kCpuPrefillRecoverSlowdown,
+  kGpuBf16Flops,
+  kGpuMemoryBandwidth,
+  kGpuKernelOverhead,
+  kGpuRecoverBandwidth,
+  kGpuExpertOverhead,
+  kGpuFreshExpertOverhead,
+  kGpuExpertGemmOverhead,
+  kGpuDenseGemmOverhead,
+  kGpuRecoverOverhead,
+  kLinkBandwidth,
+  kLinkLatency,
+  kCpuExpertBandwidth,
+  kCpuLoadCopyBandwidth,
+  kCpuPrefillComputeSlowdown,
+  kSsdQueueDepthCurve,
+  kCount
 };
 inline constexpr size_t kHwParams = static_cast<size_t>(HwParam::kCount);
-inline constexpr std::array<const char*, kHwParams> kHwParamFields = {
-    "ssd.read_bandwidth", "ssd.read_latency", "ssd.prefill_read_bandwidth", "ssd.prefill_read_latency",
-    "ssd.queue_depth", "ssd.read_cpu_overhead", "ssd.read_cpu_bandwidth", "ssd.prefill_read_cpu_overhead",
-    "ssd.prefill_read_cpu_bandwidth", "cpu.cores", "cpu.memcpy_bandwidth_per_core",
-    "cpu.decompress_bandwidth_per_core", "cpu.flops_per_core", "cpu.prefill_slowdown",
-    "cpu.prefill_recover_slowdown", "gpu.bf16_flops", "gpu.memory_bandwidth", "gpu.kernel_overhead",
-    "gpu.recover_bandwidth", "gpu.expert_overhead", "gpu.fresh_expert_overhead", "gpu.expert_gemm_overhead",
-    "gpu.dense_gemm_overhead", "gpu.recover_overhead", "link.bandwidth", "link.latency", "cpu.expert_bandwidth",
-    "cpu.load_copy_bandwidth", "cpu.prefill_compute_slowdown", "ssd.queue_depth_curve"};
+inline constexpr std::array<const char*, kHwParams> kHwParamFields = {"ssd.read_bandwidth",
+                                                                      "ssd.read_latency",
+                                                                      "ssd.prefill_read_bandwidth",
+                                                                      "ssd.prefill_read_latency",
+                                                                      "ssd.queue_depth",
+                                                                      "ssd.read_cpu_overhead",
+                                                                      "ssd.read_cpu_bandwidth",
+                                                                      "ssd.prefill_read_cpu_overhead",
+                                                                      "ssd.prefill_read_cpu_bandwidth",
+                                                                      "cpu.cores",
+                                                                      "cpu.memcpy_bandwidth_per_core",
+                                                                      "cpu.decompress_bandwidth_per_core",
+                                                                      "cpu.flops_per_core",
+                                                                      "cpu.prefill_slowdown",
+                                                                      "cpu.prefill_recover_slowdown",
+                                                                      "gpu.bf16_flops",
+                                                                      "gpu.memory_bandwidth",
+                                                                      "gpu.kernel_overhead",
+                                                                      "gpu.recover_bandwidth",
+                                                                      "gpu.expert_overhead",
+                                                                      "gpu.fresh_expert_overhead",
+                                                                      "gpu.expert_gemm_overhead",
+                                                                      "gpu.dense_gemm_overhead",
+                                                                      "gpu.recover_overhead",
+                                                                      "link.bandwidth",
+                                                                      "link.latency",
+                                                                      "cpu.expert_bandwidth",
+                                                                      "cpu.load_copy_bandwidth",
+                                                                      "cpu.prefill_compute_slowdown",
+                                                                      "ssd.queue_depth_curve"};
 
-// One point of an SSD's queue-depth curve (ssd.queue_depth_curve): with `depth` reads in flight at the device,
-// a read's fixed latency (s) and the device's aggregate bandwidth (bytes/s) that the reads transferring share.
+// One point of an SSD's queue-depth curve (ssd.queue_depth_curve): with `depth` reads in flight at the
+// device, a read's fixed latency (s) and the device's aggregate bandwidth (bytes/s) that the reads
+// transferring share.
 struct SsdDepthPoint {
   double depth = 1;
   double latency = 0;
@@ -66,17 +112,17 @@ struct HardwareProfile {
   // ssd
   double ssd_read_bandwidth = 0;  // bytes/s, sequential
   double ssd_read_latency = 0;    // s, fixed cost per request
-  // Reads issued by a prefill step (Op::prefill: a bulk load of nearly every expert of each layer, back to back).
-  // Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate fits
-  // them apart where both phases read, because a disk need not serve a bulk load at its sparse-read rate (it
-  // may be slower or faster; measured in bench/results/validate.md, "the calibration checks itself").
+  // Reads issued by a prefill step (Op::prefill: a bulk load of nearly every expert of each layer, back to
+  // back). Optional (ssd.prefill_read_bandwidth, ssd.prefill_read_latency); absent, the two above. calibrate
+  // fits them apart where both phases read, because a disk need not serve a bulk load at its sparse-read rate
+  // (it may be slower or faster; measured in bench/results/validate.md, "the calibration checks itself").
   double ssd_prefill_read_bandwidth = 0;
   double ssd_prefill_read_latency = 0;
-  uint32_t ssd_queue_depth = 1;   // requests served concurrently
-  // Optional (ssd.queue_depth_curve): a read's latency and the aggregate bandwidth as functions of the reads in
-  // flight at the device, whichever thread issued them (sim/resources.h, Ssd). Where given, the SSD model uses
-  // it in place of read_latency and read_bandwidth (which the cost model's estimates keep using); empty: those
-  // two at every depth.
+  uint32_t ssd_queue_depth = 1;  // requests served concurrently
+  // Optional (ssd.queue_depth_curve): a read's latency and the aggregate bandwidth as functions of the reads
+  // in flight at the device, whichever thread issued them (sim/resources.h, Ssd). Where given, the SSD model
+  // uses it in place of read_latency and read_bandwidth (which the cost model's estimates keep using); empty:
+  // those two at every depth.
   std::vector<SsdDepthPoint> ssd_queue_depth_curve;
   // The CPU work of the thread that issues a read (its I/O thread): read_cpu_overhead + bytes /
   // read_cpu_bandwidth seconds on a core, after the device's latency + bytes / bandwidth, shared with the
@@ -124,9 +170,9 @@ struct HardwareProfile {
   // FLOP/s of one core running an expert's FFN (BF16 weights, FP32 accumulation): expert compute placed
   // on the CPU (`--compute-on cpu`). Optional: 0 = unknown, and costing such an op fails with an Error.
   double cpu_flops_per_core = 0;
-  // Bytes of weights per second a CPU worker streams through computing an expert (the memory-bound side of its
-  // roofline): an engine's quantized matmul kernels run below a plain copy. Optional (cpu.expert_bandwidth);
-  // 0 = absent, cpu_memcpy_bandwidth.
+  // Bytes of weights per second a CPU worker streams through computing an expert (the memory-bound side of
+  // its roofline): an engine's quantized matmul kernels run below a plain copy. Optional
+  // (cpu.expert_bandwidth); 0 = absent, cpu_memcpy_bandwidth.
   double cpu_expert_bandwidth = 0;
   // A CPU worker copies each tensor a run with compute_after_loads has read into its cache slot at this rate
   // (an engine that reads into an I/O buffer and moves the expert on its compute thread as it arrives:
@@ -149,8 +195,8 @@ struct HardwareProfile {
   double gpu_bf16_flops = 0;        // FLOP/s, dense
   double gpu_memory_bandwidth = 0;  // bytes/s
   double gpu_kernel_overhead = 0;   // s per kernel launch
-  // The recovery kernel (ZipMoE §3.3) on the GPU: 2 * bytes / recover_bandwidth + recover_overhead. Optional in
-  // a profile (gpu.recover_bandwidth, gpu.recover_overhead); absent, they are memory_bandwidth and
+  // The recovery kernel (ZipMoE §3.3) on the GPU: 2 * bytes / recover_bandwidth + recover_overhead. Optional
+  // in a profile (gpu.recover_bandwidth, gpu.recover_overhead); absent, they are memory_bandwidth and
   // kernel_overhead. A calibrated profile fits them apart: an expert's compute is four launches and a
   // recovery one, so one overhead cannot serve both on a GPU where launches dominate small ops.
   double gpu_recover_bandwidth = 0;  // bytes/s
@@ -158,15 +204,15 @@ struct HardwareProfile {
   // in place of kernel_overhead. Optional (gpu.expert_overhead); absent, kernel_overhead.
   double gpu_expert_overhead = 0;
   // An expert's compute on weights its request has just produced (Op::fresh: read, recovered or copied in the
-  // same layer, still in the last-level cache): no memory-bound term, this fixed cost instead (its FLOPs at the
-  // peak still bound it). Optional (gpu.fresh_expert_overhead); absent (< 0), such an expert costs like any
-  // other. calibrate fits it on a CPU emulating the GPU stream, where such an expert runs markedly faster
+  // same layer, still in the last-level cache): no memory-bound term, this fixed cost instead (its FLOPs at
+  // the peak still bound it). Optional (gpu.fresh_expert_overhead); absent (< 0), such an expert costs like
+  // any other. calibrate fits it on a CPU emulating the GPU stream, where such an expert runs markedly faster
   // than a resident one (bench/results/validate.md, "the calibration checks itself").
   double gpu_fresh_expert_overhead = -1;
   // An expert's compute on 2+ tokens: max(bytes / memory_bandwidth, flops / bf16_flops) plus this fixed cost,
-  // in place of expert_overhead and fresh_expert_overhead. Its kernels are GEMMs, where one token's are GEMVs:
-  // on a CPU thread (Eigen) each GEMM call packs and blocks its operands, a fixed cost per call that the
-  // roofline does not see and that dominates small experts (bench/results/validate.md, "compute of 2+
+  // in place of expert_overhead and fresh_expert_overhead. Its kernels are GEMMs, where one token's are
+  // GEMVs: on a CPU thread (Eigen) each GEMM call packs and blocks its operands, a fixed cost per call that
+  // the roofline does not see and that dominates small experts (bench/results/validate.md, "compute of 2+
   // tokens"). Optional (gpu.expert_gemm_overhead); absent (< 0), such an expert costs like any other.
   // calibrate fits it where a CPU thread emulates the GPU stream.
   double gpu_expert_gemm_overhead = -1;
@@ -174,7 +220,7 @@ struct HardwareProfile {
   // decode step multiplies the dense weights by several tokens, and those GEMMs pay the same per-call cost
   // above their roofline (bench/results/validate.md, "compute of 2+ tokens": a batch's decode step).
   double gpu_dense_gemm_overhead = -1;
-  double gpu_recover_overhead = 0;   // s per recovery
+  double gpu_recover_overhead = 0;  // s per recovery
   // link between host memory and GPU memory
   std::string link_kind = "uma";  // "uma" (zero-copy) or "pcie"
   double link_bandwidth = 0;      // bytes/s

@@ -85,7 +85,8 @@ uint64_t Params::get_uint(const std::string& key) const {
 
 std::string Params::canonical() const {
   std::string s = name_;
-  for (size_t i = 0; i < values_.size(); ++i) s += (i ? "," : ":") + values_[i].first + "=" + values_[i].second;
+  for (size_t i = 0; i < values_.size(); ++i)
+    s += (i ? "," : ":") + values_[i].first + "=" + values_[i].second;
   return s;
 }
 

@@ -1,5 +1,6 @@
-// The vocabulary of cache-pool planning (core/planning.h): pool names and sets, the --pools option, pool sizes,
-// the planner's input checks and a plan's JSON. The ZipMoE planner itself is policies/planning/zipmoe_planner.cpp.
+// The vocabulary of cache-pool planning (core/planning.h): pool names and sets, the --pools option, pool
+// sizes, the planner's input checks and a plan's JSON. The ZipMoE planner itself is
+// policies/planning/zipmoe_planner.cpp.
 #include "core/planning.h"
 
 #include <cctype>
@@ -187,7 +188,8 @@ void validate_planning_input(const PlanningInput& in) {
   const PlanDelays& d = in.delays;
   if (d.L == 0 || d.K == 0 || d.n == 0) bad("delays", "L, K and n must be at least 1");
   for (double x : {d.c, d.u, d.v, d.u_dev, d.v_dev})
-    if (!(x >= 0 && std::isfinite(x))) bad("delays", "c, v, u, u_dev and v_dev must be finite and non-negative");
+    if (!(x >= 0 && std::isfinite(x)))
+      bad("delays", "c, v, u, u_dev and v_dev must be finite and non-negative");
   if (in.pools.size() == 0) bad("pools", "no pool is active");
   if (!(in.grid > 0 && in.grid <= 1)) bad("grid", "the step must be in (0, 1]");
   const double steps = std::round(1 / in.grid);

@@ -10,8 +10,8 @@
 // pool_expert_bytes(p)) experts. Ranks are packed F < C < S < E, then the Miss pool M (the tail).
 //
 // This header is the vocabulary (pools, plans, the planner's input and interface, implemented in
-// core/planning.cpp); ZipMoE's algorithms are declared in policies/planning/zipmoe_planner.h and registered as
-// the planning policy "zipmoe". docs/planning.md explains the model and its assumptions.
+// core/planning.cpp); ZipMoE's algorithms are declared in policies/planning/zipmoe_planner.h and registered
+// as the planning policy "zipmoe". docs/planning.md explains the model and its assumptions.
 #pragma once
 
 #include <array>
@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/compression_state.h"
 #include "base/json_io.h"
+#include "core/compression_state.h"
 #include "core/platform.h"
 #include "core/registry.h"
 
@@ -85,8 +85,6 @@ struct PlanDelays {
   bool fused = false;
   double u_dev = 0, v_dev = 0;
 };
-
-
 
 // Memory ratios gamma_p (0 for pools outside Lambda; sum 1).
 using PoolRatios = std::array<double, kPools>;

@@ -186,7 +186,9 @@ bool StoreReader::uring_read(const std::vector<const StoreChunk*>& chunks, std::
       pread_all(c.offset, bufs[i].data(), size, bufs[i].capacity(), labels[i]);
       continue;
     }
-    if (res < 0) throw binary_input_error(path_, c.offset, labels[i], std::string("read failed: ") + std::strerror(-res));
+    if (res < 0)
+      throw binary_input_error(path_, c.offset, labels[i],
+                               std::string("read failed: ") + std::strerror(-res));
     if (res == 0) throw binary_input_error(path_, c.offset, labels[i], "unexpected end of file (truncated)");
     const size_t got = std::min(static_cast<size_t>(res), size);
     if (got < size)  // a short read: the rest with pread (buffered where no longer aligned)
@@ -195,7 +197,8 @@ bool StoreReader::uring_read(const std::vector<const StoreChunk*>& chunks, std::
   return true;
 }
 
-std::vector<AlignedBuffer> StoreReader::read_chunks(const StoreEntry& e, const std::vector<int>& shards) const {
+std::vector<AlignedBuffer> StoreReader::read_chunks(const StoreEntry& e,
+                                                    const std::vector<int>& shards) const {
   std::vector<const StoreChunk*> chunks;
   std::vector<AlignedBuffer> bufs;
   std::vector<std::string> labels;
@@ -214,7 +217,8 @@ std::vector<AlignedBuffer> StoreReader::read_chunks(const StoreEntry& e, const s
         pread_all(chunks[i]->offset, bufs[i].data(), bufs[i].size(), bufs[i].capacity(), labels[i]);
   for (size_t i = 0; i < chunks.size(); ++i)
     if (hash64(bufs[i].data(), bufs[i].size()) != chunks[i]->checksum)
-      throw binary_input_error(path_, chunks[i]->offset, labels[i], "checksum mismatch: the chunk is corrupt");
+      throw binary_input_error(path_, chunks[i]->offset, labels[i],
+                               "checksum mismatch: the chunk is corrupt");
   return bufs;
 }
 

@@ -1,5 +1,5 @@
-// Argument parsing and plausibility checks shared by replay, run, compare, sweeps and the Python module, so that
-// they speak one vocabulary.
+// Argument parsing and plausibility checks shared by replay, run, compare, sweeps and the Python module, so
+// that they speak one vocabulary.
 //
 // Lists: `--policy` and `--budget` accept lists and repetition, both together. Budgets split on ','.
 // Policy specs carry commas inside their parameters ("random:seed=7,warm=2"), so a policy list splits on
@@ -12,8 +12,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -39,10 +39,10 @@ std::vector<std::string> split_budget_list(const std::vector<std::string>& value
 // policy or parameter: an Error before any trace is read).
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
 
-
 // printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
-// What a data-writing command wrote (-o FILE), summarised as JSON on standard output: {"header": ..., "wrote":
-// SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/summary_json.h declares the flag).
+// What a data-writing command wrote (-o FILE), summarised as JSON on standard output: {"header": ...,
+// "wrote": SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/summary_json.h declares the
+// flag).
 void print_summary_json(const std::string& command, const Json& summary);
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).

@@ -30,7 +30,8 @@ double duration_option(const std::string& option, const std::string& text) {
   } catch (const Error& e) {
     throw UsageError(option + ": " + e.what());
   }
-  if (!(s > 0) || !std::isfinite(s)) throw UsageError(option + " must be a positive time (got '" + text + "')");
+  if (!(s > 0) || !std::isfinite(s))
+    throw UsageError(option + " must be a positive time (got '" + text + "')");
   return s;
 }
 
@@ -38,7 +39,8 @@ double duration_option(const std::string& option, const std::string& text) {
 void timeline_window_option(const std::string& text, serving::ClusterOptions& opt) {
   const auto colon = text.find(':');
   if (colon == std::string::npos)
-    throw UsageError("--timeline-window: expected A:B, A: or :B in simulated time, such as 0:2m (got '" + text + "')");
+    throw UsageError("--timeline-window: expected A:B, A: or :B in simulated time, such as 0:2m (got '" +
+                     text + "')");
   const std::string from = text.substr(0, colon), to = text.substr(colon + 1);
   try {
     if (!from.empty()) opt.timeline_from_s = parse_duration(from);
@@ -52,36 +54,39 @@ void timeline_window_option(const std::string& text, serving::ClusterOptions& op
 
 std::string summary_text(const serving::ClusterInput& in, const Json& j) {
   const bool real = j["platform"]["kind"] == "exec";
-  std::string t = strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, %s %s\n",
-                            in.servers.size(), in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
-                            static_cast<unsigned long long>(j["requests"].get<uint64_t>()), real ? "ran" : "simulated",
-                            format_seconds(j["simulated_s"].get<double>()).c_str());
+  std::string t =
+      strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, %s %s\n", in.servers.size(),
+                in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
+                static_cast<unsigned long long>(j["requests"].get<uint64_t>()), real ? "ran" : "simulated",
+                format_seconds(j["simulated_s"].get<double>()).c_str());
   if (real)
     t += strprintf("platform: exec, %s launch, %llu calls to the servers%s\n",
                    j["platform"]["launch"].get<std::string>().c_str(),
                    static_cast<unsigned long long>(j["platform"]["calls"].get<uint64_t>()),
                    j["platform"].value("cores_shared", false) ? " (servers share CPU cores)" : "");
   const Json& lat = j["latency"];
-  t += strprintf("latency:   mean %s  p50 %s  p90 %s  p99 %s  (s)\n", num_or_dash(lat["mean_s"], "%.3f").c_str(),
-                 num_or_dash(lat["p50_s"], "%.3f").c_str(), num_or_dash(lat["p90_s"], "%.3f").c_str(),
-                 num_or_dash(lat["p99_s"], "%.3f").c_str());
+  t += strprintf("latency:   mean %s  p50 %s  p90 %s  p99 %s  (s)\n",
+                 num_or_dash(lat["mean_s"], "%.3f").c_str(), num_or_dash(lat["p50_s"], "%.3f").c_str(),
+                 num_or_dash(lat["p90_s"], "%.3f").c_str(), num_or_dash(lat["p99_s"], "%.3f").c_str());
   for (const auto& s : in.servers) {
     const Json& l = lat["per_server"][s.name];
     t += strprintf("  %-10s %6llu requests, mean %s s, local compute %s\n", s.name.c_str(),
-                   static_cast<unsigned long long>(l["count"].get<uint64_t>()), num_or_dash(l["mean_s"], "%.3f").c_str(),
+                   static_cast<unsigned long long>(l["count"].get<uint64_t>()),
+                   num_or_dash(l["mean_s"], "%.3f").c_str(),
                    num_or_dash(j["local_compute_ratio"]["per_server"][s.name], "%.3f").c_str());
   }
   t += strprintf("local compute ratio %s, remote invocations %llu, proxy cost (Eq. 2) %.0f\n",
                  num_or_dash(j["local_compute_ratio"]["overall"], "%.3f").c_str(),
                  static_cast<unsigned long long>(j["remote_invocations"].get<uint64_t>()),
                  j["proxy_cost"].get<double>());
-  t += strprintf("migrations: %zu of %u checks\n", j["migrations"].size(), j["migration_checks"].get<uint32_t>());
+  t += strprintf("migrations: %zu of %u checks\n", j["migrations"].size(),
+                 j["migration_checks"].get<uint32_t>());
   for (const Json& m : j["migrations"])
     t += strprintf("  at %s: %u experts loaded, %u dropped, %s; Eq. 4: %.3f + %.3f < %.3f s; done at %s\n",
                    format_seconds(m["time_s"].get<double>()).c_str(), m["experts_loaded"].get<uint32_t>(),
                    m["experts_dropped"].get<uint32_t>(), format_bytes(m["bytes"].get<uint64_t>()).c_str(),
-                   m["cost_new_s"].get<double>(), m["migration_s"].get<double>(), m["cost_current_s"].get<double>(),
-                   format_seconds(m["done_s"].get<double>()).c_str());
+                   m["cost_new_s"].get<double>(), m["migration_s"].get<double>(),
+                   m["cost_current_s"].get<double>(), format_seconds(m["done_s"].get<double>()).c_str());
   return t;
 }
 
@@ -125,7 +130,8 @@ void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<N
 
 serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const serving::ClusterOptions& opt) {
   std::vector<sim::SimClusterServer> servers;
-  for (const serving::ClusterServer& s : in.servers) servers.push_back({s.name, s.hw, s.gpus, s.nic_bandwidth});
+  for (const serving::ClusterServer& s : in.servers)
+    servers.push_back({s.name, s.hw, s.gpus, s.nic_bandwidth});
   sim::SimClusterOptions so;
   so.record_timeline = opt.record_timeline;
   so.timeline_from_s = opt.timeline_from_s;
@@ -143,10 +149,13 @@ serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const s
   return r;
 }
 
-void run_cluster_job(const ClusterArgs& a) { write_file_atomic(a.out, cluster_output(a)); }
+void run_cluster_job(const ClusterArgs& a) {
+  write_file_atomic(a.out, cluster_output(a));
+}
 
 std::string cluster_output(const ClusterArgs& a) {
-  if (a.placement.empty()) throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
+  if (a.placement.empty())
+    throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
   (void)PlacementRegistry::instance().params(a.placement, "placement");  // unknown name or parameter: exit 2
   (void)serving::make_cluster_system(a.system);  // unknown, or not a cluster's: exit 2 before any loading
   serving::ClusterOptions opt;
@@ -155,9 +164,12 @@ std::string cluster_output(const ClusterArgs& a) {
   if (a.platform != "sim" && a.platform != "exec")
     throw UsageError("--platform must be sim or exec (got '" + a.platform + "')");
   const bool real = a.platform == "exec";
-  // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an hour.
-  if (real && a.duration.empty()) throw UsageError("--platform exec runs in real time: give --duration (e.g. 1m)");
-  if (real && !a.timeline.empty()) throw UsageError("--timeline is the simulator's; --platform exec has none");
+  // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an
+  // hour.
+  if (real && a.duration.empty())
+    throw UsageError("--platform exec runs in real time: give --duration (e.g. 1m)");
+  if (real && !a.timeline.empty())
+    throw UsageError("--timeline is the simulator's; --platform exec has none");
   const std::string duration_text = a.duration.empty() ? "30m" : a.duration;
   opt.duration_s = duration_option("--duration", duration_text);
   if (!a.migrate_every.empty()) {

@@ -29,7 +29,6 @@
 namespace moesim::harness {
 namespace {
 
-
 // A CSV number, empty when not measured (null in JSON).
 std::string csv_num(const Json& v) {
   if (v.is_null()) return "";
@@ -58,7 +57,9 @@ struct CompareGrid {
   // [budget * scopes + scope]: why no cache of that budget exists at that scope (a per-layer share below
   // top_k experts), or empty. Such cells are left out, with a warning; a budget with no scope left fails.
   std::vector<std::string> infeasible;
-  const std::string& why_not(const CellAxes& at) const { return infeasible[at.budget * scopes.size() + at.scope]; }
+  const std::string& why_not(const CellAxes& at) const {
+    return infeasible[at.budget * scopes.size() + at.scope];
+  }
   size_t cells() const { return budgets.size() * scopes.size() * policies.size() * RP; }
 };
 
@@ -75,7 +76,8 @@ std::vector<CacheScope> parse_scope_list(const std::string& text) {
   for (std::string item; std::getline(ss, item, ',');) {
     const CacheScope s = parse_scope_option("--scope", item);
     for (CacheScope seen : out)
-      if (seen == s) throw UsageError("--scope names '" + std::string(scope_name(s)) + "' twice: '" + text + "'");
+      if (seen == s)
+        throw UsageError("--scope names '" + std::string(scope_name(s)) + "' twice: '" + text + "'");
     out.push_back(s);
   }
   if (out.empty()) throw UsageError("--scope: expected global, layer or global,layer, got '" + text + "'");
@@ -127,12 +129,12 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   if (!a.load.model.empty()) model = load_model(a.load.model);
   serving::SourcedCosts costs = serving::model_costs(trace.info(), model);
   warn_trace_plausibility(a.trace, trace, a.batch);
-  // Once per budget: the check's only scope-dependent warning is the global cache's, so checking at global scope
-  // where the comparison has it raises every warning once (per scope, the others would come twice).
+  // Once per budget: the check's only scope-dependent warning is the global cache's, so checking at global
+  // scope where the comparison has it raises every warning once (per scope, the others would come twice).
   const bool has_global = std::find(g.scopes.begin(), g.scopes.end(), CacheScope::kGlobal) != g.scopes.end();
   for (const auto& c : g.caps)
-    check_budget_plausibility("--budget", c, has_global ? CacheScope::kGlobal : g.scopes.front(), trace.info(),
-                              costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
+    check_budget_plausibility("--budget", c, has_global ? CacheScope::kGlobal : g.scopes.front(),
+                              trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);
   // The whole device's memory, per budget: the one check run and exec make (harness/run_setup.h).
   const ModelMemory mem = run_model_memory(model ? model : preset_for_model_name(trace.info().model), costs);
   MemoryRequest r;
@@ -233,17 +235,17 @@ std::string compare_line(const CompareGrid& g, const CacheCapacity& budget, Cach
                          const serving::RunResult& r, const Json& m) {
   const Json& dev = m["routing_deviation"];
   const Json& life = m["cache_lifetime"];
-  std::string line = strprintf("%-10s %-6s %-24s %8s%% %8s%% %10s %10s %9s %10s", budget.to_string().c_str(),
-                                scope_name(scope), r.eviction.c_str(), num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
-                                num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
-                                seconds_or_dash(m["tpot"]["mean_s"]).c_str(),
-                                seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
-                                num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
-                                num_or_dash(life["mean_tokens"], "%.0f").c_str());
+  std::string line = strprintf(
+      "%-10s %-6s %-24s %8s%% %8s%% %10s %10s %9s %10s", budget.to_string().c_str(), scope_name(scope),
+      r.eviction.c_str(), num_or_dash(m["cache"]["hit_rate"], "%.2f", 100).c_str(),
+      num_or_dash(m["cache"]["decode_hit_rate"], "%.2f", 100).c_str(),
+      seconds_or_dash(m["tpot"]["mean_s"]).c_str(), seconds_or_dash(m["tpot"]["p90_s"]).c_str(),
+      num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
+      num_or_dash(life["mean_tokens"], "%.0f").c_str());
   if (g.show_routing)
-    line += strprintf(" %8.2f%% %9s  %s", 100 * dev["changed_fraction"].get<double>(),
-                      num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(),
-                      routing_label(r.routing).c_str());
+    line +=
+        strprintf(" %8.2f%% %9s  %s", 100 * dev["changed_fraction"].get<double>(),
+                  num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(), routing_label(r.routing).c_str());
   const Json& pf = m["prefetch"];
   if (g.show_prefetch)
     line += strprintf(" %9s %9s  %s", num_or_dash(pf["accuracy"], "%.1f%%", 100).c_str(),
@@ -251,7 +253,8 @@ std::string compare_line(const CompareGrid& g, const CacheCapacity& budget, Cach
   return line;
 }
 
-std::string compare_csv_row(const std::string& b, CacheScope scope, const serving::RunResult& r, const Json& m) {
+std::string compare_csv_row(const std::string& b, CacheScope scope, const serving::RunResult& r,
+                            const Json& m) {
   return b + ",\"" + r.eviction + "\"," + std::to_string(r.cache_capacity_experts) + "," +
          csv_num(m["cache"]["hit_rate"]) + "," + csv_num(m["cache"]["decode_hit_rate"]) + "," +
          csv_num(m["tpot"]["mean_s"]) + "," + csv_num(m["tpot"]["p50_s"]) + "," +
@@ -259,9 +262,10 @@ std::string compare_csv_row(const std::string& b, CacheScope scope, const servin
          csv_num(m["ttft"]["mean_s"]) + "," + csv_num(m["decode_tokens_per_s"]) + "," +
          std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + ",\"" + r.routing + "\"," +
          csv_num(m["routing_deviation"]["changed_fraction"]) + "," +
-         csv_num(m["routing_deviation"]["mass_replaced_mean"]) + "," + csv_num(m["cache_lifetime"]["mean_tokens"]) +
-         "," + csv_num(m["cache_lifetime"]["sd_tokens"]) + ",\"" + r.prefetch + "\"," +
-         csv_num(m["prefetch"]["accuracy"]) + "," + csv_num(m["prefetch"]["coverage"]) + "," +
+         csv_num(m["routing_deviation"]["mass_replaced_mean"]) + "," +
+         csv_num(m["cache_lifetime"]["mean_tokens"]) + "," + csv_num(m["cache_lifetime"]["sd_tokens"]) +
+         ",\"" + r.prefetch + "\"," + csv_num(m["prefetch"]["accuracy"]) + "," +
+         csv_num(m["prefetch"]["coverage"]) + "," +
          std::to_string(m["prefetch"]["useless_bytes"].get<uint64_t>()) + "," + scope_name(scope) + "\n";
 }
 
@@ -339,8 +343,8 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
                 format_bytes(costs.sizes["all_experts_bytes"].get<uint64_t>()).c_str(),
                 costs.sizes["expert_bytes_source"].get<std::string>().c_str());
   text += buf;
-  text += strprintf("\n%-10s %-6s %-24s %9s %9s %10s %10s %9s %10s", "budget", "scope", "eviction", "hit", "hit(dec)",
-                    "TPOT", "TPOT p90", "tok/s", "lifetime");
+  text += strprintf("\n%-10s %-6s %-24s %9s %9s %10s %10s %9s %10s", "budget", "scope", "eviction", "hit",
+                    "hit(dec)", "TPOT", "TPOT p90", "tok/s", "lifetime");
   if (g.show_routing) text += strprintf(" %9s %9s  %s", "changed", "mass", "routing");
   if (g.show_prefetch) text += strprintf(" %9s %9s  %s", "pf acc", "pf cover", "prefetch");
   text += "\n";

@@ -26,9 +26,9 @@ struct Variant {
 };
 
 struct Model {
-  std::string name;   // the table's label
-  std::string model;  // --model: a preset name or a model file
-  std::string store;  // the store of every system, or
+  std::string name;                           // the table's label
+  std::string model;                          // --model: a preset name or a model file
+  std::string store;                          // the store of every system, or
   std::map<std::string, std::string> stores;  // per system
 };
 
@@ -46,8 +46,8 @@ struct Spec {
   std::vector<Variant> systems;
   std::vector<std::string> budgets;
   std::vector<uint32_t> batches;
-  std::vector<Variant> io;          // [{"default", {}}] unless given
-  uint32_t repeat = 3;              // calibration runs, each followed by an exec run of the validated trace
+  std::vector<Variant> io;  // [{"default", {}}] unless given
+  uint32_t repeat = 3;      // calibration runs, each followed by an exec run of the validated trace
   std::string targets = kDefaultTargets;
   std::vector<std::string> options;  // every cell's
   static constexpr const char* kDefaultTargets =
@@ -58,9 +58,9 @@ struct Cell {
   size_t index = 0;
   std::string model, trace, system, budget, io;  // the axes' labels
   uint32_t batch = 1;
-  std::string validate, calibrate;               // the traces
-  std::vector<std::string> args;                 // run and exec options (no trace, no output options)
-  std::string label() const;                     // "zipmoe 8MiB b1 small a-on-b default"
+  std::string validate, calibrate;  // the traces
+  std::vector<std::string> args;    // run and exec options (no trace, no output options)
+  std::string label() const;        // "zipmoe 8MiB b1 small a-on-b default"
 };
 
 // Reads and checks a spec: every error is a moesim::Error naming the file and the JSON path
@@ -73,8 +73,8 @@ std::vector<Cell> cells_of(const Spec& spec);
 
 // Every file the spec's cells read (the spec itself aside), for the output guard (base/output_guard.h): the
 // traces, the models (presets resolved through the data folder), the stores, and what the cells' options
-// name (core/data_dir.h's files_named_by_value), each with where the spec names it ("m.json: traces[0].validate",
-// "m.json: the model, --model tiny-moe (cell ...)").
+// name (core/data_dir.h's files_named_by_value), each with where the spec names it ("m.json:
+// traces[0].validate", "m.json: the model, --model tiny-moe (cell ...)").
 std::vector<NamedPath> files_named(const Spec& spec);
 
 }  // namespace moesim::harness::matrix

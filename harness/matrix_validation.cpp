@@ -34,13 +34,15 @@ struct Term {
   const char* with;
   const char* without;
 };
-constexpr Term kTerms[] = {{"runtime costs (hand-off, wake-up, pipeline, planning)", "structure", "structure_ops_only"},
-                           {"CPU contention (ops as work on shared cores)", "structure", "structure_no_contention"},
-                           {"runtime cost distributions (not their means)", "structure", "structure_mean_runtime"},
-                           {"I/O thread CPU work per read (ssd.read_cpu_*)", "cost", "cost_reads_whole"}};
+constexpr Term kTerms[] = {
+    {"runtime costs (hand-off, wake-up, pipeline, planning)", "structure", "structure_ops_only"},
+    {"CPU contention (ops as work on shared cores)", "structure", "structure_no_contention"},
+    {"runtime cost distributions (not their means)", "structure", "structure_mean_runtime"},
+    {"I/O thread CPU work per read (ssd.read_cpu_*)", "cost", "cost_reads_whole"}};
 
-
-std::string pct(const Json& v) { return v.is_number() ? strprintf("%+.2f%%", 100 * v.get<double>()) : "-"; }
+std::string pct(const Json& v) {
+  return v.is_number() ? strprintf("%+.2f%%", 100 * v.get<double>()) : "-";
+}
 
 // One error of a cell with its interval and verdict, from validate's JSON.
 Json judged_error(const Json& v, const char* check, const char* metric) {
@@ -65,8 +67,8 @@ Json judged_error(const Json& v, const char* check, const char* metric) {
 }
 
 Json cell_json(const Cell& c) {
-  return {{"index", c.index},   {"label", c.label()}, {"model", c.model},         {"trace", c.trace},
-          {"system", c.system}, {"budget", c.budget}, {"batch", c.batch},         {"io", c.io},
+  return {{"index", c.index},       {"label", c.label()},       {"model", c.model}, {"trace", c.trace},
+          {"system", c.system},     {"budget", c.budget},       {"batch", c.batch}, {"io", c.io},
           {"validate", c.validate}, {"calibrate", c.calibrate}, {"options", c.args}};
 }
 
@@ -87,17 +89,22 @@ void fill_cell(Json& j, const Json& v) {
                        {"layer_makespan_median", v["errors"][t.without]["layer_makespan_median"]}};
   if (v["errors"].contains("cost_without"))
     for (const auto& [term, e] : v["errors"]["cost_without"].items())
-      ab["cost_without:" + term] = {{"term", term}, {"check", "cost"}, {"tpot", e["tpot"]}, {"ttft", e["ttft"]},
+      ab["cost_without:" + term] = {{"term", term},
+                                    {"check", "cost"},
+                                    {"tpot", e["tpot"]},
+                                    {"ttft", e["ttft"]},
                                     {"layer_makespan_median", e["layer_makespan_median"]}};
   j["ablations"] = ab;
-  j["exec"] = {{"tpot_median_s", v["exec"]["tpot_median_s"]}, {"tpot_spread", v["exec"]["tpot_spread"]},
+  j["exec"] = {{"tpot_median_s", v["exec"]["tpot_median_s"]},
+               {"tpot_spread", v["exec"]["tpot_spread"]},
                {"runs", v["exec"]["tpot_s"].size()}};
   const Json& cal = v.contains("calibration") ? v["calibration"] : Json::object();
   j["calibration"] = {{"in_sample_tpot_error", cal.value("in_sample_tpot_error", Json(nullptr))},
                       {"beyond_in_sample", cal.value("beyond_in_sample", Json(nullptr))}};
 }
 
-// met / missed / undecided counts per judged error, and whether every cell met every target over its interval.
+// met / missed / undecided counts per judged error, and whether every cell met every target over its
+// interval.
 Json summary_json(const Json& cells) {
   Json s;
   size_t ok = 0, all_met = 0;
@@ -125,8 +132,8 @@ Json summary_json(const Json& cells) {
 }
 
 // Each term (each ablation some cell has, in the order first met): the mean |error| over the finished cells
-// with the term and without it, and the cells within the target (the check's limit) each way. The cost check's
-// terms are judged on TPOT, its target, and on TTFT (no target: a prefill's terms shape little else).
+// with the term and without it, and the cells within the target (the check's limit) each way. The cost
+// check's terms are judged on TPOT, its target, and on TTFT (no target: a prefill's terms shape little else).
 Json terms_json(const Json& cells) {
   std::vector<std::string> keys;
   for (const Json& c : cells)
@@ -157,9 +164,15 @@ Json terms_json(const Json& cells) {
         }
       }
       if (n == 0) continue;
-      out.push_back({{"term", about["term"]}, {"ablation", key}, {"check", about["check"]}, {"metric", metric},
-                     {"cells", n}, {"mean_abs_error_with", with / n}, {"mean_abs_error_without", without / n},
-                     {"cells_within_target_with", in_with}, {"cells_within_target_without", in_without}});
+      out.push_back({{"term", about["term"]},
+                     {"ablation", key},
+                     {"check", about["check"]},
+                     {"metric", metric},
+                     {"cells", n},
+                     {"mean_abs_error_with", with / n},
+                     {"mean_abs_error_without", without / n},
+                     {"cells_within_target_with", in_with},
+                     {"cells_within_target_without", in_without}});
     }
   return out;
 }
@@ -170,8 +183,10 @@ std::string verdict_mark(const Json& e) {
 }
 
 std::string table_text(const Json& out) {
-  std::string t = strprintf("moesim validate --matrix %s: %zu cells, each calibrated on another trace than it "
-                            "validates\n\n", out["spec"].get<std::string>().c_str(), out["cells"].size());
+  std::string t = strprintf(
+      "moesim validate --matrix %s: %zu cells, each calibrated on another trace than it "
+      "validates\n\n",
+      out["spec"].get<std::string>().c_str(), out["cells"].size());
   t += strprintf("  %-3s %-50s %17s %17s %34s\n", "#", "cell (system budget batch model trace io)",
                  "structure TPOT", "structure layer", "cost TPOT [exec median interval]");
   for (const Json& c : out["cells"]) {
@@ -184,27 +199,31 @@ std::string table_text(const Json& out) {
     const Json& k = c["errors"]["cost"]["tpot"];
     t += strprintf(" %9s %-7s %9s %-7s %9s [%s, %s] %-6s\n", pct(s["tpot"]["value"]).c_str(),
                    verdict_mark(s["tpot"]).c_str(), pct(s["layer_makespan_median"]["value"]).c_str(),
-                   verdict_mark(s["layer_makespan_median"]).c_str(), pct(k["value"]).c_str(), pct(k["low"]).c_str(),
-                   pct(k["high"]).c_str(), verdict_mark(k).c_str());
+                   verdict_mark(s["layer_makespan_median"]).c_str(), pct(k["value"]).c_str(),
+                   pct(k["low"]).c_str(), pct(k["high"]).c_str(), verdict_mark(k).c_str());
   }
   const Json& s = out["summary"];
-  t += strprintf("\n  targets: %s (structure by value: it replays one run; cost TPOT over the exec median's interval)\n",
-                 out["targets"].get<std::string>().c_str());
+  t += strprintf(
+      "\n  targets: %s (structure by value: it replays one run; cost TPOT over the exec median's interval)\n",
+      out["targets"].get<std::string>().c_str());
   for (const Judged& k : kJudged) {
     const Json& v = s["verdicts"][k.column];
-    t += strprintf("  %-23s met %d, missed %d, undecided %d\n", k.column, v["met"].get<int>(), v["missed"].get<int>(),
-                   v["undecided"].get<int>());
+    t += strprintf("  %-23s met %d, missed %d, undecided %d\n", k.column, v["met"].get<int>(),
+                   v["missed"].get<int>(), v["undecided"].get<int>());
   }
   t += strprintf("  every target met: %zu of %zu cells (%zu failed)\n", s["cells_all_met"].get<size_t>(),
                  s["cells"].get<size_t>(), s["cells_failed"].get<size_t>());
-  t += "\nterms on the matrix (mean |error| over the cells with the term, without it; cells within the target):\n";
+  t += "\nterms on the matrix (mean |error| over the cells with the term, without it; cells within the "
+       "target):\n";
   t += strprintf("  %-55s %-22s %8s %8s  %s\n", "term", "error", "with", "without", "within with/without");
   for (const Json& x : out["terms"])
     t += strprintf("  %-55s %-22s %7.2f%% %7.2f%%  %zu/%zu %zu/%zu\n", x["term"].get<std::string>().c_str(),
                    (x["check"].get<std::string>() + (x["metric"] == "tpot"   ? " TPOT"
                                                      : x["metric"] == "ttft" ? " TTFT"
-                                                                             : " median layer")).c_str(),
-                   100 * x["mean_abs_error_with"].get<double>(), 100 * x["mean_abs_error_without"].get<double>(),
+                                                                             : " median layer"))
+                       .c_str(),
+                   100 * x["mean_abs_error_with"].get<double>(),
+                   100 * x["mean_abs_error_without"].get<double>(),
                    x["cells_within_target_with"].get<size_t>(), x["cells"].get<size_t>(),
                    x["cells_within_target_without"].get<size_t>(), x["cells"].get<size_t>());
   return t;
@@ -212,24 +231,31 @@ std::string table_text(const Json& out) {
 
 std::string csv_text(const Json& out) {
   std::string csv = "index,model,trace,system,budget,batch,io,status";
-  for (const Judged& k : kJudged) csv += strprintf(",%s,%s_low,%s_high,%s_verdict", k.column, k.column, k.column, k.column);
+  for (const Judged& k : kJudged)
+    csv += strprintf(",%s,%s_low,%s_high,%s_verdict", k.column, k.column, k.column, k.column);
   for (const Term& t : kTerms) csv += strprintf(",%s_tpot", t.without);
   csv += ",exec_tpot_median_s,exec_tpot_spread,in_sample_tpot_error\n";
-  auto cell = [](const Json& v) { return v.is_number() ? strprintf("%.9g", v.get<double>()) : std::string(); };
+  auto cell = [](const Json& v) {
+    return v.is_number() ? strprintf("%.9g", v.get<double>()) : std::string();
+  };
   for (const Json& c : out["cells"]) {
-    csv += strprintf("%zu,%s,%s,%s,%s,%u,%s,%s", c["index"].get<size_t>(), c["model"].get<std::string>().c_str(),
-                     c["trace"].get<std::string>().c_str(), c["system"].get<std::string>().c_str(),
-                     c["budget"].get<std::string>().c_str(), c["batch"].get<uint32_t>(), c["io"].get<std::string>().c_str(),
-                     c["status"].get<std::string>().c_str());
+    csv +=
+        strprintf("%zu,%s,%s,%s,%s,%u,%s,%s", c["index"].get<size_t>(), c["model"].get<std::string>().c_str(),
+                  c["trace"].get<std::string>().c_str(), c["system"].get<std::string>().c_str(),
+                  c["budget"].get<std::string>().c_str(), c["batch"].get<uint32_t>(),
+                  c["io"].get<std::string>().c_str(), c["status"].get<std::string>().c_str());
     const bool ok = c["status"] == "ok";
     for (const Judged& k : kJudged) {
       const Json e = ok ? c["errors"][k.check][k.metric] : Json::object();
       csv += "," + cell(e.value("value", Json())) + "," + cell(e.value("low", Json())) + "," +
-             cell(e.value("high", Json())) + "," + (ok ? e["verdict"].get<std::string>() : std::string("failed"));
+             cell(e.value("high", Json())) + "," +
+             (ok ? e["verdict"].get<std::string>() : std::string("failed"));
     }
     for (const Term& t : kTerms)
-      csv += "," + (ok && c["ablations"].contains(t.without) ? cell(c["ablations"][t.without]["tpot"]) : std::string());
-    csv += "," + (ok ? cell(c["exec"]["tpot_median_s"]) : "") + "," + (ok ? cell(c["exec"]["tpot_spread"]) : "") + "," +
+      csv += "," + (ok && c["ablations"].contains(t.without) ? cell(c["ablations"][t.without]["tpot"])
+                                                             : std::string());
+    csv += "," + (ok ? cell(c["exec"]["tpot_median_s"]) : "") + "," +
+           (ok ? cell(c["exec"]["tpot_spread"]) : "") + "," +
            (ok ? cell(c["calibration"]["in_sample_tpot_error"]) : "") + "\n";
   }
   return csv;
@@ -293,7 +319,8 @@ MatrixOutput validate_matrix(const MatrixArgs& ma) {
         if (std::find(raised.begin(), raised.end(), w) == raised.end()) raised.push_back(w);
     }
     j["warnings"] = raised;
-    for (const std::string& w : raised) warn("cell " + std::to_string(c.index) + " (" + c.label() + "): " + w);
+    for (const std::string& w : raised)
+      warn("cell " + std::to_string(c.index) + " (" + c.label() + "): " + w);
     j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out["cells"].push_back(std::move(j));
     bar.add(1);

@@ -206,7 +206,8 @@ PlanningInput planning_input(const PlanArgs& a, const PlanSubject& s, const Plan
   in.expert_bytes = p.expert_bytes;
   in.layout = p.layout;
   in.f = inc.f;
-  in.delays = zipmoe_plan_delays(estimator, p.expert_bytes / p.n_tensors, p.layout, L, p.n_tensors, a.io == "fused");
+  in.delays =
+      zipmoe_plan_delays(estimator, p.expert_bytes / p.n_tensors, p.layout, L, p.n_tensors, a.io == "fused");
   in.pools = pools;
   in.grid = a.grid;
   in.runners_up = a.runners_up;
@@ -223,7 +224,9 @@ PlanResult run_planner(const PlanningInput& in, const PoolsOption& pools_opt) {
     r.best = zipmoe_evaluate(in, *pools_opt.ratios);
     r.q = zipmoe_selection_probabilities(in.f, in.k);
   } else {
-    r = PlanningRegistry::instance().create(serving::make_system("zipmoe")->traits().planner, "planning")->plan(in);
+    r = PlanningRegistry::instance()
+            .create(serving::make_system("zipmoe")->traits().planner, "planning")
+            ->plan(in);
   }
   return r;
 }
@@ -302,11 +305,12 @@ std::string plan_text_report(const PlanArgs& a, const PlanOptions& o, const Plan
   text += strprintf("layout:    %u tensors/expert of %s, K = %u shards, SM fraction %.2f, rho %.4f (%s)\n",
                     p.n_tensors, format_bytes(p.expert_bytes / p.n_tensors).c_str(), layout.shards,
                     layout.sm_fraction, layout.e_ratio, p.rho_source.c_str());
-  text += strprintf("delays:    u %s (SM-chunk read), v %s (E-chunk read), c %s (decompress), L = %u; E-chunks "
-                    "read %s\n",
-                    format_seconds(in.delays.u).c_str(), format_seconds(in.delays.v).c_str(),
-                    format_seconds(in.delays.c).c_str(), in.delays.L,
-                    in.delays.fused ? "by the workers (io=fused)" : "by the I/O thread (io=thread)");
+  text += strprintf(
+      "delays:    u %s (SM-chunk read), v %s (E-chunk read), c %s (decompress), L = %u; E-chunks "
+      "read %s\n",
+      format_seconds(in.delays.u).c_str(), format_seconds(in.delays.v).c_str(),
+      format_seconds(in.delays.c).c_str(), in.delays.L,
+      in.delays.fused ? "by the workers (io=fused)" : "by the I/O thread (io=thread)");
   const PoolPlan& b = r.best;
   text += strprintf("\n  %-5s %7s %10s %14s %14s %12s\n", "pool", "ratio", "experts", "bytes/layer",
                     "bytes/expert", "E[hits]");

@@ -33,7 +33,8 @@ struct PlanArgs {
 // The plan as plan_pools() would write it (JSON text with a.json), written nowhere (the Python module's
 // moesim.plan).
 std::string plan_output(PlanArgs& a);
-// Plans the pools (ZipMoE Alg. 4) for the trace, model and budget and writes the plan (text or JSON) to a.out.
+// Plans the pools (ZipMoE Alg. 4) for the trace, model and budget and writes the plan (text or JSON) to
+// a.out.
 void plan_pools(PlanArgs& a);
 
 }  // namespace moesim::harness

@@ -33,12 +33,14 @@ std::string print_plan(const Json& p) {
         t += strprintf("  %s %.0f%% (%llu experts/layer)", name.c_str(), 100 * q["ratio"].get<double>(),
                        static_cast<unsigned long long>(q["experts_per_layer"].get<uint64_t>()));
   if (p.contains("rho"))
-    t += strprintf("; rho %.4f (%s), K = %u", p["rho"].get<double>(), p["rho_source"].get<std::string>().c_str(),
-                   p["shards"].get<uint32_t>());
+    t += strprintf("; rho %.4f (%s), K = %u", p["rho"].get<double>(),
+                   p["rho_source"].get<std::string>().c_str(), p["shards"].get<uint32_t>());
   if (p.contains("io"))  // who read the E-chunks, and what the planner assumed (zipmoe's io)
-    t += p["io"] == "fused" ? "; E-chunks read by the CPU workers (io=fused)" : "; every read on the I/O thread (io=thread)";
+    t += p["io"] == "fused" ? "; E-chunks read by the CPU workers (io=fused)"
+                            : "; every read on the I/O thread (io=thread)";
   if (p.contains("expected_makespan_s") && !p["expected_makespan_s"].is_null())
-    t += strprintf("; expected layer I/O+decompression %s", format_seconds(p["expected_makespan_s"].get<double>()).c_str());
+    t += strprintf("; expected layer I/O+decompression %s",
+                   format_seconds(p["expected_makespan_s"].get<double>()).c_str());
   return t + "\n";
 }
 
@@ -52,7 +54,8 @@ std::string print_states(const Json& s) {
     return "";
   std::string t = "states:     ";
   for (const char* k : {"F", "C", "S", "E", "M"})
-    t += strprintf(" %s %.2f%%", k, 100.0 * static_cast<double>(l[k].get<uint64_t>()) / static_cast<double>(total));
+    t += strprintf(" %s %.2f%%", k,
+                   100.0 * static_cast<double>(l[k].get<uint64_t>()) / static_cast<double>(total));
   t += strprintf(" of lookups; F in host memory %llu, waited for a load in flight %llu\n",
                  static_cast<unsigned long long>(s["host_hits"].get<uint64_t>()),
                  static_cast<unsigned long long>(s["in_flight"].get<uint64_t>()));
@@ -62,23 +65,26 @@ std::string print_states(const Json& s) {
 std::string print_prefetch(const Json& p) {
   if (p["proposed"].get<uint64_t>() == 0) return "";
   return strprintf(
-      "prefetch:    %llu issued (%llu proposed, %llu already resident, %llu declined); accuracy %s%%, coverage %s%%, "
+      "prefetch:    %llu issued (%llu proposed, %llu already resident, %llu declined); accuracy %s%%, "
+      "coverage %s%%, "
       "%llu late, %llu useless (%s of %s read)\n",
       static_cast<unsigned long long>(p["issued"].get<uint64_t>()),
       static_cast<unsigned long long>(p["proposed"].get<uint64_t>()),
       static_cast<unsigned long long>(p["already_resident"].get<uint64_t>()),
-      static_cast<unsigned long long>(p["declined"].get<uint64_t>()), num_or_dash(p["accuracy"], "%.2f", 100).c_str(),
-      num_or_dash(p["coverage"], "%.2f", 100).c_str(),
+      static_cast<unsigned long long>(p["declined"].get<uint64_t>()),
+      num_or_dash(p["accuracy"], "%.2f", 100).c_str(), num_or_dash(p["coverage"], "%.2f", 100).c_str(),
       static_cast<unsigned long long>(p["late"].get<uint64_t>()),
       static_cast<unsigned long long>(p["useless"].get<uint64_t>()),
-      format_bytes(p["useless_bytes"].get<uint64_t>()).c_str(), format_bytes(p["bytes"].get<uint64_t>()).c_str());
+      format_bytes(p["useless_bytes"].get<uint64_t>()).c_str(),
+      format_bytes(p["bytes"].get<uint64_t>()).c_str());
 }
 
 std::string print_pools(const Json& m) {
   std::string t = strprintf("memory:      peak %s", format_bytes(m["memory_peak"].get<uint64_t>()).c_str());
   if (m["pools"].size() > 1)
     for (const auto& q : m["pools"])
-      t += strprintf("; %s (%s) peak %s", q["name"].get<std::string>().c_str(), q["tier"].get<std::string>().c_str(),
+      t += strprintf("; %s (%s) peak %s", q["name"].get<std::string>().c_str(),
+                     q["tier"].get<std::string>().c_str(),
                      format_bytes(q["peak_bytes"].get<uint64_t>()).c_str());
   return t + "\n";
 }
@@ -87,8 +93,8 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                           const HardwareProfile& hw) {
   std::string t;
   if (a.exec)
-    t += strprintf("moesim exec --system %s on this machine (measured; estimates from %s)\n", a.system.c_str(),
-                   hw.display_name.c_str());
+    t += strprintf("moesim exec --system %s on this machine (measured; estimates from %s)\n",
+                   a.system.c_str(), hw.display_name.c_str());
   else
     t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
   t += strprintf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
@@ -108,8 +114,9 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  config["scope"].get<std::string>().c_str(),
                  static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
   t += strprintf("policies: scheduling %s, prefetch %s, routing %s; recovery on %s, expert compute on %s\n",
-                 config["scheduling"].get<std::string>().c_str(), config["prefetch"].get<std::string>().c_str(),
-                 config["routing"].get<std::string>().c_str(), config["recover_on"].get<std::string>().c_str(),
+                 config["scheduling"].get<std::string>().c_str(),
+                 config["prefetch"].get<std::string>().c_str(), config["routing"].get<std::string>().c_str(),
+                 config["recover_on"].get<std::string>().c_str(),
                  config["compute_on"].get<std::string>().c_str());
   if (!config["plan"].is_null()) t += print_plan(config["plan"]);
   t += strprintf("\n  %-22s %10s %10s %10s %10s %10s %8s\n", "latency", "mean", "p50", "p90", "p99", "max",
@@ -125,42 +132,49 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
                  format_seconds(m["makespan_s"].get<double>()).c_str(),
                  static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
-  // ZipMoE counts only state F (a whole BF16 tensor resident) as a hit (docs/cli-json.md); with planned pools F
-  // is often empty, so the line would read 0% beside a states line of C/E hits. Say what it counts.
+  // ZipMoE counts only state F (a whole BF16 tensor resident) as a hit (docs/cli-json.md); with planned pools
+  // F is often empty, so the line would read 0% beside a states line of C/E hits. Say what it counts.
   t += strprintf("hit rate:    %s%% cumulative (%llu lookups), %s%% decode-only (%llu lookups)%s\n",
                  num_or_dash(c["hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
                  num_or_dash(c["decode_hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()),
-                 serving::make_system(a.system)->traits().partial_states ? "; state F only (full tensors): C/S/E hits are under states" : "");
+                 serving::make_system(a.system)->traits().partial_states
+                     ? "; state F only (full tensors): C/S/E hits are under states"
+                     : "");
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
     t += strprintf(
         "WARNING:     %llu invocations needed more experts than the cache holds (they passed through)\n",
         static_cast<unsigned long long>(c["over_capacity_invocations"].get<uint64_t>()));
   const Json& life = m["cache_lifetime"];
   t += strprintf("lifetime:    %s (± %s) tokens resident, %llu residencies ended, %llu still resident\n",
-                 num_or_dash(life["mean_tokens"], "%.1f").c_str(), num_or_dash(life["sd_tokens"], "%.1f").c_str(),
+                 num_or_dash(life["mean_tokens"], "%.1f").c_str(),
+                 num_or_dash(life["sd_tokens"], "%.1f").c_str(),
                  static_cast<unsigned long long>(life["residencies"].get<uint64_t>()),
                  static_cast<unsigned long long>(life["censored"].get<uint64_t>()));
   const Json& dev = m["routing_deviation"];
   if (dev["selections"].get<uint64_t>() > 0) {
-    t += strprintf("deviation:   %.2f%% of %llu (token, layer) selections changed; router weight replaced mean %s, "
-                   "p95 %s; removed experts by rank:",
-                   100 * dev["changed_fraction"].get<double>(),
-                   static_cast<unsigned long long>(dev["selections"].get<uint64_t>()),
-                   num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(),
-                   num_or_dash(dev["mass_replaced_p95"], "%.3f").c_str());
-    for (const auto& n : dev["removed_rank_histogram"]) t += strprintf(" %llu", static_cast<unsigned long long>(n.get<uint64_t>()));
+    t += strprintf(
+        "deviation:   %.2f%% of %llu (token, layer) selections changed; router weight replaced mean %s, "
+        "p95 %s; removed experts by rank:",
+        100 * dev["changed_fraction"].get<double>(),
+        static_cast<unsigned long long>(dev["selections"].get<uint64_t>()),
+        num_or_dash(dev["mass_replaced_mean"], "%.3f").c_str(),
+        num_or_dash(dev["mass_replaced_p95"], "%.3f").c_str());
+    for (const auto& n : dev["removed_rank_histogram"])
+      t += strprintf(" %llu", static_cast<unsigned long long>(n.get<uint64_t>()));
     t += "\n";
-    if (!m["routing_policy_counters"].empty() && !m["routing_policy_counters"].contains("delta_avg_per_layer"))
+    if (!m["routing_policy_counters"].empty() &&
+        !m["routing_policy_counters"].contains("delta_avg_per_layer"))
       t += "routing:     " + m["routing_policy_counters"].dump() + "\n";
   }
   t += print_states(m["states"]);
   t += strprintf("SSD read:    %s", format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str());
   const Json& bp = m["ssd_bytes_read_by_component"];
   if (bp["sm"].get<uint64_t>() + bp["e"].get<uint64_t>() > 0)
-    t += strprintf(" (whole tensors %s, SM-chunks %s, E-chunks %s)", format_bytes(bp["whole"].get<uint64_t>()).c_str(),
-                   format_bytes(bp["sm"].get<uint64_t>()).c_str(), format_bytes(bp["e"].get<uint64_t>()).c_str());
+    t += strprintf(
+        " (whole tensors %s, SM-chunks %s, E-chunks %s)", format_bytes(bp["whole"].get<uint64_t>()).c_str(),
+        format_bytes(bp["sm"].get<uint64_t>()).c_str(), format_bytes(bp["e"].get<uint64_t>()).c_str());
   t += "\n";
   t += print_prefetch(m["prefetch"]);
   t += print_pools(m);
@@ -186,7 +200,8 @@ std::string run_outcome_text(const RunArgs& a, const RunOutcome& o) {
                      planner_report_line(planner_report(o.config["plan"], o.metrics)) +
                      rests_on_line(o.rests_on);
   if (a.exec) text += exec_report_text(o.exec_report);
-  if (!a.timeline.empty()) text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), o.timeline_ops);
+  if (!a.timeline.empty())
+    text += strprintf("timeline:    %s (%zu ops)\n", a.timeline.c_str(), o.timeline_ops);
   return text;
 }
 

@@ -39,8 +39,8 @@ RunOutcome run_outcome(RunArgs& a) {
   serving::RunResult r;
   HwReads reads;
   if (a.exec)
-    r = run_exec(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, exec_options(a, p.hw), &o.config, &o.exec_report,
-                 &reads);
+    r = run_exec(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, exec_options(a, p.hw), &o.config,
+                 &o.exec_report, &reads);
   else
     r = run_simulated(p.cfg, p.stream, p.trace.info(), p.costs, p.hw, p.sim, &o.config, &reads);
   if (bar) bar->finish();
@@ -51,7 +51,7 @@ RunOutcome run_outcome(RunArgs& a) {
   o.config["fields"] = a.load.fields;
   o.config["model"] = a.load.model.empty() ? Json(nullptr) : Json(a.load.model);
   o.config["force"] = a.force;
-  if (a.io != "direct") o.config["io"] = a.io;  // absent: direct (older outputs unchanged)
+  if (a.io != "direct") o.config["io"] = a.io;            // absent: direct (older outputs unchanged)
   if (a.exec && a.buffered) o.config["buffered"] = true;  // exec's --buffered: no O_DIRECT whatever --io says
   o.config["device_memory"] = run_memory_json(p, a);
   o.memory = p.memory;

@@ -316,6 +316,21 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
 }
 }  // namespace
 
+namespace {
+// The options of the platform a run simulates or drives (batch, reads, dense weights' placement, workers),
+// checked before the trace is loaded; --io pread is the old spelling of direct.
+void check_platform_options(RunArgs& a) {
+  require_at_least("--batch", a.batch, 1);
+  check_io_depth("--io-depth", a.io_depth);
+  if (a.io == "pread") a.io = "direct";
+  if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
+    throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
+  parse_dense_placement(a.dense);
+  if (a.workers > 4096)
+    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+}
+}  // namespace
+
 void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.loaded) require_trace_input(a.trace);
   if (!a.profile_trace.empty() && a.profile_tokens > 0)
@@ -351,14 +366,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   serving::make_system(system_spec);  // the parameters' values, before the trace is loaded
   const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);
-  require_at_least("--batch", a.batch, 1);
-  check_io_depth("--io-depth", a.io_depth);
-  if (a.io == "pread") a.io = "direct";
-  if (a.io != "direct" && a.io != "buffered" && a.io != "uring")
-    throw UsageError("--io: '" + a.io + "' is not a way to read (direct, buffered or uring)");
-  parse_dense_placement(a.dense);  // UsageError before the trace is loaded
-  if (a.workers > 4096)
-    throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
+  check_platform_options(a);
   std::vector<std::string> policies = split_policy_list(a.policies);
   if (policies.empty()) policies = {"lru"};
   const std::vector<std::string> budgets = split_budget_list(a.budgets);

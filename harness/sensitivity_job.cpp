@@ -21,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool higher_is_better(const std::string& metric) { return metric == "decode_tokens_per_s"; }
+bool higher_is_better(const std::string& metric) {
+  return metric == "decode_tokens_per_s";
+}
 
 // The metric of a run's metrics (serving/metrics.h). Throws moesim::Error when the run has none (a trace
 // without decode steps has no TPOT).
@@ -32,7 +34,8 @@ double metric_value(const Json& m, const std::string& metric, const std::string&
                   : metric == "end_to_end" ? m["end_to_end"]["mean_s"]
                   : metric == "makespan"   ? m["makespan_s"]
                                            : m["decode_tokens_per_s"];
-  if (!v.is_number()) throw Error(what + ": the run has no " + metric + " (its trace has no step that measures it)");
+  if (!v.is_number())
+    throw Error(what + ": the run has no " + metric + " (its trace has no step that measures it)");
   return v.get<double>();
 }
 
@@ -44,7 +47,8 @@ std::string metric_text(double v, const std::string& metric) {
 std::vector<size_t> ranking(const std::vector<double>& v, bool higher) {
   std::vector<size_t> r(v.size());
   for (size_t i = 0; i < r.size(); ++i) r[i] = i;
-  std::stable_sort(r.begin(), r.end(), [&](size_t a, size_t b) { return higher ? v[a] > v[b] : v[a] < v[b]; });
+  std::stable_sort(r.begin(), r.end(),
+                   [&](size_t a, size_t b) { return higher ? v[a] > v[b] : v[a] < v[b]; });
   return r;
 }
 
@@ -89,8 +93,10 @@ Outcome simulate(const Cell& c, const HardwareProfile& hw, const std::string& me
   };
   const sim::SimOptions so = sim_options(c.args, hw, c.args.workers);
   HwReads reads;
-  const serving::RunResult r = run_simulated(cfg, c.run->stream, c.run->trace.info(), c.run->costs, hw, so, nullptr, &reads);
-  return Outcome{metric_value(metrics_json(r.result), metric, what), fields_read(hw, reads, so.profile_fields)};
+  const serving::RunResult r =
+      run_simulated(cfg, c.run->stream, c.run->trace.info(), c.run->costs, hw, so, nullptr, &reads);
+  return Outcome{metric_value(metrics_json(r.result), metric, what),
+                 fields_read(hw, reads, so.profile_fields)};
 }
 
 // What a perturbed run is: a point's profile with one field scaled by one factor.
@@ -102,8 +108,8 @@ struct Variant {
 };
 
 struct Analysis {
-  std::vector<std::vector<double>> base;       // [point][system]
-  std::vector<Json> rests_on;                  // [point]
+  std::vector<std::vector<double>> base;  // [point][system]
+  std::vector<Json> rests_on;             // [point]
   std::vector<Variant> variants;
   std::vector<std::vector<double>> perturbed;  // [variant][system]
 };
@@ -122,8 +128,8 @@ std::vector<std::string> fields_to_scale(const SensitivitySpec& spec, const Json
   return out;
 }
 
-void baseline(const SensitivitySpec& spec, std::vector<std::vector<Cell>>& cells, unsigned jobs, Progress& bar,
-              Analysis& an) {
+void baseline(const SensitivitySpec& spec, std::vector<std::vector<Cell>>& cells, unsigned jobs,
+              Progress& bar, Analysis& an) {
   std::vector<std::pair<size_t, size_t>> runs;
   for (size_t p = 0; p < cells.size(); ++p)
     for (size_t s = 0; s < cells[p].size(); ++s) runs.emplace_back(p, s);
@@ -147,8 +153,8 @@ void baseline(const SensitivitySpec& spec, std::vector<std::vector<Cell>>& cells
   }
 }
 
-void perturb(const SensitivitySpec& spec, const std::vector<double>& factors, std::vector<std::vector<Cell>>& cells,
-             unsigned jobs, Progress& bar, Analysis& an) {
+void perturb(const SensitivitySpec& spec, const std::vector<double>& factors,
+             std::vector<std::vector<Cell>>& cells, unsigned jobs, Progress& bar, Analysis& an) {
   for (size_t p = 0; p < cells.size(); ++p) {
     const HardwareProfile& hw = cells[p][0].run->hw;
     for (const auto& field : fields_to_scale(spec, an.rests_on[p]))
@@ -212,7 +218,8 @@ Json variant_json(const SensitivitySpec& spec, const Analysis& an, size_t v) {
   const Variant& var = an.variants[v];
   const SensitivityPoint& p = spec.points[var.point];
   const bool higher = higher_is_better(p.metric);
-  const std::vector<size_t> before = ranking(an.base[var.point], higher), after = ranking(an.perturbed[v], higher);
+  const std::vector<size_t> before = ranking(an.base[var.point], higher),
+                            after = ranking(an.perturbed[v], higher);
   Json j;
   j["point"] = var.point;
   j["field"] = var.field;
@@ -248,9 +255,10 @@ std::string report_text(const SensitivitySpec& spec, const Analysis& an) {
       const Json j = variant_json(spec, an, v);
       t += strprintf("  %-36s %6g", an.variants[v].field.c_str(), an.variants[v].factor);
       for (size_t s = 0; s < pt.systems.size(); ++s)
-        t += strprintf(" %24s", (metric_text(an.perturbed[v][s], pt.metric) + " (" +
-                                 num_or_dash(j["systems"][pt.systems[s].label]["change"], "%+.1f%%", 100) + ")")
-                                    .c_str());
+        t += strprintf(" %24s",
+                       (metric_text(an.perturbed[v][s], pt.metric) + " (" +
+                        num_or_dash(j["systems"][pt.systems[s].label]["change"], "%+.1f%%", 100) + ")")
+                           .c_str());
       t += j["flips"].get<bool>() ? "  FLIPS\n" : "  same\n";
     }
     if (an.variants.empty()) t += "  (no field to scale: the runs read no assumption-marked field)\n";
@@ -263,8 +271,9 @@ std::string report_text(const SensitivitySpec& spec, const Analysis& an) {
 
 void sensitivity(const SensitivityArgs& a) {
   const std::string origin = a.spec;
-  const SensitivitySpec spec = sensitivity_spec_from_json(load_json_file(a.spec), origin, fs::path(a.spec).parent_path());
-  const std::vector<double> factors = !a.factors.empty()   ? parse_factors(a.factors, "--factors")
+  const SensitivitySpec spec =
+      sensitivity_spec_from_json(load_json_file(a.spec), origin, fs::path(a.spec).parent_path());
+  const std::vector<double> factors = !a.factors.empty()     ? parse_factors(a.factors, "--factors")
                                       : spec.factors.empty() ? std::vector<double>{0.5, 2}
                                                              : spec.factors;
   check_output_writable(a.out);

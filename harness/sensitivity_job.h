@@ -1,8 +1,9 @@
-// `moesim sensitivity SPEC.json [--factors 0.5,2] [--jobs N] [--json] [-o F]` (docs/sensitivity.md): how much a
-// comparison moves when the hardware profile's assumed figures move. For each point of the spec, every system
-// runs on the profile as it is; then every field marked "assumption" that those runs read (core/profile_reads.h,
-// the runs' rests_on) is scaled by each factor, every system runs again, and the report gives, per field and
-// factor, each system's metric, its change, and whether the ranking of the systems flips.
+// `moesim sensitivity SPEC.json [--factors 0.5,2] [--jobs N] [--json] [-o F]` (docs/sensitivity.md): how much
+// a comparison moves when the hardware profile's assumed figures move. For each point of the spec, every
+// system runs on the profile as it is; then every field marked "assumption" that those runs read
+// (core/profile_reads.h, the runs' rests_on) is scaled by each factor, every system runs again, and the
+// report gives, per field and factor, each system's metric, its change, and whether the ranking of the
+// systems flips.
 #pragma once
 
 #include <cstdint>

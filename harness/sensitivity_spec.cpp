@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 constexpr double kMinFactor = 0.001, kMaxFactor = 1000;
 
 // The keys a point takes, at the top level (every point's default) or in a point of "points".
-const std::vector<std::string_view> kPointKeys = {"trace", "format", "model", "hw", "budget", "scope",
-                                                  "metric", "batch", "io_depth", "seed", "systems"};
+const std::vector<std::string_view> kPointKeys = {"trace",  "format", "model",    "hw",   "budget", "scope",
+                                                  "metric", "batch",  "io_depth", "seed", "systems"};
 
 // A path relative to the spec's folder; a preset name (no '/' and no ".json") stays as it is.
 std::string resolve(const std::string& v, const fs::path& base, bool preset) {
@@ -58,7 +58,8 @@ SensitivitySystem system_of(const JsonAt& at) {
   SensitivitySystem s;
   s.system = at["system"].string();
   if (auto p = at.find("policy")) s.policy = p->string();
-  s.label = at.has("label") ? at["label"].string() : s.system + (s.policy.empty() ? "" : " --policy " + s.policy);
+  s.label =
+      at.has("label") ? at["label"].string() : s.system + (s.policy.empty() ? "" : " --policy " + s.policy);
   return s;
 }
 
@@ -67,7 +68,8 @@ void read_point_keys(const JsonAt& at, SensitivityPoint& p, const fs::path& base
   if (auto v = at.find("format")) p.format = v->string();
   if (auto v = at.find("model")) p.model = resolve(v->string(), base, true);
   if (auto v = at.find("hw")) p.hw = resolve(v->string(), base, true);
-  if (auto v = at.find("budget")) p.budget = v->json().is_number() ? std::to_string(v->integer(1)) : v->string();
+  if (auto v = at.find("budget"))
+    p.budget = v->json().is_number() ? std::to_string(v->integer(1)) : v->string();
   if (auto v = at.find("scope")) p.scope = v->string_of({"global", "layer"});
   if (auto v = at.find("metric")) {
     const std::string m = v->string();
@@ -89,7 +91,8 @@ void read_point_keys(const JsonAt& at, SensitivityPoint& p, const fs::path& base
     for (size_t i = 0; i < v->size(); ++i) p.systems.push_back(system_of((*v)[i]));
     for (size_t i = 0; i < p.systems.size(); ++i)
       for (size_t j = 0; j < i; ++j)
-        if (p.systems[i].label == p.systems[j].label) (*v)[i].fail("the same system twice: " + p.systems[i].label);
+        if (p.systems[i].label == p.systems[j].label)
+          (*v)[i].fail("the same system twice: " + p.systems[i].label);
   }
 }
 
@@ -102,8 +105,8 @@ void check_point(const JsonAt& at, const SensitivityPoint& p) {
 }  // namespace
 
 const std::vector<std::string>& sensitivity_metrics() {
-  static const std::vector<std::string> m = {"tpot", "tpot_p90", "ttft", "end_to_end", "makespan",
-                                             "decode_tokens_per_s"};
+  static const std::vector<std::string> m = {"tpot",       "tpot_p90", "ttft",
+                                             "end_to_end", "makespan", "decode_tokens_per_s"};
   return m;
 }
 
@@ -114,7 +117,8 @@ std::vector<NamedPath> files_named(const SensitivitySpec& spec, const std::strin
     const SensitivityPoint& p = spec.points[i];
     const std::string at = origin + ": points[" + std::to_string(i) + "] ";
     const auto add = [&](const char* key, const std::string& value, bool is_default) {
-      for (NamedPath& f : files_named_by_value(key, value, is_default)) out.push_back({f.path, at + f.option});
+      for (NamedPath& f : files_named_by_value(key, value, is_default))
+        out.push_back({f.path, at + f.option});
     };
     add("trace", p.trace, false);
     add("model", p.model, false);
@@ -172,8 +176,9 @@ SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& o
     for (size_t i = 0; i < f->size(); ++i) {
       const std::string field = (*f)[i].string();
       const size_t dot = field.find('.');
-      const char* kind = dot == std::string::npos ? nullptr
-                                                  : hardware_field_kind(field.substr(0, dot), field.substr(dot + 1));
+      const char* kind = dot == std::string::npos
+                             ? nullptr
+                             : hardware_field_kind(field.substr(0, dot), field.substr(dot + 1));
       if (!kind || std::string(kind) == "any")
         (*f)[i].fail("'" + field + "' is not a scalar field of a hardware profile (docs/hardware-format.md)");
       s.fields.push_back(field);

@@ -23,10 +23,12 @@ inline serving::RunResult run_simulated(const serving::SystemConfig& cfg, const 
     *config = serving::config_json(c, r, costs, info, stream.batch, platform);
     (*config)["hardware"] = hw.name;
     (*config)["hardware_origin"] = hw.origin;
-    // A buffered run's page cache (sim/page_cache.h): its DRAM and the reads it served (hits) or sent to the SSD.
+    // A buffered run's page cache (sim/page_cache.h): its DRAM and the reads it served (hits) or sent to the
+    // SSD.
     if (sim.buffered_io || sim.dense_mmap) {
       const sim::PageCache& pc = platform.page_cache();
-      (*config)["page_cache"] = {{"capacity_bytes", pc.capacity()}, {"hits", pc.hits()}, {"misses", pc.misses()}};
+      (*config)["page_cache"] = {
+          {"capacity_bytes", pc.capacity()}, {"hits", pc.hits()}, {"misses", pc.misses()}};
     }
     // Mmapped dense weights: the major faults their evictions cost (the engine log's majflt counts the same).
     if (sim.dense_mmap) {

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "harness/arguments.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/json_schema.h"
 #include "core/cluster_spec.h"
 #include "core/data_dir.h"
+#include "harness/arguments.h"
 #include "moesim_build_info.h"
 
 namespace moesim::harness::sweep {
@@ -28,28 +28,28 @@ struct Key {
   const char* option;
   bool run, replay, cluster;
 };
-constexpr Key kKeys[] = {
-    {"command", "", true, true, true},
-    {"trace", "--trace", true, true, false},
-    {"model", "--model", true, true, false},
-    {"hw", "--hw", true, false, false},
-    {"system", "--system", true, false, false},
-    {"policy", "--policy", true, true, false},
-    {"routing", "--routing", true, true, false},
-    {"prefetch", "--prefetch", true, false, false},
-    {"budget", "--budget", true, true, false},
-    {"scope", "--scope", true, true, false},
-    {"batch", "--batch", true, true, false},
-    {"seed", "--seed", true, false, true},
-    {"servers", kPositional, false, false, true},
-    {"placement", "--placement", false, false, true},
-    {"migrate_every", "--migrate-every", false, false, true},
-    {"duration", "--duration", false, false, true}};
+constexpr Key kKeys[] = {{"command", "", true, true, true},
+                         {"trace", "--trace", true, true, false},
+                         {"model", "--model", true, true, false},
+                         {"hw", "--hw", true, false, false},
+                         {"system", "--system", true, false, false},
+                         {"policy", "--policy", true, true, false},
+                         {"routing", "--routing", true, true, false},
+                         {"prefetch", "--prefetch", true, false, false},
+                         {"budget", "--budget", true, true, false},
+                         {"scope", "--scope", true, true, false},
+                         {"batch", "--batch", true, true, false},
+                         {"seed", "--seed", true, false, true},
+                         {"servers", kPositional, false, false, true},
+                         {"placement", "--placement", false, false, true},
+                         {"migrate_every", "--migrate-every", false, false, true},
+                         {"duration", "--duration", false, false, true}};
 constexpr const char* kCommands[] = {"run", "replay", "cluster"};
 
 // What `options` may not hold: the runner's own output options, and the parameters (they belong in the
 // grid or the points, where they are named in the CSV and the point's id).
-constexpr const char* kRunnerOptions[] = {"-o", "--output", "--json", "--timeline", "--timeline-steps", "--csv"};
+constexpr const char* kRunnerOptions[] = {"-o",         "--output",         "--json",
+                                          "--timeline", "--timeline-steps", "--csv"};
 
 // A CSV metric column and where each command's JSON has it (JSON pointers into the point's metrics: `run`'s
 // "metrics", `replay`'s one "results" entry, `cluster_point_metrics` of a cluster run); empty = the command
@@ -74,7 +74,8 @@ constexpr Metric kMetrics[] = {
     {"makespan_s", "/makespan_s", "", "/simulated_s"},
     {"prefetch_accuracy", "/prefetch/accuracy", "", ""},
     {"prefetch_coverage", "/prefetch/coverage", "", ""},
-    {"routing_changed_fraction", "/routing_deviation/changed_fraction", "/routing_deviation/changed_fraction", ""},
+    {"routing_changed_fraction", "/routing_deviation/changed_fraction", "/routing_deviation/changed_fraction",
+     ""},
     {"lifetime_mean_tokens", "/cache_lifetime/mean_tokens", "/cache_lifetime/mean_tokens", ""},
     {"latency_mean_s", "", "", "/latency/mean_s"},
     {"latency_p90_s", "", "", "/latency/p90_s"},
@@ -84,7 +85,9 @@ constexpr Metric kMetrics[] = {
     {"migrations", "", "", "/migrations"},
 };
 
-std::string hex(uint64_t v) { return strprintf("%016llx", static_cast<unsigned long long>(v)); }
+std::string hex(uint64_t v) {
+  return strprintf("%016llx", static_cast<unsigned long long>(v));
+}
 
 const Key* find_key(const std::string& name) {
   for (const Key& k : kKeys)
@@ -127,12 +130,15 @@ void check_point(const Point& p, Where where) {
     if (cmd == "replay" && !key->replay)
       throw Error(where(k) + ": `moesim replay` points take no " + k +
                   (key->run ? " (a `moesim run` parameter)" : " (a `moesim cluster` parameter)"));
-    if (cmd == "run" && !key->run) throw Error(where(k) + ": `moesim run` points take no " + k + " (a `moesim cluster` parameter)");
+    if (cmd == "run" && !key->run)
+      throw Error(where(k) + ": `moesim run` points take no " + k + " (a `moesim cluster` parameter)");
     if (cmd == "cluster" && !key->cluster)
-      throw Error(where(k) + ": `moesim cluster` points take no " + k + " (SERVERS.json names the traces, models and hardware)");
+      throw Error(where(k) + ": `moesim cluster` points take no " + k +
+                  " (SERVERS.json names the traces, models and hardware)");
   }
   if (cmd == "cluster") {
-    if (!p.count("servers")) throw Error(where("servers") + ": a cluster point has no servers (its SERVERS.json)");
+    if (!p.count("servers"))
+      throw Error(where("servers") + ": a cluster point has no servers (its SERVERS.json)");
     if (!p.count("placement")) throw Error(where("placement") + ": a cluster point has no placement");
     return;
   }
@@ -168,8 +174,9 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
   for (const auto& [k, v] : raw.items())
     if (std::find(kTop.begin(), kTop.end(), k) == kTop.end()) {
       const auto near = closest_name(k, kTop);
-      throw Error(f + "/" + k + ": unknown key" + (near ? "; did you mean /" + *near + "?" :
-                                                   " (known: command, description, grid, points, options)"));
+      throw Error(f + "/" + k + ": unknown key" +
+                  (near ? "; did you mean /" + *near + "?"
+                        : " (known: command, description, grid, points, options)"));
     }
   std::string command = "run";
   if (raw.contains("command")) command = parameter("command", raw["command"], f + "/command");
@@ -191,7 +198,8 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
       for (const Point& p : pts)
         for (size_t i = 0; i < g[key.name].size(); ++i) {
           Point q = p;
-          q[key.name] = parameter(key.name, g[key.name][i], f + "/grid/" + key.name + "/" + std::to_string(i));
+          q[key.name] =
+              parameter(key.name, g[key.name][i], f + "/grid/" + key.name + "/" + std::to_string(i));
           next.push_back(std::move(q));
         }
       pts.swap(next);
@@ -227,7 +235,8 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
         throw Error(at + ": " + name + " is the sweep's to set (each point's JSON goes to its point file)");
       for (const Key& k : kKeys)
         if (name == k.option && *k.option && k.option != kPositional)
-          throw Error(at + ": " + name + " is a sweep parameter: set it in /grid or /points as \"" + k.name + "\"");
+          throw Error(at + ": " + name + " is a sweep parameter: set it in /grid or /points as \"" + k.name +
+                      "\"");
       s.options.push_back(v);
     }
   }
@@ -273,12 +282,14 @@ std::vector<NamedPath> files_named(const Spec& spec, const CommandInputs& inputs
     for (const Key& k : kKeys) shape += p.count(k.name) ? '1' : '0';
     const bool whole = shapes.insert(shape).second;
     if (whole)
-      for (NamedPath& f : inputs_of(point_args(spec, p))) out.push_back({std::move(f.path), where + f.option});
+      for (NamedPath& f : inputs_of(point_args(spec, p)))
+        out.push_back({std::move(f.path), where + f.option});
     for (const Key& k : kKeys) {
       const auto it = p.find(k.name);
       if (it == p.end() || !*k.option || !values.emplace(k.name, it->second).second) continue;
       if (!whole)
-        for (NamedPath& f : files_named_by_value(k.option == kPositional ? k.name : k.option, it->second, false))
+        for (NamedPath& f :
+             files_named_by_value(k.option == kPositional ? k.name : k.option, it->second, false))
           out.push_back({std::move(f.path), where + f.option});
       if (std::string_view(k.name) != "servers") continue;
       try {
@@ -292,12 +303,15 @@ std::vector<NamedPath> files_named(const Spec& spec, const CommandInputs& inputs
   return out;
 }
 
-fs::path point_file(const fs::path& dir, const std::string& id) { return dir / "points" / (id + ".json"); }
+fs::path point_file(const fs::path& dir, const std::string& id) {
+  return dir / "points" / (id + ".json");
+}
 
 bool is_point_file(const fs::path& f) {
   const std::string stem = f.stem().string();
-  return f.extension() == ".json" && stem.size() == 16 &&
-         std::all_of(stem.begin(), stem.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return f.extension() == ".json" && stem.size() == 16 && std::all_of(stem.begin(), stem.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c));
+         });
 }
 
 std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size_t* found) {
@@ -320,7 +334,8 @@ std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size
       for (const Metric& m : kMetrics) {
         const char* ptr = cmd == "run" ? m.run : cmd == "replay" ? m.replay : m.cluster;
         csv += ",";
-        if (*ptr && metrics.contains(Json::json_pointer(ptr))) csv += csv_cell(metrics.at(Json::json_pointer(ptr)));
+        if (*ptr && metrics.contains(Json::json_pointer(ptr)))
+          csv += csv_cell(metrics.at(Json::json_pointer(ptr)));
       }
       csv += "," + std::to_string(j.value("warnings", Json::array()).size()) + "\n";
       ++n;
@@ -336,8 +351,8 @@ Json point_metrics(const std::string& command, const Json& out) {
   if (command == "replay") {
     const Json& results = out.at("results");
     if (results.size() != 1)
-      throw Error("a replay point runs one policy and one budget (this one gave " + std::to_string(results.size()) +
-                  " results)");
+      throw Error("a replay point runs one policy and one budget (this one gave " +
+                  std::to_string(results.size()) + " results)");
     return results[0];
   }
   // A cluster run's summary without its series (over time, per link), which belong to `moesim cluster`'s own
@@ -367,7 +382,9 @@ Json read_point_file(const fs::path& f) {
   }
 }
 
-std::string version_string() { return std::string(MOESIM_VERSION) + " (" + MOESIM_GIT_DESCRIBE + ")"; }
+std::string version_string() {
+  return std::string(MOESIM_VERSION) + " (" + MOESIM_GIT_DESCRIBE + ")";
+}
 
 Json manifest_base(const Spec& spec) {
   Json m;

@@ -26,11 +26,11 @@ namespace moesim::harness::sweep {
 using Point = std::map<std::string, std::string>;
 
 struct Spec {
-  Json raw;                    // as read
-  std::string file;            // as given (messages, the manifest)
-  std::filesystem::path base;  // the spec's folder: its points run there
-  std::string hash;            // of the spec's JSON with sorted keys and no whitespace
-  std::vector<Point> points;   // the grid's, then the explicit ones
+  Json raw;                          // as read
+  std::string file;                  // as given (messages, the manifest)
+  std::filesystem::path base;        // the spec's folder: its points run there
+  std::string hash;                  // of the spec's JSON with sorted keys and no whitespace
+  std::vector<Point> points;         // the grid's, then the explicit ones
   std::vector<std::string> options;  // extra options of every point
 };
 
@@ -43,7 +43,9 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const std::files
 // `COMMAND ARGS...` of a point (no output options: the runner adds --json -o).
 std::vector<std::string> point_args(const Spec& spec, const Point& p);
 std::string point_id(const std::vector<std::string>& args);
-inline std::string point_id(const Spec& spec, const Point& p) { return point_id(point_args(spec, p)); }
+inline std::string point_id(const Spec& spec, const Point& p) {
+  return point_id(point_args(spec, p));
+}
 // Every file the spec's points read (the spec itself aside), for the output guard (base/output_guard.h):
 // `inputs_of` lists the inputs of one point's command line (cli/run_command.h's command_line_inputs: paths,
 // presets resolved with the command's defaults, files inside policy parameters), and a cluster point's
@@ -61,7 +63,8 @@ bool is_point_file(const std::filesystem::path& f);
 
 // The CSV's columns, one row per finished point found under `dirs` (the first copy of each), in spec order.
 // `found` receives the number of rows.
-std::string merged_csv(const Spec& spec, const std::vector<std::filesystem::path>& dirs, size_t* found = nullptr);
+std::string merged_csv(const Spec& spec, const std::vector<std::filesystem::path>& dirs,
+                       size_t* found = nullptr);
 
 // "0.1.0 (v0.1.0-12-gabc)": the manifest's moesim_version.
 std::string version_string();
@@ -74,8 +77,8 @@ Json read_manifest(const std::filesystem::path& dir);
 // Reads a finished point's file (DIR/points/<id>.json): an object with a "metrics" object and optionally a
 // "warnings" list; an Error naming the file, the JSON path and what to do otherwise.
 // What a point file keeps of a command's JSON output: `run`'s "metrics", `replay`'s one result (an Error when
-// there are several), a cluster run's summary (latency, TTFT, TPOT, local compute ratio, remote invocations, the
-// proxy cost, the number of migrations).
+// there are several), a cluster run's summary (latency, TTFT, TPOT, local compute ratio, remote invocations,
+// the proxy cost, the number of migrations).
 Json point_metrics(const std::string& command, const Json& out);
 Json read_point_file(const std::filesystem::path& f);
 

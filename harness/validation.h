@@ -29,7 +29,7 @@ struct ValidateArgs {
   std::string csv;
   std::string calibrate_on, profile_out, name;  // --calibrate-on, --profile-out, --name
   bool no_pilot = false;
-  uint32_t pilot_runs = 0;  // --pilot-runs; 0: not given (calibrate's default)
+  uint32_t pilot_runs = 0;                // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets
   bool hw_given = false;                  // --hw (or --profile) given
   // The cost check again without each of the profile's optional terms (errors.cost_without.TERM; validate
@@ -48,8 +48,8 @@ struct ValidationOutput {
   std::string csv;
 };
 
-// Checks the arguments (UsageError), runs the trace for real --repeat times (interleaved with calibration runs
-// under --calibrate-on), then the structure and cost simulations, and judges the targets.
+// Checks the arguments (UsageError), runs the trace for real --repeat times (interleaved with calibration
+// runs under --calibrate-on), then the structure and cost simulations, and judges the targets.
 ValidationOutput validate(ValidateArgs& va);
 // Throws moesim::UsageError "--targets: ..." when `targets` is no CHECK.METRIC=LIMIT list (a matrix spec's
 // "targets" is checked with it before any cell runs).

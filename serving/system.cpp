@@ -83,7 +83,8 @@ std::string with_system_param(const std::string& spec, const std::string& key, s
   for (auto& [k, v] : ps.values)
     if (k == key) {
       if (!replace)
-        throw UsageError(flag + " and the system spec's " + key + "=" + v + " both set " + key + ": pass one");
+        throw UsageError(flag + " and the system spec's " + key + "=" + v + " both set " + key +
+                         ": pass one");
       v = value;
       found = true;
     }
@@ -108,8 +109,8 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   po.timeline_last_step = cfg.timeline_last_step;
   po.on_step = cfg.on_step;
   if (cfg.host_budget_bytes > 0 && !traits.host_tier)
-    throw Error("a host-memory tier (--host-budget) applies to a system with one (" + systems_with_host_tier() +
-                "), not " + PolicySpec::parse(cfg.system).name);
+    throw Error("a host-memory tier (--host-budget) applies to a system with one (" +
+                systems_with_host_tier() + "), not " + PolicySpec::parse(cfg.system).name);
   const std::unique_ptr<Residency> residency =
       system->build(SystemBuildContext{cfg, stream, info, costs, platform},
                     cfg.eviction.empty() ? traits.eviction : cfg.eviction, po, r);
@@ -121,12 +122,14 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   WorkloadView view = workload_view(stream);
   if (!routing->identity()) {
     if (!cfg.trace)
-      throw Error("routing '" + cfg.routing + "' needs each token's routing: this run was given no trace records");
+      throw Error("routing '" + cfg.routing +
+                  "' needs each token's routing: this run was given no trace records");
     tokens = traces::build_token_routing(*cfg.trace, stream);
     view.routing = traces::token_routing_view(tokens, *cfg.trace);
   }
   auto sched = make_scheduling_policy(scheduling);
-  auto prefetch = make_prefetch_policy(cfg.prefetch, PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
+  auto prefetch =
+      make_prefetch_policy(cfg.prefetch, PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
   Pipeline pipeline(costs.costs, po, *residency, *routing, *sched, prefetch.get());
   r.result = pipeline.run(view, platform);
   r.eviction = residency->name();
@@ -159,7 +162,8 @@ Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts
   j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
   j["recover_on"] = resource_class_name(cfg.recover_on);
   j["compute_on"] = resource_class_name(cfg.compute_on);
-  if (cfg.compute_after_loads) j["compute_after_loads"] = true;  // absent: overlapped (older outputs unchanged)
+  if (cfg.compute_after_loads)
+    j["compute_after_loads"] = true;  // absent: overlapped (older outputs unchanged)
   j["batch"] = batch;
   j["platform"] = platform.describe();
   j["io_depth"] = platform.units(ResourceClass::kSsd);

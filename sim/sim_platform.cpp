@@ -5,16 +5,17 @@
 namespace moesim::sim {
 namespace {
 
-// The SSD model's queue-depth curve: the profile's, with ssd.read_latency and ssd.read_bandwidth as its depth-1
-// point where it has none of its own (docs/hardware-format.md); empty without a curve.
+// The SSD model's queue-depth curve: the profile's, with ssd.read_latency and ssd.read_bandwidth as its
+// depth-1 point where it has none of its own (docs/hardware-format.md); empty without a curve.
 std::vector<SsdDepthPoint> depth_curve(const HardwareProfile& hw) {
   std::vector<SsdDepthPoint> c = hw.ssd_queue_depth_curve;
-  if (!c.empty() && c.front().depth > 1) c.insert(c.begin(), SsdDepthPoint{1, hw.ssd_read_latency, hw.ssd_read_bandwidth});
+  if (!c.empty() && c.front().depth > 1)
+    c.insert(c.begin(), SsdDepthPoint{1, hw.ssd_read_latency, hw.ssd_read_bandwidth});
   return c;
 }
 
-// Whether a decode step's reads take their depth-1 latency and bandwidth from the curve's own point rather than
-// from ssd.read_latency and ssd.read_bandwidth.
+// Whether a decode step's reads take their depth-1 latency and bandwidth from the curve's own point rather
+// than from ssd.read_latency and ssd.read_bandwidth.
 bool curve_has_depth1(const HardwareProfile& hw) {
   return !hw.ssd_queue_depth_curve.empty() && hw.ssd_queue_depth_curve.front().depth <= 1;
 }
@@ -64,8 +65,10 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
   const bool idle_unit = free_units(op.resource) > handing_off_[rc];
   double handoff = 0;
   if (idle_unit) {
-    const MeasuredDurations::Measured* own = opt_.measured_handoff && opt_.measured ? opt_.measured->peek(op) : nullptr;
-    handoff = own && own->handoff >= 0 ? own->handoff : (opt_.dispatch_q[rc].empty() ? by_class : draw(opt_.dispatch_q[rc]));
+    const MeasuredDurations::Measured* own =
+        opt_.measured_handoff && opt_.measured ? opt_.measured->peek(op) : nullptr;
+    handoff = own && own->handoff >= 0 ? own->handoff
+                                       : (opt_.dispatch_q[rc].empty() ? by_class : draw(opt_.dispatch_q[rc]));
   }
   double ready = std::max(engine_.now(), planned_until_) + handoff;
   // Every unit is busy or being woken: the op waits in the queue behind those being handed over.
@@ -107,12 +110,14 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
       // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
       if (reads_on_servers()) {
         measured_io_.add_bytes(op.bytes);
-        if (read_hits_page_cache(op)) return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
+        if (read_hits_page_cache(op))
+          return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
         const double tail = read_tail(op);  // before duration(), which takes the op's measurements
         measured_io_.submit(job, op.priority, duration(op), gap, tail);
         return;
       }
-      if (read_hits_page_cache(op)) return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
+      if (read_hits_page_cache(op))
+        return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
       if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
@@ -177,7 +182,9 @@ void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
   ssd_.submit(job | kFusedRead, f.priority, f.bytes, f.prefill);
 }
 
-void SimPlatform::fused_read_done(uint32_t job) { cpu_.resume(fused_[job].unit, fused_[job].work); }
+void SimPlatform::fused_read_done(uint32_t job) {
+  cpu_.resume(fused_[job].unit, fused_[job].work);
+}
 
 void SimPlatform::SsdListener::job_done(uint32_t job, const OpTiming& timing) {
   if (job & kFusedRead) return owner->fused_read_done(job & ~kFusedRead);
@@ -248,7 +255,10 @@ void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
   if (opt_.serial_pipeline()) {  // through the pipeline thread first
     if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
     dispatch_timing_[job] = timing;
-    dispatcher_.submit(job, 0, opt_.completion_latency + (dispatcher_.idle() ? (opt_.wake_q.empty() ? opt_.wake_latency : draw(opt_.wake_q)) : 0));
+    dispatcher_.submit(
+        job, 0,
+        opt_.completion_latency +
+            (dispatcher_.idle() ? (opt_.wake_q.empty() ? opt_.wake_latency : draw(opt_.wake_q)) : 0));
     return;
   }
   report(job, timing);
@@ -304,7 +314,9 @@ void SimPlatform::ops_planned(const OpGraph& graph) {
   dispatcher_.submit(kPlanningJob, -1, head + tail);
 }
 
-double SimPlatform::estimate(const Op& op) const { return cost_.estimate(op); }
+double SimPlatform::estimate(const Op& op) const {
+  return cost_.estimate(op);
+}
 
 uint32_t SimPlatform::units(ResourceClass r) const {
   switch (r) {

@@ -10,20 +10,20 @@
 // decompression's duration and releases the unit. Measured durations (`moesim validate`) replay a fused op as
 // its two measured parts: its device time as a plain wait on the unit, then its CPU work on the cores
 // (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the parts
-// as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a buffered run
-// whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the prototype's
-// configuration is `zipmoe:io=fused --io buffered`). A read's CPU tail (ssd.read_cpu_*: the kernel's O_DIRECT
-// path, the checksum) is the issuing thread's, so a fused read's worker runs it after the device and before
-// decompressing; leaving it out underestimated the fused ops by half on a CPU machine and on a GPU one
-// (bench/results/matrix-2026-11-28.md, run G; bench/results/gpu.md, fifth session).
+// as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a buffered
+// run whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the
+// prototype's configuration is `zipmoe:io=fused --io buffered`). A read's CPU tail (ssd.read_cpu_*: the
+// kernel's O_DIRECT path, the checksum) is the issuing thread's, so a fused read's worker runs it after the
+// device and before decompressing; leaving it out underestimated the fused ops by half on a CPU machine and
+// on a GPU one (bench/results/matrix-2026-11-28.md, run G; bench/results/gpu.md, fifth session).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/platform.h"
 #include "base/rng.h"
+#include "core/platform.h"
 #include "sim/cost_model.h"
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
@@ -34,10 +34,11 @@
 namespace moesim::sim {
 
 struct SimOptions {
-  uint32_t io_depth = 1;     // reads the I/O thread keeps outstanding (1 = blocking reads, ZipMoE §3.3)
+  uint32_t io_depth = 1;  // reads the I/O thread keeps outstanding (1 = blocking reads, ZipMoE §3.3)
   // Reads through the OS page cache (`--io buffered`): a read whose bytes are resident there is a copy out of
   // DRAM (sim/page_cache.h) instead of an SSD request. page_cache_bytes: the DRAM the page cache may use
-  // (page_cache_capacity()); 0 = nothing stays cached. Off: every read goes to the device (O_DIRECT, io_uring).
+  // (page_cache_capacity()); 0 = nothing stays cached. Off: every read goes to the device (O_DIRECT,
+  // io_uring).
   bool buffered_io = false;
   uint64_t page_cache_bytes = 0;
   // The dense weights mmapped (`--dense mmap`): pages of the model file in the same page cache, evictable.
@@ -66,7 +67,8 @@ struct SimOptions {
   // unit takes it. 0 = an ideal runtime.
   double dispatch_latency = 0;
   // Per resource class, where given (> 0): replaces dispatch_latency for that class's ops (an idle I/O thread
-  // may wake slower than a worker: it sleeps in a blocking read's wait, and on a busy machine waits for a core).
+  // may wake slower than a worker: it sleeps in a blocking read's wait, and on a busy machine waits for a
+  // core).
   double dispatch[kResourceClasses] = {};
   // Per resource class, where not empty: each hand-off to an idle unit is drawn from these equally likely
   // values (runtime_quantiles(), core/platform.h) instead of charged dispatch[]'s mean; the same for the
@@ -133,11 +135,12 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   std::vector<std::string> queue_names() const override;
   void set_queue_observer(QueueObserver* observer) override;
 
-  // A buffered run (SimOptions::buffered_io): whether the read `op` finds its bytes in the page cache, which then
-  // holds them as the most recently used (a miss puts them there: the read that fetches them fills it). Every
-  // path that issues an SSD read asks this once per read; false, always, when reads bypass the cache.
+  // A buffered run (SimOptions::buffered_io): whether the read `op` finds its bytes in the page cache, which
+  // then holds them as the most recently used (a miss puts them there: the read that fetches them fills it).
+  // Every path that issues an SSD read asks this once per read; false, always, when reads bypass the cache.
   bool read_hits_page_cache(const Op& op);
-  // A page-cache hit's time: a copy of op.bytes out of DRAM by the reading thread at cpu.memcpy_bandwidth_per_core.
+  // A page-cache hit's time: a copy of op.bytes out of DRAM by the reading thread at
+  // cpu.memcpy_bandwidth_per_core.
   double page_cache_read_time(const Op& op) const;
   const PageCache& page_cache() const { return page_cache_; }
   // `--dense mmap`: the time the dense op `op` waits for its layer's weights to be faulted back in (0 when
@@ -165,8 +168,8 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
     int64_t priority = 0;
     uint64_t bytes = 0;  // to read
     bool prefill = false;
-    double wait = -1;    // the read's measured device time; < 0: the SSD model's
-    double work = 0;     // the decompression's, on the worker
+    double wait = -1;      // the read's measured device time; < 0: the SSD model's
+    double work = 0;       // the decompression's, on the worker
     double cached_s = -1;  // a page-cache hit's copy time (buffered runs); < 0: the read goes to the SSD
   };
   std::vector<Fused> fused_;  // by job
@@ -177,7 +180,7 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
     void job_done(uint32_t job, const OpTiming& timing) override;
   };
   SsdListener ssd_listener_{};
-  double duration(const Op& op) const;  // measured, else the cost model
+  double duration(const Op& op) const;    // measured, else the cost model
   double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
   // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, a
   // runtime turnaround to add, or the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the
@@ -211,9 +214,10 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   ServerPool measured_io_;  // SSD reads with measured durations
   PageCache page_cache_;
   uint64_t major_faults_ = 0, decode_major_faults_ = 0, fault_bytes_ = 0;
-  ServerPool dispatcher_;   // the pipeline thread (completion_latency > 0)
+  ServerPool dispatcher_;  // the pipeline thread (completion_latency > 0)
   std::vector<OpTiming> dispatch_timing_;
-  double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job: the op's own timing, reported after the dispatcher
+  double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job:
+                              // the op's own timing, reported after the dispatcher
   std::vector<Pending> jobs_;
   uint32_t handing_off_[kResourceClasses] = {};  // ops in their hand-off to an idle unit, not yet enqueued
   double handoff_until_[kResourceClasses] = {};  // when the latest of them is enqueued

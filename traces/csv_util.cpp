@@ -175,8 +175,8 @@ bool split_list(std::string_view cell, std::vector<std::string_view>& items, std
   }
 }
 
-Error expert_id_out_of_range(std::string_view shown, uint32_t experts, const std::string& origin, uint64_t line,
-                             const char* field) {
+Error expert_id_out_of_range(std::string_view shown, uint32_t experts, const std::string& origin,
+                             uint64_t line, const char* field) {
   const uint64_t limit = experts ? experts : kExpertIdLimit;
   const std::string why = experts ? "the model has " + std::to_string(experts) + " experts"
                                   : "a trace holds expert ids up to " + std::to_string(kExpertIdLimit - 1);
@@ -190,15 +190,17 @@ uint32_t parse_expert_id(std::string_view text, uint32_t experts, const std::str
   const bool digits =
       !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits)
-    throw input_error(origin, line, field, "expert id '" + std::string(text) + "' is not a non-negative integer");
+    throw input_error(origin, line, field,
+                      "expert id '" + std::string(text) + "' is not a non-negative integer");
   const auto v = parse_uint(text);  // nullopt: more than 64 bits
-  if (!v || *v >= (experts ? experts : kExpertIdLimit)) throw expert_id_out_of_range(text, experts, origin, line, field);
+  if (!v || *v >= (experts ? experts : kExpertIdLimit))
+    throw expert_id_out_of_range(text, experts, origin, line, field);
   return static_cast<uint32_t>(*v);
 }
 
 Error missing_fields_error(const std::string& origin, uint64_t line, const std::vector<MissingField>& missing,
-                           std::string_view kind, std::string_view where, const std::vector<std::string>& present,
-                           bool mappable, std::string_view hint) {
+                           std::string_view kind, std::string_view where,
+                           const std::vector<std::string>& present, bool mappable, std::string_view hint) {
   const bool one = missing.size() == 1;
   std::string fields, names, mapping;
   for (const MissingField& m : missing) {

@@ -25,7 +25,8 @@ const std::set<std::string> kOptional = {"steps", "stall_ms", "mgmt_ms"};
 std::optional<double> parse_number(std::string_view s) {
   double v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, std::chars_format::general);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v) || v < 0)
+    return std::nullopt;
   return v;
 }
 
@@ -88,8 +89,9 @@ std::map<std::string, int> header_columns(const std::vector<std::string>& header
     if (at[f] < 0 && !kOptional.count(f)) missing.push_back({f, fields[f]});
   }
   if (!missing.empty())
-    throw missing_fields_error(origin, ln, missing, "column", "the header row", header, /*mappable=*/false,
-                               "; map it with --log-fields FIELD=COLUMN (fields: " + std::string(kLogFields) + ")");
+    throw missing_fields_error(
+        origin, ln, missing, "column", "the header row", header, /*mappable=*/false,
+        "; map it with --log-fields FIELD=COLUMN (fields: " + std::string(kLogFields) + ")");
   return at;
 }
 
@@ -97,8 +99,9 @@ EngineLogToken parse_row(const std::vector<std::string>& cells, const std::vecto
                          const std::map<std::string, int>& at, const std::string& origin, uint64_t ln) {
   if (cells.size() != header.size())
     throw input_error(origin, ln, cells.size() < header.size() ? header[cells.size()] : "",
-                      "column " + std::to_string(std::min(cells.size(), header.size()) + 1) + ": the row has " +
-                          std::to_string(cells.size()) + " cells, the header " + std::to_string(header.size()));
+                      "column " + std::to_string(std::min(cells.size(), header.size()) + 1) +
+                          ": the row has " + std::to_string(cells.size()) + " cells, the header " +
+                          std::to_string(header.size()));
   std::vector<double> v(cells.size());
   for (size_t c = 0; c < cells.size(); ++c) {
     const auto x = parse_number(trim(cells[c]));
@@ -129,24 +132,27 @@ double summary_number(const EngineLog& log, const LogFieldMap& fields, const std
   const auto it = log.summary.find(key);
   if (it == log.summary.end())
     throw input_error(log.origin, log.summary_line, key,
-                      "the summary line has no '" + key + "' (the " + field + " field; map it with --log-fields " +
-                          field + "=KEY)");
+                      "the summary line has no '" + key + "' (the " + field +
+                          " field; map it with --log-fields " + field + "=KEY)");
   const auto v = parse_number(it->second);
-  if (!v) throw input_error(log.origin, log.summary_line, key, "'" + sanitize_utf8(it->second) + "' is not a finite non-negative number");
+  if (!v)
+    throw input_error(log.origin, log.summary_line, key,
+                      "'" + sanitize_utf8(it->second) + "' is not a finite non-negative number");
   return *v;
 }
 
 // Every row's step is its 1-based index and every `steps` cell the row count.
-void check_steps(const EngineLog& log, const std::vector<double>& steps_cells, const std::vector<uint64_t>& lines,
-                 const std::string& steps_col, int steps_at) {
+void check_steps(const EngineLog& log, const std::vector<double>& steps_cells,
+                 const std::vector<uint64_t>& lines, const std::string& steps_col, int steps_at) {
   for (size_t i = 0; i < log.tokens.size(); ++i) {
     if (log.tokens[i].step != i + 1)
       throw input_error(log.origin, lines[i], "step",
-                        "step " + std::to_string(log.tokens[i].step) + " where step " + std::to_string(i + 1) +
-                            " was expected (steps must be 1..N in order)");
+                        "step " + std::to_string(log.tokens[i].step) + " where step " +
+                            std::to_string(i + 1) + " was expected (steps must be 1..N in order)");
     if (steps_at >= 0 && steps_cells[i] != static_cast<double>(log.tokens.size()))
       throw input_error(log.origin, lines[i], steps_col,
-                        "column " + std::to_string(steps_at + 1) + ": " + std::to_string(static_cast<uint64_t>(steps_cells[i])) +
+                        "column " + std::to_string(steps_at + 1) + ": " +
+                            std::to_string(static_cast<uint64_t>(steps_cells[i])) +
                             " steps, but the log has " + std::to_string(log.tokens.size()) + " token rows");
   }
 }
@@ -171,7 +177,8 @@ LogFieldMap parse_log_fields(const std::string& spec) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw UsageError("--log-fields: '" + item + "' is not FIELD=NAME (fields: " + kLogFields + ")");
     const std::string f = item.substr(0, eq);
-    if (!m.names.count(f)) throw UsageError("--log-fields: unknown field '" + f + "' (fields: " + kLogFields + ")");
+    if (!m.names.count(f))
+      throw UsageError("--log-fields: unknown field '" + f + "' (fields: " + kLogFields + ")");
     if (!given.insert(f).second) throw UsageError("--log-fields: field '" + f + "' given twice");
     m.names[f] = item.substr(eq + 1);
     i = e + 1;
@@ -207,13 +214,17 @@ EngineLog parse_engine_log(std::string_view text, const std::string& origin, con
         const size_t lead = line.find_first_not_of(" \t");
         const size_t col = lead + 1 + (rest.size() - trim_front(rest).size()) + 7 + 1;
         if (log.summary_line)
-          throw input_error(origin, ln, "summary", "a second summary line (the first is line " + std::to_string(log.summary_line) + ")");
+          throw input_error(
+              origin, ln, "summary",
+              "a second summary line (the first is line " + std::to_string(log.summary_line) + ")");
         log.summary = summary_pairs(std::string_view(body).substr(7), origin, ln, col);
         log.summary_line = ln;
       }
       continue;
     }
-    if (log.summary_line) throw input_error(origin, ln, "", "a token row after the summary line (line " + std::to_string(log.summary_line) + ")");
+    if (log.summary_line)
+      throw input_error(origin, ln, "",
+                        "a token row after the summary line (line " + std::to_string(log.summary_line) + ")");
     if (!split_csv(line, ',', cells, err)) throw input_error(origin, ln, "", err);
     if (header.empty()) {
       header = cells;
@@ -221,14 +232,19 @@ EngineLog parse_engine_log(std::string_view text, const std::string& origin, con
       continue;
     }
     log.tokens.push_back(parse_row(cells, header, at, origin, ln));
-    steps_cells.push_back(at["steps"] < 0 ? 0 : parse_number(trim(cells[static_cast<size_t>(at["steps"])])).value_or(0));
+    steps_cells.push_back(
+        at["steps"] < 0 ? 0 : parse_number(trim(cells[static_cast<size_t>(at["steps"])])).value_or(0));
     row_lines.push_back(ln);
   }
-  if (header.empty()) throw input_error(origin, 0, "", "no header row (expected the columns " + std::string(kLogFields) + ")");
+  if (header.empty())
+    throw input_error(origin, 0, "", "no header row (expected the columns " + std::string(kLogFields) + ")");
   if (log.tokens.empty()) throw input_error(origin, 0, "", "no token rows after the header");
   if (!log.summary_line)
-    throw input_error(origin, 0, "", "no '# summary' line after the token rows (the log may have been cut before the run ended)");
-  check_steps(log, steps_cells, row_lines, at["steps"] < 0 ? "" : trim(header[static_cast<size_t>(at["steps"])]), at["steps"]);
+    throw input_error(
+        origin, 0, "",
+        "no '# summary' line after the token rows (the log may have been cut before the run ended)");
+  check_steps(log, steps_cells, row_lines,
+              at["steps"] < 0 ? "" : trim(header[static_cast<size_t>(at["steps"])]), at["steps"]);
   const double np = summary_number(log, fields, "n_prompt");
   if (np != std::floor(np) || np > 1e9)
     throw input_error(origin, log.summary_line, fields["n_prompt"], "must be a whole number of tokens");

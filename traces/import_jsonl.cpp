@@ -30,7 +30,8 @@ class RecordReader {
       : origin_(origin), line_(line), experts_(experts) {}
 
   // An absent key is `dflt`: required keys were checked for all at once (require_keys).
-  uint32_t uint_field(const nlohmann::json& obj, const std::string& key, const char* field, uint32_t dflt) const {
+  uint32_t uint_field(const nlohmann::json& obj, const std::string& key, const char* field,
+                      uint32_t dflt) const {
     auto it = obj.find(key);
     if (it == obj.end()) return dflt;
     if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFu)
@@ -64,7 +65,8 @@ class RecordReader {
       if (id.is_number_float() && id.get<double>() >= 0 && std::floor(id.get<double>()) == id.get<double>())
         throw expert_id_out_of_range(id.dump(), experts_, origin_, line_);
       if (!id.is_number_unsigned())
-        throw input_error(origin_, line_, "experts", "expert id " + id.dump() + " is not a non-negative integer");
+        throw input_error(origin_, line_, "experts",
+                          "expert id " + id.dump() + " is not a non-negative integer");
       out.push_back(parse_expert_id(id.dump(), experts_, origin_, line_));
     }
   }
@@ -111,8 +113,8 @@ class RecordReader {
 };
 
 // Every required key the record lacks, in one error that lists the record's keys.
-void require_keys(const nlohmann::json& obj, const FieldMap& fm, bool token_from_order, const std::string& origin,
-                  uint64_t line) {
+void require_keys(const nlohmann::json& obj, const FieldMap& fm, bool token_from_order,
+                  const std::string& origin, uint64_t line) {
   std::vector<MissingField> missing;
   if (!token_from_order && !obj.contains(fm.token)) missing.push_back({"token", fm.token});
   if (!obj.contains(fm.layer)) missing.push_back({"layer", fm.layer});
@@ -121,9 +123,9 @@ void require_keys(const nlohmann::json& obj, const FieldMap& fm, bool token_from
   std::vector<std::string> keys;
   for (auto it = obj.begin(); it != obj.end(); ++it) keys.push_back(it.key());
   const bool token = missing.front().field == "token";
-  throw missing_fields_error(origin, line, missing, "key", "the record", keys, true,
-                             std::string(token ? "; to number tokens by file order: --token-from order" : "") +
-                                 kNotARecordHint);
+  throw missing_fields_error(
+      origin, line, missing, "key", "the record", keys, true,
+      std::string(token ? "; to number tokens by file order: --token-from order" : "") + kNotARecordHint);
 }
 
 // --where: does the record's KEY hold VALUE (a string as itself, anything else as its compact JSON)?

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -428,13 +428,14 @@ TEST(AtomicFile, RemovesTheTemporariesOfDeadWritersOnly) {
   const std::string live = temporary_output_name(::getppid(), "d4e5f6");
   ASSERT_TRUE(is_temporary_output_name(dead)) << dead;
   ASSERT_GT(temporary_output_owner(dead), 0);
-  for (const std::string& n : {dead, live, std::string(".moesim-g7h8i9"), std::string(".moesim-notmine"),
-                               std::string("kept.txt")})
+  for (const std::string& n :
+       {dead, live, std::string(".moesim-g7h8i9"), std::string(".moesim-notmine"), std::string("kept.txt")})
     write_file_atomic(d.file(n), "x");
   // write_file_atomic above made the folder's first temporary, before the dead writer's file was there: a
   // fresh folder name for the writer under test.
   fs::create_directories(d.file("sub"));
-  for (const std::string& n : {dead, live, std::string("kept.txt")}) fs::copy_file(d.file(n), d.file("sub/" + n));
+  for (const std::string& n : {dead, live, std::string("kept.txt")})
+    fs::copy_file(d.file(n), d.file("sub/" + n));
   write_file_atomic(d.file("sub/out.json"), "{}\n");
   EXPECT_EQ(d.names().size(), 6u);
   std::vector<std::string> left;

@@ -61,11 +61,13 @@ TEST(PlanCli, IoChoosesTheVariantOfAlg3AsRunDoes) {
   // The same pools evaluated both ways: the workers' fused reads never expect more delay than the one I/O
   // thread's, and here (all of a layer's misses read on one thread at 4 GiB) less. The default is run's.
   const std::string args = kBase + "--budget 4GiB --pools F=0.25,C=0.25,S=0.25,E=0.25 --json";
-  const auto f = moesim_cli(args + " --io fused"), t = moesim_cli(args + " --io thread"), d = moesim_cli(args);
+  const auto f = moesim_cli(args + " --io fused"), t = moesim_cli(args + " --io thread"),
+             d = moesim_cli(args);
   ASSERT_EQ(f.code, 0) << f.err;
   ASSERT_EQ(t.code, 0) << t.err;
   ASSERT_EQ(d.code, 0) << d.err;
-  const moesim::Json jf = moesim::Json::parse(f.out), jt = moesim::Json::parse(t.out), jd = moesim::Json::parse(d.out);
+  const moesim::Json jf = moesim::Json::parse(f.out), jt = moesim::Json::parse(t.out),
+                     jd = moesim::Json::parse(d.out);
   EXPECT_EQ(jf["header"]["config"]["io"], "fused");
   EXPECT_EQ(jt["header"]["config"]["io"], "thread");
   EXPECT_EQ(jd["header"]["config"]["io"], "fused");

@@ -1,7 +1,7 @@
-// What an answer rests on, end to end: `rests_on` lists exactly the assumption-marked profile fields a run read,
-// `moesim sensitivity` finds the ranking flip planted in a toy profile (tests/data/hardware/toy-flip.json), and
-// a zipmoe run reports the planner's expectation beside the simulation's, which agree where the planner's
-// assumptions hold.
+// What an answer rests on, end to end: `rests_on` lists exactly the assumption-marked profile fields a run
+// read, `moesim sensitivity` finds the ranking flip planted in a toy profile
+// (tests/data/hardware/toy-flip.json), and a zipmoe run reports the planner's expectation beside the
+// simulation's, which agree where the planner's assumptions hold.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -57,8 +57,8 @@ std::string toy_with_assumptions(const std::string& dir, const std::vector<std::
 TEST(RestsOn, ListsExactlyTheAssumptionFieldsARunRead) {
   const auto dir = moesim::test::fresh_test_dir("moesim_rests", "exact").string();
   const std::string trace = zipf_trace(dir, 32);
-  const std::string hw = toy_with_assumptions(
-      dir, {"cpu.decompress_bandwidth_per_core", "cpu.flops_per_core", "link.bandwidth", "gpu.kernel_overhead"});
+  const std::string hw = toy_with_assumptions(dir, {"cpu.decompress_bandwidth_per_core", "cpu.flops_per_core",
+                                                    "link.bandwidth", "gpu.kernel_overhead"});
   const std::string run = "run --trace " + trace + " --model " + kModel + " --hw " + hw + " --budget 2MiB";
   // Offloading whole experts decompresses nothing, computes on the GPU, and a unified-memory link's
   // bandwidth is never read (a zero-copy transfer costs its latency alone).
@@ -101,9 +101,11 @@ TEST(RestsOn, CompareAndSweepPointsCarryIt) {
 // doubling it no longer makes ZipMoE the slower system.
 std::string flip_spec(const std::string& dir, const std::string& extra = "") {
   const std::string spec = dir + "/spec.json";
-  std::ofstream(spec) << "{\"trace\": \"zipf.mtr\", \"model\": \"" + kModel + "\", \"hw\": \"" + kToy +
-                             "\", \"budget\": \"4MiB\", \"systems\": [\"offload:policy=lru\", \"zipmoe:io=thread\"], "
-                             "\"metric\": \"tpot\"" + extra + "}";
+  std::ofstream(spec)
+      << "{\"trace\": \"zipf.mtr\", \"model\": \"" + kModel + "\", \"hw\": \"" + kToy +
+             "\", \"budget\": \"4MiB\", \"systems\": [\"offload:policy=lru\", \"zipmoe:io=thread\"], "
+             "\"metric\": \"tpot\"" +
+             extra + "}";
   return spec;
 }
 
@@ -124,7 +126,8 @@ TEST(Sensitivity, FindsTheFlipPlantedInAToyProfile) {
   EXPECT_TRUE(f[1]["flips"].get<bool>());
   EXPECT_EQ(f[1]["ranking"], Json::parse(R"(["offload:policy=lru", "zipmoe:io=thread"])"));
   // A slower read slows both systems.
-  for (const char* s : {"offload:policy=lru", "zipmoe:io=thread"}) EXPECT_GT(f[1]["systems"][s]["change"].get<double>(), 0);
+  for (const char* s : {"offload:policy=lru", "zipmoe:io=thread"})
+    EXPECT_GT(f[1]["systems"][s]["change"].get<double>(), 0);
   // The answer does not depend on how many runs went in parallel.
   Json two = json_of("sensitivity " + spec + " --jobs 3");
   one.erase("header");
@@ -150,7 +153,8 @@ TEST(Sensitivity, BadSpecsNameTheJsonPath) {
   EXPECT_NE(error_of(", \"metric\": \"speed\"").find("metric: the key appears twice in one object"),
             std::string::npos);
   EXPECT_NE(error_of(", \"factors\": [0.5, -2]").find("factors[1]"), std::string::npos);
-  EXPECT_NE(error_of(", \"points\": [{\"budget\": \"4MiB\", \"sistems\": []}]").find("points[0]"), std::string::npos);
+  EXPECT_NE(error_of(", \"points\": [{\"budget\": \"4MiB\", \"sistems\": []}]").find("points[0]"),
+            std::string::npos);
   EXPECT_NE(error_of(", \"fields\": [\"ssd.read_speed\"]").find("ssd.read_speed"), std::string::npos);
   // An empty list of fields is refused as an empty list of factors is (it used to mean every field).
   EXPECT_NE(error_of(", \"fields\": []")
@@ -183,7 +187,10 @@ TEST(PlannerReport, ZipMoeRunsPutTheExpectationBesideTheSimulation) {
   EXPECT_FALSE(json_of("run --trace " + trace + " --model " + kModel + " --budget 2MiB").contains("planner"));
   // --profile-trace: the profile comes from another trace, and the report says which.
   const std::string other = dir + "/other.mtr";
-  ASSERT_EQ(moesim_combined("-q trace synth --model " + kModel + " --tokens 16 --seed 2 --zipf 1.0 -o " + other).status, 0);
+  ASSERT_EQ(
+      moesim_combined("-q trace synth --model " + kModel + " --tokens 16 --seed 2 --zipf 1.0 -o " + other)
+          .status,
+      0);
   const Json q = json_of(run + " --profile-trace " + other)["planner"];
   EXPECT_EQ(q["profile"]["source"], "--profile-trace " + other);
   EXPECT_EQ(q["profile"]["invocations"], 4 * 16);
@@ -205,7 +212,8 @@ TEST(PlannerReport, ExpectedAndSimulatedMissesAgreeWhereThePlannersAssumptionsHo
   for (const char* budget : {"1MiB", "1536KiB", "2MiB"}) {
     const Json p = json_of("run --trace " + trace + " --model " + kModel + " --budget " + budget +
                            " --system zipmoe")["planner"];
-    const double expected = p["expected_miss_rate"].get<double>(), warm = p["simulated_warm_miss_rate"].get<double>();
+    const double expected = p["expected_miss_rate"].get<double>(),
+                 warm = p["simulated_warm_miss_rate"].get<double>();
     EXPECT_GT(expected, 0.01) << budget;
     EXPECT_NEAR(warm, expected, 0.1 * expected) << budget << ": " << p.dump();
   }

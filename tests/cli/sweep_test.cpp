@@ -28,7 +28,9 @@ namespace fs = std::filesystem;
 
 const std::string kCli = MOESIM_CLI_PATH;
 
-size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 // Finished point files in DIR/points (what a killed sweep leaves: no temporaries, no outputs in flight).
 size_t points_in(const std::string& dir) {
@@ -54,12 +56,16 @@ class SweepCli : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     // A synthetic Qwen3-shaped trace: about 20 ms a point, so a sweep of 13 points can be killed mid-way.
-    ASSERT_EQ(moesim_cli("-q trace synth --model qwen3-30b-a3b --tokens 100 --prompt-tokens 8 --zipf 0.8 --seed 3 "
-                         "-o " + dir_ + "/q.mtr").code,
-              0);
+    ASSERT_EQ(
+        moesim_cli("-q trace synth --model qwen3-30b-a3b --tokens 100 --prompt-tokens 8 --zipf 0.8 --seed 3 "
+                   "-o " +
+                   dir_ + "/q.mtr")
+            .code,
+        0);
     // 3 policies x 2 budgets x 2 seeds = 12 run points and one replay point; the trace path is relative to
     // the spec's folder.
-    std::ofstream(dir_ + "/spec.json") << R"({"description": "test", "grid": {"trace": ["q.mtr"], "system": ["offload"],
+    std::ofstream(dir_ + "/spec.json")
+        << R"({"description": "test", "grid": {"trace": ["q.mtr"], "system": ["offload"],
         "policy": ["lru", "lfu", "belady"], "budget": ["16", "32"], "seed": [1, 2]},
         "points": [{"command": "replay", "trace": "q.mtr", "policy": "lru", "budget": "32"}]})";
   }
@@ -84,18 +90,21 @@ TEST_F(SweepCli, ShardedKilledAndUnshardedRunsGiveTheSameCsv) {
   const ShellResult par = run_shell("parallel --will-cite -j 4 " + kCli + " -q sweep " + spec +
                                     " --jobs 1 --shard {}/4 -o " + dir_ + "/shard{} ::: 0 1 2 3 2>&1");
   ASSERT_EQ(par.status, 0) << par.out;
-  const CliResult merged = moesim_cli("-q merge " + dir_ + "/shard0 " + dir_ + "/shard1 " + dir_ + "/shard2 " + dir_ +
-                                      "/shard3 -o " + dir_ + "/merged");
+  const CliResult merged = moesim_cli("-q merge " + dir_ + "/shard0 " + dir_ + "/shard1 " + dir_ +
+                                      "/shard2 " + dir_ + "/shard3 -o " + dir_ + "/merged");
   ASSERT_EQ(merged.code, 0) << merged.err;
   EXPECT_EQ(read_text(dir_ + "/merged/results.csv"), csv);
   EXPECT_EQ(points_in(dir_ + "/merged"), 13u);
 
   // Killed with SIGKILL once 3 points are done (2 more in flight), then resumed.
   const std::string killed = dir_ + "/killed";
-  const ShellResult kill = run_shell(
-      "{ " + kCli + " -q sweep " + spec + " --jobs 2 -o " + killed + " & pid=$!; i=0; "
-      "while [ $i -lt 1000 ] && [ \"$(ls " + killed + "/points 2>/dev/null | grep -c '^[0-9a-f]*\\.json$')\" -lt 3 ]; "
-      "do sleep 0.005; i=$((i+1)); done; kill -9 $pid && echo KILLED; wait $pid; echo status $?; } 2>/dev/null");
+  const ShellResult kill = run_shell("{ " + kCli + " -q sweep " + spec + " --jobs 2 -o " + killed +
+                                     " & pid=$!; i=0; "
+                                     "while [ $i -lt 1000 ] && [ \"$(ls " +
+                                     killed +
+                                     "/points 2>/dev/null | grep -c '^[0-9a-f]*\\.json$')\" -lt 3 ]; "
+                                     "do sleep 0.005; i=$((i+1)); done; kill -9 $pid && echo KILLED; wait "
+                                     "$pid; echo status $?; } 2>/dev/null");
   ASSERT_THAT(kill.out, HasSubstr("KILLED\nstatus 137")) << "the sweep ended before it could be killed";
   const size_t left = points_in(killed);
   EXPECT_GE(left, 3u);
@@ -120,12 +129,15 @@ TEST_F(SweepCli, ShardedKilledAndUnshardedRunsGiveTheSameCsv) {
 // print for the same options.
 TEST_F(SweepCli, PointsAreTheirCommandsResults) {
   const std::string out = dir_ + "/same";
-  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/4 -o " + out).code, 0);  // points 0, 4, 8, 12
+  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/4 -o " + out).code,
+            0);  // points 0, 4, 8, 12
   const Json p4 = point_json(out, 4);
   ASSERT_EQ(p4["point"]["policy"], "lfu");
-  EXPECT_EQ(p4["args"].dump(),
-            R"(["run","--trace","q.mtr","--system","offload","--policy","lfu","--budget","16","--seed","1"])");
-  const CliResult run = moesim_cli("-q run --trace " + dir_ + "/q.mtr --system offload --policy lfu --budget 16 "
+  EXPECT_EQ(
+      p4["args"].dump(),
+      R"(["run","--trace","q.mtr","--system","offload","--policy","lfu","--budget","16","--seed","1"])");
+  const CliResult run = moesim_cli("-q run --trace " + dir_ +
+                                   "/q.mtr --system offload --policy lfu --budget 16 "
                                    "--seed 1 --json");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(p4["metrics"].dump(), Json::parse(run.out)["metrics"].dump());
@@ -177,7 +189,8 @@ TEST_F(SweepCli, APointGivenTwiceRunsOnce) {
 }
 
 TEST_F(SweepCli, MergeRefusesAnotherSpecsShardsAndReportsMissingPoints) {
-  std::ofstream(dir_ + "/other.json") << R"({"grid": {"trace": ["q.mtr"], "policy": ["fifo"], "budget": ["16"]}})";
+  std::ofstream(dir_ + "/other.json")
+      << R"({"grid": {"trace": ["q.mtr"], "policy": ["fifo"], "budget": ["16"]}})";
   ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/other.json -o " + dir_ + "/o1").code, 0);
   ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/8 -o " + dir_ + "/o2").code, 0);
   CliResult r = moesim_cli("-q merge " + dir_ + "/o2 " + dir_ + "/o1 -o " + dir_ + "/o3");
@@ -189,7 +202,8 @@ TEST_F(SweepCli, MergeRefusesAnotherSpecsShardsAndReportsMissingPoints) {
   EXPECT_THAT(r.err, HasSubstr("11 of the spec's 13 points are in none of the folders"));
   EXPECT_EQ(count_lines(read_text(dir_ + "/o4/results.csv")), 3u);
   // The same spec with its keys in another order and other spacing is the same spec (same hash).
-  std::ofstream(dir_ + "/reordered.json") << R"({"grid":{"budget":["16"],"policy":["fifo"],"trace":["q.mtr"]}})";
+  std::ofstream(dir_ + "/reordered.json")
+      << R"({"grid":{"budget":["16"],"policy":["fifo"],"trace":["q.mtr"]}})";
   r = moesim_cli("-q sweep " + dir_ + "/reordered.json --resume -o " + dir_ + "/o1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("(0 this run)"));
@@ -203,7 +217,8 @@ TEST_F(SweepCli, SpecErrorsNameTheFileAndThePath) {
   const Case cases[] = {
       {R"({"grid": {"trace": ["q.mtr"], "policy": "lru"}})", "/grid/policy: expected a non-empty list"},
       {R"({"grid": {"trace": ["q.mtr"], "colour": ["red"]}})", "/grid/colour: unknown parameter"},
-      {R"({"grid": {"trace": ["q.mtr"], "budget": ["4", [8]]}})", "/grid/budget/1: expected a string or a number"},
+      {R"({"grid": {"trace": ["q.mtr"], "budget": ["4", [8]]}})",
+       "/grid/budget/1: expected a string or a number"},
       {R"({"command": "replay", "grid": {"trace": ["q.mtr"], "hw": ["desktop-rtx4090"]}})",
        "/grid/hw: `moesim replay` points take no hw"},
       {R"({"points": [{"trace": "q.mtr"}, {"command": "exec", "trace": "q.mtr"}]})",
@@ -238,7 +253,8 @@ TEST_F(SweepCli, SpecErrorsNameTheFileAndThePath) {
   EXPECT_THAT(manifest, HasSubstr("unknown system 'warp-drive'"));
   EXPECT_EQ(count_lines(read_text(dir_ + "/f/results.csv")), 2u);
   // An option the command does not know fails the spec before any point runs, with the command's own message.
-  std::ofstream(dir_ + "/badopt.json") << R"({"grid": {"trace": ["q.mtr"], "budget": ["32"]}, "options": ["--warp", "9"]})";
+  std::ofstream(dir_ + "/badopt.json")
+      << R"({"grid": {"trace": ["q.mtr"], "budget": ["32"]}, "options": ["--warp", "9"]})";
   r = moesim_cli("-q sweep " + dir_ + "/badopt.json -o " + dir_ + "/g");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err,

@@ -3,11 +3,11 @@
 #include "core/cluster_spec.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
-#include <unistd.h>
+#include <functional>
 
 #include "tests/error_of.h"
 
@@ -87,34 +87,55 @@ std::string spec_error(const std::function<void(Json&)>& edit) {
 }
 
 TEST(ClusterSpec, ErrorsNameTheJsonPath) {
-  EXPECT_NE(spec_error([](Json& j) { j["links"][0]["to"] = "z"; }).find("s.json: links[0].to: unknown server \"z\""),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["links"][0]["to"] = "z";
+            }).find("s.json: links[0].to: unknown server \"z\""),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][1]["name"] = "a"; })
-                .find("s.json: servers[1].name: duplicate server name \"a\" (also servers[0])"),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["servers"][1]["name"] = "a";
+            }).find("s.json: servers[1].name: duplicate server name \"a\" (also servers[0])"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["gpu_memory"] = "6 parsecs"; }).find("servers[0].gpu_memory: "),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["servers"][0]["gpu_memory"] = "6 parsecs";
+            }).find("servers[0].gpu_memory: "),
             std::string::npos);
   EXPECT_NE(spec_error([](Json& j) { j["network"]["bandwidth"] = "500"; }).find("network.bandwidth: "),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["traces"] = Json::array(); })
-                .find("servers[0].traces: expected at least one trace file"),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["servers"][0]["traces"] = Json::array();
+            }).find("servers[0].traces: expected at least one trace file"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["arrival"] = "uniform:3s"; }).find("servers[0].arrival: "),
-            std::string::npos);
+  EXPECT_NE(
+      spec_error([](Json& j) { j["servers"][0]["arrival"] = "uniform:3s"; }).find("servers[0].arrival: "),
+      std::string::npos);
   EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["arrival"] = "poisson:0s"; }).find("positive"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["gpus"] = 0; }).find("servers[0].gpus: "), std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["memory"] = "1GiB"; }).find("servers[0].memory: unknown field"),
+  EXPECT_NE(spec_error([](Json& j) { j["servers"][0]["gpus"] = 0; }).find("servers[0].gpus: "),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["links"][0]["to"] = "a"; }).find("links[0]: a link from server \"a\" to itself"),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["servers"][0]["memory"] = "1GiB";
+            }).find("servers[0].memory: unknown field"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["links"].push_back(j["links"][0]); j["links"][1]["from"] = "b"; j["links"][1]["to"] = "a"; })
-                .find("links[1]: links \"a\" and \"b\" again (also links[0])"),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["links"][0]["to"] = "a";
+            }).find("links[0]: a link from server \"a\" to itself"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"] = Json::array(); }).find("servers: expected at least one server"),
+  EXPECT_NE(spec_error([](Json& j) {
+              j["links"].push_back(j["links"][0]);
+              j["links"][1]["from"] = "b";
+              j["links"][1]["to"] = "a";
+            }).find("links[1]: links \"a\" and \"b\" again (also links[0])"),
             std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j.erase("network"); j.erase("links"); }).find("not connected"), std::string::npos);
-  EXPECT_NE(spec_error([](Json& j) { j["servers"][1]["nic"] = "fast"; }).find("servers[1].nic: "), std::string::npos);
+  EXPECT_NE(
+      spec_error([](Json& j) { j["servers"] = Json::array(); }).find("servers: expected at least one server"),
+      std::string::npos);
+  EXPECT_NE(spec_error([](Json& j) {
+              j.erase("network");
+              j.erase("links");
+            }).find("not connected"),
+            std::string::npos);
+  EXPECT_NE(spec_error([](Json& j) { j["servers"][1]["nic"] = "fast"; }).find("servers[1].nic: "),
+            std::string::npos);
 }
 
 TEST(ClusterSpec, AnInterfaceBandwidthIsOptional) {
@@ -126,7 +147,8 @@ TEST(ClusterSpec, AnInterfaceBandwidthIsOptional) {
 }
 
 TEST(ClusterSpec, TimestampsFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("moesim_cluster_spec_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("moesim_cluster_spec_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "t.txt") << "# arrivals\n0\n1.5s\n\n2500ms\n";
   std::ofstream(dir / "bad.txt") << "3\n2\n";

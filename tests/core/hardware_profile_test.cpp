@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/data_dir.h"
 #include "base/error.h"
 #include "base/json_io.h"
-#include "core/model_spec.h"
 #include "base/warnings.h"
+#include "core/data_dir.h"
+#include "core/model_spec.h"
 #include "tests/error_of.h"
 
 namespace moesim {
@@ -24,9 +24,10 @@ namespace {
 void check_provenance(const Json& j, const std::string& path, std::vector<std::string>& bad) {
   if (j.is_object()) {
     if (j.contains("value")) {
-      const bool ok = (j.contains("source") && j["source"].is_string() && !j["source"].get<std::string>().empty()) ||
-                      (j.contains("assumption") && j["assumption"].is_string() &&
-                       !j["assumption"].get<std::string>().empty());
+      const bool ok =
+          (j.contains("source") && j["source"].is_string() && !j["source"].get<std::string>().empty()) ||
+          (j.contains("assumption") && j["assumption"].is_string() &&
+           !j["assumption"].get<std::string>().empty());
       if (!ok) bad.push_back(path);
       return;
     }
@@ -56,11 +57,14 @@ TEST(HardwareProfile, EveryBundledProfileLoadsWithSourcedNumbers) {
 
 TEST(HardwareProfile, ProvenanceCheckCatchesABareNumber) {
   std::vector<std::string> bad;
-  check_provenance(Json::parse(R"({"ssd": {"read_bandwidth": {"value": "3GB/s"}, "queue_depth": 4}})"), "x", bad);
+  check_provenance(Json::parse(R"({"ssd": {"read_bandwidth": {"value": "3GB/s"}, "queue_depth": 4}})"), "x",
+                   bad);
   EXPECT_EQ(bad, (std::vector<std::string>{"x.ssd.read_bandwidth", "x.ssd.queue_depth"}));
 }
 
-TEST(HardwareProfile, RejectsUnknownProfile) { EXPECT_THROW((void)load_hardware("no-such-board"), Error); }
+TEST(HardwareProfile, RejectsUnknownProfile) {
+  EXPECT_THROW((void)load_hardware("no-such-board"), Error);
+}
 
 }  // namespace
 }  // namespace moesim
@@ -99,8 +103,8 @@ TEST(HardwareProfile, PrefillReadsAndFreshWeightsDefaultToTheOrdinaryRates) {
 namespace moesim {
 namespace {
 
-using ::testing::HasSubstr;
 using test::error_of;
+using ::testing::HasSubstr;
 
 std::string write_profile(const std::string& name, const std::string& text) {
   const auto dir = std::filesystem::temp_directory_path() / ("moesim_hw_" + std::to_string(getpid()));
@@ -110,7 +114,9 @@ std::string write_profile(const std::string& name, const std::string& text) {
   return path;
 }
 
-Json jetson() { return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb")); }
+Json jetson() {
+  return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb"));
+}
 
 TEST(HardwareProfile, ANumberBeyondADoubleIsAnErrorNamingTheFile) {
   std::string text = jetson().dump(1);
@@ -124,9 +130,11 @@ TEST(HardwareProfile, ANumberBeyondADoubleIsAnErrorNamingTheFile) {
 
 TEST(HardwareProfile, ATopLevelArrayIsAnError) {
   const std::string path = write_profile("array.json", "[" + jetson().dump() + "]");
-  EXPECT_EQ(error_of([&] { (void)load_hardware(path); }),
-            path + ": expected an object (a hardware profile: name, ssd, memory, cpu, gpu, link), found an array of 1 "
-                   "element");
+  EXPECT_EQ(
+      error_of([&] { (void)load_hardware(path); }),
+      path +
+          ": expected an object (a hardware profile: name, ssd, memory, cpu, gpu, link), found an array of 1 "
+          "element");
 }
 
 TEST(HardwareProfile, AnUnknownFieldIsAnErrorNamingTheClosestKnownOne) {
@@ -136,7 +144,8 @@ TEST(HardwareProfile, AnUnknownFieldIsAnErrorNamingTheClosestKnownOne) {
             "hw.json: ssd.prefill_read_bandwith: unknown field; did you mean ssd.prefill_read_bandwidth?");
   j = jetson();
   j["gpus"] = Json::object();
-  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), "hw.json: gpus: unknown field; did you mean gpu?");
+  EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+            "hw.json: gpus: unknown field; did you mean gpu?");
   j = jetson();
   j["ssd"]["read_bandwidth"]["sorce"] = "typo";
   EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
@@ -177,7 +186,8 @@ TEST(HardwareProfile, ValuesAreCheckedWithTheirPath) {
   EXPECT_EQ(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), "hw.json: link: missing field");
   j = jetson();
   j["memory"]["capacity"]["value"] = "lots";
-  EXPECT_THAT(error_of([&] { (void)hardware_from_json(j, "hw.json"); }), HasSubstr("hw.json: memory.capacity.value: "));
+  EXPECT_THAT(error_of([&] { (void)hardware_from_json(j, "hw.json"); }),
+              HasSubstr("hw.json: memory.capacity.value: "));
   // Physical floors and ceilings: a bandwidth of 1e-300 would make every read take forever.
   j = jetson();
   j["ssd"]["read_bandwidth"]["value"] = 1e-300;

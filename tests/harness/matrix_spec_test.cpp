@@ -59,20 +59,23 @@ TEST(MatrixSpec, CellsAreTheGridInTheDocumentedOrderWithPathsRelativeToTheSpec) 
 TEST(MatrixSpec, IoVariantsAndOneStoreForEverySystemAndAPresetModel) {
   Json j = good();
   j["models"][0] = {{"model", "qwen3-30b-a3b-w4"}, {"store", "/abs/s.store"}};
-  j["io"] = Json::parse(R"([{"name": "pread", "options": []}, {"name": "uring", "options": ["--io", "uring"]}])");
+  j["io"] =
+      Json::parse(R"([{"name": "pread", "options": []}, {"name": "uring", "options": ["--io", "uring"]}])");
   const std::vector<Cell> cells = cells_of(spec_from_json(j, "m.json", "/spec"));
   ASSERT_EQ(cells.size(), 16u);
   EXPECT_EQ(cells[1].io, "uring");
   EXPECT_EQ(cells[1].model, "qwen3-30b-a3b-w4");  // a preset keeps its name, unresolved
   EXPECT_EQ(cells[1].args[1], "qwen3-30b-a3b-w4");
   EXPECT_EQ(cells[1].args[3], "/abs/s.store");
-  EXPECT_EQ(cells[1].args[cells[1].args.size() - 3], "uring");  // the variant's options, before the shared ones
+  EXPECT_EQ(cells[1].args[cells[1].args.size() - 3],
+            "uring");  // the variant's options, before the shared ones
 }
 
 TEST(MatrixSpec, TheCalibrationTraceMayNotBeTheValidatedOne) {
   Json j = good();
   j["traces"][0]["calibrate"] = "./b.mtr";
-  EXPECT_THAT(error_of(j), HasSubstr("m.json: traces[0].calibrate: the calibration trace is the validated one"));
+  EXPECT_THAT(error_of(j),
+              HasSubstr("m.json: traces[0].calibrate: the calibration trace is the validated one"));
 }
 
 TEST(MatrixSpec, BadSpecsNameTheFileAndThePath) {

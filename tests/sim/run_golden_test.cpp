@@ -10,9 +10,9 @@
 // Regenerate (after an intended change of the timing model, and say why in the commit):
 //   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_sim --gtest_filter='RunGolden.*'
 //
-// tests/data/golden/zipmoe.csv: `moesim run --system zipmoe` on the qwen3 trace as BF16 weights, with ZipMoE's
-// E-chunk reads on the I/O thread (io=thread: the rows the simulator gave before io=fused existed) and fused
-// with their decompressions on the CPU workers (io=fused, the default), at 4 and 16 GiB.
+// tests/data/golden/zipmoe.csv: `moesim run --system zipmoe` on the qwen3 trace as BF16 weights, with
+// ZipMoE's E-chunk reads on the I/O thread (io=thread: the rows the simulator gave before io=fused existed)
+// and fused with their decompressions on the CPU workers (io=fused, the default), at 4 and 16 GiB.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "serving/metrics.h"
 #include "harness/sim_runner.h"
+#include "serving/metrics.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -34,7 +34,8 @@ namespace {
 const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/run.csv";
 const char* kZipMoeGoldenPath = MOESIM_TEST_DATA_DIR "/golden/zipmoe.csv";
 constexpr const char* kMetricColumns =
-    "lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,tpot_p50_s,tpot_p90_s,tpot_p99_s,makespan_s";
+    "lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,tpot_p50_s,tpot_p90_s,tpot_p99_s,"
+    "makespan_s";
 const std::string kHeader = std::string("trace,model,eviction,scope,budget,") + kMetricColumns;
 const std::string kZipMoeHeader = std::string("trace,model,system,budget,") + kMetricColumns;
 constexpr size_t kMetricCounts = 5;  // lookups .. ops: compared exactly, with the columns naming the row
@@ -50,8 +51,8 @@ std::string num(const Json& v) {
 std::string metric_columns(const Json& m) {
   const Json& cache = m["cache"];
   std::ostringstream out;
-  out << cache["lookups"] << ',' << cache["hits"] << ',' << cache["decode_hits"] << ',' << m["ssd_bytes_read"] << ','
-      << m["ops"] << ',' << num(m["ttft"]["mean_s"]) << ',' << num(m["tpot"]["mean_s"]) << ','
+  out << cache["lookups"] << ',' << cache["hits"] << ',' << cache["decode_hits"] << ',' << m["ssd_bytes_read"]
+      << ',' << m["ops"] << ',' << num(m["ttft"]["mean_s"]) << ',' << num(m["tpot"]["mean_s"]) << ','
       << num(m["tpot"]["p50_s"]) << ',' << num(m["tpot"]["p90_s"]) << ',' << num(m["tpot"]["p99_s"]) << ','
       << num(m["makespan_s"]);
   return out.str();
@@ -147,9 +148,13 @@ void expect_golden(const char* path, const std::string& now, size_t exact) {
   }
 }
 
-TEST(RunGolden, MatchesCommittedTable) { expect_golden(kGoldenPath, current_table(), 5 + kMetricCounts); }
+TEST(RunGolden, MatchesCommittedTable) {
+  expect_golden(kGoldenPath, current_table(), 5 + kMetricCounts);
+}
 
-TEST(RunGolden, ZipMoeMatchesCommittedTable) { expect_golden(kZipMoeGoldenPath, zipmoe_table(), 4 + kMetricCounts); }
+TEST(RunGolden, ZipMoeMatchesCommittedTable) {
+  expect_golden(kZipMoeGoldenPath, zipmoe_table(), 4 + kMetricCounts);
+}
 
 }  // namespace
 }  // namespace moesim

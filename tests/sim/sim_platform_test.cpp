@@ -1,6 +1,5 @@
 // A hand-computed timeline: the pipeline on the simulated platform, two layers, top-2, cold cache.
 #include "sim/sim_platform.h"
-#include "serving/classic_residency.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +7,10 @@
 #include <map>
 #include <tuple>
 
-#include "serving/pipeline.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
+#include "serving/classic_residency.h"
+#include "serving/pipeline.h"
 
 namespace moesim::sim {
 namespace {

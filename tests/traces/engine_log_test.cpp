@@ -1,20 +1,22 @@
 // The per-token engine log reader (traces/engine_log.h): the bundled BigMoeOnEdge log read field by field,
 // a mapped log of another engine, and every kind of bad input, each a moesim::Error naming the file, the
 // line and the column.
+#include "traces/engine_log.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/error_of.h"
-#include "traces/engine_log.h"
 
 namespace moesim::traces {
 namespace {
 
-using ::testing::HasSubstr;
 using test::error_of;
+using ::testing::HasSubstr;
 
 const std::string kLog = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.metrics";
-const std::string kHeader = "step,steps,wall_ms,io_ms,compute_ms,read_bytes,cache_hit_pct,stall_ms,mgmt_ms,majflt,cpu_ms\n";
+const std::string kHeader =
+    "step,steps,wall_ms,io_ms,compute_ms,read_bytes,cache_hit_pct,stall_ms,mgmt_ms,majflt,cpu_ms\n";
 const std::string kSummary = "# summary tokens=2 s/tok=0.1 n_prompt=3 prefill_s=0.5\n";
 
 std::string two_rows(const std::string& second = "2,2,100,50,60,2000,10,30,10,0,200") {
@@ -44,7 +46,8 @@ TEST(EngineLog, MapsAnotherEnginesColumnsAndSummaryKeys) {
   const std::string text =
       "idx,latency,disk,mm,bytes\n1,10,4,5,100\n2,12,6,5,300\n# summary prompt_tokens=7 ttft=0.25\n";
   const LogFieldMap f = parse_log_fields(
-      "step=idx,wall_ms=latency,io_ms=disk,compute_ms=mm,read_bytes=bytes,n_prompt=prompt_tokens,prefill_s=ttft");
+      "step=idx,wall_ms=latency,io_ms=disk,compute_ms=mm,read_bytes=bytes,n_prompt=prompt_tokens,prefill_s="
+      "ttft");
   const EngineLog log = parse_engine_log(text, "other.csv", f);
   ASSERT_EQ(log.tokens.size(), 2u);
   EXPECT_DOUBLE_EQ(log.tokens[1].wall_ms, 12);
@@ -67,8 +70,9 @@ TEST(EngineLog, MissingSummaryLineNamesTheFile) {
 }
 
 TEST(EngineLog, NonNumericCellNamesLineAndColumn) {
-  EXPECT_THAT(error_of([&] { parse_engine_log(two_rows("2,2,100,fast,60,2000,10,30,10,0,200"), "m.metrics"); }),
-              HasSubstr("m.metrics:3: field 'io_ms': column 4: 'fast' is not a finite non-negative number"));
+  EXPECT_THAT(
+      error_of([&] { parse_engine_log(two_rows("2,2,100,fast,60,2000,10,30,10,0,200"), "m.metrics"); }),
+      HasSubstr("m.metrics:3: field 'io_ms': column 4: 'fast' is not a finite non-negative number"));
   EXPECT_THAT(error_of([&] { parse_engine_log(two_rows("2,2,nan,50,60,2000,10,30,10,0,200"), "m.metrics"); }),
               HasSubstr("m.metrics:3: field 'wall_ms': column 3"));
 }
@@ -76,8 +80,9 @@ TEST(EngineLog, NonNumericCellNamesLineAndColumn) {
 TEST(EngineLog, WrongColumnCountNamesLineAndColumn) {
   EXPECT_THAT(error_of([&] { parse_engine_log(two_rows("2,2,100,50,60,2000,10,30,10"), "m.metrics"); }),
               HasSubstr("m.metrics:3: field 'majflt': column 10: the row has 9 cells, the header 11"));
-  EXPECT_THAT(error_of([&] { parse_engine_log(two_rows("2,2,100,50,60,2000,10,30,10,0,200,7"), "m.metrics"); }),
-              HasSubstr("m.metrics:3: column 12: the row has 12 cells, the header 11"));
+  EXPECT_THAT(
+      error_of([&] { parse_engine_log(two_rows("2,2,100,50,60,2000,10,30,10,0,200,7"), "m.metrics"); }),
+      HasSubstr("m.metrics:3: column 12: the row has 12 cells, the header 11"));
 }
 
 TEST(EngineLog, StepsNotOneToNNameLineAndColumn) {
@@ -117,7 +122,8 @@ TEST(EngineLog, DuplicateColumnOrSummaryKeyIsAnErrorNamingBoth) {
 
 TEST(EngineLog, RowAfterTheSummaryIsAnError) {
   const std::string text = two_rows() + "3,2,100,50,60,2000,10,30,10,0,200\n";
-  EXPECT_THAT(error_of([&] { parse_engine_log(text, "m.metrics"); }), HasSubstr("m.metrics:5: a token row after the summary line"));
+  EXPECT_THAT(error_of([&] { parse_engine_log(text, "m.metrics"); }),
+              HasSubstr("m.metrics:5: a token row after the summary line"));
 }
 
 }  // namespace

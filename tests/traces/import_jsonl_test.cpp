@@ -22,13 +22,12 @@ std::string jsonl_error(const std::string& text, const std::string& fields = "",
   return "";
 }
 
-const std::string kGood =
-    R"({"token":0,"layer":0,"experts":[1,2]})"
-    "\n"
-    R"({"token":0,"layer":1,"experts":[0,3],"note":"extra keys are ignored"})"
-    "\n\n"
-    R"({"seq":1,"phase":"prefill","token":0,"layer":0,"experts":[2,0]})"
-    "\n";
+const std::string kGood = R"({"token":0,"layer":0,"experts":[1,2]})"
+                          "\n"
+                          R"({"token":0,"layer":1,"experts":[0,3],"note":"extra keys are ignored"})"
+                          "\n\n"
+                          R"({"seq":1,"phase":"prefill","token":0,"layer":0,"experts":[2,0]})"
+                          "\n";
 
 TEST(ImportJsonl, DefaultsAndInference) {
   const Trace t = import_jsonl(kGood, "r.jsonl");
@@ -36,7 +35,7 @@ TEST(ImportJsonl, DefaultsAndInference) {
   EXPECT_EQ(t.info().layers, 2u);   // largest layer + 1
   EXPECT_EQ(t.info().experts, 4u);  // largest id + 1
   EXPECT_EQ(t.info().top_k, 2u);
-  EXPECT_EQ(t.seq(0), 0u);  // missing seq => 0
+  EXPECT_EQ(t.seq(0), 0u);                // missing seq => 0
   EXPECT_EQ(t.phase(0), Phase::kDecode);  // missing phase => decode
   EXPECT_EQ(t.seq(2), 1u);
   EXPECT_EQ(t.phase(2), Phase::kPrefill);
@@ -49,7 +48,8 @@ TEST(ImportJsonl, ShapeFromAModel) {
   EXPECT_EQ(t.info().layers, 4u);
   EXPECT_EQ(t.info().experts, 16u);
   EXPECT_THAT(jsonl_error(kGood, "", ImportShape{1, 16}), HasSubstr("r.jsonl:2: field 'layer'"));
-  EXPECT_THAT(jsonl_error(kGood, "", ImportShape{2, 3}), HasSubstr("r.jsonl:2: field 'experts': expert id 3"));
+  EXPECT_THAT(jsonl_error(kGood, "", ImportShape{2, 3}),
+              HasSubstr("r.jsonl:2: field 'experts': expert id 3"));
 }
 
 TEST(ImportJsonl, MappedKeyNames) {
@@ -64,8 +64,9 @@ TEST(ImportJsonl, MappedKeyNames) {
   // Without the mapping the required keys are missing.
   // All of them in one error, with the keys the record has instead.
   const std::string e = jsonl_error(read_file(path));
-  EXPECT_THAT(e, HasSubstr("r.jsonl:1: fields 'token', 'layer', 'experts': missing (no key named 'token', 'layer', "
-                           "'experts' in the record, which has: "));
+  EXPECT_THAT(
+      e, HasSubstr("r.jsonl:1: fields 'token', 'layer', 'experts': missing (no key named 'token', 'layer', "
+                   "'experts' in the record, which has: "));
   EXPECT_THAT(e, HasSubstr("moe_layer, "));
   EXPECT_THAT(e, HasSubstr("; map them with --fields token=NAME,layer=NAME,experts=NAME"));
 }
@@ -73,14 +74,19 @@ TEST(ImportJsonl, MappedKeyNames) {
 TEST(ImportJsonl, PhaseValues) {
   EXPECT_EQ(import_jsonl(R"({"phase":0,"token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kPrefill);
   EXPECT_EQ(import_jsonl(R"({"phase":1,"token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kDecode);
-  EXPECT_EQ(import_jsonl(R"({"phase":"decode","token":0,"layer":0,"experts":[1]})", "x").phase(0), Phase::kDecode);
-  EXPECT_THAT(jsonl_error(R"({"phase":"warmup","token":0,"layer":0,"experts":[1]})"), HasSubstr("r.jsonl:1: field 'phase'"));
-  EXPECT_THAT(jsonl_error(R"({"phase":2,"token":0,"layer":0,"experts":[1]})"), HasSubstr("r.jsonl:1: field 'phase'"));
-  EXPECT_THAT(jsonl_error(R"({"phase":"Prefill","token":0,"layer":0,"experts":[1]})"), HasSubstr("field 'phase'"));
+  EXPECT_EQ(import_jsonl(R"({"phase":"decode","token":0,"layer":0,"experts":[1]})", "x").phase(0),
+            Phase::kDecode);
+  EXPECT_THAT(jsonl_error(R"({"phase":"warmup","token":0,"layer":0,"experts":[1]})"),
+              HasSubstr("r.jsonl:1: field 'phase'"));
+  EXPECT_THAT(jsonl_error(R"({"phase":2,"token":0,"layer":0,"experts":[1]})"),
+              HasSubstr("r.jsonl:1: field 'phase'"));
+  EXPECT_THAT(jsonl_error(R"({"phase":"Prefill","token":0,"layer":0,"experts":[1]})"),
+              HasSubstr("field 'phase'"));
 }
 
 TEST(ImportJsonl, BadInputs) {
-  const std::string ok = R"({"token":0,"layer":0,"experts":[1,2],"weights":[0.5,0.5]})" "\n";
+  const std::string ok = R"({"token":0,"layer":0,"experts":[1,2],"weights":[0.5,0.5]})"
+                         "\n";
   EXPECT_THAT(jsonl_error(""), HasSubstr("r.jsonl: empty file"));
   EXPECT_THAT(jsonl_error("\n  \n"), HasSubstr("no routing records"));
   // Truncated mid-record.
@@ -97,18 +103,21 @@ TEST(ImportJsonl, BadInputs) {
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,70000],"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': expert id 70000 outside"));
   // Too large for 32 bits, for 64 bits, or as a list string: out of range, not "not a non-negative integer".
-  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})"),
-              HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 65536): out of range (a trace "
-                        "holds expert ids up to 65535)"));
-  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,184467440737095516160],"weights":[0.5,0.5]})"),
-              HasSubstr("r.jsonl:2: field 'experts': expert id 1.844674407370955e+20 outside [0, 65536): out of "
-                        "range"));
+  EXPECT_THAT(
+      jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})"),
+      HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 65536): out of range (a trace "
+                "holds expert ids up to 65535)"));
+  EXPECT_THAT(
+      jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,184467440737095516160],"weights":[0.5,0.5]})"),
+      HasSubstr("r.jsonl:2: field 'experts': expert id 1.844674407370955e+20 outside [0, 65536): out of "
+                "range"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":"1;4294967296","weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 65536): out of range"));
-  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})", "",
-                          ImportShape{0, 16}),
-              HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 16): out of range (the model "
-                        "has 16 experts)"));
+  EXPECT_THAT(
+      jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,4294967296],"weights":[0.5,0.5]})", "",
+                  ImportShape{0, 16}),
+      HasSubstr("r.jsonl:2: field 'experts': expert id 4294967296 outside [0, 16): out of range (the model "
+                "has 16 experts)"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2.5],"weights":[0.5,0.5]})"),
               HasSubstr("r.jsonl:2: field 'experts': expert id 2.5 is not a non-negative integer"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":{"a":1},"weights":[0.5,0.5]})"),
@@ -142,8 +151,9 @@ TEST(ImportJsonl, BadInputs) {
               HasSubstr("r.jsonl:2: field 'weights': missing"));
   EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5]})"),
               HasSubstr("r.jsonl:2: field 'weights': 1 weights, expected 2"));
-  EXPECT_THAT(jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,0.5],"logits":[1,2,3]})"),
-              HasSubstr("r.jsonl:2: field 'logits': present"));
+  EXPECT_THAT(
+      jsonl_error(ok + R"({"token":1,"layer":0,"experts":[1,2],"weights":[0.5,0.5],"logits":[1,2,3]})"),
+      HasSubstr("r.jsonl:2: field 'logits': present"));
   EXPECT_THAT(jsonl_error(R"({"token":1,"layer":0,"experts":[1,2],"logits":[1,2,"inf"]})"),
               HasSubstr("r.jsonl:1: field 'logits': not a number"));
   EXPECT_THAT(jsonl_error(R"({"token":1,"layer":0,"experts":[1,2],"logits":[1,2]})"),

@@ -344,8 +344,9 @@ TEST(ImportOptions, LastLineWithoutNewline) {
                        "cut.jsonl", where);
   });
   EXPECT_THAT(w4, ::testing::Contains(HasSubstr("cut.jsonl:2: the last line has no newline")));
-  EXPECT_TRUE(warnings_of([] { (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "ok.jsonl"); })
-                  .empty());
+  EXPECT_TRUE(warnings_of([] {
+                (void)import_jsonl("{\"token\":0,\"layer\":0,\"experts\":[1]}\n", "ok.jsonl");
+              }).empty());
   // With the newline, no warning.
   EXPECT_TRUE(warnings_of([] { (void)import_csv("token,layer,experts\n0,0,1\n", "ok.csv"); }).empty());
 }
