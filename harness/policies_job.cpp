@@ -47,6 +47,10 @@ std::string policies_output(bool json) {
   std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
   Json kinds = Json::object();
   list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text, kinds);
+  std::string all;
+  for (const auto& spec : all_eviction_specs())
+    if (spec.find(':') != std::string::npos) all += (all.empty() ? "" : ", ") + spec;
+  text += "  (--policy all: every eviction policy above with its defaults, and " + all + ")\n";
   list("routing", "routing", RoutingRegistry::instance(), text, kinds);
   list("scheduling", "scheduling", SchedulingRegistry::instance(), text, kinds);
   list("planning", "planning", PlanningRegistry::instance(), text, kinds);

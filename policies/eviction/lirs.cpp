@@ -1,8 +1,9 @@
 // LIRS: Jiang and Zhang, "LIRS: An Efficient Low Inter-reference Recency Set Replacement Policy to Improve
-// Buffer Cache Performance", SIGMETRICS 2002, the implementation of §3.3 (stack S, list Q, stack pruning; the
-// worked example of its Figures 2-3). Keys with a low inter-reference recency (LIR) fill most of the cache
-// (Llirs); the rest (Lhirs) holds resident keys with a high one (HIR), listed in Q. S is an LRU stack of LIR
-// keys, resident HIR keys and non-resident HIR keys whose recency is still below the largest LIR recency:
+// Buffer Cache Performance", SIGMETRICS 2002, the implementation of Section 3.3 (stack S, list Q, stack
+// pruning; the worked example of its Figures 2-3). Keys with a low inter-reference recency (LIR) fill most of
+// the cache (Llirs); the rest (Lhirs) holds resident keys with a high one (HIR), listed in Q. S is an LRU
+// stack of LIR keys, resident HIR keys and non-resident HIR keys whose recency is still below the largest LIR
+// recency:
 //
 //   stack pruning: while the bottom of S is a HIR key, remove it from S (a non-resident one is forgotten)
 //   access to a LIR key X (hit):           move X to the top of S; if X was at the bottom: stack pruning

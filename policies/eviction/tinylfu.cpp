@@ -1,9 +1,9 @@
 // TinyLFU and W-TinyLFU admission in front of any eviction policy: Einziger, Friedman and Manes, "TinyLFU: A
 // Highly Efficient Cache Admission Policy", ACM Transactions on Storage 13(4), 2017 (the admission scheme of
-// its Figure 1; W-TinyLFU, the window in front of it, in its §5). TinyLFU keeps an approximate frequency of
-// recent accesses (a sketch of every access, all counters halved after each W = `sample` accesses, the
-// "reset") and admits a new key only when it is more frequent than the victim the eviction policy would give
-// for it:
+// its Figure 1; W-TinyLFU, the window in front of it, in its Section 5). TinyLFU keeps an approximate
+// frequency of recent accesses (a sketch of every access, all counters halved after each W = `sample`
+// accesses, the "reset") and admits a new key only when it is more frequent than the victim the eviction
+// policy would give for it:
 //
 //   on every access x: freq(x) += 1; after W accesses: freq(y) = freq(y) / 2 for every y
 //   W-TinyLFU: a new key enters the window, an LRU of `window` x the capacity; the main cache (the inner

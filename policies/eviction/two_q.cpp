@@ -1,5 +1,5 @@
 // 2Q: Johnson and Shasha, "2Q: A Low Overhead High Performance Buffer Management Replacement Algorithm",
-// VLDB 1994, the "Full Version" of §2 (its pseudocode, with Kin and Kout as tuned in §3: 25% and 50%). A1in
+// VLDB 1994, the "Full Version" of Section 2 (pseudocode; Kin, Kout as tuned in Section 3: 25%, 50%). A1in
 // is a FIFO of keys seen once, A1out a FIFO of the identifiers of keys paged out of A1in (no data), Am an LRU
 // of keys seen again after they left A1in:
 //
