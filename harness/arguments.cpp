@@ -64,11 +64,21 @@ std::vector<std::string> split_budget_list(const std::vector<std::string>& value
   return out;
 }
 
+std::vector<std::string> all_eviction_specs() {
+  // Variants whose parameter changes the algorithm rather than tuning it: perfect LFU (counts kept across
+  // evictions) and TinyLFU without its window.
+  static const char* const kVariants[] = {"lfu:history=1", "tinylfu:window=0"};
+  std::vector<std::string> specs;
+  for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
+  for (const char* v : kVariants) specs.emplace_back(v);
+  return specs;
+}
+
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values) {
   std::vector<std::string> policies;
   for (const auto& p : split_policy_list(values)) {
     if (p == "all") {
-      for (const auto& e : EvictionRegistry::instance().entries()) policies.push_back(e.name);
+      for (auto& spec : all_eviction_specs()) policies.push_back(std::move(spec));
     } else {
       eviction_canonical_name(p);
       policies.push_back(p);

@@ -35,7 +35,11 @@ std::vector<std::string> split_policy_list(const std::vector<std::string>& value
 std::vector<std::string> split_spec_list(const std::vector<std::string>& values,
                                          const std::function<bool(const std::string&)>& starts_policy);
 std::vector<std::string> split_budget_list(const std::vector<std::string>& values);
-// split_policy_list, then 'all' expanded to every registered policy and each spec validated (unknown
+// What `--policy all` means: every registered eviction policy with its defaults (registry order), then the
+// parameterized variants that change the algorithm (lfu:history=1, tinylfu:window=0); `moesim policies` lists
+// them. The replay golden table covers the same list.
+std::vector<std::string> all_eviction_specs();
+// split_policy_list, then 'all' expanded to all_eviction_specs() and each spec validated (unknown
 // policy or parameter: an Error before any trace is read).
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
 

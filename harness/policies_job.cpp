@@ -17,7 +17,6 @@
 namespace moesim::harness {
 namespace {
 
-
 // One kind's table (`title` heads it in the text) and its JSON list.
 template <typename R>
 void list(const char* key, const char* title, const R& registry, std::string& text, Json& json) {
@@ -28,7 +27,8 @@ void list(const char* key, const char* title, const R& registry, std::string& te
     text += strprintf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
     Json params = Json::array();
     for (const auto& p : e.params) {
-      text += strprintf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(), p.description.c_str());
+      text += strprintf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(),
+                        p.description.c_str());
       params.push_back({{"key", p.key}, {"default", p.default_value}, {"description", p.description}});
     }
     entries.push_back({{"name", e.name}, {"description", e.description}, {"params", params}});
@@ -46,7 +46,12 @@ void list_policies(const PoliciesArgs& o) {
 std::string policies_output(bool json) {
   std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
   Json kinds = Json::object();
-  list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text, kinds);
+  list("eviction", "eviction (moesim replay --policy, moesim run)", EvictionRegistry::instance(), text,
+       kinds);
+  std::string all;
+  for (const auto& spec : all_eviction_specs())
+    if (spec.find(':') != std::string::npos) all += (all.empty() ? "" : ", ") + spec;
+  text += "  (--policy all: every eviction policy above with its defaults, and " + all + ")\n";
   list("routing", "routing", RoutingRegistry::instance(), text, kinds);
   list("scheduling", "scheduling", SchedulingRegistry::instance(), text, kinds);
   list("planning", "planning", PlanningRegistry::instance(), text, kinds);

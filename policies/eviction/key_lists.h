@@ -64,6 +64,54 @@ class InUseStamps {
   uint32_t epoch_ = 1;
 };
 
+// `queues` lists per partition over KeyLists (list q of partition p), each key in at most one, with the
+// weight each list holds: the policies with several queues and ghost queues (ARC, 2Q, S3-FIFO) keep them in
+// one. `weights` (the keys' CacheConfig::key_weight) must outlive it.
+class PartitionQueues {
+ public:
+  static constexpr uint8_t kNone = 0xFF;
+  PartitionQueues(const std::vector<uint64_t>& weights, uint32_t partitions, uint8_t queues)
+      : queues_(queues),
+        weight_(weights),
+        lists_(static_cast<uint32_t>(weights.size()), partitions * queues),
+        where_(weights.size(), kNone),
+        held_(size_t{partitions} * queues, 0) {}
+
+  void push_front(uint32_t part, uint8_t q, uint32_t key) {
+    lists_.push_front(part * queues_ + q, key);
+    where_[key] = q;
+    held_[part * queues_ + q] += weight_[key];
+  }
+  // Unlinks `key` from the list it is in.
+  void remove(uint32_t part, uint32_t key) {
+    lists_.unlink(key);
+    held_[part * queues_ + where_[key]] -= weight_[key];
+    where_[key] = kNone;
+  }
+  // Makes `key` the front of the list it is in.
+  void to_front(uint32_t part, uint32_t key) {
+    lists_.unlink(key);
+    lists_.push_front(part * queues_ + where_[key], key);
+  }
+  uint8_t where(uint32_t key) const { return where_[key]; }
+  uint64_t held(uint32_t part, uint8_t q) const { return held_[part * queues_ + q]; }
+  uint32_t back(uint32_t part, uint8_t q) const { return lists_.back(part * queues_ + q); }
+  uint32_t toward_front(uint32_t key) const { return lists_.toward_front(key); }
+  // The key nearest the back of list q that is not in use, or kNoKey.
+  uint32_t back_not_in_use(uint32_t part, uint8_t q, const InUseStamps& stamps) const {
+    uint32_t v = back(part, q);
+    while (v != kNoKey && stamps.in_use(v)) v = lists_.toward_front(v);
+    return v;
+  }
+
+ private:
+  uint8_t queues_;
+  const std::vector<uint64_t>& weight_;
+  KeyLists lists_;
+  std::vector<uint8_t> where_;  // [keys] list of the key, or kNone
+  std::vector<uint64_t> held_;  // [partitions x queues] weight in each list
+};
+
 // Keys held in the slots of a flat array, with each key's slot, so that a key moves between contiguous
 // zones of its partition's region in O(1) (random and marking keep candidate / marked / in-use zones; the
 // callers own the zone boundaries).

@@ -75,8 +75,10 @@ TEST(EvictionStress, RandomConfigurationsAllPolicies) {
           if (c.resident(k)) used[scope == CacheScope::kGlobal ? 0 : k / experts] += cfg.key_weight[k];
         for (uint32_t p = 0; p < cfg.partitions(); ++p)
           ASSERT_LE(used[p], cfg.capacity[p]) << "over capacity after invocation " << j;
-        // An invocation that fits keeps all its keys (static-freq may pass unpinned keys through by design).
-        if (c.counters().over_capacity_invocations == before && e.name != "static-freq") {
+        // An invocation that fits keeps all its keys (static-freq may pass unpinned keys through by design,
+        // and TinyLFU's admission lets a new key that loses its duel pass through).
+        if (c.counters().over_capacity_invocations == before && e.name != "static-freq" &&
+            e.name != "tinylfu") {
           for (uint32_t i = ib[j]; i < ib[j + 1]; ++i) {
             ASSERT_TRUE(c.resident(key[i])) << "invocation " << j;
           }

@@ -46,8 +46,13 @@ TEST(ReplayCli, JsonSweepOfAllPolicies) {
   ASSERT_NE(start, std::string::npos) << o.text;
   const Json j = parse_json_text(o.text.substr(start), "replay output");
   ASSERT_TRUE(j.contains("header"));
-  // `all`: every registered eviction policy, at each of the 2 capacities.
-  ASSERT_EQ(j["results"].size(), 2 * EvictionRegistry::instance().entries().size());
+  // `all`: every registered eviction policy, then the variants lfu:history=1 and tinylfu:window=0, at each of
+  // the 2 capacities.
+  ASSERT_EQ(j["results"].size(), 2 * (EvictionRegistry::instance().entries().size() + 2));
+  size_t variants = 0;
+  for (const auto& r : j["results"])
+    variants += r["eviction"] == "lfu:history=1" || r["eviction"] == "tinylfu:inner=lru,window=0,sample=32";
+  EXPECT_EQ(variants, 4u);
   for (const auto& r : j["results"]) {
     EXPECT_EQ(r["scope"], "global");
     EXPECT_EQ(r["lookups"], 39526);
@@ -55,7 +60,8 @@ TEST(ReplayCli, JsonSweepOfAllPolicies) {
     EXPECT_FALSE(r["read_bytes"].is_null());
   }
   // In the registry's order (alphabetical).
-  EXPECT_EQ(j["results"][0]["eviction"], EvictionRegistry::instance().entries().front().name);
+  EXPECT_EQ(j["results"][0]["eviction"],
+            eviction_canonical_name(EvictionRegistry::instance().entries().front().name));
   EXPECT_FALSE(j["results"][0].contains("policy"));
   EXPECT_FALSE(j["results"][0].contains("hit_pct"));
   EXPECT_GT(j["results"][0]["hit_rate"].get<double>(), 0.0);
@@ -98,7 +104,7 @@ TEST(ReplayCli, BadInputGivesClearErrors) {
       {"--policy lru --capacity 4 --scope layer", "top-k"},
       {"--policy lru --capacity 1KiB --scope layer", "less than one expert"},
       {"--policy lru --capacity 1KiB --scope global", "smaller than one expert"},
-      {"--policy lruu --capacity 32", "known: activation-aware, belady"},
+      {"--policy lruu --capacity 32", "known: 2q, activation-aware, arc, belady"},
       {"--policy random:sed=2 --capacity 32", "known: seed"},
       {"--policy lru --capacity 32 --scope everywhere", "known: global, layer"},
       {"--policy lru", "a budget is required"},

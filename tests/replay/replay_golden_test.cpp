@@ -1,5 +1,6 @@
-// Golden hit/miss counts: every registered eviction policy (and lfu:history=1) x capacities {16, 32, 64} experts per layer x
-// both scopes x the three bundled real traces, against tests/data/golden/replay.csv.
+// Golden hit/miss counts: what `--policy all` runs (every registered eviction policy with its defaults, the
+// variants of harness::all_eviction_specs) x capacities {16, 32, 64} experts per layer x both scopes x the
+// three bundled real traces, against tests/data/golden/replay.csv.
 //
 // Regenerate (after an intended change of semantics, and say why in the commit):
 //   MOESIM_REGEN_GOLDEN=1 ./build/tests/tests_replay --gtest_filter='ReplayGolden.*'
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "base/atomic_file.h"
+#include "harness/arguments.h"
 #include "tests/replay/replay_test_util.h"
 #include "traces/mtr_format.h"
 
@@ -22,19 +24,19 @@ std::string current_table() {
   std::ostringstream out;
   out << "trace,policy,scope,capacity_per_layer,lookups,hits,decode_lookups,decode_hits,evictions,"
          "over_capacity_invocations,read_bytes\n";
-  // Every registered policy with its defaults, and the variants whose parameter changes the algorithm.
-  std::vector<std::string> specs;
-  for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
-  specs.push_back("lfu:history=1");
+  const std::vector<std::string> specs = harness::all_eviction_specs();
   for (const auto& t : real_traces())
     for (const auto& spec : specs)
       for (CacheScope scope : {CacheScope::kPerLayer, CacheScope::kGlobal})
         for (uint64_t cap : kCapacities) {
           const auto r = replay::replay(*t->input, experts_config(spec, scope, cap));
           const auto& c = r.counters;
-          out << t->name << ',' << r.policy << ',' << scope_name(scope) << ',' << cap << ',' << c.lookups
-              << ',' << c.hits << ',' << c.decode_lookups << ',' << c.decode_hits << ',' << c.evictions << ','
-              << c.over_capacity_invocations << ',' << c.read_bytes << '\n';
+          // A canonical name with several parameters has commas: quoted, so the columns stay columns.
+          const bool quote = r.policy.find(',') != std::string::npos;
+          out << t->name << ',' << (quote ? "\"" + r.policy + "\"" : r.policy) << ',' << scope_name(scope)
+              << ',' << cap << ',' << c.lookups << ',' << c.hits << ',' << c.decode_lookups << ','
+              << c.decode_hits << ',' << c.evictions << ',' << c.over_capacity_invocations << ','
+              << c.read_bytes << '\n';
         }
   return out.str();
 }
@@ -63,9 +65,7 @@ TEST(ReplayGolden, MatchesCommittedTable) {
 // The lookup index of an .mtr file (traces/mtr_format.h, `trace import --lookup-index`) replays to the same
 // counts as the stream built from the records, for every golden configuration.
 TEST(ReplayGolden, TheMtrLookupIndexGivesTheSameCounts) {
-  std::vector<std::string> specs;
-  for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
-  specs.push_back("lfu:history=1");
+  const std::vector<std::string> specs = harness::all_eviction_specs();
   for (const auto& t : real_traces()) {
     const std::string bytes = traces::encode_mtr(t->trace, traces::MtrWriteOptions{.lookup_index = true});
     const auto m = traces::decode_mtr_lookups(bytes, t->name + ".mtr", true);
