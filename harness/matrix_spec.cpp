@@ -186,6 +186,10 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
     }
   for (size_t i = 0; i < s.models.size(); ++i) try {
       (void)load_model(s.models[i].model);
+    } catch (const UsageError& e) {
+      // A usage error (the model is one of the command's outputs) stays one: exit 2, with its JSON path.
+      const JsonAt at = root["models"][i]["model"];
+      throw UsageError(at.file() + ": " + at.path() + ": " + e.what());
     } catch (const Error& e) {
       root["models"][i]["model"].fail(e.what());
     }

@@ -95,7 +95,7 @@ class RunResult(dict):
 
 def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1,
         routing="identity", scheduling="", prefetch="none", host_budget="", recover_on="gpu", compute_on="gpu",
-        pools="", shards=None, delta=0, store="", ratio=0.0, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
+        pools="", shards=None, delta=0, store="", ratio=None, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
         allow_overcommit=False, dense="pinned", timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
     """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
     a = _args
@@ -107,9 +107,10 @@ def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-ori
         host_budget=a.size("host_budget", host_budget) if host_budget != "" else "",
         recover_on=a.text("recover_on", recover_on), compute_on=a.text("compute_on", compute_on),
         pools=a.text("pools", pools), shards=None if shards is None else a.integer("shards", shards),
-        delta=a.integer("delta", delta), store=a.path("store", store), ratio=a.real("ratio", ratio),
+        delta=a.integer("delta", delta), store=a.path("store", store), ratio=None if ratio is None else a.real("ratio", ratio),
         grid=a.real("grid", grid), seed=a.integer("seed", seed, 0, a.U64), io_depth=a.integer("io_depth", io_depth),
         io=a.text("io", io), workers=a.integer("workers", workers), force=a.flag("force", force),
+        allow_overcommit=a.flag("allow_overcommit", allow_overcommit), dense=a.text("dense", dense),
         timeline=a.path("timeline", timeline),
         timeline_steps=None if timeline_steps is None else a.text("timeline_steps", timeline_steps),
         format=a.text("format", format), fields=a.text("fields", fields), model=a.path("model", model),
@@ -139,8 +140,9 @@ def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope
         policy=a.strings("policy", policy), budget=a.strings("budget", budget, a.budget), hw=a.path("hw", hw),
         scope=a.joined("scope", scope), batch=a.integer("batch", batch), io_depth=a.integer("io_depth", io_depth),
         jobs=a.integer("jobs", jobs), routing=a.strings("routing", routing), prefetch=a.strings("prefetch", prefetch),
-        force=a.flag("force", force), format=a.text("format", format), fields=a.text("fields", fields),
-        model=a.path("model", model), progress=progress)
+        force=a.flag("force", force), allow_overcommit=a.flag("allow_overcommit", allow_overcommit),
+        format=a.text("format", format), fields=a.text("fields", fields), model=a.path("model", model),
+        progress=progress)
     return CompareResult(*_core._compare(_trace(trace), options))
 
 
@@ -155,7 +157,8 @@ def plan(trace=None, *, budget=None, model="", hw="jetson-agx-orin-64gb", pools=
         workers=a.integer("workers", workers), shards=None if shards is None else a.integer("shards", shards),
         ratio=None if ratio is None else a.real("ratio", ratio), store=a.path("store", store),
         phase=a.text("phase", phase), inclusion=a.path("inclusion", inclusion),
-        runners_up=a.integer("runners_up", runners_up), force=a.flag("force", force), format=a.text("format", format),
+        runners_up=a.integer("runners_up", runners_up), force=a.flag("force", force),
+        allow_overcommit=a.flag("allow_overcommit", allow_overcommit), format=a.text("format", format),
         fields=a.text("fields", fields))
     return _core._plan(None if trace is None else _trace(trace), options)
 

@@ -158,7 +158,8 @@ TEST_F(IndirectInputs, MatrixSpecModelsAndTraces) {
     "systems": ["offload"], "budgets": ["1MiB"], "repeat": 2})";
   const std::string model = preset("models", "tiny-moe");
   expect_refused("validate --matrix " + spec + " -o " + model, model,
-                 "is the same file as input '" + model + "' (" + spec + ": the model, --model tiny-moe");
+                 spec + ": models[0].model: --output '" + model + "' is the same file as input '" + model +
+                     "' (the model, preset tiny-moe)");
   expect_refused("validate --matrix " + spec + " --csv " + path("t5.mtr"), path("t5.mtr"),
                  "(" + spec + ": traces[0].calibrate)");
 }

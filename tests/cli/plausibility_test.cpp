@@ -35,15 +35,19 @@ void expect_usage_error(const std::string& args, const std::string& message) {
 }
 
 TEST(Plausibility, OutOfRangeOptionsAreUsageErrors) {
-  expect_usage_error("run " + kQwen + " --budget 2GiB --io-depth 0", "--io-depth must be at least 1");
-  expect_usage_error("compare " + kQwen + " --budget 2GiB --io-depth 0", "--io-depth must be at least 1");
+  expect_usage_error("run " + kQwen + " --budget 2GiB --io-depth 0",
+                     "--io-depth must be a whole number from 1 to 4096");
+  expect_usage_error("compare " + kQwen + " --budget 2GiB --io-depth 0",
+                     "--io-depth must be a whole number from 1 to 4096");
   expect_usage_error("run " + kQwen + " --budget 2GiB --batch 0", "--batch must be at least 1");
   expect_usage_error("replay " + kQwen + " --policy lru --budget 8 --batch 0", "--batch must be at least 1");
   expect_usage_error("compare " + kQwen + " --batch 0", "--batch must be at least 1");
   expect_usage_error("replay " + kQwen + " --policy lru --budget 8 --jobs 0",
                      "--jobs: expected a whole number from 1 to 1024, got 0");
-  expect_usage_error("compare " + kQwen + " --jobs 0", "--jobs: expected a whole number from 1 to 1024, got 0");
-  expect_usage_error("compare " + kQwen + " --threads 0", "--threads: expected a whole number from 1 to 1024");
+  expect_usage_error("compare " + kQwen + " --jobs 0",
+                     "--jobs: expected a whole number from 1 to 1024, got 0");
+  expect_usage_error("compare " + kQwen + " --threads 0",
+                     "--threads: expected a whole number from 1 to 1024");
   expect_usage_error("run " + kQwen + " --budget 2GiB --workers 100000", "--workers 100000 is too large");
   expect_usage_error("run " + kQwen + " --budget 0", "--budget: budget '0' must be greater than 0");
   expect_usage_error("run " + kQwen + " --budget 0GiB", "must be greater than 0");

@@ -154,8 +154,9 @@ TEST(Mrc, ShardsWithinTheStatedBound) {
                 : replay::replay(*t->input, ReplayConfig{policy, CacheScope::kGlobal, caps[i]}).hit_pct;
         const double err = std::abs(est.points[i].hit_pct - truth);
         sum += err;
-        if (caps[i].value >= 2 * k)
+        if (caps[i].value >= 2 * k) {
           EXPECT_LE(err, 3.0) << t->name << " " << policy << " " << caps[i].to_string();
+        }
         EXPECT_GE(est.hit_pct_stderr[i], 0.0);
       }
       EXPECT_LE(sum / caps.size(), 1.5) << t->name << " " << policy;

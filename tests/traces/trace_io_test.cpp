@@ -17,8 +17,8 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/json_io.h"
-#include "core/model_spec.h"
 #include "base/warnings.h"
+#include "core/model_spec.h"
 #include "tests/cli/cli_test_util.h"
 #include "traces/lookup_stream.h"
 
@@ -127,14 +127,16 @@ TEST(TraceIo, ModelGivesShapeAndSizesAndMustFit) {
     EXPECT_THAT(e.what(), HasSubstr("qwen3-30b-a3b.route.csv:2: field 'n_layer'"));
   }
   write_file_atomic(dir + "/wide.jsonl", "{\"token\":0,\"layer\":60,\"experts\":[5,9]}\n");
-  EXPECT_THAT([&] {
-    try {
-      (void)load_trace(dir + "/wide.jsonl", lo);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("wide.jsonl:1: field 'layer'"));
+  EXPECT_THAT(
+      [&] {
+        try {
+          (void)load_trace(dir + "/wide.jsonl", lo);
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("wide.jsonl:1: field 'layer'"));
   save_mtr(load_trace(dir + "/wide.jsonl"), dir + "/wide.mtr");
   EXPECT_THROW((void)load_trace(dir + "/wide.mtr", lo), Error);
   fs::remove_all(dir);
@@ -144,14 +146,16 @@ TEST(TraceIo, BadOptionsAndEmptyFiles) {
   const std::string dir = temp_dir("moesim_trace_io_bad");
   fs::create_directories(dir);
   write_file_atomic(dir + "/empty.jsonl", "");
-  EXPECT_THAT([&] {
-    try {
-      (void)load_trace(dir + "/empty.jsonl");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("empty.jsonl: empty file"));
+  EXPECT_THAT(
+      [&] {
+        try {
+          (void)load_trace(dir + "/empty.jsonl");
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("empty.jsonl: empty file"));
   LoadOptions lo;
   lo.format = "parquet";
   EXPECT_THROW((void)load_trace(kTraces + "qwen3-30b-a3b.route.csv", lo), Error);
@@ -200,7 +204,8 @@ TEST(TraceIo, DetectsFormatsByContent) {
   // Import-only options on fixed-column formats are refused, naming the option.
   lo = {};
   lo.skip_warmup = true;
-  EXPECT_THAT(load_error(dir + "/real.bin", lo), HasSubstr("--skip-warmup applies to JSONL and CSV input only"));
+  EXPECT_THAT(load_error(dir + "/real.bin", lo),
+              HasSubstr("--skip-warmup applies to JSONL and CSV input only"));
   lo = {};
   lo.token_from = "bogus";
   EXPECT_THROW((void)load_trace(dir + "/t.jsonl", lo), UsageError);
@@ -210,11 +215,13 @@ TEST(TraceIo, DetectsFormatsByContent) {
 TEST(TraceIo, SeveralFilesAsSeveralSequences) {
   const std::string dir = temp_dir("moesim_trace_io_multi");
   fs::create_directories(dir);
-  write_file_atomic(dir + "/a.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n"
-                                      "{\"token\":1,\"layer\":0,\"experts\":[3,2]}\n");
+  write_file_atomic(dir + "/a.jsonl",
+                    "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n"
+                    "{\"token\":1,\"layer\":0,\"experts\":[3,2]}\n");
   write_file_atomic(dir + "/b.jsonl", "{\"token\":0,\"layer\":1,\"experts\":[4,5]}\n");
-  write_file_atomic(dir + "/c.jsonl", "{\"seq\":0,\"token\":0,\"layer\":0,\"experts\":[6,7]}\n"
-                                      "{\"seq\":2,\"token\":0,\"layer\":0,\"experts\":[8,7]}\n");
+  write_file_atomic(dir + "/c.jsonl",
+                    "{\"seq\":0,\"token\":0,\"layer\":0,\"experts\":[6,7]}\n"
+                    "{\"seq\":2,\"token\":0,\"layer\":0,\"experts\":[8,7]}\n");
   const Trace t = load_traces({dir + "/a.jsonl", dir + "/b.jsonl", dir + "/c.jsonl"});
   // a -> seq 0, b -> seq 1, c's seq ids 0 and 2 -> 2 and 4 (offset = max seq + 1 of the files before).
   EXPECT_EQ(t.sequence_ids(), (std::vector<uint32_t>{0, 1, 2, 4}));
@@ -251,9 +258,10 @@ TEST(RealKinds, DeepSeekV2LiteHfHookCsv) {
   lo.fields = "seq=Batch Number,layer=Layer ID,experts=Activated Expert IDs";
   lo.token_from = "order";
   lo.model = "deepseek-v2-lite";
-  EXPECT_THAT(load_error(kFixtures + "deepseek_v2_lite_hf.csv", lo),
-              HasSubstr("deepseek_v2_lite_hf.csv:52: field 'layer': layer 26 outside the model's 26 MoE layers (ids "
-                        "start at 1? try --layer-base 1)"));
+  EXPECT_THAT(
+      load_error(kFixtures + "deepseek_v2_lite_hf.csv", lo),
+      HasSubstr("deepseek_v2_lite_hf.csv:52: field 'layer': layer 26 outside the model's 26 MoE layers: "
+                "the layer counts disagree (ids start at 1? try --layer-base 1)"));
   lo.layer_base = 1;
   const Trace t = load_trace(kFixtures + "deepseek_v2_lite_hf.csv", lo);
   EXPECT_EQ(t.records(), 78u);
@@ -289,10 +297,13 @@ TEST(RealKinds, VllmJsonlWithMetaLineAndWarmup) {
   EXPECT_EQ(std::vector<uint16_t>(e.begin(), e.end()), (std::vector<uint16_t>{41, 7, 63, 12, 30, 5, 18, 50}));
   // Without --where the meta line is an error naming it; without --skip-warmup the dummy tokens stay in.
   lo.where.clear();
-  EXPECT_THAT(load_error(kFixtures + "olmoe_vllm.jsonl", lo), HasSubstr("olmoe_vllm.jsonl:1: fields 'layer', 'experts': missing (no key named 'layer', 'topk_ids' in the "
-                        "record, which has: engine, model, num_experts, num_layers, top_k, type); map them with "
-                        "--fields layer=NAME,experts=NAME (not a routing record? keep only records with --where "
-                        "KEY=VALUE)"));
+  EXPECT_THAT(
+      load_error(kFixtures + "olmoe_vllm.jsonl", lo),
+      HasSubstr(
+          "olmoe_vllm.jsonl:1: fields 'layer', 'experts': missing (no key named 'layer', 'topk_ids' in the "
+          "record, which has: engine, model, num_experts, num_layers, top_k, type); map them with "
+          "--fields layer=NAME,experts=NAME (not a routing record? keep only records with --where "
+          "KEY=VALUE)"));
   lo.where = {"type=route"};
   lo.skip_warmup = false;
   set_warnings_printed(false);
@@ -321,7 +332,8 @@ TEST(RealKinds, MixtralProblemJsonl) {
   EXPECT_NEAR(t.weights(last)[0] + t.weights(last)[1], 1.0f, 1e-3f);
 }
 
-// ---- CLI end to end ----------------------------------------------------------------------------------------
+// ---- CLI end to end
+// ----------------------------------------------------------------------------------------
 
 std::pair<int, std::string> run(const std::string& args) {
   const auto r = moesim::test::moesim_combined(args);
@@ -361,7 +373,9 @@ TEST(TraceCli, ImportExportRoundTripAndFailuresLeaveNoOutput) {
   EXPECT_EQ(rc, 0);
   EXPECT_THAT(out, HasSubstr("sequences:        2"));
   // A bad input: error naming file, line and field; exit 1; no output file.
-  write_file_atomic(dir + "/bad.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n{\"token\":1,\"layer\":0,\"experts\":[1,1]}\n");
+  write_file_atomic(
+      dir + "/bad.jsonl",
+      "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n{\"token\":1,\"layer\":0,\"experts\":[1,1]}\n");
   std::tie(rc, out) = run("trace import " + dir + "/bad.jsonl -o " + dir + "/bad.mtr");
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("bad.jsonl:2: field 'experts'"));
