@@ -247,7 +247,7 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
       const uint32_t a = todo.back();
       todo.pop_back();
       for (const ClusterLinkSpec& l : topo)
-        for (const auto [from, to] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
+        for (const auto& [from, to] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
           if (from == a && !reached[to]) {
             reached[to] = true;
             todo.push_back(to);
