@@ -4,8 +4,8 @@
 // joined by a network of links.
 //
 //   {"model": "deepseek-v2-lite",
-//    "network": {"bandwidth": "500Mbit/s", "latency": "1ms"},      // the full mesh's default link; null:
-//    none "servers": [{"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "6GiB",
+//    "network": {"bandwidth": "500Mbit/s", "latency": "1ms"},  // the full mesh's default link; null: none
+//    "servers": [{"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "6GiB",
 //                 "traces": ["a.mtr"], "arrival": "poisson:10s",   // or "timestamps:FILE"
 //                 "nic": "1Gbit/s"}],                              // optional
 //    "links": [{"from": "a", "to": "b", "bandwidth": "100Mbit/s", "latency": "5ms"}]}

@@ -11,11 +11,11 @@
 //     (a) X was in S: X becomes LIR; remove X from Q; the LIR key at the bottom of S becomes HIR and moves to
 //         the end of Q; stack pruning
 //     (b) X was not in S: X stays HIR; move X to the end of Q
-//   access to a non-resident key X (miss): evict the resident HIR key at the front of Q (if it is in S it
-//   stays
-//     there as non-resident); load X and put it on the top of S
-//     (a) X was in S: X becomes LIR; the LIR key at the bottom of S moves to the end of Q as HIR; stack
-//     pruning (b) X was not in S: X is HIR and goes to the end of Q
+//   access to a non-resident key X (miss): evict the resident HIR key at the front of Q (if it is in S,
+//     it stays there as non-resident); load X and put it on the top of S
+//     (a) X was in S: X becomes LIR; the LIR key at the bottom of S moves to the end of Q as HIR;
+//         stack pruning
+//     (b) X was not in S: X is HIR and goes to the end of Q
 //   while the cache fills, every new key is LIR until the LIR keys reach Llirs
 //
 // Parameters as libCacheSim's LIRS: Lhirs = max(1, floor(hir x capacity)) with hir = 1%, Llirs = capacity -

@@ -9,8 +9,8 @@
 //   evictS():    while S is not empty: t = tail of S
 //                  if t.freq >= 2 (the paper's "t.freq > 1"): move t to the head of M (M may now exceed its
 //                     share: the next eviction then comes from M)
-//                  else: insert t at the head of G (dropping G's tail while G is over its size); evict t;
-//                  done
+//                  else: insert t at the head of G (dropping G's tail while G is over its size);
+//                        evict t; done
 //   evictM():    while M is not empty: t = tail of M
 //                  if t.freq > 0: t.freq = t.freq - 1; move t to the head of M   (FIFO-reinsertion)
 //                  else: evict t; done

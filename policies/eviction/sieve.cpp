@@ -1,9 +1,10 @@
 // SIEVE: Zhang, Yang, Yue, Vigfusson and Rashmi, "SIEVE is Simpler than LRU: an Efficient Turn-Key Eviction
 // Algorithm for Web Caches", NSDI 2024 (the algorithm's pseudocode, Algorithm 1 / Figure 2 of the paper).
 //
-//   a FIFO queue (new objects at the head), a visited bit per object and a hand that persists across
-//   evictions on hit(k):   visited(k) = 1 on admit(k): visited(k) = 0; insert k at the head evict():     o =
-//   hand, or the tail when the hand is empty
+//   a FIFO queue (new objects at the head), a visited bit per object, a hand that persists across evictions
+//   on hit(k):   visited(k) = 1
+//   on admit(k): visited(k) = 0; insert k at the head
+//   evict():     o = hand, or the tail when the hand is empty
 //                while visited(o): visited(o) = 0; o = o.prev (towards the head), or the tail past the head
 //                hand = o.prev; remove o
 //
