@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real Slurm array job on this one machine: starts a private munged, slurmctld and slurmd
-# (experiments/slurm/slurm-daemons.sh), submits
-# experiments/slurm/sweep.sbatch as an N-task array over SPEC, waits for it, merges the shards into
-# OUTDIR/merged, and stops the daemons (also on failure). Everything lives in a temporary folder with its
+# (experiments/slurm/slurm-daemons.sh), submits SPEC with experiments/slurm/submit.sh as an N-task array
+# (ids 1, 3, ..., 2N-1) and its chained merge job, waits for both (OUTDIR/merged), and stops the daemons
+# (also on failure). Everything lives in a temporary folder with its
 # own config, key, ports and logs; nothing in /etc is changed. tests/cli/sweep_slurm_longtest.cpp runs it.
 #   experiments/slurm/single-node.sh MOESIM SPEC.json OUTDIR [TASKS]
 # Exit status: 0 merged; 1 the job or the merge failed; 77 Slurm or munge is not installed or not root.
@@ -24,26 +24,29 @@ me=single-node.sh
 start_slurm_daemons moesim 17000
 host="$(hostname -s)"
 
-# The array job, exactly as a user would submit it (one CPU a task, so all tasks fit on a small machine).
+# The array job and its merge, exactly as a user would submit them (one CPU a task, so all tasks fit on a
+# small machine), with a stepped range not starting at 0 (1, 3, 5, ...) so that the task id to shard mapping
+# is exercised: the merge runs as its own job after the array (afterok).
 cd "$(dirname "$spec")"
-job="$(sbatch --parsable --array=0-$((tasks - 1)) --cpus-per-task=1 --output="$d/task-%a.out" \
-  --export=ALL,MOESIM="$moesim" "$here/sweep.sbatch" "$spec" "$out")"
+ids="$(MOESIM="$moesim" "$here/submit.sh" "$spec" "$out" --array="1-$((2 * tasks - 1)):2" --cpus-per-task=1 \
+  --output="$d/task-%a.out")"
+job="$(echo "$ids" | sed -n 's/^array \([0-9]*\), merge \([0-9]*\)$/\1/p')"
+merge="$(echo "$ids" | sed -n 's/^array \([0-9]*\), merge \([0-9]*\)$/\2/p')"
+[ -n "$job" ] && [ -n "$merge" ] || fail "submit.sh printed '$ids'"
 for _ in $(seq 1200); do
-  [ -z "$(squeue -h -j "$job" 2> /dev/null)" ] && break
+  [ -z "$(squeue -h -j "$job,$merge" 2> /dev/null)" ] && break
   sleep 0.25
 done
-[ -z "$(squeue -h -j "$job" 2> /dev/null)" ] && sleep 0.5 || fail "job $job did not finish in 5 minutes"
-# Every task's exit code, from the controller (no accounting database here).
+[ -z "$(squeue -h -j "$job,$merge" 2> /dev/null)" ] && sleep 0.5 || fail "jobs $job and $merge did not finish in 5 minutes"
+# Every task's shard, from the files (no accounting database here).
 bad=0
 for i in $(seq 0 $((tasks - 1))); do
   [ -f "$out/shard-$i/manifest.json" ] && grep -q '"state": "finished"' "$out/shard-$i/manifest.json" || {
-    echo "single-node.sh: task $i left no finished shard:" >&2
-    cat "$d/task-$i.out" >&2 || true
+    echo "single-node.sh: shard $i (task $((2 * i + 1))) is not finished:" >&2
+    cat "$d/task-$((2 * i + 1)).out" >&2 || true
     bad=1
   }
 done
 [ "$bad" = 0 ] || fail "job $job failed"
-shards=()
-for i in $(seq 0 $((tasks - 1))); do shards+=("$out/shard-$i"); done
-"$moesim" -q merge "${shards[@]}" -o "$out/merged"
-echo "single-node.sh: job $job ($tasks tasks on $host) merged into $out/merged"
+[ -f "$out/merged/results.csv" ] || { cat "$out"/merge-*.out >&2 || true; fail "the merge job $merge wrote no $out/merged"; }
+echo "single-node.sh: job $job ($tasks tasks on $host, ids 1-$((2 * tasks - 1)):2) merged by job $merge into $out/merged"
