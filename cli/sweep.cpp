@@ -1,7 +1,8 @@
-// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--json] -o DIR`: options and help;
-// what it does is harness/sweep_job.h. This file also owns the runner of a sweep's points
+// `moesim sweep SPEC.json [--jobs N] [--shard i/N] [--resume] [--force] [--dry-run] [--json] -o DIR`: options
+// and help; what it does is harness/sweep_job.h. This file also owns the runner of a sweep's points
 // (cli/run_command.h): a point is its command's own option parsing and callback.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,7 +75,10 @@ struct SweepOptions {
 
 void execute(const SweepOptions& o) {
   const SweepOutcome out = run_sweep(o.args, run_command, command_line_inputs, check_command);
-  if (o.json) write_json_file("-", out.summary);
+  if (o.json)
+    write_json_file("-", out.summary);
+  else if (o.args.dry_run)
+    std::fputs(out.text.c_str(), stdout);
   if (!out.error.empty()) throw Error(out.error);
 }
 
@@ -82,7 +86,8 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   SweepArgs* a = &o->args;
   app.add_option("spec", a->spec, "sweep spec (JSON; docs/sweep.md)")->required();
-  app.add_option("-o,--output", a->out, "output folder (points/, results.csv, manifest.json)")->required();
+  app.add_option("-o,--output", a->out,
+                 "output folder (points/, results.csv, manifest.json); required unless --dry-run");
   app.add_option("--jobs", a->jobs, "points run at once, one thread each (0 = every CPU)")
       ->capture_default_str();
   app.add_option("--shard", a->shard, "run only the i-th of N disjoint slices (points i, i+N, ...): i/N");
@@ -90,6 +95,9 @@ void setup(CLI::App& app) {
       "--resume", a->resume,
       "finish a sweep in a folder that holds some of its points (removes a killed run's temporaries)");
   app.add_flag("--force", a->force, "run a spec of more than 10 million points");
+  app.add_flag("--dry-run", a->dry_run,
+               "count the points (per shard and command) and time three of them, writing nothing: an "
+               "estimate of the shard's time and a Slurm --time");
   app.add_flag("--json", o->json, "print a JSON summary (points run, failed, not written; docs/sweep.md)");
   app.callback([o] { execute(*o); });
 }

@@ -30,7 +30,7 @@ CacheScope parse_scope(const std::string& s);  // "global", "layer" (or "per-lay
 
 // How big the cache is, as the user said it.
 struct CacheCapacity {
-  enum class Unit : uint8_t { kExperts, kBytes };
+  enum class Unit : uint8_t { kExperts, kBytes, kShareOfExperts, kTopKMultiple };
   Unit unit = Unit::kExperts;
   // kExperts: experts PER LAYER. Scope kPerLayer: every layer's cache holds `value` experts. Scope kGlobal:
   //           one cache of value * layers experts (counted in experts, whatever their sizes).
@@ -38,9 +38,20 @@ struct CacheCapacity {
   //           floor(that / expert_bytes[layer]) experts. Scope kGlobal: one cache of `value` bytes; when all
   //           layers have the same expert size this is floor(value / expert_bytes) experts, otherwise keys
   //           are weighed in bytes.
+  // The two relative units make one budget mean the same share of every model in a grid over several:
+  // kShareOfExperts ("25%", "12.5%"): `value` parts per million of the model's routed experts: that share of
+  //           their bytes when expert sizes are known, else floor(share x experts) experts per layer.
+  // kTopKMultiple ("2xtopk", "2x top-k"): floor(value / 1000 x top-k) experts per layer.
+  // resolved() turns them into one of the first two once the model is known; make_cache_config does it too.
   uint64_t value = 0;
-  static CacheCapacity parse(const std::string& text);  // "3000MiB" (a unit) -> bytes; "32" -> experts
-  std::string to_string() const;                        // "32 experts/layer" or "3000 MiB"
+  // "3000MiB" (a unit) -> bytes; "32" -> experts; "25%" -> share; "2xtopk" -> multiple. Throws Error.
+  static CacheCapacity parse(const std::string& text);
+  std::string to_string() const;  // "32 experts/layer", "3000 MiB", "25% of the experts", "2 x top-k/layer"
+  bool relative() const { return unit == Unit::kShareOfExperts || unit == Unit::kTopKMultiple; }
+  // This capacity in experts per layer or bytes for a model of `layers` x `experts` routed experts of top-k
+  // `top_k`, whose routed experts weigh `all_experts_bytes` in all (0: sizes unknown). An absolute capacity
+  // is returned as it is. Throws Error when the result is below one expert.
+  CacheCapacity resolved(uint32_t layers, uint32_t experts, uint32_t top_k, uint64_t all_experts_bytes) const;
 };
 
 struct CacheConfig {

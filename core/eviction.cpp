@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/units.h"
@@ -18,6 +20,58 @@ CacheScope parse_scope(const std::string& s) {
   throw Error("unknown cache scope '" + s + "' (known: global, layer)");
 }
 
+namespace {
+
+// A positive decimal ("25", "12.5") scaled by `scale` and rounded down: digits, at most one point, at most
+// six decimals; nullopt otherwise.
+std::optional<uint64_t> scaled_decimal(std::string_view t, uint64_t scale) {
+  if (t.empty() || t.size() > 24) return std::nullopt;
+  uint64_t whole = 0, frac = 0, frac_scale = 1;
+  bool point = false, any = false;
+  for (char ch : t) {
+    if (ch == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
+    any = true;
+    if (!point) {
+      if (whole > 1'000'000'000) return std::nullopt;
+      whole = whole * 10 + static_cast<uint64_t>(ch - '0');
+    } else {
+      if (frac_scale >= 1'000'000) return std::nullopt;
+      frac = frac * 10 + static_cast<uint64_t>(ch - '0');
+      frac_scale *= 10;
+    }
+  }
+  if (!any) return std::nullopt;
+  return whole * scale + frac * scale / frac_scale;
+}
+
+std::string lower_no_space(const std::string& text) {
+  std::string t;
+  for (char ch : text)
+    if (!std::isspace(static_cast<unsigned char>(ch)))
+      t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return t;
+}
+
+// "12.5" from parts per `scale`, without trailing zeros.
+std::string decimal_text(uint64_t v, uint64_t scale) {
+  std::string s = std::to_string(v / scale);
+  uint64_t frac = v % scale;
+  if (frac == 0) return s;
+  std::string f;
+  for (uint64_t d = scale / 10; d > 0; d /= 10) {
+    f += static_cast<char>('0' + frac / d);
+    frac %= d;
+  }
+  while (!f.empty() && f.back() == '0') f.pop_back();
+  return s + "." + f;
+}
+
+}  // namespace
+
 CacheCapacity CacheCapacity::parse(const std::string& text) {
   if (text.empty())
     throw Error("capacity: empty value (give experts per layer, e.g. 32, or bytes, e.g. 3000MiB)");
@@ -31,20 +85,79 @@ CacheCapacity CacheCapacity::parse(const std::string& text) {
       throw Error("capacity '" + text + "' is too large");
     return c;
   }
+  const std::string t = lower_no_space(text);
+  if (t.back() == '%') {
+    const auto ppm = scaled_decimal(std::string_view(t).substr(0, t.size() - 1), 10'000);
+    if (!ppm || *ppm == 0 || *ppm > 1'000'000)
+      throw Error("capacity '" + text +
+                  "': a share of the model's experts is a percentage above 0 and at most 100 (e.g. 25%)");
+    c.unit = Unit::kShareOfExperts;
+    c.value = *ppm;
+    return c;
+  }
+  for (const char* suffix : {"xtop-k", "xtopk", "x-top-k", "x-topk", "*top-k", "*topk"}) {
+    const std::string_view sv(suffix);
+    if (t.size() > sv.size() && t.compare(t.size() - sv.size(), sv.size(), sv) == 0) {
+      const auto m = scaled_decimal(std::string_view(t).substr(0, t.size() - sv.size()), 1000);
+      if (!m || *m == 0 || *m > 1'000'000)
+        throw Error(
+            "capacity '" + text +
+            "': a multiple of top-k is a number above 0 and at most 1000 before 'x top-k' (e.g. 2xtopk)");
+      c.unit = Unit::kTopKMultiple;
+      c.value = *m;
+      return c;
+    }
+  }
   bool has_unit = false;
   for (char ch : text) has_unit = has_unit || std::isalpha(static_cast<unsigned char>(ch));
   if (!has_unit)
     throw Error(
         "capacity '" + text +
-        "': a plain number must be a whole count of experts per layer; sizes need a unit (e.g. 3000MiB)");
+        "': a plain number must be a whole count of experts per layer; sizes need a unit (e.g. 3000MiB), "
+        "shares a % (25%), multiples of top-k an 'xtopk' (2xtopk)");
   c.unit = Unit::kBytes;
   c.value = parse_bytes(text);
   return c;
 }
 
 std::string CacheCapacity::to_string() const {
-  if (unit == Unit::kExperts) return std::to_string(value) + " experts/layer";
+  switch (unit) {
+    case Unit::kExperts:
+      return std::to_string(value) + " experts/layer";
+    case Unit::kShareOfExperts:
+      return decimal_text(value, 10'000) + "% of the experts";
+    case Unit::kTopKMultiple:
+      return decimal_text(value, 1000) + " x top-k experts/layer";
+    case Unit::kBytes:
+      break;
+  }
   return format_bytes(value);
+}
+
+CacheCapacity CacheCapacity::resolved(uint32_t layers, uint32_t experts, uint32_t top_k,
+                                      uint64_t all_experts_bytes) const {
+  if (!relative()) return *this;
+  CacheCapacity c;
+  if (unit == Unit::kTopKMultiple) {
+    c.unit = Unit::kExperts;
+    c.value = uint64_t{top_k} * value / 1000;
+    if (c.value == 0)
+      throw Error("capacity " + to_string() + " is less than one expert per layer (top-k " +
+                  std::to_string(top_k) + ")");
+    return c;
+  }
+  if (all_experts_bytes > 0) {
+    c.unit = Unit::kBytes;
+    // all x ppm / 10^6 without overflow (all may be petabytes, ppm up to 10^6).
+    c.value = all_experts_bytes / 1'000'000 * value + all_experts_bytes % 1'000'000 * value / 1'000'000;
+  } else {
+    c.unit = Unit::kExperts;
+    c.value = uint64_t{experts} * value / 1'000'000;
+  }
+  if (c.value == 0)
+    throw Error("capacity " + to_string() + " is less than one expert (" + std::to_string(layers) + " x " +
+                std::to_string(experts) + " experts)");
+  return c;
 }
 
 uint64_t CacheConfig::total_capacity_experts() const {
@@ -79,6 +192,12 @@ CacheConfig make_cache_config(uint32_t layers, uint32_t experts, uint32_t top_k,
   c.experts = experts;
   c.top_k = top_k;
   c.scope = scope;
+  if (capacity.relative()) {
+    uint64_t all = 0;  // the routed experts' bytes, when sizes are known
+    for (size_t l = 0; l < (expert_bytes.size() == 1 ? layers : expert_bytes.size()); ++l)
+      all += expert_bytes[expert_bytes.size() == 1 ? 0 : l] * experts;
+    capacity = capacity.resolved(layers, experts, top_k, all);
+  }
   c.requested = capacity;
   if (expert_bytes.size() == 1) {
     c.expert_bytes.assign(layers, expert_bytes[0]);

@@ -111,6 +111,18 @@ CacheCapacity parse_budget_option(const std::string& option, const std::string& 
   return c;
 }
 
+CacheCapacity resolve_budget_option(const std::string& option, const CacheCapacity& c,
+                                    const traces::TraceInfo& info, uint64_t all_experts_bytes) {
+  if (!c.relative()) return c;
+  CacheCapacity r;
+  try {
+    r = c.resolved(info.layers, info.experts, info.top_k, all_experts_bytes);
+  } catch (const Error& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+  return r;
+}
+
 uint64_t parse_bytes_option(const std::string& option, const std::string& text) {
   const CacheCapacity c = parse_budget_option(option, text);
   if (c.unit != CacheCapacity::Unit::kBytes)

@@ -52,8 +52,15 @@ std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2))
 // A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).
 std::string num_or_dash(const Json& v, const char* fmt, double scale = 1.0);
 
-// `option` names the flag in messages. Budgets must parse and be > 0.
+// `option` names the flag in messages. Budgets must parse and be > 0. A relative budget ("25%", "2xtopk")
+// parses here and is resolved by resolve_budget_option once the model is known.
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text);
+// `c` in experts per layer or bytes for the trace's model (its layers, experts, top-k) whose routed experts
+// weigh `all_experts_bytes` (0: unknown); an absolute budget comes back as it is, a relative one as what it
+// is for this model (outputs then report that: the budget each point of a grid over models ran). UsageError
+// naming the option when it comes to less than one expert.
+CacheCapacity resolve_budget_option(const std::string& option, const CacheCapacity& c,
+                                    const traces::TraceInfo& info, uint64_t all_experts_bytes);
 // A size in bytes with a unit ("32GiB"); UsageError naming the option otherwise.
 uint64_t parse_bytes_option(const std::string& option, const std::string& text);
 CacheScope parse_scope_option(const std::string& option, const std::string& text);

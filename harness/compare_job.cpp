@@ -122,7 +122,7 @@ CompareGrid check_compare_args(const CompareArgs& a) {
   return g;
 }
 
-CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
+CompareInputs load_compare_inputs(const CompareArgs& a, CompareGrid& g) {
   traces::Trace trace = traces::load_trace(a.trace, a.load);
   HardwareProfile hw = load_hardware(a.hw);
   std::optional<ModelSpec> model;
@@ -132,6 +132,8 @@ CompareInputs load_compare_inputs(const CompareArgs& a, const CompareGrid& g) {
   // Once per budget: the check's only scope-dependent warning is the global cache's, so checking at global
   // scope where the comparison has it raises every warning once (per scope, the others would come twice).
   const bool has_global = std::find(g.scopes.begin(), g.scopes.end(), CacheScope::kGlobal) != g.scopes.end();
+  for (auto& c : g.caps)
+    c = resolve_budget_option("--budget", c, trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>());
   for (const auto& c : g.caps)
     check_budget_plausibility("--budget", c, has_global ? CacheScope::kGlobal : g.scopes.front(),
                               trace.info(), costs.sizes["all_experts_bytes"].get<uint64_t>(), &hw, a.force);

@@ -164,9 +164,18 @@ uint64_t plan_budget(const PlanArgs& a, const CacheCapacity& budget_cap, const P
                      uint64_t expert_bytes) {
   const ModelSpec& model = s.model;
   const HardwareProfile& hw = s.hw;
-  uint64_t budget = budget_cap.value;
-  if (budget_cap.unit == CacheCapacity::Unit::kExperts)
-    budget = budget_cap.value * expert_bytes * model.moe_layers;
+  CacheCapacity resolved = budget_cap;
+  if (budget_cap.relative()) {
+    traces::TraceInfo shape;  // the model's shape: plan may run without a trace
+    shape.layers = model.moe_layers;
+    shape.experts = model.routed_experts;
+    shape.top_k = model.top_k;
+    resolved = resolve_budget_option("--budget", budget_cap, shape,
+                                     expert_bytes * model.routed_experts * model.moe_layers);
+  }
+  uint64_t budget = resolved.value;
+  if (resolved.unit == CacheCapacity::Unit::kExperts)
+    budget = resolved.value * expert_bytes * model.moe_layers;
   if (budget / model.moe_layers == 0)
     throw UsageError("--budget " + format_bytes(budget) + " is less than one byte per layer (" +
                      std::to_string(model.moe_layers) + " MoE layers): give at least " +

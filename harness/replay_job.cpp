@@ -67,13 +67,19 @@ void warn_over_capacity(uint64_t over, size_t invocations) {
          "experts passed through the cache (see over_capacity_invocations)");
 }
 
-void check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope, const traces::TraceInfo& info) {
+// The budgets for this trace's model (relative ones resolved), each checked for plausibility.
+std::vector<CacheCapacity> check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope,
+                                         const traces::TraceInfo& info) {
   uint64_t all_experts_bytes = 0;
   for (uint32_t l = 0; l < info.layers && !info.expert_bytes.empty(); ++l)
     all_experts_bytes +=
         uint64_t{info.experts} * info.expert_bytes[std::min<size_t>(l, info.expert_bytes.size() - 1)];
-  for (const auto& c : caps)
-    check_budget_plausibility("--budget", c, scope, info, all_experts_bytes, nullptr, false);
+  std::vector<CacheCapacity> out;
+  for (const auto& c : caps) {
+    out.push_back(resolve_budget_option("--budget", c, info, all_experts_bytes));
+    check_budget_plausibility("--budget", out.back(), scope, info, all_experts_bytes, nullptr, false);
+  }
+  return out;
 }
 
 // Token-level replay (routing policies, lifetimes): every (eviction, routing, budget), the Table-2 layout.
@@ -408,7 +414,7 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
   const auto& info = idx->info;
   const replay::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, info, idx->records, idx->sequences, a.batch);
-  check_budgets(caps, scope, info);
+  const std::vector<CacheCapacity> resolved = check_budgets(caps, scope, info);
   const traces::TraceCounts counts{.sequences = idx->sequences,
                                    .prefill_tokens = idx->prefill_tokens,
                                    .decode_tokens = idx->decode_tokens,
@@ -420,7 +426,7 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
                                    .has_logits = idx->has_logits};
   return run_cache_only(a, input, info, counts,
                         StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies,
-                        budgets, caps, scope);
+                        budgets, resolved, scope);
 }
 
 }  // namespace
@@ -470,10 +476,11 @@ std::string replay_output(const ReplayArgs& a) {
   if (stream.lookups() == 0) throw Error(a.trace + ": the trace has no routing records, nothing to replay");
   const replay::ReplayInput input(stream, info.top_k, info.expert_bytes);
   warn_trace_plausibility(a.trace, trace, a.batch);
-  check_budgets(caps, scope, info);
+  const std::vector<CacheCapacity> resolved = check_budgets(caps, scope, info);
 
-  if (!a.routing.empty() || a.lifetime) return run_routing(a, trace, input, policies, budgets, caps, scope);
-  if (!a.prefetch.empty()) return run_prefetch(a, trace, stream, input, policies, budgets, caps, scope);
+  if (!a.routing.empty() || a.lifetime)
+    return run_routing(a, trace, input, policies, budgets, resolved, scope);
+  if (!a.prefetch.empty()) return run_prefetch(a, trace, stream, input, policies, budgets, resolved, scope);
   // The trace's description is JSON-only (the counts take passes over the records).
   traces::TraceCounts counts;
   if (a.json) {
@@ -492,7 +499,7 @@ std::string replay_output(const ReplayArgs& a) {
   }
   return run_cache_only(a, input, info, counts,
                         StreamCounts{stream.invocations(), stream.lookups(), stream.decode_lookups()},
-                        policies, budgets, caps, scope);
+                        policies, budgets, resolved, scope);
 }
 
 }  // namespace moesim::harness

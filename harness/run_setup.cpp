@@ -378,7 +378,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
     throw UsageError("--budget: run simulates one budget (got " + std::to_string(budgets.size()) +
                      "); use `moesim compare` for several");
   const CacheScope scope = parse_scope_option("--scope", a.scope);
-  const CacheCapacity budget = parse_budget_option("--budget", budgets[0]);
+  CacheCapacity budget = parse_budget_option("--budget", budgets[0]);
   eviction_canonical_name(policies[0]);  // unknown policy: fail before loading the trace
   check_output_writable(a.out);
   if (!a.timeline.empty()) check_output_writable(a.timeline);
@@ -397,6 +397,8 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   p.costs = serving::model_costs(trace.info(), model);
   const serving::SourcedCosts& costs = p.costs;
   warn_trace_plausibility(a.trace, trace, a.batch);
+  budget = resolve_budget_option("--budget", budget, trace.info(),
+                                 costs.sizes["all_experts_bytes"].get<uint64_t>());
   // A pooled system's pools are per layer whatever --scope says (ZipMoE's hold compressed experts): the
   // global-cache working-set warning does not apply to it.
   check_budget_plausibility("--budget", budget, traits.per_layer_scope ? CacheScope::kPerLayer : scope,

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -406,6 +408,134 @@ void check_options(const Spec& spec, const PointRunner& check) {
   }
 }
 
+// "00:07:00" or "1-02:00:00": Slurm's --time for `s` seconds x 1.5, rounded up to whole minutes, at least
+// one.
+std::string slurm_time(double s) {
+  const double minutes_d = std::ceil(s * 1.5 / 60);
+  const uint64_t minutes = minutes_d < 1     ? 1
+                           : minutes_d > 1e9 ? 1'000'000'000
+                                             : static_cast<uint64_t>(minutes_d);
+  const uint64_t days = minutes / 1440, h = minutes % 1440 / 60, m = minutes % 60;
+  return days ? strprintf("%llu-%02llu:%02llu:00", static_cast<unsigned long long>(days),
+                          static_cast<unsigned long long>(h), static_cast<unsigned long long>(m))
+              : strprintf("%02llu:%02llu:00", static_cast<unsigned long long>(h),
+                          static_cast<unsigned long long>(m));
+}
+
+// A fresh private folder for a dry run's timed points, removed when it goes.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string tmpl = (fs::temp_directory_path() / "moesim-dry-run-XXXXXX").string();
+    if (!mkdtemp(tmpl.data()))
+      throw Error("sweep --dry-run: cannot create a temporary folder in " +
+                  fs::temp_directory_path().string());
+    path_ = tmpl;
+    fs::create_directories(path_ / "points");
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+SweepOutcome dry_run(const SweepArgs& a, const PointRunner& run_command, const Spec& spec, uint32_t shard,
+                     uint32_t shards) {
+  // Finished points count only in a folder of this very spec (another spec's would be refused by the run).
+  ShardWork w;
+  const fs::path dir = a.out.empty() ? fs::path() : fs::absolute(a.out);
+  bool resumable = false;
+  if (!dir.empty() && fs::exists(dir / "manifest.json")) {
+    const Json old = sweep::read_manifest(dir);
+    if (old["spec_hash"] != spec.hash)
+      throw Error(a.out + " holds the results of another spec (" + old["spec_hash"].get<std::string>() +
+                  "; this one is " + spec.hash + "): use another folder");
+    resumable = true;
+  }
+  w = shard_work(spec, resumable ? dir : fs::path("/nonexistent-moesim-dry-run"), shard, shards);
+  const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::map<std::string, size_t> per_command;
+  for (size_t i : w.todo) ++per_command[spec.points[i].at("command")];
+
+  std::vector<size_t> sample;
+  for (size_t k : {size_t{0}, w.todo.size() / 2, w.todo.size() - 1})
+    if (k < w.todo.size() && std::find(sample.begin(), sample.end(), w.todo[k]) == sample.end())
+      sample.push_back(w.todo[k]);
+  Json timed = Json::array();
+  double sum = 0;
+  size_t ok = 0;
+  {
+    const ScratchFolder scratch;
+    const SpecFolder in_spec_folder(a, spec.base);
+    for (size_t index : sample) {
+      std::vector<std::string> warnings;
+      bool unwritten = false;
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::optional<std::string> error =
+          run_point(run_command, spec, index, scratch.path(), &warnings, &unwritten);
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      Json one = {{"index", index}, {"id", sweep::point_id(spec, spec.points[index])}, {"seconds", t}};
+      if (error) {
+        one["error"] = *error;
+      } else {
+        sum += t;
+        ++ok;
+      }
+      timed.push_back(std::move(one));
+    }
+  }
+  const double mean = ok ? sum / static_cast<double>(ok) : 0;
+  const double est = w.todo.empty() ? 0
+                                    : mean * static_cast<double>(w.todo.size()) /
+                                          static_cast<double>(std::min<size_t>(jobs, w.todo.size()));
+
+  SweepOutcome out;
+  Json config = {{"spec", a.spec},
+                 {"output", a.out},
+                 {"shard", std::to_string(shard) + "/" + std::to_string(shards)},
+                 {"jobs", jobs},
+                 {"dry_run", true}};
+  Json& j = out.summary;
+  j["header"] = run_header("sweep", config);
+  j["warnings"] = warnings_json();
+  j["spec_hash"] = spec.hash;
+  j["points_total"] = spec.points.size();
+  j["shard_points"] = w.mine;
+  j["points_to_run"] = w.todo.size();
+  j["points_per_command"] = per_command;
+  j["timed_points"] = timed;
+  j["mean_point_s"] = ok ? Json(mean) : Json(nullptr);
+  j["estimate_s"] = ok ? Json(est) : Json(nullptr);
+  j["slurm_time"] = ok ? Json(slurm_time(est)) : Json(nullptr);
+
+  std::string commands;
+  for (const auto& [c, n] : per_command)
+    commands += (commands.empty() ? "" : ", ") + std::to_string(n) + " " + c;
+  out.text = strprintf("sweep %s (dry run, nothing written): %zu points; shard %u/%u has %zu, %zu to run%s\n",
+                       a.spec.c_str(), spec.points.size(), shard, shards, w.mine, w.todo.size(),
+                       commands.empty() ? "" : (" (" + commands + ")").c_str());
+  for (const Json& t : timed)
+    out.text += strprintf(
+        "  point %zu: %s%s\n", t["index"].get<size_t>(), rough_duration(t["seconds"].get<double>()).c_str(),
+        t.contains("error") ? (" -- failed: " + t["error"].get<std::string>()).c_str() : "");
+  if (ok)
+    out.text += strprintf(
+        "estimate: about %s for this shard with --jobs %u (the mean of the %zu timed point%s x %zu, over "
+        "%zu thread%s); Slurm array task: --time=%s (1.5 x the estimate)\n",
+        rough_duration(est).c_str(), jobs, ok, ok == 1 ? "" : "s", w.todo.size(),
+        std::min<size_t>(jobs, w.todo.size()), std::min<size_t>(jobs, w.todo.size()) == 1 ? "" : "s",
+        slurm_time(est).c_str());
+  else if (!w.todo.empty())
+    out.text += "estimate: none (every timed point failed; the sweep would fail them too)\n";
+  return out;
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of,
@@ -423,6 +553,8 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
   }
   uint32_t shard = 0, shards = 1;
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
+  if (a.dry_run) return dry_run(a, run_command, spec, shard, shards);
+  if (a.out.empty()) throw UsageError("sweep: an output folder is needed (-o DIR), except with --dry-run");
   const fs::path dir = fs::absolute(a.out);
   const fs::path manifest_path = dir / "manifest.json";
   {

@@ -38,6 +38,8 @@ struct SweepArgs {
   unsigned jobs = 0;                // 0: every CPU
   bool resume = false, force = false;
   bool report = true;  // the one-line summary on stderr
+  bool dry_run =
+      false;  // count and time, write nothing (run_sweep's summary is the dry run's; `out` optional)
 };
 
 // Runs `moesim ARGS...` (args[0] the command) in this process, on this thread; throws moesim::Error (or
@@ -47,6 +49,7 @@ using PointRunner = std::function<void(std::vector<std::string> args)>;
 struct SweepOutcome {
   Json summary;       // --json's summary (docs/sweep.md)
   std::string error;  // points that failed or files not written: the sweep's error, empty when none
+  std::string text;   // a dry run's report (empty otherwise: a sweep's report goes to stderr)
 };
 
 // The files `moesim ARGS...` would read, from its command line alone (cli/run_command.h's
@@ -60,6 +63,13 @@ using PointInputs = std::function<std::vector<NamedPath>(std::vector<std::string
 // `check_command` (optional) parses a command line with the command's own options and checks and does not
 // run it (cli::check_command): with it the spec's "options" are checked against each command of the spec
 // before any point runs, so options that do not fit fail the spec (naming /options) instead of every point.
+//
+// With a.dry_run nothing is written: the summary counts the spec's points, this shard's and those still to
+// run (a.out, when given and holding this spec's results, has some finished), per command, and times up to
+// three of the points to run (the first, the middle and the last), each run alone into a temporary folder
+// that is removed; `estimate_s` = their mean x points to run / min(jobs, points to run), which assumes the
+// points cost alike and the threads scale; `slurm_time` is 1.5 x that, rounded up to whole minutes, at least
+// one (an array task's --time). `text` holds the same for a terminal.
 SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const PointInputs& inputs_of,
                        const PointRunner& check_command = {});
 

@@ -482,7 +482,8 @@ py::object plan(const py::object& trace, py::dict kw) {
 // `moesim sweep --json -o OUTPUT`'s summary; `spec` is a file or the spec's JSON text (spec_json true). The
 // points run through the CLI's own option parsing (cli/run_command.h), as `moesim sweep` runs them.
 py::object sweep(const std::string& spec, bool spec_json, const std::string& output, unsigned jobs,
-                 const std::string& shard, bool resume, bool force, const py::object& progress) {
+                 const std::string& shard, bool resume, bool force, const py::object& progress,
+                 bool dry_run) {
   harness::SweepArgs a;
   a.spec = spec_json ? "spec" : spec;
   if (spec_json) a.spec_json = Json::parse(spec);
@@ -492,10 +493,11 @@ py::object sweep(const std::string& spec, bool spec_json, const std::string& out
   a.resume = resume;
   a.force = force;
   a.report = false;
+  a.dry_run = dry_run;
   const harness::SweepOutcome o = call_released(
       [&] {
-        if (a.out.empty()) throw UsageError("sweep: an output folder (output=) is needed");
-        if (!spec_json) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
+        if (a.out.empty() && !dry_run) throw UsageError("sweep: an output folder (output=) is needed");
+        if (!spec_json && !dry_run) refuse_outputs_over_inputs({{a.out, "output="}}, {{a.spec, "spec"}});
         return harness::run_sweep(a, cli::run_command, cli::command_line_inputs, cli::check_command);
       },
       progress);
@@ -508,7 +510,8 @@ void bind_commands(py::module_& m) {
   m.def("_compare", &compare, py::arg("trace"), py::arg("options"));
   m.def("_plan", &plan, py::arg("trace"), py::arg("options"));
   m.def("_sweep", &sweep, py::arg("spec"), py::arg("spec_json"), py::arg("output"), py::arg("jobs"),
-        py::arg("shard"), py::arg("resume"), py::arg("force"), py::arg("progress"));
+        py::arg("shard"), py::arg("resume"), py::arg("force"), py::arg("progress"),
+        py::arg("dry_run") = false);
   m.def("_run", &run, py::arg("trace"), py::arg("options"));
   m.def("_cluster", &cluster);
   m.def(

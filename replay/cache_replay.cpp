@@ -88,7 +88,7 @@ ReplayResult replay_result(const ReplayConfig& rc, const CacheConfig& cfg, const
   ReplayResult r;
   r.policy = eviction_canonical_name(rc.policy);
   r.scope = rc.scope;
-  r.capacity = rc.capacity;
+  r.capacity = cfg.requested;  // a relative capacity as it resolved for this trace
   r.capacity_experts = cfg.total_capacity_experts();
   r.capacity_bytes = cfg.total_capacity_bytes();
   r.expert_sizes_known = !cfg.expert_bytes.empty();

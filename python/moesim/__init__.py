@@ -172,11 +172,13 @@ class SweepResult(dict):
         self.results = results
 
 
-def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, progress=None):
+def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, progress=None, dry_run=False):
     """`moesim sweep SPEC --json -o OUTPUT`: spec is a spec file or the spec as a dict (docs/sweep.md; a dict's
     relative paths are relative to the current directory). output=None runs it in a temporary folder, removed
     afterwards (the summary's results_csv and manifest are then None) unless the sweep fails naming a file in
-    it: the folder is then kept, and the error says so."""
+    it: the folder is then kept, and the error says so. dry_run=True writes nothing and returns the dry run's
+    summary (a dict: points per shard and command, timed points, estimate_s, slurm_time), as `--dry-run
+    --json` prints it."""
     import pandas
 
     a = _args
@@ -186,6 +188,8 @@ def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, pro
         text, is_json = a.path("spec", spec), False
     rest = (a.integer("jobs", jobs), a.text("shard", shard), a.flag("resume", resume), a.flag("force", force),
             progress)
+    if a.flag("dry_run", dry_run):
+        return _core._sweep(text, is_json, "" if output is None else a.path("output", output), *rest, True)
     if output is not None:
         doc = _core._sweep(text, is_json, a.path("output", output), *rest)
         return SweepResult(doc, pandas.read_csv(doc["results_csv"]))

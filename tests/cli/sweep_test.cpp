@@ -364,6 +364,70 @@ TEST_F(SweepCli, JsonSummariesOfSweepAndMerge) {
   EXPECT_THAT(j["warnings"][0].get<std::string>(), HasSubstr("10 of the spec's 13 points"));
 }
 
+// --dry-run counts the points (shard, command) and times three of them, writing nothing into -o; with a
+// folder holding some of the spec's points it counts only the rest.
+TEST_F(SweepCli, ADryRunCountsAndTimesAndWritesNothing) {
+  const std::string out = dir_ + "/dry";
+  CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json --dry-run --shard 0/2 --jobs 2 --json -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["points_total"], 13);
+  EXPECT_EQ(j["shard_points"], 7);  // points 0, 2, ..., 12
+  EXPECT_EQ(j["points_to_run"], 7);
+  EXPECT_EQ(j["points_per_command"]["run"], 6);
+  EXPECT_EQ(j["points_per_command"]["replay"], 1);
+  ASSERT_EQ(j["timed_points"].size(), 3u);  // the first, the middle and the last to run
+  EXPECT_EQ(j["timed_points"][0]["index"], 0);
+  EXPECT_EQ(j["timed_points"][1]["index"], 6);
+  EXPECT_EQ(j["timed_points"][2]["index"], 12);
+  double sum = 0;
+  for (const Json& t : j["timed_points"]) {
+    EXPECT_FALSE(t.contains("error")) << t.dump();
+    sum += t["seconds"].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(j["estimate_s"].get<double>(), sum / 3 * 7 / 2);
+  EXPECT_THAT(j["slurm_time"].get<std::string>(), ::testing::MatchesRegex("[0-9][0-9]:[0-9][0-9]:00"));
+
+  // Half of the shard finished: only the rest is counted and timed.
+  ASSERT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json --shard 0/4 -o " + out).code, 0);
+  r = moesim_cli("-q sweep " + dir_ + "/spec.json --dry-run --json -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["points_to_run"], 13 - 4);
+  const std::string text = moesim_cli("sweep " + dir_ + "/spec.json --dry-run").out;
+  EXPECT_THAT(text, HasSubstr("13 points; shard 0/1 has 13, 13 to run (1 replay, 12 run)"));
+  EXPECT_THAT(text, HasSubstr("--time="));
+  EXPECT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json").code, 2);  // no -o without --dry-run
+}
+
+// Budgets relative to each model make one grid fit models of different sizes: 25% of the experts' bytes
+// and 2 x top-k experts per layer resolve per trace, as the same absolute budgets would run.
+TEST_F(SweepCli, RelativeBudgetsResolvePerModel) {
+  const std::string d = dir_ + "/rel";
+  fs::create_directories(d);
+  ASSERT_EQ(
+      moesim_cli("-q trace synth --model mixtral-8x7b --tokens 40 --prompt-tokens 4 --zipf 0.8 --seed 2 -o " +
+                 d + "/m.mtr")
+          .code,
+      0);
+  std::ofstream(d + "/spec.json") << R"({"command": "replay", "grid": {"trace": ["../q.mtr", "m.mtr"],
+      "policy": ["lru"], "budget": ["25%", "2xtopk"]}})";
+  CliResult r = moesim_cli("-q sweep " + d + "/spec.json -o " + d + "/out");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = read_text(d + "/out/results.csv");
+  // Each relative point equals the absolute budget it stands for on its model.
+  auto hit = [](const std::string& args) {
+    const CliResult one = moesim_cli("-q replay " + args + " --policy lru --json");
+    EXPECT_EQ(one.code, 0) << one.err;
+    return Json::parse(one.out)["results"][0]["hit_rate"].get<double>();
+  };
+  // Qwen3: 48 x 128 experts, top-8: 2 x top-k = 16 experts per layer; Mixtral: 32 x 8, top-2: 4.
+  EXPECT_DOUBLE_EQ(hit(dir_ + "/q.mtr --budget 2xtopk"), hit(dir_ + "/q.mtr --budget 16"));
+  EXPECT_DOUBLE_EQ(hit(d + "/m.mtr --budget 2xtopk"), hit(d + "/m.mtr --budget 4"));
+  EXPECT_EQ(count_lines(csv), 5u);  // header and 4 points, none failed
+}
+
 // A disk that fills up mid-sweep: a small tmpfs (root only). The sweep says how many point files it lost,
 // and --resume on a disk with room finishes them.
 TEST_F(SweepCli, AFullDiskSaysHowManyPointFilesWereNotWritten) {

@@ -39,6 +39,17 @@ def test_sweep_results_equal_the_cli_results_csv(spec_file, tmp_path):
     assert (tmp_path / "py" / "results.csv").read_bytes() == (tmp_path / "cli" / "results.csv").read_bytes()
 
 
+def test_a_dry_run_counts_and_times_and_writes_nothing(spec_file, tmp_path):
+    got = moesim.sweep(str(spec_file), output=str(tmp_path / "never"), dry_run=True, shard="1/2")
+    assert not (tmp_path / "never").exists()
+    assert got["points_total"] == 5 and got["shard_points"] == 2 and got["points_to_run"] == 2
+    assert [t["index"] for t in got["timed_points"]] == [1, 3]
+    assert got["estimate_s"] > 0 and got["slurm_time"] == "00:01:00"
+    assert moesim.sweep(SPEC, dry_run=True)["points_to_run"] == 5
+    with pytest.raises(TypeError):
+        moesim.sweep(SPEC, dry_run="yes")
+
+
 def test_a_dict_spec_in_a_temporary_folder_gives_the_same_results(spec_file, tmp_path):
     want = cli_sweep(spec_file, tmp_path / "cli")
     got = moesim.sweep(SPEC, jobs=2)

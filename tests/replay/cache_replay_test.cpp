@@ -385,6 +385,49 @@ TEST(ReplayErrors, CapacityParsing) {
   EXPECT_THROW(CacheCapacity::parse("3 parsecs"), Error);
 }
 
+// Relative budgets: a share of the model's experts (in bytes when their sizes are known, else per layer) and
+// a multiple of top-k, each resolved against the model's shape, rounded down.
+TEST(ReplayCapacity, RelativeBudgetsResolveAgainstTheModel) {
+  const CacheCapacity share = CacheCapacity::parse("12.5%");
+  EXPECT_EQ(share.unit, CacheCapacity::Unit::kShareOfExperts);
+  EXPECT_EQ(share.value, 125'000u);
+  EXPECT_EQ(share.to_string(), "12.5% of the experts");
+  // 48 x 128 experts of 3 MB: 12.5% of 18,432 MB is 2,304 MB; without sizes, 16 of 128 experts per layer.
+  const CacheCapacity bytes = share.resolved(48, 128, 8, 48ull * 128 * 3'000'000);
+  EXPECT_EQ(bytes.unit, CacheCapacity::Unit::kBytes);
+  EXPECT_EQ(bytes.value, 2'304'000'000u);
+  const CacheCapacity count = share.resolved(48, 128, 8, 0);
+  EXPECT_EQ(count.unit, CacheCapacity::Unit::kExperts);
+  EXPECT_EQ(count.value, 16u);
+  // Petabytes of experts at 100% do not overflow.
+  EXPECT_EQ(CacheCapacity::parse("100%").resolved(1, 1, 1, 1ull << 53).value, 1ull << 53);
+
+  for (const char* text : {"2xtopk", "2x top-k", "2X-TOP-K", "2*topk"}) {
+    const CacheCapacity m = CacheCapacity::parse(text);
+    EXPECT_EQ(m.unit, CacheCapacity::Unit::kTopKMultiple) << text;
+    EXPECT_EQ(m.resolved(48, 128, 6, 0).value, 12u) << text;
+  }
+  EXPECT_EQ(CacheCapacity::parse("1.5xtopk").resolved(2, 64, 3, 0).value, 4u);  // floor(4.5)
+  EXPECT_EQ(CacheCapacity::parse("32").resolved(2, 64, 3, 0).value, 32u);       // absolute: unchanged
+  for (const char* bad : {"0%", "101%", "%", "1.2.3%", "x%", "0xtopk", "xtopk", "-2xtopk", "1.0000001%"})
+    EXPECT_THROW(CacheCapacity::parse(bad), Error) << bad;
+  EXPECT_THROW(CacheCapacity::parse("0.1xtopk").resolved(2, 64, 6, 0), Error);  // below one expert
+  EXPECT_THROW(CacheCapacity::parse("0.5%").resolved(2, 64, 6, 0), Error);      // 0.32 experts per layer
+}
+
+// make_cache_config resolves a relative capacity itself, so a replay of one behaves as its absolute value.
+TEST(ReplayCapacity, ARelativeCapacityReplaysAsItsResolvedValue) {
+  const traces::Trace t = tiny_trace();  // 2 layers x 8 experts of 1000 bytes, top-2
+  const traces::LookupStream s = traces::build_lookup_stream(t);
+  const replay::ReplayInput in(s, 2, t.info().expert_bytes);
+  const auto rel = replay::replay(in, {"lru", CacheScope::kPerLayer, CacheCapacity::parse("50%")});
+  const auto abs = replay::replay(in, {"lru", CacheScope::kPerLayer, {CacheCapacity::Unit::kBytes, 8000}});
+  EXPECT_EQ(rel.capacity.unit, CacheCapacity::Unit::kBytes);
+  EXPECT_EQ(rel.capacity.value, 8000u);
+  EXPECT_EQ(rel.counters.hits, abs.counters.hits);
+  EXPECT_EQ(rel.capacity_experts, 8u);
+}
+
 TEST(ReplayCapacity, BytesWithUniformExpertSizesEqualExpertCounts) {
   const traces::Trace t = tiny_trace();  // 2 layers x 8 experts of 1000 bytes
   const traces::LookupStream s = traces::build_lookup_stream(t);
