@@ -15,9 +15,15 @@ void setup(CLI::App& app) {
   app.add_option("--model", a->load.model,
                  "model preset: take sizes from it (default: the trace's own sizes)");
   app.add_option("--hw", a->hw, "hardware profile")->capture_default_str();
+  app.add_option(
+         "--system", a->systems,
+         "compare systems instead of policies: specs such as offload:policy=lru,zipmoe,layer-offload "
+         "(repeatable or a list split on ',' before a system name); each system x --policy x budget x "
+         "scope is a full simulated run")
+      ->allow_extra_args(false);
   app.add_option("--policy", a->policies,
                  "eviction policy specs: repeatable, or a list split on ';' (or ',' before a policy name); "
-                 "default: all")
+                 "default: all (with --system: each system's default)")
       ->allow_extra_args(false);
   app.add_option(
          "--prefetch", a->prefetch,
@@ -50,11 +56,16 @@ void setup(CLI::App& app) {
   app.add_flag("--json", a->json, "print JSON (header, warnings, one row per cell; docs/cli-json.md)");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
   app.add_option("--csv", a->csv, "also write the table as CSV to this file (atomically)");
+  app.add_option("--plot", a->plot,
+                 "also draw hit rate and mean TPOT against the budget, a line per policy or system, a row of "
+                 "panels per scope (PNG, PDF or SVG by extension; python3-matplotlib)");
   app.callback([a] { compare(*a); });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("compare",
-                   "Compare eviction policies x routing policies x budgets in simulated offloaded serving",
-                   setup);
+MOESIM_CLI_COMMAND(
+    "compare",
+    "Compare eviction policies x routing policies x budgets in simulated offloaded serving, or "
+    "systems side by side (--system)",
+    setup);
 }  // namespace moesim::cli

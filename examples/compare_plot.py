@@ -43,7 +43,7 @@ def main():
     table = os.path.join(args.out, "compare.csv")
     frame.to_csv(table, index=False)
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot_compare.py"), table,
-                    os.path.join(args.out, "compare.png"), "--title",
+                    os.path.join(args.out, "compare.png"), "--pdf", "--title",
                     "Qwen3-30B-A3B (real routing trace), simulated Jetson AGX Orin 64GB: eviction policies"],
                    check=True)
     print(f"plot: {os.path.join(args.out, 'compare.png')}")

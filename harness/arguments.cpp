@@ -138,6 +138,20 @@ CacheScope parse_scope_option(const std::string& option, const std::string& text
   }
 }
 
+std::vector<CacheScope> parse_scope_list(const std::string& text) {
+  std::vector<CacheScope> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const CacheScope s = parse_scope_option("--scope", item);
+    for (CacheScope seen : out)
+      if (seen == s)
+        throw UsageError("--scope names '" + std::string(scope_name(s)) + "' twice: '" + text + "'");
+    out.push_back(s);
+  }
+  if (out.empty()) throw UsageError("--scope: expected global, layer or global,layer, got '" + text + "'");
+  return out;
+}
+
 void require_in_range(const std::string& option, uint64_t v, uint64_t lo, uint64_t hi,
                       const std::string& what) {
   if (v < lo || v > hi)

@@ -64,6 +64,8 @@ CacheCapacity resolve_budget_option(const std::string& option, const CacheCapaci
 // A size in bytes with a unit ("32GiB"); UsageError naming the option otherwise.
 uint64_t parse_bytes_option(const std::string& option, const std::string& text);
 CacheScope parse_scope_option(const std::string& option, const std::string& text);
+// --scope of compare: "global", "layer" or both, comma-separated, in the order given (duplicates rejected).
+std::vector<CacheScope> parse_scope_list(const std::string& text);
 // Throws UsageError("OPTION must be a whole number from LO to HI (WHAT), got V") outside [lo, hi].
 void require_in_range(const std::string& option, uint64_t v, uint64_t lo, uint64_t hi,
                       const std::string& what = "");

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,8 @@
 #include "core/routing.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/compare_systems.h"
+#include "harness/plot_script.h"
 #include "harness/routing_table.h"
 #include "harness/run_setup.h"
 #include "harness/sim_runner.h"
@@ -67,21 +68,6 @@ CellAxes cell_axes(const CompareGrid& g, size_t i) {
   const size_t per_scope = g.policies.size() * g.RP, per_budget = g.scopes.size() * per_scope;
   return CellAxes{i / per_budget, (i / per_scope) % g.scopes.size(), (i / g.RP) % g.policies.size(),
                   (i / g.P) % g.R, i % g.P};
-}
-
-// --scope: "global", "layer" or both, comma-separated, in the order given (duplicates rejected).
-std::vector<CacheScope> parse_scope_list(const std::string& text) {
-  std::vector<CacheScope> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const CacheScope s = parse_scope_option("--scope", item);
-    for (CacheScope seen : out)
-      if (seen == s)
-        throw UsageError("--scope names '" + std::string(scope_name(s)) + "' twice: '" + text + "'");
-    out.push_back(s);
-  }
-  if (out.empty()) throw UsageError("--scope: expected global, layer or global,layer, got '" + text + "'");
-  return out;
 }
 
 // The trace and what its cells are simulated against.
@@ -384,13 +370,16 @@ CompareRun run_compare(const CompareArgs& a) {
 }  // namespace
 
 CompareResult compare_result(const CompareArgs& a) {
+  if (!a.systems.empty()) return compare_systems_result(a);
   CompareRun r = run_compare(a);
   return CompareResult{compare_json(a, r.g, r.in, r.t.rows, r.rests), std::move(r.t.csv)};
 }
 
 void compare(const CompareArgs& a) {
+  if (!a.systems.empty()) return compare_systems(a);
   const CompareRun r = run_compare(a);
   if (!a.csv.empty()) write_file_atomic(a.csv, r.t.csv);
+  if (!a.plot.empty()) plot_table("plot_compare.py", r.t.csv, a.csv, a.plot);
   if (a.json) {
     write_json_file(a.out, compare_json(a, r.g, r.in, r.t.rows, r.rests));
     return;

@@ -17,11 +17,15 @@ struct CompareArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", scope = "global,layer";
   std::vector<std::string> policies, budgets, routing, prefetch;
+  // --system: systems side by side instead of policies (harness/compare_systems.h); empty: the policy
+  // comparison of offload.
+  std::vector<std::string> systems;
   uint32_t batch = 1, io_depth = 1;
   unsigned threads = 1;
   bool json = false, force = false;
   bool allow_overcommit = false;  // run budgets that do not fit beside the rest (harness/run_setup.h)
   std::string csv, out = "-";
+  std::string plot;  // --plot FILE: hit rate and TPOT against the budget (scripts/plot_compare.py)
 };
 
 // The comparison as --json prints it (`doc`) and as --csv writes it (`csv`), neither written anywhere (the
@@ -32,7 +36,8 @@ struct CompareResult {
 };
 CompareResult compare_result(const CompareArgs& a);
 
-// Simulates every (policy, routing, budget) and writes the comparison table or JSON to a.out.
+// Simulates every (policy, routing, budget) -- or with a.systems every (system, budget) -- and writes the
+// comparison table or JSON to a.out, the CSV to a.csv and the plot to a.plot when asked.
 void compare(const CompareArgs& a);
 
 }  // namespace moesim::harness

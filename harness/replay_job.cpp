@@ -1,11 +1,6 @@
 #include "harness/replay_job.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,11 +15,11 @@
 #include "base/progress.h"
 #include "base/units.h"
 #include "base/warnings.h"
-#include "core/data_dir.h"
 #include "core/eviction.h"
 #include "core/prefetch.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/plot_script.h"
 #include "harness/routing_table.h"
 #include "replay/cache_replay.h"
 #include "replay/mrc.h"
@@ -246,33 +241,6 @@ std::string mrc_table(const std::vector<replay::MrcResult>& curves) {
   return s;
 }
 
-// scripts/plot_mrc.py CSV OUT, with the interpreter of $MOESIM_PYTHON (default /usr/bin/python3). Its failure
-// (no matplotlib, no script beside the data folder) is an error naming the command.
-void plot_mrc(const std::string& csv_path, const std::string& out) {
-  const std::string script = data_dir() + "/../scripts/plot_mrc.py";
-  if (::access(script.c_str(), R_OK) != 0)
-    throw Error("--plot: the plotting script " + script + " is missing (it ships with the source tree)");
-  const char* py = std::getenv("MOESIM_PYTHON");
-  // Debian's interpreter by default (python3-matplotlib is installed for it), as scripts/demo does.
-  const std::string python = py && *py                                 ? py
-                             : ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
-                                                                       : "python3";
-  std::vector<std::string> args = {python, script, csv_path, out};
-  std::vector<char*> argv;
-  for (auto& x : args) argv.push_back(x.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  if (::posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-    throw Error("--plot: cannot start " + python);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error("--plot: " + python + " " + script + " failed (exit " +
-                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                "); is python3-matplotlib installed?");
-}
-
 // The curve of every policy over every budget: LRU exact, any other by SHARDS.
 std::string run_mrc(const ReplayArgs& a, const replay::ReplayInput& input, const traces::TraceInfo& info,
                     const traces::TraceCounts& counts, const StreamCounts& sc,
@@ -297,24 +265,7 @@ std::string run_mrc(const ReplayArgs& a, const replay::ReplayInput& input, const
   warn_over_capacity(over, sc.invocations);
   const std::string csv = mrc_csv(curves);
   if (!a.csv.empty()) write_file_atomic(a.csv, csv);
-  if (!a.plot.empty()) {
-    if (!a.csv.empty()) {
-      plot_mrc(a.csv, a.plot);
-    } else {
-      char tmpl[] = "/tmp/moesim-mrc-XXXXXX";
-      const int fd = ::mkstemp(tmpl);
-      if (fd < 0) throw Error("--plot: cannot create a temporary file for the curve's table");
-      ::close(fd);
-      try {
-        write_file_atomic(tmpl, csv);
-        plot_mrc(tmpl, a.plot);
-      } catch (...) {
-        ::unlink(tmpl);
-        throw;
-      }
-      ::unlink(tmpl);
-    }
-  }
+  if (!a.plot.empty()) plot_table("plot_mrc.py", csv, a.csv, a.plot);
   if (a.json) {
     Json config = {{"trace", a.trace},           {"format", a.load.format}, {"fields", a.load.fields},
                    {"model", a.load.model},      {"policies", policies},    {"scope", scope_name(scope)},

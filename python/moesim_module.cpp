@@ -432,6 +432,7 @@ py::tuple compare(const py::object& trace, py::dict kw) {
   a.budgets = options.strings("budget");
   a.routing = options.strings("routing");
   a.prefetch = options.strings("prefetch");
+  a.systems = options.strings("system");
   options.take("hw", a.hw);
   options.take("scope", a.scope);
   options.take("batch", a.batch);

@@ -131,12 +131,14 @@ class CompareResult(dict):
 
 def compare(trace, *, policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global,layer", batch=1, io_depth=1,
             jobs=1, routing=None, prefetch=None, force=False, allow_overcommit=False, format="auto", fields="", model="",
-            progress=None):
+            progress=None, system=None):
     """`moesim compare --json`: eviction policies x routing x prefetch x budgets x scopes, each cell a simulated
     `run --system offload`; policy, budget, scope, routing and prefetch are lists or the CLI's comma-separated
-    form."""
+    form. system (a list, or the CLI's form "offload:policy=lru,zipmoe") compares systems instead
+    (`compare --system`): each system x policy x budget x scope a full simulated run; rows carry `system`."""
     a = _args
     options = dict(
+        system=a.strings("system", system),
         policy=a.strings("policy", policy), budget=a.strings("budget", budget, a.budget), hw=a.path("hw", hw),
         scope=a.joined("scope", scope), batch=a.integer("batch", batch), io_depth=a.integer("io_depth", io_depth),
         jobs=a.integer("jobs", jobs), routing=a.strings("routing", routing), prefetch=a.strings("prefetch", prefetch),

@@ -28,6 +28,19 @@ def test_compare_does_not_depend_on_jobs():
     pandas.testing.assert_frame_equal(one.table, two.table)
 
 
+def test_a_system_comparison_equals_the_cli_json_and_csv(cli_json, tmp_path):
+    got = moesim.compare(QWEN, model="qwen3-30b-a3b", system="offload:policy=lfu,zipmoe", budget=["4GiB", "8GiB"],
+                         scope="layer")
+    csv = tmp_path / "systems.csv"
+    want = cli_json("compare", "--trace", QWEN, "--model", "qwen3-30b-a3b", "--system", "offload:policy=lfu,zipmoe",
+                    "--budget", "4GiB,8GiB", "--scope", "layer", "--csv", str(csv))
+    assert without_wall_clock(got) == want
+    pandas.testing.assert_frame_equal(got.table, pandas.read_csv(csv))
+    assert sorted({r["system"] for r in got["rows"]}) == ["offload", "zipmoe"]
+    with pytest.raises(TypeError):
+        moesim.compare(QWEN, system=3)
+
+
 def test_plan_equals_the_cli_json(cli_json):
     got = moesim.plan(QWEN, model="qwen3-30b-a3b", budget="6GiB", grid=0.1)
     want = cli_json("plan", "--trace", QWEN, "--model", "qwen3-30b-a3b", "--budget", "6GiB", "--grid", "0.1")
