@@ -3,7 +3,10 @@
 // system runs on the profile as it is; then every field marked "assumption" that those runs read
 // (core/profile_reads.h, the runs' rests_on) is scaled by each factor, every system runs again, and the
 // report gives, per field and factor, each system's metric, its change, and whether the ranking of the
-// systems flips.
+// systems flips. With --find-flip it searches instead, per field, the factor on each side of 1 at which the
+// ranking flips (harness/sensitivity_flip.h), and draws the break-evens as a tornado plot (--plot).
+// Besides profile fields, a spec's "fields" may name the run parameters "budget" (the point's budget, in its
+// unit) and "ratio" (ZipMoE's rho, e_ratio, of the systems that declare it).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,10 @@ struct SensitivityArgs {
   unsigned jobs = 1;
   bool json = false;
   std::string out = "-";
+  bool find_flip = false;        // search the break-even factors instead of running fixed factors
+  std::string range = "0.1,10";  // --find-flip's factors: LO,HI with LO < 1 < HI
+  double tolerance = 0.01;       // --find-flip's bracket: within a factor of 1 + tolerance
+  std::string plot;              // --find-flip: the break-evens as a tornado plot (scripts/plot_tornado.py)
 };
 
 // One system of a point: a system spec (`moesim policies`), its eviction ("" the system's default), and the

@@ -175,12 +175,19 @@ SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& o
           "a non-empty list of hardware fields (omit \"fields\" to scale every assumption-marked field)");
     for (size_t i = 0; i < f->size(); ++i) {
       const std::string field = (*f)[i].string();
+      if (field == "budget" || field == "ratio") {  // run parameters (harness/sensitivity_job.h)
+        s.fields.push_back(field);
+        continue;
+      }
       const size_t dot = field.find('.');
       const char* kind = dot == std::string::npos
                              ? nullptr
                              : hardware_field_kind(field.substr(0, dot), field.substr(dot + 1));
       if (!kind || std::string(kind) == "any")
-        (*f)[i].fail("'" + field + "' is not a scalar field of a hardware profile (docs/hardware-format.md)");
+        (*f)[i].fail(
+            "'" + field +
+            "' is not a scalar field of a hardware profile (docs/hardware-format.md) nor a run parameter "
+            "(budget, ratio)");
       s.fields.push_back(field);
     }
   }

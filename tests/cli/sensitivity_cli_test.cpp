@@ -4,6 +4,8 @@
 // simulation's, which agree where the planner's assumptions hold.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -136,6 +138,49 @@ TEST(Sensitivity, FindsTheFlipPlantedInAToyProfile) {
   const auto text = moesim_combined("-q sensitivity " + spec + " --factors 2");
   EXPECT_EQ(text.status, 0) << text.out;
   EXPECT_NE(text.out.find("FLIPS"), std::string::npos) << text.out;
+}
+
+// --find-flip brackets the planted flip (ZipMoE ahead at 500 us a read, offloading at 1 ms): the factor it
+// reports flips the ranking and the bracket's other end does not, each checked by a fixed-factor run; the
+// other side has no flip in the range; --jobs does not change it.
+TEST(Sensitivity, FindFlipBracketsThePlantedFlip) {
+  const auto dir = moesim::test::fresh_test_dir("moesim_sens", "findflip").string();
+  zipf_trace(dir, 64);
+  const std::string spec = flip_spec(dir);
+  Json j = json_of("sensitivity " + spec + " --find-flip --range 0.25,4 --jobs 2");
+  ASSERT_EQ(j["flips"].size(), 1u) << j.dump(1);
+  const Json& f = j["flips"][0];
+  EXPECT_EQ(f["field"], "ssd.read_latency");
+  EXPECT_FALSE(f["below"]["found"].get<bool>());
+  ASSERT_TRUE(f["above"]["found"].get<bool>());
+  const double flip = f["above"]["factor"].get<double>(), same = f["above"]["unflipped_factor"].get<double>();
+  EXPECT_GT(flip, 1.0);
+  EXPECT_LE(flip, 2.0);
+  EXPECT_LE(flip / same, 1.01 + 1e-9);
+  EXPECT_DOUBLE_EQ(f["above"]["value"].get<double>(), 500e-6 * flip);
+  EXPECT_EQ(f["above"]["ranking"], Json::parse(R"(["offload:policy=lru", "zipmoe:io=thread"])"));
+  auto flips_at = [&](double factor) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", factor);
+    const Json r = json_of("sensitivity " + spec + " --factors " + text);
+    return r["fields"][0]["flips"].get<bool>();
+  };
+  EXPECT_TRUE(flips_at(flip));
+  if (same != 1.0) EXPECT_FALSE(flips_at(same));
+  Json one = json_of("sensitivity " + spec + " --find-flip --range 0.25,4 --jobs 1");
+  one.erase("header");
+  j.erase("header");
+  EXPECT_EQ(one.dump(), j.dump());
+  const auto text = moesim_combined("-q sensitivity " + spec + " --find-flip --range 0.25,4");
+  EXPECT_NE(text.out.find("no flip in [x0.25, x1]"), std::string::npos) << text.out;
+  EXPECT_EQ(moesim_combined("-q sensitivity " + spec + " --find-flip --range 2,4").status, 2);
+  EXPECT_EQ(moesim_combined("-q sensitivity " + spec + " --plot " + dir + "/t.png").status, 2);
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    const auto plotted =
+        moesim_combined("-q sensitivity " + spec + " --find-flip --range 0.25,4 --plot " + dir + "/t.png");
+    ASSERT_EQ(plotted.status, 0) << plotted.out;
+    EXPECT_GT(std::filesystem::file_size(dir + "/t.png"), 1000u);
+  }
 }
 
 TEST(Sensitivity, BadSpecsNameTheJsonPath) {
