@@ -44,6 +44,11 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
                  "zipmoe: the pools the planner may use (Lambda, default F,C,S,E), or fixed ratios such as "
                  "F=0.2,C=0.5,S=0.3 (no planning)");
   app.add_option("--grid", a->grid, "zipmoe: planner grid step")->capture_default_str();
+  app.add_flag("--warm", a->warm,
+               "run the trace once to warm the caches (expert caches, the page cache), then measure a second "
+               "pass");
+  app.add_option("--warm-from", a->warm_from,
+                 "warm the caches with this trace (the same model) before measuring the run's trace");
   app.add_option("--profile-trace", a->profile_trace,
                  "zipmoe: the trace the planner's popularity profile is measured on (as the paper profiles "
                  "offline; default: the run's own trace)");

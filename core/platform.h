@@ -26,7 +26,7 @@ std::vector<double> runtime_quantiles(std::vector<double> samples);
 struct OpTiming {
   double start = 0;
   double end = 0;
-  uint32_t unit = 0;  // which server of the resource ran it (SSD slot, CPU worker, GPU stream)
+  uint32_t unit = 0;      // which server of the resource ran it (SSD slot, CPU worker, GPU stream)
   double submitted = -1;  // when the op was handed to the platform (< 0: not recorded)
   // A real run's hand-off: start - submitted of an op that found a unit of its resource idle (< 0: it queued
   // behind a busy unit, or not recorded).
@@ -106,6 +106,10 @@ class Platform : public OpEstimator {
   virtual void ops_planned(const OpGraph& graph) { (void)graph; }
   // The units of a resource class (CPU workers L, GPU streams, ...), for schedulers and planners.
   virtual uint32_t units(ResourceClass r) const = 0;
+  // A warm start's measured pass begins (serving::SystemConfig::warm_stream): the platform's own event
+  // counters (the simulator's page-cache hits and major faults) restart from zero; what it holds (the page
+  // cache's contents) stays. resource_stats() keeps counting: the caller subtracts the warm pass's.
+  virtual void restart_counters() {}
 };
 
 }  // namespace moesim

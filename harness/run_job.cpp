@@ -113,6 +113,9 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  config["eviction"].get<std::string>().c_str(), config["budget"].get<std::string>().c_str(),
                  config["scope"].get<std::string>().c_str(),
                  static_cast<unsigned long long>(config["cache_capacity_experts"].get<uint64_t>()), a.batch);
+  if (config.contains("warm") && config["warm"].is_string())
+    t += "warm:    caches warmed by " + config["warm"].get<std::string>() +
+         " before the measured pass (its figures exclude the warm-up)\n";
   t += strprintf("policies: scheduling %s, prefetch %s, routing %s; recovery on %s, expert compute on %s\n",
                  config["scheduling"].get<std::string>().c_str(),
                  config["prefetch"].get<std::string>().c_str(), config["routing"].get<std::string>().c_str(),

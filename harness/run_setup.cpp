@@ -180,18 +180,21 @@ uint64_t trace_context_tokens(const traces::Trace& trace) {
   return longest;
 }
 
-uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs) {
+uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs, const traces::Trace* also) {
   const traces::TraceInfo& info = trace.info();
   std::vector<bool> seen(uint64_t{info.layers} * info.experts, false);
   uint64_t bytes = 0;
-  for (size_t r = 0; r < trace.records(); ++r)
-    for (uint32_t e : trace.experts(r)) {
-      const uint32_t layer = trace.layer(r);
-      const uint64_t cell = uint64_t{layer} * info.experts + e;
-      if (layer >= info.layers || e >= info.experts || seen[cell]) continue;
-      seen[cell] = true;
-      bytes += layer < costs.expert_bytes.size() ? costs.expert_bytes[layer] : 0;
-    }
+  for (const traces::Trace* t : {&trace, also}) {
+    if (!t) continue;
+    for (size_t r = 0; r < t->records(); ++r)
+      for (uint32_t e : t->experts(r)) {
+        const uint32_t layer = t->layer(r);
+        const uint64_t cell = uint64_t{layer} * info.experts + e;
+        if (layer >= info.layers || e >= info.experts || seen[cell]) continue;
+        seen[cell] = true;
+        bytes += layer < costs.expert_bytes.size() ? costs.expert_bytes[layer] : 0;
+      }
+  }
   return bytes;
 }
 
@@ -277,7 +280,8 @@ void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
   p.memory = check_memory_fits(p.hw, p.model_memory, r, "--budget " + budget_text,
                                a.allow_overcommit || a.force, &p.overcommitted);
   if (a.io == "buffered" || a.dense == "mmap") a.page_cache_bytes = p.memory.page_cache_bytes;
-  p.touched_expert_bytes = trace_touched_bytes(p.trace, p.costs.costs);
+  p.touched_expert_bytes =
+      trace_touched_bytes(p.trace, p.costs.costs, a.warm_from.empty() ? nullptr : &p.warm_trace);
   const uint64_t all = p.model_memory.all_experts_bytes;
   if (r.gpu_budget + r.host_budget > p.touched_expert_bytes && p.touched_expert_bytes < all)
     warn("--budget " + budget_text + ": the trace touches " + format_bytes(p.touched_expert_bytes) +
@@ -285,6 +289,33 @@ void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
          strprintf("%.1f%%", 100.0 * static_cast<double>(p.touched_expert_bytes) / static_cast<double>(all)) +
          "): a cache above that is never filled by this trace, and a longer conversation would see a lower "
          "hit rate");
+}
+
+// --warm-from's trace, checked against the run's: the same model's layers and experts.
+void load_warm_trace(const RunArgs& a, PreparedRun& p) {
+  if (a.warm_from.empty()) return;
+  require_trace_input(a.warm_from);
+  p.warm_trace = traces::load_trace(a.warm_from, a.load);
+  const traces::TraceInfo& w = p.warm_trace.info();
+  if (w.layers != p.trace.info().layers || w.experts != p.trace.info().experts)
+    throw UsageError("--warm-from " + a.warm_from + " has " + std::to_string(w.layers) + " layers x " +
+                     std::to_string(w.experts) + " experts, the run's trace " + a.trace + " " +
+                     std::to_string(p.trace.info().layers) + " x " + std::to_string(p.trace.info().experts) +
+                     ": warm the caches with a trace of the same model");
+}
+
+// What warms the caches before the measured pass (serving::SystemConfig::warm_stream), once the run's stream
+// is built.
+void set_warm_start(const RunArgs& a, PreparedRun& p) {
+  serving::SystemConfig& cfg = p.cfg;
+  if (a.warm) {
+    cfg.warm_stream = &p.stream;
+    cfg.warm_source = "--warm (the trace itself, once)";
+  } else if (!a.warm_from.empty()) {
+    p.warm_stream = traces::build_lookup_stream(p.warm_trace, a.batch);
+    cfg.warm_stream = &p.warm_stream;
+    cfg.warm_source = "--warm-from " + a.warm_from;
+  }
 }
 
 // --profile-trace: the planner's popularity profile from another trace of the same model, read as the run's.
@@ -317,9 +348,13 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
 }  // namespace
 
 namespace {
-// The options of the platform a run simulates or drives (batch, reads, dense weights' placement, workers),
-// checked before the trace is loaded; --io pread is the old spelling of direct.
+// The options of the platform a run simulates or drives (batch, reads, dense weights' placement, workers,
+// what warms its caches), checked before the trace is loaded; --io pread is the old spelling of direct.
 void check_platform_options(RunArgs& a) {
+  if (a.warm && !a.warm_from.empty())
+    throw UsageError("--warm and --warm-from both say what warms the caches: pass one");
+  if (a.exec && (a.warm || !a.warm_from.empty()))
+    throw UsageError("--warm and --warm-from apply to simulated runs (exec starts from the caches it finds)");
   require_at_least("--batch", a.batch, 1);
   check_io_depth("--io-depth", a.io_depth);
   if (a.io == "pread") a.io = "direct";
@@ -431,11 +466,13 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
       cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
   cfg.seed = a.seed;
+  load_warm_trace(a, p);
   prepare_memory(a, p, budget, model, budgets[0]);
   p.sim = sim_options(a, hw, a.workers);
   cfg.record_timeline = !a.timeline.empty();
   p.stream = traces::build_lookup_stream(trace, a.batch);
   const traces::LookupStream& stream = p.stream;
+  set_warm_start(a, p);
   // The size guard warns before the simulation, from the workload, so a user can cut the window first.
   bool& timeline_warned = p.timeline_warned;
   if (!a.timeline.empty()) {

@@ -32,6 +32,10 @@ struct RunArgs {
   std::string
       profile_trace;  // a profiling trace for a planned system's popularity profile ("": the run's own)
   uint32_t profile_tokens = 0;  // or the run's first N decode tokens (0: all of the run's trace)
+  // Warm state (serving::SystemConfig::warm_stream): --warm runs the trace once before the measured pass;
+  // --warm-from T runs T (the same model's layers and experts) before it instead.
+  bool warm = false;
+  std::string warm_from;
   uint32_t shards = 4, delta = 0;
   bool shards_given = false;
   std::string store;
@@ -79,7 +83,9 @@ struct PreparedRun {
   MemoryBreakdown memory;      // the run's memory (check_memory_fits)
   bool overcommitted = false;  // the run does not fit and --allow-overcommit ran it anyway
   uint64_t touched_expert_bytes =
-      0;  // the bytes of the distinct experts the trace routes to (trace_touched_bytes)
+      0;                     // the bytes of the distinct experts the trace routes to (trace_touched_bytes)
+  traces::Trace warm_trace;  // --warm-from's
+  traces::LookupStream warm_stream;
 };
 
 // The memory model's view of a run's model: the dense bytes the run serves (costs), and from the model preset
@@ -89,9 +95,10 @@ struct PreparedRun {
 ModelMemory run_model_memory(const std::optional<ModelSpec>& spec, const serving::SourcedCosts& costs);
 // Tokens of the trace's longest sequence (prompt + generated): the context its KV cache reaches.
 uint64_t trace_context_tokens(const traces::Trace& trace);
-// Bytes of the distinct (layer, expert) pairs the trace routes to, at the costs' expert sizes: the most any
-// expert cache can ever hold of this trace.
-uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs);
+// Bytes of the distinct (layer, expert) pairs the trace (and `also`, a warm-up trace) routes to, at the
+// costs' expert sizes: the most any expert cache can ever hold of this run.
+uint64_t trace_touched_bytes(const traces::Trace& trace, const ModelCosts& costs,
+                             const traces::Trace* also = nullptr);
 // The one check every command that takes a budget runs (run, exec, compare, sweep's points, plan, Python):
 // the breakdown of `r`; when it does not fit, a moesim::Error (exit 1) whose message is the breakdown, naming
 // `what` (the budget), unless allow_overcommit (a warning; *overcommitted set). Callers pass

@@ -360,6 +360,8 @@ py::tuple run(const py::object& trace, py::dict kw) {
   take("allow_overcommit", a.allow_overcommit);
   take("dense", a.dense);
   take("timeline", a.timeline);
+  take("warm", a.warm);
+  take("warm_from", a.warm_from);
   if (kw.contains("shards") && !kw["shards"].is_none()) {
     a.shards = kw["shards"].cast<uint32_t>();
     a.shards_given = true;
@@ -378,9 +380,10 @@ py::tuple run(const py::object& trace, py::dict kw) {
       [&] {
         // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
         std::vector<KeywordValue> named = {
-            {"trace", a.trace},       {"hw", a.hw, hw_default},     {"model", a.load.model},
-            {"store", a.store},       {"system", a.system},         {"routing", a.routing},
-            {"prefetch", a.prefetch}, {"scheduling", a.scheduling}, {"profile_trace", a.profile_trace}};
+            {"trace", a.trace},        {"hw", a.hw, hw_default},     {"model", a.load.model},
+            {"store", a.store},        {"system", a.system},         {"routing", a.routing},
+            {"prefetch", a.prefetch},  {"scheduling", a.scheduling}, {"profile_trace", a.profile_trace},
+            {"warm_from", a.warm_from}};
         for (const std::string& p : a.policies) named.push_back({"policy", p});
         refuse_outputs_over_inputs({{a.timeline, "timeline="}}, inputs_named(named));
         const DeclaredOutputs declared({{a.timeline, "timeline="}});

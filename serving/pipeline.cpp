@@ -30,15 +30,19 @@ constexpr uint32_t kMaxSlots = 1u << (32 - kOpBits);
 // Prefetch loads yield to every demand op waiting for the same resource.
 constexpr int64_t kPrefetchPriority = INT64_MAX / 4;
 
-bool has_sm(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kSM; }
-bool has_e(ExpertState s) { return s == ExpertState::kCompressed || s == ExpertState::kE; }
+bool has_sm(ExpertState s) {
+  return s == ExpertState::kCompressed || s == ExpertState::kSM;
+}
+bool has_e(ExpertState s) {
+  return s == ExpertState::kCompressed || s == ExpertState::kE;
+}
 
 }  // namespace
 
 struct Pipeline::Invocation {
   OpGraph graph;
-  std::vector<uint32_t> remaining;            // unmet dependencies per op
-  std::vector<uint32_t> external;             // per op: waits on loads of earlier invocations
+  std::vector<uint32_t> remaining;                     // unmet dependencies per op
+  std::vector<uint32_t> external;                      // per op: waits on loads of earlier invocations
   std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (op of this graph, token that waits for it)
   std::vector<ExpertRequest> requests;
   uint32_t slot = 0;
@@ -102,8 +106,8 @@ void Pipeline::wait_for_inflight(Invocation& v, uint32_t key, uint32_t first_op,
 
 // The ops that bring one expert tensor from state `from` to `to` (F, or for a prefetch also C/S/E: the
 // components only), appended to the graph; the ops that end the chain are appended to tails_.
-void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
-                             uint32_t dense) {
+void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens,
+                             LookupResult found, uint32_t dense) {
   OpGraph& g = v.graph;
   ExpertRequest req;
   req.expert = expert;
@@ -199,7 +203,7 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
     compute.tokens = tokens;
     compute.flops = costs_.expert_flops_per_token * tokens;
     compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
-    if (opt_.compute_after_loads) {  // added behind every load of the layer by add_deferred_computes
+    if (opt_.compute_after_loads) {   // added behind every load of the layer by add_deferred_computes
       layer_loads_.insert(layer_loads_.end(), tails_.begin(), tails_.end());
       deferred_.emplace_back(static_cast<uint32_t>(v.requests.size()), compute);
       v.requests.push_back(req);
@@ -214,7 +218,8 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
   v.requests.push_back(req);
 }
 
-void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to) {
+void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from,
+                              ExpertState to) {
   OpGraph& g = v.graph;
   const uint32_t first = static_cast<uint32_t>(g.size());
   const uint32_t key = layer * experts_ + expert;
@@ -404,7 +409,8 @@ void Pipeline::note_peaks() {
 
 void Pipeline::start_counters(Platform& platform) {
   auto& tracks = result_->counter_tracks;
-  for (const auto& p : result_->pools) tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, p.info.name});
+  for (const auto& p : result_->pools)
+    tracks.push_back(CounterTrack{CounterTrack::Kind::kPoolBytes, p.info.name});
   first_queue_track_ = static_cast<uint32_t>(tracks.size());
   for (auto& q : platform.queue_names()) tracks.push_back(CounterTrack{CounterTrack::Kind::kQueueLength, q});
   counters_.assign(tracks.size(), CounterState{});
@@ -448,7 +454,8 @@ void Pipeline::start_step(uint32_t s) {
 void Pipeline::finish_layer(Invocation& v) {
   const WorkloadView& w = *w_;
   const double now = platform_->now();
-  result_->invocations.push_back(InvocationTiming{static_cast<uint16_t>(v.layer), v.phase, step_, v.start, now});
+  result_->invocations.push_back(
+      InvocationTiming{static_cast<uint16_t>(v.layer), v.phase, step_, v.start, now});
   const uint32_t next = v.index + 1;
   if (next < w.step_begin[step_ + 1]) {
     start_invocation(next);
@@ -522,12 +529,14 @@ void Pipeline::collect_demands(uint32_t inv, uint32_t layer, bool decode) {
   original_ = demands_;
   if (routing_.identity()) return;
   if (w.routing.empty())
-    throw Error("pipeline: the routing policy needs each token's routing (the trace's records), and this "
-                "workload was built without them");
+    throw Error(
+        "pipeline: the routing policy needs each token's routing (the trace's records), and this "
+        "workload was built without them");
   const InvocationTokens tok(w.routing, inv);
   const uint32_t K = w.routing.top_k;
   route_out_.resize(size_t{tok.size()} * K);
-  for (uint32_t t = 0; t < tok.size(); ++t) std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
+  for (uint32_t t = 0; t < tok.size(); ++t)
+    std::copy_n(tok.ids(t).begin(), K, route_out_.begin() + size_t{t} * K);
   RoutingContext rc{layer, decode, w.top_k, this, &tok};
   routing_.route(rc, route_out_);
   result_->deviation.add(tok, route_out_);
@@ -653,7 +662,8 @@ void Pipeline::consider_prefetch(Invocation& v, uint32_t slot, const PrefetchReq
   build_prefetch(v, pr.layer, pr.expert, from, target);
   auto& tails = inflight_[key];
   tails.clear();
-  for (size_t t = before; t < v.load_tails.size(); ++t) tails.push_back((slot << kOpBits) | v.load_tails[t].second);
+  for (size_t t = before; t < v.load_tails.size(); ++t)
+    tails.push_back((slot << kOpBits) | v.load_tails[t].second);
   // A move that needs no read (the target state's components are all held already) is never in flight:
   // an entry without tails would wait for an op that does not exist.
   if (tails.empty()) inflight_.erase(key);
@@ -701,7 +711,15 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   prefetch_target_.assign(size_t{w.layers} * w.experts, kNoInvocation);
   inflight_.clear();
   for (const auto& p : residency_.pools()) result.pools.push_back(PoolUsage{p, 0, 0, 0, 0, 0, 0});
-  pool_bytes_.assign(result.pools.size(), 0);
+  // A second run on the same residency (a warm start, SystemConfig::warm_stream) finds its pools as the first
+  // left them: their bytes carry over, and its peaks start there.
+  if (pool_bytes_.size() != result.pools.size()) pool_bytes_.assign(result.pools.size(), 0);
+  uint64_t held_bytes = 0;
+  for (size_t p = 0; p < pool_bytes_.size(); ++p) {
+    result.pools[p].peak_bytes = pool_bytes_[p];
+    held_bytes += pool_bytes_[p];
+  }
+  result.memory_peak = held_bytes;
   platform.memory_pools(residency_.pools());
   // The platform and the residency must not call back into this pipeline after run() (also when it throws).
   struct Reset {

@@ -12,7 +12,8 @@
 //                        RoutingDeviation on token selections), never silent. Oracle next-use of an expert
 //                        the router did not ask for is "never" here (the replay follows the rewritten
 //                        routing exactly, replay/routing_replay.h);
-//   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F, C,
+//   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F,
+//   C,
 //                        S, E, M) and, for F, the memory tier of its copy; a lookup whose expert is still
 //                        being loaded by a prefetch waits for that load (counted: in_flight, late prefetch);
 //                        with PipelineOptions::load_whole_layer (layer-offload) every expert of the layer is
@@ -43,14 +44,13 @@
 // latencies are read from the steps it spans (serving/metrics.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <string>
-#include <vector>
-
-#include <array>
 #include <memory>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/compression_state.h"
 #include "core/counters.h"
@@ -80,7 +80,7 @@ struct ModelCosts {
 };
 
 struct PipelineOptions {
-  TensorLayout layout;           // full tensors (the offloading baseline) or ZipMoE's split
+  TensorLayout layout;  // full tensors (the offloading baseline) or ZipMoE's split
   // ZipMoE's E-chunk reads fused with their decompressions (the prototype of ZipMoE §4): each missing
   // E-chunk shard is one kDecompress op with Op::read_bytes, run by a CPU worker, instead of an SSD read on
   // the I/O thread followed by a decompression (§3.3). SM-chunk reads stay on the I/O thread, and so do a
@@ -129,7 +129,8 @@ struct CounterTrack {
   enum class Kind : uint8_t { kPoolBytes, kQueueLength };
   Kind kind = Kind::kPoolBytes;
   // Pools: Residency::pools()' names ("full-tensor pool" for a classic cache; "F", "C", "S", "E" for
-  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread", "ssd", "cpu_workers", "gpu", "link").
+  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread",
+  // "ssd", "cpu_workers", "gpu", "link").
   std::string name;
 };
 
@@ -179,9 +180,9 @@ struct PipelineResult {
   std::vector<InvocationTiming> invocations;
   CacheCounters cache;
   RoutingChange routing;
-  RoutingDeviation deviation;            // token selections the routing policy changed (identity: none)
+  RoutingDeviation deviation;              // token selections the routing policy changed (identity: none)
   Json routing_counters = Json::object();  // RoutingPolicy::counters() at the end
-  LifetimeStats lifetime;                // residencies in tokens (core/routing_metrics.h), from memory events
+  LifetimeStats lifetime;  // residencies in tokens (core/routing_metrics.h), from memory events
   std::vector<ResourceStats> resources;
   StateCounts states;
   PrefetchCounters prefetch;
@@ -207,7 +208,8 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residency& residency, RoutingPolicy& routing,
            SchedulingPolicy& scheduling, PrefetchPolicy* prefetch = nullptr);
   ~Pipeline() override;
-  // Runs the whole workload on `platform` (a fresh one: times start at its now()).
+  // Runs the whole workload on `platform` (times start at its now()). Run again on the same residency (a warm
+  // start, SystemConfig::warm_stream), the pools' bytes carry over from the run before.
   PipelineResult run(const WorkloadView& w, Platform& platform);
 
  private:

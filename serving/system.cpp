@@ -130,8 +130,43 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   auto sched = make_scheduling_policy(scheduling);
   auto prefetch =
       make_prefetch_policy(cfg.prefetch, PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
-  Pipeline pipeline(costs.costs, po, *residency, *routing, *sched, prefetch.get());
-  r.result = pipeline.run(view, platform);
+  if (cfg.warm_stream) {
+    if (!routing->identity())
+      throw Error("a warm start (" + cfg.warm_source + ") runs with identity routing only, not '" +
+                  cfg.routing + "'");
+    // One progress count over both passes, increasing (a ProgressObserver needs it so).
+    const uint64_t warm_steps = cfg.warm_stream->steps(), total = warm_steps + stream.steps();
+    bool warming = true;
+    if (cfg.on_step)
+      po.on_step = [&warming, warm_steps, total, f = cfg.on_step](uint64_t done, uint64_t) {
+        f(warming ? done : warm_steps + done, total);
+      };
+    Pipeline pipeline(costs.costs, po, *residency, *routing, *sched, prefetch.get());
+    const WorkloadView warm = workload_view(*cfg.warm_stream);
+    (void)pipeline.run(warm, platform);
+    warming = false;
+    platform.restart_counters();
+    const CacheCounters before = residency->counters();
+    const std::vector<ResourceStats> busy = platform.resource_stats();
+    r.result = pipeline.run(view, platform);
+    CacheCounters& c = r.result.cache;
+    c.invocations -= before.invocations;
+    c.lookups -= before.lookups;
+    c.hits -= before.hits;
+    c.decode_lookups -= before.decode_lookups;
+    c.decode_hits -= before.decode_hits;
+    c.read_bytes -= before.read_bytes;
+    c.evictions -= before.evictions;
+    c.over_capacity_invocations -= before.over_capacity_invocations;
+    for (size_t i = 0; i < r.result.resources.size() && i < busy.size(); ++i) {
+      r.result.resources[i].busy_time -= busy[i].busy_time;
+      r.result.resources[i].ops -= busy[i].ops;
+      r.result.resources[i].bytes -= busy[i].bytes;
+    }
+  } else {
+    Pipeline pipeline(costs.costs, po, *residency, *routing, *sched, prefetch.get());
+    r.result = pipeline.run(view, platform);
+  }
   r.eviction = residency->name();
   r.routing = RoutingRegistry::instance().params(cfg.routing, "routing").canonical();
   r.scheduling = SchedulingRegistry::instance().params(scheduling, "scheduling").canonical();
@@ -149,6 +184,7 @@ Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts
   j["scheduling"] = r.scheduling;
   j["prefetch"] = r.prefetch;
   j["budget"] = cfg.budget.to_string();
+  j["warm"] = cfg.warm_stream ? Json(cfg.warm_source) : Json(nullptr);
   // A budget is either bytes or experts per layer; the other key is null (never the number in the wrong
   // unit).
   const bool in_bytes = cfg.budget.unit == CacheCapacity::Unit::kBytes;

@@ -14,7 +14,8 @@
 //   zipmoe         ZipMoE's compressed pools, planner and scheduler (serving/systems/zipmoe_system.cpp)
 //   no-cache       every lookup misses: the floor every cache is measured against
 //                  (serving/systems/no_cache_system.cpp)
-//   prism          Prism's edge cluster: a cluster system (serving/cluster_serving.h), run by `moesim cluster`
+//   prism          Prism's edge cluster: a cluster system (serving/cluster_serving.h), run by `moesim
+//   cluster`
 //                  on a ClusterPlatform (serving/systems/prism_system.cpp)
 #pragma once
 
@@ -25,13 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "core/cache_config.h"
 #include "base/json_io.h"
-#include "serving/pipeline.h"
+#include "core/cache_config.h"
 #include "core/platform.h"
 #include "core/registry.h"
 #include "core/residency.h"
 #include "serving/model_costs.h"
+#include "serving/pipeline.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 
@@ -57,6 +58,13 @@ struct SystemConfig {
   // on the run's own stream. Must outlive run(). profile_source names it for the report.
   const traces::LookupStream* profile_stream = nullptr;
   std::string profile_source;
+  // Warm state (--warm, --warm-from): this stream runs first, on the same residency, policies and platform
+  // (expert caches and, buffered, the page cache stay as it leaves them), and the result covers only the
+  // run's own stream after it: its steps and times, and its cache and resource counters (the warm pass's
+  // subtracted; max_over_capacity is over both). Lifetimes count the residencies that began after the warm
+  // pass. Must outlive run(); null: the caches start empty. Identity routing only.
+  const traces::LookupStream* warm_stream = nullptr;
+  std::string warm_source;
   CacheScope scope = CacheScope::kGlobal;
   CacheCapacity budget;
   // Memory: UMA (one shared tier) or a discrete GPU (device memory; host_budget_bytes > 0 adds a host tier).
@@ -90,7 +98,7 @@ struct SystemTraits {
   bool host_tier = false;           // can put a host-memory tier behind device memory (host_budget_bytes)
   bool uses_store_layout = false;   // takes rho (e_ratio) and K (shards) from a packed store
   bool partial_states = false;      // lookups can find experts in states between full and missed (C, S, E)
-  bool cluster = false;             // serves a cluster of servers (System::cluster()), not one device's stream
+  bool cluster = false;  // serves a cluster of servers (System::cluster()), not one device's stream
   bool plans_pools() const { return !planner.empty(); }
 };
 

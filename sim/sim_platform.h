@@ -131,6 +131,10 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   double estimate(const Op& op) const override;
   void ops_planned(const OpGraph& graph) override;
   uint32_t units(ResourceClass r) const override;
+  void restart_counters() override {
+    page_cache_.restart_counters();
+    major_faults_ = decode_major_faults_ = fault_bytes_ = 0;
+  }
   // io_thread (reads waiting to be issued), ssd (requests waiting for a slot), cpu_workers, gpu, link.
   std::vector<std::string> queue_names() const override;
   void set_queue_observer(QueueObserver* observer) override;

@@ -96,8 +96,10 @@ class RunResult(dict):
 def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-orin-64gb", scope="global", batch=1,
         routing="identity", scheduling="", prefetch="none", host_budget="", recover_on="gpu", compute_on="gpu",
         pools="", shards=None, delta=0, store="", ratio=None, grid=0.05, seed=1, io_depth=1, io="direct", workers=0, force=False,
-        allow_overcommit=False, dense="pinned", timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None):
-    """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options."""
+        allow_overcommit=False, dense="pinned", timeline="", timeline_steps=None, format="auto", fields="", model="", progress=None,
+        warm=False, warm_from=""):
+    """`moesim run --json`: one simulated serving run; keyword arguments are the CLI's options (warm, warm_from:
+    --warm, --warm-from)."""
     a = _args
     options = dict(
         system=a.text("system", system), policy=a.strings("policy", policy),
@@ -114,7 +116,7 @@ def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-ori
         timeline=a.path("timeline", timeline),
         timeline_steps=None if timeline_steps is None else a.text("timeline_steps", timeline_steps),
         format=a.text("format", format), fields=a.text("fields", fields), model=a.path("model", model),
-        progress=progress)
+        progress=progress, warm=a.flag("warm", warm), warm_from=a.path("warm_from", warm_from))
     return RunResult(*_core._run(_trace(trace), options))
 
 

@@ -22,3 +22,14 @@ def test_run_gives_the_per_token_latencies_its_tpot_summarizes():
     assert len(r.step_s) == r["metrics"]["steps"]
     assert len(r.invocation_s) == len(r.invocation_layer) == r["metrics"]["layer_makespan"]["count"]
     assert r.invocation_s.max() == r["metrics"]["layer_makespan"]["max_s"]
+
+
+def test_a_warm_run_equals_the_cli_json(cli_json):
+    got = moesim.run(QWEN, budget="4GiB", warm=True)
+    assert without_wall_clock(got) == cli_json("run", "--trace", QWEN, "--budget", "4GiB", "--warm")
+    assert got["header"]["config"]["warm"].startswith("--warm")
+    assert got["metrics"]["cache"]["hit_rate"] > moesim.run(QWEN, budget="4GiB")["metrics"]["cache"]["hit_rate"]
+    with pytest.raises(TypeError):
+        moesim.run(QWEN, budget="4GiB", warm="yes")
+    with pytest.raises(moesim.UsageError):
+        moesim.run(QWEN, budget="4GiB", warm=True, warm_from=QWEN)
