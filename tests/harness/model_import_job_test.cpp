@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "base/error.h"
 #include "core/model_spec.h"
@@ -161,10 +163,57 @@ TEST(ModelImport, ReproducesTheBundledPresets) {
   }
 }
 
+// The preamble of a bundled route trace: each layer's expert and dense bytes, as the engine read them from
+// its GGUF file.
+std::vector<std::pair<uint64_t, uint64_t>> trace_sizes(const std::string& name) {
+  std::ifstream f(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name);
+  std::vector<std::pair<uint64_t, uint64_t>> sizes;
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned long long layer = 0, e = 0, d = 0;
+    if (std::sscanf(line.c_str(), "# layer=%llu expert_bytes=%llu dense_bytes=%llu", &layer, &e, &d) == 3)
+      sizes.emplace_back(e, d);
+  }
+  return sizes;
+}
+
+// llama.cpp's Q4_K_M raises ffn_down_exps and attn_v to Q6_K in the layers use_more_bits picks
+// (llama-quant.cpp): the import writes them per layer, and every layer's expert and dense bytes equal the
+// bundled Qwen3-30B-A3B-Q4_K_M trace's preamble, router and norms in f32 included.
+TEST(ModelImport, Q4KMReproducesTheQwen3TracePerLayer) {
+  const Json m = import("qwen3-30b-a3b.json", "q4_k_m");
+  const ModelSpec s = spec(m);
+  const auto sizes = trace_sizes("qwen3-30b-a3b.route.csv");
+  ASSERT_EQ(sizes.size(), 48u);
+  ASSERT_EQ(s.moe_layers, 48u);
+  int raised = 0;
+  for (uint32_t l = 0; l < 48; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(s.bytes_per_expert(l), sizes[l].first);
+    EXPECT_EQ(s.dense_bytes_per_layer(l), sizes[l].second);
+    // use_more_bits(l, 48): l < 6, l >= 42, (l - 6) % 3 == 2.
+    const bool more = l < 6 || l >= 42 || (l - 6) % 3 == 2;
+    raised += more;
+    // Hand-computed: gate and up Q4_K (144 B / 256), down Q6_K (210 B / 256) in the raised layers.
+    EXPECT_EQ(s.bytes_per_expert(l),
+              2ull * 768 * 2048 / 256 * 144 + 2048ull * 768 / 256 * (more ? 210 : 144));
+  }
+  EXPECT_EQ(raised, 24);
+  // The raised layers' entry names its source.
+  ASSERT_TRUE(m.contains("layer_overrides"));
+  EXPECT_THAT(m["layer_overrides"][0]["source"].get<std::string>(), HasSubstr("llama_tensor_get_type_impl"));
+  EXPECT_EQ(m["layer_overrides"][0]["experts"]["down_proj"], "q6_k");
+  EXPECT_EQ(m["layer_overrides"][0]["attention"]["v"], "q6_k");
+  // Q5_K_M raises the same layers from Q5_K (176 B / 256).
+  const ModelSpec q5 = spec(import("qwen3-30b-a3b.json", "q5_k_m"));
+  EXPECT_EQ(q5.bytes_per_expert(0), 2ull * 768 * 2048 / 256 * 176 + 2048ull * 768 / 256 * 210);
+  EXPECT_EQ(q5.bytes_per_expert(6), 3ull * 768 * 2048 / 256 * 176);
+}
+
 TEST(ModelImport, QuantMixesWriteTheirTypesOut) {
   const Json m = import("qwen3-30b-a3b.json", "q4_k_m");
   const ModelSpec s = spec(m);
-  EXPECT_EQ(s.bytes_per_expert(), 2654208u);  // the bundled trace's Q4_K layers
+  EXPECT_EQ(s.bytes_per_expert(6), 2654208u);  // the bundled trace's Q4_K layers
   EXPECT_EQ(s.lm_head_bytes(), 151936ull * 2048 / 256 * 210);
   EXPECT_EQ(m["quantization"], "q4_k_m");
   // --dtype puts every weight in one type.
