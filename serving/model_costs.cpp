@@ -75,6 +75,14 @@ SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<Mode
     for (uint32_t l = 0; l < info.layers; ++l) {
       c.expert_bytes.push_back(model->bytes_per_expert(l));
       c.dense_bytes.push_back(model->dense_bytes_per_layer(l));
+      std::vector<std::pair<std::string, uint64_t>> by_type;
+      for (size_t i = 0; i < model->expert_tensors.size(); ++i) {
+        const std::string t = model->tensor_type(i, l).name();
+        auto at = std::find_if(by_type.begin(), by_type.end(), [&](const auto& p) { return p.first == t; });
+        if (at == by_type.end()) at = by_type.insert(by_type.end(), {t, 0});
+        at->second += model->expert_tensors[i].elements();
+      }
+      c.expert_storage.push_back(std::move(by_type));
     }
     s["expert_bytes_source"] = "model " + model->name + " (" + storage_label(*model) + ")";
     s["expert_storage"] = expert_storage(*model);

@@ -12,7 +12,8 @@
 //                        RoutingDeviation on token selections), never silent. Oracle next-use of an expert
 //                        the router did not ask for is "never" here (the replay follows the rewritten
 //                        routing exactly, replay/routing_replay.h);
-//   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F, C,
+//   3. residency         each requested expert is looked up (core/residency.h): the answer is its state (F,
+//   C,
 //                        S, E, M) and, for F, the memory tier of its copy; a lookup whose expert is still
 //                        being loaded by a prefetch waits for that load (counted: in_flight, late prefetch);
 //                        with PipelineOptions::load_whole_layer (layer-offload) every expert of the layer is
@@ -43,14 +44,14 @@
 // latencies are read from the steps it spans (serving/metrics.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <string>
-#include <vector>
-
-#include <array>
 #include <memory>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/compression_state.h"
 #include "core/counters.h"
@@ -75,12 +76,15 @@ struct ModelCosts {
   double expert_flops_per_token = 0;      // 2 * elements of one expert
   std::vector<uint64_t> dense_bytes;      // [layers] non-routed weights read per invocation
   double dense_flops_per_token = 0;       // 2 * non-routed elements per layer
+  // [layers] one routed expert's elements by storage type name, where the model says its types (--model);
+  // empty when the sizes come from a trace, whose file's types the run does not know.
+  std::vector<std::vector<std::pair<std::string, uint64_t>>> expert_storage;
   // Bytes of tensor t of an expert of `layer` (shares rounded; the last tensor takes the remainder).
   uint64_t tensor_bytes(uint32_t layer, uint32_t t) const;
 };
 
 struct PipelineOptions {
-  TensorLayout layout;           // full tensors (the offloading baseline) or ZipMoE's split
+  TensorLayout layout;  // full tensors (the offloading baseline) or ZipMoE's split
   // ZipMoE's E-chunk reads fused with their decompressions (the prototype of ZipMoE §4): each missing
   // E-chunk shard is one kDecompress op with Op::read_bytes, run by a CPU worker, instead of an SSD read on
   // the I/O thread followed by a decompression (§3.3). SM-chunk reads stay on the I/O thread, and so do a
@@ -129,7 +133,8 @@ struct CounterTrack {
   enum class Kind : uint8_t { kPoolBytes, kQueueLength };
   Kind kind = Kind::kPoolBytes;
   // Pools: Residency::pools()' names ("full-tensor pool" for a classic cache; "F", "C", "S", "E" for
-  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread", "ssd", "cpu_workers", "gpu", "link").
+  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread",
+  // "ssd", "cpu_workers", "gpu", "link").
   std::string name;
 };
 
@@ -179,9 +184,9 @@ struct PipelineResult {
   std::vector<InvocationTiming> invocations;
   CacheCounters cache;
   RoutingChange routing;
-  RoutingDeviation deviation;            // token selections the routing policy changed (identity: none)
+  RoutingDeviation deviation;              // token selections the routing policy changed (identity: none)
   Json routing_counters = Json::object();  // RoutingPolicy::counters() at the end
-  LifetimeStats lifetime;                // residencies in tokens (core/routing_metrics.h), from memory events
+  LifetimeStats lifetime;  // residencies in tokens (core/routing_metrics.h), from memory events
   std::vector<ResourceStats> resources;
   StateCounts states;
   PrefetchCounters prefetch;
