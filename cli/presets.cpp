@@ -24,10 +24,11 @@ struct Options {
 // All weights' bytes if every weight were stored as `t` (rows that do not hold whole blocks fall back as
 // llama.cpp does, core/model_spec.cpp).
 uint64_t weight_bytes_as(ModelSpec m, const StorageType& t) {
-  m.weight_types = {t, t, t, t};
+  m.weight_types = {t, t, t, t, std::nullopt, m.weight_types.norms};
+  m.layer_types.clear();
   for (auto& x : m.expert_tensors)
     if (x.shape.size() > 1) x.type.reset();
-  return uint64_t{m.moe_layers} * m.routed_experts * m.bytes_per_expert() + m.non_expert_bytes();
+  return m.all_experts_bytes() + m.non_expert_bytes();
 }
 
 constexpr const char* kListedTypes[] = {"bf16", "fp8_e4m3_b128", "q8_0", "q4_k", "mxfp4"};
@@ -46,8 +47,7 @@ void run(const Options& o) {
   text += "\n";
   for (const auto& n : list_presets("models")) {
     const ModelSpec m = load_model(n);
-    const uint64_t own =
-        uint64_t{m.moe_layers} * m.routed_experts * m.bytes_per_expert() + m.non_expert_bytes();
+    const uint64_t own = m.all_experts_bytes() + m.non_expert_bytes();
     const std::string stored = m.quantization.empty() ? dtype_name(m.dtype) : m.quantization;
     text += strprintf("  %-24s %6u %7u %5u %9s %9s %10s %-9s", n.c_str(), m.moe_layers, m.routed_experts,
                       m.top_k, billions(m.total_params()).c_str(), billions(m.active_params()).c_str(),

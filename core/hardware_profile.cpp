@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/data_dir.h"
+#include "core/storage_type.h"
 
 namespace moesim {
 namespace {
@@ -16,7 +17,8 @@ namespace {
 // The schema (docs/hardware-format.md). A field is a quantity written {"value": V, "source"|"assumption": S}
 // (or, in a profile built in code, a bare V); the section's descriptive entries are plain values.
 // `any`: a value the simulator's runtime setup checks itself (harness/run_setup.cpp: quantile lists, flags).
-enum class Kind { rate, time, bytes, number, any };
+// `per_type`: an object of storage type names (core/storage_type.h) to time quantities.
+enum class Kind { rate, time, bytes, number, any, per_type };
 struct FieldSpec {
   const char* key;
   Kind kind;
@@ -60,7 +62,8 @@ const std::vector<SectionSpec>& sections() {
         {"load_copy_bandwidth", Kind::rate},
         {"prefill_compute_slowdown", Kind::number},
         {"prefill_slowdown", Kind::number},
-        {"prefill_recover_slowdown", Kind::number}},
+        {"prefill_recover_slowdown", Kind::number},
+        {"dequant_time_per_element", Kind::per_type}},
        {"model"},
        {}},
       {"gpu",
@@ -75,7 +78,8 @@ const std::vector<SectionSpec>& sections() {
         {"recover_bandwidth", Kind::rate},
         {"recover_overhead", Kind::time},
         {"memory_capacity", Kind::bytes},
-        {"memory_reserve", Kind::bytes}},
+        {"memory_reserve", Kind::bytes},
+        {"dequant_time_per_element", Kind::per_type}},
        {"model"},
        {"fresh_weights_bandwidth"}},
       {"link", true, {{"bandwidth", Kind::rate}, {"latency", Kind::time}}, {"kind"}, {}},
@@ -150,6 +154,15 @@ double in_physical_range(const JsonAt& v, Kind kind, double d) {
   return d;
 }
 
+// The storage type a per-type field's key names, in its canonical spelling; fails naming the key's path.
+std::string storage_key(const JsonAt& field, const std::string& key) {
+  try {
+    return parse_storage_type(key).name();
+  } catch (const Error& e) {
+    field[key].fail(e.what());
+  }
+}
+
 double convert(const JsonAt& v, Kind kind) {
   if (v.json().is_number()) {
     const double d = v.number();
@@ -210,8 +223,44 @@ void check_schema(const Json& j, const std::string& origin, bool require_provena
       if (s.has(r))
         warn(origin + ": " + s.child_path(r) +
              " is no longer read by moesim (an older version's field): ignored");
-    for (const auto& f : sec.fields)
-      if (auto field = s.find(f.key)) check_value(quantity(*field, require_provenance), f.kind);
+    for (const auto& f : sec.fields) {
+      auto field = s.find(f.key);
+      if (!field) continue;
+      if (f.kind != Kind::per_type) {
+        check_value(quantity(*field, require_provenance), f.kind);
+        continue;
+      }
+      field->object();
+      for (const auto& [key, value] : field->json().items()) {
+        (void)storage_key(*field, key);
+        check_value(quantity((*field)[key], require_provenance), Kind::time);
+      }
+    }
+  }
+}
+
+// gpu.dequant_time_per_element and cpu.dequant_time_per_element (absent: none); two keys naming one type are
+// an error.
+void read_dequant_times(HardwareProfile& h, const JsonAt& root) {
+  for (auto [sec, into] :
+       {std::pair{"gpu", &h.gpu_dequant_time_per_element}, {"cpu", &h.cpu_dequant_time_per_element}})
+    if (auto f = root[sec].find("dequant_time_per_element"))
+      for (const auto& [key, value] : f->json().items()) {
+        const std::string type = storage_key(*f, key);
+        if (into->count(type)) (*f)[key].fail("names " + type + " again (another key spells the same type)");
+        (*into)[type] = convert(quantity((*f)[key], false), Kind::time);
+      }
+}
+
+// The machine a calibrated profile was measured on, where it says.
+void read_measured_on(HardwareProfile& h, const JsonAt& root) {
+  if (auto m = root.find("measured_on")) {
+    MeasuredOn mo;
+    mo.host = m->json().value("host", "");
+    mo.cpu_model = m->json().value("cpu_model", "");
+    mo.gpu = m->json().value("gpu", "");
+    if (auto c = m->find("cores")) mo.cores = static_cast<uint32_t>(c->integer(1, 1u << 20));
+    h.measured_on = mo;
   }
 }
 
@@ -306,6 +355,7 @@ const char* hardware_field_kind(const std::string& section, const std::string& k
             case Kind::number:
               return "number";
             case Kind::any:
+            case Kind::per_type:
               return "any";
           }
         }
@@ -419,17 +469,11 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
       has("gpu", "recover_bandwidth") ? positive("gpu", "recover_bandwidth", "rate") : h.gpu_memory_bandwidth;
   h.gpu_recover_overhead =
       has("gpu", "recover_overhead") ? get("gpu", "recover_overhead", "time") : h.gpu_kernel_overhead;
+  read_dequant_times(h, root);
   h.link_kind = quantity(root["link"]["kind"], false).string_of({"uma", "pcie"});
   h.link_bandwidth = positive("link", "bandwidth", "rate");
   h.link_latency = get("link", "latency", "time");
-  if (auto m = root.find("measured_on")) {
-    MeasuredOn mo;
-    mo.host = m->json().value("host", "");
-    mo.cpu_model = m->json().value("cpu_model", "");
-    mo.gpu = m->json().value("gpu", "");
-    if (auto c = m->find("cores")) mo.cores = static_cast<uint32_t>(c->integer(1, 1u << 20));
-    h.measured_on = mo;
-  }
+  read_measured_on(h, root);
   return h;
 }
 

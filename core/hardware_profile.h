@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -221,6 +222,11 @@ struct HardwareProfile {
   // above their roofline (bench/results/validate.md, "compute of 2+ tokens": a batch's decode step).
   double gpu_dense_gemm_overhead = -1;
   double gpu_recover_overhead = 0;  // s per recovery
+  // Seconds per weight element to dequantize a routed expert stored in a type as it is computed, by storage
+  // type name (core/storage_type.h): gpu.dequant_time_per_element and cpu.dequant_time_per_element, objects
+  // of type -> time. Absent, or a type not listed: 0 (not modelled, or already in the compute rates, as in a
+  // profile calibrated on a quantized engine). Added once per expert compute op, whatever its tokens.
+  std::map<std::string, double> gpu_dequant_time_per_element, cpu_dequant_time_per_element;
   // link between host memory and GPU memory
   std::string link_kind = "uma";  // "uma" (zero-copy) or "pcie"
   double link_bandwidth = 0;      // bytes/s

@@ -51,7 +51,7 @@ ModelMemory model_memory(const ModelSpec& spec) {
                                  spec.shared_expert_intermediate_size * spec.shared_experts,
                                  static_cast<uint64_t>(spec.dense_intermediate_size)});
   m.activation_bytes_per_token = 4 * (4 * spec.hidden_size + 2 * ffn + spec.vocab_size);
-  m.all_experts_bytes = spec.bytes_per_expert() * spec.routed_experts * spec.moe_layers;
+  m.all_experts_bytes = spec.all_experts_bytes();
   m.source = "model preset " + spec.name + " (" + spec.origin + ")";
   return m;
 }

@@ -33,6 +33,19 @@ struct ExpertTensor {
 struct WeightTypes {
   StorageType experts, dense, embedding,
       lm_head;  // dense: attention, routers, shared experts, dense-layer FFNs
+  // The router, when stored apart from the other dense weights (GGUF keeps ffn_gate_inp in f32); absent:
+  // with them in `dense`.
+  std::optional<StorageType> router;
+  StorageType norms;  // the norm weights (GGUF keeps them in f32); default dtype
+};
+
+// One MoE layer's storage choices that differ from the model-wide ones (docs/model-format.md
+// "layer_overrides"): GGUF mixes raise some tensors in some layers (llama.cpp's use_more_bits). Indexed
+// like expert_tensors; attention by projection.
+struct LayerTypes {
+  std::vector<std::optional<StorageType>> experts, shared;  // routed and shared experts' tensors
+  std::optional<StorageType> q, k, v, o;                    // attention projections (MHA/GQA shapes)
+  bool empty() const;
 };
 
 struct ModelSpec {
@@ -69,22 +82,38 @@ struct ModelSpec {
   DType dtype = DType::BF16;  // the unquantized element type (activations, KV); the weights' default type
   WeightTypes weight_types;   // the weights' storage
   std::string quantization;   // a name for the mix ("q4_k_m", "mxfp4"); "" for dtype weights
+  // Elements of the norm weights one layer holds (attention and FFN norms, Qwen3's q/k norms); 0 when not
+  // given: then a layer's dense bytes leave norms out and the totals count two of hidden_size a layer.
+  uint64_t norm_elements_per_layer = 0;
   std::vector<ExpertTensor> expert_tensors;
+  // Per MoE layer (0 .. moe_layers-1, as traces number them): empty when no layer differs.
+  std::vector<LayerTypes> layer_types;
   Json raw;  // the preset as loaded, sources included (for self-describing outputs)
 
   uint64_t expert_elements() const;
   StorageType tensor_type(const ExpertTensor& t) const { return t.type ? *t.type : weight_types.experts; }
-  // Bytes of one routed expert: each tensor's bytes in its own type (storage_type.h).
+  // Tensor i of a routed expert in MoE layer `layer`: the layer's override, else tensor_type.
+  StorageType tensor_type(size_t i, uint32_t layer) const;
+  // Bytes of one routed expert of MoE layer `layer`: each tensor's bytes in its own type (storage_type.h).
+  uint64_t bytes_per_expert(uint32_t layer) const;
+  // The mean over MoE layers (rounded to the nearest byte): every layer's when no layer differs.
   uint64_t bytes_per_expert() const;
+  // Every routed expert of every MoE layer.
+  uint64_t all_experts_bytes() const;
   // True when every weight is bf16 or f16 (what ZipMoE's lossless exponent coding needs).
   bool all_16bit_weights() const;
   // Non-routed weights (elements) one MoE layer reads per step: attention + router + shared experts. The
   // dense FLOPs of a layer follow from this, never from bytes.
   uint64_t dense_elements_per_layer() const;
-  // Elements of one shared expert: same tensor layout as a routed one, with its own intermediate size.
-  uint64_t shared_expert_bytes() const;
-  // Bytes of non-routed weights one MoE layer reads per step: attention + router + shared experts.
+  // Bytes of one shared expert: same tensor layout as a routed one, with its own intermediate size.
+  uint64_t shared_expert_bytes(uint32_t layer = 0) const;
+  // Bytes of non-routed weights MoE layer `layer` reads per step: attention + router + shared experts, and
+  // the layer's norms when norm_elements_per_layer is given.
+  uint64_t dense_bytes_per_layer(uint32_t layer) const;
+  // The mean over MoE layers (rounded to the nearest byte): every layer's when no layer differs.
   uint64_t dense_bytes_per_layer() const;
+  // The sum over MoE layers.
+  uint64_t dense_bytes_moe_layers() const;
   // Multiply-accumulate work of one routed expert for one token, in FLOPs (2 per weight element).
   double expert_flops_per_token() const { return 2.0 * static_cast<double>(expert_elements()); }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -24,11 +26,10 @@ struct QuantMix {
   const char* why;
 };
 
-// The GGUF mixes are llama.cpp's per-tensor choices (src/llama-quant.cpp, llama_tensor_get_type): the mix's
-// base type for the FFN and attention weights and for token_embd, Q6_K for output.weight. llama.cpp also
-// raises ffn_down and attn_v to Q6_K in the layers its use_more_bits rule picks (about half of them under
-// Q4_K_M and Q5_K_M); one type per tensor here keeps the base type, and a trace's preamble carries the
-// per-layer sizes.
+// The GGUF mixes are llama.cpp's per-tensor choices (github.com/ggml-org/llama.cpp src/llama-quant.cpp,
+// llama_tensor_get_type_impl): the mix's base type for the FFN and attention weights and for token_embd, Q6_K
+// for output.weight; the tensors it raises in some layers (ffn_down, attn_v, ...) are written per layer by
+// GgufRules below.
 constexpr QuantMix kMixes[] = {
     {"mxfp4", "mxfp4", "mxfp4", "bf16", "bf16", "bf16",
      "gpt-oss's shipped layout (openai/gpt-oss model card): MoE weights in MXFP4, every other weight BF16"},
@@ -49,6 +50,58 @@ constexpr QuantMix kMixes[] = {
     {"iq4_xs", "iq4_xs", "iq4_xs", "iq4_xs", "iq4_xs", "q6_k",
      "llama.cpp IQ4_XS: IQ4_XS, output.weight Q6_K"},
 };
+
+bool is_gguf_mix(const QuantMix& m) {
+  return parse_storage_type(m.gate_up).is_gguf();
+}
+
+// llama.cpp's use_more_bits(i, n) (llama-quant.cpp): the first and last eighth of the n layers and every
+// third between them.
+bool use_more_bits(uint64_t i, uint64_t n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+// The per-layer raises of llama.cpp's llama_tensor_get_type_impl (src/llama-quant.cpp) for the mixes
+// kMixes names, without an importance matrix, for a model that is not Falcon nor Llama-70B:
+//   ffn_down (routed experts' ffn_down_exps, shared experts' ffn_down_shexp), layer i of n_layer:
+//     Q4_K_M, Q5_K_M: Q6_K where use_more_bits(i, n_layer); Q4_K_S, IQ4_XS: Q5_K where i < n_layer / 8;
+//   attn_v, the j-th of the model's n_v attn_v tensors: Q4_K_M, Q5_K_M: Q6_K where use_more_bits(j, n_v);
+//     Q4_K_S: Q5_K where j < 4; IQ4_XS: Q5_K where heads / kv_heads >= 4; with 8 experts Q8_0 in every layer;
+//   attn_k: Q8_0 with 8 experts; attn_output: Q5_K with 8 experts under Q4_K_S, Q4_K_M and IQ4_XS.
+// Each choice then falls back where a row is not whole blocks (tensor_type_fallback; gguf_fallback here).
+struct GgufRules {
+  std::string mix;
+  uint64_t n_expert = 0, n_gqa = 0;
+
+  std::optional<std::string> down(uint64_t i, uint64_t n_layer) const {
+    if ((mix == "q4_k_m" || mix == "q5_k_m") && use_more_bits(i, n_layer)) return "q6_k";
+    if ((mix == "q4_k_s" || mix == "iq4_xs") && i < n_layer / 8) return "q5_k";
+    return std::nullopt;
+  }
+  std::optional<std::string> v(uint64_t j, uint64_t n_v) const {
+    if (n_expert == 8) return "q8_0";
+    if ((mix == "q4_k_m" || mix == "q5_k_m") && use_more_bits(j, n_v)) return "q6_k";
+    if (mix == "q4_k_s" && j < 4) return "q5_k";
+    if (mix == "iq4_xs" && n_gqa >= 4) return "q5_k";
+    return std::nullopt;
+  }
+  std::optional<std::string> k() const {
+    if (n_expert == 8) return "q8_0";
+    return std::nullopt;
+  }
+  std::optional<std::string> o() const {
+    if (n_expert == 8 && (mix == "q4_k_s" || mix == "q4_k_m" || mix == "iq4_xs")) return "q5_k";
+    return std::nullopt;
+  }
+};
+
+// The type a row of `row` elements is stored in: llama.cpp's fallback for a block that does not divide it,
+// then f16 (tensor_type_fallback).
+StorageType fit(StorageType t, uint64_t row) {
+  if (t.is_block_format() && row % t.block_elements() != 0 && t.is_gguf()) t = gguf_fallback(t);
+  if (t.is_block_format() && row % t.block_elements() != 0) t = StorageType{StorageKind::F16, 0};
+  return t;
+}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -182,8 +235,10 @@ class Importer {
     }
     uint32_t moe_layers = 0;
     for (bool b : moe) moe_layers += b;
+    moe_ = moe;
     if (moe_layers == 0) text().fail("no layer has routed experts (" + moe_why + ")");
     put("moe_layers", moe_layers, computed("num_hidden_layers=" + std::to_string(L_) + ", " + moe_why));
+    E_ = E;
     put("routed_experts", E, cite(e_key));
     put("top_k", K, cite(k_key));
     put("hidden_size", H_, cite("hidden_size"));
@@ -319,6 +374,7 @@ class Importer {
                                               " / " + std::to_string(heads_));
     put("num_attention_heads", heads_, cite("num_attention_heads"));
     put("num_key_value_heads", kvh, kv_src);
+    kvh_ = kvh;
     uint64_t per_layer = 0;
     std::string how;
     const std::string l = std::to_string(L_);
@@ -445,7 +501,119 @@ class Importer {
                             {"embedding", sourced(mix->embedding, mix_src)},
                             {"lm_head", sourced(mix->lm_head, mix_src)}};
     fit_rows(parse_storage_type(mix->gate_up), parse_storage_type(mix->down));
+    if (is_gguf_mix(*mix)) gguf_layout(*mix);
   }
+
+  // What a GGUF file holds besides the mix's base types: the router and the norms in f32, the output type
+  // for a tied table, the norms' elements, and the tensors llama.cpp raises per layer (GgufRules).
+  void gguf_layout(const QuantMix& mix) {
+    const std::string conv =
+        "convert_hf_to_gguf.py (github.com/ggml-org/llama.cpp) keeps 1-D tensors, norms and ffn_gate_inp in "
+        "F32, and llama-quantize leaves them so (llama-quant.cpp tensor_allows_quantization)";
+    out_["weight_types"]["router"] = sourced("f32", conv);
+    out_["weight_types"]["norms"] = sourced("f32", conv);
+    const StorageType head = fit(parse_storage_type(mix.lm_head), H_);
+    out_["weight_types"]["lm_head"] = sourced(
+        head.name(), "llama.cpp llama_tensor_get_type_impl: output.weight Q6_K (Q8_0 where a row of " +
+                         std::to_string(H_) + " is not whole 256-element blocks)");
+    if (out_["tie_word_embeddings"]["value"].get<bool>())
+      out_["weight_types"]["embedding"] = sourced(
+          head.name(), "llama.cpp llama_tensor_get_type_impl: a tied token_embd takes output.weight's type");
+    const uint64_t hd = out_["head_dim"]["value"].get<uint64_t>();
+    const uint64_t kvh = out_["num_key_value_heads"]["value"].get<uint64_t>();
+    // Norm weights per layer: attn_norm and ffn_norm; Qwen3's per-head q_norm and k_norm; OLMoE's q_norm
+    // and k_norm over the whole projections.
+    uint64_t norms = 2 * H_;
+    std::string norms_how = "attn_norm and ffn_norm, hidden_size each";
+    if (family_ == "qwen3_moe") {
+      norms += 2 * hd;
+      norms_how += ", and q_norm and k_norm, head_dim each";
+    } else if (family_ == "olmoe") {
+      norms += heads_ * hd + kvh * hd;
+      norms_how += ", and q_norm (heads x head_dim) and k_norm (kv_heads x head_dim)";
+    }
+    put("norm_elements_per_layer", norms, computed(norms_how));
+    gguf_layer_overrides(mix, hd);
+  }
+
+  // The layers whose tensors llama.cpp raises above the base type, grouped by what is raised.
+  void gguf_layer_overrides(const QuantMix& mix, uint64_t hd) {
+    const GgufRules rules{mix.name, E_, heads_ / std::max<uint64_t>(1, kvh_)};
+    // attn_v tensors: one in each layer with a value projection of the model's shape. MLA (attn_kv_b) and
+    // Gemma 4's full layers without k_eq_v hold other shapes and are not written per layer.
+    std::vector<bool> has_v(L_, !is_mla());
+    std::string v_layers = "every layer has attn_v";
+    if (family_ == "qwen3_next") {
+      const uint64_t interval = has("full_attention_interval") ? get("full_attention_interval") : 4;
+      for (uint32_t i = 0; i < L_; ++i) has_v[i] = (i + 1) % interval == 0;
+      v_layers = "attn_v only in the full-attention layers";
+    } else if (family_ == "gemma4") {
+      for (uint32_t i = 0; i < L_; ++i) has_v[i] = text()["layer_types"][i].string() == "sliding_attention";
+      v_layers = "attn_v of this shape in the sliding layers";
+    }
+    uint64_t n_v = 0;
+    for (bool b : has_v) n_v += b;
+    if (family_ == "gemma4" && !(has("attention_k_eq_v") && text()["attention_k_eq_v"].boolean()))
+      n_v = L_;  // the full layers hold an attn_v too, of another shape
+    const std::string why =
+        "llama.cpp llama_tensor_get_type_impl (src/llama-quant.cpp) under " + std::string(mix.name) +
+        " with " + std::to_string(E_) + " experts, " + std::to_string(heads_) + " heads / " +
+        std::to_string(kvh_) + " kv_heads, " + std::to_string(L_) + " layers (" + v_layers +
+        "), no importance matrix; types fitted to the rows as its tensor_type_fallback does";
+    std::map<std::string, std::pair<Json, std::vector<uint32_t>>> groups;  // by the overrides' text
+    uint32_t moe_index = 0;
+    uint64_t j = 0;
+    for (uint32_t i = 0; i < L_; ++i) {
+      const uint64_t v_index = j;
+      if (has_v[i]) ++j;
+      if (!moe_[i]) continue;
+      Json o = Json::object();
+      if (auto d = rules.down(i, L_)) {
+        // A shared expert's rows: the routed experts' with the intermediate width replaced by its own.
+        const uint64_t shared_width = out_.contains("shared_expert_intermediate_size")
+                                          ? out_["shared_expert_intermediate_size"]["value"].get<uint64_t>()
+                                          : I_;
+        Json experts = Json::object(), shared = Json::object();
+        for (const auto& t : out_["expert_tensors"]) {
+          const std::string n = t["name"].get<std::string>();
+          if (t["shape"].size() < 2 || (n.find("down") == std::string::npos && n != "w2")) continue;
+          const uint64_t row = t["shape"].back().get<uint64_t>();
+          experts[n] = fit(parse_storage_type(*d), row).name();
+          shared[n] = fit(parse_storage_type(*d), row == I_ ? shared_width : row).name();
+        }
+        o["experts"] = experts;
+        if (out_["shared_experts"]["value"].get<uint64_t>() > 0) o["shared_experts"] = shared;
+      }
+      if (!is_mla()) {
+        Json a = Json::object();
+        if (auto v = has_v[i] ? rules.v(v_index, n_v) : std::nullopt)
+          a["v"] = fit(parse_storage_type(*v), H_).name();
+        if (auto k = rules.k()) a["k"] = fit(parse_storage_type(*k), H_).name();
+        if (auto ot = rules.o()) a["o"] = fit(parse_storage_type(*ot), heads_ * hd).name();
+        if (!a.empty()) o["attention"] = a;
+      }
+      if (!o.empty()) {
+        auto& g = groups[o.dump()];
+        g.first = o;
+        g.second.push_back(moe_index);
+      }
+      ++moe_index;
+    }
+    if (groups.empty()) return;
+    Json list = Json::array();
+    for (auto& [key, g] : groups) {
+      Json e = g.first;
+      e["layers"] = g.second;
+      e["source"] = why;
+      list.push_back(e);
+    }
+    // In the order of their first layer, for a readable file.
+    std::sort(list.begin(), list.end(),
+              [](const Json& a, const Json& b) { return a["layers"][0] < b["layers"][0]; });
+    out_["layer_overrides"] = list;
+  }
+
+  bool is_mla() const { return family_ == "deepseek_v2" || family_ == "deepseek_v3"; }
 
   // Each expert tensor's type; a GGUF block type whose rows are not whole blocks falls back as llama.cpp
   // does.
@@ -477,7 +645,8 @@ class Importer {
   const Json* c_ = nullptr;
   std::string pre_, family_;
   uint32_t L_ = 0;
-  uint64_t H_ = 0, heads_ = 0, I_ = 0, first_dense_ = 0;
+  uint64_t H_ = 0, heads_ = 0, I_ = 0, first_dense_ = 0, E_ = 0, kvh_ = 0;
+  std::vector<bool> moe_;  // which layers hold routed experts
   Json out_ = Json::object();
 };
 
@@ -494,7 +663,7 @@ Json model_totals_json(const Json& model_json, const std::string& origin) {
   return {{"total_params", m.total_params()},
           {"active_params", m.active_params()},
           {"expert_bytes", m.bytes_per_expert()},
-          {"experts_bytes", uint64_t{m.moe_layers} * m.routed_experts * m.bytes_per_expert()},
+          {"experts_bytes", m.all_experts_bytes()},
           {"dense_bytes_per_layer", m.dense_bytes_per_layer()},
           {"non_expert_bytes", m.non_expert_bytes()},
           {"kv_bytes_per_token", m.kv_bytes_per_token()}};

@@ -150,7 +150,7 @@ ModelMemory run_model_memory(const std::optional<ModelSpec>& spec, const serving
   m.activation_bytes_per_token = preset.activation_bytes_per_token;
   // The weights the run does not read per layer (embeddings, head, dense layers) at the quantization of those
   // it does: the served dense bytes over the preset's.
-  const uint64_t preset_layers = spec->dense_bytes_per_layer() * spec->moe_layers;
+  const uint64_t preset_layers = spec->dense_bytes_moe_layers();
   const double q =
       preset_layers ? static_cast<double>(served_dense) / static_cast<double>(preset_layers) : 1.0;
   auto scaled = [q](uint64_t b) { return static_cast<uint64_t>(std::llround(q * static_cast<double>(b))); };

@@ -10,6 +10,27 @@
 
 namespace moesim::harness {
 
+// Whether a run modelled the dequantization of its experts (sim/cost_model.h), and from what: the time per
+// element the profile gives each of the experts' storage types on the resource they compute on.
+inline Json dequantization_json(const HardwareProfile& hw, const ModelCosts& costs,
+                                ResourceClass compute_on) {
+  const bool cpu = compute_on == ResourceClass::kCpu;
+  const auto& rates = cpu ? hw.cpu_dequant_time_per_element : hw.gpu_dequant_time_per_element;
+  const std::string field = std::string(cpu ? "cpu" : "gpu") + ".dequant_time_per_element";
+  if (costs.expert_storage.empty())
+    return {{"modelled", false},
+            {"why", "the experts' storage types are not known (sizes from the trace; --model gives them)"}};
+  Json used = Json::object();
+  for (const auto& layer : costs.expert_storage)
+    for (const auto& [type, elements] : layer)
+      if (auto r = rates.find(type); r != rates.end()) used[type] = r->second;
+  if (used.empty())
+    return {{"modelled", false},
+            {"why", hw.name + " gives no " + field +
+                        " for the experts' types (absent: 0, or already in its compute rates)"}};
+  return {{"modelled", true}, {"field", field}, {"seconds_per_element", used}};
+}
+
 inline serving::RunResult run_simulated(const serving::SystemConfig& cfg, const traces::LookupStream& stream,
                                         const traces::TraceInfo& info, const serving::SourcedCosts& costs,
                                         const HardwareProfile& hw, const sim::SimOptions& sim = {},
@@ -17,12 +38,14 @@ inline serving::RunResult run_simulated(const serving::SystemConfig& cfg, const 
   serving::SystemConfig c = cfg;
   c.unified_memory = hw.unified_memory;
   sim::SimPlatform platform(hw, sim);
+  platform.set_expert_storage(costs.costs.expert_storage);
   serving::RunResult r = serving::run(c, stream, info, costs, platform);
   if (reads) reads->merge(platform.reads());
   if (config) {
     *config = serving::config_json(c, r, costs, info, stream.batch, platform);
     (*config)["hardware"] = hw.name;
     (*config)["hardware_origin"] = hw.origin;
+    (*config)["dequantization"] = dequantization_json(hw, costs.costs, c.compute_on);
     // A buffered run's page cache (sim/page_cache.h): its DRAM and the reads it served (hits) or sent to the
     // SSD.
     if (sim.buffered_io || sim.dense_mmap) {

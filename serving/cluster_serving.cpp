@@ -19,10 +19,10 @@ Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint3
   op.expert = expert;
   op.tokens = tokens;
   if (kind == OpKind::kExpertCompute) {
-    op.bytes = model.bytes_per_expert();
+    op.bytes = model.bytes_per_expert(layer);
     op.flops = model.expert_flops_per_token() * tokens;
   } else {
-    op.bytes = model.dense_bytes_per_layer();
+    op.bytes = model.dense_bytes_per_layer(layer);
     op.flops = 2.0 * static_cast<double>(model.dense_elements_per_layer()) * tokens;
   }
   return op;

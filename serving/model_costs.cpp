@@ -40,10 +40,11 @@ std::string suggested_name(const std::string& model) {
 // sizes that differ by more than 5% in all say that one of the two does not describe the recorded file.
 void warn_size_mismatch(const traces::TraceInfo& info, const ModelSpec& preset) {
   if (preset.quantization.empty() || info.expert_bytes.empty()) return;
-  double trace = 0;
-  for (uint64_t b : info.expert_bytes) trace += static_cast<double>(b);
-  const double model =
-      static_cast<double>(preset.bytes_per_expert()) * static_cast<double>(info.expert_bytes.size());
+  double trace = 0, model = 0;
+  for (uint32_t l = 0; l < info.expert_bytes.size(); ++l) {
+    trace += static_cast<double>(info.expert_bytes[l]);
+    model += static_cast<double>(preset.bytes_per_expert(l));
+  }
   if (std::abs(trace / model - 1.0) <= 0.05) return;
   warn("the trace's expert sizes (" + format_bytes(static_cast<uint64_t>(trace / info.expert_bytes.size())) +
        " an expert, mean over its " + std::to_string(info.expert_bytes.size()) +
@@ -71,8 +72,18 @@ SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<Mode
   Json& s = out.sizes;
   if (model) {
     fill_shape(c, *model);
-    c.expert_bytes.assign(info.layers, model->bytes_per_expert());
-    c.dense_bytes.assign(info.layers, model->dense_bytes_per_layer());
+    for (uint32_t l = 0; l < info.layers; ++l) {
+      c.expert_bytes.push_back(model->bytes_per_expert(l));
+      c.dense_bytes.push_back(model->dense_bytes_per_layer(l));
+      std::vector<std::pair<std::string, uint64_t>> by_type;
+      for (size_t i = 0; i < model->expert_tensors.size(); ++i) {
+        const std::string t = model->tensor_type(i, l).name();
+        auto at = std::find_if(by_type.begin(), by_type.end(), [&](const auto& p) { return p.first == t; });
+        if (at == by_type.end()) at = by_type.insert(by_type.end(), {t, 0});
+        at->second += model->expert_tensors[i].elements();
+      }
+      c.expert_storage.push_back(std::move(by_type));
+    }
     s["expert_bytes_source"] = "model " + model->name + " (" + storage_label(*model) + ")";
     s["expert_storage"] = expert_storage(*model);
     s["dense_bytes_source"] = "model " + model->name;
@@ -103,9 +114,9 @@ SourcedCosts model_costs(const traces::TraceInfo& info, const std::optional<Mode
     } else {
       for (uint32_t l = 0; l < info.layers; ++l) {
         const double ratio =
-            static_cast<double>(info.expert_bytes[l]) / static_cast<double>(preset->bytes_per_expert());
+            static_cast<double>(info.expert_bytes[l]) / static_cast<double>(preset->bytes_per_expert(l));
         c.dense_bytes.push_back(
-            static_cast<uint64_t>(static_cast<double>(preset->dense_bytes_per_layer()) * ratio));
+            static_cast<uint64_t>(static_cast<double>(preset->dense_bytes_per_layer(l)) * ratio));
       }
       s["dense_bytes_source"] =
           "model preset " + preset->name +

@@ -50,6 +50,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/compression_state.h"
@@ -75,6 +76,9 @@ struct ModelCosts {
   double expert_flops_per_token = 0;      // 2 * elements of one expert
   std::vector<uint64_t> dense_bytes;      // [layers] non-routed weights read per invocation
   double dense_flops_per_token = 0;       // 2 * non-routed elements per layer
+  // [layers] one routed expert's elements by storage type name, where the model says its types (--model);
+  // empty when the sizes come from a trace, whose file's types the run does not know.
+  std::vector<std::vector<std::pair<std::string, uint64_t>>> expert_storage;
   // Bytes of tensor t of an expert of `layer` (shares rounded; the last tensor takes the remainder).
   uint64_t tensor_bytes(uint32_t layer, uint32_t t) const;
 };

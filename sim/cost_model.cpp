@@ -39,7 +39,18 @@ double CostModel::gpu_compute(const Op& op) const {
   if (!expert) return roofline(op.bytes, op.flops);
   // The kernel overhead cancels: an expert's fixed cost is expert_overhead alone.
   reads_.mark(HwParam::kGpuExpertOverhead);
-  return roof(op.bytes, op.flops) + hw_.gpu_kernel_overhead + (hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead);
+  return roof(op.bytes, op.flops) + hw_.gpu_kernel_overhead +
+         (hw_.gpu_expert_overhead - hw_.gpu_kernel_overhead);
+}
+
+double CostModel::dequant(uint16_t layer, ResourceClass resource) const {
+  if (layer >= storage_.size()) return 0.0;
+  const auto& rates =
+      resource == ResourceClass::kCpu ? hw_.cpu_dequant_time_per_element : hw_.gpu_dequant_time_per_element;
+  double s = 0;
+  for (const auto& [type, elements] : storage_[layer])
+    if (auto r = rates.find(type); r != rates.end()) s += static_cast<double>(elements) * r->second;
+  return s;
 }
 
 double CostModel::duration(const Op& op) const {
@@ -52,6 +63,11 @@ double CostModel::duration(const Op& op) const {
 }
 
 double CostModel::unscaled(const Op& op) const {
+  const double base = unscaled_base(op);
+  return op.kind == OpKind::kExpertCompute ? base + dequant(op.layer, op.resource) : base;
+}
+
+double CostModel::unscaled_base(const Op& op) const {
   const auto bytes = static_cast<double>(op.bytes);
   const bool on_cpu = op.resource == ResourceClass::kCpu;
   switch (op.kind) {
@@ -60,7 +76,8 @@ double CostModel::unscaled(const Op& op) const {
       if (on_cpu) {
         // One worker: its share of the memory bandwidth for the weights, or its FLOP/s.
         if (!(hw_.cpu_flops_per_core > 0))
-          throw Error(hw_.origin + ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
+          throw Error(hw_.origin +
+                      ": field 'cpu.flops_per_core' is needed to cost expert compute on the CPU");
         const bool own_rate = hw_.cpu_expert_bandwidth > 0 && op.kind == OpKind::kExpertCompute;
         reads_.mark(own_rate ? HwParam::kCpuExpertBandwidth : HwParam::kCpuMemcpyBandwidth);
         reads_.mark(HwParam::kCpuFlopsPerCore);
@@ -86,7 +103,8 @@ double CostModel::unscaled(const Op& op) const {
       if (op.prefill) reads_.mark(HwParam::kCpuPrefillSlowdown);
       return bytes / hw_.cpu_decompress_bandwidth * (op.prefill ? hw_.cpu_prefill_slowdown : 1.0);
     case OpKind::kTransfer:
-      // On a CPU worker: the copy of a read tensor into its cache slot (PipelineOptions::compute_after_loads).
+      // On a CPU worker: the copy of a read tensor into its cache slot
+      // (PipelineOptions::compute_after_loads).
       if (on_cpu) {
         if (!(hw_.cpu_load_copy_bandwidth > 0)) return 0.0;
         reads_.mark(HwParam::kCpuLoadCopyBandwidth);
@@ -116,7 +134,8 @@ double CostModel::estimate(const Op& op) const {
       return hw_.ssd_prefill_read_latency + static_cast<double>(op.bytes) / hw_.ssd_prefill_read_bandwidth;
     return hw_.ssd_read_latency + static_cast<double>(op.bytes) / hw_.ssd_read_bandwidth;
   }
-  if (op.fused_read()) {  // the worker's own read on an idle SSD and its CPU tail (ssd.read_cpu_*), then the op itself
+  if (op.fused_read()) {  // the worker's own read on an idle SSD and its CPU tail (ssd.read_cpu_*), then the
+                          // op itself
     Op read;
     read.kind = OpKind::kSsdRead;
     read.resource = ResourceClass::kSsd;

@@ -6,26 +6,34 @@
 //   dense_compute   max(bytes / gpu_memory_bandwidth, flops / gpu_bf16_flops) + gpu_kernel_overhead
 //   expert_compute  the same roofline: weights are read once per invocation (bytes), 2 FLOPs per weight
 //                   element per routed token (flops); so a decode token with few tokens is memory-bound; its
-//                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead); on weights
-//                   its request has just produced (Op::fresh: still in the last-level cache) it is
+//                   fixed cost is gpu_expert_overhead (several kernels: default gpu_kernel_overhead); on
+//                   weights its request has just produced (Op::fresh: still in the last-level cache) it is
 //                   flops / gpu_bf16_flops + gpu_fresh_expert_overhead where the profile has that field; of
-//                   2+ tokens (GEMMs, not GEMVs) the roofline + gpu_expert_gemm_overhead where the profile has it
-//                   (a dense op of 2+ tokens: + gpu_dense_gemm_overhead where the profile has it)
-//   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes, writes
+//                   2+ tokens (GEMMs, not GEMVs) the roofline + gpu_expert_gemm_overhead where the profile
+//                   has it (a dense op of 2+ tokens: + gpu_dense_gemm_overhead where the profile has it)
+//   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes,
+//   writes
 //                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without
 //                   gpu.recover_* uses gpu_memory_bandwidth and gpu_kernel_overhead
 //   on the CPU (Op::resource kCpu, placed by the system): expert/dense compute max(bytes / cpu memcpy
-//                   bandwidth, flops / cpu.flops_per_core) on one worker (an expert: bytes / cpu.expert_bandwidth
-//                   where the profile has it); recovery 2 * bytes / cpu memcpy bandwidth (the vectorized CPU
-//                   kernel); a transfer (the copy of a read tensor into its cache slot, compute_after_loads)
-//                   bytes / cpu.load_copy_bandwidth (0 without it)
+//                   bandwidth, flops / cpu.flops_per_core) on one worker (an expert: bytes /
+//                   cpu.expert_bandwidth where the profile has it); recovery 2 * bytes / cpu memcpy bandwidth
+//                   (the vectorized CPU kernel); a transfer (the copy of a read tensor into its cache slot,
+//                   compute_after_loads) bytes / cpu.load_copy_bandwidth (0 without it)
 //   decompress      bytes / cpu_decompress_bandwidth (bytes = decompressed output of one shard)
+//   expert compute on weights of a quantized type (set_expert_storage): + the layer's expert elements of each
+//                   type x that type's {gpu,cpu}.dequant_time_per_element on the op's resource (absent: 0),
+//                   once per op whatever its tokens
 //   a prefill step's compute ops (dense and expert): times cpu.prefill_compute_slowdown (default 1)
 //   a prefill step's decompressions (Op::prefill): times cpu_prefill_slowdown (default 1); its CPU recoveries
 //                   times cpu_prefill_recover_slowdown (default cpu_prefill_slowdown)
 //   transfer        uma:  link_latency (zero-copy: the GPU reads host memory in place; no copy)
 //                   pcie: link_latency + bytes / link_bandwidth
 #pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/hardware_profile.h"
 #include "core/op_graph.h"
@@ -34,9 +42,9 @@
 
 namespace moesim::sim {
 
-// The predictor of an op's duration from the profile alone: the simulator's resources hold ops for duration(),
-// and estimate() is what the planner and schedulers ask before they decide, in simulated and in real runs alike
-// (an exec run's estimates come from here, not from a simulated platform).
+// The predictor of an op's duration from the profile alone: the simulator's resources hold ops for
+// duration(), and estimate() is what the planner and schedulers ask before they decide, in simulated and in
+// real runs alike (an exec run's estimates come from here, not from a simulated platform).
 class CostModel : public OpEstimator {
  public:
   explicit CostModel(const HardwareProfile& hw) : hw_(hw) {}
@@ -50,6 +58,13 @@ class CostModel : public OpEstimator {
   // max(bytes / gpu.memory_bandwidth, flops / gpu.bf16_flops) + gpu.kernel_overhead.
   double roofline(uint64_t bytes, double flops) const;
   const HardwareProfile& hardware() const { return hw_; }
+  // The elements of one routed expert of each MoE layer by storage type name ([layer] -> (type, elements)),
+  // for the dequantization term; empty (the default): none is added.
+  using ExpertStorage = std::vector<std::vector<std::pair<std::string, uint64_t>>>;
+  void set_expert_storage(ExpertStorage storage) { storage_ = std::move(storage); }
+  // Seconds an expert compute op of `layer` on `resource` spends dequantizing its weights (0 where the
+  // profile gives no time for the layer's types, or no storage was set).
+  double dequant(uint16_t layer, ResourceClass resource) const;
   // The profile's quantities read so far (core/profile_reads.h): by every duration and estimate, and by
   // whoever else marks them here (the simulated SSD, mark_ssd_read).
   const HwReads& reads() const { return reads_; }
@@ -64,8 +79,10 @@ class CostModel : public OpEstimator {
   double roof(uint64_t bytes, double flops) const;  // the roofline without a fixed cost
   double gpu_compute(const Op& op) const;           // dense or expert compute on the GPU
   double unscaled(const Op& op) const;              // duration() before cpu.prefill_compute_slowdown
+  double unscaled_base(const Op& op) const;         // unscaled() without the dequantization term
   HardwareProfile hw_;
   HwReads reads_;
+  ExpertStorage storage_;
 };
 
 }  // namespace moesim::sim

@@ -158,6 +158,8 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
 
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }
+  // The routed experts' storage, for the cost model's dequantization term (CostModel::set_expert_storage).
+  void set_expert_storage(CostModel::ExpertStorage storage) { cost_.set_expert_storage(std::move(storage)); }
   // The profile's quantities this run read so far (core/profile_reads.h).
   HwReads reads() const;
 

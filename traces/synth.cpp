@@ -495,7 +495,7 @@ SynthShape shape_from_model(const ModelSpec& m) {
   s.layers = m.moe_layers;
   s.experts = m.routed_experts;
   s.top_k = m.top_k;
-  s.expert_bytes.assign(m.moe_layers, m.bytes_per_expert());
+  for (uint32_t l = 0; l < m.moe_layers; ++l) s.expert_bytes.push_back(m.bytes_per_expert(l));
   return s;
 }
 

@@ -104,7 +104,7 @@ Trace fit_to_model(const Trace& t, const ModelSpec& m, const std::string& path) 
   if (!info.expert_bytes.empty() && info.expert_bytes.size() != info.layers)
     throw input_error(path, 0, "expert_bytes", "per-layer expert sizes do not match the model's layer count");
   if (info.expert_bytes.empty()) {
-    info.expert_bytes.assign(info.layers, m.bytes_per_expert());
+    for (uint32_t l = 0; l < info.layers; ++l) info.expert_bytes.push_back(m.bytes_per_expert(l));
     info.provenance["expert_bytes_source"] = "model " + m.name + " (" + m.origin + ")";
   }
   info.provenance["model_preset"] = m.name;

@@ -153,7 +153,8 @@ double PrismServing::expert_s(uint32_t server, uint32_t tokens) const {
 void PrismServing::place() {
   place_in_.layers = L_;
   place_in_.experts = E_;
-  place_in_.expert_bytes.assign(L_, in_.model.bytes_per_expert());
+  place_in_.expert_bytes.clear();
+  for (uint32_t l = 0; l < L_; ++l) place_in_.expert_bytes.push_back(in_.model.bytes_per_expert(l));
   place_in_.seed = opt_.seed;
   double fastest = 0;
   for (const auto& s : in_.servers) fastest = std::max(fastest, s.hw.gpu_bf16_flops);

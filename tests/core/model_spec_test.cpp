@@ -220,3 +220,88 @@ TEST(ModelSpec, ANumberBeyondADoubleInAFileIsAnErrorNamingTheFile) {
 
 }  // namespace
 }  // namespace moesim
+
+namespace moesim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Per-layer types: a raised tensor changes that layer's expert or dense bytes and no other layer's; the
+// mean and sum follow; the router and norms stored apart count in the layer's dense bytes.
+TEST(ModelSpec, LayerOverridesChangeTheirLayersOnly) {
+  Json j = load_model("qwen3-30b-a3b").raw;
+  j["weight_types"] = {{"experts", "q4_k"}, {"dense", "q4_k"}};
+  const ModelSpec base = model_from_json(j, "m.json");
+  j["layer_overrides"] = Json::array(
+      {{{"layers", {0, 47}}, {"experts", {{"down_proj", "q6_k"}}}, {"attention", {{"v", "q6_k"}}}}});
+  const ModelSpec m = model_from_json(j, "m.json");
+  // down [2048, 768]: Q6_K 210 B / 256 instead of Q4_K's 144; v [512, 2048]: the same per 256 elements.
+  const uint64_t down_delta = 2048ull * 768 / 256 * (210 - 144), v_delta = 512ull * 2048 / 256 * (210 - 144);
+  EXPECT_EQ(m.bytes_per_expert(0), base.bytes_per_expert() + down_delta);
+  EXPECT_EQ(m.bytes_per_expert(47), base.bytes_per_expert() + down_delta);
+  EXPECT_EQ(m.bytes_per_expert(1), base.bytes_per_expert());
+  EXPECT_EQ(m.dense_bytes_per_layer(0), base.dense_bytes_per_layer() + v_delta);
+  EXPECT_EQ(m.dense_bytes_per_layer(1), base.dense_bytes_per_layer());
+  EXPECT_EQ(m.all_experts_bytes(), base.all_experts_bytes() + 2 * 128 * down_delta);
+  EXPECT_EQ(m.dense_bytes_moe_layers(), 48 * base.dense_bytes_per_layer() + 2 * v_delta);
+  EXPECT_EQ(m.bytes_per_expert(), base.bytes_per_expert() + (2 * down_delta + 24) / 48);
+  EXPECT_EQ(m.non_expert_bytes(), base.non_expert_bytes() + 2 * v_delta);
+  // Router in f32 apart from the Q4_K attention, and 4352 norm elements a layer in f32.
+  j.erase("layer_overrides");
+  j["weight_types"]["router"] = "f32";
+  j["weight_types"]["norms"] = "f32";
+  j["norm_elements_per_layer"] = 4352;
+  const ModelSpec g = model_from_json(j, "m.json");
+  // q, o [4096, 2048], k, v [512, 2048] in Q4_K + the router 2048 x 128 x 4 + the norms: 11,682,816, the
+  // bundled Qwen3 Q4_K_M trace's dense bytes in its Q4_K layers.
+  EXPECT_EQ(g.dense_bytes_per_layer(3),
+            (2 * 8388608ull + 2 * 1048576) / 256 * 144 + 2048ull * 128 * 4 + 4352 * 4);
+  EXPECT_EQ(g.dense_bytes_per_layer(3), 11682816u);
+}
+
+TEST(ModelSpec, BadLayerOverridesNameTheirPath) {
+  const Json base = load_model("qwen3-30b-a3b").raw;
+  auto err = [&](const Json& overrides) {
+    Json j = base;
+    j["layer_overrides"] = overrides;
+    return error_of([&] { (void)model_from_json(j, "m.json"); });
+  };
+  EXPECT_EQ(err(Json::array({{{"layers", {48}}, {"experts", {{"down_proj", "q6_k"}}}}})),
+            "m.json: layer_overrides[0].layers[0]: expected an integer in [0, 47], found the number 48");
+  EXPECT_EQ(err(Json::array({{{"layers", {0}}, {"experts", {{"down_prj", "q6_k"}}}}})),
+            "m.json: layer_overrides[0].experts.down_prj: unknown field; did you mean "
+            "layer_overrides[0].experts.down_proj?");
+  EXPECT_EQ(err(Json::array({{{"layers", Json::array()}}})),
+            "m.json: layer_overrides[0].layers: expected a non-empty array of MoE layer indices, found an "
+            "array of 0 elements");
+  EXPECT_THAT(err(Json::array({{{"layers", {0}}, {"experts", {{"down_proj", "q6_j"}}}}})),
+              HasSubstr("m.json: layer_overrides[0].experts.down_proj: unknown storage type 'q6_j'"));
+  EXPECT_EQ(
+      err(Json::array({{{"layers", {0}}, {"attention", {{"vv", "q6_k"}}}}})),
+      "m.json: layer_overrides[0].attention.vv: unknown field; did you mean layer_overrides[0].attention.v?");
+  EXPECT_EQ(
+      err(Json::array({{{"layers", {0}}, {"shared_experts", {{"down_proj", "q6_k"}}}}})),
+      "m.json: layer_overrides[0].shared_experts: the model has no shared experts (shared_experts is 0)");
+  EXPECT_EQ(
+      err(Json::array({{{"layers", {1}}, {"experts", {{"down_proj", "q6_k"}}}},
+                       {{"layers", {1}}, {"experts", {{"down_proj", "q4_k"}}}}})),
+      "m.json: layer_overrides[1].experts.down_proj: MoE layer 1's type for this tensor is given twice");
+  // A routed expert's raised type must hold its rows whole: Gemma's down rows of 704 are not 256-blocks.
+  Json g = load_model("gemma-4-26b-a4b").raw;
+  g["layer_overrides"] = Json::array({{{"layers", {0}}, {"experts", {{"down_proj", "q6_k"}}}}});
+  EXPECT_EQ(error_of([&] { (void)model_from_json(g, "g.json"); }),
+            "g.json: layer_overrides[0].experts.down_proj: q6_k stores rows in blocks of 256 elements; this "
+            "tensor's rows (its last dimension) hold 704");
+  Json d = load_model("deepseek-v2-lite").raw;
+  d["layer_overrides"] = Json::array({{{"layers", {0}}, {"attention", {{"v", "q6_k"}}}}});
+  EXPECT_THAT(
+      error_of([&] { (void)model_from_json(d, "d.json"); }),
+      HasSubstr("d.json: layer_overrides[0].attention: per-layer attention types need the MHA/GQA shape"));
+  Json n = base;
+  n["weight_types"] = {{"norms", "q4_k"}};
+  EXPECT_EQ(error_of([&] { (void)model_from_json(n, "n.json"); }),
+            "n.json: weight_types.norms: norms are stored as f32, f16 or bf16, not q4_k");
+}
+
+}  // namespace
+}  // namespace moesim

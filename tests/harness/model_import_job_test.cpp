@@ -6,7 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "base/error.h"
 #include "core/model_spec.h"
@@ -64,6 +67,14 @@ const Card kCards[] = {
     {"deepseek-v2-lite.json", 15.7e9, 0.1e9, 2.4e9, 0.1e9, false, 27ull * (512 + 64) * 2},
     {"mixtral-8x7b-v0.1.json", 46.7e9, 0.1e9, 12.9e9, 0.1e9, true, 32ull * 2 * 8 * 128 * 2},
     {"qwen1.5-moe-a2.7b.json", 14.3e9, 0.1e9, 2.7e9, 0.1e9, true, 24ull * 2 * 16 * 128 * 2},
+    // OLMoE-1B-7B (arXiv 2409.02060, and the model card: 6.9B total, 1.3B active; AllenAI counts the
+    // embedding table); the 0125 release's config, the same shape as 0924's. MHA: 16 KV heads of 128.
+    {"olmoe-1b-7b-0125-instruct.json", 6.9e9, 0.1e9, 1.3e9, 0.1e9, true, 16ull * 2 * 16 * 128 * 2},
+    // Phi-3.5-MoE-instruct's card: 41.9B total ("16x3.8B"), 6.6B active with 2 experts (embedding counted:
+    // 6.64B, within half a unit of the card's last digit, 0.6% above it). GQA: 8 KV heads of 128.
+    {"phi-3.5-moe-instruct.json", 41.9e9, 0.1e9, 6.6e9, 0.1e9, true, 32ull * 2 * 8 * 128 * 2},
+    // gpt-oss-120b: OpenAI's model card table, 116.83B total, 5.13B active (embedding not counted).
+    {"gpt-oss-120b.json", 116.83e9, 0.01e9, 5.13e9, 0.01e9, false, 36ull * 2 * 8 * 64 * 2},
 };
 
 TEST(ModelImport, PublishedConfigsGiveTheModelCardsFigures) {
@@ -161,10 +172,102 @@ TEST(ModelImport, ReproducesTheBundledPresets) {
   }
 }
 
+// The preamble of a bundled route trace: each layer's expert and dense bytes, as the engine read them from
+// its GGUF file.
+std::vector<std::pair<uint64_t, uint64_t>> trace_sizes(const std::string& name) {
+  std::ifstream f(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name);
+  std::vector<std::pair<uint64_t, uint64_t>> sizes;
+  std::string line;
+  while (std::getline(f, line)) {
+    unsigned long long layer = 0, e = 0, d = 0;
+    if (std::sscanf(line.c_str(), "# layer=%llu expert_bytes=%llu dense_bytes=%llu", &layer, &e, &d) == 3)
+      sizes.emplace_back(e, d);
+  }
+  return sizes;
+}
+
+// llama.cpp's Q4_K_M raises ffn_down_exps and attn_v to Q6_K in the layers use_more_bits picks
+// (llama-quant.cpp): the import writes them per layer, and every layer's expert and dense bytes equal the
+// bundled Qwen3-30B-A3B-Q4_K_M trace's preamble, router and norms in f32 included.
+TEST(ModelImport, Q4KMReproducesTheQwen3TracePerLayer) {
+  const Json m = import("qwen3-30b-a3b.json", "q4_k_m");
+  const ModelSpec s = spec(m);
+  const auto sizes = trace_sizes("qwen3-30b-a3b.route.csv");
+  ASSERT_EQ(sizes.size(), 48u);
+  ASSERT_EQ(s.moe_layers, 48u);
+  int raised = 0;
+  for (uint32_t l = 0; l < 48; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(s.bytes_per_expert(l), sizes[l].first);
+    EXPECT_EQ(s.dense_bytes_per_layer(l), sizes[l].second);
+    // use_more_bits(l, 48): l < 6, l >= 42, (l - 6) % 3 == 2.
+    const bool more = l < 6 || l >= 42 || (l - 6) % 3 == 2;
+    raised += more;
+    // Hand-computed: gate and up Q4_K (144 B / 256), down Q6_K (210 B / 256) in the raised layers.
+    EXPECT_EQ(s.bytes_per_expert(l),
+              2ull * 768 * 2048 / 256 * 144 + 2048ull * 768 / 256 * (more ? 210 : 144));
+  }
+  EXPECT_EQ(raised, 24);
+  // The raised layers' entry names its source.
+  ASSERT_TRUE(m.contains("layer_overrides"));
+  EXPECT_THAT(m["layer_overrides"][0]["source"].get<std::string>(), HasSubstr("llama_tensor_get_type_impl"));
+  EXPECT_EQ(m["layer_overrides"][0]["experts"]["down_proj"], "q6_k");
+  EXPECT_EQ(m["layer_overrides"][0]["attention"]["v"], "q6_k");
+  // Q5_K_M raises the same layers from Q5_K (176 B / 256).
+  const ModelSpec q5 = spec(import("qwen3-30b-a3b.json", "q5_k_m"));
+  EXPECT_EQ(q5.bytes_per_expert(0), 2ull * 768 * 2048 / 256 * 176 + 2048ull * 768 / 256 * 210);
+  EXPECT_EQ(q5.bytes_per_expert(6), 3ull * 768 * 2048 / 256 * 176);
+}
+
+// gpt-oss-120b's bundled trace (a Q4_K_M GGUF that keeps the shipped MXFP4 experts, which llama.cpp's
+// Q4_K_M rules would not choose): its expert bytes are the MXFP4 import's weight tensors (the GGUF counts the
+// experts' f32 biases with the dense weights), and the layers where its dense bytes are larger are
+// llama.cpp's attn_v raises: Q6_K, which rows of 2880 cannot hold, falls back to Q8_0 over the base Q4_K's
+// Q5_0, 1,474,560 elements x (34 - 22) / 32 = 552,960 bytes more, in every layer use_more_bits(i, 36) picks.
+TEST(ModelImport, GptOss120bTraceExpertBytesAndItsAttnVRaises) {
+  const auto sizes = trace_sizes("gpt-oss-120b.route.csv");
+  ASSERT_EQ(sizes.size(), 36u);
+  const ModelSpec mx = spec(import("gpt-oss-120b.json", "mxfp4"));
+  uint64_t weights = 0;
+  for (const auto& t : mx.expert_tensors)
+    if (t.shape.size() == 2) weights += mx.tensor_type(t).bytes(t.shape);
+  const ModelSpec q = spec(import("gpt-oss-120b.json", "q4_k_m"));
+  const uint64_t base_trace = std::min_element(sizes.begin(), sizes.end(), [](auto a, auto b) {
+                                return a.second < b.second;
+                              })->second;
+  for (uint32_t l = 0; l < 36; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(weights, sizes[l].first);
+    EXPECT_EQ(q.dense_bytes_per_layer(l) - q.dense_bytes_per_layer(7),
+              sizes[l].second - base_trace);  // layer 7 is not raised
+  }
+  EXPECT_EQ(q.dense_bytes_per_layer(0) - q.dense_bytes_per_layer(7), 552960u);
+}
+
+// Gemma-4-26B-A4B's bundled trace: the two expert sizes are the import's (gate_up Q4_K; down, rows of 704,
+// Q5_0 for Q4_K and Q8_0 for a raised Q6_K), but the file raises ffn_down in layers 0-6 and every third from
+// 9, use_more_bits(i, 60), where llama.cpp's rule over its 30 layers picks 0-2, every third from 5, and 26-29
+// (llama-quant.cpp sets n_layer to the model's layer count in every version found): 12 of the 30 layers
+// agree (5 raised in both, 7 in neither), and the test pins that, not the file's rule.
+TEST(ModelImport, Gemma4TraceExpertSizesAndWhereTheyDiffer) {
+  const auto sizes = trace_sizes("gemma-4-26b-a4b.route.csv");
+  ASSERT_EQ(sizes.size(), 30u);
+  const ModelSpec g = spec(import("gemma-4-26b-a4b.json", "q4_k_m"));
+  int agree = 0;
+  for (uint32_t l = 0; l < 30; ++l) {
+    SCOPED_TRACE(l);
+    const bool ours = l < 3 || l >= 26 || (l - 3) % 3 == 2, file = l < 7 || (l - 7) % 3 == 2;
+    EXPECT_EQ(g.bytes_per_expert(l), ours ? 4336640u : 3593216u);
+    EXPECT_EQ(sizes[l].first, file ? 4336640u : 3593216u);
+    agree += g.bytes_per_expert(l) == sizes[l].first;
+  }
+  EXPECT_EQ(agree, 12);
+}
+
 TEST(ModelImport, QuantMixesWriteTheirTypesOut) {
   const Json m = import("qwen3-30b-a3b.json", "q4_k_m");
   const ModelSpec s = spec(m);
-  EXPECT_EQ(s.bytes_per_expert(), 2654208u);  // the bundled trace's Q4_K layers
+  EXPECT_EQ(s.bytes_per_expert(6), 2654208u);  // the bundled trace's Q4_K layers
   EXPECT_EQ(s.lm_head_bytes(), 151936ull * 2048 / 256 * 210);
   EXPECT_EQ(m["quantization"], "q4_k_m");
   // --dtype puts every weight in one type.

@@ -28,8 +28,8 @@ TEST(CostModel, ExpertComputeOnTheCpuIsARooflineOfOneCore) {
   // 9 MB of weights, one token (18 MFLOP): memory-bound, 9e6 / 10e9 = 0.9 ms.
   EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 18e6)), 0.9e-3, 1e-12);
   // 64 tokens: 1.152 GFLOP / 35.2 GFLOP/s = 32.7 ms, compute-bound.
-  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 1.152e9)), 1.152e9 / 35.2e9,
-              1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kCpu, 9'000'000, 1.152e9)),
+              1.152e9 / 35.2e9, 1e-12);
   // The GPU path: the GPU roofline plus the kernel overhead.
   EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)),
               9e6 / 204.8e9 + 10e-6, 1e-12);
@@ -60,7 +60,8 @@ TEST(CostModel, AnEnginesExpertRateCopiesAndPrefillComputeFactor) {
 TEST(CostModel, RecoveryOnTheCpuStreamsTwiceTheTensorThroughOneCore) {
   const CostModel m(load_hardware("jetson-agx-orin-64gb"));
   EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kCpu, 3'000'000)), 2 * 3e6 / 10e9, 1e-12);
-  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 204.8e9 + 10e-6, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 204.8e9 + 10e-6,
+              1e-12);
 }
 
 TEST(CostModel, AProfileCanGiveExpertComputeAndRecoveryTheirOwnGpuCosts) {
@@ -74,9 +75,12 @@ TEST(CostModel, AProfileCanGiveExpertComputeAndRecoveryTheirOwnGpuCosts) {
   const HardwareProfile hw = hardware_from_json(j, "test");
   const CostModel m(hw);
   const double roof = 9e6 / hw.gpu_memory_bandwidth;
-  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 50e-6, 1e-12);
-  EXPECT_NEAR(m.duration(op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 30e-6, 1e-12);
-  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 20e9 + 15e-6, 1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 50e-6,
+              1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kDenseCompute, ResourceClass::kGpu, 9'000'000, 18e6)), roof + 30e-6,
+              1e-12);
+  EXPECT_NEAR(m.duration(op(OpKind::kRecover, ResourceClass::kGpu, 3'000'000)), 2 * 3e6 / 20e9 + 15e-6,
+              1e-12);
   j["gpu"]["recover_bandwidth"] = 0;
   EXPECT_THROW(hardware_from_json(j, "test"), Error);
 }
@@ -88,8 +92,9 @@ TEST(CostModel, ExpertComputeOnFreshWeightsPaysItsOwnFixedCostAndNoMemoryTerm) {
   Op fresh = op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6);
   fresh.fresh = true;
   // Without gpu.fresh_expert_overhead: the same cost as resident weights.
-  EXPECT_DOUBLE_EQ(CostModel(plain).duration(fresh),
-                   CostModel(plain).duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)));
+  EXPECT_DOUBLE_EQ(
+      CostModel(plain).duration(fresh),
+      CostModel(plain).duration(op(OpKind::kExpertCompute, ResourceClass::kGpu, 9'000'000, 18e6)));
   j["gpu"]["fresh_expert_overhead"] = 7e-6;
   const HardwareProfile hw = hardware_from_json(j, "test");
   const CostModel m(hw);
@@ -197,6 +202,72 @@ TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cpu.flops_per_core"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace moesim::sim
+
+namespace moesim::sim {
+namespace {
+
+// Dequantization: a Qwen3-30B-A3B expert of a Q4_K_M raised layer (gate and up 2 x 768 x 2048 in Q4_K, down
+// 2048 x 768 in Q6_K) on a profile giving 0.2 ns an element for Q4_K and 0.3 ns for Q6_K on the GPU adds
+// 3,145,728 x 0.2 ns + 1,572,864 x 0.3 ns = 1.1010048 ms to the op, once whatever its tokens; a type the
+// profile does not list, a dense op, and a profile or storage without the field add nothing.
+TEST(CostModel, DequantizationAddsTheProfilesTimePerElementOfEachType) {
+  Json j = load_hardware("jetson-agx-orin-64gb").raw;
+  j["gpu"]["dequant_time_per_element"] = {{"q4_k", {{"value", "0.2 ns"}, {"assumption", "test"}}},
+                                          {"Q6_K", {{"value", 0.3e-9}, {"assumption", "test"}}}};
+  const HardwareProfile hw = hardware_from_json(j, "hw.json", true);
+  EXPECT_EQ(hw.gpu_dequant_time_per_element.at("q6_k"), 0.3e-9);
+  CostModel m(hw);
+  const CostModel plain(hw);
+  m.set_expert_storage(
+      {{{"q4_k", 2ull * 768 * 2048}, {"q6_k", 2048ull * 768}}, {{"bf16", 3ull * 768 * 2048}}});
+  for (uint32_t tokens : {1u, 16u}) {
+    Op e = op(OpKind::kExpertCompute, ResourceClass::kGpu, 3'059'712, 2.0 * 3 * 768 * 2048 * tokens);
+    e.layer = 0;
+    e.tokens = tokens;
+    EXPECT_NEAR(m.duration(e) - plain.duration(e), 3145728 * 0.2e-9 + 1572864 * 0.3e-9, 1e-15);
+    EXPECT_NEAR(m.duration(e) - plain.duration(e), 1.1010048e-3, 1e-15);
+    e.layer = 1;  // bf16: not listed
+    EXPECT_EQ(m.duration(e), plain.duration(e));
+  }
+  Op d = op(OpKind::kDenseCompute, ResourceClass::kGpu, 1'000'000, 2e6);
+  d.layer = 0;
+  EXPECT_EQ(m.duration(d), plain.duration(d));
+  // On the CPU the cpu section's field applies: none here.
+  Op c = op(OpKind::kExpertCompute, ResourceClass::kCpu, 3'059'712, 2.0 * 3 * 768 * 2048);
+  c.layer = 0;
+  EXPECT_EQ(m.duration(c), plain.duration(c));
+}
+
+TEST(CostModel, BadDequantizationFieldsNameTheirPath) {
+  const Json base = load_hardware("jetson-agx-orin-64gb").raw;
+  auto err = [&](const Json& field) {
+    Json j = base;
+    j["gpu"]["dequant_time_per_element"] = field;
+    try {
+      (void)hardware_from_json(j, "hw.json", true);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err({{"q4_j", {{"value", "1 ns"}, {"source", "s"}}}})
+                .find("hw.json: gpu.dequant_time_per_element.q4_j: unknown storage type 'q4_j'"),
+            std::string::npos);
+  EXPECT_NE(
+      err({{"q4_k", "1 ns"}}).find("hw.json: gpu.dequant_time_per_element.q4_k: has neither source nor"),
+      std::string::npos);
+  EXPECT_NE(err({{"q4_k", {{"value", -1}, {"source", "s"}}}})
+                .find("hw.json: gpu.dequant_time_per_element.q4_k.value: expected a non-negative number"),
+            std::string::npos);
+  EXPECT_NE(err({{"q4_k", {{"value", 1e-9}, {"source", "s"}}}, {"Q4_K", {{"value", 1e-9}, {"source", "s"}}}})
+                .find("names q4_k again"),
+            std::string::npos);
+  EXPECT_NE(err(Json::array()).find("hw.json: gpu.dequant_time_per_element: expected an object"),
+            std::string::npos);
 }
 
 }  // namespace
