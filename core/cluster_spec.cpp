@@ -178,8 +178,11 @@ ClusterSpec cluster_spec_from_json(const Json& j, const std::string& origin, con
   root.only_keys({"model", "network", "servers", "links"});
   ClusterSpec spec;
   spec.origin = origin;
-  spec.model = resolve_preset_ref(base_dir, root["model"].string());
-  if (spec.model.empty()) root["model"].fail("expected a model preset name or path, found an empty string");
+  // Without "model", the preset the traces' model name names (serving/cluster_serving.h cluster_model).
+  if (root.has("model")) {
+    spec.model = resolve_preset_ref(base_dir, root["model"].string());
+    if (spec.model.empty()) root["model"].fail("expected a model preset name or path, found an empty string");
+  }
   if (auto net = root.find("network"); net && !net->json().is_null()) {
     net->only_keys({"bandwidth", "latency"});
     spec.network = link_params(*net);
@@ -276,7 +279,8 @@ std::vector<NamedFile> files_named(const ClusterSpec& spec) {
     if (f.empty() || f.front().path == name) return {name, where};
     return {f.front().path, where + ", preset " + name};
   };
-  std::vector<NamedFile> out = {preset("--model", spec.model, spec.origin + ": model")};
+  std::vector<NamedFile> out;
+  if (!spec.model.empty()) out.push_back(preset("--model", spec.model, spec.origin + ": model"));
   for (size_t i = 0; i < spec.servers.size(); ++i) {
     const ClusterServerSpec& s = spec.servers[i];
     const std::string at = spec.origin + ": servers[" + std::to_string(i) + "]";

@@ -63,7 +63,7 @@ struct ClusterServerSpec {
 
 struct ClusterSpec {
   std::string origin;  // the file (for messages)
-  std::string model;   // preset name or path
+  std::string model;   // preset name or path; empty: the preset the first trace's model name names
   std::optional<LinkParams> network;
   std::vector<ClusterServerSpec> servers;  // >= 1, distinct names
   std::vector<ClusterLinkSpec> links;      // distinct pairs

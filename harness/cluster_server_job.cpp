@@ -12,6 +12,7 @@
 #include "exec/cluster_control.h"
 #include "exec/expert_service.h"
 #include "harness/cluster_rendezvous.h"
+#include "serving/cluster_serving.h"
 #include "sim/network.h"
 
 namespace moesim::harness {
@@ -67,7 +68,7 @@ void run_cluster_server(const ClusterServerArgs& a) {
         a.secret_file.empty() ? (std::filesystem::path(a.rendezvous) / "secret").string() : a.secret_file);
   }
   const double ready_timeout = parse_duration(a.ready_timeout);
-  const ModelSpec model = load_model(spec.model);
+  const ModelSpec model = serving::cluster_model(spec);
   exec::ModelShape shape{model.moe_layers, model.routed_experts, static_cast<uint32_t>(model.hidden_size),
                          static_cast<uint32_t>(model.expert_intermediate_size)};
   std::vector<exec::ExpertKey> all;

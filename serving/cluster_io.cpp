@@ -2,10 +2,11 @@
 // JSON result and the timeline. The keys are documented in docs/cluster.md.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "base/atomic_file.h"
-#include "base/error.h"
 #include "base/distribution.h"
+#include "base/error.h"
 #include "base/units.h"
 #include "base/warnings.h"
 #include "serving/cluster_serving.h"
@@ -13,15 +14,33 @@
 
 namespace moesim::serving {
 
-ClusterInput load_cluster_input(const ClusterSpec& spec) {
-  ClusterInput in;
+ModelSpec cluster_model(const ClusterSpec& spec) {
   // What the JSON names is an input file's content: its errors exit 1 and name the JSON path, even those
   // (an unknown preset) that the same name on a command line would make a usage error.
+  if (!spec.model.empty()) try {
+      return load_model(spec.model);
+    } catch (const Error& e) {
+      throw Error(spec.origin + ": model: " + e.what());
+    }
+  if (spec.servers.empty() || spec.servers[0].traces.empty())
+    throw Error(spec.origin + ": model: not given, and no trace to take it from");
+  const std::string& first = spec.servers[0].traces[0];
+  std::string name;
   try {
-    in.model = load_model(spec.model);
+    name = traces::load_trace(first).info().model;
   } catch (const Error& e) {
-    throw Error(spec.origin + ": model: " + e.what());
+    throw Error(spec.origin + ": servers[0].traces[0]: " + e.what());
   }
+  if (std::optional<ModelSpec> preset = preset_for_model_name(name)) return *preset;
+  throw Error(spec.origin + ": model: not given, and no model preset matches servers[0].traces[0]'s model '" +
+              name + "' (" + first +
+              "): name one (`moesim presets`), or make one from the model's config.json with `moesim model "
+              "import config.json -o MODEL.json` and give \"model\": \"MODEL.json\"");
+}
+
+ClusterInput load_cluster_input(const ClusterSpec& spec) {
+  ClusterInput in;
+  in.model = cluster_model(spec);
   for (size_t i = 0; i < spec.servers.size(); ++i) {
     const ClusterServerSpec& s = spec.servers[i];
     const std::string where = spec.origin + ": servers[" + std::to_string(i) + "]";
@@ -48,10 +67,10 @@ ClusterInput load_cluster_input(const ClusterSpec& spec) {
       const traces::TraceInfo& info = tr.info();
       if (info.layers != in.model.moe_layers || info.experts != in.model.routed_experts)
         throw Error(where + ".traces[" + std::to_string(t) + "]: " + s.traces[t] + " is a trace of " +
-                    (info.model.empty() ? "an unnamed model" : info.model) + " (" + std::to_string(info.layers) +
-                    " MoE layers x " + std::to_string(info.experts) + " experts); the cluster's model " +
-                    in.model.name + " has " + std::to_string(in.model.moe_layers) + " x " +
-                    std::to_string(in.model.routed_experts));
+                    (info.model.empty() ? "an unnamed model" : info.model) + " (" +
+                    std::to_string(info.layers) + " MoE layers x " + std::to_string(info.experts) +
+                    " experts); the cluster's model " + in.model.name + " has " +
+                    std::to_string(in.model.moe_layers) + " x " + std::to_string(in.model.routed_experts));
       if (tr.records() == 0)
         throw Error(where + ".traces[" + std::to_string(t) + "]: " + s.traces[t] + " holds no records");
       out.trace_paths.push_back(s.traces[t]);
@@ -115,20 +134,27 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   cfg["profile_tokens"] = opt.profile_tokens;
   cfg["draw"] = opt.random_draw ? "random" : "round-robin";
   for (const ClusterServer& s : in.servers)
-    cfg["servers"].push_back({{"name", s.name}, {"hw", s.hw.name}, {"gpus", s.gpus},
-                              {"gpu_memory_bytes", s.gpu_memory}, {"arrival", s.arrival.source},
+    cfg["servers"].push_back({{"name", s.name},
+                              {"hw", s.hw.name},
+                              {"gpus", s.gpus},
+                              {"gpu_memory_bytes", s.gpu_memory},
+                              {"arrival", s.arrival.source},
                               {"traces", s.trace_paths}});
   cfg["links"] = Json::array();
   for (const ClusterLinkSpec& l : in.links)
-    cfg["links"].push_back({{"a", in.servers[l.a].name}, {"b", in.servers[l.b].name},
-                            {"bandwidth_bytes_per_s", l.params.bandwidth}, {"latency_s", l.params.latency}});
+    cfg["links"].push_back({{"a", in.servers[l.a].name},
+                            {"b", in.servers[l.b].name},
+                            {"bandwidth_bytes_per_s", l.params.bandwidth},
+                            {"latency_s", l.params.latency}});
   j["config"] = cfg;
   j["requests"] = r.requests.size();
   Json latency, ttft, tpot;
-  request_stats(r, [](const RequestRecord&) { return true; }, latency, ttft, tpot);
+  request_stats(
+      r, [](const RequestRecord&) { return true; }, latency, ttft, tpot);
   for (uint32_t n = 0; n < N; ++n) {
     Json l, f, t;
-    request_stats(r, [n](const RequestRecord& q) { return q.server == n; }, l, f, t);
+    request_stats(
+        r, [n](const RequestRecord& q) { return q.server == n; }, l, f, t);
     latency["per_server"][in.servers[n].name] = l;
     ttft["per_server"][in.servers[n].name] = f;
     tpot["per_server"][in.servers[n].name] = t;
@@ -165,7 +191,8 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   for (uint32_t n = 0; n < N; ++n) {
     Json& v = over_time["per_server"][in.servers[n].name] = Json::array();
     for (size_t b = 0; b < buckets; ++b)
-      v.push_back(b < r.bucket_total[n].size() ? fraction_or_null(r.bucket_local[n][b], r.bucket_total[n][b]) : Json(nullptr));
+      v.push_back(b < r.bucket_total[n].size() ? fraction_or_null(r.bucket_local[n][b], r.bucket_total[n][b])
+                                               : Json(nullptr));
   }
   lcr["over_time"] = over_time;
   j["local_compute_ratio"] = lcr;
@@ -175,23 +202,33 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   j["proxy_cost_initial_placement"] = r.proxy_cost_initial;
   j["links"] = Json::array();
   for (const auto& l : r.links)
-    j["links"].push_back({{"from", in.servers[l.from].name}, {"to", in.servers[l.to].name}, {"bytes", l.bytes},
-                          {"messages", l.messages}, {"busy_s", l.busy_s}});
+    j["links"].push_back({{"from", in.servers[l.from].name},
+                          {"to", in.servers[l.to].name},
+                          {"bytes", l.bytes},
+                          {"messages", l.messages},
+                          {"busy_s", l.busy_s}});
   if (!r.nics.empty()) {
     j["nics"] = Json::object();
     for (uint32_t n = 0; n < N; ++n) {
       const ClusterResult::Nic& c = r.nics[n];
-      j["nics"][in.servers[n].name] = {{"bandwidth_bytes_per_s", c.bandwidth > 0 ? Json(c.bandwidth) : Json(nullptr)},
-                                       {"out_bytes", c.out_bytes}, {"in_bytes", c.in_bytes},
-                                       {"out_busy_s", c.out_busy_s}, {"in_busy_s", c.in_busy_s}};
+      j["nics"][in.servers[n].name] = {
+          {"bandwidth_bytes_per_s", c.bandwidth > 0 ? Json(c.bandwidth) : Json(nullptr)},
+          {"out_bytes", c.out_bytes},
+          {"in_bytes", c.in_bytes},
+          {"out_busy_s", c.out_busy_s},
+          {"in_busy_s", c.in_busy_s}};
     }
   }
   j["migration_checks"] = r.migration_checks;
   j["migrations"] = Json::array();
   for (const MigrationRecord& m : r.migrations)
-    j["migrations"].push_back({{"time_s", m.time_s}, {"done_s", m.done_s}, {"experts_loaded", m.experts_loaded},
-                               {"experts_dropped", m.experts_dropped}, {"bytes", m.bytes},
-                               {"cost_current_s", m.cost_current_s}, {"cost_new_s", m.cost_new_s},
+    j["migrations"].push_back({{"time_s", m.time_s},
+                               {"done_s", m.done_s},
+                               {"experts_loaded", m.experts_loaded},
+                               {"experts_dropped", m.experts_dropped},
+                               {"bytes", m.bytes},
+                               {"cost_current_s", m.cost_current_s},
+                               {"cost_new_s", m.cost_new_s},
                                {"migration_s", m.migration_s}});
   j["simulated_s"] = r.end_s;
   j["events"] = r.events;
@@ -202,32 +239,50 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
   constexpr uint64_t kBytesPerSlice = 100, kWarnBytes = 100'000'000;
   if (r.timeline.size() * kBytesPerSlice > kWarnBytes)
     warn("--timeline: about " + format_bytes(r.timeline.size() * kBytesPerSlice) + " for " +
-         std::to_string(r.timeline.size()) + " slices; --timeline-window A:B keeps the slices of a simulated window");
+         std::to_string(r.timeline.size()) +
+         " slices; --timeline-window A:B keeps the slices of a simulated window");
   const auto N = static_cast<uint32_t>(in.servers.size());
   AtomicFile out(path);
   std::string buf = "[\n";
   auto line = [&](const Json& e) { buf += (buf.size() > 2 ? ",\n" : "") + e.dump(); };
   for (uint32_t n = 0; n < N; ++n) {
-    line({{"name", "process_name"}, {"ph", "M"}, {"pid", n}, {"args", {{"name", "server " + in.servers[n].name}}}});
+    line({{"name", "process_name"},
+          {"ph", "M"},
+          {"pid", n},
+          {"args", {{"name", "server " + in.servers[n].name}}}});
     for (uint32_t g = 0; g < in.servers[n].gpus; ++g)
-      line({{"name", "thread_name"}, {"ph", "M"}, {"pid", n}, {"tid", g}, {"args", {{"name", "GPU " + std::to_string(g)}}}});
+      line({{"name", "thread_name"},
+            {"ph", "M"},
+            {"pid", n},
+            {"tid", g},
+            {"args", {{"name", "GPU " + std::to_string(g)}}}});
   }
   for (size_t l = 0; l < r.links.size(); l += 2) {
     const auto pid = static_cast<uint32_t>(N + l / 2);
     const std::string a = in.servers[r.links[l].from].name, b = in.servers[r.links[l].to].name;
-    line({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "link " + a + " - " + b}}}});
-    line({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", a + " -> " + b}}}});
-    line({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", b + " -> " + a}}}});
+    line(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "link " + a + " - " + b}}}});
+    line({{"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", pid},
+          {"tid", 0},
+          {"args", {{"name", a + " -> " + b}}}});
+    line({{"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", pid},
+          {"tid", 1},
+          {"args", {{"name", b + " -> " + a}}}});
   }
   static const char* kNames[] = {"dense", "expert", "activations", "migration"};
   char ev[256];
   for (const ClusterSlice& s : r.timeline) {
     // Integer nanoseconds, so that a slice's end is exactly the next one's start.
     const long long ts = std::llround(s.start * 1e9), dur = std::llround(s.end * 1e9) - ts;
-    std::snprintf(ev, sizeof ev,
-                  ",\n{\"name\":\"%s L%u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,\"dur\":%lld.%03lld}",
-                  kNames[s.kind], static_cast<unsigned>(s.layer), s.process, s.thread, ts / 1000, ts % 1000,
-                  dur / 1000, dur % 1000);
+    std::snprintf(
+        ev, sizeof ev,
+        ",\n{\"name\":\"%s L%u\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%03lld,\"dur\":%lld.%03lld}",
+        kNames[s.kind], static_cast<unsigned>(s.layer), s.process, s.thread, ts / 1000, ts % 1000, dur / 1000,
+        dur % 1000);
     buf += ev;
     if (buf.size() > (1u << 20)) {
       out.write(buf);

@@ -37,10 +37,10 @@
 #include <string>
 #include <vector>
 
+#include "base/json_io.h"
 #include "core/cluster_platform.h"
 #include "core/cluster_spec.h"
 #include "core/hardware_profile.h"
-#include "base/json_io.h"
 #include "core/model_spec.h"
 #include "core/placement.h"
 #include "traces/trace.h"
@@ -51,7 +51,7 @@ struct ClusterServer {
   std::string name;
   HardwareProfile hw;
   uint32_t gpus = 1;
-  uint64_t gpu_memory = 0;  // bytes for experts per GPU
+  uint64_t gpu_memory = 0;               // bytes for experts per GPU
   std::vector<std::string> trace_paths;  // for messages; may be empty
   std::vector<traces::Trace> traces;
   ArrivalSpec arrival;
@@ -71,6 +71,10 @@ std::vector<std::string> server_names(const ClusterInput& in);
 // and the server for a trace of another model (its layers or experts differ from the model's) or a trace
 // without sequences.
 ClusterInput load_cluster_input(const ClusterSpec& spec);
+// The cluster's model: the spec's "model", else the preset the first server's first trace names by its model
+// (as `moesim run` finds one); a moesim::Error naming the spec, the trace and the command that makes a model
+// when there is none.
+ModelSpec cluster_model(const ClusterSpec& spec);
 
 struct ClusterOptions {
   std::string system = "prism";     // a cluster system of SystemRegistry (serving/system.h)
@@ -78,11 +82,11 @@ struct ClusterOptions {
   double duration_s = 1800;         // arrivals in [0, duration_s); the run ends when the last request does
   double migrate_every_s = 0;       // 0: never re-plan
   uint64_t seed = 1;
-  uint64_t profile_tokens = 1000;   // per server, from the start of its traces
-  uint32_t activation_bytes = 0;    // bytes of one shipped activation value; 0: the model's dtype (a real
-                                    // cluster that ships FP32 activations sets 4)
-  double bucket_s = 60;             // width of the local compute ratio's time buckets
-  bool random_draw = false;         // requests draw their sequence at random instead of round robin
+  uint64_t profile_tokens = 1000;  // per server, from the start of its traces
+  uint32_t activation_bytes = 0;   // bytes of one shipped activation value; 0: the model's dtype (a real
+                                   // cluster that ships FP32 activations sets 4)
+  double bucket_s = 60;            // width of the local compute ratio's time buckets
+  bool random_draw = false;        // requests draw their sequence at random instead of round robin
   bool record_timeline = false;
   // With record_timeline: only slices that start in [timeline_from_s, timeline_to_s] are kept (a whole run
   // records about 30 bytes of memory and 100 bytes of file per expert invocation).
@@ -98,17 +102,17 @@ struct RequestRecord {
 
 struct MigrationRecord {
   bool migrated = false;  // Eq. 4 held
-  double time_s = 0;  // the check that decided it
-  double done_s = 0;  // when the last move ended and the new placement took over
+  double time_s = 0;      // the check that decided it
+  double done_s = 0;      // when the last move ended and the new placement took over
   uint32_t experts_loaded = 0, experts_dropped = 0;
   uint64_t bytes = 0;
   double cost_current_s = 0, cost_new_s = 0, migration_s = 0;  // Eq. 4's terms
 };
 
-
 struct ClusterResult {
   std::vector<RequestRecord> requests;  // in arrival order (by time, then server)
-  std::vector<uint64_t> local_invocations, remote_invocations;  // [server]: expert invocations of its requests
+  std::vector<uint64_t> local_invocations,
+      remote_invocations;  // [server]: expert invocations of its requests
   std::vector<std::vector<uint64_t>> bucket_local, bucket_total;  // [server][bucket]
   double bucket_s = 60;
   double proxy_cost = 0;          // Eq. 2, token-weighted, under the placement in force at each activation
@@ -124,13 +128,14 @@ struct ClusterResult {
     uint64_t out_bytes = 0, in_bytes = 0;
     double out_busy_s = 0, in_busy_s = 0;
   };
-  std::vector<Nic> nics;  // [server], only when some server's interface is a queue (ClusterServer::nic_bandwidth)
+  std::vector<Nic>
+      nics;  // [server], only when some server's interface is a queue (ClusterServer::nic_bandwidth)
   std::vector<MigrationRecord> migrations;  // the checks where Eq. 4 held
   std::vector<MigrationRecord> decisions;   // every check that compared a plan (not while one is loading)
   uint32_t migration_checks = 0;
   Placement initial_placement, final_placement;
-  double end_s = 0;  // when the last request ended
-  uint64_t events = 0;  // the simulated platform's event count
+  double end_s = 0;                    // when the last request ended
+  uint64_t events = 0;                 // the simulated platform's event count
   std::vector<ClusterSlice> timeline;  // the platform's (record_timeline)
 };
 
@@ -142,7 +147,8 @@ class ClusterSystem {
   // result but for what only the platform knows (links, nics, events, timeline: the caller adds them).
   // Throws moesim::Error for a placement that cannot cover every expert (naming the layer and the memory
   // missing, core/placement.h); moesim::UsageError for an unknown placement.
-  virtual ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform) const = 0;
+  virtual ClusterResult serve(const ClusterInput& in, const ClusterOptions& opt,
+                              ClusterPlatform& platform) const = 0;
 };
 
 // A cluster's compute op on one of a server's GPUs (kGpu): an expert's (OpKind::kExpertCompute: its weights

@@ -58,6 +58,32 @@ TEST(ModelCli, EveryBundledTraceRunsWithoutAModel) {
   }
 }
 
+// The cluster without "model" takes the traces' preset, and validate --log runs on both logged traces with no
+// --model (the phone's bundled profile; the engine's settings of docs/engine-logs.md).
+TEST(ModelCli, EveryBundledTraceRunsTheClusterAndItsLogWithoutAModel) {
+  for (const char* t : {"qwen3-30b-a3b", "gemma-4-26b-a4b", "gpt-oss-120b"}) {
+    SCOPED_TRACE(t);
+    const std::string spec = temp_path(std::string(t) + "-servers.json");
+    std::ofstream(spec)
+        << R"({"network": {"bandwidth": "1Gbit/s", "latency": "1ms"}, "servers": [)"
+        << R"({"name": "a", "hw": "server-h100-nvme", "gpus": 4, "gpu_memory": "80GiB", "traces": [")" << kSrc
+        << "/data/traces/" << t << R"(.route.csv"], "arrival": "poisson:30s"}]})";
+    const CliResult r = moesim_cli("cluster " + spec + " --placement prism --duration 1m --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(Json::parse(r.out)["config"]["model"], t);
+  }
+  for (const char* t : {"qwen3-30b-a3b", "gemma-4-26b-a4b"}) {
+    SCOPED_TRACE(t);
+    const std::string base = kSrc + "/data/traces/" + std::string(t);
+    const CliResult r =
+        moesim_cli("validate --log " + base + ".metrics --trace " + base +
+                   ".route.csv --hw phone-oneplus-15r-bigmoeonedge --system offload --policy lru "
+                   "--budget 4000MiB --compute-on cpu --recover-on cpu --io-depth 4 "
+                   "--compute-after-loads --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+}
+
 TEST(ModelCli, ATraceWithNoPresetNamesTheCommandThatMakesOne) {
   // The bundled Qwen3 trace under another model's name.
   const std::string trace = temp_path("unknown-moe.route.csv");
@@ -74,6 +100,16 @@ TEST(ModelCli, ATraceWithNoPresetNamesTheCommandThatMakesOne) {
   EXPECT_THAT(r.err, HasSubstr("no model preset matches the trace's model 'Unknown-MoE-9B-Q4_K_M'"));
   EXPECT_THAT(r.err, HasSubstr("moesim model import config.json -o"));
   EXPECT_THAT(r.err, HasSubstr("unknown-moe-9b"));
+  // The cluster says the same when its spec names no model.
+  const std::string spec = temp_path("unknown-servers.json");
+  std::ofstream(spec)
+      << R"({"servers": [{"name": "a", "hw": "server-h100-nvme", "gpus": 1, "gpu_memory": "80GiB", "traces": [")"
+      << trace << R"("], "arrival": "poisson:30s"}]})";
+  const CliResult c = moesim_cli("cluster " + spec + " --placement prism --duration 1m");
+  EXPECT_EQ(c.code, 1) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("model: not given, and no model preset matches servers[0].traces[0]'s model "
+                               "'Unknown-MoE-9B-Q4_K_M'"));
+  EXPECT_THAT(c.err, HasSubstr("moesim model import config.json -o MODEL.json"));
 }
 
 TEST(ModelCli, ZipMoeRefusesQuantizedExperts) {
