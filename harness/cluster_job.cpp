@@ -14,6 +14,7 @@
 #include "core/run_info.h"
 #include "harness/arguments.h"
 #include "harness/real_cluster.h"
+#include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
 #include "serving/system.h"
 #include "sim/sim_cluster_platform.h"
@@ -75,6 +76,14 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
                    num_or_dash(l["mean_s"], "%.3f").c_str(),
                    num_or_dash(j["local_compute_ratio"]["per_server"][s.name], "%.3f").c_str());
   }
+  const Json& load = j["load"]["overall"];
+  t += strprintf(
+      "load:      %.3g requests/s arrive, %.3g served (%.3g tokens/s; utilisation %.2f), unloaded service "
+      "%s, latency x%.2f from the first third to the last%s\n",
+      load["arrival_rate_per_s"].get<double>(), load["throughput_requests_per_s"].get<double>(),
+      load["throughput_tokens_per_s"].get<double>(), load["utilisation"].get<double>(),
+      format_seconds(load["service_s"].get<double>()).c_str(), load["latency_growth"].get<double>(),
+      load["overloaded"].get<bool>() ? ": OVERLOADED (the mean latency grows with the run)" : "");
   t += strprintf("local compute ratio %s, remote invocations %llu, proxy cost (Eq. 2) %.0f\n",
                  num_or_dash(j["local_compute_ratio"]["overall"], "%.3f").c_str(),
                  static_cast<unsigned long long>(j["remote_invocations"].get<uint64_t>()),
@@ -88,22 +97,6 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
                    m["cost_new_s"].get<double>(), m["migration_s"].get<double>(),
                    m["cost_current_s"].get<double>(), format_seconds(m["done_s"].get<double>()).c_str());
   return t;
-}
-
-// Arrival times at or after --duration never arrive: say how many, per server, so a run that serves fewer
-// requests than its timestamps file lists does not look complete.
-void warn_arrivals_after_duration(const ClusterSpec& spec, double duration_s,
-                                  const std::string& duration_text) {
-  for (size_t i = 0; i < spec.servers.size(); ++i) {
-    const ArrivalSpec& arr = spec.servers[i].arrival;
-    if (arr.kind != ArrivalSpec::Kind::kTimestamps) continue;
-    const auto late = static_cast<size_t>(
-        arr.times_s.end() - std::lower_bound(arr.times_s.begin(), arr.times_s.end(), duration_s));
-    if (late > 0)
-      warn(spec.origin + ": servers[" + std::to_string(i) + "].arrival: " + std::to_string(late) +
-           " of the " + std::to_string(arr.times_s.size()) + " arrival times in " + arr.file +
-           " are at or after --duration " + duration_text + " and were dropped");
-  }
 }
 
 // The spec's inputs loaded. A trace importer's advice to pass --fields or another import option is for the
@@ -121,6 +114,20 @@ serving::ClusterInput cluster_input(const ClusterSpec& spec) {
 }
 
 }  // namespace
+
+void warn_arrivals_after_duration(const ClusterSpec& spec, double duration_s,
+                                  const std::string& duration_text) {
+  for (size_t i = 0; i < spec.servers.size(); ++i) {
+    const ArrivalSpec& arr = spec.servers[i].arrival;
+    if (arr.kind != ArrivalSpec::Kind::kTimestamps) continue;
+    const auto late = static_cast<size_t>(
+        arr.times_s.end() - std::lower_bound(arr.times_s.begin(), arr.times_s.end(), duration_s));
+    if (late > 0)
+      warn(spec.origin + ": servers[" + std::to_string(i) + "].arrival: " + std::to_string(late) +
+           " of the " + std::to_string(arr.times_s.size()) + " arrival times in " + arr.file +
+           " are at or after --duration " + duration_text + " and were dropped");
+  }
+}
 
 void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<NamedPath>& outputs) {
   std::vector<NamedPath> inputs;
@@ -223,6 +230,7 @@ std::string cluster_output(const ClusterArgs& a) {
     r = simulate_cluster(in, opt);
   }
   bar.finish();
+  for (const std::string& w : serving::overload_warnings(in, r)) warn(w);
 
   Json config;
   config["spec"] = a.spec;

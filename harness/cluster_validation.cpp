@@ -16,6 +16,7 @@
 #include "harness/arguments.h"
 #include "harness/cluster_job.h"
 #include "harness/real_cluster.h"
+#include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
 #include "sim/cost_model.h"
 #include "sim/network.h"
@@ -172,6 +173,15 @@ double mean_latency(const serving::ClusterResult& r) {
   return mean(v);
 }
 
+// The figure a validation compares: the mean latency, or, when the real runs were overloaded
+// (serving/cluster_load.h), the time per request served (1 / throughput), the steady-state figure an unstable
+// queue has (its mean latency grows with the run's length).
+double figure(const serving::ClusterResult& r, bool per_served) {
+  if (!per_served) return mean_latency(r);
+  const serving::LoadStats s = serving::load_stats(r, UINT32_MAX);
+  return s.throughput_rps > 0 ? 1 / s.throughput_rps : 0;
+}
+
 std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in,
                                                const std::vector<HardwareProfile>& hw) {
   std::vector<sim::SimClusterServer> out;
@@ -325,6 +335,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   serving::ClusterOptions opt;
   opt.placement = a.placement;
   opt.duration_s = parse_duration(a.duration);
+  warn_arrivals_after_duration(spec, opt.duration_s, a.duration);
   if (!a.migrate_every.empty()) opt.migrate_every_s = parse_duration(a.migrate_every);
   opt.seed = a.seed;
   opt.activation_bytes = sizeof(float);  // as the servers ship them
@@ -354,21 +365,37 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   // Servers on fewer cores than they have units share them, in the real run and so in the model.
   if (platform.value("cores_shared", false))
     co.shared_cores = static_cast<uint32_t>(platform["cpus"][0].size());
+  // The real runs first: whether they kept up decides the figure every comparison uses.
+  std::vector<RealClusterRun> runs;
+  bool per_served = false;
+  for (uint32_t r = 0; r < a.repeat; ++r) {
+    runs.push_back(run_real_cluster(a.spec, in, opt, ra));
+    if (runs.back().result.requests.empty())
+      throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
+    if (serving::load_stats(runs.back().result, UINT32_MAX).overloaded) {
+      if (!per_served)
+        for (const std::string& w : serving::overload_warnings(in, runs.back().result))
+          warn("exec run " + std::to_string(r + 1) + ": " + w);
+      per_served = true;
+    }
+  }
+  const char* compared =
+      per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
   double cost_mean = 0, bare_mean = 0;
   {
     sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
-    cost_mean = mean_latency(serving::serve_cluster(in, opt, cost));
+    cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
     sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
-    bare_mean = mean_latency(serving::serve_cluster(in, opt, bare));
+    bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
   }
   for (uint32_t r = 0; r < a.repeat; ++r) {
-    const RealClusterRun run = run_real_cluster(a.spec, in, opt, ra);
-    const double e = mean_latency(run.result);
+    const RealClusterRun& run = runs[r];
+    const double e = figure(run.result, per_served);
     if (!(e > 0)) throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
     if (r == 0) first_breakdown = breakdown(run.records, cal.hw, in.model);
     Replay replay(run.records);
     sim::SimClusterPlatform structure(sim_servers(in, cal.hw), in.links, replay.hooks());
-    const double s = mean_latency(serving::serve_cluster(in, opt, structure));
+    const double s = figure(serving::serve_cluster(in, opt, structure), per_served);
     exec_mean.push_back(e);
     struct_mean.push_back(s);
     struct_err.push_back((s - e) / e);
@@ -381,6 +408,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["config"] = {{"spec", a.spec}, {"placement", a.placement}, {"duration_s", opt.duration_s},
                  {"seed", a.seed}, {"repeat", a.repeat},       {"launch", a.launch}};
   j["platform"] = platform;
+  j["compared"] = per_served ? "time_per_request_served_s" : "latency_mean_s";
   j["calibration"] = cal.report;
   const MedianInterval ei = median_interval(exec_mean);
   j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
@@ -395,13 +423,13 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
                    {"cost", verdict(cost_err, a.cost_target)}};
   j["warnings"] = warnings_json();
   out.text = strprintf(
-      "validate --cluster: %s, placement %s, %u exec runs of %s\n"
-      "exec mean latency     %.4f s (runs %.4f .. %.4f)\n"
+      "validate --cluster: %s, placement %s, %u exec runs of %s; compared: %s\n"
+      "exec figure           %.4f s (runs %.4f .. %.4f)\n"
       "structure error       %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
       "cost error            %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
       "cost without the calls' overheads %+.2f%%\n"
       "calibration: call overhead %.1f us, invocation overhead %.1f us\n",
-      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(),
+      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(), compared,
       median(exec_mean), *std::min_element(exec_mean.begin(), exec_mean.end()),
       *std::max_element(exec_mean.begin(), exec_mean.end()), 100 * median(struct_err),
       100 * *std::min_element(struct_err.begin(), struct_err.end()),

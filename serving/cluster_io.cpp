@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
 #include "traces/trace_io.h"
 
@@ -232,6 +233,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
                                {"migration_s", m.migration_s}});
   j["simulated_s"] = r.end_s;
   j["events"] = r.events;
+  j["load"] = load_json(in, r);
   return j;
 }
 

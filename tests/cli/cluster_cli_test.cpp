@@ -9,8 +9,8 @@
 #include <sstream>
 #include <vector>
 
-#include "cli_test_util.h"
 #include "base/json_io.h"
+#include "cli_test_util.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
 
@@ -52,20 +52,22 @@ Cluster make_cluster(const std::string& test, const std::string& links_json = ""
   write_trace((c.dir / "c.mtr").string(), 4, 6);
   c.spec = (c.dir / "servers.json").string();
   std::ofstream(c.spec) << R"({"model": ")" << MOESIM_TEST_DATA_DIR << R"(/models/tiny-moe.json",
-    "network": )" << network << R"(,
+    "network": )" << network
+                        << R"(,
     "servers": [
       {"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "4MiB", "traces": ["a.mtr"], "arrival": "poisson:10s"},
       {"name": "b", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "4MiB", "traces": ["b.mtr"], "arrival": "poisson:10s"},
       {"name": "c", "hw": "jetson-agx-orin-64gb", "gpus": 2, "gpu_memory": "4MiB", "traces": ["c.mtr"], "arrival": "poisson:20s"}])"
-                       << links_json << "}\n";
+                        << links_json << "}\n";
   return c;
 }
 
 TEST(ClusterCli, JsonKeysAndTimeline) {
   const Cluster c = make_cluster("keys");
   const std::string out = (c.dir / "out.json").string(), tl = (c.dir / "timeline.json").string();
-  const CliResult r = moesim_cli("cluster " + c.spec + " --placement prism --duration 5m --migrate-every 1m --json -o " + out +
-                                 " --timeline " + tl);
+  const CliResult r =
+      moesim_cli("cluster " + c.spec + " --placement prism --duration 5m --migrate-every 1m --json -o " +
+                 out + " --timeline " + tl);
   ASSERT_EQ(r.code, 0) << r.err;
   const Json j = load_json_file(out);
   EXPECT_EQ(j["header"]["command"], "cluster");
@@ -123,10 +125,11 @@ TEST(ClusterCli, TimelineWindow) {
     EXPECT_LE(e["ts"].get<double>(), 120e6);
   }
   EXPECT_GT(slices, 0u);
-  const CliResult bad = moesim_cli("cluster " + c.spec + " --placement uniform --timeline " + tl +
-                                   " --timeline-window 2m:1m");
+  const CliResult bad =
+      moesim_cli("cluster " + c.spec + " --placement uniform --timeline " + tl + " --timeline-window 2m:1m");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("--timeline-window: the window ends before it starts"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--timeline-window: the window ends before it starts"), std::string::npos)
+      << bad.err;
 }
 
 TEST(ClusterCli, SameSeedSameOutput) {
@@ -135,7 +138,8 @@ TEST(ClusterCli, SameSeedSameOutput) {
   const CliResult one = moesim_cli(args + " --seed 5"), two = moesim_cli(args + " --seed 5"),
                   other = moesim_cli(args + " --seed 6");
   ASSERT_EQ(one.code, 0) << one.err;
-  Json a = parse_json_text(one.out, "1"), b = parse_json_text(two.out, "2"), o = parse_json_text(other.out, "3");
+  Json a = parse_json_text(one.out, "1"), b = parse_json_text(two.out, "2"),
+       o = parse_json_text(other.out, "3");
   for (Json* j : {&a, &b, &o}) j->erase("header");  // the date and host
   EXPECT_EQ(a.dump(), b.dump());
   EXPECT_NE(a.dump(), o.dump());
@@ -170,20 +174,22 @@ TEST(ClusterCli, NoOutputOverAFileTheSpecNames) {
   std::string json = read_text(c.spec);
   json.replace(json.find("poisson:20s"), std::string("poisson:20s").size(), "timestamps:times.txt");
   std::ofstream(c.spec) << json;
-  r = moesim_cli("cluster " + c.spec + " --placement prism --duration 1m -o " + (c.dir / "times.txt").string());
+  r = moesim_cli("cluster " + c.spec + " --placement prism --duration 1m -o " +
+                 (c.dir / "times.txt").string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, ::testing::HasSubstr("servers[2].arrival"));
   EXPECT_EQ(read_text((c.dir / "times.txt").string()), "0\n1\n");
 }
 
 TEST(ClusterCli, BadInput) {
-  const Cluster unknown = make_cluster("unknown", R"(, "links": [{"from": "a", "to": "z", "bandwidth": "1Gbit/s", "latency": "1ms"}])");
+  const Cluster unknown = make_cluster(
+      "unknown", R"(, "links": [{"from": "a", "to": "z", "bandwidth": "1Gbit/s", "latency": "1ms"}])");
   CliResult r = moesim_cli("cluster " + unknown.spec + " --placement prism");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("links[0].to: unknown server \"z\""), std::string::npos) << r.err;
 
-  const Cluster split =
-      make_cluster("split", R"(, "links": [{"from": "a", "to": "b", "bandwidth": "1Gbit/s", "latency": "1ms"}])", "null");
+  const Cluster split = make_cluster(
+      "split", R"(, "links": [{"from": "a", "to": "b", "bandwidth": "1Gbit/s", "latency": "1ms"}])", "null");
   r = moesim_cli("cluster " + split.spec + " --placement prism");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("\"a\" cannot reach \"c\""), std::string::npos) << r.err;
@@ -226,7 +232,8 @@ std::vector<std::string> split_lines(const std::string& text) {
 TEST(ClusterCli, SweepRunsClusterPoints) {
   const Cluster c = make_cluster("sweep");
   const std::string spec = (c.dir / "spec.json").string();
-  std::ofstream(spec) << R"({"command": "cluster", "grid": {"servers": ["servers.json"], "placement": ["uniform", "prism"],
+  std::ofstream(spec)
+      << R"({"command": "cluster", "grid": {"servers": ["servers.json"], "placement": ["uniform", "prism"],
       "duration": ["3m"], "seed": [5]}})";
   const CliResult r = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "out").string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -244,15 +251,19 @@ TEST(ClusterCli, SweepRunsClusterPoints) {
     const std::string placement = row == 1 ? "uniform" : "prism";
     EXPECT_EQ(cells[col("placement")], "\"" + placement + "\"");
     const std::string own = (c.dir / (placement + ".json")).string();
-    ASSERT_EQ(moesim_cli("-q cluster " + c.spec + " --placement " + placement + " --duration 3m --seed 5 --json -o " +
-                         own).code, 0);
+    ASSERT_EQ(moesim_cli("-q cluster " + c.spec + " --placement " + placement +
+                         " --duration 3m --seed 5 --json -o " + own)
+                  .code,
+              0);
     const Json j = load_json_file(own);
     EXPECT_EQ(std::stod(cells[col("latency_mean_s")]), j["latency"]["mean_s"].get<double>());
-    EXPECT_EQ(std::stod(cells[col("local_compute_ratio")]), j["local_compute_ratio"]["overall"].get<double>());
+    EXPECT_EQ(std::stod(cells[col("local_compute_ratio")]),
+              j["local_compute_ratio"]["overall"].get<double>());
     EXPECT_EQ(std::stoull(cells[col("remote_invocations")]), j["remote_invocations"].get<uint64_t>());
     EXPECT_TRUE(cells[col("hit_rate")].empty());  // a cluster run has no expert cache
   }
-  std::ofstream(spec) << R"({"command": "cluster", "points": [{"servers": "servers.json", "placement": "prism", "budget": "8GiB"}]})";
+  std::ofstream(spec)
+      << R"({"command": "cluster", "points": [{"servers": "servers.json", "placement": "prism", "budget": "8GiB"}]})";
   CliResult bad = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "bad").string());
   EXPECT_NE(bad.code, 0);
   EXPECT_THAT(bad.err, HasSubstr("/points/0/budget: `moesim cluster` points take no budget"));
@@ -260,6 +271,40 @@ TEST(ClusterCli, SweepRunsClusterPoints) {
   bad = moesim_cli("-q sweep " + spec + " -o " + (c.dir / "bad").string());
   EXPECT_NE(bad.code, 0);
   EXPECT_THAT(bad.err, HasSubstr("a cluster point has no placement"));
+}
+
+// Overload is said: a one-GPU server of the bundled data-centre profile serving the bundled Qwen3 trace keeps
+// up with an arrival a second (about 2.4 requests/s is its capacity) and is not warned about; at four a
+// second its queue grows, and the warning, the JSON's load figures and the text say so, with the throughput
+// that is its steady-state figure.
+TEST(ClusterCli, OverloadIsDetectedAndSaid) {
+  const auto dir = fresh_test_dir("moesim_cluster_cli", "overload");
+  auto run = [&](const std::string& arrival) {
+    const std::string spec = (dir / ("one-" + arrival + ".json")).string();
+    std::ofstream(spec) << R"({"servers": [{"name": "a", "hw": "server-h100-nvme", "gpus": 1, "gpu_memory": )"
+                        << R"("80GiB", "traces": [")" << MOESIM_SOURCE_DIR
+                        << R"(/data/traces/qwen3-30b-a3b.route.csv"], "arrival": "poisson:)" << arrival
+                        << R"("}]})";
+    const CliResult r = moesim_cli("cluster " + spec + " --placement prism --duration 2m --json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return Json::parse(r.out);
+  };
+  const Json stable = run("1s"), over = run("0.25s");
+  const Json &s = stable["load"]["overall"], &o = over["load"]["overall"];
+  EXPECT_FALSE(s["overloaded"].get<bool>());
+  EXPECT_NEAR(s["utilisation"].get<double>(), 1.0, 0.05);
+  EXPECT_TRUE(stable["warnings"].empty()) << stable["warnings"].dump();
+  EXPECT_TRUE(o["overloaded"].get<bool>());
+  EXPECT_GT(o["utilisation"].get<double>(), 1.2);
+  EXPECT_LT(o["throughput_requests_per_s"].get<double>(), o["arrival_rate_per_s"].get<double>());
+  EXPECT_GT(o["latency_slope_s_per_s"].get<double>(), 0);
+  EXPECT_TRUE(over["load"]["per_server"]["a"]["overloaded"].get<bool>());
+  ASSERT_EQ(over["warnings"].size(), 1u);
+  EXPECT_THAT(over["warnings"][0].get<std::string>(), HasSubstr("server a is overloaded"));
+  EXPECT_THAT(over["warnings"][0].get<std::string>(), HasSubstr("no steady-state figure"));
+  const CliResult text =
+      moesim_cli("-q cluster " + (dir / "one-0.25s.json").string() + " --placement prism --duration 2m");
+  EXPECT_THAT(text.out, HasSubstr("OVERLOADED"));
 }
 
 }  // namespace
