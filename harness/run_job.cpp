@@ -135,15 +135,15 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
                  format_seconds(m["makespan_s"].get<double>()).c_str(),
                  static_cast<unsigned long long>(m["generated_tokens"].get<uint64_t>()));
-  // ZipMoE counts only state F (a whole BF16 tensor resident) as a hit (docs/cli-json.md); with planned pools
-  // F is often empty, so the line would read 0% beside a states line of C/E hits. Say what it counts.
+  // A system with partial states counts an expert found in any of them as a hit (docs/cli-json.md); what each
+  // state saved is the states line's. Say so.
   t += strprintf("hit rate:    %s%% cumulative (%llu lookups), %s%% decode-only (%llu lookups)%s\n",
                  num_or_dash(c["hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
                  num_or_dash(c["decode_hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()),
                  serving::make_system(a.system)->traits().partial_states
-                     ? "; state F only (full tensors): C/S/E hits are under states"
+                     ? "; any resident state (F, C, S, E): the split is under states"
                      : "");
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
     t += strprintf(

@@ -91,7 +91,8 @@ class ZipMoeResidency final : public Residency {
     static const char* names[4] = {"F", "C", "S", "E"};
     std::vector<PoolInfo> v;
     for (int p = 0; p < 4; ++p)
-      v.push_back(PoolInfo{names[p], cfg_.tier[p], uint64_t{cfg_.capacity[p]} * cfg_.expert_bytes[p] * cfg_.layers});
+      v.push_back(
+          PoolInfo{names[p], cfg_.tier[p], uint64_t{cfg_.capacity[p]} * cfg_.expert_bytes[p] * cfg_.layers});
     return v;
   }
   std::string name() const override {
@@ -113,11 +114,15 @@ class ZipMoeResidency final : public Residency {
   LookupResult lookup(uint32_t key, uint32_t, uint32_t) override {
     const int8_t had = pool_[key];
     const LookupResult found{state_of(had), had == kNone ? MemoryTier::kUnified : cfg_.tier[had]};
+    // A hit is an expert found in any pool (F, C, S or E: the lookup reads less than the whole tensor, or
+    // nothing), as every system's hit rate means "found resident"; the split by state is the metrics'
+    // `states` (serving/metrics.h).
+    const bool resident = found.state != ExpertState::kMissed;
     ++counters_.lookups;
-    if (found.state == ExpertState::kFull) ++counters_.hits;
+    counters_.hits += resident;
     if (decode_) {
       ++counters_.decode_lookups;
-      if (found.state == ExpertState::kFull) ++counters_.decode_hits;
+      counters_.decode_hits += resident;
     }
     current_.push_back(key);
     ++tick_;
@@ -254,7 +259,8 @@ class ZipMoeResidency final : public Residency {
     }
   }
   void send(MemoryEvent::Kind kind, int8_t pool, uint32_t key, bool leaving) {
-    emit(MemoryEvent{kind, static_cast<uint32_t>(pool), key, part_of(pool), cfg_.expert_bytes[pool], leaving});
+    emit(
+        MemoryEvent{kind, static_cast<uint32_t>(pool), key, part_of(pool), cfg_.expert_bytes[pool], leaving});
   }
   // Moves key to pool `to` (kNone: out of every pool), with its memory events and the pools' sizes.
   void move(uint32_t key, int8_t to) {
