@@ -27,9 +27,10 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
          "--prefetch", a->prefetch,
          "prefetch policy: none, oracle:accuracy=P,lookahead=N, layer-window:depth=D (see `moesim policies`)")
       ->capture_default_str();
-  app.add_option(
-      "--host-budget", a->host_budget,
-      "discrete GPU: a host-memory (DRAM) expert cache of this many bytes behind the --budget in VRAM");
+  app.add_option("--host-budget", a->host_budget,
+                 "discrete GPU: a host-memory (DRAM) expert cache of this many bytes behind the --budget in "
+                 "VRAM (0: none, "
+                 "as without the option)");
   app.add_option("--recover-on", a->recover_on, "where tensor recovery runs: gpu or cpu")
       ->capture_default_str();
   app.add_option(

@@ -1,6 +1,7 @@
 #include "harness/run_setup.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 #include <unordered_map>
@@ -291,6 +292,27 @@ void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
          "hit rate");
 }
 
+// --host-budget: bytes with a unit, or zero ("0", "0GiB", "0.0 MB"): no host tier, as leaving it out.
+uint64_t host_budget_bytes(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (text[i] == '0' || text[i] == '.')) ++i;
+  const bool zero = i > 0 && text.find_first_not_of('.') < i;  // a 0 digit, and nothing but 0s and points
+  std::string unit = text.substr(i);
+  unit.erase(std::remove_if(unit.begin(), unit.end(), [](unsigned char c) { return std::isspace(c); }),
+             unit.end());
+  if (zero && unit.empty()) return 0;
+  if (zero && std::all_of(unit.begin(), unit.end(), [](unsigned char c) { return std::isalpha(c); })) {
+    try {
+      (void)parse_bytes("1" + unit);  // only a size unit may follow the 0
+    } catch (const Error&) {
+      throw UsageError("--host-budget: '" + text + "': unknown unit '" + unit +
+                       "' (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+    }
+    return 0;
+  }
+  return parse_bytes_option("--host-budget", text);
+}
+
 // --warm-from's trace, checked against the run's: the same model's layers and experts.
 void load_warm_trace(const RunArgs& a, PreparedRun& p) {
   if (a.warm_from.empty()) return;
@@ -372,7 +394,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
     throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
   const serving::SystemTraits traits =
       serving::make_system(a.system)->traits();  // UsageError: unknown system
-  if (!traits.host_tier && !a.host_budget.empty())
+  if (!traits.host_tier && !a.host_budget.empty() && host_budget_bytes(a.host_budget) > 0)
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
                      serving::systems_with_host_tier() + "), not --system " + a.system);
   if (a.exec && a.store.empty())
@@ -448,7 +470,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   cfg.prefetch = a.prefetch;
   cfg.scope = scope;
   cfg.budget = budget;
-  if (!a.host_budget.empty()) cfg.host_budget_bytes = parse_bytes_option("--host-budget", a.host_budget);
+  if (!a.host_budget.empty()) cfg.host_budget_bytes = host_budget_bytes(a.host_budget);
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
   if (a.compute_after_loads && a.prefetch != "none")

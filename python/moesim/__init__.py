@@ -106,7 +106,7 @@ def run(trace, *, system="offload", policy=None, budget=None, hw="jetson-agx-ori
         budget=a.strings("budget", budget, a.budget), hw=a.path("hw", hw), scope=a.text("scope", scope),
         batch=a.integer("batch", batch), routing=a.text("routing", routing),
         scheduling=a.text("scheduling", scheduling), prefetch=a.text("prefetch", prefetch),
-        host_budget=a.size("host_budget", host_budget) if host_budget != "" else "",
+        host_budget=a.size("host_budget", host_budget, 0) if host_budget != "" else "",
         recover_on=a.text("recover_on", recover_on), compute_on=a.text("compute_on", compute_on),
         pools=a.text("pools", pools), shards=None if shards is None else a.integer("shards", shards),
         delta=a.integer("delta", delta), store=a.path("store", store), ratio=None if ratio is None else a.real("ratio", ratio),

@@ -95,11 +95,11 @@ def budget(name, v):
                   "8GiB")
 
 
-def size(name, v):
-    """A size in bytes: the CLI's text ("8GiB") or a number of bytes."""
+def size(name, v, lo=1):
+    """A size in bytes: the CLI's text ("8GiB") or a number of bytes, at least lo."""
     if isinstance(v, str):
         return text(name, v)
-    return _whole(name, v, "a size in bytes", 1, U64, "or a str with a unit, '16GiB'", "16GiB") + "B"
+    return _whole(name, v, "a size in bytes", lo, U64, "or a str with a unit, '16GiB'", "16GiB") + "B"
 
 
 def seconds(name, v):

@@ -58,6 +58,27 @@ TEST(RunCli, ZipmoeHitRateCountsEveryResidentState) {
   EXPECT_EQ(o.out.find("any resident state"), std::string::npos) << o.out;
 }
 
+// --host-budget 0 (with or without a unit) means no host tier: the run is the one without the option, on any
+// system; a 0 with a unit that is none is refused.
+TEST(RunCli, HostBudgetZeroMeansNoHostTier) {
+  const std::string base = "run --trace " + kTrace + " --hw desktop-rtx4090 --budget 2GiB --json";
+  auto metrics = [&](const std::string& extra) {
+    const Result r = sh(base + extra);
+    EXPECT_EQ(r.status, 0) << r.out;
+    return moesim::Json::parse(r.out.substr(r.out.find('{')))["metrics"];
+  };
+  const moesim::Json none = metrics("");
+  for (const char* zero : {" --host-budget 0", " --host-budget 0GiB", " --host-budget 0.0MB"})
+    EXPECT_EQ(metrics(zero), none) << zero;
+  EXPECT_NE(metrics(" --host-budget 8GiB"), none);  // a real tier changes the run
+  const Result bad = sh(base + " --host-budget 0parsecs");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown unit 'parsecs'"), std::string::npos) << bad.out;
+  const Result z =
+      sh("run --trace " + kTrace + " --model qwen3-30b-a3b --system zipmoe --budget 8GiB --host-budget 0");
+  EXPECT_EQ(z.status, 0) << z.out;
+}
+
 // The global-cache working-set warning (48 layers x top-6 = 288 experts > 2 GiB / 9 MiB) is for offload's
 // global cache; zipmoe's pools are per layer and compressed, so it gets none.
 TEST(RunCli, WorkingSetWarningOnlyForAGlobalCache) {

@@ -33,3 +33,12 @@ def test_a_warm_run_equals_the_cli_json(cli_json):
         moesim.run(QWEN, budget="4GiB", warm="yes")
     with pytest.raises(moesim.UsageError):
         moesim.run(QWEN, budget="4GiB", warm=True, warm_from=QWEN)
+
+
+def test_host_budget_zero_means_no_host_tier():
+    none = moesim.run(QWEN, hw="desktop-rtx4090", budget="2GiB")
+    for zero in (0, "0", "0GiB"):
+        assert without_wall_clock(moesim.run(QWEN, hw="desktop-rtx4090", budget="2GiB", host_budget=zero))["metrics"] \
+            == without_wall_clock(none)["metrics"]
+    with pytest.raises(ValueError):
+        moesim.run(QWEN, hw="desktop-rtx4090", budget="2GiB", host_budget=-1)
