@@ -76,6 +76,28 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
                    num_or_dash(l["mean_s"], "%.3f").c_str(),
                    num_or_dash(j["local_compute_ratio"]["per_server"][s.name], "%.3f").c_str());
   }
+  const Json &f = j["ttft"], &tp = j["tpot"];
+  t += strprintf("TTFT:      mean %s  p50 %s  p99 %s  (s); TPOT: mean %s  p50 %s  p99 %s  (s)\n",
+                 num_or_dash(f["mean_s"], "%.3f").c_str(), num_or_dash(f["p50_s"], "%.3f").c_str(),
+                 num_or_dash(f["p99_s"], "%.3f").c_str(), num_or_dash(tp["mean_s"], "%.4f").c_str(),
+                 num_or_dash(tp["p50_s"], "%.4f").c_str(), num_or_dash(tp["p99_s"], "%.4f").c_str());
+  const Json& passes = j["passes"]["overall"];
+  t += strprintf(
+      "time:      local compute %s, remote round trips %s (network busy %s over %zu directed links); "
+      "%s of %llu layer passes invoked an expert on another server\n",
+      format_seconds(passes["local_compute_s"].get<double>()).c_str(),
+      format_seconds(passes["remote_round_trip_s"].get<double>()).c_str(),
+      format_seconds(passes["network_busy_s"].get<double>()).c_str(), j["links"].size(),
+      num_or_dash(passes["remote_pass_share"], "%.1f%%", 100).c_str(),
+      static_cast<unsigned long long>(passes["passes"].get<uint64_t>()));
+  for (const Json& l : j["links"])
+    if (l["messages"].get<uint64_t>() > 0)
+      t += strprintf("  link %s -> %s: %s in %llu messages, busy %s (%s of the run)\n",
+                     l["from"].get<std::string>().c_str(), l["to"].get<std::string>().c_str(),
+                     format_bytes(l["bytes"].get<uint64_t>()).c_str(),
+                     static_cast<unsigned long long>(l["messages"].get<uint64_t>()),
+                     format_seconds(l["busy_s"].get<double>()).c_str(),
+                     num_or_dash(l["utilisation"], "%.2f%%", 100).c_str());
   const Json& load = j["load"]["overall"];
   t += strprintf(
       "load:      %.3g requests/s arrive, %.3g served (%.3g tokens/s; utilisation %.2f), unloaded service "

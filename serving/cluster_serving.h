@@ -113,6 +113,11 @@ struct ClusterResult {
   std::vector<RequestRecord> requests;  // in arrival order (by time, then server)
   std::vector<uint64_t> local_invocations,
       remote_invocations;  // [server]: expert invocations of its requests
+  // [server]: its requests' layer passes, and those that invoked an expert on another server.
+  std::vector<uint64_t> passes, remote_passes;
+  // Where its requests' time went: their dense and local expert ops on its own GPUs (start to end), and their
+  // remote invocations' round trips (sent to returned: the network both ways, the peer's queue and work).
+  std::vector<double> local_compute_s, remote_round_trip_s;
   std::vector<std::vector<uint64_t>> bucket_local, bucket_total;  // [server][bucket]
   double bucket_s = 60;
   double proxy_cost = 0;          // Eq. 2, token-weighted, under the placement in force at each activation

@@ -136,6 +136,10 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
   run_load_.assign(N_, std::vector<double>(static_cast<size_t>(L_) * E_, 0));
   res_.local_invocations.assign(N_, 0);
   res_.remote_invocations.assign(N_, 0);
+  res_.passes.assign(N_, 0);
+  res_.remote_passes.assign(N_, 0);
+  res_.local_compute_s.assign(N_, 0);
+  res_.remote_round_trip_s.assign(N_, 0);
   res_.bucket_s = opt.bucket_s;
   res_.bucket_local.assign(N_, {});
   res_.bucket_total.assign(N_, {});
@@ -288,6 +292,8 @@ void PrismServing::dispatch(uint32_t r) {
     msgs_[m].work.push_back(
         {best->gpu, compute_op(OpKind::kExpertCompute, pass.layer, tokens, w_.pass_expert[i])});
   }
+  ++res_.passes[n];
+  res_.remote_passes[n] += !pass_msgs_.empty();
   for (const auto& [dst, m] : pass_msgs_) {
     p_.invoke(n, dst, pass.layer, msgs_[m].bytes, msgs_[m].work, this, token_of(kRemote, m));
     ++q.pending;
@@ -301,6 +307,7 @@ void PrismServing::dispatch(uint32_t r) {
 void PrismServing::returned(uint32_t m) {
   const Msg& msg = msgs_[m];
   const double round_trip = p_.now() - msg.sent;
+  res_.remote_round_trip_s[reqs_[msg.req].server] += round_trip;
   const double invocations = static_cast<double>(msg.work.size());
   rt_sum_ += round_trip * invocations;
   rt_count_ += invocations;
@@ -405,14 +412,16 @@ void PrismServing::load(uint32_t i) {
   p_.server(mv.to.server).submit_on(mv.to.gpu, move_op(i, ResourceClass::kGpu), this, token_of(kMoveLoad, i));
 }
 
-void PrismServing::op_done(uint32_t token, const OpTiming&) {
+void PrismServing::op_done(uint32_t token, const OpTiming& timing) {
   const uint32_t id = token & kIdMask;
   switch (static_cast<Kind>(token >> kKindShift)) {
     case kArrival:
       return arrive(id);
     case kDense:
+      res_.local_compute_s[reqs_[id].server] += timing.end - timing.start;
       return dispatch(id);
     case kLocal:
+      res_.local_compute_s[reqs_[id].server] += timing.end - timing.start;
       return part_done(id);
     case kRemote:
       return returned(id);

@@ -95,6 +95,24 @@ TEST(ClusterCli, JsonKeysAndTimeline) {
   EXPECT_GT(j["remote_invocations"].get<uint64_t>(), 0u);
   EXPECT_GT(j["proxy_cost"].get<double>(), 0);
   EXPECT_EQ(j["links"].size(), 6u);  // 3 links of the mesh, both directions
+  // Where the time went: every request's 5 steps (a prompt pass and 4 tokens) x 4 layers are passes, some of
+  // them remote; the network's busy time is its links'; each link's utilisation is its busy share of the run.
+  const Json& p = j["passes"]["overall"];
+  EXPECT_EQ(p["passes"].get<uint64_t>(), 20 * j["requests"].get<uint64_t>());
+  uint64_t per_server = 0;
+  for (const auto& [name, v] : j["passes"]["per_server"].items()) per_server += v["passes"].get<uint64_t>();
+  EXPECT_EQ(per_server, p["passes"].get<uint64_t>());
+  EXPECT_GT(p["remote_pass_share"].get<double>(), 0);
+  EXPECT_LE(p["remote_pass_share"].get<double>(), 1);
+  EXPECT_GT(p["local_compute_s"].get<double>(), 0);
+  EXPECT_GT(p["remote_round_trip_s"].get<double>(), 0);
+  double busy = 0;
+  for (const Json& l : j["links"]) {
+    busy += l["busy_s"].get<double>();
+    EXPECT_DOUBLE_EQ(l["utilisation"].get<double>(),
+                     l["busy_s"].get<double>() / j["simulated_s"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(p["network_busy_s"].get<double>(), busy);
   ASSERT_EQ(j["config"]["links"].size(), 3u);
   EXPECT_EQ(j["config"]["links"][0]["bandwidth_bytes_per_s"], 62.5e6);
   EXPECT_TRUE(j["migrations"].is_array());
