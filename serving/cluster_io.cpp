@@ -120,6 +120,43 @@ Json latency_over_time(const ClusterResult& r) {
   return {{"bucket_s", r.bucket_s}, {"mean_s", mean}};
 }
 
+// The links' traffic and utilisation, and where the requests' time went (serving/cluster_serving.h).
+void add_links_and_passes(const ClusterInput& in, const ClusterResult& r, Json& j) {
+  const auto N = static_cast<uint32_t>(in.servers.size());
+  j["links"] = Json::array();
+  double network_busy = 0;
+  for (const auto& l : r.links) {
+    network_busy += l.busy_s;
+    j["links"].push_back({{"from", in.servers[l.from].name},
+                          {"to", in.servers[l.to].name},
+                          {"bytes", l.bytes},
+                          {"messages", l.messages},
+                          {"busy_s", l.busy_s},
+                          {"utilisation", r.end_s > 0 ? Json(l.busy_s / r.end_s) : Json(nullptr)}});
+  }
+  // Where the requests' time went, and how often a pass needed another server (serving/cluster_serving.h).
+  Json passes;
+  uint64_t all_passes = 0, all_remote = 0;
+  double compute = 0, round_trips = 0;
+  for (uint32_t n = 0; n < N && n < r.passes.size(); ++n) {
+    all_passes += r.passes[n];
+    all_remote += r.remote_passes[n];
+    compute += r.local_compute_s[n];
+    round_trips += r.remote_round_trip_s[n];
+    passes["per_server"][in.servers[n].name] = {
+        {"passes", r.passes[n]},
+        {"remote_pass_share", fraction_or_null(r.remote_passes[n], r.passes[n])},
+        {"local_compute_s", r.local_compute_s[n]},
+        {"remote_round_trip_s", r.remote_round_trip_s[n]}};
+  }
+  passes["overall"] = {{"passes", all_passes},
+                       {"remote_pass_share", fraction_or_null(all_remote, all_passes)},
+                       {"local_compute_s", compute},
+                       {"remote_round_trip_s", round_trips},
+                       {"network_busy_s", network_busy}};
+  j["passes"] = passes;
+}
+
 }  // namespace
 
 Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, const ClusterResult& r) {
@@ -201,38 +238,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   j["remote_invocations"] = remote;
   j["proxy_cost"] = r.proxy_cost;
   j["proxy_cost_initial_placement"] = r.proxy_cost_initial;
-  j["links"] = Json::array();
-  double network_busy = 0;
-  for (const auto& l : r.links) {
-    network_busy += l.busy_s;
-    j["links"].push_back({{"from", in.servers[l.from].name},
-                          {"to", in.servers[l.to].name},
-                          {"bytes", l.bytes},
-                          {"messages", l.messages},
-                          {"busy_s", l.busy_s},
-                          {"utilisation", r.end_s > 0 ? Json(l.busy_s / r.end_s) : Json(nullptr)}});
-  }
-  // Where the requests' time went, and how often a pass needed another server (serving/cluster_serving.h).
-  Json passes;
-  uint64_t all_passes = 0, all_remote = 0;
-  double compute = 0, round_trips = 0;
-  for (uint32_t n = 0; n < N && n < r.passes.size(); ++n) {
-    all_passes += r.passes[n];
-    all_remote += r.remote_passes[n];
-    compute += r.local_compute_s[n];
-    round_trips += r.remote_round_trip_s[n];
-    passes["per_server"][in.servers[n].name] = {
-        {"passes", r.passes[n]},
-        {"remote_pass_share", fraction_or_null(r.remote_passes[n], r.passes[n])},
-        {"local_compute_s", r.local_compute_s[n]},
-        {"remote_round_trip_s", r.remote_round_trip_s[n]}};
-  }
-  passes["overall"] = {{"passes", all_passes},
-                       {"remote_pass_share", fraction_or_null(all_remote, all_passes)},
-                       {"local_compute_s", compute},
-                       {"remote_round_trip_s", round_trips},
-                       {"network_busy_s", network_busy}};
-  j["passes"] = passes;
+  add_links_and_passes(in, r, j);
   if (!r.nics.empty()) {
     j["nics"] = Json::object();
     for (uint32_t n = 0; n < N; ++n) {
