@@ -95,6 +95,12 @@ void setup(CLI::App& app) {
       "--resume", a->resume,
       "finish a sweep in a folder that holds some of its points (removes a killed run's temporaries)");
   app.add_flag("--force", a->force, "run a spec of more than 10 million points");
+  app.add_option("--plot", a->plot,
+                 "draw results.csv's --y against --x, a line per value of --group, when the sweep ends "
+                 "(PNG, PDF or SVG by extension; python3-matplotlib)");
+  app.add_option("--x", a->plot_x, "--plot: the column on the x axis")->capture_default_str();
+  app.add_option("--y", a->plot_y, "--plot: the column on the y axis")->capture_default_str();
+  app.add_option("--group", a->plot_group, "--plot: a line per value of this column (default: one line)");
   app.add_flag("--dry-run", a->dry_run,
                "count the points (per shard and command) and time three of them, writing nothing: an "
                "estimate of the shard's time and a Slurm --time");

@@ -128,6 +128,27 @@ def label_points(ax, xs, ys, texts, colors=None, fontsize=7, marker_pts=9):
         taken.append(box)
 
 
+def read_table(path, need, who):
+    """The rows of a command's table for scripts/plot_*.py (`who`, for messages); exits naming the file when it
+    has no rows or lacks one of the columns `need`."""
+    rows = read_csv(path)
+    if not rows:
+        sys.exit(f"{who}: {path}: no rows")
+    missing = set(need) - set(rows[0])
+    if missing:
+        sys.exit(f"{who}: {path}: line 1: missing columns {', '.join(sorted(missing))}")
+    return rows
+
+
+def save_file(fig, out):
+    """Writes exactly OUT (its format from the extension), through a temporary beside it so that a failed write
+    leaves no half image (the file a command's --plot names), and closes the figure."""
+    tmp = out + ".tmp" + os.path.splitext(out)[1]
+    fig.savefig(tmp)
+    os.replace(tmp, out)
+    plt.close(fig)
+
+
 def save(fig, out, name):
     """Writes OUT/NAME.png and OUT/NAME.pdf at DPI with tight bounds and closes the figure; returns the PNG."""
     png = os.path.join(out, f"{name}.png")

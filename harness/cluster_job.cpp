@@ -13,6 +13,7 @@
 #include "core/placement.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/plot_script.h"
 #include "harness/real_cluster.h"
 #include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
@@ -123,6 +124,23 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
 
 // The spec's inputs loaded. A trace importer's advice to pass --fields or another import option is for the
 // command line of `trace import`, not for cluster, which reads each trace as it is: say what to do instead.
+// --plot: the mean latency of each arrival bucket and the local compute ratio over time, as a table for
+// scripts/plot_cluster.py.
+void plot_over_time(const Json& j, const std::string& out) {
+  const Json& lat = j["latency"]["over_time"];
+  const Json& lcr = j["local_compute_ratio"]["over_time"];
+  const double bucket = lat["bucket_s"].get<double>();
+  const size_t n = std::max(lat["mean_s"].size(), lcr["overall"].size());
+  std::string csv = "bucket_start_s,latency_mean_s,local_compute_ratio\n";
+  auto cell = [](const Json& v, size_t i) {
+    return i < v.size() && v[i].is_number() ? strprintf("%.17g", v[i].get<double>()) : std::string();
+  };
+  for (size_t i = 0; i < n; ++i)
+    csv += strprintf("%.17g,", bucket * static_cast<double>(i)) + cell(lat["mean_s"], i) + "," +
+           cell(lcr["overall"], i) + "\n";
+  plot_table("plot_cluster.py", csv, "", out);
+}
+
 serving::ClusterInput cluster_input(const ClusterSpec& spec) {
   try {
     return serving::load_cluster_input(spec);
@@ -229,9 +247,10 @@ std::string cluster_output(const ClusterArgs& a) {
   }
   check_output_writable(a.out);
   if (!a.timeline.empty()) check_output_writable(a.timeline);
+  if (!a.plot.empty()) check_output_writable(a.plot);
 
   const ClusterSpec spec = load_cluster_spec(a.spec);
-  refuse_outputs_over_spec_files(spec, {{a.out, "-o"}, {a.timeline, "--timeline"}});
+  refuse_outputs_over_spec_files(spec, {{a.out, "-o"}, {a.timeline, "--timeline"}, {a.plot, "--plot"}});
   warn_arrivals_after_duration(spec, opt.duration_s, duration_text);
   const serving::ClusterInput in = cluster_input(spec);
   Progress bar("cluster", static_cast<uint64_t>(std::ceil(opt.duration_s)), real ? "s" : "simulated s");
@@ -259,6 +278,7 @@ std::string cluster_output(const ClusterArgs& a) {
   Json j = serving::cluster_result_json(in, opt, r);
   j["platform"] = platform;
   if (!a.timeline.empty()) serving::write_cluster_timeline(a.timeline, in, r);
+  if (!a.plot.empty()) plot_over_time(j, a.plot);
   if (a.json) {
     Json out;
     out["header"] = run_header("cluster", config, a.seed);

@@ -23,6 +23,7 @@ namespace moesim::harness {
 struct ClusterArgs {
   std::string spec, system = "prism", placement, migrate_every, duration, bucket = "1m", draw = "round-robin",
                     out = "-", timeline, timeline_window;
+  std::string plot;  // --plot FILE: latency and local compute ratio over time (scripts/plot_cluster.py)
   // sim, or exec: real server processes (harness/real_cluster.h), launched as `launch` says.
   std::string platform = "sim", launch = "netns", rendezvous, secret_file;
   uint64_t seed = 1, profile_tokens = 1000;

@@ -18,7 +18,8 @@ namespace moesim::harness {
 
 namespace {
 
-void run_script(const std::string& name, const std::string& table, const std::string& out) {
+void run_script(const std::string& name, const std::string& table, const std::string& out,
+                const std::vector<std::string>& extra) {
   const std::string script = data_dir() + "/../scripts/" + name;
   if (::access(script.c_str(), R_OK) != 0)
     throw Error("--plot: the plotting script " + script + " is missing (it ships with the source tree)");
@@ -28,6 +29,7 @@ void run_script(const std::string& name, const std::string& table, const std::st
                              : ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
                                                                        : "python3";
   std::vector<std::string> args = {python, script, table, out};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& x : args) argv.push_back(x.data());
   argv.push_back(nullptr);
@@ -46,15 +48,15 @@ void run_script(const std::string& name, const std::string& table, const std::st
 }  // namespace
 
 void plot_table(const std::string& script, const std::string& csv_text, const std::string& csv_path,
-                const std::string& out) {
-  if (!csv_path.empty()) return run_script(script, csv_path, out);
+                const std::string& out, const std::vector<std::string>& extra) {
+  if (!csv_path.empty()) return run_script(script, csv_path, out, extra);
   char tmpl[] = "/tmp/moesim-plot-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   if (fd < 0) throw Error("--plot: cannot create a temporary file for the table");
   ::close(fd);
   try {
     write_file_atomic(tmpl, csv_text);
-    run_script(script, tmpl, out);
+    run_script(script, tmpl, out, extra);
   } catch (...) {
     ::unlink(tmpl);
     throw;

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace moesim::harness {
 
+// `extra`: more arguments after OUT (plot_sweep.py's columns).
 void plot_table(const std::string& script, const std::string& csv_text, const std::string& csv_path,
-                const std::string& out);
+                const std::string& out, const std::vector<std::string>& extra = {});
 
 }  // namespace moesim::harness

@@ -24,6 +24,7 @@
 #include "base/warnings.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/plot_script.h"
 #include "harness/sweep_spec.h"
 
 namespace moesim::harness {
@@ -408,6 +409,28 @@ void check_options(const Spec& spec, const PointRunner& check) {
   }
 }
 
+// --plot's columns must be results.csv's (docs/sweep.md "Outputs"): refused before any point runs.
+void check_plot_columns(const SweepArgs& a) {
+  std::string header = sweep::csv_header();
+  header.pop_back();  // the newline
+  std::vector<std::string> columns;
+  std::string c;
+  for (char ch : header + ",") {
+    if (ch == ',') {
+      columns.push_back(c);
+      c.clear();
+    } else {
+      c += ch;
+    }
+  }
+  const std::pair<const char*, std::string> given[] = {
+      {"--x", a.plot_x}, {"--y", a.plot_y}, {"--group", a.plot_group}};
+  for (const auto& [option, value] : given)
+    if (!value.empty() && std::find(columns.begin(), columns.end(), value) == columns.end())
+      throw UsageError(std::string(option) + " '" + value + "' is not a column of results.csv (" + header +
+                       ")");
+}
+
 // "00:07:00" or "1-02:00:00": Slurm's --time for `s` seconds x 1.5, rounded up to whole minutes, at least
 // one.
 std::string slurm_time(double s) {
@@ -555,6 +578,7 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
   if (!a.shard.empty()) std::tie(shard, shards) = parse_shard(a.shard);
   if (a.dry_run) return dry_run(a, run_command, spec, shard, shards);
   if (a.out.empty()) throw UsageError("sweep: an output folder is needed (-o DIR), except with --dry-run");
+  if (!a.plot.empty()) check_plot_columns(a);
   const fs::path dir = fs::absolute(a.out);
   const fs::path manifest_path = dir / "manifest.json";
   {
@@ -562,7 +586,9 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
     if (!a.spec_json) reads.push_back({fs::absolute(a.spec).string(), "the sweep spec"});
     const SpecFolder as_the_points_see_it(a, spec.base);
     for (NamedPath& f : sweep::files_named(spec, inputs_of)) reads.push_back(std::move(f));
-    refuse_outputs_over_inputs({{dir.string(), "-o"}}, reads);
+    std::vector<NamedPath> outputs = {{dir.string(), "-o"}};
+    if (!a.plot.empty()) outputs.push_back({fs::absolute(a.plot).string(), "--plot"});
+    refuse_outputs_over_inputs(outputs, reads);
   }
   prepare_output(a, spec, dir, manifest_path);
   const ShardWork w = shard_work(spec, dir, shard, shards);
@@ -591,6 +617,10 @@ SweepOutcome run_sweep(const SweepArgs& a, const PointRunner& run_command, const
                  f.failed.size(), (dir / "results.csv").c_str());
   SweepOutcome out;
   out.summary = summary_json(a, spec, w, man, jobs, shard_done, f, dir, manifest_path);
+  if (!a.plot.empty() && fs::exists(dir / "results.csv"))
+    plot_table("plot_sweep.py", "", (dir / "results.csv").string(), fs::absolute(a.plot).string(),
+               a.plot_group.empty() ? std::vector<std::string>{a.plot_x, a.plot_y}
+                                    : std::vector<std::string>{a.plot_x, a.plot_y, a.plot_group});
   try {
     throw_on_failures(a, w.todo.size(), f, outputs_lost, damaged, manifest_path);
   } catch (const Error& e) {

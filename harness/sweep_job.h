@@ -38,8 +38,11 @@ struct SweepArgs {
   unsigned jobs = 0;                // 0: every CPU
   bool resume = false, force = false;
   bool report = true;  // the one-line summary on stderr
-  bool dry_run =
-      false;  // count and time, write nothing (run_sweep's summary is the dry run's; `out` optional)
+  // Count and time, write nothing (run_sweep's summary is the dry run's; `out` optional).
+  bool dry_run = false;
+  // --plot FILE: results.csv's column `plot_y` against `plot_x`, a line per value of `plot_group` (empty: one
+  // line), drawn by scripts/plot_sweep.py once the sweep has finished; the columns must be results.csv's.
+  std::string plot, plot_x = "budget", plot_y = "tpot_mean_s", plot_group;
 };
 
 // Runs `moesim ARGS...` (args[0] the command) in this process, on this thread; throws moesim::Error (or

@@ -314,11 +314,15 @@ bool is_point_file(const fs::path& f) {
          });
 }
 
-std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size_t* found) {
+std::string csv_header() {
   std::string csv = "index";
   for (const Key& k : kKeys) csv += std::string(",") + k.name;
   for (const Metric& m : kMetrics) csv += std::string(",") + m.column;
-  csv += ",warnings\n";
+  return csv + ",warnings\n";
+}
+
+std::string merged_csv(const Spec& spec, const std::vector<fs::path>& dirs, size_t* found) {
+  std::string csv = csv_header();
   size_t n = 0;
   for (size_t i = 0; i < spec.points.size(); ++i) {
     const Point& p = spec.points[i];

@@ -63,6 +63,8 @@ bool is_point_file(const std::filesystem::path& f);
 
 // The CSV's columns, one row per finished point found under `dirs` (the first copy of each), in spec order.
 // `found` receives the number of rows.
+// results.csv's first line: index, the spec keys, the metrics, warnings (docs/sweep.md "Outputs").
+std::string csv_header();
 std::string merged_csv(const Spec& spec, const std::vector<std::filesystem::path>& dirs,
                        size_t* found = nullptr);
 

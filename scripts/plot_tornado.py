@@ -26,13 +26,7 @@ def main():
         from plotlib import plt  # noqa: E402
     except ImportError as e:
         sys.exit(f"plot_tornado.py: {e} (apt-get install python3-matplotlib)")
-    rows = plotlib.read_csv(table)
-    if not rows:
-        sys.exit(f"plot_tornado.py: {table}: no inputs were searched")
-    need = {"point", "field", "lower_factor", "upper_factor", "lo", "hi"}
-    missing = need - set(rows[0])
-    if missing:
-        sys.exit(f"plot_tornado.py: {table}: line 1: missing columns {', '.join(sorted(missing))}")
+    rows = plotlib.read_table(table, {"point", "field", "lower_factor", "upper_factor", "lo", "hi"}, "plot_tornado.py")
     bars = []
     for i, r in enumerate(rows, start=2):
         try:
@@ -70,9 +64,7 @@ def main():
     ax.set_xlabel("factor on the input (1: as given); the bar spans the factors where the ranking holds", fontsize=8)
     ax.set_title("Break-evens of the ranking (arrow: no flip in the range searched)", fontsize=9)
     fig.tight_layout()
-    tmp = out + ".tmp" + os.path.splitext(out)[1]
-    fig.savefig(tmp)
-    os.replace(tmp, out)
+    plotlib.save_file(fig, out)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -323,6 +325,14 @@ TEST(ClusterCli, OverloadIsDetectedAndSaid) {
   const CliResult text =
       moesim_cli("-q cluster " + (dir / "one-0.25s.json").string() + " --placement prism --duration 2m");
   EXPECT_THAT(text.out, HasSubstr("OVERLOADED"));
+  // --plot: its latency and local compute ratio over time.
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    const std::string png = (dir / "over-time.png").string();
+    const CliResult p = moesim_cli("-q cluster " + (dir / "one-0.25s.json").string() +
+                                   " --placement prism --duration 2m --plot " + png);
+    ASSERT_EQ(p.code, 0) << p.err;
+    EXPECT_GT(std::filesystem::file_size(png), 1000u);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -399,6 +400,22 @@ TEST_F(SweepCli, ADryRunCountsAndTimesAndWritesNothing) {
   EXPECT_THAT(text, HasSubstr("13 points; shard 0/1 has 13, 13 to run (1 replay, 12 run)"));
   EXPECT_THAT(text, HasSubstr("--time="));
   EXPECT_EQ(moesim_cli("-q sweep " + dir_ + "/spec.json").code, 2);  // no -o without --dry-run
+}
+
+// --plot draws two columns of results.csv grouped by a third once the sweep ends; a column that is not one is
+// refused before any point runs (nothing written).
+TEST_F(SweepCli, PlotDrawsTwoColumnsGroupedByAThird) {
+  const std::string out = dir_ + "/plotted", png = dir_ + "/sweep.png";
+  CliResult bad = moesim_cli("-q sweep " + dir_ + "/spec.json -o " + out + " --plot " + png + " --y speed");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("--y 'speed' is not a column of results.csv"));
+  EXPECT_FALSE(fs::exists(out));
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' 2>/dev/null") != 0)
+    GTEST_SKIP() << "no matplotlib";
+  const CliResult r = moesim_cli("-q sweep " + dir_ + "/spec.json -o " + out + " --plot " + png +
+                                 " --x budget --y hit_rate --group policy");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(fs::file_size(png), 1000u);
 }
 
 // Budgets relative to each model make one grid fit models of different sizes: 25% of the experts' bytes
