@@ -253,8 +253,9 @@ void tabulate(const CompareArgs& a, Compared& c) {
         t.get<double>() < c.cells[it->second].outcome.metrics["tpot"]["mean_s"].get<double>())
       best[key] = i;
   }
-  c.text = strprintf("%-12s %-6s %-34s %8s %8s %10s %10s %10s %9s %10s\n", "budget", "scope",
-                     "system [eviction]", "hit", "hit(dec)", "TPOT", "TPOT p90", "TTFT", "tok/s", "SSD read");
+  c.text =
+      strprintf("%-12s %-6s %-34s %8s %8s %10s %10s %10s %9s %10s\n", "budget", "scope", "system [eviction]",
+                "hit", "hit(dec)", "TPOT s", "p90 s", "TTFT s", "tok/s", "SSD read");
   std::set<std::string> seen_rests;
   for (const std::string& scope : {std::string("global"), std::string("layer")})
     for (size_t b = 0; b < g.budgets.size(); ++b)
@@ -264,7 +265,8 @@ void tabulate(const CompareArgs& a, Compared& c) {
         const CellResult& r = c.cells[i];
         const Json& m = r.outcome.metrics;
         const Entry& e = g.entries[cell.entry];
-        const std::string label = e.system + " [" + r.policy + "]";
+        const std::string label =
+            e.system + " [" + (e.policy.empty() ? std::string("its default") : r.policy) + "]";
         const auto it = best.find({b, scope});
         const bool is_best = it != best.end() && it->second == i;
         c.text += strprintf(
