@@ -51,8 +51,12 @@ TEST_F(CompareSystemsCli, EveryRowIsTheRunOfItsCell) {
   std::map<std::string, int> per_system;
   for (const Json& row : rows) {
     ++per_system[row["system"].get<std::string>()];
-    if (row["system"] == "zipmoe") EXPECT_EQ(row["scope"], "layer");
-    if (row["system"] == "offload") EXPECT_EQ(row["eviction"], "lfu");
+    if (row["system"] == "zipmoe") {
+      EXPECT_EQ(row["scope"], "layer");
+    }
+    if (row["system"] == "offload") {
+      EXPECT_EQ(row["eviction"], "lfu");
+    }
     const Json run = json_of(moesim_cli(
         "-q run " + dir_ + "/q.mtr --model qwen3-30b-a3b --json --system " +
         row["system"].get<std::string>() +

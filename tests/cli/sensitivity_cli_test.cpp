@@ -166,7 +166,9 @@ TEST(Sensitivity, FindFlipBracketsThePlantedFlip) {
     return r["fields"][0]["flips"].get<bool>();
   };
   EXPECT_TRUE(flips_at(flip));
-  if (same != 1.0) EXPECT_FALSE(flips_at(same));
+  if (same != 1.0) {
+    EXPECT_FALSE(flips_at(same));
+  }
   Json one = json_of("sensitivity " + spec + " --find-flip --range 0.25,4 --jobs 1");
   one.erase("header");
   j.erase("header");
