@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# How cost grows with the work: wall time, CPU time and peak memory (GNU time's maximum resident set) of
+# `moesim replay` (LRU, cache only), `moesim run --system offload` and `--system zipmoe`, against trace length,
+# experts per layer (model shapes: OLMoE 16 x 64, Qwen3 48 x 128, DeepSeek-V3 58 x 256) and batch. Traces are
+# synthetic (Zipf 0.9, seed 1) of `--sequences S` sequences of T/S decode tokens; the trace synthesis is not
+# timed. Prints a Markdown table on stdout.
+#   bench/scaling.sh [BUILD_DIR] [--quick]
+# --quick: the smallest sizes only (a check that the script runs). Needs GNU time (/usr/bin/time, Debian `time`).
+set -euo pipefail
+build="$(cd "${1:-build}" && pwd)"
+quick=0
+[ "${2:-}" = --quick ] && quick=1
+[ -x /usr/bin/time ] || { echo "scaling.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 77; }
+m="$build/moesim"
+d="$(mktemp -d /tmp/moesim-scaling.XXXXXX)"
+trap 'rm -rf "$d"' EXIT
+
+# trace MODEL TOKENS SEQUENCES -> path (made once)
+trace() {
+  local f="$d/$1-$2-$3.mtr"
+  [ -f "$f" ] || "$m" -q trace synth --model "$1" --tokens $(($2 / $3)) --sequences "$3" --zipf 0.9 --seed 1 \
+    -o "$f" 2> /dev/null
+  echo "$f"
+}
+# row WHAT MODEL TOKENS SEQUENCES BATCH -- moesim args...
+row() {
+  local what="$1" model="$2" tokens="$3" seqs="$4" batch="$5"
+  shift 6
+  local t
+  t="$(trace "$model" "$tokens" "$seqs")"
+  local out
+  if ! out="$( { /usr/bin/time -f "%e %U %S %M" "$m" -q "$@" "$t" --batch "$batch" > /dev/null; } 2>&1)"; then
+    echo "scaling.sh: $what on $model ($tokens tokens) failed: $out" >&2
+    exit 1
+  fi
+  out="$(echo "$out" | tail -1)"
+  read -r wall user sys rss <<< "$out"
+  printf '| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f |\n' "$what" "$model" "$tokens" "$seqs" "$batch" "$wall" \
+    "$(echo "$user + $sys" | bc)" "$(echo "$rss / 1024" | bc)"
+}
+
+echo "| command | model | decode tokens | sequences | batch | wall s | CPU s | peak MiB |"
+echo "|---|---|---|---|---|---|---|---|"
+if [ "$quick" = 1 ]; then
+  row "replay lru" qwen3-30b-a3b 1000 1 1 -- replay --policy lru --budget 16
+  row "run offload" qwen3-30b-a3b 1000 1 1 -- run --model qwen3-30b-a3b --budget 8GiB --allow-overcommit
+  exit 0
+fi
+# Trace length: the replay on OLMoE's shape (16 MoE layers x 64 experts, top-8) up to a million tokens, the
+# timed runs on DeepSeek-V3's (58 x 256, top-8).
+for n in 1000 10000 100000 1000000; do
+  row "replay lru" olmoe-1b-7b "$n" 1 1 -- replay --policy lru --budget 16
+done
+for n in 1000 10000 100000; do
+  row "run offload" deepseek-v3 "$n" 1 1 -- run --model deepseek-v3 --budget 64GiB --allow-overcommit --hw server-h100-nvme
+done
+# ZipMoE codes BF16 exponents: DeepSeek-V3 ships FP8 and is refused, so its rows are Qwen3's (48 x 128, BF16).
+for n in 1000 10000 100000; do
+  row "run zipmoe" qwen3-30b-a3b "$n" 1 1 -- run --model qwen3-30b-a3b --system zipmoe --budget 16GiB --hw jetson-agx-orin-64gb
+done
+# Experts per layer, at 10,000 tokens.
+for model in olmoe-1b-7b qwen3-30b-a3b deepseek-v3; do
+  row "replay lru" "$model" 10000 1 1 -- replay --policy lru --budget 16
+  row "run offload" "$model" 10000 1 1 -- run --model "$model" --budget 25% --allow-overcommit --hw server-h100-nvme
+done
+# Batch, at 16,000 tokens over 64 sequences (DeepSeek-V3 at batch 16 is the issue's case).
+for b in 1 4 16 64; do
+  row "run offload" deepseek-v3 16000 64 "$b" -- run --model deepseek-v3 --budget 64GiB --allow-overcommit --hw server-h100-nvme
+done
