@@ -3,6 +3,7 @@
 # Qwen3-30B-A3B routing with BF16 sizes, a simulated Jetson AGX Orin 64GB, 16 GiB), every assumption-marked
 # profile field the runs read scaled by 0.5 and 2 (and by 0.1, in sensitivity-0.1.txt), then the tornado plot.
 # Usage: experiments/sensitivity/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: sensitivity.txt sensitivity-0.1.txt sensitivity.json
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"
