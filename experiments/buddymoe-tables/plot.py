@@ -67,6 +67,10 @@ for trace, _, experts in TRACES:
                      "paper_tokens_per_s": paper[0] if paper[0] is not None else "",
                      "paper_avg_accuracy": paper[1] if paper[1] is not None else ""})
 rows.sort(key=lambda r: (r["trace"], -r["cache_rate"], [x[0] for x in METHODS].index(r["method"])))
+for r in rows:  # tokens/s over the Original row of the same trace and cache rate
+    base = next(x for x in rows if x["trace"] == r["trace"] and x["cache_rate"] == r["cache_rate"]
+                and x["method"] == "identity")
+    r["speedup_vs_original"] = r["decode_tokens_per_s"] / base["decode_tokens_per_s"]
 with open(os.path.join(out, "buddymoe-tables.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     w.writeheader()
