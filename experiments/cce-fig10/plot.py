@@ -2,7 +2,7 @@
 """Fig. 10 of "Mixture of Cache-Conditional Experts", miss-rate side: miss rate against cache size.
 
 Usage: plot.py OUT_DIR   (reads OUT_DIR/<trace>.{lru,belady}.json from `moesim replay --json`; writes
-cce-fig10.csv, cce-fig10-best.csv, cce-fig10-counts.csv and cce-fig10.png/.pdf)
+cce-fig10.csv, cce-fig10-best.csv, cce-fig10-counts.csv, cce-fig10.md (the README's table) and\ncce-fig10.png/.pdf)
 
 Cache-Prior's lambda is chosen per model and cache size as the one of least miss rate whose routing deviation
 (mean share of each token's top-k router weight moved off removed experts) stays within 1%, 5% or 10%: the
@@ -96,6 +96,17 @@ summ = []
 for cap, _ in CAPS:
     sel = [b for b in best if b["mass_cap"] == cap and b["cache_size"] < b["experts"]]
     summ.append(f"≤{100 * cap:.0f}%: {sum(b['beats_belady'] for b in sel)}/{len(sel)}")
+# The README's table (OUT/cce-fig10.md, pasted there verbatim and checked by scripts/check-figures): per trace,
+# at how many cache sizes below "all experts" Cache-Prior is below Belady, per cap.
+with open(os.path.join(out, "cce-fig10.md"), "w") as f:
+    f.write("| trace | " + " | ".join(f"≤ {100 * cap:.0f}%" for cap, _ in CAPS) + " |\n|---|---|---|---|\n")
+    for name, label in TRACES:
+        sel = {cap: [b for b in best if b["mass_cap"] == cap and b["cache_size"] < b["experts"] and b["trace"] == name]
+               for cap, _ in CAPS}
+        first = sel[CAPS[0][0]]
+        f.write(f"| {label}, sizes {min(b['cache_size'] for b in first)}-{max(b['cache_size'] for b in first)} of "
+                f"{first[0]['experts']} | " + " | ".join(f"{sum(b['beats_belady'] for b in v)}/{len(v)}"
+                                                         for v in sel.values()) + " |\n")
 # Per trace and cap: at how many cache sizes below "all experts" Cache-Prior is below Belady (the README's table).
 with open(os.path.join(out, "cce-fig10-counts.csv"), "w", newline="") as f:
     w = csv.writer(f)
