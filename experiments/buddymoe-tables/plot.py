@@ -2,7 +2,7 @@
 """BuddyMoE Tables 2-4, throughput and substitution side: ours beside the paper's tokens/s.
 
 Usage: plot.py OUT_DIR   (reads OUT_DIR/{deepseek,qwen3}/sweep/points/*.json; writes buddymoe-tables.csv,
-buddymoe-tables.md and buddymoe-tables.png/.pdf)
+buddymoe-tables.md, penalty.csv and buddymoe-tables.png/.pdf)
 
 Accuracy (ARC-E/ARC-C) needs the model and is not measured; the substitution rate (expert selections
 replaced), the router weight replaced, the device miss rate and tokens/s are.
@@ -58,6 +58,8 @@ for trace, _, experts in TRACES:
                      "routing": p.get("routing", "") or "identity",
                      "decode_tokens_per_s": m["decode_tokens_per_s"], "tpot_ms": 1e3 * m["tpot"]["mean_s"],
                      "device_decode_miss_rate": 1 - m["cache"]["decode_hit_rate"],
+                     "decode_misses_per_token": (m["cache"]["decode_lookups"] - m["cache"]["decode_hits"])
+                     / m["tpot"]["count"],
                      "link_gib": m["resources"]["link"]["bytes"] / 2**30, "ssd_gib": m["ssd_bytes_read"] / 2**30,
                      "substitution_rate": dev["removed_experts"] / (sel * k) if sel else 0.0,
                      "changed_fraction": dev["changed_fraction"],
@@ -65,6 +67,10 @@ for trace, _, experts in TRACES:
                      "paper_tokens_per_s": paper[0] if paper[0] is not None else "",
                      "paper_avg_accuracy": paper[1] if paper[1] is not None else ""})
 rows.sort(key=lambda r: (r["trace"], -r["cache_rate"], [x[0] for x in METHODS].index(r["method"])))
+for r in rows:  # tokens/s over the Original row of the same trace and cache rate
+    base = next(x for x in rows if x["trace"] == r["trace"] and x["cache_rate"] == r["cache_rate"]
+                and x["method"] == "identity")
+    r["speedup_vs_original"] = r["decode_tokens_per_s"] / base["decode_tokens_per_s"]
 with open(os.path.join(out, "buddymoe-tables.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     w.writeheader()
@@ -86,11 +92,30 @@ with open(os.path.join(out, "buddymoe-tables.md"), "w") as f:
             for key, label, paper in METHODS:
                 r = get(trace, c, key)
                 pt, pa = paper.get(c, (None, None))
-                f.write(f"| {c:g} | {label} | {r['decode_tokens_per_s']:.1f} | "
+                # "|B|" would split the cell on a rendered page: its bars are escaped.
+                f.write(f"| {c:g} | {label.replace('|', chr(92) + '|')} | {r['decode_tokens_per_s']:.1f} | "
                         f"{r['decode_tokens_per_s'] / base['decode_tokens_per_s']:.2f}x | "
                         f"{pt if pt is not None else '-'} | {f'{pt / pbase:.2f}x' if pt is not None else '-'} | "
                         f"{100 * r['device_decode_miss_rate']:.1f}% | {100 * r['substitution_rate']:.1f}% | "
                         f"{100 * r['mass_replaced_mean']:.1f}% | {pa if pa is not None else '-'} |\n")
+
+# The Original rows' added time per token from c = 0.75 to 0.375, split into misses per token and time per miss,
+# against the paper's: its tokens/s (Tables 2 and 4) and its per-miss latency (Table 1, "9-10" ms; 9.5 taken).
+PAPER_MS_PER_MISS = 9.5
+with open(os.path.join(out, "penalty.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["trace", "tpot_ms_c0.75", "tpot_ms_c0.375", "added_ms_per_token", "misses_per_token_c0.75",
+                "misses_per_token_c0.375", "added_misses_per_token", "ms_per_added_miss", "paper_ms_per_token_c0.75",
+                "paper_ms_per_token_c0.375", "paper_added_ms_per_token", "paper_ms_per_miss",
+                "paper_added_misses_per_token", "misses_ours_over_paper", "paper_cost_over_ours"])
+    p0, p1 = 1e3 / METHODS[0][2][0.75][0], 1e3 / METHODS[0][2][0.375][0]
+    for trace, _, _ in TRACES:
+        a, b = get(trace, 0.75, "identity"), get(trace, 0.375, "identity")
+        dt, dm = b["tpot_ms"] - a["tpot_ms"], b["decode_misses_per_token"] - a["decode_misses_per_token"]
+        pm = (p1 - p0) / PAPER_MS_PER_MISS
+        w.writerow([trace] + [f"{v:.4f}" for v in (a["tpot_ms"], b["tpot_ms"], dt, a["decode_misses_per_token"],
+                                                   b["decode_misses_per_token"], dm, dt / dm, p0, p1, p1 - p0,
+                                                   PAPER_MS_PER_MISS, pm, dm / pm, PAPER_MS_PER_MISS / (dt / dm))])
 
 colors = ["#444444", "#d62728", "#ff9896", "#c5b0d5", "#1f77b4", "#9467bd", "#17becf"]
 fig, axes = plt.subplots(2, 3, figsize=(13, 7))

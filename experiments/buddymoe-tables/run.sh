@@ -8,6 +8,7 @@
 #   SPEC-qwen3.json: the bundled REAL Qwen3-30B-A3B routing, buddy profiles from a SYNTHETIC trace fitted to it.
 # Writes OUT/buddymoe-tables.csv and OUT/buddymoe-tables.{png,pdf}.
 # Usage: experiments/buddymoe-tables/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: buddymoe-tables.csv buddymoe-tables.md penalty.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"

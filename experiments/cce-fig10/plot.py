@@ -2,7 +2,7 @@
 """Fig. 10 of "Mixture of Cache-Conditional Experts", miss-rate side: miss rate against cache size.
 
 Usage: plot.py OUT_DIR   (reads OUT_DIR/<trace>.{lru,belady}.json from `moesim replay --json`; writes
-cce-fig10.csv, cce-fig10-best.csv and cce-fig10.png/.pdf)
+cce-fig10.csv, cce-fig10-best.csv, cce-fig10-counts.csv, cce-fig10.md (the README's table) and\ncce-fig10.png/.pdf)
 
 Cache-Prior's lambda is chosen per model and cache size as the one of least miss rate whose routing deviation
 (mean share of each token's top-k router weight moved off removed experts) stays within 1%, 5% or 10%: the
@@ -24,7 +24,11 @@ TRACES = [("qwen1.5-moe-a2.7b", "Qwen1.5-MoE (SYNTHETIC)"), ("deepseek-v2-lite",
           ("qwen3-30b-a3b", "Qwen3-30B-A3B (real, synth. logits)"),
           ("gemma-4-26b-a4b", "Gemma-4-26B-A4B (real, synth. logits)"),
           ("gpt-oss-120b", "gpt-oss-120b (real, synth. logits)")]
-CAPS = [(0.01, "#d4b9f0"), (0.05, "#9467bd"), (0.10, "#4b2a7a")]
+# The 1% curve often lies on LRU's: LRU is black and dashed with hollow squares, each cap its own hue, marker and
+# line style, so the two stay apart where they coincide.
+CAPS = [(0.01, {"color": "tab:orange", "marker": "^", "linestyle": ":", "markerfacecolor": "none", "ms": 5}),
+        (0.05, {"color": "#9467bd", "marker": "D", "linestyle": "-.", "ms": 3}),
+        (0.10, {"color": "#4b2a7a", "marker": "o", "linestyle": "-", "ms": 3})]
 
 rows = []
 for name, label in TRACES:
@@ -52,10 +56,11 @@ for ax, (name, label) in zip(axes.flat, TRACES):
     lru = [next(r for r in mine if r["cache_size"] == s and r["eviction"] == "lru" and r["routing"] == "identity")
            for s in sizes]
     bel = [next(r for r in mine if r["cache_size"] == s and r["eviction"] == "belady") for s in sizes]
-    ax.plot(sizes, [100 * r["decode_miss_rate"] for r in lru], "-s", ms=3, color="gray", label="LRU")
+    ax.plot(sizes, [100 * r["decode_miss_rate"] for r in lru], "--s", ms=4, color="black", markerfacecolor="none",
+            lw=1.1, label="LRU")
     ax.plot(sizes, [100 * r["decode_miss_rate"] for r in bel], "-*", ms=6, color="tab:green",
             label="Optimal (Belady)")
-    for cap, color in CAPS:
+    for cap, style in CAPS:
         pts = []
         for s, b in zip(sizes, bel):
             ok = [r for r in mine if r["cache_size"] == s and r["eviction"] == "lru" and r["mass_mean"] <= cap]
@@ -66,7 +71,7 @@ for ax, (name, label) in zip(axes.flat, TRACES):
                          "lru_decode_miss_rate": next(x for x in lru if x["cache_size"] == s)["decode_miss_rate"],
                          "belady_decode_miss_rate": b["decode_miss_rate"],
                          "beats_belady": int(r["decode_miss_rate"] < b["decode_miss_rate"])})
-        ax.plot(sizes, [100 * r["decode_miss_rate"] for r in pts], "-o", ms=3, color=color,
+        ax.plot(sizes, [100 * r["decode_miss_rate"] for r in pts], **style,
                 label=f"Cache-Prior (LRU), deviation ≤ {100 * cap:.0f}%")
     k, e = mine[0]["top_k"], mine[0]["experts"]
     ax.set_title(f"{label}\n{e} experts, top-{k}", fontsize=8)
@@ -91,4 +96,26 @@ summ = []
 for cap, _ in CAPS:
     sel = [b for b in best if b["mass_cap"] == cap and b["cache_size"] < b["experts"]]
     summ.append(f"≤{100 * cap:.0f}%: {sum(b['beats_belady'] for b in sel)}/{len(sel)}")
+# The README's table (OUT/cce-fig10.md, pasted there verbatim and checked by scripts/check-figures): per trace,
+# at how many cache sizes below "all experts" Cache-Prior is below Belady, per cap.
+with open(os.path.join(out, "cce-fig10.md"), "w") as f:
+    f.write("| trace | " + " | ".join(f"≤ {100 * cap:.0f}%" for cap, _ in CAPS) + " |\n|---|---|---|---|\n")
+    for name, label in TRACES:
+        sel = {cap: [b for b in best if b["mass_cap"] == cap and b["cache_size"] < b["experts"] and b["trace"] == name]
+               for cap, _ in CAPS}
+        first = sel[CAPS[0][0]]
+        f.write(f"| {label}, sizes {min(b['cache_size'] for b in first)}-{max(b['cache_size'] for b in first)} of "
+                f"{first[0]['experts']} | " + " | ".join(f"{sum(b['beats_belady'] for b in v)}/{len(v)}"
+                                                         for v in sel.values()) + " |\n")
+# Per trace and cap: at how many cache sizes below "all experts" Cache-Prior is below Belady (the README's table).
+with open(os.path.join(out, "cce-fig10-counts.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["trace", "mass_cap", "sizes_below_all", "beats_belady", "smallest_size", "largest_size", "experts"])
+    for name, _ in TRACES + [("all", "")]:
+        for cap, _ in CAPS:
+            sel = [b for b in best if b["mass_cap"] == cap and b["cache_size"] < b["experts"]
+                   and name in ("all", b["trace"])]
+            w.writerow([name, cap, len(sel), sum(b["beats_belady"] for b in sel),
+                        min(b["cache_size"] for b in sel), max(b["cache_size"] for b in sel),
+                        sel[0]["experts"] if name != "all" else ""])
 print("cce-fig10: (trace, size < all) points where Cache-Prior beats Belady, by deviation cap: " + ", ".join(summ))

@@ -11,6 +11,7 @@
 # down to one expert).
 # Writes OUT/cce-fig10.csv and OUT/cce-fig10.{png,pdf}.
 # Usage: experiments/cce-fig10/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: cce-fig10.csv cce-fig10-best.csv cce-fig10-counts.csv cce-fig10.md
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

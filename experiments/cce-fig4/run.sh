@@ -9,6 +9,7 @@
 #   (b) the bundled REAL traces with SYNTHETIC logits (`trace synth --logits-for`).
 # Writes OUT/cce-fig4.csv and OUT/cce-fig4.{png,pdf}.
 # Usage: experiments/cce-fig4/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: cce-fig4.csv cce-fig4-halving.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

@@ -2,7 +2,7 @@
 """Fig. 9 of "Mixture of Cache-Conditional Experts", miss-rate side: parameters loaded from flash per token.
 
 Usage: plot.py OUT_DIR   (reads OUT_DIR/<trace>.{lru,belady}.json from `moesim replay --json`; writes
-cce-fig9.csv and cce-fig9.png/.pdf)
+cce-fig9.csv, cce-fig9.md (the README's table) and cce-fig9.png/.pdf)
 
 x: routed-expert parameters read from flash per decode token (decode misses x parameters per expert, from the
 model preset); y: the routing deviation (mean share of a token's top-k router weight moved off removed
@@ -80,6 +80,19 @@ fig.suptitle("Cache-Conditional Experts, Fig. 9 (miss-rate side): flash loads vs
              fontsize=9)
 fig.tight_layout()
 plotlib.save(fig, out, "cce-fig9")
+# The README's table (OUT/cce-fig9.md, pasted there verbatim and checked by scripts/check-figures).
+with open(os.path.join(out, "cce-fig9.md"), "w") as f:
+    f.write("| trace | params/expert | LRU: M params/token (miss) | Belady | Belady / LRU | Cache-Prior at Belady's loads "
+            "(weight moved) | λ = 0.5 (weight moved) |\n|---|---|---|---|---|---|---|\n")
+    for (name, label), (_, lru_p, bel_p, m) in zip(TRACES, summary):
+        lru = next(r for r in rows if r["trace"] == name and r["eviction"] == "lru" and r["routing"] == "identity")
+        bel = next(r for r in rows if r["trace"] == name and r["eviction"] == "belady")
+        half = next(r for r in rows if r["trace"] == name and r["lambda"] == 0.5)
+        at = f"λ={m['lambda']:g}: {m['mparams_per_token']:.1f}, {100 * m['mass_mean']:.1f}%" if m else "never"
+        f.write(f"| {label.replace(', synth. logits', ' routing').replace('real', 'real')} | "
+                f"{lru['params_per_expert'] / 1e6:.1f}M | {lru_p:.1f} ({100 * lru['decode_miss_rate']:.1f}%) | "
+                f"{bel_p:.1f} ({100 * bel['decode_miss_rate']:.1f}%) | {bel_p / lru_p:.2f} | {at} | "
+                f"{half['mparams_per_token']:.1f}, {100 * half['mass_mean']:.1f}% |\n")
 parts = []
 for name, lru, bel, m in summary:
     s = f"{name} Belady/LRU {bel / lru:.2f}"

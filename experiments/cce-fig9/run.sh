@@ -9,6 +9,7 @@
 #       parameters per expert from the models' presets (data/models; Table 1's for (a)).
 # Writes OUT/cce-fig9.csv and OUT/cce-fig9.{png,pdf}.
 # Usage: experiments/cce-fig9/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: cce-fig9.csv cce-fig9.md
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

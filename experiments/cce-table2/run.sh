@@ -12,6 +12,7 @@
 #   (b) on the bundled REAL traces with SYNTHETIC logits attached (`trace synth --logits-for`).
 # Writes OUT/table2.csv and OUT/cce-table2.{png,pdf}.
 # Usage: experiments/cce-table2/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: table2.csv table2.md
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

@@ -6,6 +6,7 @@
 # to the real one (never the evaluated trace). Writes OUT/results.csv, OUT/frontier.csv (sorted, with the
 # Pareto flag), OUT/frontier.md (the README's table) and OUT/frontier.{png,pdf}.
 # Usage: experiments/frontier/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv frontier.csv frontier.md
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"

@@ -7,6 +7,7 @@
 # on a SYNTHETIC trace fitted to the real one (512 decode tokens, seed 11).
 # Writes OUT/results.csv, OUT/prefetch-accuracy.csv and OUT/prefetch-accuracy.{png,pdf}.
 # Usage: experiments/prefetch-accuracy/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv prefetch-accuracy.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 log="$out/run.log"

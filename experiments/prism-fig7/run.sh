@@ -5,6 +5,7 @@
 # requests per server". Poisson 10 s, so the shift comes near minute 33; the run covers 70 minutes of arrivals.
 # prism with migration every 5 minutes ("w") against the same placement never migrated ("w/o").
 # Usage: experiments/prism-fig7/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: fig7.csv with-migration.json without-migration.json
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -f "$out"/*.json "$out/run.log"

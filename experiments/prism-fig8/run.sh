@@ -7,6 +7,7 @@
 #   (a) mean latency against the GPU count, Poisson 8 s and 15 s, 500 Mbit/s;
 #   (b) mean latency against the link bandwidth (100, 500, 1000 Mbit/s), Poisson 8 s.
 # Usage: experiments/prism-fig8/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: fig8.csv changes.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -f "$out"/*.json "$out/run.log"

@@ -35,39 +35,65 @@ with open(os.path.join(out, "table2.csv"), "w", newline="") as f:
                     ["%.4f" % lat["mean_s"], lat["count"], "%.4f" % j["local_compute_ratio"]["overall"],
                      j["remote_invocations"], len(j["migrations"])])
 
-fig, axes = plt.subplots(1, len(workloads), figsize=(13, 3.8))
-width = 0.8 / len(placements)
+# Every run is drawn, the never-migrated variants hatched beside their migrating ones; the legend sits below the
+# panels, where it covers no bar.
+runs = placements + static
+colors = {p: plt.rcParams["axes.prop_cycle"].by_key()["color"][k] for k, p in enumerate(placements)}
+fig, axes = plt.subplots(1, len(workloads), figsize=(13, 4.2))
+width = 0.84 / len(runs)
 for ax, (w, wl) in zip(axes, workloads.items()):
     x = np.arange(len(servers) + 1)
-    for k, p in enumerate(placements):
+    for k, p in enumerate(runs):
         lat = res[(w, p)]["latency"]
         ys = [lat["per_server"][s]["mean_s"] for s in servers] + [lat["mean_s"]]
-        ax.bar(x + (k - (len(placements) - 1) / 2) * width, ys, width, label=p)
+        base = p.replace("-static", "")
+        ax.bar(x + (k - (len(runs) - 1) / 2) * width, ys, width, color=colors[base],
+               hatch="///" if p in static else None, edgecolor="white" if p in static else None, linewidth=0,
+               label=p if p in static else f"{p} (migrates)" if p in ("smartmoe", "eplb", "prism") else p)
     ax.set_xticks(x)
     ax.set_xticklabels(servers + ["all"])
     ax.set_ylabel("mean serve latency (s)")
     ax.set_title(wl, fontsize=8.5)
-axes[0].legend()
-fig.suptitle("Prism Table II in moesim (simulated): 3 servers with 1, 1, 2 GPUs, 500 Mbit/s, DeepSeek-V2-Lite / Qwen3",
-             fontsize=10)
-fig.tight_layout()
+fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(runs), fontsize=8,
+           bbox_to_anchor=(0.5, 0.0))
+fig.suptitle("Prism Table II in moesim (simulated): 3 servers with 1, 1, 2 GPUs, 500 Mbit/s, DeepSeek-V2-Lite / Qwen3 "
+             "(hatched: never migrated)", fontsize=10)
+fig.tight_layout(rect=(0, 0.07, 1, 1))
 plotlib.save(fig, out, "prism-table2")
 
-fig, axes = plt.subplots(1, len(workloads), figsize=(13, 3.6), sharey=True)
+fig, axes = plt.subplots(1, len(workloads), figsize=(13, 4.0), sharey=True)
 for ax, (w, wl) in zip(axes, workloads.items()):
     for k, p in enumerate(placements):
         ot = res[(w, p)]["local_compute_ratio"]["over_time"]
         t = [(i + 0.5) * ot["bucket_s"] / 60 for i in range(len(ot["overall"]))]
-        ax.plot(t, ot["overall"], **plotlib.series_style(k), label=p)
+        ax.plot(t, ot["overall"], **plotlib.series_style(k), color=colors[p], label=p)
         for m in res[(w, p)]["migrations"]:
             ax.axvline(m["time_s"] / 60, color="grey", alpha=0.25, lw=0.8)
     ax.set_xlabel("simulated time (min)")
     ax.set_title(wl, fontsize=8.5)
 axes[0].set_ylabel("local compute ratio")
-axes[0].legend()
+fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(placements), fontsize=8)
 fig.suptitle("Prism Fig. 6 in moesim (simulated): local compute ratio over time (grey: migrations)", fontsize=10)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.06, 1, 1))
 plotlib.save(fig, out, "prism-fig6")
+
+# Prism against the paper's comparator (EPLB, with migration as the paper runs it), against our best run that is
+# not Prism's, and against Redundance; the paper's reductions (Table II, DeepSeek-V2-Lite) beside them. The
+# control has no paper row.
+PAPER = {"bigbench": 0.306, "multidata": 0.109}
+with open(os.path.join(out, "comparisons.csv"), "w", newline="") as f:
+    wr = csv.writer(f)
+    wr.writerow(["workload", "prism_run", "comparator", "comparator_mean_s", "prism_mean_s", "reduction",
+                 "paper_reduction_vs_eplb"])
+    for w in workloads:
+        others = [p for p in runs if not p.startswith("prism")]
+        best = min(others, key=lambda p: res[(w, p)]["latency"]["mean_s"])
+        for pr in ("prism", "prism-static"):
+            z = res[(w, pr)]["latency"]["mean_s"]
+            for label, c in (("eplb", "eplb"), ("eplb-static", "eplb-static"), ("redundance", "redundance"),
+                             ("best non-Prism: " + best, best)):
+                v = res[(w, c)]["latency"]["mean_s"]
+                wr.writerow([w, pr, label, "%.4f" % v, "%.4f" % z, "%.4f" % (1 - z / v), PAPER.get(w, "")])
 
 for w in workloads:
     best = sorted(placements + static, key=lambda p: res[(w, p)]["latency"]["mean_s"])

@@ -10,6 +10,7 @@
 # As in the paper, smartmoe, eplb and prism re-plan every 5 minutes (Eq. 4 decides), uniform and redundance never;
 # smartmoe, eplb and prism also run without migration (-static), to separate the placement from its migrations.
 # Usage: experiments/prism-table2/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: table2.csv comparisons.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -f "$out"/*.json "$out/run.log"

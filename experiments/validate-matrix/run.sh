@@ -8,6 +8,8 @@
 # OUT/validate-matrix.{png,pdf}. The stores and traces are
 # reused when present. About 4 minutes on a 2-core VM.
 # Usage: experiments/validate-matrix/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: matrix.csv matrix.txt
+# Measured: matrix.csv matrix.txt
 # Environment: MOESIM_MATRIX_REPEAT (calibration runs per cell, each followed by an exec run of the validated
 # trace; default 3), MOESIM_MATRIX_BUDGETS (the budgets as a JSON list's items, default '"64MiB", "96MiB"'),
 # MOESIM_MATRIX_TOKENS (decode tokens per sequence, default 32), MOESIM_MATRIX_OPTIONS (extra

@@ -6,6 +6,7 @@
 #   * Qwen3-30B-A3B fitted to the bundled real trace (trace synth --fit), 4 x (8 prompt + 32 decode), BF16, batch 1-4;
 #   * DeepSeek-V2-Lite, Zipf 1.0 per layer, 8 x (32 prompt + 32 decode), batch 1-8.
 # Usage: experiments/zipmoe-fig10/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv ablation.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out"/sweep-* "$out/run.log"

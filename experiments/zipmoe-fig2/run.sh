@@ -5,6 +5,7 @@
 #     the whole file and each of its 8 tensors;
 #   * SYNTHETIC Gaussian weights N(0, 0.02^2): moesim weights synth --size 4MiB (4 tensors of 512 x 1024).
 # Usage: experiments/zipmoe-fig2/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: real.json synth.json exponents.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

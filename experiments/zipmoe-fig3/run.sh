@@ -6,6 +6,7 @@
 #   * SYNTHETIC Gaussian weights N(0, 0.02^2), 4 MiB (moesim weights synth --size: 4 tensors of 512 x 1024;
 #     DeepSeek-V2-Lite's 2048 x 1408 shapes give the same ratios to 4 digits but take 10x longer at zstd:19).
 # Usage: experiments/zipmoe-fig3/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: ratios.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out"

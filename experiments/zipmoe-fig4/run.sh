@@ -11,6 +11,8 @@
 #   I/O (D.+P.)    the same with --buffered (page cache, warm after the first read)
 #   full tensor    offload of a raw store: the whole BF16 tensor (twice the bytes) read with O_DIRECT
 # Usage: experiments/zipmoe-fig4/run.sh [BUILD_DIR] [OUT_DIR]; FIG4_THREADS="1 2 4 8" FIG4_SHARDS=8
+# Results: latency.csv
+# Measured: latency.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 threads=${FIG4_THREADS:-1 2 4 8} && K=${FIG4_SHARDS:-8}

@@ -5,6 +5,7 @@
 #   * the bundled REAL Qwen3-30B-A3B routing (28 prompt + 128 decode tokens) with BF16 sizes (54 GiB of experts);
 #   * a SYNTHETIC DeepSeek-V2-Lite trace (Zipf 1.0 per layer, 4 sequences x 32 prompt + 64 decode, seed 7).
 # Usage: experiments/zipmoe-fig7/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv reductions.csv against-paper.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep"

@@ -7,6 +7,7 @@
 #     co-activations and reuse), 28 prompt + 32 decode tokens per sequence, BF16 sizes;
 #   * DeepSeek-V2-Lite, Zipf 1.0 per layer, 32 prompt + 32 decode tokens per sequence.
 # Usage: experiments/zipmoe-fig8/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv speedups.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" "$out/run.log"

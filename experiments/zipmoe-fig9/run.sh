@@ -7,6 +7,7 @@
 #   * SYNTHETIC: DeepSeek-V2-Lite, Zipf 1.0, 8 sequences of 32 prompt + 32, 64, 128 and 256 decode tokens
 #     (seed 7), served one after another (batch 1): the band is over the 8 sequences.
 # Usage: experiments/zipmoe-fig9/run.sh [BUILD_DIR] [OUT_DIR]
+# Results: results.csv latency.csv speedups.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" "$out/run.log"
