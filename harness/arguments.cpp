@@ -100,6 +100,10 @@ std::string strprintf(const char* fmt, ...) {
   return s;
 }
 
+std::string csv_num(const Json& v) {
+  return v.is_null() ? "" : strprintf("%.17g", v.get<double>());
+}
+
 CacheCapacity parse_budget_option(const std::string& option, const std::string& text) {
   CacheCapacity c;
   try {

@@ -49,6 +49,8 @@ std::vector<std::string> resolve_policy_list(const std::vector<std::string>& val
 // flag).
 void print_summary_json(const std::string& command, const Json& summary);
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// A CSV cell of a JSON number, 17 significant digits; empty when it is null (not measured).
+std::string csv_num(const Json& v);
 // A JSON number printed with `fmt` (scaled by `scale`), or "-" when it is null (not measured).
 std::string num_or_dash(const Json& v, const char* fmt, double scale = 1.0);
 

@@ -30,14 +30,6 @@
 namespace moesim::harness {
 namespace {
 
-// A CSV number, empty when not measured (null in JSON).
-std::string csv_num(const Json& v) {
-  if (v.is_null()) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
-  return buf;
-}
-
 std::string seconds_or_dash(const Json& v) {
   return v.is_null() ? "-" : format_seconds(v.get<double>());
 }

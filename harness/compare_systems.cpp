@@ -133,10 +133,6 @@ RunArgs cell_args(const CompareArgs& a, const Grid& g, const Cell& c,
   return r;
 }
 
-std::string csv_num(const Json& v) {
-  return v.is_null() ? "" : strprintf("%.17g", v.get<double>());
-}
-
 struct CellResult {
   std::string skipped;  // why the cell has no row: its budget cannot hold top-k experts at its scope
   RunOutcome outcome;

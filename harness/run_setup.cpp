@@ -292,23 +292,17 @@ void prepare_memory(RunArgs& a, PreparedRun& p, const CacheCapacity& budget,
          "hit rate");
 }
 
-// --host-budget: bytes with a unit, or zero ("0", "0GiB", "0.0 MB"): no host tier, as leaving it out.
+// --host-budget: bytes with a unit, or zero ("0", "0GiB", "0.0 MB"): no host tier, as leaving it out. A size
+// with a unit is read by the shared size parser (its errors name the unit); a plain number other than 0 is
+// refused by parse_bytes_option as elsewhere.
 uint64_t host_budget_bytes(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (text[i] == '0' || text[i] == '.')) ++i;
-  const bool zero = i > 0 && text.find_first_not_of('.') < i;  // a 0 digit, and nothing but 0s and points
-  std::string unit = text.substr(i);
-  unit.erase(std::remove_if(unit.begin(), unit.end(), [](unsigned char c) { return std::isspace(c); }),
-             unit.end());
-  if (zero && unit.empty()) return 0;
-  if (zero && std::all_of(unit.begin(), unit.end(), [](unsigned char c) { return std::isalpha(c); })) {
+  if (!text.empty() && text.find_first_not_of('0') == std::string::npos) return 0;
+  if (text.find_first_not_of("0123456789") != std::string::npos) {
     try {
-      (void)parse_bytes("1" + unit);  // only a size unit may follow the 0
-    } catch (const Error&) {
-      throw UsageError("--host-budget: '" + text + "': unknown unit '" + unit +
-                       "' (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+      if (parse_bytes(text) == 0) return 0;
+    } catch (const Error& e) {
+      throw UsageError(std::string("--host-budget: ") + e.what());
     }
-    return 0;
   }
   return parse_bytes_option("--host-budget", text);
 }

@@ -197,8 +197,9 @@ struct ShardWork {
   std::vector<size_t> todo;
 };
 
-// This shard's points, minus the finished ones. A point given twice (a grid list with a value twice, an
-// explicit point the grid has too) runs once: both CSV rows come from its one file.
+// This shard's points, minus the ones finished in `dir` (none when it is empty). A point given twice (a grid
+// list with a value twice, an explicit point the grid has too) runs once: both CSV rows come from its one
+// file.
 ShardWork shard_work(const Spec& spec, const fs::path& dir, uint32_t shard, uint32_t shards) {
   ShardWork w;
   std::set<std::string> queued;
@@ -206,7 +207,8 @@ ShardWork shard_work(const Spec& spec, const fs::path& dir, uint32_t shard, uint
     if (i % shards != shard) continue;
     ++w.mine;
     const std::string id = sweep::point_id(spec, spec.points[i]);
-    if (!fs::exists(sweep::point_file(dir, id)) && queued.insert(id).second) w.todo.push_back(i);
+    const bool done = !dir.empty() && fs::exists(sweep::point_file(dir, id));
+    if (!done && queued.insert(id).second) w.todo.push_back(i);
   }
   return w;
 }
@@ -481,7 +483,7 @@ SweepOutcome dry_run(const SweepArgs& a, const PointRunner& run_command, const S
                   "; this one is " + spec.hash + "): use another folder");
     resumable = true;
   }
-  w = shard_work(spec, resumable ? dir : fs::path("/nonexistent-moesim-dry-run"), shard, shards);
+  w = shard_work(spec, resumable ? dir : fs::path(), shard, shards);
   const unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::map<std::string, size_t> per_command;
   for (size_t i : w.todo) ++per_command[spec.points[i].at("command")];
