@@ -20,10 +20,27 @@ namespace fs = std::filesystem;
 
 // What an option list may not set: the axes (named in the table, so a cell's label says what it ran), the
 // matrix's own settings, and the outputs (one per matrix, not per cell).
-constexpr const char* kReserved[] = {
-    "--trace",   "--model",        "--store",       "--system",         "--budget", "--batch", "--repeat",
-    "--targets", "--calibrate-on", "--profile-out", "--name",           "--log",    "-o",      "--output",
-    "--json",    "--csv",          "--timeline",    "--timeline-steps", "--matrix"};
+constexpr const char* kReserved[] = {"--trace",
+                                     "--model",
+                                     "--store",
+                                     "--system",
+                                     "--budget",
+                                     "--batch",
+                                     "--repeat",
+                                     "--targets",
+                                     "--calibrate-on",
+                                     "--profile-out",
+                                     "--name",
+                                     "--log",
+                                     "-o",
+                                     "--output",
+                                     "--json",
+                                     "--csv",
+                                     "--timeline",
+                                     "--timeline-steps",
+                                     "--matrix",
+                                     "--calibrate-batch",
+                                     "--calibrate-budget"};
 
 std::string resolve(const fs::path& base, const std::string& p) {
   const fs::path path(p);
@@ -113,10 +130,37 @@ Model model_of(const JsonAt& at, const fs::path& base) {
   return m;
 }
 
+// "64MiB", or {"calibrate": "64MiB", "validate": "96MiB"}.
+Spec::Budget budget_of(const JsonAt& at) {
+  auto one = [](const JsonAt& v) {
+    const std::string b = v.string();
+    try {
+      parse_budget_option("budget", b);
+    } catch (const UsageError& e) {
+      v.fail(e.what());
+    }
+    return b;
+  };
+  if (!at.json().is_object()) return {one(at), ""};
+  at.only_keys({"calibrate", "validate"});
+  return {one(at["validate"]), one(at["calibrate"])};
+}
+
+// 4, or {"calibrate": 1, "validate": 4}.
+Spec::Batch batch_of(const JsonAt& at) {
+  if (!at.json().is_object()) return {static_cast<uint32_t>(at.integer(1, 4096)), 0};
+  at.only_keys({"calibrate", "validate"});
+  return {static_cast<uint32_t>(at["validate"].integer(1, 4096)),
+          static_cast<uint32_t>(at["calibrate"].integer(1, 4096))};
+}
+
 }  // namespace
 
 std::string Cell::label() const {
-  return system + " " + budget + " b" + std::to_string(batch) + " " + model + " " + trace + " " + io;
+  const std::string b = calibrate_budget.empty() ? budget : calibrate_budget + "->" + budget;
+  const std::string n =
+      (calibrate_batch > 0 ? std::to_string(calibrate_batch) + "->" : std::string()) + std::to_string(batch);
+  return system + " " + b + " b" + n + " " + model + " " + trace + " " + io;
 }
 
 Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& base) {
@@ -149,22 +193,13 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
   s.systems = variants(root["systems"], "system");
   const JsonAt budgets = root["budgets"].array();
   if (budgets.size() == 0) budgets.expected("a non-empty list of budgets");
-  for (size_t i = 0; i < budgets.size(); ++i) {
-    const std::string b = budgets[i].string();
-    try {
-      parse_budget_option("budget", b);
-    } catch (const UsageError& e) {
-      budgets[i].fail(e.what());
-    }
-    s.budgets.push_back(b);
-  }
+  for (size_t i = 0; i < budgets.size(); ++i) s.budgets.push_back(budget_of(budgets[i]));
   if (auto b = root.find("batch")) {
     b->array();
     if (b->size() == 0) b->expected("a non-empty list of batch sizes");
-    for (size_t i = 0; i < b->size(); ++i)
-      s.batches.push_back(static_cast<uint32_t>((*b)[i].integer(1, 4096)));
+    for (size_t i = 0; i < b->size(); ++i) s.batches.push_back(batch_of((*b)[i]));
   } else {
-    s.batches = {1};
+    s.batches = {{1, 0}};
   }
   s.io = root.has("io") ? variants(root["io"], "name") : std::vector<Variant>{{"default", {}}};
   if (auto r = root.find("repeat")) s.repeat = static_cast<uint32_t>(r->integer(1, 1000));
@@ -211,22 +246,27 @@ std::vector<Cell> cells_of(const Spec& s) {
   for (const Model& m : s.models)
     for (const TracePair& t : s.traces)
       for (const Variant& sys : s.systems)
-        for (const std::string& b : s.budgets)
-          for (uint32_t batch : s.batches)
+        for (const Spec::Budget& b : s.budgets)
+          for (const Spec::Batch& batch : s.batches)
             for (const Variant& io : s.io) {
               Cell c;
               c.index = out.size();
               c.model = m.name;
               c.trace = t.name;
               c.system = sys.name;
-              c.budget = b;
-              c.batch = batch;
+              c.budget = b.validate;
+              c.calibrate_budget = b.calibrate;
+              c.batch = batch.validate;
+              c.calibrate_batch = batch.calibrate;
               c.io = io.name;
               c.validate = t.validate;
               c.calibrate = t.calibrate;
               const std::string store = m.store.empty() ? m.stores.at(sys.name) : m.store;
-              c.args = {"--model", m.model,    "--store", store,     "--system",
-                        sys.name,  "--budget", b,         "--batch", std::to_string(batch)};
+              c.args = {"--model", m.model,    "--store",  store,     "--system",
+                        sys.name,  "--budget", b.validate, "--batch", std::to_string(batch.validate)};
+              if (batch.calibrate > 0)
+                c.args.insert(c.args.end(), {"--calibrate-batch", std::to_string(batch.calibrate)});
+              if (!b.calibrate.empty()) c.args.insert(c.args.end(), {"--calibrate-budget", b.calibrate});
               c.args.insert(c.args.end(), sys.options.begin(), sys.options.end());
               c.args.insert(c.args.end(), io.options.begin(), io.options.end());
               c.args.insert(c.args.end(), s.options.begin(), s.options.end());

@@ -44,8 +44,16 @@ struct Spec {
   std::vector<Model> models;
   std::vector<TracePair> traces;
   std::vector<Variant> systems;
-  std::vector<std::string> budgets;
-  std::vector<uint32_t> batches;
+  // A budget or batch value: the validated runs', and the calibration runs' where the spec gives another
+  // ({"calibrate": 1, "validate": 4}): such a cell judges a profile fitted at one batch or budget at another.
+  struct Budget {
+    std::string validate, calibrate;  // calibrate empty: the same
+  };
+  struct Batch {
+    uint32_t validate = 1, calibrate = 0;  // calibrate 0: the same
+  };
+  std::vector<Budget> budgets;
+  std::vector<Batch> batches;
   std::vector<Variant> io;  // [{"default", {}}] unless given
   uint32_t repeat = 3;      // calibration runs, each followed by an exec run of the validated trace
   std::string targets = kDefaultTargets;
@@ -58,9 +66,11 @@ struct Cell {
   size_t index = 0;
   std::string model, trace, system, budget, io;  // the axes' labels
   uint32_t batch = 1;
+  uint32_t calibrate_batch = 0;     // the calibration runs' where it differs (0: batch)
+  std::string calibrate_budget;     // the calibration runs' where it differs (empty: budget)
   std::string validate, calibrate;  // the traces
   std::vector<std::string> args;    // run and exec options (no trace, no output options)
-  std::string label() const;        // "zipmoe 8MiB b1 small a-on-b default"
+  std::string label() const;        // "zipmoe 8MiB b1 small a-on-b default", "offload 64MiB b1->4 ..."
 };
 
 // Reads and checks a spec: every error is a moesim::Error naming the file and the JSON path

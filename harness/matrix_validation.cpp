@@ -67,9 +67,21 @@ Json judged_error(const Json& v, const char* check, const char* metric) {
 }
 
 Json cell_json(const Cell& c) {
-  return {{"index", c.index},       {"label", c.label()},       {"model", c.model}, {"trace", c.trace},
-          {"system", c.system},     {"budget", c.budget},       {"batch", c.batch}, {"io", c.io},
-          {"validate", c.validate}, {"calibrate", c.calibrate}, {"options", c.args}};
+  return {{"index", c.index},
+          {"label", c.label()},
+          {"model", c.model},
+          {"trace", c.trace},
+          {"system", c.system},
+          {"budget", c.budget},
+          {"batch", c.batch},
+          {"io", c.io},
+          {"validate", c.validate},
+          {"calibrate", c.calibrate},
+          {"options", c.args},
+          // The calibration runs' batch and budget: where they differ, the cell judges a transfer.
+          {"calibrated_at",
+           {{"batch", c.calibrate_batch > 0 ? c.calibrate_batch : c.batch},
+            {"budget", c.calibrate_budget.empty() ? c.budget : c.calibrate_budget}}}};
 }
 
 // What a finished cell keeps of its validation: the judged errors, the ablations' errors, the exec runs'
@@ -100,7 +112,8 @@ void fill_cell(Json& j, const Json& v) {
                {"runs", v["exec"]["tpot_s"].size()}};
   const Json& cal = v.contains("calibration") ? v["calibration"] : Json::object();
   j["calibration"] = {{"in_sample_tpot_error", cal.value("in_sample_tpot_error", Json(nullptr))},
-                      {"beyond_in_sample", cal.value("beyond_in_sample", Json(nullptr))}};
+                      {"beyond_in_sample", cal.value("beyond_in_sample", Json(nullptr))},
+                      {"batch", cal.value("batch", Json(nullptr))}};  // the batch its runs were served at
 }
 
 // met / missed / undecided counts per judged error, and whether every cell met every target over its
@@ -234,7 +247,7 @@ std::string csv_text(const Json& out) {
   for (const Judged& k : kJudged)
     csv += strprintf(",%s,%s_low,%s_high,%s_verdict", k.column, k.column, k.column, k.column);
   for (const Term& t : kTerms) csv += strprintf(",%s_tpot", t.without);
-  csv += ",exec_tpot_median_s,exec_tpot_spread,in_sample_tpot_error\n";
+  csv += ",exec_tpot_median_s,exec_tpot_spread,in_sample_tpot_error,calibrate_batch,calibrate_budget\n";
   auto cell = [](const Json& v) {
     return v.is_number() ? strprintf("%.9g", v.get<double>()) : std::string();
   };
@@ -256,7 +269,9 @@ std::string csv_text(const Json& out) {
                                                              : std::string());
     csv += "," + (ok ? cell(c["exec"]["tpot_median_s"]) : "") + "," +
            (ok ? cell(c["exec"]["tpot_spread"]) : "") + "," +
-           (ok ? cell(c["calibration"]["in_sample_tpot_error"]) : "") + "\n";
+           (ok ? cell(c["calibration"]["in_sample_tpot_error"]) : "") + "," +
+           std::to_string(c["calibrated_at"]["batch"].get<uint32_t>()) + "," +
+           c["calibrated_at"]["budget"].get<std::string>() + "\n";
   }
   return csv;
 }

@@ -10,15 +10,15 @@
 #include <utility>
 #include <vector>
 
-#include "harness/calibrate_fit.h"
-#include "harness/arguments.h"
-#include "harness/exec_runner.h"
-#include "harness/latency_summary.h"
-#include "harness/sim_runner.h"
 #include "base/error.h"
 #include "base/progress.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "harness/arguments.h"
+#include "harness/calibrate_fit.h"
+#include "harness/exec_runner.h"
+#include "harness/latency_summary.h"
+#include "harness/sim_runner.h"
 
 namespace moesim::harness {
 namespace {
@@ -46,8 +46,8 @@ exec::ExecCounters mean_runtime(const std::vector<exec::ExecCounters>& runs) {
   return c;
 }
 
-// One measured run of the calibration trace: its ops, each op's work (op_work(): its wall time, less the share
-// of a core other CPU-bound ops took; computed once, every fit reads it) and the runtime's figures.
+// One measured run of the calibration trace: its ops, each op's work (op_work(): its wall time, less the
+// share of a core other CPU-bound ops took; computed once, every fit reads it) and the runtime's figures.
 struct MeasuredRun {
   serving::RunResult result;
   OpWork work;
@@ -97,8 +97,10 @@ struct RunFits {
 struct SourcedValue {
   const std::string& by;
   Json operator()(double v, const std::string& what, const Fit& f) const {
-    return Json{{"value", v},
-                {"source", by + what + strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", f.points, 100 * f.cv_rms)}};
+    return Json{
+        {"value", v},
+        {"source",
+         by + what + strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", f.points, 100 * f.cv_rms)}};
   }
 };
 
@@ -115,13 +117,16 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
       const Op& op = e.op;
       switch (op.kind) {
         case OpKind::kSsdRead:
-          // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the reads.
+          // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the
+          // reads.
           o.add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
-          if (w.read_cpu[i] > 0) o.add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
+          if (w.read_cpu[i] > 0)
+            o.add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
           break;
         case OpKind::kDecompress:
           // A fused read's decompression is its CPU part (its read went through the page cache: not the I/O
-          // thread's O_DIRECT reads the read lines fit); without its CPU clock it tells no decompression apart.
+          // thread's O_DIRECT reads the read lines fit); without its CPU clock it tells no decompression
+          // apart.
           if (op.fused_read() && !(w.read_cpu[i] > 0)) break;
           o.add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes),
                 op.fused_read() ? w.read_cpu[i] : d);
@@ -134,7 +139,8 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
         case OpKind::kDenseCompute:
           // The roofline's two sides, each from the ops it governs: few tokens read every weight for little
           // arithmetic (memory-bound: bytes), many tokens are FLOP-bound.
-          o.computes.push_back(ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
+          o.computes.push_back(
+              ComputeOp{op.kind == OpKind::kExpertCompute, static_cast<double>(op.bytes), op.flops, d});
           if (op.tokens >= 8) o.add("compute_flops", op.flops, d);
           // An op of 2+ tokens runs GEMMs, where one of 1 token runs GEMVs: a fixed cost of its own per kind
           // (gpu.expert_gemm_overhead, gpu.dense_gemm_overhead), kept out of the 1-token fits.
@@ -142,7 +148,8 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
             o.gemms.push_back(o.computes.back());
             break;
           }
-          // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of their own.
+          // Weights the request just produced (Op::fresh) come from the last-level cache: a fixed cost of
+          // their own.
           if (op.fresh)
             o.add("compute_fresh", op.flops, d);  // against its FLOPs: see fit_compute_ops
           else
@@ -173,8 +180,11 @@ void need_points(OpPoints& o, const char* k, const char* why) {
 // every op of the kind is fitted together.
 void pool_phases(OpPoints& o) {
   auto& pts = o.pts;
-  for (const auto& [k, either] : {std::pair{"read", true}, {"read_cpu", true}, {"decompress", false},
-                                  {"recover", false}, {"compute_bytes", false}}) {
+  for (const auto& [k, either] : {std::pair{"read", true},
+                                  {"read_cpu", true},
+                                  {"decompress", false},
+                                  {"recover", false},
+                                  {"compute_bytes", false}}) {
     auto& dec_pts = pts[k];
     auto& pre_pts = pts[std::string(k) + "_prefill"];
     if (dec_pts.first.size() >= 2 && !(either && pre_pts.first.size() == 1)) continue;
@@ -194,8 +204,10 @@ Fit fit_reads(OpPoints& o, const char* k, bool quiet) {
   const bool origin = *rmax < 1.5 * *rmin;
   const Fit f = fit_line_or_origin(pts[k].first, pts[k].second, origin);
   if (!quiet && !origin && f.intercept == 0)
-    warn("calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
-         "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the origin");
+    warn(
+        "calibrate: the SSD read times did not grow with the request size in this run (a busy machine or "
+        "disk): the read latency could not be separated and is fitted as 0, the bandwidth through the "
+        "origin");
   return f;
 }
 
@@ -207,7 +219,8 @@ Fit fit_read_cpu(OpPoints& o, const char* k) {
   const auto& [cx, cy] = o.pts[k];
   if (cx.size() < 2) return Fit{};
   const auto [cmin, cmax] = std::minmax_element(cx.begin(), cx.end());
-  return *cmax >= 1.5 * *cmin ? fit_line_or_origin(cx, cy, false) : fit_offset(std::vector<double>(cx.size(), 0.0), cy);
+  return *cmax >= 1.5 * *cmin ? fit_line_or_origin(cx, cy, false)
+                              : fit_offset(std::vector<double>(cx.size(), 0.0), cy);
 }
 
 void fit_ssd_reads(OpPoints& o, bool quiet, RunFits& f) {
@@ -253,9 +266,10 @@ void fit_worker_ops(OpPoints& o, bool quiet, RunFits& f) {
   f.prefill_recover_slowdown =
       recover_on_cpu && f.rec.points >= 2 ? prefill_slowdown(o, "recover_prefill", f.rec) : 0.0;
   if (!quiet && f.rec.points >= 2 && !recover_on_cpu && !gpu)
-    warn("calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
-         "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
-         "validate with --recover-on cpu on a machine without a GPU");
+    warn(
+        "calibrate: recovery ran on the GPU stream, which exec emulates on a CPU thread: the profile's "
+        "gpu.memory_bandwidth is fitted to expert compute, so simulated recovery will be off; calibrate and "
+        "validate with --recover-on cpu on a machine without a GPU");
 }
 
 // Per kind ({dense, expert}), the fixed cost over the roofline at these rates (seconds per byte, per FLOP).
@@ -274,11 +288,12 @@ void fit_compute_ops(OpPoints& o, const PreparedRun& p, RunFits& f) {
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
   const auto [cbmin, cbmax] =
       std::minmax_element(pts["compute_bytes"].first.begin(), pts["compute_bytes"].first.end());
-  f.cbytes = fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
-  // On a GPU the compute ops of a scaled-down or decode-sized model are launch-bound: their bytes and FLOPs at
-  // the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay the
-  // base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op is
-  // one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
+  f.cbytes =
+      fit_line_or_origin(pts["compute_bytes"].first, pts["compute_bytes"].second, *cbmax < 1.5 * *cbmin);
+  // On a GPU the compute ops of a scaled-down or decode-sized model are launch-bound: their bytes and FLOPs
+  // at the device's rates take a few microseconds, the launches and the synchronization tens. The rates stay
+  // the base profile's (datasheet) values; the fixed costs are fitted, mean-preserving, per kind: a dense op
+  // is one GEMM, an expert's FFN three and the activation (gpu.kernel_overhead, gpu.expert_overhead).
   if (f.gpu) {
     std::tie(f.dense_over, f.expert_over) =
         roofline_overheads(o.computes, 1.0 / p.hw.gpu_memory_bandwidth, 1.0 / p.hw.gpu_bf16_flops);
@@ -306,16 +321,22 @@ void fit_compute_ops(OpPoints& o, const PreparedRun& p, RunFits& f) {
 
 // Warns of fits that leave a large residual and refuses any that came out non-positive.
 void check_fits(const RunFits& f, bool quiet) {
-  for (const auto& [what, fit] : std::map<std::string, Fit>{
-           {"SSD read", f.read}, {"SSD read (prefill)", f.bulk}, {"compute (bytes)", f.cbytes}, {"compute (flops)", f.cflops}, {"decompress", f.dec}, {"recover", f.rec}})
-    if (!quiet && fit.points >= 2 && fit.cv_rms > 0.5 && !(f.gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
-      warn("calibrate: the " + what + " fit leaves an RMS residual of " + strprintf("%.0f%%", 100 * fit.cv_rms) +
-           " of the mean op" +
-           " over " + std::to_string(fit.points) + " ops: this machine's op times vary a lot (noisy neighbours, a "
+  for (const auto& [what, fit] : std::map<std::string, Fit>{{"SSD read", f.read},
+                                                            {"SSD read (prefill)", f.bulk},
+                                                            {"compute (bytes)", f.cbytes},
+                                                            {"compute (flops)", f.cflops},
+                                                            {"decompress", f.dec},
+                                                            {"recover", f.rec}})
+    if (!quiet && fit.points >= 2 && fit.cv_rms > 0.5 &&
+        !(f.gpu && what.rfind("compute", 0) == 0))  // GPU: not lines
+      warn("calibrate: the " + what + " fit leaves an RMS residual of " +
+           strprintf("%.0f%%", 100 * fit.cv_rms) + " of the mean op" + " over " + std::to_string(fit.points) +
+           " ops: this machine's op times vary a lot (noisy neighbours, a "
            "shared disk); calibrate again or with a longer trace");
   if (f.read.slope <= 0 || f.cbytes.slope <= 0 || !(f.cflops.slope > 0) || (f.split && f.dec.slope <= 0))
-    throw Error("calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
-                "short or too noisy");
+    throw Error(
+        "calibrate: a fit came out non-positive (times do not grow with size); the calibration run was too "
+        "short or too noisy");
 }
 
 void put_ssd_section(Json& prof, const RunArgs& a, const ExecRunOptions& eo, const RunFits& f,
@@ -325,31 +346,41 @@ void put_ssd_section(Json& prof, const RunArgs& a, const ExecRunOptions& eo, con
   const Fit& bulk = f.bulk;
   const bool phases = f.phases;
   prof["ssd"] = {{"model", "the disk holding " + a.store},
-                 {"read_bandwidth", val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
+                 {"read_bandwidth",
+                  val(1.0 / read.slope, "fit of O_DIRECT chunk reads: latency + bytes / bandwidth", read)},
                  {"read_latency", val(std::max(read.intercept, 0.0), "intercept of the same fit", read)},
                  {"queue_depth", {{"value", eo.io_depth}, {"source", by + "the I/O depth exec ran with"}}}};
   if (phases && bulk.slope > 0) {
-    prof["ssd"]["read_bandwidth"]["source"] = by + "fit of a decode step's O_DIRECT chunk reads: latency + bytes / bandwidth" +
-                                              strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", read.points, 100 * read.cv_rms);
+    prof["ssd"]["read_bandwidth"]["source"] =
+        by + "fit of a decode step's O_DIRECT chunk reads: latency + bytes / bandwidth" +
+        strprintf(" (%zu ops, RMS residual %.1f%% of the mean op)", read.points, 100 * read.cv_rms);
     prof["ssd"]["prefill_read_bandwidth"] =
-        val(1.0 / bulk.slope, "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
-    prof["ssd"]["prefill_read_latency"] = val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
+        val(1.0 / bulk.slope,
+            "fit of a prefill step's O_DIRECT chunk reads (a bulk load): latency + bytes / bandwidth", bulk);
+    prof["ssd"]["prefill_read_latency"] =
+        val(std::max(bulk.intercept, 0.0), "intercept of the same fit", bulk);
   }
   auto put_read_cpu = [&](const Fit& fit, const std::string& prefix, const char* which) {
     if (fit.points < 2 || !(fit.intercept > 0 || fit.slope > 0)) return false;
     prof["ssd"][prefix + "read_cpu_overhead"] =
-        val(std::max(fit.intercept, 0.0), std::string("the I/O thread's CPU time per read (") + which + "; the kernel's "
-            "O_DIRECT path, checksums, merging), after the device's time and sharing the cores with the CPU-bound "
-            "threads: fixed part of a fit of CPU time = overhead + bytes / bandwidth", fit);
-    if (fit.slope > 0) prof["ssd"][prefix + "read_cpu_bandwidth"] = val(1.0 / fit.slope, "per-byte part of the same fit", fit);
+        val(std::max(fit.intercept, 0.0),
+            std::string("the I/O thread's CPU time per read (") + which +
+                "; the kernel's "
+                "O_DIRECT path, checksums, merging), after the device's time and sharing the cores with the "
+                "CPU-bound "
+                "threads: fixed part of a fit of CPU time = overhead + bytes / bandwidth",
+            fit);
+    if (fit.slope > 0)
+      prof["ssd"][prefix + "read_cpu_bandwidth"] = val(1.0 / fit.slope, "per-byte part of the same fit", fit);
     return true;
   };
   if (put_read_cpu(f.read_cpu, "", phases ? "a decode step's reads" : "every read")) {
     if (phases) put_read_cpu(f.read_cpu_prefill, "prefill_", "a prefill step's reads");
     for (const char* k : {"read_bandwidth", "read_latency", "prefill_read_bandwidth", "prefill_read_latency"})
       if (prof["ssd"].contains(k))
-        prof["ssd"][k]["source"] = prof["ssd"][k]["source"].get<std::string>() +
-                                   "; the device's part: each read's time less its CPU phase (ssd.read_cpu_*)";
+        prof["ssd"][k]["source"] =
+            prof["ssd"][k]["source"].get<std::string>() +
+            "; the device's part: each read's time less its CPU phase (ssd.read_cpu_*)";
   }
 }
 
@@ -364,14 +395,16 @@ void put_cpu_section(Json& prof, const PreparedRun& p, const ExecRunOptions& eo,
   prof["memory"] = p.hw.raw.value("memory", Json::object());
   prof["memory"]["unified"] = gpu ? p.hw.unified_memory : true;
   const double dec_bw = split ? 1.0 / dec.slope : p.hw.cpu_decompress_bandwidth;
-  prof["cpu"] = {{"model", "this machine's CPU"},
-                 {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
-                 {"memcpy_bandwidth_per_core",
-                  rec.points >= 2 && f.recover_on_cpu
-                      ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
-                      : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
-                 {"flops_per_core", gpu ? p.hw.raw["cpu"].value("flops_per_core", Json(nullptr))
-                                        : val(1.0 / f.cflops.slope, "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", f.cflops)}};
+  prof["cpu"] = {
+      {"model", "this machine's CPU"},
+      {"cores", {{"value", eo.workers}, {"source", by + "the CPU workers exec ran with (L)"}}},
+      {"memcpy_bandwidth_per_core",
+       rec.points >= 2 && f.recover_on_cpu
+           ? val(1.0 / rec.slope, "recovery (merge) on a CPU worker: 2 bytes / bandwidth", rec)
+           : p.hw.raw["cpu"].value("memcpy_bandwidth_per_core", Json(nullptr))},
+      {"flops_per_core", gpu ? p.hw.raw["cpu"].value("flops_per_core", Json(nullptr))
+                             : val(1.0 / f.cflops.slope,
+                                   "SwiGLU expert and dense GEMMs of 8+ tokens on one thread", f.cflops)}};
   if (prof["cpu"]["flops_per_core"].is_null()) prof["cpu"].erase("flops_per_core");
   if (prof["cpu"]["memcpy_bandwidth_per_core"].is_null())
     throw Error("calibrate: no recovery ran on a CPU worker and the base profile " + p.hw.origin +
@@ -379,13 +412,15 @@ void put_cpu_section(Json& prof, const PreparedRun& p, const ExecRunOptions& eo,
   if (f.prefill_slowdown > 0)
     prof["cpu"]["prefill_slowdown"] = {
         {"value", f.prefill_slowdown},
-        {"source", by + "a prefill step's decompressions: measured work / the decode-step model's estimate (they "
-                        "share the cores with every other thread of the engine)"}};
+        {"source",
+         by + "a prefill step's decompressions: measured work / the decode-step model's estimate (they "
+              "share the cores with every other thread of the engine)"}};
   if (f.prefill_recover_slowdown > 0)
     prof["cpu"]["prefill_recover_slowdown"] = {
         {"value", f.prefill_recover_slowdown},
-        {"source", by + "a prefill step's recoveries on the CPU workers: measured work / the decode-step model's "
-                        "estimate (on buffers touched for the first time, beside every other thread)"}};
+        {"source",
+         by + "a prefill step's recoveries on the CPU workers: measured work / the decode-step model's "
+              "estimate (on buffers touched for the first time, beside every other thread)"}};
   if (dec_bw > 0)
     prof["cpu"]["decompress_bandwidth_per_core"] =
         split ? val(dec_bw, "E-chunk decompression on a CPU worker: bytes / bandwidth", dec)
@@ -399,16 +434,24 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
   const Fit& cbytes = f.cbytes;
   if (f.gpu) {
     const std::string kept = by + "kept from " + p.hw.origin + ": this GPU's compute ops were launch-bound";
-    prof["gpu"] = {{"model", report.platform},
-                   {"bf16_flops", {{"value", p.hw.gpu_bf16_flops}, {"source", kept}}},
-                   {"memory_bandwidth", {{"value", p.hw.gpu_memory_bandwidth}, {"source", kept}}},
-                   {"kernel_overhead", val(f.dense_over.intercept, "dense compute: mean of time - roofline (one GEMM)", f.dense_over)},
-                   {"expert_overhead", val(f.expert_over.intercept, "expert compute: mean of time - roofline (three GEMMs and the activation)", f.expert_over)}};
+    prof["gpu"] = {
+        {"model", report.platform},
+        {"bf16_flops", {{"value", p.hw.gpu_bf16_flops}, {"source", kept}}},
+        {"memory_bandwidth", {{"value", p.hw.gpu_memory_bandwidth}, {"source", kept}}},
+        {"kernel_overhead",
+         val(f.dense_over.intercept, "dense compute: mean of time - roofline (one GEMM)", f.dense_over)},
+        {"expert_overhead",
+         val(f.expert_over.intercept,
+             "expert compute: mean of time - roofline (three GEMMs and the activation)", f.expert_over)}};
   } else {
-    prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"},
-                   {"bf16_flops", val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
-                   {"memory_bandwidth", val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
-                   {"kernel_overhead", val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
+    prof["gpu"] = {
+        {"model", "none: a CPU thread emulating a GPU stream"},
+        {"bf16_flops",
+         val(1.0 / cflops.slope, "expert and dense compute of 8+ tokens: flops / peak", cflops)},
+        {"memory_bandwidth",
+         val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
+        {"kernel_overhead",
+         val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
     // gpu.fresh_expert_overhead is fitted (calibration.fits.compute_fresh) but not written: on the held-out
     // matrix it improved no run, quiet or loaded (bench/results/matrix-2026-11-28.md; docs/exec.md, "terms on
     // the held-out matrix"), so a fresh expert costs like any other. A profile may still set it by hand.
@@ -416,12 +459,14 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
       prof["gpu"]["expert_gemm_overhead"] =
           val(f.gemm.intercept, "an expert's compute of 2+ tokens (GEMMs): mean of time - roofline", f.gemm);
     if (f.dense_gemm.points >= 2)
-      prof["gpu"]["dense_gemm_overhead"] =
-          val(f.dense_gemm.intercept, "a dense op of 2+ tokens (GEMMs): mean of time - roofline", f.dense_gemm);
+      prof["gpu"]["dense_gemm_overhead"] = val(
+          f.dense_gemm.intercept, "a dense op of 2+ tokens (GEMMs): mean of time - roofline", f.dense_gemm);
   }
   if (f.gpu && !f.recover_on_cpu && f.rec.points >= 2) {
-    prof["gpu"]["recover_bandwidth"] = val(1.0 / f.rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", f.rec);
-    prof["gpu"]["recover_overhead"] = val(std::max(f.rec.intercept, 0.0), "intercept of the same fit (launch + synchronization)", f.rec);
+    prof["gpu"]["recover_bandwidth"] =
+        val(1.0 / f.rec.slope, "the CUDA recovery kernel: 2 bytes / bandwidth + overhead", f.rec);
+    prof["gpu"]["recover_overhead"] =
+        val(std::max(f.rec.intercept, 0.0), "intercept of the same fit (launch + synchronization)", f.rec);
   }
 }
 
@@ -438,22 +483,26 @@ Fit put_link_section(Json& prof, OpPoints& o, const PreparedRun& p, const RunFit
     xfer = fit_line_or_origin(pts["transfer"].first, pts["transfer"].second, *tx < 1.5 * *tn);
   }
   if (discrete && xfer.points >= 2 && xfer.slope > 0) {
-    prof["link"] = {{"kind", "pcie"},
-                    {"bandwidth", val(1.0 / xfer.slope, "host-to-device copies (pageable memory): latency + bytes / bandwidth", xfer)},
-                    {"latency", val(std::max(xfer.intercept, 0.0), "intercept of the same fit", xfer)}};
+    prof["link"] = {
+        {"kind", "pcie"},
+        {"bandwidth",
+         val(1.0 / xfer.slope, "host-to-device copies (pageable memory): latency + bytes / bandwidth", xfer)},
+        {"latency", val(std::max(xfer.intercept, 0.0), "intercept of the same fit", xfer)}};
   } else if (discrete) {
     prof["link"] = p.hw.raw.value("link", Json::object());
   } else {
-    prof["link"] = {{"kind", "uma"},
-                    {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
-                    {"latency", {{"value", o.transfers ? o.transfer_sum / static_cast<double>(o.transfers) : 0.0},
-                                 {"source", by + "mean of " + std::to_string(o.transfers) + " transfer hand-offs"}}}};
+    prof["link"] = {
+        {"kind", "uma"},
+        {"bandwidth", {{"value", "100GB/s"}, {"source", by + "shared memory: transfers move no bytes"}}},
+        {"latency",
+         {{"value", o.transfers ? o.transfer_sum / static_cast<double>(o.transfers) : 0.0},
+          {"source", by + "mean of " + std::to_string(o.transfers) + " transfer hand-offs"}}}};
   }
   return xfer;
 }
 
-// The distributions of the hand-offs (per resource) and of the pipeline thread's wake-up, pooled over the runs
-// (each run's wake-up quantiles averaged index by index): the simulator draws from them.
+// The distributions of the hand-offs (per resource) and of the pipeline thread's wake-up, pooled over the
+// runs (each run's wake-up quantiles averaged index by index): the simulator draws from them.
 void put_runtime_distributions(Json& prof, std::span<const MeasuredRun> runs, const std::string& by) {
   std::vector<double> handoffs[kResourceClasses];
   for (const MeasuredRun& r : runs)
@@ -463,10 +512,12 @@ void put_runtime_distributions(Json& prof, std::span<const MeasuredRun> runs, co
     std::vector<double>& v = handoffs[i];
     if (v.size() < kRuntimeQuantiles) continue;
     const size_t n = v.size();
-    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) + "_quantiles"] = {
+    prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i)) +
+                    "_quantiles"] = {
         {"value", runtime_quantiles(std::move(v))},
-        {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of this resource's hand-offs to an idle thread (" +
-                       std::to_string(n) + " of them): the simulator draws each hand-off from them"}};
+        {"source",
+         by + "the 2.5%, 7.5%, ..., 97.5% quantiles of this resource's hand-offs to an idle thread (" +
+             std::to_string(n) + " of them): the simulator draws each hand-off from them"}};
   }
   std::vector<double> w(kRuntimeQuantiles, 0.0);
   size_t n = 0;
@@ -479,8 +530,9 @@ void put_runtime_distributions(Json& prof, std::span<const MeasuredRun> runs, co
     for (double& x : w) x /= static_cast<double>(n);
     prof["runtime"]["wake_latency_quantiles"] = {
         {"value", w},
-        {"source", by + "the 2.5%, 7.5%, ..., 97.5% quantiles of the completions that woke the pipeline thread (each "
-                        "run's, averaged): the simulator draws each wake-up from them"}};
+        {"source",
+         by + "the 2.5%, 7.5%, ..., 97.5% quantiles of the completions that woke the pipeline thread (each "
+              "run's, averaged): the simulator draws each wake-up from them"}};
   }
 }
 
@@ -489,27 +541,45 @@ void put_runtime_section(Json& prof, std::span<const MeasuredRun> runs, const Ex
                          const ExecRunOptions& eo, const std::string& by) {
   const auto& c = report.counters;
   prof["runtime"] = {
-      {"dispatch_latency", {{"value", c.handoff_latency}, {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
-      {"pipeline_latency", {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
-      {"wake_latency", {{"value", c.completion_latency}, {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}},
-      {"plan_latency_per_op", {{"value", c.plan_latency_per_op}, {"source", by + "the pipeline's work to plan a layer invocation up to its first submission, per op planned"}}},
-      {"plan_latency_fixed", {{"value", c.plan_latency_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
-      {"plan_tail_per_op", {{"value", c.plan_tail_per_op}, {"source", by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
-      {"plan_tail_fixed", {{"value", c.plan_tail_fixed}, {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
+      {"dispatch_latency",
+       {{"value", c.handoff_latency},
+        {"source", by + "mean submit-to-start of ops given to an idle thread"}}},
+      {"pipeline_latency",
+       {{"value", c.pipeline_latency}, {"source", by + "mean pipeline work per completed op"}}},
+      {"wake_latency",
+       {{"value", c.completion_latency},
+        {"source", by + "mean end-to-seen of completions that woke the pipeline thread"}}},
+      {"plan_latency_per_op",
+       {{"value", c.plan_latency_per_op},
+        {"source",
+         by + "the pipeline's work to plan a layer invocation up to its first submission, per op planned"}}},
+      {"plan_latency_fixed",
+       {{"value", c.plan_latency_fixed},
+        {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}},
+      {"plan_tail_per_op",
+       {{"value", c.plan_tail_per_op},
+        {"source",
+         by + "the rest of a planning call (submitting, waking units, freeing buffers), per op planned"}}},
+      {"plan_tail_fixed",
+       {{"value", c.plan_tail_fixed},
+        {"source", by + "and per invocation planned (least squares over the run's planning calls)"}}}};
   prof["runtime"]["cpu_cores"] = {
       {"value", machine_cores()},
-      {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) + " CPU workers" +
-                     (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
+      {"source", by + "the CPUs exec could run on; the CPU-bound threads (" + std::to_string(eo.workers) +
+                     " CPU workers" + (eo.gpu ? "" : " and the GPU stream's thread") + ") share them"}};
   prof["runtime"]["gpu_stream_on_cpu"] = {
       {"value", !eo.gpu},
-      {"source", by + (eo.gpu ? "exec ran the GPU stream on a CUDA device" : "no CUDA GPU: exec's GPU stream is a CPU thread")}};
+      {"source", by + (eo.gpu ? "exec ran the GPU stream on a CUDA device"
+                              : "no CUDA GPU: exec's GPU stream is a CPU thread")}};
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("dispatch_latency_") + resource_class_name(static_cast<ResourceClass>(i))] = {
-        {"value", c.handoff[i]}, {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
+        {"value", c.handoff[i]},
+        {"source", by + "mean submit-to-start of this resource's ops given to an idle thread"}};
   put_runtime_distributions(prof, runs, by);
   for (size_t i = 0; i < kResourceClasses; ++i)
     prof["runtime"][std::string("turnaround_") + resource_class_name(static_cast<ResourceClass>(i))] = {
-        {"value", c.turnaround[i]}, {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
+        {"value", c.turnaround[i]},
+        {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
 }
 
 // The profile's "calibration" section: what was run, and every fit.
@@ -528,21 +598,23 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
   cal["direct_io"] = report.direct_io;
   cal["io"] = report.io;
   cal["platform"] = report.platform;
-  cal["fits"] = {{"ssd_read", fit_json(f.read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
-                                                      : "latency + bytes / bandwidth")},
-                 {"ssd_read_prefill", fit_json(f.bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
-                 {"ssd_read_cpu", fit_json(f.read_cpu, phases ? "overhead + bytes / bandwidth of the I/O thread's CPU time "
-                                                               "(decode steps' reads)"
-                                                             : "overhead + bytes / bandwidth of the I/O thread's CPU time")},
-                 {"ssd_read_cpu_prefill", fit_json(f.read_cpu_prefill, "the same, prefill steps' reads")},
-                 {"decompress", fit_json(f.dec, "bytes / bandwidth (decode steps')")},
-                 {"recover", fit_json(f.rec, "overhead + 2 bytes / bandwidth (decode steps')")},
-                 {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
-                 {"compute_bytes", fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token, decode steps')")},
-                 {"compute_fresh", fit_json(f.fresh, "mean of time - flops / peak (experts of 1 token, fresh weights)")},
-                 {"compute_flops", fit_json(f.cflops, "flops / peak (8+ tokens)")},
-                 {"compute_expert_gemm", fit_json(f.gemm, "mean of time - roofline (experts of 2+ tokens)")},
-                 {"compute_dense_gemm", fit_json(f.dense_gemm, "mean of time - roofline (dense ops of 2+ tokens)")}};
+  cal["fits"] = {
+      {"ssd_read", fit_json(f.read, phases ? "latency + bytes / bandwidth (decode steps' reads)"
+                                           : "latency + bytes / bandwidth")},
+      {"ssd_read_prefill", fit_json(f.bulk, "latency + bytes / bandwidth (prefill steps' reads)")},
+      {"ssd_read_cpu",
+       fit_json(f.read_cpu, phases ? "overhead + bytes / bandwidth of the I/O thread's CPU time "
+                                     "(decode steps' reads)"
+                                   : "overhead + bytes / bandwidth of the I/O thread's CPU time")},
+      {"ssd_read_cpu_prefill", fit_json(f.read_cpu_prefill, "the same, prefill steps' reads")},
+      {"decompress", fit_json(f.dec, "bytes / bandwidth (decode steps')")},
+      {"recover", fit_json(f.rec, "overhead + 2 bytes / bandwidth (decode steps')")},
+      {"transfer", fit_json(xfer, "latency + bytes / bandwidth (discrete GPU)")},
+      {"compute_bytes", fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token, decode steps')")},
+      {"compute_fresh", fit_json(f.fresh, "mean of time - flops / peak (experts of 1 token, fresh weights)")},
+      {"compute_flops", fit_json(f.cflops, "flops / peak (8+ tokens)")},
+      {"compute_expert_gemm", fit_json(f.gemm, "mean of time - roofline (experts of 2+ tokens)")},
+      {"compute_dense_gemm", fit_json(f.dense_gemm, "mean of time - roofline (dense ops of 2+ tokens)")}};
   if (f.gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(f.dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};
@@ -554,8 +626,8 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
 // `quiet`: no warnings and no summary (the pilot's fit, which only plans the measured runs).
 // `reads_whole`: each run's MeasuredRun::whole in place of its work (no ssd.read_cpu_*).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
-              std::span<const MeasuredRun> runs, const ExecReport& report, const CalibrationStamp& st, bool quiet,
-              bool reads_whole = false) {
+              std::span<const MeasuredRun> runs, const ExecReport& report, const CalibrationStamp& st,
+              bool quiet, bool reads_whole = false) {
   OpPoints o = collect_op_points(runs, reads_whole);
   pool_phases(o);
   RunFits f;
@@ -579,8 +651,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   return prof;
 }
 
-// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the runs'
-// own fits becomes their median; its source says so. calibration.values_from records the rule.
+// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the
+// runs' own fits becomes their median; its source says so. calibration.values_from records the rule.
 void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
   for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
     if (!prof.contains(section)) continue;
@@ -589,14 +661,17 @@ void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
       std::vector<double> xs;
       for (const Json& r : own) {
         const Json* x = r.contains(section) && r[section].contains(key) ? &r[section][key] : nullptr;
-        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number()) xs.push_back((*x)["value"].get<double>());
+        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number())
+          xs.push_back((*x)["value"].get<double>());
       }
-      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; })) continue;
+      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; }))
+        continue;
       const double all = v["value"].get<double>();
       v["value"] = quantile(xs, 0.5);
       if (v.contains("source"))
-        v["source"] = v["source"].get<std::string>() +
-                      strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
+        v["source"] =
+            v["source"].get<std::string>() +
+            strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
     }
   }
   prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
@@ -626,9 +701,9 @@ class TraceServer {
     if (bar_) bar_->set_total(total_);
   }
 
-  // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so that
-  // one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set the
-  // profile. `planner`: the profile whose estimates the runs plan and schedule with.
+  // --repeat N: the trace N times, every op of every run in the fits and the runtime's means averaged, so
+  // that one unlucky run (this machine's disk and CPU vary by 10-40% from one run to the next) does not set
+  // the profile. `planner`: the profile whose estimates the runs plan and schedule with.
   MeasuredRuns serve(const HardwareProfile& planner, uint32_t n, bool measured) {
     MeasuredRuns m;
     std::vector<exec::ExecCounters> counters;
@@ -636,7 +711,8 @@ class TraceServer {
       MeasuredRun r;
       r.result = run_exec(cfg_, p_.stream, p_.trace.info(), p_.costs, planner, eo_, nullptr, &m.report);
       r.work = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, m.report.direct_io);
-      if (m.report.direct_io && measured) r.whole = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, false);
+      if (m.report.direct_io && measured)
+        r.whole = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, false);
       r.counters = m.report.counters;
       counters.push_back(r.counters);
       m.runs.push_back(std::move(r));
@@ -670,9 +746,12 @@ class TraceServer {
   uint64_t total_;
 };
 
-std::string plan_of(const serving::RunResult& r) { return plan_ratios(r.plan); }
+std::string plan_of(const serving::RunResult& r) {
+  return plan_ratios(r.plan);
+}
 
-// What the pilots leave: the profile the measured runs plan with, and what each pilot served and its fit plans.
+// What the pilots leave: the profile the measured runs plan with, and what each pilot served and its fit
+// plans.
 struct Pilots {
   HardwareProfile planner;
   Json plans = Json::array();
@@ -693,24 +772,25 @@ Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const Prep
                                    strprintf("pilot run %u's fit", i + 1));
     serving::SystemConfig pc = p.cfg;
     pc.record_timeline = false;
-    const std::string fit_plan =
-        plan_of(run_simulated(pc, p.stream, p.trace.info(), p.costs, r.planner, sim_options(a, r.planner, eo.workers)));
+    const std::string fit_plan = plan_of(run_simulated(pc, p.stream, p.trace.info(), p.costs, r.planner,
+                                                       sim_options(a, r.planner, eo.workers)));
     r.plans.push_back({{"served", served}, {"fit_plans", fit_plan}});
     r.fixed = fit_plan == served;
   }
   if (pilot) {
     std::string line;
     for (const Json& x : r.plans)
-      line += strprintf("%sserved %s, its fit plans %s", line.empty() ? "" : "; ", x["served"].get<std::string>().c_str(),
-                        x["fit_plans"].get<std::string>().c_str());
+      line += strprintf("%sserved %s, its fit plans %s", line.empty() ? "" : "; ",
+                        x["served"].get<std::string>().c_str(), x["fit_plans"].get<std::string>().c_str());
     std::fprintf(stderr, "pilot run%s: %s%s\n", r.plans.size() == 1 ? "" : "s", line.c_str(),
                  r.fixed ? " (a fixed point: the measured runs are served so)" : "");
   }
   if (pilot && !r.fixed)
-    warn(strprintf("calibrate: after %u pilot run%s the fit still moves ZipMoE's pools (the last was served %s, its "
-                   "fit plans %s); the measured runs are planned with the last pilot's fit (more: --pilot-runs)",
-                   o.pilot_runs, o.pilot_runs == 1 ? "" : "s", r.plans.back()["served"].get<std::string>().c_str(),
-                   r.plans.back()["fit_plans"].get<std::string>().c_str()));
+    warn(strprintf(
+        "calibrate: after %u pilot run%s the fit still moves ZipMoE's pools (the last was served %s, its "
+        "fit plans %s); the measured runs are planned with the last pilot's fit (more: --pilot-runs)",
+        o.pilot_runs, o.pilot_runs == 1 ? "" : "s", r.plans.back()["served"].get<std::string>().c_str(),
+        r.plans.back()["fit_plans"].get<std::string>().c_str()));
   return r;
 }
 
@@ -719,7 +799,8 @@ Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const Prep
 // profile no more than it moves the median of the validation's runs, which is what the profile is checked
 // against.
 Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                        const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st, bool reads_whole) {
+                        const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st,
+                        bool reads_whole) {
   Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
   if (m.runs.size() < 3) return fitted;
   std::vector<Json> own;
@@ -727,7 +808,8 @@ Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, cons
     for (size_t i = 0; i < m.runs.size(); ++i) {
       ExecReport r = m.report;
       r.counters = m.runs[i].counters;
-      own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true, reads_whole));
+      own.push_back(
+          fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true, reads_whole));
     }
   } catch (const Error& e) {
     own.clear();
@@ -759,31 +841,34 @@ FittedProfiles fit_profiles(const RunArgs& a, const TraceCalibrationOptions& o, 
     }
   }
   if (!prof["calibration"].contains("values_from"))
-    prof["calibration"]["values_from"] = m.runs.size() == 1 ? "the run's fit" : "the fit over every run's ops";
+    prof["calibration"]["values_from"] =
+        m.runs.size() == 1 ? "the run's fit" : "the fit over every run's ops";
   return r;
 }
 
-void print_calibrated(const CalibrationStamp& st, const Json& prof, const HardwareProfile& fitted, const ExecRunOptions& eo,
-                      const std::string& out) {
+void print_calibrated(const CalibrationStamp& st, const Json& prof, const HardwareProfile& fitted,
+                      const ExecRunOptions& eo, const std::string& out) {
   const bool bulk = prof["ssd"].contains("prefill_read_bandwidth");
   const bool cpu_recover = prof["calibration"]["fits"]["recover"]["points"].get<size_t>() >= 2;
-  std::fprintf(stderr,
-               "calibrated %s: SSD %s + %s/s per read%s, decompress %s/s per core, recover %s/s, compute %.2f "
-               "GFLOP/s and %s/s of weights; runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
-               st.host.c_str(), format_seconds(fitted.ssd_read_latency).c_str(),
-               format_bytes(static_cast<uint64_t>(fitted.ssd_read_bandwidth)).c_str(),
-               bulk ? strprintf(" (prefill: %s + %s/s)", format_seconds(fitted.ssd_prefill_read_latency).c_str(),
-                                format_bytes(static_cast<uint64_t>(fitted.ssd_prefill_read_bandwidth)).c_str())
-                          .c_str()
-                    : "",
-               format_bytes(static_cast<uint64_t>(fitted.cpu_decompress_bandwidth)).c_str(),
-               cpu_recover ? format_bytes(static_cast<uint64_t>(eo.gpu ? fitted.gpu_recover_bandwidth
-                                                                       : fitted.cpu_memcpy_bandwidth)).c_str()
-                           : "-",
-               1e-9 * fitted.gpu_bf16_flops, format_bytes(static_cast<uint64_t>(fitted.gpu_memory_bandwidth)).c_str(),
-               format_seconds(fitted.raw["runtime"]["dispatch_latency"]["value"].get<double>()).c_str(),
-               format_seconds(fitted.raw["runtime"]["pipeline_latency"]["value"].get<double>()).c_str(),
-               format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), out.c_str());
+  std::fprintf(
+      stderr,
+      "calibrated %s: SSD %s + %s/s per read%s, decompress %s/s per core, recover %s/s, compute %.2f "
+      "GFLOP/s and %s/s of weights; runtime hand-off %s, pipeline %s per op, wake %s -> %s\n",
+      st.host.c_str(), format_seconds(fitted.ssd_read_latency).c_str(),
+      format_bytes(static_cast<uint64_t>(fitted.ssd_read_bandwidth)).c_str(),
+      bulk ? strprintf(" (prefill: %s + %s/s)", format_seconds(fitted.ssd_prefill_read_latency).c_str(),
+                       format_bytes(static_cast<uint64_t>(fitted.ssd_prefill_read_bandwidth)).c_str())
+                 .c_str()
+           : "",
+      format_bytes(static_cast<uint64_t>(fitted.cpu_decompress_bandwidth)).c_str(),
+      cpu_recover ? format_bytes(static_cast<uint64_t>(eo.gpu ? fitted.gpu_recover_bandwidth
+                                                              : fitted.cpu_memcpy_bandwidth))
+                        .c_str()
+                  : "-",
+      1e-9 * fitted.gpu_bf16_flops, format_bytes(static_cast<uint64_t>(fitted.gpu_memory_bandwidth)).c_str(),
+      format_seconds(fitted.raw["runtime"]["dispatch_latency"]["value"].get<double>()).c_str(),
+      format_seconds(fitted.raw["runtime"]["pipeline_latency"]["value"].get<double>()).c_str(),
+      format_seconds(fitted.raw["runtime"]["wake_latency"]["value"].get<double>()).c_str(), out.c_str());
 }
 
 // In sample: the fitted profile simulating the trace it was fitted to, against the measured runs' median
@@ -810,8 +895,9 @@ InSample measured_figures(const MeasuredRuns& m) {
   return s;
 }
 
-void simulate_in_sample(const RunArgs& a, const PreparedRun& p, const ExecRunOptions& eo, const MeasuredRuns& m,
-                        const HardwareProfile& fitted, const std::optional<Json>& whole, InSample& s) {
+void simulate_in_sample(const RunArgs& a, const PreparedRun& p, const ExecRunOptions& eo,
+                        const MeasuredRuns& m, const HardwareProfile& fitted,
+                        const std::optional<Json>& whole, InSample& s) {
   serving::SystemConfig scfg = p.cfg;
   scfg.record_timeline = true;
   const sim::SimOptions so = sim_options(a, fitted, eo.workers);
@@ -821,19 +907,25 @@ void simulate_in_sample(const RunArgs& a, const PreparedRun& p, const ExecRunOpt
   s.runs_plan = plan_of(m.runs[0].result);
   s.served = simulate_served_plan(scfg, p, fitted, so, s.runs_plan);
   s.own_plan_tpot = s.served.own_plan ? s.served.own_plan->tpot : std::nan("");
-  if (s.served.own_plan) scfg.system = serving::with_system_param(scfg.system, "pools", s.runs_plan, "", true);  // the ablations below under the same plan
+  if (s.served.own_plan)
+    scfg.system = serving::with_system_param(scfg.system, "pools", s.runs_plan, "",
+                                             true);  // the ablations below under the same plan
   // The same with every runtime cost at its mean (the model before the distributions): how much they change.
   {
     scfg.record_timeline = false;
     sim::SimOptions means = so;
     means.charge_means();
-    s.means_tpot = latency_summary_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
+    s.means_tpot =
+        latency_summary_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, fitted, means).result).tpot;
   }
   // And the ablation's profile (reads whole, no ssd.read_cpu_*) on the same runs: what the I/O thread's CPU
   // work in the model changes.
   if (whole) {
     const HardwareProfile wh = hardware_from_json(*whole, "the profile fitted with each read whole");
-    s.whole_tpot = latency_summary_of(run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result).tpot;
+    s.whole_tpot =
+        latency_summary_of(
+            run_simulated(scfg, p.stream, p.trace.info(), p.costs, wh, sim_options(a, wh, eo.workers)).result)
+            .tpot;
   }
 }
 
@@ -848,8 +940,9 @@ void compare_in_sample(InSample& s) {
   s.error = s.measured > 0 ? s.simulated / s.measured - 1 : std::nan("");
 }
 
-// Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention model's
-// stretch), split by phase, since the cost models of several kinds differ between a prefill and a decode step.
+// Per op kind: ops and the seconds from their start to their end (in the simulator: with the contention
+// model's stretch), split by phase, since the cost models of several kinds differ between a prefill and a
+// decode step.
 Json op_kinds_json(const std::vector<TimelineEvent>& timeline) {
   std::map<std::string, std::pair<uint64_t, double>> sums;
   for (const TimelineEvent& e : timeline) {
@@ -863,9 +956,11 @@ Json op_kinds_json(const std::vector<TimelineEvent>& timeline) {
 }
 
 Json in_sample_json(const MeasuredRuns& m, const InSample& s) {
-  Json per_run = Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
+  Json per_run =
+      Json::array();  // each run's TPOT and time per op kind: how much the runs differed, and where
   for (size_t i = 0; i < m.runs.size(); ++i)
-    per_run.push_back({{"tpot_s", s.tpots[i]}, {"op_kinds", op_kinds_json(m.runs[i].result.result.timeline)}});
+    per_run.push_back(
+        {{"tpot_s", s.tpots[i]}, {"op_kinds", op_kinds_json(m.runs[i].result.result.timeline)}});
   const double measured = s.measured;
   const auto [lo, hi] = std::minmax_element(s.tpots.begin(), s.tpots.end());
   Json in;
@@ -897,25 +992,31 @@ void print_in_sample(const InSample& s, const Json& in) {
           ? strprintf(" (under the runs' plan %s; under its own plan, %s: %+.2f%%)", s.runs_plan.c_str(),
                       profile_plan.c_str(), 100 * (s.own_plan_tpot / measured - 1))
           : std::string();
-  const std::string means_note = std::isfinite(s.means_tpot) && measured > 0
-                                     ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (s.means_tpot / measured - 1))
-                                     : std::string();
+  const std::string means_note =
+      std::isfinite(s.means_tpot) && measured > 0
+          ? strprintf("; every runtime cost at its mean: %+.2f%%", 100 * (s.means_tpot / measured - 1))
+          : std::string();
   const std::string whole_note =
       std::isfinite(s.whole_tpot) && measured > 0
-          ? strprintf("; fitted with each read whole (no I/O-thread CPU work): %+.2f%%", 100 * (s.whole_tpot / measured - 1))
+          ? strprintf("; fitted with each read whole (no I/O-thread CPU work): %+.2f%%",
+                      100 * (s.whole_tpot / measured - 1))
           : std::string();
   const std::string ttft_note =
-      std::isfinite(s.ttft_error) ? strprintf("; TTFT %s against %s: %+.2f%%", format_seconds(s.simulated_ttft).c_str(),
-                                              format_seconds(s.measured_ttft).c_str(), 100 * s.ttft_error)
-                                  : std::string();
-  std::fprintf(stderr, "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
-                       "of %zu run%s, spread %.1f%%): %+.2f%%%s%s\n",
-               format_seconds(s.simulated).c_str(), format_seconds(measured).c_str(), s.tpots.size(),
-               s.tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * s.error,
-               (own_plan_note + means_note + whole_note).c_str(), ttft_note.c_str());
+      std::isfinite(s.ttft_error)
+          ? strprintf("; TTFT %s against %s: %+.2f%%", format_seconds(s.simulated_ttft).c_str(),
+                      format_seconds(s.measured_ttft).c_str(), 100 * s.ttft_error)
+          : std::string();
+  std::fprintf(
+      stderr,
+      "in sample: the profile simulates the calibration trace at TPOT %s against %s measured (median "
+      "of %zu run%s, spread %.1f%%): %+.2f%%%s%s\n",
+      format_seconds(s.simulated).c_str(), format_seconds(measured).c_str(), s.tpots.size(),
+      s.tpots.size() == 1 ? "" : "s", 100 * in["exec_tpot_spread"].get<double>(), 100 * s.error,
+      (own_plan_note + means_note + whole_note).c_str(), ttft_note.c_str());
 }
 
-// Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the median.
+// Where an in-sample error comes from: each op kind's simulated seconds against the run closest to the
+// median.
 void print_in_sample_by_op_kind(const InSample& s, const Json& in) {
   const std::vector<double>& tpots = s.tpots;
   const double measured = s.measured;
@@ -930,17 +1031,18 @@ void print_in_sample_by_op_kind(const InSample& s, const Json& in) {
     if (!ek.contains(k) || sec < 1e-3) continue;
     const double e = ek[k]["seconds"].get<double>();
     if (e <= 0) continue;
-    line += strprintf("%s%s %s against %s (%+.1f%%)", line.empty() ? "" : "; ", k.c_str(), format_seconds(sec).c_str(),
-                      format_seconds(e).c_str(), 100 * (sec / e - 1));
+    line += strprintf("%s%s %s against %s (%+.1f%%)", line.empty() ? "" : "; ", k.c_str(),
+                      format_seconds(sec).c_str(), format_seconds(e).c_str(), 100 * (sec / e - 1));
   }
   if (!line.empty())
-    std::fprintf(stderr, "in sample by op kind (simulated start-to-end seconds against run %zu's): %s\n", mid + 1,
-                 line.c_str());
+    std::fprintf(stderr, "in sample by op kind (simulated start-to-end seconds against run %zu's): %s\n",
+                 mid + 1, line.c_str());
 }
 
 }  // namespace
 
-Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const CalibrationStamp& st, Json* whole_out) {
+Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const CalibrationStamp& st,
+                   Json* whole_out) {
   PreparedRun p;
   prepare_run(a, p);
   const ExecRunOptions eo = exec_options(a, p.hw);
@@ -960,6 +1062,8 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Calibrati
   const Json in = in_sample_json(m, s);
   prof["calibration"]["in_sample"] = in;
   prof["calibration"]["planned_with"] = pilots.planner.origin;
+  // The batch the runs were served at: a profile carried to another batch is a transfer (docs/exec.md).
+  prof["calibration"]["batch"] = a.batch;
   if (pilot)
     prof["calibration"]["pilot"] = {{"hardware", p.hw.origin},
                                     {"plan", pilots.plans[0]["served"]},
@@ -974,15 +1078,19 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Calibrati
   print_in_sample(s, in);
   print_in_sample_by_op_kind(s, in);
   if (s.runs_plan != profile_plan)
-    warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan + ", but the calibration runs " +
-         "were served with " + s.runs_plan + " (planned with " + pilots.planner.origin + "): they measured another mix of "
-         "ops than runs with this profile will make; calibrate again with --hw " + a.out);
+    warn("calibrate: the calibrated profile plans ZipMoE's pools as " + profile_plan +
+         ", but the calibration runs " + "were served with " + s.runs_plan + " (planned with " +
+         pilots.planner.origin +
+         "): they measured another mix of "
+         "ops than runs with this profile will make; calibrate again with --hw " +
+         a.out);
   if (whole_out && fitted_profiles.whole) *whole_out = std::move(*fitted_profiles.whole);
   return prof;
 }
 
-ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p, const HardwareProfile& hw,
-                                   const sim::SimOptions& so, const std::string& served) {
+ServedPlanRun simulate_served_plan(const serving::SystemConfig& cfg, const PreparedRun& p,
+                                   const HardwareProfile& hw, const sim::SimOptions& so,
+                                   const std::string& served) {
   ServedPlanRun r;
   r.run = run_simulated(cfg, p.stream, p.trace.info(), p.costs, hw, so);
   r.profile_plan = plan_ratios(r.run.plan);

@@ -203,6 +203,10 @@ void check_args(const ValidateArgs& va, RunArgs& a) {
     throw UsageError(
         "--profile-out, --name, --no-pilot and --pilot-runs go with --calibrate-on (validate then "
         "calibrates too)");
+  if (!interleaved && (va.calibrate_batch > 0 || !va.calibrate_budget.empty()))
+    throw UsageError(
+        "--calibrate-batch and --calibrate-budget go with --calibrate-on (the calibration runs')");
+  if (!va.calibrate_budget.empty()) parse_budget_option("--calibrate-budget", va.calibrate_budget);
   if (interleaved && a.store.empty())
     throw UsageError(
         "--calibrate-on: --store is required (the calibration runs read and compute its experts)");
@@ -262,6 +266,8 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
     RunArgs ca = a;  // the same system, model, store, budget and options on the calibration trace
     ca.trace = va.calibrate_on;
     ca.timeline.clear();
+    if (va.calibrate_batch > 0) ca.batch = va.calibrate_batch;
+    if (!va.calibrate_budget.empty()) ca.budgets = {va.calibrate_budget};
     ca.out =
         va.profile_out.empty() ? std::string("the fitted profile (--profile-out keeps it)") : va.profile_out;
     TraceCalibrationOptions o;
@@ -577,6 +583,14 @@ void structure_details(Json& j, const StructureChecks& s, const exec::ExecCounte
     j["turnaround_s"][resource_class_name(static_cast<ResourceClass>(i))] = rc.turnaround[i];
 }
 
+// " at batch 1" / " at budget 64MiB": where the calibration runs differed from the validated one.
+std::string transfer_note(const ValidateArgs& va) {
+  std::string s;
+  if (va.calibrate_batch > 0) s += " at batch " + std::to_string(va.calibrate_batch);
+  if (!va.calibrate_budget.empty()) s += (s.empty() ? " at budget " : ", budget ") + va.calibrate_budget;
+  return s;
+}
+
 // --calibrate-on: the "calibration" section (the in-sample error, the cost error net of it, the paired
 // ratios).
 Json calibration_json(const ValidateArgs& va, const Measured& m, const Json& errors,
@@ -584,6 +598,7 @@ Json calibration_json(const ValidateArgs& va, const Measured& m, const Json& err
   const Json& in = m.calibration["calibration"]["in_sample"];
   Json c = {{"trace", va.calibrate_on},
             {"runs", va.repeat},
+            {"batch", m.calibration["calibration"]["batch"]},
             {"interleaved", true},
             {"values_from", m.calibration["calibration"]["values_from"]},
             {"in_sample_tpot_error", in["tpot_error"]},
@@ -651,9 +666,9 @@ std::string result_text(const ValidateArgs& va, const RunArgs& a, const Measured
   if (out.contains("calibration")) {
     const Json& c = out["calibration"];
     text += strprintf(
-        "calibrated: on %s, %u run%s, each followed by one exec run of this trace%s; in sample %s "
+        "calibrated: on %s%s, %u run%s, each followed by one exec run of this trace%s; in sample %s "
         "(spread %.1f%%)%s\n",
-        va.calibrate_on.c_str(), va.repeat, va.repeat > 1 ? "s" : "",
+        va.calibrate_on.c_str(), transfer_note(va).c_str(), va.repeat, va.repeat > 1 ? "s" : "",
         c.contains("runs_plan") ? (", all planned " + c["runs_plan"].get<std::string>()).c_str() : "",
         pct(c["in_sample_tpot_error"]).c_str(), 100 * c["exec_tpot_spread"].get<double>(),
         va.profile_out.empty() ? "" : (" -> " + va.profile_out).c_str());
@@ -772,6 +787,11 @@ ValidationOutput validate(ValidateArgs& va) {
   config["profile"] = m.hw.origin;
   if (interleaved) {
     config["calibrated_on"] = va.calibrate_on;
+    // Where the profile was fitted at another batch or budget, the errors are its transfer to this one.
+    config["calibrated_at"] = {
+        {"batch", va.calibrate_batch > 0 ? va.calibrate_batch : a.batch},
+        {"budget", va.calibrate_budget.empty() ? Json(split_budget_list(a.budgets).front())
+                                               : Json(va.calibrate_budget)}};
     config["base_profile"] = p.hw.origin;
     config["profile_out"] = va.profile_out.empty() ? Json(nullptr) : Json(va.profile_out);
   }

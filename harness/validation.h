@@ -28,6 +28,11 @@ struct ValidateArgs {
   uint32_t repeat = 1;
   std::string csv;
   std::string calibrate_on, profile_out, name;  // --calibrate-on, --profile-out, --name
+  // --calibrate-batch, --calibrate-budget: the calibration runs' batch and budget where they differ from the
+  // validated run's (0 / empty: the same), so that a profile fitted at one batch or budget is judged at
+  // another.
+  uint32_t calibrate_batch = 0;
+  std::string calibrate_budget;
   bool no_pilot = false;
   uint32_t pilot_runs = 0;                // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets

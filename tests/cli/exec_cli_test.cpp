@@ -85,12 +85,13 @@ TEST_F(ExecCli, ZipMoeRunsLosslesslyAndComputesEveryRoutedExpert) {
 }
 
 TEST_F(ExecCli, ZipMoeReadsEChunksOnTheWorkersOrOnTheIoThread) {
-  // io=fused: each CPU worker preads its E-chunk (buffered) and decompresses it in one task; io=thread: the I/O
-  // thread reads every chunk. Under the same pools both serve the same lookups, read and decode the same
+  // io=fused: each CPU worker preads its E-chunk (buffered) and decompresses it in one task; io=thread: the
+  // I/O thread reads every chunk. Under the same pools both serve the same lookups, read and decode the same
   // chunks losslessly, and time every decode step.
   std::map<std::string, Json> runs;
   for (const char* io : {"fused", "thread"}) {
-    const CliResult r = moesim_cli(base(std::string("zipmoe:io=") + io, zstore()) + " --pools F=0.3,C=0.3,S=0.4 --json");
+    const CliResult r =
+        moesim_cli(base(std::string("zipmoe:io=") + io, zstore()) + " --pools F=0.3,C=0.3,S=0.4 --json");
     ASSERT_EQ(r.code, 0) << io << ": " << r.err;
     runs[io] = Json::parse(r.out);
     EXPECT_EQ(runs[io]["header"]["config"]["plan"]["io"], io);
@@ -188,7 +189,8 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   const std::string csv = dir_ + "/errors.csv";
   const CliResult r = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
                                  " --system zipmoe --budget 1MiB --workers 2 --buffered --gpu off --profile "
-                                 "jetson-agx-orin-64gb --repeat 2 --json --csv " + csv);
+                                 "jetson-agx-orin-64gb --repeat 2 --json --csv " +
+                                 csv);
   ASSERT_EQ(r.code, 0) << r.err;
   const Json j = Json::parse(r.out);
   const Json& e = j["errors"];
@@ -203,7 +205,8 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
   // And every graph its measured planning time.
   EXPECT_EQ(e["structure"]["planning_unmatched"].get<uint64_t>(), 0u);
   EXPECT_GT(e["structure"]["planning_matched"].get<uint64_t>(), 0u);
-  for (const char* k : {"plan_latency_fixed_s", "plan_latency_per_op_s", "plan_tail_fixed_s", "plan_tail_per_op_s"})
+  for (const char* k :
+       {"plan_latency_fixed_s", "plan_latency_per_op_s", "plan_tail_fixed_s", "plan_tail_per_op_s"})
     EXPECT_GE(e["structure"][k].get<double>(), 0) << k;
   // Fed with the measured durations, the simulator lands near the measured TPOT (a loose sanity bound that a
   // wrong structure model breaks: ctest runs other tests beside this one on 2 cores, and a loaded machine
@@ -255,22 +258,25 @@ TEST_F(ExecCli, ValidateReportsStructureAndCostErrors) {
     EXPECT_DOUBLE_EQ(v["error"].get<double>(), err);
     EXPECT_EQ(v["met"].get<bool>(), std::abs(err) <= v["limit"].get<double>());
   }
-  const double lo = e["cost"]["tpot_interval"][0].get<double>(), hi = e["cost"]["tpot_interval"][1].get<double>();
-  EXPECT_EQ(t[2]["decided"].get<bool>(), (std::abs(lo) <= 0.05 && std::abs(hi) <= 0.05) || lo > 0.05 || hi < -0.05);
+  const double lo = e["cost"]["tpot_interval"][0].get<double>(),
+               hi = e["cost"]["tpot_interval"][1].get<double>();
+  EXPECT_EQ(t[2]["decided"].get<bool>(),
+            (std::abs(lo) <= 0.05 && std::abs(hi) <= 0.05) || lo > 0.05 || hi < -0.05);
   EXPECT_FALSE(t[0].contains("decided"));
 }
 
 TEST_F(ExecCli, ValidateTargetsAreCheckedBeforeAnyRun) {
-  const std::string common = " --model " + std::string(kModel) + " --store " + zstore() +
-                             " --system zipmoe --budget 1MiB --buffered --gpu off --profile jetson-agx-orin-64gb";
-  for (const auto& [spec, says] : std::vector<std::pair<std::string, std::string>>{
-           {"cost.tpot", "not CHECK.METRIC=LIMIT"},
-           {"costs.tpot=5%", "no check 'costs'"},
-           {"cost.tpop=5%", "no metric 'tpop'"},
-           {"cost.tpot=-1", "positive number"},
-           {"cost.tpot=5%%", "positive number"},
-           {"cost.tpot=5%,", "empty item"},
-           {"transfer.ttft=5%", "TPOT only"}}) {
+  const std::string common =
+      " --model " + std::string(kModel) + " --store " + zstore() +
+      " --system zipmoe --budget 1MiB --buffered --gpu off --profile jetson-agx-orin-64gb";
+  for (const auto& [spec, says] :
+       std::vector<std::pair<std::string, std::string>>{{"cost.tpot", "not CHECK.METRIC=LIMIT"},
+                                                        {"costs.tpot=5%", "no check 'costs'"},
+                                                        {"cost.tpop=5%", "no metric 'tpop'"},
+                                                        {"cost.tpot=-1", "positive number"},
+                                                        {"cost.tpot=5%%", "positive number"},
+                                                        {"cost.tpot=5%,", "empty item"},
+                                                        {"transfer.ttft=5%", "TPOT only"}}) {
     SCOPED_TRACE(spec);
     const CliResult r = moesim_cli("-q validate " + trace() + common + " --targets '" + spec + "'");
     EXPECT_EQ(r.code, 2) << r.err;
@@ -279,7 +285,8 @@ TEST_F(ExecCli, ValidateTargetsAreCheckedBeforeAnyRun) {
     EXPECT_TRUE(r.out.empty());  // refused before any exec run
   }
   // Given ones replace the defaults; "" judges none; the text names each verdict.
-  const CliResult r = moesim_cli("-q validate " + trace() + common + " --targets 'structure.ttft=0.5,cost.tpot=100%'");
+  const CliResult r =
+      moesim_cli("-q validate " + trace() + common + " --targets 'structure.ttft=0.5,cost.tpot=100%'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("targets:\n  structure TTFT within 50%: "));
   EXPECT_THAT(r.out, HasSubstr("  cost TPOT within 100%: "));
@@ -293,7 +300,8 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
   const std::string prefix = dir_ + "/vt";
   const CliResult r = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
                                  " --system zipmoe --budget 1MiB --workers 2 --buffered --profile "
-                                 "jetson-agx-orin-64gb --timeline " + prefix);
+                                 "jetson-agx-orin-64gb --timeline " +
+                                 prefix);
   ASSERT_EQ(r.code, 0) << r.err;
   size_t ops[3] = {0, 0, 0}, submitted[3] = {0, 0, 0}, cpu[3] = {0, 0, 0};
   std::vector<double> over;  // CPU time - wall time per op: at most a few us for the typical op (a loaded
@@ -322,13 +330,13 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
   EXPECT_LE(over[over.size() / 2], 20.0);
   EXPECT_EQ(cpu[1] + cpu[2], 0u);
   EXPECT_GT(ops[0], 0u);
-  EXPECT_EQ(ops[0], ops[1]);  // the same ops, one schedule measured and one simulated
-  EXPECT_GT(ops[2], 0u);      // and the cost simulation's schedule
+  EXPECT_EQ(ops[0], ops[1]);        // the same ops, one schedule measured and one simulated
+  EXPECT_GT(ops[2], 0u);            // and the cost simulation's schedule
   EXPECT_EQ(submitted[0], ops[0]);  // a real run records when each op was handed over
   EXPECT_EQ(submitted[1] + submitted[2], 0u);
-  const CliResult w = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --budget 1MiB --buffered --timeline " + prefix +
-                                 " --timeline-steps 0:3");
+  const CliResult w =
+      moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+                 " --system zipmoe --budget 1MiB --buffered --timeline " + prefix + " --timeline-steps 0:3");
   EXPECT_EQ(w.code, 2);
   EXPECT_THAT(w.err, HasSubstr("whole runs"));
 }
@@ -336,8 +344,9 @@ TEST_F(ExecCli, ValidateWritesTheExecAndStructureTimelinesSideBySide) {
 // --repeat N fits every run's ops together: the same trace and decisions, N times the points.
 TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
   // --no-pilot: both plan with the base profile, so their runs serve the same ops.
-  const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
-                           " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off --no-pilot";
+  const std::string args =
+      "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+      " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off --no-pilot";
   const CliResult one = moesim_cli(args + " -o " + dir_ + "/one.json");
   ASSERT_EQ(one.code, 0) << one.err;
   const CliResult two = moesim_cli(args + " --repeat 2 -o " + dir_ + "/two.json");
@@ -353,14 +362,15 @@ TEST_F(ExecCli, CalibrateRepeatFitsEveryRunTogether) {
   const CliResult zero = moesim_cli(args + " --repeat 0 -o " + dir_ + "/x.json");
   EXPECT_EQ(zero.code, 2);
   EXPECT_THAT(zero.err, HasSubstr("--repeat must be 1..1000"));
-  const CliResult micro = moesim_cli("-q calibrate --store " + zstore() + " --micro --repeat 2 -o " + dir_ + "/m.json");
+  const CliResult micro =
+      moesim_cli("-q calibrate --store " + zstore() + " --micro --repeat 2 -o " + dir_ + "/m.json");
   EXPECT_EQ(micro.code, 2);
   EXPECT_THAT(micro.err, HasSubstr("--repeat repeats the calibration trace's run"));
 }
 
-// zipmoe plans with the cost model (ZipMoE Alg. 4): a pilot run under the base profile, then the measured runs
-// planned with its fit; only the measured runs' ops are fitted. Every profile says how well it reproduces the
-// runs it came from (in sample).
+// zipmoe plans with the cost model (ZipMoE Alg. 4): a pilot run under the base profile, then the measured
+// runs planned with its fit; only the measured runs' ops are fitted. Every profile says how well it
+// reproduces the runs it came from (in sample).
 TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSample) {
   const std::string args = "-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
                            " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off";
@@ -376,7 +386,8 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   ASSERT_LE(pilots.size(), 3u);
   for (size_t i = 0; i + 1 < pilots.size(); ++i) {
     EXPECT_NE(pilots[i]["served"], pilots[i]["fit_plans"]) << "pilot " << i + 1 << " reached the fixed point";
-    EXPECT_EQ(pilots[i + 1]["served"], pilots[i]["fit_plans"]) << "pilot " << i + 2 << " ran under the last fit";
+    EXPECT_EQ(pilots[i + 1]["served"], pilots[i]["fit_plans"])
+        << "pilot " << i + 2 << " ran under the last fit";
   }
   EXPECT_EQ(cal["pilot"]["fixed_point"].get<bool>(), pilots.back()["served"] == pilots.back()["fit_plans"]);
   EXPECT_EQ(cal["pilot"]["plan"], pilots[0]["served"]);
@@ -384,7 +395,8 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   EXPECT_EQ(cal["pilot"]["runs_plan"], pilots.back()["fit_plans"]);  // the measured runs: the last fit's plan
   // Three runs: each fitted value is the median of the runs' own fits, and says so.
   EXPECT_EQ(cal["values_from"], "the median of the 3 runs' own fits");
-  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("the median of the 3 runs' own fits"));
+  EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(),
+              HasSubstr("the median of the 3 runs' own fits"));
   EXPECT_THAT(cal["pilot"]["hardware"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
   EXPECT_THAT(cal["pilot"]["plan"].get<std::string>(), ::testing::MatchesRegex("[FCSE]=.*"));  // pool ratios
   const Json& in = cal["in_sample"];
@@ -393,8 +405,8 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   EXPECT_GT(in["sim_tpot_s"].get<double>(), 0);
   EXPECT_GT(in["exec_tpot_median_s"].get<double>(), 0);
   EXPECT_TRUE(in["tpot_error"].is_number());
-  EXPECT_NEAR(in["tpot_error"].get<double>(), in["sim_tpot_s"].get<double>() / in["exec_tpot_median_s"].get<double>() - 1,
-              1e-12);
+  EXPECT_NEAR(in["tpot_error"].get<double>(),
+              in["sim_tpot_s"].get<double>() / in["exec_tpot_median_s"].get<double>() - 1, 1e-12);
   // TTFT beside it: the prefill's models are fitted on the same runs.
   ASSERT_EQ(in["runs_ttft_s"].size(), 3u);
   std::vector<double> ttfts = in["runs_ttft_s"].get<std::vector<double>>();
@@ -413,7 +425,8 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
     EXPECT_TRUE(r["op_kinds"].contains("decompress"));
   }
   // (a decode step's reads and a prefill's, fitted apart when both phases read)
-  EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>() + cal["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(),
+  EXPECT_EQ(cal["fits"]["ssd_read"]["points"].get<uint64_t>() +
+                cal["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(),
             reads);
   // --pilot-runs 1: one pilot whatever its fit plans; where the fit moves the plan, calibrate says so.
   const CliResult one = moesim_cli(args + " --pilot-runs 1 -o " + dir_ + "/pilot1.json");
@@ -433,8 +446,8 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
   EXPECT_EQ(np["calibration"]["values_from"], "the run's fit");
   EXPECT_THAT(np["calibration"]["planned_with"].get<std::string>(), HasSubstr("jetson-agx-orin-64gb"));
   const CliResult o = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
-                                 " --system offload --budget 1MiB --workers 2 --buffered --gpu off -o " + dir_ +
-                                 "/offload.json");
+                                 " --system offload --budget 1MiB --workers 2 --buffered --gpu off -o " +
+                                 dir_ + "/offload.json");
   ASSERT_EQ(o.code, 0) << o.err;
   const Json op = Json::parse(read_text(dir_ + "/offload.json"));
   EXPECT_FALSE(op["calibration"].contains("pilot"));
@@ -443,8 +456,9 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
 }
 
 // With O_DIRECT reads exec records each read's CPU time (the I/O thread's: the kernel's path, the checksum, a
-// full tensor's merge) and calibrate fits it apart from the device's time (ssd.read_cpu_*), both non-negative,
-// the profile's value the fit's. Where the filesystem refuses O_DIRECT exec reads buffered: no split.
+// full tensor's merge) and calibrate fits it apart from the device's time (ssd.read_cpu_*), both
+// non-negative, the profile's value the fit's. Where the filesystem refuses O_DIRECT exec reads buffered: no
+// split.
 TEST_F(ExecCli, CalibrateSplitsDirectReads) {
   const std::string prof = dir_ + "/direct.json";
   const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
@@ -459,28 +473,33 @@ TEST_F(ExecCli, CalibrateSplitsDirectReads) {
   ASSERT_GE(fit["points"].get<uint64_t>(), 2u);
   ASSERT_TRUE(p["ssd"].contains("read_cpu_overhead")) << p["ssd"].dump(2);
   EXPECT_GE(p["ssd"]["read_cpu_overhead"]["value"].get<double>(), 0);
-  EXPECT_EQ(p["ssd"]["read_cpu_overhead"]["value"].get<double>(), std::max(fit["intercept_s"].get<double>(), 0.0));
+  EXPECT_EQ(p["ssd"]["read_cpu_overhead"]["value"].get<double>(),
+            std::max(fit["intercept_s"].get<double>(), 0.0));
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("the device's part"));
   EXPECT_GT(p["ssd"]["read_bandwidth"]["value"].get<double>(), 0);
   // The profile loads and simulates.
-  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system offload --budget 1MiB --hw " + prof);
+  const CliResult r =
+      moesim_cli("-q run " + trace() + " --model " + kModel + " --system offload --budget 1MiB --hw " + prof);
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   const std::string prof = dir_ + "/calibrated.json";
-  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off "
-                                 "--name t -o " + prof);
+  const CliResult c =
+      moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --gpu off "
+                 "--name t -o " +
+                 prof);
   ASSERT_EQ(c.code, 0) << c.err;
   const Json p = Json::parse(read_text(prof));
   EXPECT_EQ(p["name"], "t");
-  for (const char* k : {"read_bandwidth", "read_latency"}) EXPECT_THAT(p["ssd"][k]["source"].get<std::string>(), HasSubstr("moesim calibrate"));
+  for (const char* k : {"read_bandwidth", "read_latency"})
+    EXPECT_THAT(p["ssd"][k]["source"].get<std::string>(), HasSubstr("moesim calibrate"));
   EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
   // The trace prefills and decodes, and misses: a prefill's reads and a decode step's are fitted apart. The
-  // experts computed on weights their request just recovered have their fixed cost fitted and reported, but not
-  // written to the profile: that term improved no run of the held-out matrix.
+  // experts computed on weights their request just recovered have their fixed cost fitted and reported, but
+  // not written to the profile: that term improved no run of the held-out matrix.
   EXPECT_GT(p["ssd"]["prefill_read_bandwidth"]["value"].get<double>(), 0);
   EXPECT_GE(p["ssd"]["prefill_read_latency"]["value"].get<double>(), 0);
   EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
@@ -500,8 +519,9 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   // copy, all CPU): no ssd.read_cpu_* (the direct-I/O case: CalibrateSplitsDirectReads below).
   EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead"));
   EXPECT_EQ(p["calibration"]["fits"]["ssd_read_cpu"]["points"].get<uint64_t>(), 0u);
-  for (const char* k : {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
-                        "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
+  for (const char* k :
+       {"dispatch_latency", "plan_latency_per_op", "plan_latency_fixed", "plan_tail_per_op",
+        "plan_tail_fixed", "dispatch_latency_ssd", "dispatch_latency_cpu", "dispatch_latency_gpu"})
     EXPECT_GE(p["runtime"][k]["value"].get<double>(), 0) << k;
   // The contention model's cores (the CPUs this test could run on) and, without --gpu, the GPU stream among
   // the CPU-bound threads.
@@ -509,7 +529,8 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_TRUE(p["runtime"]["gpu_stream_on_cpu"]["value"].get<bool>());
   // The distributions the simulator draws hand-offs and wake-ups from, ascending; the in-sample error with
   // every runtime cost at its mean beside the one with them.
-  for (const char* k : {"dispatch_latency_cpu_quantiles", "dispatch_latency_ssd_quantiles", "wake_latency_quantiles"}) {
+  for (const char* k :
+       {"dispatch_latency_cpu_quantiles", "dispatch_latency_ssd_quantiles", "wake_latency_quantiles"}) {
     const Json& q = p["runtime"][k]["value"];
     ASSERT_EQ(q.size(), 20u) << k;
     for (size_t i = 1; i < q.size(); ++i) EXPECT_LE(q[i - 1].get<double>(), q[i].get<double>()) << k;
@@ -517,20 +538,23 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_TRUE(p["calibration"]["in_sample"]["tpot_error_runtime_means"].is_number());
   EXPECT_TRUE(p["calibration"]["fits"].contains("decompress"));
   // The profile is a hardware profile like any other: run simulates with it, validate compares with it.
-  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
-                                 "--budget 1MiB --hw " + prof);
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel +
+                                 " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " +
+                                 prof);
   EXPECT_EQ(r.code, 0) << r.err;
-  const CliResult v = moesim_cli("-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --profile " +
-                                 prof + " --json");
+  const CliResult v = moesim_cli(
+      "-q validate " + trace() + " --model " + kModel + " --store " + zstore() +
+      " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --profile " + prof + " --json");
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_TRUE(Json::parse(v.out)["errors"]["cost"]["tpot"].is_number());
 }
 
 TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   const std::string cal = dir_ + "/cal.mtr", prof = dir_ + "/interleaved.json";
-  ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed 5 -o " +
-                       cal).code,
+  ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel +
+                       " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed 5 -o " + cal)
+                .code,
             0);
   const std::string common = zipmoe_cpu();
   const CliResult v = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + cal +
@@ -546,8 +570,10 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   // The cost error net of the in-sample one: (1 + cost) / (1 + in sample) - 1.
   const double cost = j["errors"]["cost"]["tpot"].get<double>(), in = c["in_sample_tpot_error"].get<double>();
   EXPECT_NEAR(c["beyond_in_sample"].get<double>(), (1 + cost) / (1 + in) - 1, 1e-12);
-  EXPECT_EQ(j["exec"]["tpot_s"].size(), 2u);  // the validated trace's own runs, one after each calibration run
-  EXPECT_EQ(j["errors"]["structure"]["ops_unmatched"].get<uint64_t>(), 0u);  // replayed under the runs' own plan
+  EXPECT_EQ(j["exec"]["tpot_s"].size(),
+            2u);  // the validated trace's own runs, one after each calibration run
+  EXPECT_EQ(j["errors"]["structure"]["ops_unmatched"].get<uint64_t>(),
+            0u);  // replayed under the runs' own plan
   // The profile was fitted to the calibration trace's two runs only, and is a profile like any other.
   const Json p = Json::parse(read_text(prof));
   EXPECT_EQ(p["name"], "il");
@@ -579,23 +605,27 @@ TEST_F(ExecCli, ValidateCalibratesOnAnotherTraceInterleavedWithItsOwnRuns) {
   EXPECT_EQ(tt["met"].get<bool>(), std::abs(pr["transfer_error"].get<double>()) <= 0.05);
   EXPECT_EQ(tt["interval"], pr["transfer_interval"]);
   EXPECT_EQ(tt["interval_of"], "the paired ratio");
-  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
-                                 "--budget 1MiB --hw " + prof);
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel +
+                                 " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " +
+                                 prof);
   EXPECT_EQ(r.code, 0) << r.err;
   // The text names the calibration and where the profile went.
-  const CliResult t = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + cal + " --repeat 1");
+  const CliResult t =
+      moesim_cli("-q validate " + trace() + common + " --calibrate-on " + cal + " --repeat 1");
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_THAT(t.out, HasSubstr("calibrated: on " + cal + ", 1 run, each followed by one exec run of this trace"));
+  EXPECT_THAT(t.out,
+              HasSubstr("calibrated: on " + cal + ", 1 run, each followed by one exec run of this trace"));
   EXPECT_THAT(t.out, HasSubstr("in sample"));
-  EXPECT_THAT(t.out, Not(HasSubstr("paired:")));  // one pair: no interval to speak of
+  EXPECT_THAT(t.out, Not(HasSubstr("paired:")));               // one pair: no interval to speak of
   EXPECT_THAT(t.out, Not(HasSubstr("transfer TPOT within")));  // and no transfer error to judge
 }
 
 TEST_F(ExecCli, TheInSampleCheckSimulatesTheOpsTheRunsMade) {
   // --no-pilot: the runs are planned with the base profile (a Jetson: E=1 at this budget when the I/O thread
   // reads every chunk, io=thread; with the workers' fused reads it keeps F as well), which the fitted profile
-  // need not repeat. The in-sample simulation then keeps the runs' pools, so it makes exactly the ops the runs
-  // made, kind by kind, and the error under the profile's own plan is reported beside it.
+  // need not repeat. The in-sample simulation then keeps the runs' pools, so it makes exactly the ops the
+  // runs made, kind by kind, and the error under the profile's own plan is reported beside it.
   const std::string thread_io = zipmoe_cpu("zipmoe:io=thread");
   const std::string prof = dir_ + "/nopilot.json";
   const CliResult c = moesim_cli("-q calibrate " + trace() + thread_io + " --no-pilot -o " + prof);
@@ -644,11 +674,20 @@ TEST_F(ExecCli, ValidateCalibrateOnRejectsBadInputWithoutWritingAProfile) {
   const CliResult a = moesim_cli("-q validate " + trace() + common + " --profile-out " + prof);
   EXPECT_EQ(a.code, 2) << a.err;
   EXPECT_THAT(a.err, HasSubstr("go with --calibrate-on"));
-  const CliResult a2 = moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --pilot-runs 2");
+  const CliResult a2 =
+      moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --pilot-runs 2");
   EXPECT_EQ(a2.code, 2) << a2.err;
   EXPECT_THAT(a2.err, HasSubstr("--pilot-runs go with --calibrate-on"));
-  const CliResult b = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + dir_ + "/missing.mtr" +
-                                 " --profile-out " + prof);
+  const CliResult a3 =
+      moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --calibrate-batch 2");
+  EXPECT_EQ(a3.code, 2) << a3.err;
+  EXPECT_THAT(a3.err, HasSubstr("--calibrate-batch and --calibrate-budget go with --calibrate-on"));
+  const CliResult a4 = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + trace() +
+                                  " --calibrate-budget lots");
+  EXPECT_EQ(a4.code, 2) << a4.err;
+  EXPECT_THAT(a4.err, HasSubstr("--calibrate-budget"));
+  const CliResult b = moesim_cli("-q validate " + trace() + common + " --calibrate-on " + dir_ +
+                                 "/missing.mtr" + " --profile-out " + prof);
   EXPECT_NE(b.code, 0);
   EXPECT_THAT(b.err, HasSubstr("missing.mtr"));
   const CliResult c = moesim_cli("-q validate " + trace() + " --model " + kModel +
@@ -663,10 +702,11 @@ TEST_F(ExecCli, ValidateCalibrateOnRejectsBadInputWithoutWritingAProfile) {
 TEST_F(ExecCli, IoUringGivesTheSameVerifiedResultsAsPread) {
   const std::string why = exec::uring_probe();
   if (!why.empty()) GTEST_SKIP() << "io_uring is unavailable here: " << why;
-  for (const auto& [system, store] : {std::pair{std::string("zipmoe"), zstore()}, std::pair{std::string("offload"), rstore()}}) {
+  for (const auto& [system, store] :
+       {std::pair{std::string("zipmoe"), zstore()}, std::pair{std::string("offload"), rstore()}}) {
     SCOPED_TRACE(system);
-    const std::string cmd = "-q exec " + trace() + " --model " + kModel + " --store " + store + " --system " + system +
-                            " --budget 1MiB --workers 2 --json";
+    const std::string cmd = "-q exec " + trace() + " --model " + kModel + " --store " + store + " --system " +
+                            system + " --budget 1MiB --workers 2 --json";
     const CliResult p = moesim_cli(cmd + " --io pread");
     const CliResult u = moesim_cli(cmd + " --io uring");
     ASSERT_EQ(p.code, 0) << p.err;
@@ -677,8 +717,8 @@ TEST_F(ExecCli, IoUringGivesTheSameVerifiedResultsAsPread) {
     EXPECT_FALSE(ju.contains("io_fallback"));
     EXPECT_THAT(ju["platform"].get<std::string>(), HasSubstr("io_uring"));
     EXPECT_TRUE(ju["lossless"].get<bool>());
-    for (const char* k : {"chunks_read", "bytes_read", "chunks_verified", "frames_decoded", "tensors_recovered",
-                          "expert_computes", "dense_computes"})
+    for (const char* k : {"chunks_read", "bytes_read", "chunks_verified", "frames_decoded",
+                          "tensors_recovered", "expert_computes", "dense_computes"})
       EXPECT_EQ(jp[k], ju[k]) << k;
   }
 }
@@ -691,27 +731,32 @@ TEST_F(ExecCli, IoOptionIsChecked) {
 
 TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   const std::string prof = dir_ + "/micro.json";
-  const CliResult c = moesim_cli("-q calibrate --store " + zstore() + " --micro --micro-budget 3 --micro-depth 4 "
-                                 "--threads 2 --micro-codecs lz4 --gpu off --name m -o " + prof);
+  const CliResult c = moesim_cli("-q calibrate --store " + zstore() +
+                                 " --micro --micro-budget 3 --micro-depth 4 "
+                                 "--threads 2 --micro-codecs lz4 --gpu off --name m -o " +
+                                 prof);
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_THAT(c.err, HasSubstr("micro: SSD"));
   const Json p = Json::parse(read_text(prof));
   const Json& m = p["micro"];
   EXPECT_EQ(p["calibration"]["fields_from"], "micro");
   EXPECT_TRUE(p["calibration"]["trace"].is_null());
-  // Reads: 4 KiB ... (sizes of the store) x depths 1, 2, 4; the fitted line is positive and says how well it fits.
+  // Reads: 4 KiB ... (sizes of the store) x depths 1, 2, 4; the fitted line is positive and says how well it
+  // fits.
   ASSERT_GE(m["ssd"]["points"].size(), 3u);
   EXPECT_EQ(m["ssd"]["points"].size() % 3, 0u);
   for (const Json& pt : m["ssd"]["points"]) {
     EXPECT_GT(pt["bandwidth"].get<double>(), 0);
-    EXPECT_GE(pt["requests"].get<uint64_t>(), 4u * pt["depth"].get<uint64_t>());  // at least 4 per thread/slot
+    EXPECT_GE(pt["requests"].get<uint64_t>(),
+              4u * pt["depth"].get<uint64_t>());  // at least 4 per thread/slot
   }
   const uint32_t q = m["ssd"]["queue_depth"].get<uint32_t>();
   EXPECT_TRUE(q == 1 || q == 2 || q == 4) << q;
   EXPECT_GT(m["ssd"]["fit"]["bandwidth"].get<double>(), 0);
   EXPECT_GE(m["ssd"]["fit"]["relative_rms"].get<double>(), 0);
   EXPECT_GE(m["ssd"]["fit"]["points"].get<uint64_t>(), 2u);
-  EXPECT_DOUBLE_EQ(p["ssd"]["read_bandwidth"]["value"].get<double>(), m["ssd"]["fit"]["bandwidth"].get<double>());
+  EXPECT_DOUBLE_EQ(p["ssd"]["read_bandwidth"]["value"].get<double>(),
+                   m["ssd"]["fit"]["bandwidth"].get<double>());
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("microbenchmark"));
   EXPECT_THAT(p["ssd"]["read_bandwidth"]["source"].get<std::string>(), HasSubstr("relative RMS residual"));
   EXPECT_EQ(p["ssd"]["queue_depth"]["value"].get<uint32_t>(), q);
@@ -741,7 +786,8 @@ TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
     EXPECT_GT(f["bandwidth_per_core"].get<double>(), 0) << f.dump();
     EXPECT_GE(f["points"].get<uint64_t>(), 2u);
   }
-  EXPECT_EQ(fits, (std::set<std::pair<std::string, uint32_t>>{{"zstd:3", 1}, {"zstd:3", 2}, {"lz4", 1}, {"lz4", 2}}));
+  EXPECT_EQ(fits, (std::set<std::pair<std::string, uint32_t>>{
+                      {"zstd:3", 1}, {"zstd:3", 2}, {"lz4", 1}, {"lz4", 2}}));
   EXPECT_THAT(p["cpu"]["decompress_bandwidth_per_core"]["source"].get<std::string>(), HasSubstr("zstd:3"));
   EXPECT_EQ(m["recover"]["fits"].size(), 2u);
   EXPECT_GT(p["cpu"]["memcpy_bandwidth_per_core"]["value"].get<double>(), 0);
@@ -755,11 +801,13 @@ TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   // The ladder's experts of 2+ tokens (6 of 7) give the fixed cost of an expert's GEMMs: the mean of their
   // time less the roofline at the fitted rates (never negative).
   EXPECT_EQ(m["compute"]["fit_expert_gemm"]["points"].get<uint64_t>(), 6u);
-  const double bw = m["compute"]["fit_bytes"]["bandwidth"].get<double>(), peak = m["compute"]["fit_flops"]["flops"].get<double>();
+  const double bw = m["compute"]["fit_bytes"]["bandwidth"].get<double>(),
+               peak = m["compute"]["fit_flops"]["flops"].get<double>();
   double over = 0;
   for (const Json& pt : m["compute"]["points"])
     if (pt["kind"] == "expert" && pt["tokens"].get<uint32_t>() >= 2)
-      over += pt["time_s"].get<double>() - std::max(pt["bytes"].get<double>() / bw, pt["flops"].get<double>() / peak);
+      over += pt["time_s"].get<double>() -
+              std::max(pt["bytes"].get<double>() / bw, pt["flops"].get<double>() / peak);
   EXPECT_NEAR(m["compute"]["fit_expert_gemm"]["overhead_s"].get<double>(), std::max(0.0, over / 6), 1e-12);
   EXPECT_DOUBLE_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(),
                    m["compute"]["fit_expert_gemm"]["overhead_s"].get<double>());
@@ -773,16 +821,20 @@ TEST_F(ExecCli, CalibrateMicroFitsEveryCostAndKeepsTheRawPoints) {
   }
   EXPECT_EQ(comps, (std::set<std::string>{"io", "decompress", "compute"}));
   // The profile is a hardware profile: run simulates with it.
-  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel + " --system zipmoe --recover-on cpu "
-                                 "--budget 1MiB --hw " + prof);
+  const CliResult r = moesim_cli("-q run " + trace() + " --model " + kModel +
+                                 " --system zipmoe --recover-on cpu "
+                                 "--budget 1MiB --hw " +
+                                 prof);
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST_F(ExecCli, CalibrateWithATraceAndMicroFillsTheFieldsFromEitherOnRequest) {
   const std::string prof = dir_ + "/both.json";
-  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
-                                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --micro "
-                                 "--micro-budget 2 --micro-depth 2 --fit-from micro -o " + prof);
+  const CliResult c =
+      moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + zstore() +
+                 " --system zipmoe --recover-on cpu --budget 1MiB --workers 2 --buffered --micro "
+                 "--micro-budget 2 --micro-depth 2 --fit-from micro -o " +
+                 prof);
   ASSERT_EQ(c.code, 0) << c.err;
   const Json p = Json::parse(read_text(prof));
   EXPECT_EQ(p["calibration"]["fields_from"], "micro");
@@ -819,7 +871,9 @@ TEST_F(ExecCli, CalibrateRejectsBadMicroOptionsClearly) {
 
 // ---- the CUDA path (exec/exec_platform.h, kernels/gpu_exec.h): skipped where there is no usable GPU ----
 
-bool have_gpu(std::string* why) { return kernels::cuda_available(why); }
+bool have_gpu(std::string* why) {
+  return kernels::cuda_available(why);
+}
 
 TEST_F(ExecCli, GpuOnWithoutAGpuFailsClearly) {
   std::string why;

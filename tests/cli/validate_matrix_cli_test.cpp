@@ -24,11 +24,14 @@ class ValidateMatrixCli : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     const std::string w = dir_ + "/w.safetensors";
     ASSERT_EQ(moesim_cli("-q weights synth --model " + kModel + " --seed 1 -o " + w).code, 0);
-    ASSERT_EQ(moesim_cli("-q pack --weights " + w + " --codec zstd:3 --shards 2 -o " + dir_ + "/z.store").code, 0);
-    ASSERT_EQ(moesim_cli("-q pack --weights " + w + " --codec raw --shards 1 -o " + dir_ + "/r.store").code, 0);
+    ASSERT_EQ(
+        moesim_cli("-q pack --weights " + w + " --codec zstd:3 --shards 2 -o " + dir_ + "/z.store").code, 0);
+    ASSERT_EQ(moesim_cli("-q pack --weights " + w + " --codec raw --shards 1 -o " + dir_ + "/r.store").code,
+              0);
     for (const char* seed : {"3", "5"})
-      ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed " +
-                           seed + " -o " + dir_ + "/t" + seed + ".mtr")
+      ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel +
+                           " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed " + seed + " -o " + dir_ + "/t" +
+                           seed + ".mtr")
                     .code,
                 0);
   }
@@ -63,7 +66,8 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
     EXPECT_EQ(c["index"], i);
     EXPECT_EQ(c["system"], i == 0 ? "offload" : "zipmoe");
     EXPECT_EQ(c["calibrate"], dir_ + "/t5.mtr");
-    for (const char* path : {"/errors/structure/tpot", "/errors/structure/layer_makespan_median", "/errors/cost/tpot"}) {
+    for (const char* path :
+         {"/errors/structure/tpot", "/errors/structure/layer_makespan_median", "/errors/cost/tpot"}) {
       const Json& e = c[Json::json_pointer(path)];
       EXPECT_TRUE(e["value"].is_number()) << path;
       EXPECT_TRUE(verdicts.contains(e["verdict"].get<std::string>())) << path << " " << e.dump();
@@ -75,8 +79,9 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
     EXPECT_GE(cost["high"].get<double>(), cost["value"].get<double>());
     EXPECT_EQ(cost["decided_by"], "interval");
     // Each verdict agrees with its value and interval.
-    const double lo = cost["low"].get<double>(), hi = cost["high"].get<double>(), lim = cost["limit"].get<double>();
-    const std::string want = std::max(std::abs(lo), std::abs(hi)) <= lim         ? "met"
+    const double lo = cost["low"].get<double>(), hi = cost["high"].get<double>(),
+                 lim = cost["limit"].get<double>();
+    const std::string want = std::max(std::abs(lo), std::abs(hi)) <= lim           ? "met"
                              : (std::min(lo, hi) > lim || std::max(lo, hi) < -lim) ? "missed"
                                                                                    : "undecided";
     EXPECT_EQ(cost["verdict"], want);
@@ -84,7 +89,8 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
     EXPECT_EQ(st["verdict"], std::abs(st["value"].get<double>()) <= 0.02 ? "met" : "missed");
     EXPECT_TRUE(c["ablations"].contains("structure_ops_only"));
     EXPECT_TRUE(c["ablations"].contains("cost_without:runtime"));  // a fitted profile has a runtime section
-    // TTFT is no target, but a prefill's terms are weighed on it: each cell and each cost ablation carries it.
+    // TTFT is no target, but a prefill's terms are weighed on it: each cell and each cost ablation carries
+    // it.
     EXPECT_TRUE(c["errors"]["cost"]["ttft"]["value"].is_number()) << c["errors"].dump();
     EXPECT_TRUE(c["ablations"]["cost_without:runtime"]["ttft"].is_number());
     EXPECT_EQ(c["exec"]["runs"], 2u);
@@ -99,7 +105,8 @@ TEST_F(ValidateMatrixCli, EveryCellHasItsErrorsWithIntervalsAndVerdicts) {
   bool cost_ttft = false;
   for (const Json& t : j["terms"]) {
     cost_ttft |= t["check"] == "cost" && t["metric"] == "ttft";
-    EXPECT_FALSE(t["check"] == "structure" && t["metric"] == "ttft") << t.dump();  // a structure check has no TTFT row
+    EXPECT_FALSE(t["check"] == "structure" && t["metric"] == "ttft")
+        << t.dump();  // a structure check has no TTFT row
   }
   EXPECT_TRUE(cost_ttft);
   const std::string text = read_text(csv);
@@ -118,13 +125,14 @@ TEST_F(ValidateMatrixCli, TheTableNamesEveryCell) {
 }
 
 TEST_F(ValidateMatrixCli, ATraceFittedToTheValidatedOneIsRefused) {
-  ASSERT_EQ(moesim_cli("-q trace synth --fit " + dir_ + "/t3.mtr --tokens 8 --prompt-tokens 4 --seed 2 -o " + dir_ +
-                       "/fit3.mtr")
+  ASSERT_EQ(moesim_cli("-q trace synth --fit " + dir_ + "/t3.mtr --tokens 8 --prompt-tokens 4 --seed 2 -o " +
+                       dir_ + "/fit3.mtr")
                 .code,
             0);
   const CliResult r = moesim_cli("-q validate --matrix " + spec("f.json", "fit3.mtr"));
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("f.json: traces[0].calibrate: '" + dir_ + "/fit3.mtr' was synthesized (trace synth "
+  EXPECT_THAT(r.err, HasSubstr("f.json: traces[0].calibrate: '" + dir_ +
+                               "/fit3.mtr' was synthesized (trace synth "
                                "--fit) from the validated trace"));
 }
 
@@ -159,6 +167,30 @@ TEST_F(ValidateMatrixCli, OptionsOfOneValidationAndOutputsOverInputsAreRefused) 
   const CliResult d = moesim_cli("-q validate --matrix " + dir_ + "/bad.json");
   EXPECT_EQ(d.code, 2);
   EXPECT_THAT(d.err, HasSubstr("bad.json: cell 0 (offload 1MiB b1 tiny t3-on-t5 default): "));
+}
+
+// A transfer cell: the profile is fitted on runs at batch 1 and judged on runs at batch 2, the configuration
+// a user asks about after calibrating once.
+TEST_F(ValidateMatrixCli, ATransferCellCalibratesAtItsOwnBatch) {
+  const std::string path = dir_ + "/transfer.json";
+  std::ofstream(path) << R"({"models": [{"name": "tiny", "model": ")" << kModel << R"(", "store": "r.store"}],
+  "traces": [{"name": "t3-on-t5", "validate": "t3.mtr", "calibrate": "t5.mtr"}],
+  "systems": ["offload"], "budgets": ["1MiB"], "batch": [{"calibrate": 1, "validate": 2}], "repeat": 2,
+  "options": ["--workers", "2", "--buffered", "--gpu", "off", "--no-pilot"]})";
+  const std::string csv = dir_ + "/transfer.csv";
+  const CliResult r = moesim_cli("-q validate --matrix " + path + " --json --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json c = Json::parse(r.out)["cells"][0];
+  ASSERT_EQ(c["status"], "ok") << c.dump();
+  EXPECT_EQ(c["label"], "offload 1MiB b1->2 tiny t3-on-t5 default");
+  EXPECT_EQ(c["batch"], 2u);
+  EXPECT_EQ(c["calibrated_at"]["batch"], 1u);
+  EXPECT_EQ(c["calibration"]["batch"], 1u);  // what the calibration runs were served at, as the profile says
+  EXPECT_EQ(c["calibrated_at"]["budget"], "1MiB");
+  EXPECT_TRUE(c["errors"]["cost"]["tpot"]["value"].is_number());
+  const std::string text = read_text(csv);
+  EXPECT_THAT(text, HasSubstr(",calibrate_batch,calibrate_budget\n"));
+  EXPECT_THAT(text, HasSubstr(",1,1MiB\n"));
 }
 
 }  // namespace

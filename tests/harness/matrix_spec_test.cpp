@@ -71,6 +71,40 @@ TEST(MatrixSpec, IoVariantsAndOneStoreForEverySystemAndAPresetModel) {
             "uring");  // the variant's options, before the shared ones
 }
 
+// A cell calibrated at one batch or budget and validated at another: the transfer a user relies on when they
+// calibrate once and ask what-ifs.
+TEST(MatrixSpec, TransferCellsCalibrateAtAnotherBatchOrBudget) {
+  Json j = good();
+  j["systems"] = Json::array({"offload"});
+  j["budgets"] = Json::parse(R"(["8MiB", {"calibrate": "8MiB", "validate": "16MiB"}])");
+  j["batch"] = Json::parse(R"([{"calibrate": 1, "validate": 4}])");
+  const std::vector<Cell> cells = cells_of(spec_from_json(j, "m.json", "/spec"));
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].label(), "offload 8MiB b1->4 small b-on-a default");
+  EXPECT_EQ(cells[1].label(), "offload 8MiB->16MiB b1->4 small b-on-a default");
+  EXPECT_EQ(cells[1].batch, 4u);
+  EXPECT_EQ(cells[1].calibrate_batch, 1u);
+  EXPECT_EQ(cells[1].budget, "16MiB");
+  EXPECT_EQ(cells[1].calibrate_budget, "8MiB");
+  EXPECT_EQ(cells[0].args,
+            (std::vector<std::string>{"--model", "qwen3-30b-a3b-w4", "--store", "/spec/r.store", "--system",
+                                      "offload", "--budget", "8MiB", "--batch", "4", "--calibrate-batch", "1",
+                                      "--workers", "2"}));
+  EXPECT_EQ(cells[1].args[11], "1");
+  EXPECT_EQ(cells[1].args[12], "--calibrate-budget");
+  EXPECT_EQ(cells[1].args[13], "8MiB");
+  j["batch"] = Json::parse(R"([{"calibrate": 0, "validate": 4}])");
+  EXPECT_THAT(error_of(j), HasSubstr("m.json: batch[0].calibrate: "));
+  j["batch"] = Json::parse(R"([{"validate": 4, "calibrat": 1}])");
+  EXPECT_THAT(error_of(j), HasSubstr("m.json: batch[0].calibrat: unknown field"));
+  j["batch"] = Json::parse(R"([1])");
+  j["budgets"] = Json::parse(R"([{"calibrate": "lots", "validate": "16MiB"}])");
+  EXPECT_THAT(error_of(j), HasSubstr("m.json: budgets[0].calibrate: "));
+  j["budgets"] = Json::parse(R"(["8MiB"])");
+  j["options"] = Json::parse(R"(["--calibrate-batch", "2"])");
+  EXPECT_THAT(error_of(j), HasSubstr("m.json: options[0]: '--calibrate-batch' is set by the matrix"));
+}
+
 TEST(MatrixSpec, TheCalibrationTraceMayNotBeTheValidatedOne) {
   Json j = good();
   j["traces"][0]["calibrate"] = "./b.mtr";
