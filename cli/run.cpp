@@ -1,6 +1,7 @@
 // `moesim run` and `moesim exec`: options and help; what they do is harness/run_job.h.
 #include "cli/command.h"
 #include "cli/run_options.h"
+#include "harness/exec_runner.h"
 #include "harness/run_job.h"
 
 namespace moesim::cli {
@@ -17,13 +18,17 @@ void setup_exec(CLI::App& app) {
   a->exec = true;
   add_run_options(app, a);
   add_exec_options(app, a);
-  app.callback([a] { run_and_report(*a); });
+  app.callback([a] {
+    harness::require_exec("exec serves a trace for real from an expert store (`moesim run` simulates it)");
+    run_and_report(*a);
+  });
 }
 
 }  // namespace
 MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", setup);
-MOESIM_CLI_COMMAND("exec",
-                   "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
-                   "recovery, expert compute): the metrics of `run`, measured",
-                   setup_exec);
+MOESIM_CLI_COMMAND(
+    "exec",
+    "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
+    "recovery, expert compute): the metrics of `run`, measured",
+    setup_exec);
 }  // namespace moesim::cli
