@@ -14,9 +14,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-#define MOESIM_SKIP_WITH_EXEC()                                                                        \
-  if (MOESIM_TEST_HAS_EXEC) GTEST_SKIP() << "this moesim was built with exec; these tests are of one " \
-                                            "without"
+// The mirror of MOESIM_SKIP_WITHOUT_EXEC (tests/cli/cli_test_util.h).
+#define MOESIM_SKIP_WITH_EXEC() \
+  if (MOESIM_TEST_HAS_EXEC) GTEST_SKIP() << "this moesim was built with exec (tests of a build without)"
 
 const std::string kNoExec = "this moesim was built without exec (-DMOESIM_EXEC=OFF): ";
 
