@@ -133,8 +133,8 @@ struct CounterTrack {
   enum class Kind : uint8_t { kPoolBytes, kQueueLength };
   Kind kind = Kind::kPoolBytes;
   // Pools: Residency::pools()' names ("full-tensor pool" for a classic cache; "F", "C", "S", "E" for
-  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread",
-  // "ssd", "cpu_workers", "gpu", "link").
+  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() (the pools
+  // of core/op_graph.h's resource vocabulary: "io_thread", "ssd", "cpu_workers", "gpu", "link").
   std::string name;
 };
 
