@@ -788,10 +788,8 @@ ValidationOutput validate(ValidateArgs& va) {
   if (interleaved) {
     config["calibrated_on"] = va.calibrate_on;
     // Where the profile was fitted at another batch or budget, the errors are its transfer to this one.
-    config["calibrated_at"] = {
-        {"batch", va.calibrate_batch > 0 ? va.calibrate_batch : a.batch},
-        {"budget", va.calibrate_budget.empty() ? Json(split_budget_list(a.budgets).front())
-                                               : Json(va.calibrate_budget)}};
+    config["calibrated_at"] = {{"batch", va.calibrate_batch > 0 ? va.calibrate_batch : a.batch},
+                               {"budget", va.calibrate_budget.empty() ? p.budget : va.calibrate_budget}};
     config["base_profile"] = p.hw.origin;
     config["profile_out"] = va.profile_out.empty() ? Json(nullptr) : Json(va.profile_out);
   }
