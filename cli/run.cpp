@@ -22,8 +22,9 @@ void setup_exec(CLI::App& app) {
 
 }  // namespace
 MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", setup);
-MOESIM_CLI_COMMAND("exec",
-                   "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
-                   "recovery, expert compute): the metrics of `run`, measured",
-                   setup_exec);
+MOESIM_CLI_COMMAND(
+    "exec",
+    "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
+    "recovery, expert compute): the metrics of `run`, measured",
+    setup_exec);
 }  // namespace moesim::cli
