@@ -37,7 +37,8 @@ struct TraceCalibrationOptions {
   // the runs and cost each kind's ops of 2+ tokens by its line (harness/gemm_probe.h); false (`calibrate
   // --no-gemm-probe`): the roofline and a mean fixed cost per kind, fitted on the runs' ops alone. On the
   // held-out transfer cells (calibrated at batch 1, validated at 4 and 8) it cut the mean |TPOT error| from
-  // 8.6% to 4.9% (bench/results/batch-transfer-2026-12-05.md).
+  // 8.6% to 6.0%, from 9.8% to 1.8% on the small model's, not on a scaled DeepSeek-V2-Lite's
+  // (bench/results/batch-transfer-2026-12-05.md).
   bool gemm_probe = true;
 };
 
