@@ -32,14 +32,6 @@ double time_call(F&& f, double seconds) {
   return quantile(t, 0.5);
 }
 
-// The gate tensor of layer 0's expert 0 (roles as exec names them: exec/exec_platform.cpp).
-const exec::StoreEntry* gate_entry(const exec::StoreReader& reader) {
-  for (const exec::StoreEntry& e : reader.entries())
-    if (e.layer == 0 && e.expert == 0 && (e.role == "gate_proj" || e.role == "w1") && e.shape.size() == 2)
-      return &e;
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<uint32_t> gemm_probe_ladder(uint32_t max_tokens) {
@@ -53,8 +45,8 @@ std::vector<uint32_t> gemm_probe_ladder(uint32_t max_tokens) {
 GemmProbe probe_gemms(const std::string& store, const std::vector<uint64_t>& dense_bytes, uint32_t max_tokens,
                       double seconds_per_point) {
   const exec::StoreReader reader(store);
-  const exec::StoreEntry* gate = gate_entry(reader);
-  if (!gate)
+  const exec::StoreEntry* gate = reader.find_swiglu(0, 0, exec::StoreReader::SwigluRole::kGate);
+  if (!gate || gate->shape.size() != 2)
     throw Error(store +
                 ": no gate tensor (gate_proj or w1) of layer 0 expert 0 to time the expert's GEMMs at");
   GemmProbe p;

@@ -485,15 +485,12 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
         continue;
       }
       const std::string how =
-          lines->ratio[k] > 0
-              ? strprintf(
-                    "line over its FLOPs timed alone at 2-32 tokens at the run's shapes "
-                    "(calibration.gemm_probe); on the runs' own ops of 2+ tokens (a prefill's) measured / "
-                    "line = %.3f, residuals on those ops",
-                    lines->ratio[k])
-              : std::string(
-                    "line over its FLOPs timed alone at 2-32 tokens at the run's shapes "
-                    "(calibration.gemm_probe); residuals on its points");
+          "line over its FLOPs timed alone at 2-32 tokens at the run's shapes (calibration.gemm_probe); " +
+          (lines->ratio[k] > 0
+               ? strprintf("on the runs' own ops of 2+ tokens (a prefill's) measured / line = "
+                           "%.3f, residuals on those ops",
+                           lines->ratio[k])
+               : std::string("residuals on its points"));
       prof["gpu"][kind + "_gemm_overhead"] = val(fit.intercept, what + "fixed part of a " + how, fit);
       prof["gpu"][kind + "_gemm_flops"] = val(1.0 / fit.slope, what + "FLOP rate of a " + how, fit);
     }
