@@ -7,11 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/summary_json.h"
-#include "cli/command.h"
-#include "cli/trace_options.h"
 #include "base/atomic_file.h"
 #include "base/json_io.h"
+#include "cli/command.h"
+#include "cli/summary_json.h"
+#include "cli/trace_options.h"
 #include "traces/buddy_profile.h"
 #include "traces/trace_io.h"
 
@@ -48,21 +48,25 @@ void run(const Args& a) {
       lists += !v.empty();
       total += v.size();
     }
-  std::fprintf(stderr, "moesim: wrote buddy profile %s: %u layers x %u experts, %zu buddy lists (mean %.2f buddies)%s\n",
-               a.out == "-" ? "to standard output" : a.out.c_str(), p.layers, p.experts, lists, lists ? static_cast<double>(total) / lists : 0.0,
-               t.info().synthetic ? " from a SYNTHETIC trace" : "");
+  std::fprintf(
+      stderr,
+      "moesim: wrote buddy profile %s: %u layers x %u experts, %zu buddy lists (mean %.2f buddies)%s\n",
+      a.out == "-" ? "to standard output" : a.out.c_str(), p.layers, p.experts, lists,
+      lists ? static_cast<double>(total) / lists : 0.0, t.info().synthetic ? " from a SYNTHETIC trace" : "");
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   add_trace_input(app, a->trace, "Profiling trace (.mtr, BigMoeOnEdge route CSV, JSONL or CSV)");
-  app.add_option("--alpha", a->opt.alpha, "Cumulative frequency threshold of the buddy lists (Eq. 5), in (0, 1]")
+  app.add_option("--alpha", a->opt.alpha,
+                 "Cumulative frequency threshold of the buddy lists (Eq. 5), in (0, 1]")
       ->capture_default_str();
   app.add_option("--k-max", a->opt.k_max, "Buddies per expert at most")->capture_default_str();
   app.add_option("--epsilon", a->opt.epsilon, "Laplace smoothing added to every co-activation count")
       ->capture_default_str();
-  app.add_option("--weighting", a->weighting,
-                 "q_{j|i} from binary co-activation counts or probability-weighted ones (min of the two weights)")
+  app.add_option(
+         "--weighting", a->weighting,
+         "q_{j|i} from binary co-activation counts or probability-weighted ones (min of the two weights)")
       ->capture_default_str();
   add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output JSON file ('-' = standard output)")->capture_default_str();
@@ -72,6 +76,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 MOESIM_CLI_GROUP("buddy", "BuddyMoE: offline co-activation profile for the buddy routing policy");
-MOESIM_CLI_COMMAND("buddy profile", "BuddyMoE profile: co-activations, q_{j|i}, CFT buddy lists, TAE percentiles",
-                   setup);
+MOESIM_CLI_COMMAND("buddy profile",
+                   "BuddyMoE profile: co-activations, q_{j|i}, CFT buddy lists, TAE percentiles", setup);
 }  // namespace moesim::cli

@@ -16,28 +16,38 @@ void setup(CLI::App& app) {
   add_run_options(app, ca->run);
   add_exec_options(app, ca->run);
   // One vocabulary: --json asks for JSON to -o (standard output by default), which a profile always is.
-  app.get_option("--json")->description("write JSON: the profile is JSON with or without it (to -o, default standard "
-                                        "output)");
+  app.get_option("--json")->description(
+      "write JSON: the profile is JSON with or without it (to -o, default standard "
+      "output)");
   app.add_option("--name", ca->name, "the profile's name (default: calibrated-HOST)");
-  app.add_option("--repeat", ca->repeat,
-                 "serve the calibration trace N times and fit every run's ops together (default 1; this machine's "
-                 "run-to-run variation averages out)");
-  app.add_flag("--no-pilot", ca->no_pilot,
-               "zipmoe: measure the runs under the base profile's plan (--hw) instead of serving the trace once "
-               "first and planning the measured runs with that pilot run's fit");
-  app.add_option("--pilot-runs", ca->pilot_runs,
-                 "zipmoe: at most N pilot runs, each planned with the last one's fit, until a fit plans the pools "
-                 "its run was served with (default 3)")
+  app.add_option(
+      "--repeat", ca->repeat,
+      "serve the calibration trace N times and fit every run's ops together (default 1; this machine's "
+      "run-to-run variation averages out)");
+  app.add_flag(
+      "--no-pilot", ca->no_pilot,
+      "zipmoe: measure the runs under the base profile's plan (--hw) instead of serving the trace once "
+      "first and planning the measured runs with that pilot run's fit");
+  app.add_flag(
+      "--no-gemm-probe", ca->no_gemm_probe,
+      "without a GPU: do not time the run's dense and expert GEMMs at 2-32 tokens; ops of 2+ tokens then "
+      "cost the roofline and a mean fixed cost per kind fitted on the runs alone (docs/exec.md)");
+  app.add_option(
+         "--pilot-runs", ca->pilot_runs,
+         "zipmoe: at most N pilot runs, each planned with the last one's fit, until a fit plans the pools "
+         "its run was served with (default 3)")
       ->check(whole_in_range(1, 100));
   app.add_option("--threads", ca->run->workers)->group("");  // the older name of --workers (L)
-  auto* micro = app.add_flag("--micro", ca->micro,
-                             "run the microbenchmarks: reads against size and queue depth, decompression per codec "
-                             "and recovery against size and threads (1..L), expert compute against tokens, and "
-                             "their interference (docs/exec.md)");
+  auto* micro =
+      app.add_flag("--micro", ca->micro,
+                   "run the microbenchmarks: reads against size and queue depth, decompression per codec "
+                   "and recovery against size and threads (1..L), expert compute against tokens, and "
+                   "their interference (docs/exec.md)");
   app.add_option("--micro-budget", ca->micro_budget, "seconds the microbenchmarks aim to take in all")
       ->capture_default_str()
       ->needs(micro);
-  app.add_option("--micro-depth", ca->micro_depth, "the deepest read queue benchmarked (1, 2, 4, ... up to it)")
+  app.add_option("--micro-depth", ca->micro_depth,
+                 "the deepest read queue benchmarked (1, 2, 4, ... up to it)")
       ->capture_default_str()
       ->needs(micro);
   app.add_option("--micro-codecs", ca->micro_codecs,
@@ -45,17 +55,19 @@ void setup(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str()
       ->needs(micro);
-  app.add_option("--fit-from", ca->fit_from,
-                 "which measurements fill the profile's fields: trace (the calibration run; default with a trace) "
-                 "or micro (the microbenchmarks; default without)")
+  app.add_option(
+         "--fit-from", ca->fit_from,
+         "which measurements fill the profile's fields: trace (the calibration run; default with a trace) "
+         "or micro (the microbenchmarks; default without)")
       ->check(CLI::IsMember({"trace", "micro"}));
   auto la = std::make_shared<harness::LogCalibrateArgs>();
   la->run = ca->run;
-  auto* from_log = app.add_option("--from-log", la->log,
-                                  "fit the profile to a real engine's per-token log (METRICS) and the route trace "
-                                  "its run recorded (--trace), with the engine's settings as run options; --hw is "
-                                  "the base profile (default phone-snapdragon-8gen3); docs/engine-logs.md")
-                       ->excludes(micro);
+  auto* from_log =
+      app.add_option("--from-log", la->log,
+                     "fit the profile to a real engine's per-token log (METRICS) and the route trace "
+                     "its run recorded (--trace), with the engine's settings as run options; --hw is "
+                     "the base profile (default phone-snapdragon-8gen3); docs/engine-logs.md")
+          ->excludes(micro);
   add_log_fields_option(app, la->log_fields, from_log);
   app.callback([ca, la, &app] {
     if (!la->log.empty()) {
@@ -68,14 +80,16 @@ void setup(CLI::App& app) {
     const std::string& out = ca->run->out;
     write_json_file(out, prof);
     if (ca->run->trace.empty())
-      std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n", prof["calibration"].value("host", "").c_str(),
+      std::fprintf(stderr, "calibrated %s by microbenchmarks -> %s\n",
+                   prof["calibration"].value("host", "").c_str(),
                    out == "-" ? "standard output" : out.c_str());
   });
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("calibrate",
-                   "Fit the simulator's cost models to this machine from a real run of a calibration trace and/or "
-                   "microbenchmarks (--micro) and write a hardware profile (-o profile.json)",
-                   setup);
+MOESIM_CLI_COMMAND(
+    "calibrate",
+    "Fit the simulator's cost models to this machine from a real run of a calibration trace and/or "
+    "microbenchmarks (--micro) and write a hardware profile (-o profile.json)",
+    setup);
 }  // namespace moesim::cli

@@ -14,12 +14,12 @@
 #include <new>
 #include <sstream>
 
-#include "cli/command.h"
-#include "cli/option_checks.h"
-#include "cli/io_guard.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/progress.h"
+#include "cli/command.h"
+#include "cli/io_guard.h"
+#include "cli/option_checks.h"
 #include "moesim_build_info.h"
 
 MOESIM_CLI_GROUP("trace", "Routing traces: import, export, describe and synthesise them");
@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
       const std::string what = e.what(), prefix = "Could not convert: ", sep = " = ";
       const size_t at = what.find(sep);
       if (what.rfind(prefix, 0) == 0 && at != std::string::npos)
-        return usage_failure(app, (what.substr(prefix.size(), at - prefix.size()) + ": " + what.substr(at + sep.size()) +
-                                   " is too large for this option")
+        return usage_failure(app, (what.substr(prefix.size(), at - prefix.size()) + ": " +
+                                   what.substr(at + sep.size()) + " is too large for this option")
                                       .c_str());
     }
     return usage_failure(app, e.what());

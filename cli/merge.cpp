@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/summary_json.h"
-#include "cli/command.h"
-#include "harness/sweep_spec.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
-#include "core/run_info.h"
 #include "base/warnings.h"
+#include "cli/command.h"
+#include "cli/summary_json.h"
+#include "core/run_info.h"
+#include "harness/sweep_spec.h"
 
 namespace moesim::cli {
 namespace {
@@ -145,5 +145,6 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-MOESIM_CLI_COMMAND("merge", "Merge sweep shards (refuses shards of another spec) into one results.csv", setup);
+MOESIM_CLI_COMMAND("merge", "Merge sweep shards (refuses shards of another spec) into one results.csv",
+                   setup);
 }  // namespace moesim::cli

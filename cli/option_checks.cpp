@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "cli/command.h"
 #include "base/error.h"
+#include "cli/command.h"
 
 namespace moesim::cli {
 namespace {
@@ -73,16 +73,21 @@ CLI::Validator named_check(const std::string& name, std::string (*check)(const s
       "");
 }
 
-std::string check_finite(const std::string& v) { return check_float(v); }
+std::string check_finite(const std::string& v) {
+  return check_float(v);
+}
 
 void check_option(CLI::Option& opt) {
   if (opt.get_items_expected_max() == 0) return;  // a flag
   const std::string name = option_label(opt);
-  if (type_is(opt, "UINT")) opt.check(named_check(name, check_uint));
-  else if (type_is(opt, "INT")) opt.check(named_check(name, check_int));
-  else if (type_is(opt, "FLOAT")) opt.check(named_check(name, check_finite));
-  // The second value of a single-valued option, which CLI11 would reject as "At Most 1 required but received 2"
-  // after the checks above.
+  if (type_is(opt, "UINT"))
+    opt.check(named_check(name, check_uint));
+  else if (type_is(opt, "INT"))
+    opt.check(named_check(name, check_int));
+  else if (type_is(opt, "FLOAT"))
+    opt.check(named_check(name, check_finite));
+  // The second value of a single-valued option, which CLI11 would reject as "At Most 1 required but received
+  // 2" after the checks above.
   if (opt.get_multi_option_policy() == CLI::MultiOptionPolicy::Throw && opt.get_items_expected_max() == 1) {
     CLI::Validator twice(
         [name](std::string& v) -> std::string {
@@ -103,7 +108,8 @@ void add_option_checks(CLI::App& app) {
 CLI::Validator whole_in_range(uint64_t lo, uint64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& v) -> std::string {
-        const std::string range = "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+        const std::string range =
+            "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
         if (!all_digits(v)) return range + ", got '" + v + "'";
         uint64_t x = 0;
         const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
@@ -136,7 +142,8 @@ CLI::Validator hidden_alias_of(const CLI::Option* current) {
 }
 
 CLI::Option* add_jobs_option(CLI::App& app, unsigned& jobs, const std::string& help, const std::string& old) {
-  CLI::Option* opt = app.add_option("--jobs", jobs, help)->capture_default_str()->check(whole_in_range(1, 1024));
+  CLI::Option* opt =
+      app.add_option("--jobs", jobs, help)->capture_default_str()->check(whole_in_range(1, 1024));
   CLI::Validator range = whole_in_range(1, 1024);
   app.add_option(old, jobs)
       ->group("")
@@ -152,4 +159,3 @@ CLI::Option* add_jobs_option(CLI::App& app, unsigned& jobs, const std::string& h
 }
 
 }  // namespace moesim::cli
-

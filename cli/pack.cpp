@@ -1,7 +1,7 @@
 // `moesim pack`: options and help; what it does is harness/pack_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
+#include "cli/summary_json.h"
 #include "harness/pack_job.h"
 
 namespace moesim::cli {

@@ -1,6 +1,6 @@
 // `moesim policies`: options and help; what it does is harness/policies_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
+#include "cli/summary_json.h"
 #include "harness/policies_job.h"
 
 namespace moesim::cli {
@@ -8,7 +8,8 @@ namespace {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<PoliciesArgs>();
-  app.add_flag("--json", o->json, "print JSON (header, policies by kind with their parameters) instead of text");
+  app.add_flag("--json", o->json,
+               "print JSON (header, policies by kind with their parameters) instead of text");
   app.add_option("-o,--output", o->out, "output file ('-' = standard output)")->capture_default_str();
   app.callback([o] { list_policies(*o); });
 }

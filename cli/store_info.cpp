@@ -1,6 +1,6 @@
 // `moesim store info`: options and help; what it does is harness/store_info_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
+#include "cli/summary_json.h"
 #include "harness/store_info_job.h"
 
 namespace moesim::cli {

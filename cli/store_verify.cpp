@@ -1,7 +1,7 @@
 // `moesim store verify`: options and help; what it does is harness/store_verify_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
+#include "cli/summary_json.h"
 #include "harness/store_verify_job.h"
 
 namespace moesim::cli {
@@ -13,8 +13,10 @@ void setup(CLI::App& app) {
   app.add_option("--weights", o->weights, "The checkpoint the store was packed from")->required();
   app.add_option("--raw-shape", o->raw_shape,
                  "The weights file is raw BF16 of this shape (default: from the store)");
-  add_jobs_option(app, o->threads, "Decompression threads per tensor (the result does not depend on it)", "--threads");
-  app.add_flag("--json", o->json, "Write JSON (header, tensors and bytes verified) instead of a line of text");
+  add_jobs_option(app, o->threads, "Decompression threads per tensor (the result does not depend on it)",
+                  "--threads");
+  app.add_flag("--json", o->json,
+               "Write JSON (header, tensors and bytes verified) instead of a line of text");
   app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
   app.add_flag("--direct-io", o->direct_io,
                "Read chunks with O_DIRECT (falls back when the filesystem refuses)");

@@ -8,7 +8,6 @@
 
 namespace moesim::cli {
 
-
 void add_summary_json_flag(CLI::App& app, bool& json) {
   app.add_flag("--json", json, "summarise what was written as JSON on standard output (not with -o -)");
 }
@@ -17,6 +16,5 @@ void check_summary_json(bool json, const std::string& out) {
   if (json && out == "-")
     throw UsageError("--json prints a summary on standard output, where -o - writes the data: pass -o FILE");
 }
-
 
 }  // namespace moesim::cli

@@ -7,14 +7,14 @@
 #include <memory>
 #include <numeric>
 
-#include "cli/summary_json.h"
-#include "cli/command.h"
-#include "cli/trace_options.h"
 #include "base/atomic_file.h"
 #include "base/json_io.h"
-#include "core/run_info.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "cli/command.h"
+#include "cli/summary_json.h"
+#include "cli/trace_options.h"
+#include "core/run_info.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 #include "traces/trace_summary.h"

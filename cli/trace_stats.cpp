@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
-#include "cli/summary_json.h"
-#include "cli/command.h"
-#include "cli/trace_options.h"
 #include "base/atomic_file.h"
-#include "core/run_info.h"
 #include "base/warnings.h"
+#include "cli/command.h"
+#include "cli/summary_json.h"
+#include "cli/trace_options.h"
+#include "core/run_info.h"
 #include "traces/stats.h"
 #include "traces/trace_io.h"
 #include "traces/trace_summary.h"

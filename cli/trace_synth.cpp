@@ -1,6 +1,6 @@
 // `moesim trace synth`: options and help; what it does is harness/trace_synth_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
+#include "cli/summary_json.h"
 #include "cli/trace_options.h"
 #include "harness/trace_synth_job.h"
 
@@ -15,9 +15,10 @@ void setup(CLI::App& app) {
       "experts keep the real expert ids, another shape is a reshaped fit, docs/synth.md)");
   app.add_option("--tokens", a->tokens, "Generated (decode) tokens per sequence (not with --logits-for)");
   app.add_option("--seed", a->seed, "Random seed (same seed => bit-identical trace)")->required();
-  app.add_option("--logits-for", a->logits_for,
-                 "Real trace: keep its routing and attach synthetic router logits consistent with its recorded "
-                 "top-k order and weights (labelled synthetic); for Cache-Prior, Cumsum, Max-Rank");
+  app.add_option(
+      "--logits-for", a->logits_for,
+      "Real trace: keep its routing and attach synthetic router logits consistent with its recorded "
+      "top-k order and weights (labelled synthetic); for Cache-Prior, Cumsum, Max-Rank");
   app.add_option("--zipf", a->zipf, "Independent Zipf popularity per layer with this exponent (>= 0)");
   app.add_option(
       "--fit", a->fit,

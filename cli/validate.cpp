@@ -16,6 +16,7 @@ namespace {
 // How --calibrate-on (and every matrix cell, which calibrates) runs its pilots, at which batch and budget.
 void add_calibration_options(CLI::App& app, const std::shared_ptr<ValidateArgs>& va) {
   app.add_flag("--no-pilot", va->no_pilot, "--calibrate-on: as `moesim calibrate --no-pilot`");
+  app.add_flag("--no-gemm-probe", va->no_gemm_probe, "--calibrate-on: as `moesim calibrate --no-gemm-probe`");
   app.add_option(
          "--calibrate-batch", va->calibrate_batch,
          "--calibrate-on: the calibration runs' batch (default --batch): a profile fitted at one batch, "

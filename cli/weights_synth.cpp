@@ -1,7 +1,7 @@
 // `moesim weights synth`: options and help; what it does is harness/weights_synth_job.h.
-#include "cli/summary_json.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
+#include "cli/summary_json.h"
 #include "harness/weights_synth_job.h"
 
 namespace moesim::cli {

@@ -75,6 +75,8 @@ const std::vector<SectionSpec>& sections() {
         {"fresh_expert_overhead", Kind::time},
         {"expert_gemm_overhead", Kind::time},
         {"dense_gemm_overhead", Kind::time},
+        {"expert_gemm_flops", Kind::number},
+        {"dense_gemm_flops", Kind::number},
         {"recover_bandwidth", Kind::rate},
         {"recover_overhead", Kind::time},
         {"memory_capacity", Kind::bytes},
@@ -465,6 +467,9 @@ HardwareProfile hardware_from_json(const Json& j, const std::string& origin, boo
     h.gpu_expert_gemm_overhead = get("gpu", "expert_gemm_overhead", "time");
   if (has("gpu", "dense_gemm_overhead"))
     h.gpu_dense_gemm_overhead = get("gpu", "dense_gemm_overhead", "time");
+  if (has("gpu", "expert_gemm_flops"))
+    h.gpu_expert_gemm_flops = positive("gpu", "expert_gemm_flops", "number");
+  if (has("gpu", "dense_gemm_flops")) h.gpu_dense_gemm_flops = positive("gpu", "dense_gemm_flops", "number");
   h.gpu_recover_bandwidth =
       has("gpu", "recover_bandwidth") ? positive("gpu", "recover_bandwidth", "rate") : h.gpu_memory_bandwidth;
   h.gpu_recover_overhead =

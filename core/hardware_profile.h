@@ -59,6 +59,8 @@ enum class HwParam : uint8_t {
   kCpuLoadCopyBandwidth,
   kCpuPrefillComputeSlowdown,
   kSsdQueueDepthCurve,
+  kGpuExpertGemmFlops,
+  kGpuDenseGemmFlops,
   kCount
 };
 inline constexpr size_t kHwParams = static_cast<size_t>(HwParam::kCount);
@@ -91,7 +93,9 @@ inline constexpr std::array<const char*, kHwParams> kHwParamFields = {"ssd.read_
                                                                       "cpu.expert_bandwidth",
                                                                       "cpu.load_copy_bandwidth",
                                                                       "cpu.prefill_compute_slowdown",
-                                                                      "ssd.queue_depth_curve"};
+                                                                      "ssd.queue_depth_curve",
+                                                                      "gpu.expert_gemm_flops",
+                                                                      "gpu.dense_gemm_flops"};
 
 // One point of an SSD's queue-depth curve (ssd.queue_depth_curve): with `depth` reads in flight at the
 // device, a read's fixed latency (s) and the device's aggregate bandwidth (bytes/s) that the reads
@@ -221,6 +225,17 @@ struct HardwareProfile {
   // decode step multiplies the dense weights by several tokens, and those GEMMs pay the same per-call cost
   // above their roofline (bench/results/validate.md, "compute of 2+ tokens": a batch's decode step).
   double gpu_dense_gemm_overhead = -1;
+  // A GEMM's own line over its FLOPs (gpu.expert_gemm_flops, gpu.dense_gemm_flops; FLOP/s): where the profile
+  // has it for a kind, an op of that kind of 2+ tokens costs its GEMM overhead above + flops / this rate, in
+  // series, not the roofline + that overhead. On a CPU thread a GEMM widens and packs every weight before it
+  // multiplies (kernels/expert_ffn.h): a fixed part per call and a part per token, one after the other, so
+  // the roofline's max() of bytes and FLOPs, fitted where a prefill's many tokens dominate, under-costs a
+  // batch's decode GEMMs of a few tokens (a dense op of 4 tokens 31-46% under on two models;
+  // bench/results/batch-transfer-2026-12-05.md). Each kind has its own rate: Eigen multiplies a dense layer's
+  // wide matrix faster per FLOP than a narrow expert's. Optional (0: the roofline); calibrate measures both
+  // lines at the run's shapes (harness/gemm_probe.h) where a CPU thread emulates the GPU stream.
+  double gpu_expert_gemm_flops = 0;
+  double gpu_dense_gemm_flops = 0;
   double gpu_recover_overhead = 0;  // s per recovery
   // Seconds per weight element to dequantize a routed expert stored in a type as it is computed, by storage
   // type name (core/storage_type.h): gpu.dequant_time_per_element and cpu.dequant_time_per_element, objects

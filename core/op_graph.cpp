@@ -22,20 +22,6 @@ const char* op_kind_name(OpKind k) {
   return "?";
 }
 
-const char* resource_class_name(ResourceClass r) {
-  switch (r) {
-    case ResourceClass::kSsd:
-      return "ssd";
-    case ResourceClass::kCpu:
-      return "cpu";
-    case ResourceClass::kGpu:
-      return "gpu";
-    case ResourceClass::kLink:
-      return "link";
-  }
-  return "?";
-}
-
 const char* tensor_part_name(TensorPart p) {
   switch (p) {
     case TensorPart::kWhole:

@@ -30,7 +30,37 @@ const char* op_kind_name(OpKind k);
 
 enum class ResourceClass : uint8_t { kSsd, kCpu, kGpu, kLink };
 inline constexpr int kResourceClasses = 4;
-const char* resource_class_name(ResourceClass r);
+
+// The resource vocabulary, one row per ResourceClass in enum order; every name of a resource is spelt here.
+//   name   the class ("cpu"): an op's resource, the values of --compute-on and --recover-on, the per-class
+//          keys of configurations and reports (turnaround_cpu, dispatch_latency_cpu_s)
+//   pool   the platform's pool of the class's units ("cpu_workers"): ResourceStats::name,
+//          Platform::queue_names(), the keys of the metrics' "resources", the timeline's processes
+//   label  the pool shown to a person (the timeline's process name)
+//   unit   one unit of the pool, shown (the timeline's thread names: "worker 0")
+// The I/O thread that issues the SSD's reads is a pool without a class of its own: kIoThreadPool.
+struct ResourceNames {
+  const char* name;
+  const char* pool;
+  const char* label;
+  const char* unit;
+};
+inline constexpr ResourceNames kResourceNames[kResourceClasses] = {
+    {"ssd", "ssd", "SSD", "slot"},
+    {"cpu", "cpu_workers", "CPU workers", "worker"},
+    {"gpu", "gpu", "GPU", "stream"},
+    {"link", "link", "link", "link"},
+};
+inline constexpr const char* kIoThreadPool = "io_thread";
+constexpr const ResourceNames& resource_names(ResourceClass r) {
+  return kResourceNames[static_cast<int>(r)];
+}
+constexpr const char* resource_class_name(ResourceClass r) {
+  return resource_names(r).name;
+}
+constexpr const char* resource_pool_name(ResourceClass r) {
+  return resource_names(r).pool;
+}
 // The usual resource of an op kind (SSD reads on the SSD, decompression on the CPU, recovery and compute
 // on the GPU, transfers on the link). Systems may place recovery and expert compute elsewhere
 // (serving/system.h, SystemConfig: `--recover-on`, `--compute-on`); this is only their default.

@@ -49,7 +49,7 @@ class OpSink {
 // Busy time of one resource: for a pool of `units` servers, busy_time sums over the servers, so
 // utilization = busy_time / (units * makespan).
 struct ResourceStats {
-  std::string name;  // "ssd", "io_thread", "cpu_workers", "gpu", "link"
+  std::string name;  // a pool: resource_pool_name (core/op_graph.h) or kIoThreadPool
   uint32_t units = 1;
   double busy_time = 0;
   uint64_t ops = 0;

@@ -23,7 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double mean_of(const std::vector<double>& v) {
   double s = 0;
@@ -68,8 +70,9 @@ struct GroupTimes {
   double wall_s = 0;
 };
 
-GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<std::function<void(uint32_t)>>& work,
-                      double seconds, uint64_t min_ops) {
+GroupTimes run_groups(const std::vector<uint32_t>& threads,
+                      const std::vector<std::function<void(uint32_t)>>& work, double seconds,
+                      uint64_t min_ops) {
   std::atomic<bool> go{false}, stop{false}, failed{false};
   std::mutex mu;
   std::exception_ptr error;
@@ -107,7 +110,8 @@ GroupTimes run_groups(const std::vector<uint32_t>& threads, const std::vector<st
   }
   try {
     for (size_t g = 0; g < threads.size(); ++g)
-      for (uint32_t i = 0; i < threads[g]; ++i) pool.emplace_back(body, g, i, &per_thread[g][i], &cpu_thread[g][i]);
+      for (uint32_t i = 0; i < threads[g]; ++i)
+        pool.emplace_back(body, g, i, &per_thread[g][i], &cpu_thread[g][i]);
   } catch (...) {
     stop.store(true);
     t0 = Clock::now();
@@ -137,11 +141,6 @@ struct Stores {
   std::vector<uint8_t> exp, sm;  // real exponent and SM bytes of the store's first tensors
 };
 
-const StoreEntry* find_role(const StoreReader& s, const char* a, const char* b) {
-  const StoreEntry* e = s.find(0, 0, a);
-  return e ? e : s.find(0, 0, b);
-}
-
 constexpr uint64_t kMaxFrame = 256 << 10;  // the largest decompression frame benchmarked
 
 // Layer 0 expert 0's SwiGLU tensors and their BF16 weights: what the compute and interference phases run.
@@ -157,16 +156,19 @@ struct Expert {
 // Finds the expert's tensors and records the shape it computes; throws for a store without a SwiGLU expert.
 Expert find_expert(const StoreReader& store, MicroResults& res) {
   Expert x;
-  x.gate = find_role(store, "gate_proj", "w1");
-  x.up = find_role(store, "up_proj", "w3");
-  x.down = find_role(store, "down_proj", "w2");
+  using Role = StoreReader::SwigluRole;
+  x.gate = store.find_swiglu(0, 0, Role::kGate);
+  x.up = store.find_swiglu(0, 0, Role::kUp);
+  x.down = store.find_swiglu(0, 0, Role::kDown);
   if (!x.gate || !x.up || !x.down || x.gate->shape.size() != 2)
-    throw Error(store.path() + ": calibrate --micro computes a SwiGLU expert and needs layer 0 expert 0's gate/up/down "
+    throw Error(store.path() +
+                ": calibrate --micro computes a SwiGLU expert and needs layer 0 expert 0's gate/up/down "
                 "tensors (gate_proj/up_proj/down_proj or w1/w3/w2)");
   res.inter = static_cast<uint32_t>(x.gate->shape[0]);
   res.hidden = static_cast<uint32_t>(x.gate->shape[1]);
   if (x.up->elements != x.gate->elements || x.down->elements != x.gate->elements)
-    throw Error(store.path() + ": layer 0 expert 0's gate, up and down tensors differ in size: not a SwiGLU expert");
+    throw Error(store.path() +
+                ": layer 0 expert 0's gate, up and down tensors differ in size: not a SwiGLU expert");
   return x;
 }
 
@@ -250,8 +252,9 @@ Plan make_plan(const StoreReader& store, const MicroOptions& opt, const Survey& 
   p.region = store.file_size() > s.data_begin ? store.file_size() - s.data_begin : 0;
   for (uint64_t z = kStoreAlign; z <= (uint64_t{4} << 20) && z * 2 <= p.region; z *= 4)
     p.read_sizes.push_back(z);
-  if (p.read_sizes.empty()) throw Error(store.path() + ": the store is too small to benchmark reads (" +
-                                        std::to_string(p.region) + " bytes of chunks)");
+  if (p.read_sizes.empty())
+    throw Error(store.path() + ": the store is too small to benchmark reads (" + std::to_string(p.region) +
+                " bytes of chunks)");
   for (uint32_t d = 1; d <= std::max(1u, opt.max_depth); d *= 2) p.depths.push_back(d);
   if (s.coded) p.codecs.push_back(res.store_codec);
   for (const std::string& c : opt.codecs) {
@@ -298,7 +301,8 @@ IoBackend prepare_reads(const StoreReader& store, const MicroOptions& opt, uint6
     // One buffered-or-direct read first: a filesystem that refuses O_DIRECT switches the reader to buffered
     // reads here, so read_fd() below is the descriptor that works.
     AlignedBuffer probe(kStoreAlign);
-    store.read_raw(data_begin, probe.data(), kStoreAlign, probe.capacity(), "the first chunk (read benchmark)");
+    store.read_raw(data_begin, probe.data(), kStoreAlign, probe.capacity(),
+                   "the first chunk (read benchmark)");
   }
   res.direct_io = store.direct_io_active();
   IoBackend io = opt.io;
@@ -335,8 +339,7 @@ ReadSamples read_point_pread(const Bench& b, const ReadPoint& rp, std::atomic<ui
     rngs.emplace_back(b.opt.seed ^ (size << 8) ^ (uint64_t{rp.depth} << 40) ^ i);
   }
   const GroupTimes t = run_groups(
-      {rp.depth},
-      {[&](uint32_t i) {
+      {rp.depth}, {[&](uint32_t i) {
         const uint64_t off = rp.data_begin + rngs[i].below(rp.positions) * kStoreAlign;
         b.store.read_raw(off, bufs[i].data(), size, bufs[i].capacity(), "a read benchmark request");
         sink.fetch_xor(hash64(bufs[i].data(), size), std::memory_order_relaxed);  // as exec verifies a chunk
@@ -432,12 +435,11 @@ void bench_decompress(Bench& b, const Plan& plan, const Stores& data, MicroResul
       const std::vector<uint8_t> frame = kernels::compress_to_vector(*codec, data.exp.data(), size);
       for (uint32_t t = 1; t <= b.opt.threads; ++t) {
         std::vector<std::vector<uint8_t>> outs(t, std::vector<uint8_t>(size));
-        const GroupTimes g = run_groups(
-            {t},
-            {[&](uint32_t i) {
-              codec->decompress(frame.data(), frame.size(), outs[i].data(), size, "a decompression benchmark frame");
-            }},
-            b.per_point, 3);
+        const GroupTimes g = run_groups({t}, {[&](uint32_t i) {
+                                          codec->decompress(frame.data(), frame.size(), outs[i].data(), size,
+                                                            "a decompression benchmark frame");
+                                        }},
+                                        b.per_point, 3);
         MicroOpPoint p;
         p.codec = cname;
         p.bytes = size;
@@ -455,20 +457,20 @@ void bench_decompress(Bench& b, const Plan& plan, const Stores& data, MicroResul
 void bench_recover(Bench& b, const Plan& plan, const Stores& data, MicroResults& res) {
   const uint64_t biggest = plan.merge_elems.back();
   std::vector<uint8_t> exp(biggest), sm(biggest);
-  for (uint64_t i = 0; i < biggest; ++i) {  // the real bytes, repeated (the merge's speed does not depend on them)
+  for (uint64_t i = 0; i < biggest;
+       ++i) {  // the real bytes, repeated (the merge's speed does not depend on them)
     exp[i] = data.exp[i % data.exp.size()];
     sm[i] = data.sm[i % data.sm.size()];
   }
   for (uint64_t n : plan.merge_elems) {
     for (uint32_t t = 1; t <= b.opt.threads; ++t) {
       // Into a freshly allocated buffer, as exec's recovery does (its first-touch cost is part of the op).
-      const GroupTimes g = run_groups(
-          {t},
-          {[&](uint32_t) {
-            AlignedBuffer out(2 * n);
-            kernels::merge_bf16(exp.data(), sm.data(), n, reinterpret_cast<uint16_t*>(out.data()));
-          }},
-          b.per_point, 3);
+      const GroupTimes g =
+          run_groups({t}, {[&](uint32_t) {
+                       AlignedBuffer out(2 * n);
+                       kernels::merge_bf16(exp.data(), sm.data(), n, reinterpret_cast<uint16_t*>(out.data()));
+                     }},
+                     b.per_point, 3);
       MicroOpPoint p;
       p.bytes = 2 * n;
       p.threads = t;
@@ -492,13 +494,11 @@ void bench_expert_compute(Bench& b, const Plan& plan, const Expert& e, const std
                           MicroResults& res) {
   std::vector<float> y(x.size());
   for (uint32_t tokens : plan.token_ladder) {
-    const GroupTimes g = run_groups(
-        {1},
-        {[&](uint32_t) {
-          kernels::expert_ffn(e.wg.data(), e.wu.data(), e.wd.data(), res.hidden, res.inter, x.data(), y.data(),
-                              tokens);
-        }},
-        b.per_point, 3);
+    const GroupTimes g = run_groups({1}, {[&](uint32_t) {
+                                      kernels::expert_ffn(e.wg.data(), e.wu.data(), e.wd.data(), res.hidden,
+                                                          res.inter, x.data(), y.data(), tokens);
+                                    }},
+                                    b.per_point, 3);
     MicroComputePoint p;
     p.kind = "expert";
     p.tokens = tokens;

@@ -81,6 +81,13 @@ const StoreEntry* StoreReader::find(uint32_t layer, uint32_t expert, const std::
   return it == by_key_.end() ? nullptr : &index_.entries[it->second];
 }
 
+const StoreEntry* StoreReader::find_swiglu(uint32_t layer, uint32_t expert, SwigluRole role) const {
+  static const char* const kNames[3][2] = {{"gate_proj", "w1"}, {"up_proj", "w3"}, {"down_proj", "w2"}};
+  const auto& [hf, mixtral] = kNames[static_cast<int>(role)];
+  const StoreEntry* e = find(layer, expert, hf);
+  return e ? e : find(layer, expert, mixtral);
+}
+
 const kernels::Codec& StoreReader::codec_of(const StoreEntry& e) const {
   return *codecs_.at({static_cast<int>(e.codec), e.level});
 }

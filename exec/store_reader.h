@@ -68,6 +68,10 @@ class StoreReader {
   const std::vector<StoreEntry>& entries() const { return index_.entries; }
   uint64_t file_size() const { return file_size_; }
   const StoreEntry* find(uint32_t layer, uint32_t expert, const std::string& role) const;
+  // A SwiGLU expert's tensor under either naming a store may hold (Hugging Face's or Mixtral's):
+  // gate_proj/w1, up_proj/w3, down_proj/w2. nullptr where neither is there.
+  enum class SwigluRole { kGate, kUp, kDown };
+  const StoreEntry* find_swiglu(uint32_t layer, uint32_t expert, SwigluRole role) const;
   bool direct_io_active() const { return direct_fd_ >= 0 && direct_ok_.load(); }
   // The backend really in use: kUring only when it was asked for and every ring set up so far worked.
   IoBackend io_backend() const { return uring_ok_.load() ? IoBackend::kUring : IoBackend::kPread; }
@@ -87,7 +91,8 @@ class StoreReader {
   std::vector<AlignedBuffer> read_chunks(const StoreEntry& e, const std::vector<int>& shards) const;
   // Reads `size` bytes at `offset` into dst (capacity `aligned_size`, a multiple of 4 KiB for O_DIRECT):
   // pread, falling back to buffered reads like the chunk reads. No checksum (raw device benchmarks).
-  void read_raw(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size, const std::string& what) const {
+  void read_raw(uint64_t offset, uint8_t* dst, size_t size, size_t aligned_size,
+                const std::string& what) const {
     pread_all(offset, dst, size, aligned_size, what);
   }
   // Recovers the whole tensor as BF16 into out (e.elements values): reads the SM-chunk, then reads,

@@ -20,9 +20,6 @@ CalibrationStamp calibration_stamp() {
   return st;
 }
 
-namespace {
-
-// f.rel_rms and f.cv_rms of the fitted values against the measured ones (parallel).
 void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y) {
   double rel = 0, abs = 0, sum = 0;
   size_t n = 0;
@@ -39,8 +36,6 @@ void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<
   const double mean = y.empty() ? 0 : sum / static_cast<double>(y.size());
   f.cv_rms = mean > 0 ? std::sqrt(abs / static_cast<double>(y.size())) / mean : 0;
 }
-
-}  // namespace
 
 Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative) {
   Fit f;
@@ -93,8 +88,8 @@ Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& m
 }
 
 Json fit_json(const Fit& f, const char* model) {
-  return {{"model", model}, {"points", f.points}, {"intercept_s", f.intercept}, {"slope", f.slope},
-          {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
+  return {{"model", model},   {"points", f.points},        {"intercept_s", f.intercept},
+          {"slope", f.slope}, {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
 }
 
 }  // namespace moesim::harness

@@ -1,5 +1,5 @@
-// The least-squares fits behind `moesim calibrate` (cli/calibrate.cpp, harness/trace_calibration.cpp): lines of op
-// time against size, and the stamp every fitted value's "source" carries.
+// The least-squares fits behind `moesim calibrate` (cli/calibrate.cpp, harness/trace_calibration.cpp): lines
+// of op time against size, and the stamp every fitted value's "source" carries.
 #pragma once
 
 #include <cstddef>
@@ -34,10 +34,11 @@ struct Fit {
 // busy machine, under-estimated the total decompression time by a quarter.
 // The microbenchmarks' points are means at log-spaced sizes, each as good as the next: they are fitted with
 // `relative` weights (1/y: relative error minimised), or the largest size alone would decide the line.
-Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative = false);
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+             bool relative = false);
 
-// fit_line, but through the origin wherever the line with an intercept comes out with a negative intercept or a
-// non-positive slope (sizes too alike, or noise): a cost model's fixed cost and rate are never negative.
+// fit_line, but through the origin wherever the line with an intercept comes out with a negative intercept or
+// a non-positive slope (sizes too alike, or noise): a cost model's fixed cost and rate are never negative.
 Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
                        bool relative = false);
 
@@ -45,6 +46,9 @@ Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& 
 // lines), at least 0; its relative RMS residual is that of modelled + the cost. `modelled` and `measured` are
 // parallel (seconds per op). Fewer than 2 points: an empty Fit (points 0).
 Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& measured);
+
+// f.rel_rms and f.cv_rms of the fitted values against the measured ones (parallel).
+void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y);
 
 Json fit_json(const Fit& f, const char* model);
 

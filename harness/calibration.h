@@ -1,6 +1,6 @@
-// `moesim calibrate`: fits the simulator's cost models to this machine, from a real run of a calibration trace
-// (harness/trace_calibration.h) and/or microbenchmarks (harness/micro_calibration.h). The fitted fields and
-// their models are listed in harness/calibration.cpp and docs/exec.md.
+// `moesim calibrate`: fits the simulator's cost models to this machine, from a real run of a calibration
+// trace (harness/trace_calibration.h) and/or microbenchmarks (harness/micro_calibration.h). The fitted fields
+// and their models are listed in harness/calibration.cpp and docs/exec.md.
 #pragma once
 
 #include <memory>
@@ -23,7 +23,9 @@ struct CalibrateArgs {
   std::string fit_from;  // "trace" or "micro"; default: trace when a trace is given
   uint32_t repeat = 1;   // trace runs, fitted together
   bool no_pilot = false;
-  uint32_t pilot_runs = TraceCalibrationOptions{}.pilot_runs;  // at most, until a fit plans what it was served with
+  bool no_gemm_probe = false;  // TraceCalibrationOptions::gemm_probe off
+  uint32_t pilot_runs =
+      TraceCalibrationOptions{}.pilot_runs;  // at most, until a fit plans what it was served with
 };
 
 // Checks the arguments (UsageError), runs the calibration and returns the profile, checked to load as one

@@ -1,4 +1,5 @@
-// The microbenchmarks of `moesim calibrate --micro` (exec/microbench.h's points), fitted into a profile's fields.
+// The microbenchmarks of `moesim calibrate --micro` (exec/microbench.h's points), fitted into a profile's
+// fields.
 #include "harness/micro_calibration.h"
 
 #include <Eigen/Dense>
@@ -69,10 +70,10 @@ Json fit_queue_depth(const exec::MicroResults& m, MicroFits& f) {
 void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
   Json& j = f.json;
   Json gain_json = fit_queue_depth(m, f);
-  // With O_DIRECT a request is, as in the simulator, the device's time and then the I/O thread's CPU work (the
-  // kernel's direct-I/O path and the chunk's hash; ssd.read_cpu_*, which shares the cores with the workers):
-  // that CPU time is fitted on its own, and the device's line to each request's time less it. Buffered reads
-  // are fitted whole, as the trace calibration does.
+  // With O_DIRECT a request is, as in the simulator, the device's time and then the I/O thread's CPU work
+  // (the kernel's direct-I/O path and the chunk's hash; ssd.read_cpu_*, which shares the cores with the
+  // workers): that CPU time is fitted on its own, and the device's line to each request's time less it.
+  // Buffered reads are fitted whole, as the trace calibration does.
   bool split = m.direct_io;
   for (const auto& r : m.reads)
     if (r.depth <= f.queue_depth && !(r.cpu_s >= 0 && r.cpu_s < r.latency_s)) split = false;
@@ -80,8 +81,12 @@ void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
   std::vector<DepthSample> samples;
   Json pts = Json::array();
   for (const auto& r : m.reads) {
-    pts.push_back({{"bytes", r.bytes}, {"depth", r.depth}, {"requests", r.requests}, {"latency_s", r.latency_s},
-                   {"latency_p50_s", r.latency_p50_s}, {"bandwidth", r.bandwidth},
+    pts.push_back({{"bytes", r.bytes},
+                   {"depth", r.depth},
+                   {"requests", r.requests},
+                   {"latency_s", r.latency_s},
+                   {"latency_p50_s", r.latency_p50_s},
+                   {"bandwidth", r.bandwidth},
                    {"cpu_s", r.cpu_s >= 0 ? Json(r.cpu_s) : Json(nullptr)}});
     const double device = split ? r.latency_s - r.cpu_s : r.latency_s;
     samples.push_back(DepthSample{r.bytes, r.depth, device});
@@ -118,9 +123,10 @@ void fit_ssd(const exec::MicroResults& m, MicroFits& f) {
   j["ssd"]["depth_curve"] = curve_fits;
   if (split) {
     j["ssd"]["device_time"] = "each request's time less the I/O thread's CPU time (cpu_s)";
-    j["ssd"]["fit_cpu"] = rate_fit_json(f.read_cpu, "the I/O threads' CPU time per request: overhead + bytes / bandwidth "
-                                        "(depths up to queue_depth)", "bandwidth",
-                                        f.read_cpu.slope > 0 ? 1.0 / f.read_cpu.slope : 0.0);
+    j["ssd"]["fit_cpu"] = rate_fit_json(f.read_cpu,
+                                        "the I/O threads' CPU time per request: overhead + bytes / bandwidth "
+                                        "(depths up to queue_depth)",
+                                        "bandwidth", f.read_cpu.slope > 0 ? 1.0 / f.read_cpu.slope : 0.0);
   }
 }
 
@@ -143,7 +149,10 @@ Fit fit_per_threads(const std::vector<exec::MicroOpPoint>& ops, const std::strin
 Json op_points_json(const std::vector<exec::MicroOpPoint>& ops, bool codec) {
   Json a = Json::array();
   for (const auto& o : ops) {
-    Json p = {{"bytes", o.bytes}, {"threads", o.threads}, {"ops", o.ops}, {"time_s", o.time_s},
+    Json p = {{"bytes", o.bytes},
+              {"threads", o.threads},
+              {"ops", o.ops},
+              {"time_s", o.time_s},
               {"time_p50_s", o.time_p50_s}};
     if (codec) {
       p["codec"] = o.codec;
@@ -191,7 +200,8 @@ void fit_decompress(const exec::MicroResults& m, const exec::MicroOptions& mo, M
 void fit_recover(const exec::MicroResults& m, const exec::MicroOptions& mo, MicroFits& f) {
   Json rfits = Json::array();
   for (uint32_t t = 1; t <= mo.threads; ++t) {
-    // x = 2 x BF16 bytes: the cost model's recovery is 2 bytes / bandwidth (reads SM + exponents, writes BF16).
+    // x = 2 x BF16 bytes: the cost model's recovery is 2 bytes / bandwidth (reads SM + exponents, writes
+    // BF16).
     const Fit fit = fit_per_threads(m.recover, "", t, 2.0);
     Json fj = rate_fit_json(fit, "2 x BF16 bytes / bandwidth per core", "bandwidth_per_core",
                             fit.slope > 0 ? 1.0 / fit.slope : 0.0);
@@ -214,8 +224,13 @@ void fit_compute(const exec::MicroResults& m, MicroFits& f) {
   std::vector<double> bx, by, fx, fy;
   Json cpts = Json::array();
   for (const auto& c : m.compute) {
-    cpts.push_back({{"kind", c.kind}, {"tokens", c.tokens}, {"bytes", c.bytes}, {"flops", c.flops}, {"ops", c.ops},
-                    {"time_s", c.time_s}, {"time_p50_s", c.time_p50_s}});
+    cpts.push_back({{"kind", c.kind},
+                    {"tokens", c.tokens},
+                    {"bytes", c.bytes},
+                    {"flops", c.flops},
+                    {"ops", c.ops},
+                    {"time_s", c.time_s},
+                    {"time_p50_s", c.time_p50_s}});
     if (c.tokens == 1) {
       bx.push_back(static_cast<double>(c.bytes));
       by.push_back(c.time_s);
@@ -236,23 +251,30 @@ void fit_compute(const exec::MicroResults& m, MicroFits& f) {
       }
     f.gemm = fit_offset(roof, secs);
   }
-  f.json["compute"] = {{"points", cpts},
-                       {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token)",
-                                                   "bandwidth", f.cbytes.slope > 0 ? 1.0 / f.cbytes.slope : 0.0)},
-                       {"fit_flops", rate_fit_json(f.cflops, "flops / peak (expert FFN, 8+ tokens)", "flops",
-                                                   f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)},
-                       {"fit_expert_gemm", {{"model", "mean of time - roofline (expert FFN, 2+ tokens: GEMMs)"},
-                                            {"points", f.gemm.points},
-                                            {"overhead_s", f.gemm.intercept},
-                                            {"relative_rms", f.gemm.rel_rms}}}};
+  f.json["compute"] = {
+      {"points", cpts},
+      {"fit_bytes", rate_fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token)", "bandwidth",
+                                  f.cbytes.slope > 0 ? 1.0 / f.cbytes.slope : 0.0)},
+      {"fit_flops", rate_fit_json(f.cflops, "flops / peak (expert FFN, 8+ tokens)", "flops",
+                                  f.cflops.slope > 0 ? 1.0 / f.cflops.slope : 0.0)},
+      {"fit_expert_gemm",
+       {{"model", "mean of time - roofline (expert FFN, 2+ tokens: GEMMs)"},
+        {"points", f.gemm.points},
+        {"overhead_s", f.gemm.intercept},
+        {"relative_rms", f.gemm.rel_rms}}}};
 }
 
 Json interference_json(const exec::MicroResults& m) {
   Json inter = Json::array();
   for (const auto& i : m.interference)
-    inter.push_back({{"component", i.component}, {"threads", i.threads}, {"op_bytes", i.op_bytes},
-                     {"alone_ops", i.alone_ops}, {"alone_s", i.alone_s}, {"together_ops", i.together_ops},
-                     {"together_s", i.together_s}, {"slowdown", i.alone_s > 0 ? i.together_s / i.alone_s : 0.0}});
+    inter.push_back({{"component", i.component},
+                     {"threads", i.threads},
+                     {"op_bytes", i.op_bytes},
+                     {"alone_ops", i.alone_ops},
+                     {"alone_s", i.alone_s},
+                     {"together_ops", i.together_ops},
+                     {"together_s", i.together_s},
+                     {"slowdown", i.alone_s > 0 ? i.together_s / i.alone_s : 0.0}});
   return inter;
 }
 
@@ -271,64 +293,88 @@ MicroFits micro_fits(const exec::MicroResults& m, const exec::MicroOptions& mo) 
 
 // The profile's fields the microbenchmarks measure (where a field exists for them). `gpu`: exec runs on a
 // CUDA device, whose compute the CPU microbenchmarks do not measure (the gpu section stays as it is).
-void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu, const CalibrationStamp& st) {
+void apply_micro(Json& prof, const MicroFits& f, const exec::MicroOptions& mo, bool gpu,
+                 const CalibrationStamp& st) {
   auto val = [&](double v, const std::string& what, const Fit& fit) {
     return Json{{"value", v},
                 {"source", st.by + "microbenchmark: " + what +
-                               strprintf(" (%zu points, relative RMS residual %.1f%%)", fit.points, 100 * fit.rel_rms)}};
+                               strprintf(" (%zu points, relative RMS residual %.1f%%)", fit.points,
+                                         100 * fit.rel_rms)}};
   };
   if (f.ssd.points < 2 || !(f.ssd.slope > 0))
-    throw Error("calibrate --micro: the read benchmark's fit came out non-positive (times do not grow with "
-                "size); the machine was too busy or the budget too small: raise --micro-budget");
-  prof["ssd"]["read_bandwidth"] =
-      val(1.0 / f.ssd.slope, "O_DIRECT reads of the store against size and queue depth: latency + depth x bytes / bandwidth", f.ssd);
+    throw Error(
+        "calibrate --micro: the read benchmark's fit came out non-positive (times do not grow with "
+        "size); the machine was too busy or the budget too small: raise --micro-budget");
+  prof["ssd"]["read_bandwidth"] = val(
+      1.0 / f.ssd.slope,
+      "O_DIRECT reads of the store against size and queue depth: latency + depth x bytes / bandwidth", f.ssd);
   prof["ssd"]["read_latency"] = val(std::max(f.ssd.intercept, 0.0), "intercept of the same fit", f.ssd);
   // The I/O thread's CPU work per read, for a decode step's reads and a prefill's alike (the microbenchmark
   // has no phases); without the split (buffered reads) the fields the profile had are dropped, since the
   // device's fit above then holds each read whole.
-  for (const char* k : {"read_cpu_overhead", "read_cpu_bandwidth", "prefill_read_cpu_overhead", "prefill_read_cpu_bandwidth"})
+  for (const char* k :
+       {"read_cpu_overhead", "read_cpu_bandwidth", "prefill_read_cpu_overhead", "prefill_read_cpu_bandwidth"})
     prof["ssd"].erase(k);
   if (f.read_cpu.points >= 2 && (f.read_cpu.intercept > 0 || f.read_cpu.slope > 0)) {
-    prof["ssd"]["read_bandwidth"]["source"] =
-        prof["ssd"]["read_bandwidth"]["source"].get<std::string>() + "; the device's part: each request's time less its CPU time";
+    prof["ssd"]["read_bandwidth"]["source"] = prof["ssd"]["read_bandwidth"]["source"].get<std::string>() +
+                                              "; the device's part: each request's time less its CPU time";
     prof["ssd"]["read_cpu_overhead"] =
-        val(std::max(f.read_cpu.intercept, 0.0), "the I/O thread's CPU time per O_DIRECT request and its hash, after the "
-            "device's time and sharing the cores with the CPU-bound threads: fixed part of overhead + bytes / bandwidth", f.read_cpu);
+        val(std::max(f.read_cpu.intercept, 0.0),
+            "the I/O thread's CPU time per O_DIRECT request and its hash, after the "
+            "device's time and sharing the cores with the CPU-bound threads: fixed part of overhead + bytes "
+            "/ bandwidth",
+            f.read_cpu);
     if (f.read_cpu.slope > 0)
-      prof["ssd"]["read_cpu_bandwidth"] = val(1.0 / f.read_cpu.slope, "per-byte part of the same fit", f.read_cpu);
+      prof["ssd"]["read_cpu_bandwidth"] =
+          val(1.0 / f.read_cpu.slope, "per-byte part of the same fit", f.read_cpu);
   }
-  prof["ssd"]["queue_depth"] = {{"value", f.queue_depth},
-                                {"source", st.by + "microbenchmark: the smallest queue depth reaching 90% of the best "
-                                                   "aggregate bandwidth (" + std::string(f.json["io"]) + ")"}};
+  prof["ssd"]["queue_depth"] = {
+      {"value", f.queue_depth},
+      {"source", st.by +
+                     "microbenchmark: the smallest queue depth reaching 90% of the best "
+                     "aggregate bandwidth (" +
+                     std::string(f.json["io"]) + ")"}};
   prof["ssd"].erase("queue_depth_curve");
   if (f.depth_curve.curve.size() >= 2)
     prof["ssd"]["queue_depth_curve"] = {
         {"value", depth_curve_json(f.depth_curve.curve)},
-        {"source", st.by + "microbenchmark: per queue depth, latency + depth x bytes / bandwidth over the read sizes (" +
-                       std::string(f.json["io"]) + "; fits in micro.ssd.depth_curve)"}};
+        {"source",
+         st.by +
+             "microbenchmark: per queue depth, latency + depth x bytes / bandwidth over the read sizes (" +
+             std::string(f.json["io"]) + "; fits in micro.ssd.depth_curve)"}};
   const std::string at = " on " + std::to_string(mo.threads) + " threads at once";
   if (f.dec.points >= 2 && f.dec.slope > 0)
-    prof["cpu"]["decompress_bandwidth_per_core"] =
-        val(1.0 / f.dec.slope, f.dec_codec + " decompression of E-chunk exponents" + at + ", sizes near the store's: bytes / bandwidth", f.dec);
+    prof["cpu"]["decompress_bandwidth_per_core"] = val(1.0 / f.dec.slope,
+                                                       f.dec_codec + " decompression of E-chunk exponents" +
+                                                           at + ", sizes near the store's: bytes / bandwidth",
+                                                       f.dec);
   if (f.rec.points >= 2 && f.rec.slope > 0)
     prof["cpu"]["memcpy_bandwidth_per_core"] =
-        val(1.0 / f.rec.slope, "CPU recovery (merge)" + at + ", sizes near the store's tensors: 2 bytes / bandwidth", f.rec);
+        val(1.0 / f.rec.slope,
+            "CPU recovery (merge)" + at + ", sizes near the store's tensors: 2 bytes / bandwidth", f.rec);
   if (f.cflops.points >= 2 && f.cflops.slope > 0)
-    prof["cpu"]["flops_per_core"] = val(1.0 / f.cflops.slope, "the expert FFN of 8+ tokens on one thread", f.cflops);
+    prof["cpu"]["flops_per_core"] =
+        val(1.0 / f.cflops.slope, "the expert FFN of 8+ tokens on one thread", f.cflops);
   if (!gpu && f.cbytes.slope > 0 && f.cflops.slope > 0) {
-    prof["gpu"]["bf16_flops"] = val(1.0 / f.cflops.slope, "the expert FFN of 8+ tokens: flops / peak", f.cflops);
-    prof["gpu"]["memory_bandwidth"] =
-        val(1.0 / f.cbytes.slope, "expert FFNs and dense GEMMs of 1 token: weight bytes / bandwidth", f.cbytes);
-    prof["gpu"]["kernel_overhead"] = val(f.cbytes.intercept, "intercept of the same fit: fixed cost per compute op", f.cbytes);
+    prof["gpu"]["bf16_flops"] =
+        val(1.0 / f.cflops.slope, "the expert FFN of 8+ tokens: flops / peak", f.cflops);
+    prof["gpu"]["memory_bandwidth"] = val(
+        1.0 / f.cbytes.slope, "expert FFNs and dense GEMMs of 1 token: weight bytes / bandwidth", f.cbytes);
+    prof["gpu"]["kernel_overhead"] =
+        val(f.cbytes.intercept, "intercept of the same fit: fixed cost per compute op", f.cbytes);
     if (f.gemm.points >= 2)
       prof["gpu"]["expert_gemm_overhead"] =
           val(f.gemm.intercept, "the expert FFN of 2+ tokens (GEMMs): mean of time - roofline", f.gemm);
+    // Its fixed cost sits over the roofline: a line the trace run probed (gpu.expert_gemm_flops) would add
+    // its FLOPs to this intercept in series, a mix neither measured.
+    if (f.gemm.points >= 2) prof["gpu"].erase("expert_gemm_flops");
   }
 }
 
-// A profile from the microbenchmarks alone (no trace): the base profile's memory section, and for a GPU its gpu
-// and link sections, which the CPU microbenchmarks do not measure.
-Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu, const CalibrationStamp& st) {
+// A profile from the microbenchmarks alone (no trace): the base profile's memory section, and for a GPU its
+// gpu and link sections, which the CPU microbenchmarks do not measure.
+Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareProfile& hw, bool gpu,
+                    const CalibrationStamp& st) {
   Json prof;
   prof["name"] = name.empty() ? "calibrated-" + st.host : name;
   prof["display_name"] = "This machine (" + st.host + "), calibrated " + st.date + " by microbenchmarks" +
@@ -337,8 +383,9 @@ Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareP
   prof["memory"] = hw.raw.value("memory", Json::object());
   prof["memory"]["unified"] = gpu ? hw.unified_memory : true;
   prof["cpu"] = {{"model", "this machine's CPU"},
-                 {"cores", {{"value", run.workers ? run.workers : hw.cpu_cores},
-                            {"source", st.by + "the CPU workers calibrated (L)"}}}};
+                 {"cores",
+                  {{"value", run.workers ? run.workers : hw.cpu_cores},
+                   {"source", st.by + "the CPU workers calibrated (L)"}}}};
   for (const char* k : {"memcpy_bandwidth_per_core", "decompress_bandwidth_per_core", "flops_per_core"})
     if (hw.raw.contains("cpu") && hw.raw["cpu"].contains(k)) prof["cpu"][k] = hw.raw["cpu"][k];
   if (gpu) {
@@ -346,28 +393,36 @@ Json micro_skeleton(const std::string& name, const RunArgs& run, const HardwareP
     prof["link"] = hw.raw.value("link", Json::object());
   } else {
     prof["gpu"] = {{"model", "none: a CPU thread emulating a GPU stream"}};
-    prof["link"] = {{"kind", "uma"},
-                    {"bandwidth", {{"value", "100GB/s"}, {"source", st.by + "shared memory: transfers move no bytes"}}},
-                    {"latency", {{"value", 0.0}, {"source", st.by + "shared memory: exec's transfers move nothing; the "
-                                                            "hand-off is measured only by a trace run"}}}};
+    prof["link"] = {
+        {"kind", "uma"},
+        {"bandwidth", {{"value", "100GB/s"}, {"source", st.by + "shared memory: transfers move no bytes"}}},
+        {"latency",
+         {{"value", 0.0},
+          {"source", st.by + "shared memory: exec's transfers move nothing; the "
+                             "hand-off is measured only by a trace run"}}}};
   }
   return prof;
 }
 
 std::string micro_summary(const MicroFits& f) {
-  std::string s = strprintf("micro: SSD %s + %s/s per request (queue depth %u, %s), ",
-                            format_seconds(std::max(f.ssd.intercept, 0.0)).c_str(),
-                            format_bytes(static_cast<uint64_t>(f.ssd.slope > 0 ? 1.0 / f.ssd.slope : 0)).c_str(),
-                            f.queue_depth, f.json["io"].get<std::string>().c_str());
+  std::string s =
+      strprintf("micro: SSD %s + %s/s per request (queue depth %u, %s), ",
+                format_seconds(std::max(f.ssd.intercept, 0.0)).c_str(),
+                format_bytes(static_cast<uint64_t>(f.ssd.slope > 0 ? 1.0 / f.ssd.slope : 0)).c_str(),
+                f.queue_depth, f.json["io"].get<std::string>().c_str());
   if (f.read_cpu.points >= 2)
-    s += strprintf("then the I/O thread's CPU %s + %s/s per request, ",
-                   format_seconds(std::max(f.read_cpu.intercept, 0.0)).c_str(),
-                   f.read_cpu.slope > 0 ? format_bytes(static_cast<uint64_t>(1.0 / f.read_cpu.slope)).c_str() : "inf");
+    s += strprintf(
+        "then the I/O thread's CPU %s + %s/s per request, ",
+        format_seconds(std::max(f.read_cpu.intercept, 0.0)).c_str(),
+        f.read_cpu.slope > 0 ? format_bytes(static_cast<uint64_t>(1.0 / f.read_cpu.slope)).c_str() : "inf");
   if (f.dec.slope > 0)
-    s += strprintf("%s %s/s per core, ", f.dec_codec.c_str(), format_bytes(static_cast<uint64_t>(1.0 / f.dec.slope)).c_str());
-  if (f.rec.slope > 0) s += strprintf("recover %s/s per core, ", format_bytes(static_cast<uint64_t>(1.0 / f.rec.slope)).c_str());
+    s += strprintf("%s %s/s per core, ", f.dec_codec.c_str(),
+                   format_bytes(static_cast<uint64_t>(1.0 / f.dec.slope)).c_str());
+  if (f.rec.slope > 0)
+    s += strprintf("recover %s/s per core, ", format_bytes(static_cast<uint64_t>(1.0 / f.rec.slope)).c_str());
   if (f.cflops.slope > 0) s += strprintf("compute %.2f GFLOP/s", 1e-9 / f.cflops.slope);
-  if (f.cbytes.slope > 0) s += strprintf(" and %s/s of weights", format_bytes(static_cast<uint64_t>(1.0 / f.cbytes.slope)).c_str());
+  if (f.cbytes.slope > 0)
+    s += strprintf(" and %s/s of weights", format_bytes(static_cast<uint64_t>(1.0 / f.cbytes.slope)).c_str());
   std::string inter;
   for (const auto& i : f.json["interference"])
     inter += strprintf("%s%s x%.2f", inter.empty() ? "" : ", ", i["component"].get<std::string>().c_str(),

@@ -30,6 +30,7 @@ namespace {
 
 // The options parsed while checking the arguments.
 struct PlanOptions {
+  std::string planner;  // the planning policy of --system (PlanningRegistry)
   PoolsOption pools;
   traces::InclusionPhase phase;
   CacheCapacity budget;
@@ -61,6 +62,16 @@ PlanOptions check_plan_args(const PlanArgs& a) {
   if (a.trace.empty() && a.inclusion.empty())
     throw UsageError("a trace is required: --trace T (or T as the first argument), or --inclusion LIST");
   if (a.budget.empty()) throw UsageError("--budget is required (bytes for all layers, such as 8GiB)");
+  // The system's planner plans; its parameters are plan's own options (--shards, --ratio, --io, --grid), so
+  // a spec that sets any would be ignored: refused instead.
+  const std::string planner = serving::make_system(a.system)->traits().planner;
+  if (planner.empty())
+    throw UsageError("--system " + a.system + " has no planner: `moesim plan` plans the pools of " +
+                     serving::systems_with_planner());
+  if (!PolicySpec::parse(a.system).values.empty())
+    throw UsageError("--system " + a.system +
+                     ": give the system's name only; plan takes its parameters as options (--shards, "
+                     "--ratio, --io, --grid, --pools)");
   require_at_least("--batch", a.batch, 1);
   require_at_least("--runners-up", a.runners_up, 0);
   if (a.threads > 4096)
@@ -72,7 +83,7 @@ PlanOptions check_plan_args(const PlanArgs& a) {
       std::round(1 / a.grid) > 1000)
     throw UsageError("--grid must be 1/n for an integer n in [1, 1000], e.g. 0.05 (got " +
                      format_number(a.grid) + ")");
-  PlanOptions o{parse_pools_option(a.pools, "--pools"), traces::parse_inclusion_phase(a.phase),
+  PlanOptions o{planner, parse_pools_option(a.pools, "--pools"), traces::parse_inclusion_phase(a.phase),
                 parse_budget_option("--budget", a.budget)};
   check_output_writable(a.out);
   return o;
@@ -227,15 +238,13 @@ PlanningInput planning_input(const PlanArgs& a, const PlanSubject& s, const Plan
 }
 
 // The planner's search (ZipMoE, Alg. 4), or for --pools with ratios, those ratios evaluated alone.
-PlanResult run_planner(const PlanningInput& in, const PoolsOption& pools_opt) {
+PlanResult run_planner(const PlanningInput& in, const std::string& planner, const PoolsOption& pools_opt) {
   PlanResult r;
   if (pools_opt.ratios) {  // given ratios: no search, the same plan structure
     r.best = zipmoe_evaluate(in, *pools_opt.ratios);
     r.q = zipmoe_selection_probabilities(in.f, in.k);
   } else {
-    r = PlanningRegistry::instance()
-            .create(serving::make_system("zipmoe")->traits().planner, "planning")
-            ->plan(in);
+    r = PlanningRegistry::instance().create(planner, "planning")->plan(in);
   }
   return r;
 }
@@ -357,7 +366,7 @@ std::string plan_output(PlanArgs& a) {
   const PlanLayout p = tensor_layout(a, s.model);
   const uint64_t budget = plan_budget(a, o.budget, s, p.expert_bytes);
   const PlanningInput in = planning_input(a, s, p, inc, o.pools.set, budget);
-  const PlanResult r = run_planner(in, o.pools);
+  const PlanResult r = run_planner(in, o.planner, o.pools);
   const Json config = plan_config_json(a, o, s, p, inc, in);
   return a.json ? plan_json_report(config, trace_json, r) : plan_text_report(a, o, s, p, inc, in, r);
 }

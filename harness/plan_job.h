@@ -1,5 +1,7 @@
-// `moesim plan`: ZipMoE's hierarchical cache planning (§3.4, Appendix C Alg. 2-4; core/planning.h).
-//   moesim plan --trace T --model M --hw H --budget B [--pools F,C,S,E] [--grid 0.05] [--batch B]
+// `moesim plan`: a system's pool planning through its planner (SystemTraits::planner; ZipMoE's hierarchical
+// cache planning, §3.4, Appendix C Alg. 2-4; core/planning.h). A system without a planner is a UsageError.
+//   moesim plan --trace T --model M --hw H --budget B [--system zipmoe] [--pools F,C,S,E] [--grid 0.05]
+//   [--batch B]
 //               [--workers L] [--shards K] [--ratio rho | --store S] [--phase decode] [--inclusion LIST]
 //               [--runners-up N] [--json] [-o FILE]
 // Measures the rank-based inclusion probabilities f_r from the trace (or takes them from --inclusion), asks
@@ -21,6 +23,7 @@ struct PlanArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", budget, pools = "F,C,S,E", store, inclusion,
                      phase = "decode", out = "-";
+  std::string system = "zipmoe";  // the system whose planner plans (a system spec, `moesim policies`)
   std::string io = "fused";  // who reads the E-chunks (run's zipmoe:io=): the variant of Alg. 3 planned with
   double grid = 0.05;
   std::optional<double> ratio;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -62,6 +63,40 @@ void warn_over_capacity(uint64_t over, size_t invocations) {
          "experts passed through the cache (see over_capacity_invocations)");
 }
 
+// The `replay --json` document of every mode: the run header with its configuration, the warnings, the
+// trace's description and the mode's results under `results_key`. The configuration holds the options all
+// modes share, in this order, with the mode's own sweep axis (`axis`: routing, prefetch) after the policies
+// and its own options (`tail`) at the end; keys keep this order in the output. `trace` is called after the
+// warnings are taken, so a warning it raises goes to stderr only, as it always did.
+std::string replay_json(const ReplayArgs& a, const std::vector<std::string>& policies, const Json& axis,
+                        CacheScope scope, const std::vector<std::string>& budgets, const Json& tail,
+                        const std::function<Json()>& trace, const char* results_key, Json results) {
+  Json config = {{"trace", a.trace},
+                 {"format", a.load.format},
+                 {"fields", a.load.fields},
+                 {"model", a.load.model},
+                 {"policies", policies}};
+  for (const auto& [k, v] : axis.items()) config[k] = v;
+  config["scope"] = scope_name(scope);
+  config["budgets"] = budgets;
+  config["batch"] = a.batch;
+  for (const auto& [k, v] : tail.items()) config[k] = v;
+  Json j;
+  j["header"] = run_header("replay", config);
+  j["warnings"] = warnings_json();
+  j["trace"] = trace();
+  j[results_key] = std::move(results);
+  return j.dump(2) + "\n";
+}
+
+// The results of a sweep as a JSON array, each by replay::to_json.
+template <typename Results>
+Json results_json(const Results& results) {
+  Json out = Json::array();
+  for (const auto& r : results) out.push_back(replay::to_json(r));
+  return out;
+}
+
 // The budgets for this trace's model (relative ones resolved), each checked for plausibility.
 std::vector<CacheCapacity> check_budgets(const std::vector<CacheCapacity>& caps, CacheScope scope,
                                          const traces::TraceInfo& info) {
@@ -98,25 +133,14 @@ std::string run_routing(const ReplayArgs& a, const traces::Trace& trace, const r
   const auto& info = trace.info();
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},
-                   {"format", a.load.format},
-                   {"fields", a.load.fields},
-                   {"model", a.load.model},
-                   {"policies", policies},
-                   {"routing", routings},
-                   {"scope", scope_name(scope)},
-                   {"budgets", budgets},
-                   {"batch", a.batch},
-                   {"threads", a.threads},
-                   {"oracle_passes", a.oracle_passes}};
-    Json j;
-    j["header"] = run_header("replay", config);
-    j["warnings"] = warnings_json();
-    j["trace"] = traces::trace_summary_json(
-        trace, a.trace, a.batch == 1 ? input.stream() : traces::build_lookup_stream(trace, 1));
-    j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
-    text = j.dump(2) + "\n";
+    text = replay_json(
+        a, policies, {{"routing", routings}}, scope, budgets,
+        {{"threads", a.threads}, {"oracle_passes", a.oracle_passes}},
+        [&] {
+          return traces::trace_summary_json(
+              trace, a.trace, a.batch == 1 ? input.stream() : traces::build_lookup_stream(trace, 1));
+        },
+        "results", results_json(results));
   } else {
     text = strprintf(
         "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu router lookups "
@@ -151,18 +175,13 @@ std::string run_prefetch(const ReplayArgs& a, const traces::Trace& trace, const 
   const auto& info = trace.info();
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},           {"format", a.load.format}, {"fields", a.load.fields},
-                   {"model", a.load.model},      {"policies", policies},    {"prefetch", a.prefetch},
-                   {"scope", scope_name(scope)}, {"budgets", budgets},      {"batch", a.batch},
-                   {"threads", a.threads},       {"seed", a.seed}};
-    Json j;
-    j["header"] = run_header("replay", config);
-    j["warnings"] = warnings_json();
-    j["trace"] = traces::trace_summary_json(trace, a.trace,
+    text = replay_json(
+        a, policies, {{"prefetch", a.prefetch}}, scope, budgets, {{"threads", a.threads}, {"seed", a.seed}},
+        [&] {
+          return traces::trace_summary_json(trace, a.trace,
                                             a.batch == 1 ? stream : traces::build_lookup_stream(trace, 1));
-    j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
-    text = j.dump(2) + "\n";
+        },
+        "results", results_json(results));
   } else {
     text = strprintf(
         "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
@@ -267,21 +286,16 @@ std::string run_mrc(const ReplayArgs& a, const replay::ReplayInput& input, const
   if (!a.csv.empty()) write_file_atomic(a.csv, csv);
   if (!a.plot.empty()) plot_table("plot_mrc.py", csv, a.csv, a.plot);
   if (a.json) {
-    Json config = {{"trace", a.trace},           {"format", a.load.format}, {"fields", a.load.fields},
-                   {"model", a.load.model},      {"policies", policies},    {"scope", scope_name(scope)},
-                   {"budgets", budgets},         {"batch", a.batch},        {"mrc", true},
-                   {"mrc_sample", a.mrc_sample}, {"mrc_salts", a.mrc_salts}};
-    Json j;
-    j["header"] = run_header("replay", config);
-    j["warnings"] = warnings_json();
-    j["trace"] = traces::trace_summary_json(info, a.trace, counts);
-    j["mrc"] = Json::array();
+    Json mrc = Json::array();
     for (const auto& m : curves) {
       Json c = {{"eviction", m.points.front().policy}};
       c.update(replay::to_json(m));
-      j["mrc"].push_back(std::move(c));
+      mrc.push_back(std::move(c));
     }
-    return j.dump(2) + "\n";
+    return replay_json(
+        a, policies, Json::object(), scope, budgets,
+        {{"mrc", true}, {"mrc_sample", a.mrc_sample}, {"mrc_salts", a.mrc_salts}},
+        [&] { return traces::trace_summary_json(info, a.trace, counts); }, "mrc", std::move(mrc));
   }
   return strprintf(
              "trace %s%s: model %s, %u layers x %u experts, top-%u, %zu invocations, %zu lookups (%llu "
@@ -314,16 +328,9 @@ std::string run_cache_only(const ReplayArgs& a, const replay::ReplayInput& input
 
   std::string text;
   if (a.json) {
-    Json config = {{"trace", a.trace},      {"format", a.load.format}, {"fields", a.load.fields},
-                   {"model", a.load.model}, {"policies", policies},    {"scope", scope_name(scope)},
-                   {"budgets", budgets},    {"batch", a.batch},        {"threads", a.threads}};
-    Json j;
-    j["header"] = run_header("replay", config);
-    j["warnings"] = warnings_json();
-    j["trace"] = traces::trace_summary_json(info, a.trace, counts);
-    j["results"] = Json::array();
-    for (const auto& r : results) j["results"].push_back(replay::to_json(r));
-    text = j.dump(2) + "\n";
+    text = replay_json(
+        a, policies, Json::object(), scope, budgets, {{"threads", a.threads}},
+        [&] { return traces::trace_summary_json(info, a.trace, counts); }, "results", results_json(results));
   } else {
     char head[512];
     std::snprintf(

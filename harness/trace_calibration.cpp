@@ -17,6 +17,7 @@
 #include "harness/arguments.h"
 #include "harness/calibrate_fit.h"
 #include "harness/exec_runner.h"
+#include "harness/gemm_probe.h"
 #include "harness/latency_summary.h"
 #include "harness/sim_runner.h"
 
@@ -90,6 +91,9 @@ struct RunFits {
   bool recover_on_cpu = false;
   Fit read, bulk, read_cpu, read_cpu_prefill, cbytes, dec, rec, cflops, dense_over, expert_over, fresh, gemm,
       dense_gemm;
+  // The GEMMs' lines (gpu.{dense,expert}_gemm_flops with their overheads), where calibrate probed them; then
+  // dense_gemm and gemm above are those lines.
+  std::optional<GemmLines> gemm_lines;
   double prefill_slowdown = 0, prefill_recover_slowdown = 0;
 };
 
@@ -282,7 +286,7 @@ std::pair<Fit, Fit> roofline_overheads(const std::vector<ComputeOp>& ops, double
   return std::pair{fit_offset(roof[0], secs[0]), fit_offset(roof[1], secs[1])};
 }
 
-void fit_compute_ops(OpPoints& o, const PreparedRun& p, RunFits& f) {
+void fit_compute_ops(OpPoints& o, const PreparedRun& p, const GemmProbe* probe, RunFits& f) {
   auto& pts = o.pts;
   // With an intercept: a layer's dense GEMV and an expert's three small GEMVs read bytes at one rate, but the
   // expert pays a fixed cost more (three matrices, the activation); the cost model's kernel overhead.
@@ -317,6 +321,19 @@ void fit_compute_ops(OpPoints& o, const PreparedRun& p, RunFits& f) {
   // time - roofline at the fitted rates, mean-preserving like the fresh experts' fixed cost. Only where a CPU
   // thread emulates the GPU stream.
   if (!f.gpu) std::tie(f.dense_gemm, f.gemm) = roofline_overheads(o.gemms, f.cbytes.slope, f.cflops.slope);
+  // Where calibrate timed the run's GEMMs at a ladder of token counts (harness/gemm_probe.h): each kind's
+  // line over its FLOPs instead -- what a batch's decode GEMMs of a few tokens cost, which the runs of batch
+  // 1 do not show.
+  if (!f.gpu && probe) {
+    GemmOps runs;
+    for (const ComputeOp& c : o.gemms) {
+      runs.flops[c.expert].push_back(c.flops);
+      runs.seconds[c.expert].push_back(c.seconds);
+    }
+    f.gemm_lines = lines_on_runs(*probe, runs);
+    if (f.gemm_lines->line[0].points >= 2) f.dense_gemm = f.gemm_lines->line[0];
+    if (f.gemm_lines->line[1].points >= 2) f.gemm = f.gemm_lines->line[1];
+  }
 }
 
 // Warns of fits that leave a large residual and refuses any that came out non-positive.
@@ -455,12 +472,28 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
     // gpu.fresh_expert_overhead is fitted (calibration.fits.compute_fresh) but not written: on the held-out
     // matrix it improved no run, quiet or loaded (bench/results/matrix-2026-11-28.md; docs/exec.md, "terms on
     // the held-out matrix"), so a fresh expert costs like any other. A profile may still set it by hand.
-    if (f.gemm.points >= 2)
-      prof["gpu"]["expert_gemm_overhead"] =
-          val(f.gemm.intercept, "an expert's compute of 2+ tokens (GEMMs): mean of time - roofline", f.gemm);
-    if (f.dense_gemm.points >= 2)
-      prof["gpu"]["dense_gemm_overhead"] = val(
-          f.dense_gemm.intercept, "a dense op of 2+ tokens (GEMMs): mean of time - roofline", f.dense_gemm);
+    const auto& lines = f.gemm_lines;
+    for (int k = 0; k < 2; ++k) {
+      const Fit& fit = k ? f.gemm : f.dense_gemm;
+      if (fit.points < 2) continue;
+      const std::string kind = k ? "expert" : "dense";
+      const std::string what =
+          k ? "an expert's compute of 2+ tokens (GEMMs): " : "a dense op of 2+ tokens (GEMMs): ";
+      const bool line = lines && lines->line[k].points >= 2 && lines->line[k].slope > 0;
+      if (!line) {
+        prof["gpu"][kind + "_gemm_overhead"] = val(fit.intercept, what + "mean of time - roofline", fit);
+        continue;
+      }
+      const std::string how =
+          "line over its FLOPs timed alone at 2-32 tokens at the run's shapes (calibration.gemm_probe); " +
+          (lines->ratio[k] > 0
+               ? strprintf("on the runs' own ops of 2+ tokens (a prefill's) measured / line = "
+                           "%.3f, residuals on those ops",
+                           lines->ratio[k])
+               : std::string("residuals on its points"));
+      prof["gpu"][kind + "_gemm_overhead"] = val(fit.intercept, what + "fixed part of a " + how, fit);
+      prof["gpu"][kind + "_gemm_flops"] = val(1.0 / fit.slope, what + "FLOP rate of a " + how, fit);
+    }
   }
   if (f.gpu && !f.recover_on_cpu && f.rec.points >= 2) {
     prof["gpu"]["recover_bandwidth"] =
@@ -613,8 +646,17 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
       {"compute_bytes", fit_json(f.cbytes, "overhead + weight bytes / bandwidth (1 token, decode steps')")},
       {"compute_fresh", fit_json(f.fresh, "mean of time - flops / peak (experts of 1 token, fresh weights)")},
       {"compute_flops", fit_json(f.cflops, "flops / peak (8+ tokens)")},
-      {"compute_expert_gemm", fit_json(f.gemm, "mean of time - roofline (experts of 2+ tokens)")},
-      {"compute_dense_gemm", fit_json(f.dense_gemm, "mean of time - roofline (dense ops of 2+ tokens)")}};
+      {"compute_expert_gemm",
+       fit_json(f.gemm, f.gemm_lines && f.gemm_lines->line[1].points >= 2
+                            ? "fixed + flops / rate, timed alone (calibration.gemm_probe); residuals on the "
+                              "experts of 2+ tokens"
+                            : "mean of time - roofline (experts of 2+ tokens)")},
+      {"compute_dense_gemm",
+       fit_json(f.dense_gemm,
+                f.gemm_lines && f.gemm_lines->line[0].points >= 2
+                    ? "fixed + flops / rate, timed alone (calibration.gemm_probe); residuals on "
+                      "the dense ops of 2+ tokens"
+                    : "mean of time - roofline (dense ops of 2+ tokens)")}};
   if (f.gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(f.dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};
@@ -627,14 +669,14 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
 // `reads_whole`: each run's MeasuredRun::whole in place of its work (no ssd.read_cpu_*).
 Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, const ExecRunOptions& eo,
               std::span<const MeasuredRun> runs, const ExecReport& report, const CalibrationStamp& st,
-              bool quiet, bool reads_whole = false) {
+              bool quiet, bool reads_whole = false, const GemmProbe* probe = nullptr) {
   OpPoints o = collect_op_points(runs, reads_whole);
   pool_phases(o);
   RunFits f;
   f.gpu = eo.gpu;
   fit_ssd_reads(o, quiet, f);
   fit_worker_ops(o, quiet, f);
-  fit_compute_ops(o, p, f);
+  fit_compute_ops(o, p, probe, f);
   check_fits(f, quiet);
 
   const SourcedValue val{st.by};
@@ -762,13 +804,14 @@ struct Pilots {
 // a fit plans ZipMoE's pools as its own run was served (Alg. 4 run on the fit reproduces the plan the fit was
 // measured under), so that the measured runs exercise the plan the calibrated profile makes.
 Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                  const ExecRunOptions& eo, const CalibrationStamp& st, bool pilot, TraceServer& server) {
+                  const ExecRunOptions& eo, const CalibrationStamp& st, bool pilot, TraceServer& server,
+                  const GemmProbe* probe) {
   Pilots r{p.hw};
   for (uint32_t i = 0; pilot && i < o.pilot_runs && !r.fixed; ++i) {
     if (i > 0) server.add_pilot();
     const MeasuredRuns one = server.serve(r.planner, 1, false);
     const std::string served = plan_of(one.runs[0].result);
-    r.planner = hardware_from_json(fit_runs(a, o.name, p, eo, one.runs, one.report, st, true),
+    r.planner = hardware_from_json(fit_runs(a, o.name, p, eo, one.runs, one.report, st, true, false, probe),
                                    strprintf("pilot run %u's fit", i + 1));
     serving::SystemConfig pc = p.cfg;
     pc.record_timeline = false;
@@ -800,16 +843,16 @@ Pilots run_pilots(const RunArgs& a, const TraceCalibrationOptions& o, const Prep
 // against.
 Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
                         const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st,
-                        bool reads_whole) {
-  Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole);
+                        bool reads_whole, const GemmProbe* probe) {
+  Json fitted = fit_runs(a, o.name, p, eo, m.runs, m.report, st, reads_whole, reads_whole, probe);
   if (m.runs.size() < 3) return fitted;
   std::vector<Json> own;
   try {
     for (size_t i = 0; i < m.runs.size(); ++i) {
       ExecReport r = m.report;
       r.counters = m.runs[i].counters;
-      own.push_back(
-          fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true, reads_whole));
+      own.push_back(fit_runs(a, o.name, p, eo, std::span<const MeasuredRun>(&m.runs[i], 1), r, st, true,
+                             reads_whole, probe));
     }
   } catch (const Error& e) {
     own.clear();
@@ -829,12 +872,13 @@ struct FittedProfiles {
 };
 
 FittedProfiles fit_profiles(const RunArgs& a, const TraceCalibrationOptions& o, const PreparedRun& p,
-                            const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st) {
-  FittedProfiles r{fit_median_profile(a, o, p, eo, m, st, false), std::nullopt};
+                            const ExecRunOptions& eo, const MeasuredRuns& m, const CalibrationStamp& st,
+                            const GemmProbe* probe) {
+  FittedProfiles r{fit_median_profile(a, o, p, eo, m, st, false, probe), std::nullopt};
   Json& prof = r.prof;
   if (m.runs.front().whole && prof["ssd"].contains("read_cpu_overhead")) {
     try {
-      r.whole = fit_median_profile(a, o, p, eo, m, st, true);
+      r.whole = fit_median_profile(a, o, p, eo, m, st, true, probe);
       (*r.whole)["name"] = prof["name"].get<std::string>() + "-reads-whole";
     } catch (const Error&) {
       r.whole.reset();  // its fits failed where the profile's did not: no ablation
@@ -1041,18 +1085,27 @@ void print_in_sample_by_op_kind(const InSample& s, const Json& in) {
 
 }  // namespace
 
+// The probe's token ladder reaches a decode step's batch of up to 16 and a prefill chunk beyond it (a line
+// fitted over 2-32 tokens; a larger op extrapolates it).
+constexpr uint32_t kGemmProbeTokens = 32;
+
 Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const CalibrationStamp& st,
                    Json* whole_out) {
   PreparedRun p;
   prepare_run(a, p);
   const ExecRunOptions eo = exec_options(a, p.hw);
   const bool pilot = o.pilot_runs > 0 && serving::make_system(p.cfg.system)->traits().plans_pools();
+  // On a CPU emulating the GPU stream, the GEMMs' growth with their tokens, timed before any run (alone).
+  std::optional<GemmProbe> probe;
+  if (!eo.gpu && o.gemm_probe) probe = probe_gemms(eo.store, p.costs.costs.dense_bytes, kGemmProbeTokens);
+  const GemmProbe* gp = probe ? &*probe : nullptr;
   TraceServer server(p, eo, o, pilot);
-  const Pilots pilots = run_pilots(a, o, p, eo, st, pilot, server);
+  const Pilots pilots = run_pilots(a, o, p, eo, st, pilot, server, gp);
   const MeasuredRuns m = server.serve(pilots.planner, o.repeat, true);
   server.finish();
-  FittedProfiles fitted_profiles = fit_profiles(a, o, p, eo, m, st);
+  FittedProfiles fitted_profiles = fit_profiles(a, o, p, eo, m, st, gp);
   Json& prof = fitted_profiles.prof;
+  if (probe) prof["calibration"]["gemm_probe"] = gemm_probe_json(*probe);
 
   InSample s = measured_figures(m);
   const HardwareProfile fitted = hardware_from_json(prof, a.out);

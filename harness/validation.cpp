@@ -199,9 +199,12 @@ void check_args(const ValidateArgs& va, RunArgs& a) {
     throw UsageError(
         "--timeline-steps: validate's timelines hold whole runs (every measured op feeds the simulator)");
   const bool interleaved = !va.calibrate_on.empty();
-  if (!interleaved && (!va.profile_out.empty() || !va.name.empty() || va.no_pilot || va.pilot_runs > 0))
+  if (!interleaved &&
+      (!va.profile_out.empty() || !va.name.empty() || va.no_pilot || va.pilot_runs > 0 || va.no_gemm_probe))
     throw UsageError(
-        "--profile-out, --name, --no-pilot and --pilot-runs go with --calibrate-on (validate then "
+        "--profile-out, --name, --no-pilot, --pilot-runs and --no-gemm-probe go with --calibrate-on "
+        "(validate "
+        "then "
         "calibrates too)");
   if (!interleaved && (va.calibrate_batch > 0 || !va.calibrate_budget.empty()))
     throw UsageError(
@@ -277,6 +280,7 @@ Measured measure(const ValidateArgs& va, const RunArgs& a, const PreparedRun& p,
       o.pilot_runs = 0;
     else if (va.pilot_runs > 0)
       o.pilot_runs = va.pilot_runs;
+    o.gemm_probe = !va.no_gemm_probe;
     o.between_steps = steps;
     o.between_runs = [&](const HardwareProfile& planner, const std::function<void(uint64_t)>& progress) {
       serving::SystemConfig c = cfg;
@@ -439,7 +443,11 @@ const std::vector<CostTerm>& cost_terms() {
   static const std::vector<CostTerm> terms = {
       {"cpu.prefill_slowdown", {{"cpu", "prefill_slowdown"}, {"cpu", "prefill_recover_slowdown"}}},
       {"gpu.fresh_expert_overhead", {{"gpu", "fresh_expert_overhead"}}},
-      {"gpu.gemm_overheads", {{"gpu", "expert_gemm_overhead"}, {"gpu", "dense_gemm_overhead"}}},
+      {"gpu.gemm_overheads",
+       {{"gpu", "expert_gemm_overhead"},
+        {"gpu", "dense_gemm_overhead"},
+        {"gpu", "expert_gemm_flops"},
+        {"gpu", "dense_gemm_flops"}}},
       {"ssd.prefill_read",
        {{"ssd", "prefill_read_bandwidth"},
         {"ssd", "prefill_read_latency"},
@@ -788,10 +796,8 @@ ValidationOutput validate(ValidateArgs& va) {
   if (interleaved) {
     config["calibrated_on"] = va.calibrate_on;
     // Where the profile was fitted at another batch or budget, the errors are its transfer to this one.
-    config["calibrated_at"] = {
-        {"batch", va.calibrate_batch > 0 ? va.calibrate_batch : a.batch},
-        {"budget", va.calibrate_budget.empty() ? Json(split_budget_list(a.budgets).front())
-                                               : Json(va.calibrate_budget)}};
+    config["calibrated_at"] = {{"batch", va.calibrate_batch > 0 ? va.calibrate_batch : a.batch},
+                               {"budget", va.calibrate_budget.empty() ? p.budget : va.calibrate_budget}};
     config["base_profile"] = p.hw.origin;
     config["profile_out"] = va.profile_out.empty() ? Json(nullptr) : Json(va.profile_out);
   }

@@ -34,6 +34,7 @@ struct ValidateArgs {
   uint32_t calibrate_batch = 0;
   std::string calibrate_budget;
   bool no_pilot = false;
+  bool no_gemm_probe = false;             // --calibrate-on: as calibrate --no-gemm-probe
   uint32_t pilot_runs = 0;                // --pilot-runs; 0: not given (calibrate's default)
   std::string targets = kDefaultTargets;  // --targets
   bool hw_given = false;                  // --hw (or --profile) given

@@ -30,13 +30,6 @@ constexpr uint32_t kMaxSlots = 1u << (32 - kOpBits);
 // Prefetch loads yield to every demand op waiting for the same resource.
 constexpr int64_t kPrefetchPriority = INT64_MAX / 4;
 
-bool has_sm(ExpertState s) {
-  return s == ExpertState::kCompressed || s == ExpertState::kSM;
-}
-bool has_e(ExpertState s) {
-  return s == ExpertState::kCompressed || s == ExpertState::kE;
-}
-
 }  // namespace
 
 struct Pipeline::Invocation {
@@ -63,7 +56,21 @@ Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residenc
       residency_(residency),
       routing_(routing),
       scheduling_(scheduling),
-      prefetch_(prefetch) {}
+      prefetch_(prefetch),
+      loads_(opt.loads ? opt.loads.get() : &whole_tensor_loads()) {}
+
+TensorLoad Pipeline::tensor_load(const Op& base, ExpertState from, ExpertState to,
+                                 std::span<const uint32_t> roots) const {
+  TensorLoad load;
+  load.base = base;
+  load.from = from;
+  load.to = to;
+  load.roots = roots;
+  load.recover_on = opt_.recover_on;
+  load.compute_on = opt_.compute_on;
+  load.compute_after_loads = opt_.compute_after_loads;
+  return load;
+}
 
 Pipeline::~Pipeline() = default;
 
@@ -125,7 +132,6 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
     Op o = base;
     o.kind = k;
     o.resource = default_resource(k);
-    if (k == OpKind::kRecover) o.resource = opt_.recover_on;
     o.tensor = static_cast<uint16_t>(t);
     o.bytes = b;
     return o;
@@ -139,60 +145,11 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
       for (uint32_t t = 0; t < tensors; ++t)
         tails_.push_back(g.add(make(OpKind::kTransfer, t, costs_.tensor_bytes(layer, t)), root));
   } else {
+    TensorLoad load = tensor_load(base, found.state, ExpertState::kFull, root);
     for (uint32_t t = 0; t < tensors; ++t) {
-      const uint64_t bytes = costs_.tensor_bytes(layer, t);
-      if (!opt_.layout.compressed) {
-        // Full-tensor offloading: only F (handled above) and M exist.
-        const uint32_t read = g.add(make(OpKind::kSsdRead, t, bytes), root);
-        if (!to_gpu && opt_.compute_after_loads) {  // copied into its slot on a CPU worker as it arrives
-          Op copy = make(OpKind::kTransfer, t, bytes);
-          copy.resource = ResourceClass::kCpu;
-          tails_.push_back(g.add(copy, {read}));
-          continue;
-        }
-        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {read}) : read);
-        continue;
-      }
-      // ZipMoE's split tensor (§3.1): SM-chunk + K compressed exponent shards (E-chunks).
-      const auto sm =
-          static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
-      const uint64_t e_raw = bytes - sm;
-      const uint32_t k = std::max(opt_.layout.shards, 1u);
-      const bool read_e = !has_e(st);
-      const bool read_sm = !has_sm(st);
-      into_transfer_.clear();
-      for (uint32_t s = 0; s < k; ++s) {  // E-chunks are read before SM-chunks (§3.3)
-        const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
-        Op dc = make(OpKind::kDecompress, t, raw);
-        dc.shard = static_cast<uint16_t>(s);
-        dc.part = TensorPart::kE;
-        const auto compressed =
-            static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio));
-        if (read_e && opt_.fused_e_reads) {  // the worker reads the shard itself (ZipMoE §4)
-          dc.read_bytes = std::max<uint64_t>(compressed, 1);  // an empty shard still has its chunk to read
-          into_transfer_.push_back(g.add(dc, root));
-        } else if (read_e) {
-          Op r = make(OpKind::kSsdRead, t, compressed);
-          r.shard = static_cast<uint16_t>(s);
-          r.part = TensorPart::kE;
-          const uint32_t read = g.add(r, root);
-          into_transfer_.push_back(g.add(dc, {read}));
-        } else {
-          into_transfer_.push_back(g.add(dc, root));
-        }
-      }
-      if (read_sm) {
-        Op r = make(OpKind::kSsdRead, t, sm);
-        r.part = TensorPart::kSm;
-        into_transfer_.push_back(g.add(r, root));
-      }
-      if (opt_.recover_on == ResourceClass::kGpu) {
-        const uint32_t xfer = g.add(make(OpKind::kTransfer, t, bytes), into_transfer_);
-        tails_.push_back(g.add(make(OpKind::kRecover, t, bytes), {xfer}));
-      } else {  // recovered on the CPU, then made visible to the GPU
-        const uint32_t rec = g.add(make(OpKind::kRecover, t, bytes), into_transfer_);
-        tails_.push_back(to_gpu ? g.add(make(OpKind::kTransfer, t, bytes), {rec}) : rec);
-      }
+      load.base.tensor = static_cast<uint16_t>(t);
+      load.bytes = costs_.tensor_bytes(layer, t);
+      loads_->add_load(load, g, tails_);
     }
   }
   if (tokens > 0) {
@@ -230,36 +187,18 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
     build_request(v, layer, expert, 0, LookupResult{from, MemoryTier::kUnified}, kNoKey);
     v.requests.resize(nreq);
   } else {
-    // C, S or E: only the reads of the components it will hold.
+    // C, S or E: the layout's reads of the parts it will hold.
+    Op base;
+    base.layer = static_cast<uint16_t>(layer);
+    base.expert = expert;
+    base.prefill = v.phase == 0;
+    TensorLoad load = tensor_load(base, from, to, {});
     const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
     tails_.clear();
     for (uint32_t t = 0; t < tensors; ++t) {
-      const uint64_t bytes = costs_.tensor_bytes(layer, t);
-      const auto sm =
-          static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * opt_.layout.sm_fraction));
-      const uint64_t e_raw = bytes - sm;
-      const uint32_t k = std::max(opt_.layout.shards, 1u);
-      Op r;
-      r.kind = OpKind::kSsdRead;
-      r.resource = ResourceClass::kSsd;
-      r.layer = static_cast<uint16_t>(layer);
-      r.expert = expert;
-      r.tensor = static_cast<uint16_t>(t);
-      r.prefill = v.phase == 0;
-      if (has_e(to) && !has_e(from))
-        for (uint32_t s = 0; s < k; ++s) {
-          const uint64_t raw = e_raw / k + (s < e_raw % k ? 1 : 0);
-          r.bytes = static_cast<uint64_t>(std::ceil(static_cast<double>(raw) * opt_.layout.e_ratio));
-          r.shard = static_cast<uint16_t>(s);
-          r.part = TensorPart::kE;
-          g.add(r);
-        }
-      if (has_sm(to) && !has_sm(from)) {
-        r.bytes = sm;
-        r.shard = kNoLabel;
-        r.part = TensorPart::kSm;
-        g.add(r);
-      }
+      load.base.tensor = static_cast<uint16_t>(t);
+      load.bytes = costs_.tensor_bytes(layer, t);
+      loads_->add_load(load, g, tails_);
     }
   }
   uint64_t bytes = 0;
@@ -489,7 +428,7 @@ void Pipeline::start_invocation(uint32_t inv) {
   walk_lookups(v, decode, dense_op);
   note_peaks();
   scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
-                                    std::max(opt_.layout.shards, 1u)},
+                                    loads_->shards()},
                     v.requests, v.graph);
   v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
 

@@ -18,20 +18,21 @@
 //                        being loaded by a prefetch waits for that load (counted: in_flight, late prefetch);
 //                        with PipelineOptions::load_whole_layer (layer-offload) every expert of the layer is
 //                        looked up and loaded, the routed ones also computed;
-//   4. request builder   one DAG per requested expert tensor, shaped by its state (ZipMoE §3.2, Fig. 6):
+//   4. request builder   one DAG per requested expert tensor, shaped by its state and by the system's load
+//                        layout (PipelineOptions::loads, serving/load_layout.h), which the pipeline asks for
+//                        each missing tensor's ops and knows nothing else of:
 //                          F (device/unified)  -> expert compute
 //                          F (host memory)     -> transfer -> expert compute (a discrete GPU's DRAM tier)
-//                          M, full tensors     -> SSD read -> transfer -> expert compute
-//                          M, split            -> E-chunk shard reads -> decompress each; SM read
-//                                                 -> transfer -> recover -> expert compute
-//                                                 (fused_e_reads: each shard's read and decompression
-//                                                 one op on a CPU worker)
-//                          C / S / E           -> the split DAG without the reads of what is cached
+//                          anything else       -> the layout's load to F -> expert compute
+//                                                 (whole tensors: SSD read -> transfer; ZipMoE's split,
+//                                                 serving/zipmoe_loads.h: chunk reads, decompressions,
+//                                                 recovery)
 //                        and one expert compute per routed expert joining its tensors. Recovery and expert
 //                        compute run where the system puts them (PipelineOptions::recover_on/compute_on);
 //   5. scheduler         SchedulingPolicy::order sets the request ops' priorities (FCFS: none);
 //   6. prefetch          PrefetchPolicy::propose names experts of later layers; each one the residency admits
-//                        (Residency::prefetch) gets a load (Op::prefetch, lowest urgency) that starts now;
+//                        (Residency::prefetch) gets a load (Op::prefetch, lowest urgency) that starts now:
+//                        the layout's load to the state admitted (F, or parts that stay compressed);
 //   7. platform          ops are submitted as their dependencies complete. The invocation's layer work (all
 //                        its ops but prefetches) ending starts the next invocation.
 //
@@ -65,6 +66,7 @@
 #include "core/routing_metrics.h"
 #include "core/scheduling.h"
 #include "core/workload.h"
+#include "serving/load_layout.h"
 
 namespace moesim {
 
@@ -84,12 +86,9 @@ struct ModelCosts {
 };
 
 struct PipelineOptions {
-  TensorLayout layout;  // full tensors (the offloading baseline) or ZipMoE's split
-  // ZipMoE's E-chunk reads fused with their decompressions (the prototype of ZipMoE §4): each missing
-  // E-chunk shard is one kDecompress op with Op::read_bytes, run by a CPU worker, instead of an SSD read on
-  // the I/O thread followed by a decompression (§3.3). SM-chunk reads stay on the I/O thread, and so do a
-  // prefetch's reads of E-chunks that it keeps compressed (pools C, E: nothing to decompress them with).
-  bool fused_e_reads = false;
+  // How the system's tensors are loaded (System::build sets it); null: whole tensors
+  // (whole_tensor_loads()).
+  std::shared_ptr<const LoadLayout> loads;
   ResourceClass recover_on = ResourceClass::kGpu;  // where tensor recovery runs (kGpu or kCpu)
   ResourceClass compute_on = ResourceClass::kGpu;  // where routed experts compute (kGpu or kCpu)
   bool load_whole_layer = false;  // layer-offload: every expert of a layer is loaded when it runs
@@ -133,8 +132,8 @@ struct CounterTrack {
   enum class Kind : uint8_t { kPoolBytes, kQueueLength };
   Kind kind = Kind::kPoolBytes;
   // Pools: Residency::pools()' names ("full-tensor pool" for a classic cache; "F", "C", "S", "E" for
-  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() ("io_thread",
-  // "ssd", "cpu_workers", "gpu", "link").
+  // ZipMoE's pools; "F@device", "F@host" for a two-tier cache). Queues: Platform::queue_names() (the pools
+  // of core/op_graph.h's resource vocabulary: "io_thread", "ssd", "cpu_workers", "gpu", "link").
   std::string name;
 };
 
@@ -243,6 +242,9 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   void build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
                      uint32_t dense);
   void build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to);
+  // A tensor load of the expert `base` names, with the run's placement options.
+  TensorLoad tensor_load(const Op& base, ExpertState from, ExpertState to,
+                         std::span<const uint32_t> roots) const;
   void wait_for_inflight(Invocation& v, uint32_t key, uint32_t first_op, uint32_t dense);
   void submit(std::vector<uint32_t>& ready);
 
@@ -252,6 +254,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   RoutingPolicy& routing_;
   SchedulingPolicy& scheduling_;
   PrefetchPolicy* prefetch_;
+  const LoadLayout* loads_;  // opt_.loads or whole_tensor_loads()
   const WorkloadView* w_ = nullptr;
   Platform* platform_ = nullptr;
   PipelineResult* result_ = nullptr;
@@ -279,7 +282,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   LifetimeTracker lifetimes_;
   std::vector<uint8_t> kept_;
   InvocationWalker walker_;  // the lookups, refreshes and eviction of each invocation
-  std::vector<uint32_t> tails_, into_transfer_, ready_;
+  std::vector<uint32_t> tails_, ready_;
   // PipelineOptions::compute_after_loads: the layer's loads so far, and the compute ops held back until the
   // last lookup (request index, op).
   std::vector<uint32_t> layer_loads_;

@@ -29,14 +29,23 @@ PolicySpec parse_spec(const std::string& spec) {
   }
 }
 
+// The names of the systems whose default traits have `trait`, comma-separated.
+std::string systems_where(bool (*trait)(const SystemTraits&)) {
+  std::string s;
+  for (const auto& e : SystemRegistry::instance().entries())
+    if (trait(e.factory(Params(PolicySpec{e.name, {}}, e.params))->traits()))
+      s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
 }  // namespace
 
 std::string systems_with_host_tier() {
-  std::string s;
-  for (const auto& e : SystemRegistry::instance().entries())
-    if (e.factory(Params(PolicySpec{e.name, {}}, e.params))->traits().host_tier)
-      s += (s.empty() ? "" : ", ") + e.name;
-  return s;
+  return systems_where([](const SystemTraits& t) { return t.host_tier; });
+}
+
+std::string systems_with_planner() {
+  return systems_where([](const SystemTraits& t) { return t.plans_pools(); });
 }
 
 std::vector<std::string> system_names() {

@@ -119,8 +119,9 @@ class System {
   virtual SystemTraits traits() const = 0;
   // A cluster system's cluster serving (`moesim cluster`); nullptr for a system of one device.
   virtual const ClusterSystem* cluster() const { return nullptr; }
-  // The residency of this run. May set pipeline options (the tensor layout, whole-layer loads) and the
-  // result's capacity and plan. `eviction` is the spec to use (cfg.eviction or the default).
+  // The residency of this run. May set pipeline options (its load layout po.loads, serving/load_layout.h,
+  // when its tensors are not loaded whole; whole-layer loads) and the result's capacity and plan. `eviction`
+  // is the spec to use (cfg.eviction or the default).
   virtual std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
                                            PipelineOptions& po, RunResult& r) const = 0;
 };
@@ -145,6 +146,8 @@ bool system_declares(const std::string& spec, const std::string& key);
 bool system_sets(const std::string& spec, const std::string& key);
 // The systems with a host-memory tier ("offload, layer-offload"), for messages.
 std::string systems_with_host_tier();
+// The systems with a planner (SystemTraits::planner: "zipmoe"), for messages.
+std::string systems_with_planner();
 // The systems that declare parameter `key` ("zipmoe"), for messages about flags that feed it.
 std::string systems_declaring(const std::string& key);
 // The spec with key=value: added when `replace` is false (throws moesim::UsageError naming `flag` when the

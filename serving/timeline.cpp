@@ -58,33 +58,22 @@ struct Process {
   const char* name;    // shown
   const char* thread;  // prefix of its op threads' names ("slot 0"), nullptr: no op threads
 };
+constexpr Process pool_process(ResourceClass r) {
+  return {resource_pool_name(r), resource_names(r).label, resource_names(r).unit};
+}
 constexpr Process kProcesses[] = {
     {"steps", "steps", nullptr},
     {"pools", "expert cache", nullptr},
-    {"io_thread", "I/O thread", nullptr},
-    {"ssd", "SSD", "slot"},
-    {"cpu_workers", "CPU workers", "worker"},
-    {"link", "link", "link"},
-    {"gpu", "GPU", "stream"},
+    {kIoThreadPool, "I/O thread", nullptr},
+    pool_process(ResourceClass::kSsd),
+    pool_process(ResourceClass::kCpu),
+    pool_process(ResourceClass::kLink),
+    pool_process(ResourceClass::kGpu),
 };
 constexpr uint32_t kKnownProcesses = sizeof(kProcesses) / sizeof(kProcesses[0]);
 constexpr uint32_t kStepsPid = 1, kPoolsPid = 2;
 // Thread ids are unique over the whole file (Perfetto keys threads by tid): pid * 1000 + unit.
 constexpr uint32_t kStepsTid = kStepsPid * 1000 + 1, kLayersTid = kStepsPid * 1000 + 2;
-
-const char* resource_key(ResourceClass r) {
-  switch (r) {
-    case ResourceClass::kSsd:
-      return "ssd";
-    case ResourceClass::kCpu:
-      return "cpu_workers";
-    case ResourceClass::kGpu:
-      return "gpu";
-    case ResourceClass::kLink:
-      return "link";
-  }
-  return "?";
-}
 
 uint32_t known_pid(std::string_view key) {
   for (uint32_t i = 0; i < kKnownProcesses; ++i)
@@ -356,7 +345,7 @@ std::vector<uint32_t> write_processes(Out& o, const PipelineResult& r, const Mar
   }
   std::set<std::pair<uint32_t, uint32_t>> threads;  // (pid, unit)
   for (const auto& e : r.timeline) {
-    const uint32_t pid = known_pid(resource_key(e.op.resource));
+    const uint32_t pid = known_pid(resource_pool_name(e.op.resource));
     used[pid] = true;
     threads.emplace(pid, e.timing.unit);
   }
@@ -450,7 +439,7 @@ void write_ops(Out& o, const PipelineResult& r, const ModelCosts& costs, const T
   for (const auto& e : r.timeline) {
     const Op& op = e.op;
     op_name(name, op, costs, tensors);
-    const uint32_t pid = known_pid(resource_key(op.resource));
+    const uint32_t pid = known_pid(resource_pool_name(op.resource));
     slice(o, name, e.timing.start, e.timing.end, pid, pid * 1000 + e.timing.unit);
     o.raw(",\"args\":{\"step\":");
     o.num(e.step);

@@ -1,7 +1,8 @@
 // Timelines in the Chrome trace event format (docs/architecture.md §7) that Perfetto (ui.perfetto.dev) and
 // chrome://tracing open: a JSON array, one event per line, timestamps in microseconds with nanosecond
 // precision (integer nanoseconds in the simulation's clock, so an op's end is exactly the next one's start).
-// docs/timeline.md describes every track; in short:
+// docs/timeline.md describes every track; in short (the resources' processes and threads are named by
+// core/op_graph.h's resource vocabulary):
 //
 //   process "steps"         thread "steps": one slice per workload step ("step 12 decode (4 tokens)");
 //                           thread "layers": one slice per layer invocation ("L5 decode")
@@ -27,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "serving/pipeline.h"
 #include "core/workload.h"
+#include "serving/pipeline.h"
 
 namespace moesim {
 

@@ -26,6 +26,11 @@ double CostModel::gpu_compute(const Op& op) const {
     const double gemm = expert ? hw_.gpu_expert_gemm_overhead : hw_.gpu_dense_gemm_overhead;
     if (gemm >= 0) {
       reads_.mark(expert ? HwParam::kGpuExpertGemmOverhead : HwParam::kGpuDenseGemmOverhead);
+      // The kind's own line where the profile has one: the fixed part and the FLOPs in series.
+      if (const double rate = expert ? hw_.gpu_expert_gemm_flops : hw_.gpu_dense_gemm_flops; rate > 0) {
+        reads_.mark(expert ? HwParam::kGpuExpertGemmFlops : HwParam::kGpuDenseGemmFlops);
+        return gemm + op.flops / rate;
+      }
       return roof(op.bytes, op.flops) + gemm;
     }
   }

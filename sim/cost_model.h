@@ -10,7 +10,9 @@
 //                   weights its request has just produced (Op::fresh: still in the last-level cache) it is
 //                   flops / gpu_bf16_flops + gpu_fresh_expert_overhead where the profile has that field; of
 //                   2+ tokens (GEMMs, not GEMVs) the roofline + gpu_expert_gemm_overhead where the profile
-//                   has it (a dense op of 2+ tokens: + gpu_dense_gemm_overhead where the profile has it)
+//                   has it (a dense op of 2+ tokens: + gpu_dense_gemm_overhead where the profile has it);
+//                   where the profile also has the kind's gpu_{expert,dense}_gemm_flops, that overhead +
+//                   flops / that rate instead of the roofline (a GEMM's line: core/hardware_profile.h)
 //   recover         2 * bytes / gpu_recover_bandwidth + gpu_recover_overhead (reads SM + exponent bytes,
 //   writes
 //                   the BF16 tensor: memory-bound, ZipMoE §3.3 "memory-coalesced kernel"); a profile without

@@ -6,7 +6,8 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail, bool waits) {
+void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
+                    bool waits) {
   heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
@@ -170,7 +171,7 @@ void Ssd::admit() {
     const JobQueue::Item it = queue_.pop();
     slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
     set_in_service(+1);
-    const double latency = it.bulk ? bulk_latency_
+    const double latency = it.bulk          ? bulk_latency_
                            : curve_.empty() ? latency_
                                             : ssd_curve_at(curve_, static_cast<double>(in_service_)).latency;
     engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
@@ -231,7 +232,7 @@ void Ssd::on_event(uint64_t arg) {
 ResourceStats Ssd::stats() const {
   double busy = busy_time_;
   if (in_service_ > 0) busy += engine_.now() - busy_since_;
-  return ResourceStats{"ssd", 1, busy, ops_, bytes_};
+  return ResourceStats{resource_pool_name(ResourceClass::kSsd), 1, busy, ops_, bytes_};
 }
 
 // ---- IoThread ----
@@ -253,7 +254,9 @@ void IoThread::dispatch() {
     if (it.tail >= 0) {  // served by the page cache
       const double start = engine_.now();
       const uint32_t job = it.job;
-      engine_.schedule_fn(start + it.tail, [this, job, start] { job_done(job, OpTiming{start, engine_.now(), 0}); });
+      engine_.schedule_fn(start + it.tail, [this, job, start] {
+        job_done(job, OpTiming{start, engine_.now(), 0});
+      });
       continue;
     }
     ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
@@ -270,7 +273,7 @@ void IoThread::job_done(uint32_t job, const OpTiming& timing) {
 ResourceStats IoThread::stats() const {
   double busy = busy_time_;
   if (outstanding_ > 0) busy += engine_.now() - busy_since_;
-  return ResourceStats{"io_thread", 1, busy, ops_, 0};
+  return ResourceStats{kIoThreadPool, 1, busy, ops_, 0};
 }
 
 }  // namespace moesim::sim

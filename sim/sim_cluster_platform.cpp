@@ -85,7 +85,7 @@ class SimClusterPlatform::Server : public ServerPlatform {
   }
   void run_until_idle() override { c_.run(); }
   std::vector<ResourceStats> resource_stats() const override {
-    ResourceStats s{"gpu", static_cast<uint32_t>(gpus_.size()), 0, 0, 0};
+    ResourceStats s{resource_pool_name(ResourceClass::kGpu), static_cast<uint32_t>(gpus_.size()), 0, 0, 0};
     for (const FifoUnit& g : gpus_) {
       s.busy_time += g.busy_s;
       s.ops += g.jobs;

@@ -28,10 +28,11 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       cores_(engine_, opt.cpu_cores),
       ssd_(engine_, hw.ssd_read_bandwidth, hw.ssd_read_latency, hw.ssd_queue_depth, &ssd_listener_),
       io_(ssd_, engine_, opt.io_depth, this),
-      cpu_(engine_, "cpu_workers", opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores, this),
-      gpu_(engine_, "gpu", opt.gpu_streams, this),
-      link_(engine_, "link", opt.links, this),
-      measured_io_(engine_, "io_thread", opt.io_depth, this),
+      cpu_(engine_, resource_pool_name(ResourceClass::kCpu), opt.cpu_workers ? opt.cpu_workers : hw.cpu_cores,
+           this),
+      gpu_(engine_, resource_pool_name(ResourceClass::kGpu), opt.gpu_streams, this),
+      link_(engine_, resource_pool_name(ResourceClass::kLink), opt.links, this),
+      measured_io_(engine_, kIoThreadPool, opt.io_depth, this),
       page_cache_(opt.buffered_io || opt.dense_mmap ? opt.page_cache_bytes : 0),
       dispatcher_(engine_, "pipeline", 1, &dispatch_listener_),
       rng_(opt.seed) {
@@ -286,7 +287,8 @@ std::vector<ResourceStats> SimPlatform::resource_stats() const {
 }
 
 std::vector<std::string> SimPlatform::queue_names() const {
-  return {"io_thread", "ssd", "cpu_workers", "gpu", "link"};
+  return {kIoThreadPool, resource_pool_name(ResourceClass::kSsd), resource_pool_name(ResourceClass::kCpu),
+          resource_pool_name(ResourceClass::kGpu), resource_pool_name(ResourceClass::kLink)};
 }
 
 void SimPlatform::set_queue_observer(QueueObserver* observer) {

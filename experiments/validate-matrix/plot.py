@@ -19,6 +19,14 @@ COLUMNS = [("structure_tpot", "structure TPOT", 0.02), ("structure_layer_median"
            ("cost_tpot", "cost TPOT", 0.05)]
 MARK = {"met": "met", "missed": "MISSED", "undecided": "undec.", "failed": "failed"}
 
+
+
+def batch_label(r):
+    """b4, or b1->4 for a cell validated at another batch than its profile was calibrated at."""
+    cal = r.get("calibrate_batch") or r["batch"]
+    return f"b{r['batch']}" if cal == r["batch"] else f"b{cal}->{r['batch']}"
+
+
 fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.4))
 grid = []
 for r in rows:
@@ -35,7 +43,7 @@ for i, r in enumerate(rows):
         ax.text(j, i, text, ha="center", va="center", fontsize=7,
                 color="white" if v and abs(float(v)) / COLUMNS[j][2] > 2 else "black")
 ax.set_xticks(range(len(COLUMNS)), [f"{name}\n(limit {100 * limit:g}%)" for _, name, limit in COLUMNS])
-ax.set_yticks(range(len(rows)), [f"{r['system']} {r['budget']} b{r['batch']} {r['io']}" for r in rows])
+ax.set_yticks(range(len(rows)), [f"{r['system']} {r['budget']} {batch_label(r)} {r['io']}" for r in rows])
 ax.grid(False)
 ax.set_title(f"Held-out validation matrix ({rows[0]['model']}, {rows[0]['trace']}): error / limit" if rows else "")
 fig.colorbar(im, ax=ax, label="|error| / limit (capped at 3)")

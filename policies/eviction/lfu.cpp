@@ -11,20 +11,21 @@
 //   evict(p):  the key of p with the smallest (count, last touch) that is not in use
 //   (a prefetch admission counts as an access: the policy cannot tell it from a lookup)
 //
-// history=0, O(1) structure (Shah, Mitra, Matani 2010, "An O(1) algorithm for implementing the LFU cache eviction
-// scheme"): per partition a list of frequency nodes in increasing count; each node holds an intrusive list of
-// its keys, most recent at the front. A hit moves the key to the node of count+1 (created after its node when
-// missing). Victim: the back key of the first node whose back key is not in use -- in-use keys entered their
-// nodes during this invocation, so they sit at the front of each node and a node whose back key is in use
-// holds only in-use keys.
+// history=0, O(1) structure (Shah, Mitra, Matani 2010, "An O(1) algorithm for implementing the LFU cache
+// eviction scheme"): per partition a list of frequency nodes in increasing count; each node holds an
+// intrusive list of its keys, most recent at the front. A hit moves the key to the node of count+1 (created
+// after its node when missing). Victim: the back key of the first node whose back key is not in use -- in-use
+// keys entered their nodes during this invocation, so they sit at the front of each node and a node whose
+// back key is in use holds only in-use keys.
 //
 // history=1: an admitted key enters with an arbitrary count, so the frequency nodes cannot be found in O(1);
 // one indexed binary min-heap per partition over (count, last touch tick) instead, O(log n) per lookup,
-// refresh and eviction; in-use keys popped during eviction are set aside and re-inserted at the end of the
-// invocation (as Belady does).
+// refresh and eviction (indexed_heap.h, shared with Belady); in-use keys popped during eviction are set
+// aside and re-inserted at the end of the invocation.
 #include <tuple>
 
 #include "core/eviction.h"
+#include "policies/eviction/indexed_heap.h"
 #include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
@@ -111,18 +112,25 @@ class Lfu final : public EvictionPolicyBase<Lfu> {
   InUseStamps stamps_;
 };
 
+// Least (count, tick) first; ticks are unique, so are the priorities.
+struct LfuEntry {
+  uint64_t count = 0, tick = 0;
+  uint32_t key = 0;
+};
+struct FewestThenOldest {
+  static uint32_t key(const LfuEntry& e) { return e.key; }
+  static bool before(const LfuEntry& a, const LfuEntry& b) {
+    return std::tie(a.count, a.tick) < std::tie(b.count, b.tick);
+  }
+};
+
 class LfuHistory final : public EvictionPolicyBase<LfuHistory> {
  public:
   explicit LfuHistory(const CacheConfig& cfg)
       : EvictionPolicyBase(cfg),
-        base_(partition_bases(cfg)),
-        heap_(cfg.keys()),
-        hpos_(cfg.keys()),
-        size_(cfg.partitions(), 0),
+        heap_(cfg.keys(), partition_bases(cfg)),
         count_(cfg.keys(), 0),
-        stamps_(cfg.keys()) {
-    aside_.reserve(cfg.keys());
-  }
+        stamps_(cfg.keys()) {}
 
   void begin_invocation(uint32_t) override { stamps_.next_epoch(); }
   void on_hit(uint32_t key, uint32_t part, uint32_t) override {
@@ -132,103 +140,38 @@ class LfuHistory final : public EvictionPolicyBase<LfuHistory> {
   }
   void on_admit(uint32_t key, uint32_t part, uint32_t) override {
     ++count_[key];
-    const uint32_t i = base_[part] + size_[part]++;
-    heap_[i] = Entry{count_[key], ++tick_, key};
-    hpos_[key] = i;
-    sift_up(base_[part], i);
+    heap_.push(part, LfuEntry{count_[key], ++tick_, key});
     stamps_.mark(key);
   }
   void on_refresh(uint32_t key, uint32_t part) override { touched(key, part); }
-  uint32_t evict(uint32_t part) override {
-    const uint32_t b = base_[part];
-    while (size_[part] > 0) {
-      const Entry top = heap_[b];
-      const uint32_t last = b + --size_[part];
-      if (last != b) {
-        heap_[b] = heap_[last];
-        hpos_[heap_[b].key] = b;
-        sift_down(b, size_[part], b);
-      }
-      if (!stamps_.in_use(top.key)) return top.key;
-      aside_.push_back(top);
-    }
-    return kNoKey;
-  }
+  uint32_t evict(uint32_t part) override { return heap_.pop_not_in_use(part, stamps_); }
   void end_invocation(uint32_t part) override {
-    for (const Entry& e : aside_) {
-      const uint32_t i = base_[part] + size_[part]++;
-      heap_[i] = e;
-      hpos_[e.key] = i;
-      sift_up(base_[part], i);
-    }
-    aside_.clear();
+    heap_.restore_set_aside(part);
     stamps_.next_epoch();
   }
 
  private:
-  struct Entry {
-    uint64_t count = 0, tick = 0;
-    uint32_t key = 0;
-    bool operator<(const Entry& o) const { return std::tie(count, tick) < std::tie(o.count, o.tick); }
-  };
+  // The key's count or recency went up: its entry moves away from the top.
+  void touched(uint32_t key, uint32_t part) { heap_.update(part, LfuEntry{count_[key], ++tick_, key}); }
 
-  // The key's count or recency went up: it can only move down the min-heap.
-  void touched(uint32_t key, uint32_t part) {
-    const uint32_t i = hpos_[key];
-    heap_[i].count = count_[key];
-    heap_[i].tick = ++tick_;
-    sift_down(base_[part], size_[part], i);
-  }
-  void sift_up(uint32_t b, uint32_t i) {
-    const Entry e = heap_[i];
-    uint32_t r = i - b;
-    while (r > 0) {
-      const uint32_t parent = (r - 1) >> 1;
-      if (!(e < heap_[b + parent])) break;
-      heap_[b + r] = heap_[b + parent];
-      hpos_[heap_[b + r].key] = b + r;
-      r = parent;
-    }
-    heap_[b + r] = e;
-    hpos_[e.key] = b + r;
-  }
-  void sift_down(uint32_t b, uint32_t n, uint32_t i) {
-    const Entry e = heap_[i];
-    uint32_t r = i - b;
-    for (;;) {
-      uint32_t c = 2 * r + 1;
-      if (c >= n) break;
-      if (c + 1 < n && heap_[b + c + 1] < heap_[b + c]) ++c;
-      if (!(heap_[b + c] < e)) break;
-      heap_[b + r] = heap_[b + c];
-      hpos_[heap_[b + r].key] = b + r;
-      r = c;
-    }
-    heap_[b + r] = e;
-    hpos_[e.key] = b + r;
-  }
-
-  std::vector<uint32_t> base_;
-  std::vector<Entry> heap_;       // per partition region: a min-heap on (count, tick)
-  std::vector<uint32_t> hpos_;    // [keys] absolute heap index of a resident key
-  std::vector<uint32_t> size_;    // [partitions]
-  std::vector<uint64_t> count_;   // [keys] lookups since the start of the run (survive evictions)
-  std::vector<Entry> aside_;      // in-use entries popped during this invocation's eviction
-  uint64_t tick_ = 0;             // touches so far: the recency order
+  IndexedHeap<LfuEntry, FewestThenOldest, 2> heap_;  // per partition: a min-heap on (count, tick)
+  std::vector<uint64_t> count_;  // [keys] lookups since the start of the run (survive evictions)
+  uint64_t tick_ = 0;            // touches so far: the recency order
   InUseStamps stamps_;
 };
 
 }  // namespace
 
-MOESIM_REGISTER(EvictionRegistry, "lfu",
-                "least frequently used (history=0: counts since admission; history=1: counts since the start, "
-                "kept across evictions, \"perfect LFU\"); ties broken by recency (LRU)",
-                {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts"}},
-                [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                  const uint64_t history = p.get_uint("history");
-                  if (history > 1) throw UsageError("lfu: history must be 0 or 1, got " + std::to_string(history));
-                  if (history == 1) return std::make_unique<LfuHistory>(cfg);
-                  return std::make_unique<Lfu>(cfg);
-                });
+MOESIM_REGISTER(
+    EvictionRegistry, "lfu",
+    "least frequently used (history=0: counts since admission; history=1: counts since the start, "
+    "kept across evictions, \"perfect LFU\"); ties broken by recency (LRU)",
+    {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts"}},
+    [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+      const uint64_t history = p.get_uint("history");
+      if (history > 1) throw UsageError("lfu: history must be 0 or 1, got " + std::to_string(history));
+      if (history == 1) return std::make_unique<LfuHistory>(cfg);
+      return std::make_unique<Lfu>(cfg);
+    });
 
 }  // namespace moesim::policies

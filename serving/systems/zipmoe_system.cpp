@@ -14,6 +14,7 @@
 #include "core/planning.h"
 #include "policies/planning/zipmoe_planner.h"
 #include "serving/system.h"
+#include "serving/zipmoe_loads.h"
 #include "serving/zipmoe_residency.h"
 #include "traces/rank_inclusion.h"
 
@@ -116,8 +117,8 @@ class ZipMoE final : public System {
     layout.shards = shards_;
     layout.sm_fraction = 0.5;  // sign + 7 mantissa bits of a BF16 element (§3.1)
     layout.e_ratio = e_ratio_ > 0 ? e_ratio_ : kGaussianBf16ExponentRatio;
-    po.layout = layout;
-    po.fused_e_reads = io_ == "fused";
+    const bool fused = io_ == "fused";
+    po.loads = zipmoe_loads(layout, fused);
     const std::vector<uint64_t>& eb = costs.costs.expert_bytes;
     if (std::adjacent_find(eb.begin(), eb.end(), std::not_equal_to<>()) != eb.end())
       throw Error(
@@ -139,7 +140,7 @@ class ZipMoE final : public System {
     in.layout = layout;
     in.f = f.f;
     in.delays = zipmoe_plan_delays(ctx.platform, costs.costs.tensor_bytes(0, 0), layout,
-                                   ctx.platform.units(ResourceClass::kCpu), tensors, po.fused_e_reads);
+                                   ctx.platform.units(ResourceClass::kCpu), tensors, fused);
     in.grid = grid_;
     const PoolsOption pools = parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");
     in.pools = pools.set;

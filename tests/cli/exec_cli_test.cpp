@@ -461,10 +461,15 @@ TEST_F(ExecCli, CalibratePlansTheMeasuredRunsWithAPilotFitAndChecksItselfInSampl
 // split.
 TEST_F(ExecCli, CalibrateSplitsDirectReads) {
   const std::string prof = dir_ + "/direct.json";
-  const CliResult c = moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
-                                 " --system offload --budget 1MiB --workers 2 --gpu off -o " + prof);
+  const CliResult c =
+      moesim_cli("-q calibrate " + trace() + " --model " + kModel + " --store " + rstore() +
+                 " --system offload --budget 1MiB --workers 2 --gpu off --no-gemm-probe -o " + prof);
   ASSERT_EQ(c.code, 0) << c.err;
   const Json p = Json::parse(read_text(prof));
+  // --no-gemm-probe: no probe, no GEMM lines (ops of 2+ tokens cost the roofline and a fixed cost).
+  EXPECT_FALSE(p["calibration"].contains("gemm_probe"));
+  EXPECT_FALSE(p["gpu"].contains("expert_gemm_flops"));
+  EXPECT_FALSE(p["gpu"].contains("dense_gemm_flops"));
   const Json& fit = p["calibration"]["fits"]["ssd_read_cpu"];
   if (!p["calibration"]["direct_io"].get<bool>()) {
     EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead")) << "buffered reads are not split";
@@ -515,6 +520,18 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GE(gemm["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), 0);
   EXPECT_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(), gemm["intercept_s"].get<double>());
+  // Without a GPU, the run's GEMMs were timed alone at 2-32 tokens (9 counts, each kind), and
+  // each kind costs its line: the probe's fixed part and FLOP rate, its residuals on the runs' ops.
+  const Json& probe = p["calibration"]["gemm_probe"];
+  ASSERT_TRUE(probe.is_object()) << p["calibration"].dump();
+  const size_t kinds = probe["shapes"]["dense_rows"].get<uint64_t>() > 0 ? 2 : 1;
+  EXPECT_EQ(probe["points"].size(), 9 * kinds);
+  EXPECT_EQ(p["gpu"]["expert_gemm_overhead"]["value"].get<double>(),
+            probe["expert"]["intercept_s"].get<double>());
+  EXPECT_NEAR(p["gpu"]["expert_gemm_flops"]["value"].get<double>(),
+              1 / probe["expert"]["slope"].get<double>(),
+              1e-6 * p["gpu"]["expert_gemm_flops"]["value"].get<double>());
+  EXPECT_THAT(p["gpu"]["expert_gemm_flops"]["source"].get<std::string>(), HasSubstr("timed alone"));
   // Buffered reads are not split into the device's time and the I/O thread's CPU work (a page-cache hit is a
   // copy, all CPU): no ssd.read_cpu_* (the direct-I/O case: CalibrateSplitsDirectReads below).
   EXPECT_FALSE(p["ssd"].contains("read_cpu_overhead"));
@@ -677,7 +694,11 @@ TEST_F(ExecCli, ValidateCalibrateOnRejectsBadInputWithoutWritingAProfile) {
   const CliResult a2 =
       moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --pilot-runs 2");
   EXPECT_EQ(a2.code, 2) << a2.err;
-  EXPECT_THAT(a2.err, HasSubstr("--pilot-runs go with --calibrate-on"));
+  EXPECT_THAT(a2.err, HasSubstr("--pilot-runs and --no-gemm-probe go with --calibrate-on"));
+  const CliResult a2b =
+      moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --no-gemm-probe");
+  EXPECT_EQ(a2b.code, 2) << a2b.err;
+  EXPECT_THAT(a2b.err, HasSubstr("go with --calibrate-on"));
   const CliResult a3 =
       moesim_cli("-q validate " + trace() + common + " --profile " + prof + " --calibrate-batch 2");
   EXPECT_EQ(a3.code, 2) << a3.err;

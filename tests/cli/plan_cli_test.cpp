@@ -110,6 +110,28 @@ TEST(PlanCli, GivenRatiosAreEvaluatedNotSearched) {
   EXPECT_NE(bad.err.find("must sum to 1"), std::string::npos) << bad.err;
 }
 
+TEST(PlanCli, PlansThroughTheSystemsPlannerAndRefusesASystemWithout) {
+  const std::string args = "--budget 4GiB --pools F,C --grid 0.1 --json";
+  const auto given = moesim_cli(kBase + "--system zipmoe " + args);
+  ASSERT_EQ(given.code, 0) << given.err;
+  const auto by_default = moesim_cli(kBase + args);
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  EXPECT_EQ(moesim::Json::parse(given.out)["plan"], moesim::Json::parse(by_default.out)["plan"]);
+  struct Case {
+    std::string system, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"offload", "--system offload has no planner: `moesim plan` plans the pools of zipmoe"},
+           {"no-cache", "--system no-cache has no planner"},
+           {"no-such", "unknown system 'no-such'"},
+           {"zipmoe:shards=2", "give the system's name only"},
+       }) {
+    const auto r = moesim_cli(kBase + "--system " + c.system + " --budget 4GiB");
+    EXPECT_EQ(r.code, 2) << c.system << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.system << "\n" << r.err;
+  }
+}
+
 TEST(PlanCli, BadOptionsAreUsageErrors) {
   struct Case {
     std::string args, message;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <vector>
 
 namespace moesim {
@@ -37,6 +39,22 @@ TEST(OpGraph, ResourceOfEachKind) {
   EXPECT_EQ(default_resource(OpKind::kTransfer), ResourceClass::kLink);
   EXPECT_EQ(default_resource(OpKind::kExpertCompute), ResourceClass::kGpu);
   EXPECT_STREQ(op_kind_name(OpKind::kDecompress), "decompress");
+}
+
+TEST(OpGraph, ResourceVocabularySpellsEachClassAndPoolOnce) {
+  // The outputs' spellings (docs/cli-json.md, the Chrome trace's processes): an op's class, the platform's
+  // pool of its units.
+  EXPECT_STREQ(resource_class_name(ResourceClass::kCpu), "cpu");
+  EXPECT_STREQ(resource_pool_name(ResourceClass::kCpu), "cpu_workers");
+  EXPECT_STREQ(resource_names(ResourceClass::kCpu).label, "CPU workers");
+  EXPECT_STREQ(resource_class_name(ResourceClass::kSsd), "ssd");
+  EXPECT_STREQ(resource_pool_name(ResourceClass::kGpu), "gpu");
+  EXPECT_STREQ(resource_pool_name(ResourceClass::kLink), "link");
+  std::set<std::string> classes, pools{kIoThreadPool};
+  for (const ResourceNames& r : kResourceNames) {
+    EXPECT_TRUE(classes.insert(r.name).second) << r.name;
+    EXPECT_TRUE(pools.insert(r.pool).second) << r.pool;
+  }
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 
 #include <map>
 
-#include "serving/pipeline.h"
 #include "core/prefetch.h"
+#include "serving/pipeline.h"
+#include "serving/zipmoe_loads.h"
 #include "tests/core/fake_platform.h"
 #include "tests/core/tiny_workload.h"
 
@@ -109,8 +110,10 @@ TEST(PipelineSpine, RecoveryOnTheCpuRunsBeforeTheTransfer) {
   const test::TinyWorkload w({{{0}}}, {"w"});
   test::FakePlatform f = hand_timed_platform();
   PipelineOptions po;
-  po.layout.compressed = true;
-  po.layout.shards = 2;
+  TensorLayout layout;
+  layout.compressed = true;
+  layout.shards = 2;
+  po.loads = serving::zipmoe_loads(layout, false);
   po.recover_on = ResourceClass::kCpu;
   po.record_timeline = true;
   const PipelineResult r = w.run(f, po, 1);

@@ -8,8 +8,9 @@
 #include <set>
 #include <tuple>
 
-#include "serving/metrics.h"
 #include "harness/sim_runner.h"
+#include "serving/metrics.h"
+#include "serving/zipmoe_loads.h"
 #include "tests/core/fake_platform.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
@@ -103,7 +104,7 @@ TEST(Pipeline, BatchOfTwoUnionsExpertsAndCountsTokens) {
   EXPECT_EQ(dense_tokens, 2u);
   // Batch 1: the two sequences decode one after the other, 2 steps and 4 lookups per layer.
   const auto serial = harness::run_simulated(cfg, traces::build_lookup_stream(t, 1), t.info(), costs,
-                                         load_hardware("jetson-agx-orin-64gb"));
+                                             load_hardware("jetson-agx-orin-64gb"));
   EXPECT_EQ(serial.result.steps.size(), 2u);
   EXPECT_EQ(serial.result.cache.lookups, 48u * 4);
 }
@@ -126,9 +127,11 @@ TEST(Pipeline, CompressedLayoutBuildsZipMoeDags) {
   // One step of two invocations of expert 0: a miss, then a hit.
   const test::TinyWorkload w({{{0}, {0}}}, {"w"});
   PipelineOptions po;
-  po.layout.compressed = true;
-  po.layout.shards = 4;
-  po.layout.e_ratio = 0.5;
+  TensorLayout layout;
+  layout.compressed = true;
+  layout.shards = 4;
+  layout.e_ratio = 0.5;
+  po.loads = serving::zipmoe_loads(layout, false);
   po.record_timeline = true;
   sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
   const PipelineResult r = w.run(platform, po);
@@ -194,9 +197,7 @@ std::vector<uint32_t>& seen_top_k() {
 }
 class RecordingRouting final : public RoutingPolicy {
  public:
-  void route(const RoutingContext& ctx, std::span<uint16_t>) override {
-    seen_top_k().push_back(ctx.top_k);
-  }
+  void route(const RoutingContext& ctx, std::span<uint16_t>) override { seen_top_k().push_back(ctx.top_k); }
 };
 MOESIM_REGISTER(RoutingRegistry, "test-record-context", "pipeline test: records RoutingContext", {},
                 [](const Params&, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
@@ -308,11 +309,10 @@ TEST(PipelineOnFakePlatform, TwoMissesQueueOnOneUnitPerResource) {
   EXPECT_DOUBLE_EQ(r2.invocations[0].end, 13);
 }
 
-
-// ZipMoE's split DAG of one missed expert (one tensor, K = 2 E-chunk shards) on 2 CPU workers, with the E-chunk
-// reads fused into their decompressions (ZipMoE §4's prototype) or on the I/O thread (§3.3). Durations: dense 1,
-// SSD read (the I/O thread's, either chunk) 2, a worker's fused read 3, decompression 1, transfer 1,
-// recovery 1, expert compute 4.
+// ZipMoE's split DAG of one missed expert (one tensor, K = 2 E-chunk shards) on 2 CPU workers, with the
+// E-chunk reads fused into their decompressions (ZipMoE §4's prototype) or on the I/O thread (§3.3).
+// Durations: dense 1, SSD read (the I/O thread's, either chunk) 2, a worker's fused read 3, decompression 1,
+// transfer 1, recovery 1, expert compute 4.
 PipelineResult split_run(bool fused) {
   test::FakePlatform f;
   f.duration(OpKind::kDenseCompute, 1)
@@ -324,10 +324,11 @@ PipelineResult split_run(bool fused) {
       .fused_read(3)
       .units(ResourceClass::kCpu, 2);
   PipelineOptions po;
-  po.layout.compressed = true;
-  po.layout.shards = 2;
-  po.layout.e_ratio = 0.5;
-  po.fused_e_reads = fused;
+  TensorLayout layout;
+  layout.compressed = true;
+  layout.shards = 2;
+  layout.e_ratio = 0.5;
+  po.loads = serving::zipmoe_loads(layout, fused);
   po.record_timeline = true;
   return test::TinyWorkload({{{0}}}, {"w"}).run(f, po, 1);
 }
@@ -338,7 +339,8 @@ std::vector<GanttRow> gantt(const PipelineResult& r) {
   std::vector<GanttRow> rows;
   for (const auto& e : r.timeline) rows.emplace_back(e.op.kind, e.timing.unit, e.timing.start, e.timing.end);
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<2>(a), std::get<0>(a), std::get<1>(a)) < std::tie(std::get<2>(b), std::get<0>(b), std::get<1>(b));
+    return std::tie(std::get<2>(a), std::get<0>(a), std::get<1>(a)) <
+           std::tie(std::get<2>(b), std::get<0>(b), std::get<1>(b));
   });
   return rows;
 }
@@ -377,10 +379,14 @@ TEST(PipelineOnFakePlatform, ThreadIoZipMoeLayerReadsEverythingOnTheIoThread) {
   //   workers    decompress e0 [3,4] (worker 0), e1 [5,6] (worker 0, free again)
   //   link transfer [7,8], gpu recover [8,9], compute [9,13]: two time units later than fused.
   const PipelineResult r = split_run(false);
-  EXPECT_EQ(gantt(r), (std::vector<GanttRow>{{OpKind::kDenseCompute, 0, 0, 1}, {OpKind::kSsdRead, 0, 1, 3},
-                                             {OpKind::kSsdRead, 0, 3, 5},      {OpKind::kDecompress, 0, 3, 4},
-                                             {OpKind::kSsdRead, 0, 5, 7},      {OpKind::kDecompress, 0, 5, 6},
-                                             {OpKind::kTransfer, 0, 7, 8},     {OpKind::kRecover, 0, 8, 9},
+  EXPECT_EQ(gantt(r), (std::vector<GanttRow>{{OpKind::kDenseCompute, 0, 0, 1},
+                                             {OpKind::kSsdRead, 0, 1, 3},
+                                             {OpKind::kSsdRead, 0, 3, 5},
+                                             {OpKind::kDecompress, 0, 3, 4},
+                                             {OpKind::kSsdRead, 0, 5, 7},
+                                             {OpKind::kDecompress, 0, 5, 6},
+                                             {OpKind::kTransfer, 0, 7, 8},
+                                             {OpKind::kRecover, 0, 8, 9},
                                              {OpKind::kExpertCompute, 0, 9, 13}}));
   EXPECT_EQ(r.ssd_bytes, 750'000u);
 }

@@ -13,6 +13,7 @@
 #include "serving/classic_residency.h"
 #include "serving/model_costs.h"
 #include "serving/workload_view.h"
+#include "serving/zipmoe_loads.h"
 #include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
 #include "traces/lookup_stream.h"
@@ -217,8 +218,7 @@ struct Tiny : test::TinyWorkload {
   Tiny() : TinyWorkload({{{0}}, {{0}}}, {"w1", "w2"}, 3, 1000) {}
   PipelineResult run(const TensorLayout& layout = {}, bool fused = false) const {
     PipelineOptions po;
-    po.layout = layout;
-    po.fused_e_reads = fused;
+    if (layout.compressed) po.loads = serving::zipmoe_loads(layout, fused);
     po.record_timeline = true;
     sim::SimPlatform platform(load_hardware("jetson-agx-orin-64gb"));
     return TinyWorkload::run(platform, po);

@@ -190,6 +190,26 @@ TEST(CostModel, AnExpertOfTwoOrMoreTokensPaysTheGemmFixedCostWhereTheProfileHasO
     bad["gpu"][k]["value"] = -1e-6;
     EXPECT_THROW(hardware_from_json(bad, "test"), Error) << k;
   }
+  // A kind's GEMM line (gpu.<kind>_gemm_flops): its fixed part and its FLOPs in series, not the roofline;
+  // only for its kind, only at 2+ tokens and only on the GPU stream.
+  j["gpu"]["dense_gemm_flops"] = {{"value", 20e9}, {"source", "test"}};
+  const CostModel line(hardware_from_json(j, "test"));
+  dense.tokens = 4;
+  dense.flops = 4 * 18e6;
+  EXPECT_NEAR(line.duration(dense), 220e-6 + 72e6 / 20e9, 1e-12);
+  EXPECT_DOUBLE_EQ(line.duration(expert(4, false)), both.duration(expert(4, false)));
+  dense.tokens = 1;
+  EXPECT_DOUBLE_EQ(line.duration(dense), before.duration(dense));
+  j["gpu"]["expert_gemm_flops"] = {{"value", 10e9}, {"source", "test"}};
+  const CostModel lines(hardware_from_json(j, "test"));
+  EXPECT_NEAR(lines.duration(expert(4, true)), 130e-6 + 72e6 / 10e9, 1e-12);
+  EXPECT_DOUBLE_EQ(lines.duration(expert(1, false)), before.duration(expert(1, false)));
+  EXPECT_DOUBLE_EQ(lines.duration(cpu), before.duration(cpu));
+  for (const char* k : {"expert_gemm_flops", "dense_gemm_flops"}) {
+    Json bad = j;
+    bad["gpu"][k]["value"] = 0;
+    EXPECT_THROW(hardware_from_json(bad, "test"), Error) << k;
+  }
 }
 
 TEST(CostModel, CpuComputeWithoutACpuFlopFigureIsAnError) {

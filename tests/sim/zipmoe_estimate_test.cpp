@@ -8,11 +8,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/rng.h"
 #include "core/planning.h"
-#include "policies/planning/zipmoe_planner.h"
 #include "core/routing.h"
 #include "core/scheduling.h"
-#include "base/rng.h"
+#include "policies/planning/zipmoe_planner.h"
+#include "serving/zipmoe_loads.h"
 #include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
 
@@ -45,7 +46,8 @@ TEST(ZipMoeEstimate, Alg3AgainstTheSimulatedLayer) {
   layout.compressed = true;
   layout.shards = 4;
   layout.e_ratio = kGaussianBf16ExponentRatio;
-  const char* scheduler = SchedulingRegistry::instance().names().find("zipmoe") != std::string::npos ? "zipmoe" : "fcfs";
+  const char* scheduler =
+      SchedulingRegistry::instance().names().find("zipmoe") != std::string::npos ? "zipmoe" : "fcfs";
   Rng rng(2024);
   std::vector<double> errors;
   for (int trial = 0; trial < 200; ++trial) {
@@ -71,7 +73,7 @@ TEST(ZipMoeEstimate, Alg3AgainstTheSimulatedLayer) {
     auto routing = make_routing_policy("identity", RoutingSetup{1, experts, k});
     auto sched = make_scheduling_policy(scheduler);
     PipelineOptions po;
-    po.layout = layout;
+    po.loads = serving::zipmoe_loads(layout, false);
     po.record_timeline = true;
     Pipeline p(w.costs, po, residency, *routing, *sched);
     sim::SimPlatform platform(hw);
@@ -94,9 +96,10 @@ TEST(ZipMoeEstimate, Alg3AgainstTheSimulatedLayer) {
   ASSERT_GT(errors.size(), 100u);
   std::sort(errors.begin(), errors.end());
   auto at = [&](double q) { return errors[static_cast<size_t>(q * static_cast<double>(errors.size() - 1))]; };
-  std::printf("Alg. 3 estimate / simulated I/O+decompression phase - 1 over %zu random layers (scheduler %s): "
-              "min %+.3f p10 %+.3f median %+.3f p90 %+.3f max %+.3f\n",
-              errors.size(), scheduler, errors.front(), at(0.1), at(0.5), at(0.9), errors.back());
+  std::printf(
+      "Alg. 3 estimate / simulated I/O+decompression phase - 1 over %zu random layers (scheduler %s): "
+      "min %+.3f p10 %+.3f median %+.3f p90 %+.3f max %+.3f\n",
+      errors.size(), scheduler, errors.front(), at(0.1), at(0.5), at(0.9), errors.back());
   // The estimate is a bound-style approximation (max of two workloads); it must stay in the right range.
   EXPECT_GT(at(0.5), -0.5);
   EXPECT_LT(at(0.5), 0.5);
