@@ -26,8 +26,8 @@ std::string tiny_model() {
 
 std::string tiny_trace() {
   const std::string path = temp_path("without_exec.mtr");
-  const ShellResult r =
-      moesim_combined("-q trace synth --model " + tiny_model() + " --tokens 20 --seed 1 -o " + path);
+  const ShellResult r = moesim_combined("-q trace synth --model " + tiny_model() +
+                                        " --tokens 20 --zipf 0.9 --seed 1 -o " + path);
   EXPECT_EQ(r.status, 0) << r.out;
   return path;
 }
@@ -49,7 +49,7 @@ TEST(WithoutExec, SimulatedCommandsRun) {
   EXPECT_EQ(run.status, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("\"metrics\""));
   const ShellResult cmp = moesim_combined("compare --trace " + trace + " --model " + tiny_model() +
-                                          " --policies lru --budgets 1MiB");
+                                          " --policy lru,fifo --budget 1MiB");
   EXPECT_EQ(cmp.status, 0) << cmp.out;
 }
 
