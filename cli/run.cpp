@@ -1,6 +1,7 @@
 // `moesim run` and `moesim exec`: options and help; what they do is harness/run_job.h.
 #include "cli/command.h"
 #include "cli/run_options.h"
+#include "harness/exec_runner.h"
 #include "harness/run_job.h"
 
 namespace moesim::cli {
@@ -17,7 +18,10 @@ void setup_exec(CLI::App& app) {
   a->exec = true;
   add_run_options(app, a);
   add_exec_options(app, a);
-  app.callback([a] { run_and_report(*a); });
+  app.callback([a] {
+    harness::require_exec("exec serves a trace for real from an expert store (`moesim run` simulates it)");
+    run_and_report(*a);
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
 #include "harness/cluster_validation.h"
+#include "harness/exec_runner.h"
 #include "harness/log_validation.h"
 #include "harness/matrix_validation.h"
 #include "harness/validation.h"
@@ -144,6 +145,7 @@ void setup(CLI::App& app) {
     }
     if (!ma->spec.empty()) {
       check_matrix_alone(app);
+      harness::require_exec("validate --matrix runs each cell for real on an expert store");
       ma->out = va->run->out;
       ma->json = va->run->json;
       ma->csv = va->csv;
@@ -165,6 +167,9 @@ void setup(CLI::App& app) {
       write_file_atomic(la->run->out, la->run->json ? out.json.dump(2) + "\n" : out.text);
       return;
     }
+    harness::require_exec(
+        "validate runs the trace for real on an expert store (validate --log compares the simulator with an "
+        "engine's log without exec)");
     const ValidationOutput out = validate(*va);
     if (!va->csv.empty()) write_file_atomic(va->csv, out.csv);
     write_file_atomic(va->run->out, va->run->json ? out.json.dump(2) + "\n" : out.text);

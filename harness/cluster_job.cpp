@@ -13,6 +13,7 @@
 #include "core/placement.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/exec_runner.h"
 #include "harness/plot_script.h"
 #include "harness/real_cluster.h"
 #include "serving/cluster_load.h"
@@ -211,6 +212,9 @@ std::string cluster_output(const ClusterArgs& a) {
   if (a.platform != "sim" && a.platform != "exec")
     throw UsageError("--platform must be sim or exec (got '" + a.platform + "')");
   const bool real = a.platform == "exec";
+  if (real)
+    require_exec(
+        "cluster --platform exec runs real server processes over gRPC (--platform sim needs no exec)");
   // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an
   // hour.
   if (real && a.duration.empty())

@@ -13,6 +13,11 @@
 
 namespace moesim::test {
 
+// A test of what only a moesim built with exec does (a real run, the real cluster) skips, saying so, in one
+// built without it (-DMOESIM_EXEC=OFF: MOESIM_TEST_HAS_EXEC is 0, tests/CMakeLists.txt).
+#define MOESIM_SKIP_WITHOUT_EXEC() \
+  if (!MOESIM_TEST_HAS_EXEC) GTEST_SKIP() << "this moesim was built without exec (-DMOESIM_EXEC=OFF)"
+
 struct CliResult {
   int code = -1;  // exit code
   std::string out, err;
@@ -26,7 +31,8 @@ inline std::string temp_path(const std::string& name) {
 
 // An empty folder of its own for one test: PREFIX_PID_NAME under the temporary directory (emptied first).
 inline std::filesystem::path fresh_test_dir(const std::string& prefix, const std::string& test_name) {
-  const auto dir = std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(getpid()) + "_" + test_name);
+  const auto dir =
+      std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(getpid()) + "_" + test_name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -146,6 +146,7 @@ TEST_F(IndirectInputs, SensitivitySpecTraceAndProfile) {
 }
 
 TEST_F(IndirectInputs, MatrixSpecModelsAndTraces) {
+  MOESIM_SKIP_WITHOUT_EXEC();  // validate --matrix runs on exec
   for (const char* seed : {"3", "5"}) {
     const ShellResult r =
         moesim("trace synth --model " + kModel + " --tokens 16 --prompt-tokens 8 --zipf 0.8 --seed " + seed +

@@ -1,6 +1,6 @@
-// `--io direct|buffered|uring` in the simulator (sim/page_cache.h) and the SSD's queue-depth curve in a profile
-// (ssd.queue_depth_curve): a buffered run re-reads experts out of the page cache when the pools leave DRAM free,
-// and a bad curve is an error naming the file and the JSON path.
+// `--io direct|buffered|uring` in the simulator (sim/page_cache.h) and the SSD's queue-depth curve in a
+// profile (ssd.queue_depth_curve): a buffered run re-reads experts out of the page cache when the pools leave
+// DRAM free, and a bad curve is an error naming the file and the JSON path.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,7 +28,9 @@ std::string write_hw(const std::string& name, const Json& hw) {
   return path;
 }
 
-Json orin() { return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb")); }
+Json orin() {
+  return load_json_file(resolve_preset("hardware", "jetson-agx-orin-64gb"));
+}
 
 Json run_json(const std::string& args) {
   const CliResult r = moesim_cli(args);
@@ -36,7 +38,9 @@ Json run_json(const std::string& args) {
   return Json::parse(r.out);
 }
 
-double tpot(const Json& j) { return j["metrics"]["tpot"]["mean_s"].get<double>(); }
+double tpot(const Json& j) {
+  return j["metrics"]["tpot"]["mean_s"].get<double>();
+}
 
 TEST(IoModeCli, BufferedRereadsHitThePageCacheWhenThePoolsLeaveDramFree) {
   const Json direct = run_json(kRun + " --io direct");
@@ -56,12 +60,14 @@ TEST(IoModeCli, BufferedRereadsHitThePageCacheWhenThePoolsLeaveDramFree) {
   EXPECT_EQ(full_buffered["header"]["config"]["page_cache"]["hits"], 0);
 }
 
-// ZipMoE's fused reads (a CPU worker reads its E-chunk) go as the run's reads go: in a buffered run an E-chunk
-// read before is a copy out of the page cache; in a direct run every one goes to the SSD.
+// ZipMoE's fused reads (a CPU worker reads its E-chunk) go as the run's reads go: in a buffered run an
+// E-chunk read before is a copy out of the page cache; in a direct run every one goes to the SSD.
 TEST(IoModeCli, FusedReadsUseThePageCacheInABufferedRunOnly) {
   // The same pools for both variants, so that they make the same reads; the page cache (49 GB left free)
   // never evicts, so each variant's hits are its reads less the distinct ones.
-  const std::string zip = "run " + kQwen + " --model qwen3-30b-a3b --budget 16GiB --json --system zipmoe:pools=F=0.6+C=0.3+E=0.1,io=";
+  const std::string zip =
+      "run " + kQwen +
+      " --model qwen3-30b-a3b --budget 16GiB --json --system zipmoe:pools=F=0.6+C=0.3+E=0.1,io=";
   const Json direct = run_json(zip + "fused --io direct");
   const Json fused = run_json(zip + "fused --io buffered");
   const Json thread = run_json(zip + "thread --io buffered");
@@ -88,9 +94,10 @@ TEST(IoModeCli, AQueueDepthCurveShapesTheReadsAndIsRestedOn) {
   hw["ssd"].erase("queue_depth_curve");
   const std::string plain_path = write_hw("io-no-curve.json", hw);
   // A disk three times as fast at depth 4 as at depth 1 (a test's numbers).
-  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 1}, {"latency", "90us"}, {"bandwidth", "1GB/s"}},
-                                                           {{"depth", 4}, {"latency", "120us"}, {"bandwidth", "3GB/s"}}})},
-                                    {"assumption", "a test's curve"}};
+  hw["ssd"]["queue_depth_curve"] = {
+      {"value", Json::array({{{"depth", 1}, {"latency", "90us"}, {"bandwidth", "1GB/s"}},
+                             {{"depth", 4}, {"latency", "120us"}, {"bandwidth", "3GB/s"}}})},
+      {"assumption", "a test's curve"}};
   const std::string path = write_hw("io-curve.json", hw);
   const Json plain = run_json(kRun + " --io-depth 4 --hw " + plain_path);
   const Json curved = run_json(kRun + " --io-depth 4 --hw " + path);
@@ -105,14 +112,15 @@ std::vector<std::string> rests_on_fields(const Json& j) {
   return out;
 }
 
-// A curve without a depth-1 point takes ssd.read_latency and ssd.read_bandwidth there: one read in flight at a
-// time runs as without the curve and rests on read_latency alone; deeper queues read the curve too.
+// A curve without a depth-1 point takes ssd.read_latency and ssd.read_bandwidth there: one read in flight at
+// a time runs as without the curve and rests on read_latency alone; deeper queues read the curve too.
 TEST(IoModeCli, ACurveWithoutADepthOnePointKeepsReadLatencyAtDepthOne) {
   Json hw = orin();
   hw["ssd"].erase("queue_depth_curve");
   const std::string plain_path = write_hw("io-no-curve-2.json", hw);
-  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
-                                    {"assumption", "a test's curve"}};
+  hw["ssd"]["queue_depth_curve"] = {
+      {"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
+      {"assumption", "a test's curve"}};
   const std::string path = write_hw("io-curve-from-4.json", hw);
   const Json plain1 = run_json(kRun + " --hw " + plain_path), curved1 = run_json(kRun + " --hw " + path);
   EXPECT_EQ(tpot(curved1), tpot(plain1));
@@ -121,22 +129,32 @@ TEST(IoModeCli, ACurveWithoutADepthOnePointKeepsReadLatencyAtDepthOne) {
   const Json plain4 = run_json(kRun + " --io-depth 4 --hw " + plain_path);
   const Json curved4 = run_json(kRun + " --io-depth 4 --hw " + path);
   EXPECT_GT(tpot(curved4), tpot(plain4));  // the test's curve is slower at depth 4 than 90 us and 3.5 GB/s
-  EXPECT_THAT(rests_on_fields(curved4), ::testing::IsSupersetOf({"ssd.read_latency", "ssd.queue_depth_curve"}));
+  EXPECT_THAT(rests_on_fields(curved4),
+              ::testing::IsSupersetOf({"ssd.read_latency", "ssd.queue_depth_curve"}));
 }
 
-// `moesim sensitivity` scales the scalar fields a comparison rests on; a queue-depth curve it rests on is a list,
-// with no one factor to scale by: it is listed, not scaled (and the analysis runs).
+// `moesim sensitivity` scales the scalar fields a comparison rests on; a queue-depth curve it rests on is a
+// list, with no one factor to scale by: it is listed, not scaled (and the analysis runs).
 TEST(IoModeCli, SensitivityListsButDoesNotScaleACurve) {
   const std::string dir = fresh_test_dir("io_mode", "sensitivity").string();
   const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
-  ASSERT_EQ(moesim_cli("-q trace synth --model " + model + " --tokens 16 --zipf 1.0 --seed 1 -o " + dir + "/z.mtr").code, 0);
+  ASSERT_EQ(
+      moesim_cli("-q trace synth --model " + model + " --tokens 16 --zipf 1.0 --seed 1 -o " + dir + "/z.mtr")
+          .code,
+      0);
   Json hw = orin();
-  hw["ssd"]["queue_depth_curve"] = {{"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
-                                    {"assumption", "a test's curve"}};
+  hw["ssd"]["queue_depth_curve"] = {
+      {"value", Json::array({{{"depth", 4}, {"latency", "300us"}, {"bandwidth", "1GB/s"}}})},
+      {"assumption", "a test's curve"}};
   const std::string hw_path = write_hw("io-sens-curve.json", hw);
-  std::ofstream(dir + "/spec.json") << Json({{"trace", "z.mtr"}, {"model", model}, {"hw", hw_path}, {"budget", "2MiB"},
-                                             {"systems", Json::array({"offload:policy=lru", "offload:policy=fifo"})},
-                                             {"metric", "tpot"}, {"io_depth", 4}})
+  std::ofstream(dir + "/spec.json") << Json({{"trace", "z.mtr"},
+                                             {"model", model},
+                                             {"hw", hw_path},
+                                             {"budget", "2MiB"},
+                                             {"systems",
+                                              Json::array({"offload:policy=lru", "offload:policy=fifo"})},
+                                             {"metric", "tpot"},
+                                             {"io_depth", 4}})
                                            .dump();
   const Json s = run_json("-q sensitivity " + dir + "/spec.json --json");
   EXPECT_THAT(rests_on_fields(s["points"][0]), ::testing::Contains("ssd.queue_depth_curve"));
@@ -168,17 +186,25 @@ TEST(IoModeCli, ABadQueueDepthCurveNamesTheFileAndPath) {
   expect_bad_curve(Json::array(), "curve-empty.json", "ssd.queue_depth_curve.value");
   Json typo = p1;
   typo["bandwith"] = "1GB/s";
-  expect_bad_curve(Json::array({typo}), "curve-typo.json", "did you mean ssd.queue_depth_curve.value[0].bandwidth");
+  expect_bad_curve(Json::array({typo}), "curve-typo.json",
+                   "did you mean ssd.queue_depth_curve.value[0].bandwidth");
 }
 
 // exec --io buffered reads without O_DIRECT, and says when the store fits in memory (a test store always
 // does); --io direct says nothing of the kind.
 TEST(IoModeCli, ExecBufferedReadsWithoutODirectAndWarnsThatASmallStoreStaysCached) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   const std::string dir = fresh_test_dir("io_mode", "exec").string();
   const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
-  ASSERT_EQ(moesim_cli("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").code, 0);
-  ASSERT_EQ(moesim_cli("-q pack --weights " + dir + "/w.safetensors --codec raw --shards 1 -o " + dir + "/r.store").code, 0);
-  ASSERT_EQ(moesim_cli("-q trace synth --model " + model + " --tokens 8 --prompt-tokens 4 --zipf 0.8 --seed 3 -o " + dir + "/t.mtr").code,
+  ASSERT_EQ(moesim_cli("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").code,
+            0);
+  ASSERT_EQ(
+      moesim_cli("-q pack --weights " + dir + "/w.safetensors --codec raw --shards 1 -o " + dir + "/r.store")
+          .code,
+      0);
+  ASSERT_EQ(moesim_cli("-q trace synth --model " + model +
+                       " --tokens 8 --prompt-tokens 4 --zipf 0.8 --seed 3 -o " + dir + "/t.mtr")
+                .code,
             0);
   const std::string cmd = "exec " + dir + "/t.mtr --model " + model + " --store " + dir +
                           "/r.store --system offload --budget 1MiB --workers 1 --gpu off --json";

@@ -47,6 +47,7 @@ TEST(MemoryFitCli, RunRefusesABudgetThatDoesNotFitAndRunsItWithAllowOvercommit) 
 }
 
 TEST(MemoryFitCli, ExecRefusesTheBudgetBeforeTouchingTheStore) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   expect_refused(moesim_cli("-q exec " + kQwen + kOver + " --store " + temp_path("no-store-needed.store")),
                  "exec");
 }

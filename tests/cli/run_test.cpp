@@ -363,6 +363,7 @@ TEST(RunCli, ABudgetLeavingLayersWithoutExpertsWarns) {
 }
 
 TEST(RunCli, ExecWithABudgetLeavingLayersWithoutExpertsWarns) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   const std::string dir = moesim::test::temp_path("exec_no_experts");
   std::filesystem::create_directories(dir);
   const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";

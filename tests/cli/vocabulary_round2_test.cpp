@@ -36,14 +36,16 @@ class VocabularyRound2 : public ::testing::Test {
     dir_ = temp_path("vocabulary_round2");
     std::filesystem::create_directories(dir_);
     ASSERT_EQ(moesim_cli("-q weights synth --model " + kModel + " --seed 1 -o " + weights()).code, 0);
-    ASSERT_EQ(moesim_cli("-q pack --weights " + weights() + " --codec zstd:3 --shards 2 -o " + store()).code, 0);
-    ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 24 --prompt-tokens 8 --zipf 0.8 --seed 3 -o " +
-                         trace())
+    ASSERT_EQ(moesim_cli("-q pack --weights " + weights() + " --codec zstd:3 --shards 2 -o " + store()).code,
+              0);
+    ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel +
+                         " --tokens 24 --prompt-tokens 8 --zipf 0.8 --seed 3 -o " + trace())
                   .code,
               0);
-    ASSERT_EQ(moesim_cli("-q trace synth --model " + kModel + " --tokens 1 --zipf 0.8 --seed 3 -o " + one_token())
-                  .code,
-              0);
+    ASSERT_EQ(
+        moesim_cli("-q trace synth --model " + kModel + " --tokens 1 --zipf 0.8 --seed 3 -o " + one_token())
+            .code,
+        0);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string weights() { return dir_ + "/w.safetensors"; }
@@ -66,10 +68,11 @@ TEST_F(VocabularyRound2, UnsignedOptionsRefuseNegativeValuesNamingTheOption) {
   const CliResult seed = moesim_cli("-q run " + sim_args() + " --seed -1");
   EXPECT_EQ(seed.code, 2) << seed.out;
   EXPECT_THAT(seed.err, HasSubstr("--seed: expected a whole number >= 0, got '-1'"));
-  for (const std::string& args : {"run " + sim_args() + " --batch -1", "replay " + trace() + " --policy lru --budget 4 --batch -2",
-                                  "trace synth --model " + kModel + " --zipf 1 --tokens -5 --seed 1 -o x.mtr",
-                                  "weights synth --model " + kModel + " --layers -1 --seed 1 -o x.safetensors",
-                                  "exec " + exec_args() + " --workers -3"}) {
+  for (const std::string& args :
+       {"run " + sim_args() + " --batch -1", "replay " + trace() + " --policy lru --budget 4 --batch -2",
+        "trace synth --model " + kModel + " --zipf 1 --tokens -5 --seed 1 -o x.mtr",
+        "weights synth --model " + kModel + " --layers -1 --seed 1 -o x.safetensors",
+        "exec " + exec_args() + " --workers -3"}) {
     const CliResult r = moesim_cli("-q " + args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_THAT(r.err, HasSubstr("expected a whole number >= 0")) << args;
@@ -81,11 +84,13 @@ TEST_F(VocabularyRound2, BadValuesNameTheOptionTheValueAndWhatIsExpected) {
   const CliResult grid = moesim_cli("-q run " + sim_args() + " --system zipmoe --grid abc");
   EXPECT_EQ(grid.code, 2);
   EXPECT_THAT(grid.err, HasSubstr("--grid: expected a finite number, got 'abc'"));
-  const CliResult std_dev = moesim_cli("-q weights synth --model " + kModel + " --std -1 --seed 1 -o x.safetensors");
+  const CliResult std_dev =
+      moesim_cli("-q weights synth --model " + kModel + " --std -1 --seed 1 -o x.safetensors");
   EXPECT_EQ(std_dev.code, 2);
   EXPECT_THAT(std_dev.err, HasSubstr("--std: expected a number > 0, got -1"));
   EXPECT_THAT(std_dev.err, Not(HasSubstr("179769313486231570")));  // DBL_MAX spelt out
-  const CliResult shards = moesim_cli("-q pack --weights " + weights() + " --shards 0 -o " + dir_ + "/x.store");
+  const CliResult shards =
+      moesim_cli("-q pack --weights " + weights() + " --shards 0 -o " + dir_ + "/x.store");
   EXPECT_EQ(shards.code, 2);
   EXPECT_THAT(shards.err, HasSubstr("--shards: expected a whole number from 1 to 65536, got 0"));
   const CliResult twice = moesim_cli("-q run " + sim_args() + " --seed 1 --seed 2");
@@ -100,8 +105,9 @@ TEST_F(VocabularyRound2, BadValuesNameTheOptionTheValueAndWhatIsExpected) {
 // Calibrate's -o defaults to '-' as its help says, and --json is what every command's --json is: JSON to -o.
 // One micro calibration writes the profile to standard output, with the machine it was measured on.
 TEST_F(VocabularyRound2, CalibrateJsonWritesTheProfileToStandardOutputWithTheMachine) {
-  const CliResult r =
-      moesim_cli("-q calibrate --store " + store() + " --micro --micro-budget 3 --micro-depth 4 --buffered --json");
+  MOESIM_SKIP_WITHOUT_EXEC();
+  const CliResult r = moesim_cli("-q calibrate --store " + store() +
+                                 " --micro --micro-budget 3 --micro-depth 4 --buffered --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const Json p = Json::parse(r.out);
   EXPECT_TRUE(p.contains("ssd"));
@@ -115,27 +121,33 @@ TEST_F(VocabularyRound2, CalibrateJsonWritesTheProfileToStandardOutputWithTheMac
 }
 
 TEST_F(VocabularyRound2, CalibrateToDashIsStandardOutput) {
-  const CliResult r = moesim_cli("-q calibrate --store " + store() + " --micro --micro-budget 3 --micro-depth 4 --buffered -o -");
+  MOESIM_SKIP_WITHOUT_EXEC();
+  const CliResult r = moesim_cli("-q calibrate --store " + store() +
+                                 " --micro --micro-budget 3 --micro-depth 4 --buffered -o -");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Json::parse(r.out).contains("ssd"));
   EXPECT_THAT(r.err, HasSubstr("-> standard output"));
 }
 
 TEST_F(VocabularyRound2, ValidateNeedsThisMachinesProfile) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q validate " + exec_args());
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--hw PROFILE.json"));
   EXPECT_THAT(r.err, HasSubstr("--calibrate-on"));
   // --profile is the older name of --hw: one of them.
-  const CliResult both = moesim_cli("-q validate " + exec_args() + " --hw jetson-agx-orin-64gb --profile server-h100-nvme");
+  const CliResult both =
+      moesim_cli("-q validate " + exec_args() + " --hw jetson-agx-orin-64gb --profile server-h100-nvme");
   EXPECT_EQ(both.code, 2);
   EXPECT_THAT(both.err, HasSubstr("--hw is given twice, once under its older name"));
 }
 
 // A profile measured on another machine: validate runs, and says so in the text and the JSON.
 TEST_F(VocabularyRound2, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   Json prof = load_json_file(std::string(MOESIM_SOURCE_DIR) + "/data/hardware/jetson-agx-orin-64gb.json");
-  prof["measured_on"] = {{"host", "another-host"}, {"cpu_model", "another CPU"}, {"cores", 4096}, {"gpu", "none"}};
+  prof["measured_on"] = {
+      {"host", "another-host"}, {"cpu_model", "another CPU"}, {"cores", 4096}, {"gpu", "none"}};
   const std::string path = dir_ + "/elsewhere.json";
   std::ofstream(path) << prof.dump(2);
   const CliResult r = moesim_cli("-q validate " + exec_args() + " --hw " + path + " --json --targets ''");
@@ -147,6 +159,7 @@ TEST_F(VocabularyRound2, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
 }
 
 TEST_F(VocabularyRound2, ExecWorkersDefaultToThisMachinesCpus) {
+  MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q exec " + exec_args() + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const Json j = Json::parse(r.out);
@@ -155,9 +168,11 @@ TEST_F(VocabularyRound2, ExecWorkersDefaultToThisMachinesCpus) {
 
 TEST_F(VocabularyRound2, HostParallelismIsJobsOnEveryCommand) {
   for (const std::string& args :
-       {"replay " + trace() + " --policy lru --budget 4 --jobs 2", "compare " + sim_args() + " --policy lru --jobs 2",
+       {"replay " + trace() + " --policy lru --budget 4 --jobs 2",
+        "compare " + sim_args() + " --policy lru --jobs 2",
         "pack --weights " + weights() + " --jobs 2 -o " + dir_ + "/jobs.store",
-        "weights stats " + weights() + " --jobs 2", "store verify " + store() + " --weights " + weights() + " --jobs 2",
+        "weights stats " + weights() + " --jobs 2",
+        "store verify " + store() + " --weights " + weights() + " --jobs 2",
         "replay " + trace() + " --policy lru --budget 4 --threads 2"}) {  // the old name stays, hidden
     const CliResult r = moesim_cli("-q " + args);
     EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
@@ -185,9 +200,11 @@ TEST_F(VocabularyRound2, UsageErrorsInPolicySpecsAndPlanBudgetsExit2) {
 }
 
 TEST_F(VocabularyRound2, ZipMoeOnATooShortTraceSaysWhatIsWrongWithTheTrace) {
-  const CliResult r = moesim_cli("-q run " + one_token() + " --model " + kModel + " --system zipmoe --budget 1MiB");
+  const CliResult r =
+      moesim_cli("-q run " + one_token() + " --model " + kModel + " --system zipmoe --budget 1MiB");
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("the trace has too few tokens to profile expert popularity for the zipmoe planner"));
+  EXPECT_THAT(r.err,
+              HasSubstr("the trace has too few tokens to profile expert popularity for the zipmoe planner"));
   EXPECT_THAT(r.err, HasSubstr("pass a longer trace"));
   EXPECT_THAT(r.err, Not(HasSubstr("positive inclusion probability")));
 }
@@ -203,26 +220,28 @@ TEST_F(VocabularyRound2, ListingsAndStoreCommandsWriteJsonToOutput) {
     const Json j = load_json_file(out);
     EXPECT_TRUE(j.contains("header")) << args;
   }
-  EXPECT_EQ(load_json_file(out)["tensors"].get<uint64_t>(), 4u * 16u * 3u);  // store verify: every expert tensor
+  EXPECT_EQ(load_json_file(out)["tensors"].get<uint64_t>(),
+            4u * 16u * 3u);  // store verify: every expert tensor
 }
 
 TEST_F(VocabularyRound2, TraceSynthReadsItsInputWithTheTraceOptions) {
-  const CliResult r = moesim_cli("-q trace synth --fit " + trace() + " --format mtr --tokens 4 --seed 1 -o " + dir_ +
-                                 "/fit.mtr");
+  const CliResult r = moesim_cli("-q trace synth --fit " + trace() + " --format mtr --tokens 4 --seed 1 -o " +
+                                 dir_ + "/fit.mtr");
   EXPECT_EQ(r.code, 0) << r.err;
-  const CliResult l = moesim_cli("-q trace synth --logits-for " + trace() + " --format mtr --seed 1 -o " + dir_ +
-                                 "/logits.mtr");
+  const CliResult l = moesim_cli("-q trace synth --logits-for " + trace() + " --format mtr --seed 1 -o " +
+                                 dir_ + "/logits.mtr");
   EXPECT_EQ(l.code, 0) << l.err;
 }
 
 }  // namespace
-// Commands whose -o is their data file (a trace, a store, weights) summarise what they wrote as JSON on standard
-// output with --json; with -o - that output is the data, so --json is refused there.
+// Commands whose -o is their data file (a trace, a store, weights) summarise what they wrote as JSON on
+// standard output with --json; with -o - that output is the data, so --json is refused there.
 TEST_F(VocabularyRound2, DataWritingCommandsSummariseAsJson) {
   const std::string out = dir_ + "/json-summary";
   std::filesystem::create_directories(out);
   const std::pair<std::string, std::string> cases[] = {
-      {"weights synth --model " + kModel + " --seed 1 --layers 1 -o " + out + "/w1.safetensors", "w1.safetensors"},
+      {"weights synth --model " + kModel + " --seed 1 --layers 1 -o " + out + "/w1.safetensors",
+       "w1.safetensors"},
       {"pack --weights " + weights() + " --codec zstd:3 --shards 2 -o " + out + "/z1.store", "z1.store"},
       {"trace synth --model " + kModel + " --tokens 4 --zipf 0.8 --seed 3 -o " + out + "/s.mtr", "s.mtr"},
       {"trace export " + trace() + " -o " + out + "/e.jsonl", "e.jsonl"},
