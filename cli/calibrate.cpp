@@ -9,7 +9,7 @@
 #include "harness/log_calibration.h"
 
 namespace moesim::cli {
-namespace {
+namespace calibrate_cmd {
 
 void setup(CLI::App& app) {
   auto ca = std::make_shared<CalibrateArgs>();
@@ -86,10 +86,10 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace calibrate_cmd
 MOESIM_CLI_COMMAND(
     "calibrate",
     "Fit the simulator's cost models to this machine from a real run of a calibration trace and/or "
     "microbenchmarks (--micro) and write a hardware profile (-o profile.json)",
-    setup);
+    calibrate_cmd::setup);
 }  // namespace moesim::cli

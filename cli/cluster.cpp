@@ -4,7 +4,7 @@
 #include "harness/cluster_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace cluster_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<ClusterArgs>();
@@ -57,8 +57,8 @@ void setup(CLI::App& app) {
   app.callback([a] { run_cluster_job(*a); });
 }
 
-}  // namespace
+}  // namespace cluster_cmd
 MOESIM_CLI_COMMAND("cluster", "Simulate MoE inference across edge servers with expert placement (Prism)",
-                   setup);
+                   cluster_cmd::setup);
 
 }  // namespace moesim::cli

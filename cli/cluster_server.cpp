@@ -3,7 +3,7 @@
 #include "harness/cluster_server_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace cluster_server_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<ClusterServerArgs>();
@@ -30,9 +30,9 @@ void setup(CLI::App& app) {
   app.callback([a] { run_cluster_server(*a); });
 }
 
-}  // namespace
+}  // namespace cluster_server_cmd
 MOESIM_CLI_COMMAND("cluster-server",
                    "One server process of a real cluster (started by `cluster --platform exec` or srun)",
-                   setup);
+                   cluster_server_cmd::setup);
 
 }  // namespace moesim::cli

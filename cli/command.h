@@ -3,8 +3,13 @@
 // setup). `path` is "trace import" style: parents ("trace") are created on demand. main() builds the
 // command tree in sorted order, so adding a subcommand touches its own file only.
 //
+// The command files are compiled several to a translation unit (cli/CMakeLists.txt: a unity build, since
+// CLI11's header alone costs seconds of optimisation in every file that includes it), so each keeps its
+// helpers in a namespace named after the file (`namespace replay_cmd` in cli/replay.cpp), not an anonymous
+// one, and the registrars are named by __COUNTER__, not __LINE__.
+//
 // Group nodes ("trace", "store", "weights") get their --help description from MOESIM_CLI_GROUP(path,
-// description), registered once in cli/main.cpp.
+// description), registered once in cli/entry.cpp.
 //
 // Exit status (main): 0 success; 1 moesim::Error (bad input, failed write, including a failed write to
 // standard output); 2 a bad command line (CLI11 parse errors and moesim::UsageError), both printed as
@@ -29,7 +34,6 @@ namespace moesim::cli {
 // cli/ is options, help and printing over harness/ (docs/architecture.md §2): the engines' names are used
 // unqualified in the command files.
 using namespace ::moesim::harness;
-
 
 struct Command {
   std::string path;
@@ -65,8 +69,8 @@ bool stderr_is_terminal();
 
 #define MOESIM_CLI_CONCAT2(a, b) a##b
 #define MOESIM_CLI_CONCAT(a, b) MOESIM_CLI_CONCAT2(a, b)
-#define MOESIM_CLI_COMMAND(path, description, setup)                                         \
-  static ::moesim::cli::CommandRegistrar MOESIM_CLI_CONCAT(moesim_cli_registrar_, __LINE__)( \
+#define MOESIM_CLI_COMMAND(path, description, setup)                                            \
+  static ::moesim::cli::CommandRegistrar MOESIM_CLI_CONCAT(moesim_cli_registrar_, __COUNTER__)( \
       path, description, setup)
 #define MOESIM_CLI_GROUP(path, description) \
-  static ::moesim::cli::GroupRegistrar MOESIM_CLI_CONCAT(moesim_cli_group_, __LINE__)(path, description)
+  static ::moesim::cli::GroupRegistrar MOESIM_CLI_CONCAT(moesim_cli_group_, __COUNTER__)(path, description)

@@ -6,7 +6,7 @@
 #include "harness/compare_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace compare_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
@@ -62,10 +62,10 @@ void setup(CLI::App& app) {
   app.callback([a] { compare(*a); });
 }
 
-}  // namespace
+}  // namespace compare_cmd
 MOESIM_CLI_COMMAND(
     "compare",
     "Compare eviction policies x routing policies x budgets in simulated offloaded serving, or "
     "systems side by side (--system)",
-    setup);
+    compare_cmd::setup);
 }  // namespace moesim::cli

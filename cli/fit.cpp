@@ -3,7 +3,7 @@
 #include "harness/fit_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace fit_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<FitArgs>();
@@ -45,10 +45,10 @@ void setup(CLI::App& app) {
   app.callback([a] { fit_and_report(*a); });
 }
 
-}  // namespace
+}  // namespace fit_cmd
 MOESIM_CLI_COMMAND(
     "fit",
     "Will a model run on a device: its memory, the largest expert budget and longest context that "
     "fit, and the TTFT and TPOT there",
-    setup);
+    fit_cmd::setup);
 }  // namespace moesim::cli

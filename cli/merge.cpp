@@ -20,7 +20,7 @@
 #include "harness/sweep_spec.h"
 
 namespace moesim::cli {
-namespace {
+namespace merge_cmd {
 
 namespace fs = std::filesystem;
 
@@ -144,7 +144,7 @@ void setup(CLI::App& app) {
   app.callback([a] { merge(*a); });
 }
 
-}  // namespace
+}  // namespace merge_cmd
 MOESIM_CLI_COMMAND("merge", "Merge sweep shards (refuses shards of another spec) into one results.csv",
-                   setup);
+                   merge_cmd::setup);
 }  // namespace moesim::cli

@@ -11,7 +11,7 @@
 #include "harness/model_import_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace model_cmd {
 
 std::string billions(uint64_t n) {
   return strprintf("%.2fB", static_cast<double>(n) / 1e9);
@@ -50,9 +50,10 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace model_cmd
+MOESIM_CLI_GROUP("model", "Model descriptions: make one from a Hugging Face config.json");
 MOESIM_CLI_COMMAND("model import",
                    "Make a model JSON from a Hugging Face config.json (families: mixtral, "
                    "qwen*_moe, qwen3_next, deepseek_v2/v3, glm4_moe, gpt_oss, olmoe, phimoe, llama4, gemma4)",
-                   setup);
+                   model_cmd::setup);
 }  // namespace moesim::cli

@@ -5,7 +5,7 @@
 #include "harness/pack_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace pack_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<PackArgs>();
@@ -29,7 +29,7 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace pack_cmd
 MOESIM_CLI_COMMAND("pack", "Pack a checkpoint's expert tensors into an expert store (split BF16, K shards)",
-                   setup);
+                   pack_cmd::setup);
 }  // namespace moesim::cli

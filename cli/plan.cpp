@@ -5,7 +5,7 @@
 #include "harness/plan_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace plan_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
@@ -60,6 +60,7 @@ void setup(CLI::App& app) {
   app.callback([a] { plan_pools(*a); });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("plan", "Plan ZipMoE's cache pools (F/C/S/E ratios) for a trace, model and budget", setup);
+}  // namespace plan_cmd
+MOESIM_CLI_COMMAND("plan", "Plan ZipMoE's cache pools (F/C/S/E ratios) for a trace, model and budget",
+                   plan_cmd::setup);
 }  // namespace moesim::cli

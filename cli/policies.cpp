@@ -4,7 +4,7 @@
 #include "harness/policies_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace policies_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<PoliciesArgs>();
@@ -14,6 +14,7 @@ void setup(CLI::App& app) {
   app.callback([o] { list_policies(*o); });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("policies", "List every registered policy with its parameters and defaults", setup);
+}  // namespace policies_cmd
+MOESIM_CLI_COMMAND("policies", "List every registered policy with its parameters and defaults",
+                   policies_cmd::setup);
 }  // namespace moesim::cli

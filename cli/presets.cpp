@@ -14,7 +14,7 @@
 #include "core/storage_type.h"
 
 namespace moesim::cli {
-namespace {
+namespace presets_cmd {
 
 struct Options {
   bool json = false;
@@ -104,6 +104,6 @@ void setup(CLI::App& app) {
   app.callback([o] { run(*o); });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("presets", "List the bundled model presets and hardware profiles", setup);
+}  // namespace presets_cmd
+MOESIM_CLI_COMMAND("presets", "List the bundled model presets and hardware profiles", presets_cmd::setup);
 }  // namespace moesim::cli

@@ -6,7 +6,7 @@
 #include "harness/replay_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace replay_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<ReplayArgs>();
@@ -72,7 +72,7 @@ void setup(CLI::App& app) {
   app.callback([a] { replay(*a); });
 }
 
-}  // namespace
+}  // namespace replay_cmd
 MOESIM_CLI_COMMAND("replay", "Cache-only replay: hit rates of eviction policies on a trace (no timing)",
-                   setup);
+                   replay_cmd::setup);
 }  // namespace moesim::cli

@@ -5,7 +5,7 @@
 #include "harness/run_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace run_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
@@ -24,11 +24,11 @@ void setup_exec(CLI::App& app) {
   });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", setup);
+}  // namespace run_cmd
+MOESIM_CLI_COMMAND("run", "Simulate serving a trace (TTFT, TPOT, hit rates, utilization)", run_cmd::setup);
 MOESIM_CLI_COMMAND(
     "exec",
     "Serve a trace for real from a packed expert store (threads, O_DIRECT reads, decompression, "
     "recovery, expert compute): the metrics of `run`, measured",
-    setup_exec);
+    run_cmd::setup_exec);
 }  // namespace moesim::cli

@@ -13,7 +13,8 @@ using harness::RunArgs;
 
 // Every option of `moesim run` (exec and validate add their own).
 void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
-// exec's own options (--buffered, --gpu, --verify-gpu), for exec, calibrate and validate; after add_run_options
+// exec's own options (--buffered, --gpu, --verify-gpu), for exec, calibrate and validate; after
+// add_run_options
 // (--workers then defaults to this machine's CPUs).
 void add_exec_options(CLI::App& app, const std::shared_ptr<RunArgs>& a);
 // --log-fields (calibrate --from-log, validate --log): the engine log's column or summary key of each field;

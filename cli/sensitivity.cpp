@@ -5,7 +5,7 @@
 #include "harness/sensitivity_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace sensitivity_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<SensitivityArgs>();
@@ -32,8 +32,9 @@ void setup(CLI::App& app) {
   app.callback([a] { sensitivity(*a); });
 }
 
-}  // namespace
+}  // namespace sensitivity_cmd
 MOESIM_CLI_COMMAND(
     "sensitivity",
-    "Scale each assumed hardware figure a comparison rests on and report whether its ranking flips", setup);
+    "Scale each assumed hardware figure a comparison rests on and report whether its ranking flips",
+    sensitivity_cmd::setup);
 }  // namespace moesim::cli

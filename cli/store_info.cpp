@@ -4,7 +4,7 @@
 #include "harness/store_info_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace store_info_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<StoreInfoArgs>();
@@ -14,7 +14,7 @@ void setup(CLI::App& app) {
   app.callback([o] { store_info(*o); });
 }
 
-}  // namespace
+}  // namespace store_info_cmd
 MOESIM_CLI_COMMAND("store info", "Sizes and compression ratio of an expert store, per codec and per tensor",
-                   setup);
+                   store_info_cmd::setup);
 }  // namespace moesim::cli

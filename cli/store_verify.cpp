@@ -5,7 +5,7 @@
 #include "harness/store_verify_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace store_verify_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<StoreVerifyArgs>();
@@ -23,7 +23,8 @@ void setup(CLI::App& app) {
   app.callback([o] { store_verify(*o); });
 }
 
-}  // namespace
+}  // namespace store_verify_cmd
 MOESIM_CLI_COMMAND("store verify",
-                   "Check every tensor of an expert store bit-exact against its source checkpoint", setup);
+                   "Check every tensor of an expert store bit-exact against its source checkpoint",
+                   store_verify_cmd::setup);
 }  // namespace moesim::cli

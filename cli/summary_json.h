@@ -17,5 +17,4 @@ namespace moesim::cli {
 void add_summary_json_flag(CLI::App& app, bool& json);
 void check_summary_json(bool json, const std::string& out);
 
-
 }  // namespace moesim::cli

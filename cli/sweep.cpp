@@ -66,7 +66,7 @@ std::vector<NamedPath> command_line_inputs(std::vector<std::string> args) {
   return command_inputs(app);
 }
 
-namespace {
+namespace sweep_cmd {
 
 struct SweepOptions {
   SweepArgs args;
@@ -108,8 +108,8 @@ void setup(CLI::App& app) {
   app.callback([o] { execute(*o); });
 }
 
-}  // namespace
+}  // namespace sweep_cmd
 MOESIM_CLI_COMMAND(
     "sweep", "Run a sweep spec's points (run or replay) in parallel threads, sharded, resumable; merged CSV",
-    setup);
+    sweep_cmd::setup);
 }  // namespace moesim::cli

@@ -15,7 +15,7 @@
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
-namespace {
+namespace trace_export_cmd {
 
 struct Options {
   std::string in, out, fields;
@@ -75,9 +75,9 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace trace_export_cmd
 MOESIM_CLI_COMMAND("trace export",
                    "Export a trace to JSONL (round-trips through trace import) or its lookups to "
                    "libCacheSim's oracleGeneral",
-                   setup);
+                   trace_export_cmd::setup);
 }  // namespace moesim::cli

@@ -16,7 +16,7 @@
 #include "traces/trace_io.h"
 
 namespace moesim::cli {
-namespace {
+namespace trace_import_cmd {
 
 struct Options {
   std::vector<std::string> in, named;
@@ -86,7 +86,8 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace trace_import_cmd
 MOESIM_CLI_COMMAND("trace import",
-                   "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format", setup);
+                   "Convert a trace (route_trace CSV, JSONL, CSV) to the canonical .mtr format",
+                   trace_import_cmd::setup);
 }  // namespace moesim::cli

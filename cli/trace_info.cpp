@@ -20,7 +20,7 @@
 #include "traces/trace_summary.h"
 
 namespace moesim::cli {
-namespace {
+namespace trace_info_cmd {
 
 struct Options {
   std::string path;
@@ -96,6 +96,7 @@ void setup(CLI::App& app) {
   app.callback([o] { run(*o); });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("trace info", "Describe a trace: shape, tokens, lookups, missing cells, columns", setup);
+}  // namespace trace_info_cmd
+MOESIM_CLI_COMMAND("trace info", "Describe a trace: shape, tokens, lookups, missing cells, columns",
+                   trace_info_cmd::setup);
 }  // namespace moesim::cli

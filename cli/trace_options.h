@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "base/error.h"
-#include "traces/trace_io.h"
 #include "harness/arguments.h"
+#include "traces/trace_io.h"
 
 namespace moesim::cli {
 
 // Declares `--trace T` and the positional `trace` (either may be given, not both). The command's callback
-// calls require_trace_input(path) (harness/arguments.h) first, so a missing trace is a usage error before any work.
+// calls require_trace_input(path) (harness/arguments.h) first, so a missing trace is a usage error before any
+// work.
 inline void add_trace_input(CLI::App& app, std::string& path,
                             const std::string& help = "trace file (.mtr, route_trace CSV, JSONL, CSV)") {
   auto* named = app.add_option("--trace", path, help);

@@ -16,7 +16,7 @@
 #include "traces/trace_summary.h"
 
 namespace moesim::cli {
-namespace {
+namespace trace_stats_cmd {
 
 struct Args {
   std::string trace;
@@ -63,7 +63,7 @@ void setup(CLI::App& app) {
   app.callback([a] { run(*a); });
 }
 
-}  // namespace
+}  // namespace trace_stats_cmd
 MOESIM_CLI_COMMAND("trace stats", "Describe a trace: entropy, rank-frequency, reuse, repeats, co-activation",
-                   setup);
+                   trace_stats_cmd::setup);
 }  // namespace moesim::cli

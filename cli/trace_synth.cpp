@@ -5,7 +5,7 @@
 #include "harness/trace_synth_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace trace_synth_cmd {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<TraceSynthArgs>();
@@ -39,6 +39,7 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
-MOESIM_CLI_COMMAND("trace synth", "Generate a synthetic trace (Zipf, or fitted to a real trace)", setup);
+}  // namespace trace_synth_cmd
+MOESIM_CLI_COMMAND("trace synth", "Generate a synthetic trace (Zipf, or fitted to a real trace)",
+                   trace_synth_cmd::setup);
 }  // namespace moesim::cli

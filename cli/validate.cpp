@@ -11,7 +11,7 @@
 #include "harness/validation.h"
 
 namespace moesim::cli {
-namespace {
+namespace validate_cmd {
 
 // How --calibrate-on (and every matrix cell, which calibrates) runs its pilots, at which batch and budget.
 void add_calibration_options(CLI::App& app, const std::shared_ptr<ValidateArgs>& va) {
@@ -176,10 +176,10 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace validate_cmd
 MOESIM_CLI_COMMAND(
     "validate",
     "Exec a trace, then simulate it with the measured op durations (structure error) and with the "
     "hardware profile (cost error): how far the simulator is from this machine",
-    setup);
+    validate_cmd::setup);
 }  // namespace moesim::cli

@@ -4,7 +4,7 @@
 #include "harness/weights_stats_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace weights_stats_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<WeightsStatsArgs>();
@@ -18,7 +18,8 @@ void setup(CLI::App& app) {
   app.callback([o] { weights_stats(*o); });
 }
 
-}  // namespace
+}  // namespace weights_stats_cmd
 MOESIM_CLI_COMMAND("weights stats",
-                   "Exponent entropy, entropy bound and codec ratios of a checkpoint's weights", setup);
+                   "Exponent entropy, entropy bound and codec ratios of a checkpoint's weights",
+                   weights_stats_cmd::setup);
 }  // namespace moesim::cli

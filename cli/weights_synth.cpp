@@ -5,7 +5,7 @@
 #include "harness/weights_synth_job.h"
 
 namespace moesim::cli {
-namespace {
+namespace weights_synth_cmd {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<WeightsSynthArgs>();
@@ -27,7 +27,7 @@ void setup(CLI::App& app) {
   });
 }
 
-}  // namespace
+}  // namespace weights_synth_cmd
 MOESIM_CLI_COMMAND("weights synth", "Write synthetic LLM-like (Gaussian BF16) expert weights as safetensors",
-                   setup);
+                   weights_synth_cmd::setup);
 }  // namespace moesim::cli

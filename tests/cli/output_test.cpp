@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -141,9 +142,16 @@ TEST(OutputCli, UsageErrorsFromCommandsExitTwo) {
 TEST(OutputCli, HelpAndVersionExitZero) {
   Result r = sh("\"$M\" --help");
   EXPECT_EQ(r.status, 0) << r.out;
-  // Each group line carries a description after its name.
-  for (const char* group : {"trace", "store", "weights"})
-    EXPECT_THAT(r.out, ::testing::ContainsRegex(std::string("\n  ") + group + " +[A-Z][a-z]+")) << group;
+  // Each line of the subcommand list, groups included, carries a description after its name.
+  const size_t list = r.out.find("Subcommands:\n");
+  ASSERT_NE(list, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(list + 13));
+  int listed = 0;
+  for (std::string line; std::getline(lines, line) && !line.empty(); ++listed)
+    EXPECT_THAT(line, ::testing::MatchesRegex("  [a-z-]+ +[A-Z].*")) << "no description: " << line;
+  EXPECT_GE(listed, 20);
+  for (const char* group : {"trace", "store", "weights", "model", "buddy"})
+    EXPECT_THAT(r.out, HasSubstr(std::string("\n  ") + group + " ")) << group;
   EXPECT_THAT(r.out, HasSubstr("-q,--quiet"));
   r = sh("\"$M\" trace --help");
   EXPECT_EQ(r.status, 0);
