@@ -14,15 +14,18 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kTiny = std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv";
+const std::string kTiny = test::test_data("traces/tiny.route.csv");
 
-Json read_json(const std::string& path) { return parse_json_text(read_text(path), path); }
+Json read_json(const std::string& path) {
+  return parse_json_text(read_text(path), path);
+}
 
 // The tiny trace (tests/data/traces/tiny.route.csv, 2 layers x 4 experts, top-2, with weights):
 //   layer 0 tokens: {1: .6, 3: .4}, {2: .7, 1: .3}, {1: .9, 0: .1}, {3: .55, 2: .45}
@@ -56,7 +59,8 @@ TEST(BuddyProfileCli, ShapeAndValuesOnTheTinyTrace) {
   const Json& l0 = j["per_layer"][0];
   EXPECT_EQ(l0["activations"], Json::parse("[1, 3, 2, 2]"));
   // Co-activations [i, j, binary, probability-weighted = min of the two renormalised weights], i < j.
-  const std::vector<std::array<double, 4>> co = {{0, 1, 1, 0.1}, {1, 2, 1, 0.3}, {1, 3, 1, 0.4}, {2, 3, 1, 0.45}};
+  const std::vector<std::array<double, 4>> co = {
+      {0, 1, 1, 0.1}, {1, 2, 1, 0.3}, {1, 3, 1, 0.4}, {2, 3, 1, 0.45}};
   ASSERT_EQ(l0["coactivations"].size(), co.size()) << l0["coactivations"].dump();
   for (size_t i = 0; i < co.size(); ++i)
     for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(l0["coactivations"][i][k].get<double>(), co[i][k], 1e-6) << i;
@@ -79,12 +83,15 @@ TEST(BuddyProfileCli, ShapeAndValuesOnTheTinyTrace) {
   EXPECT_EQ(jp["weighting"], "probability");
   EXPECT_EQ(jp["per_layer"][0]["buddies"][1], Json::parse("[3, 2, 0]"));
   EXPECT_NEAR(jp["per_layer"][0]["buddy_q"][1][0].get<double>(), 0.4 / 0.8, 1e-3);
-  ASSERT_EQ(moesim_cli("buddy profile " + kTiny + " -o " + out + " --weighting probability --alpha 0.8").code, 0);
+  ASSERT_EQ(moesim_cli("buddy profile " + kTiny + " -o " + out + " --weighting probability --alpha 0.8").code,
+            0);
   EXPECT_EQ(read_json(out)["per_layer"][0]["buddies"][1], Json::parse("[3, 2]"));
-  ASSERT_EQ(moesim_cli("buddy profile " + kTiny + " -o " + out + " --weighting probability --k-max 1").code, 0);
+  ASSERT_EQ(moesim_cli("buddy profile " + kTiny + " -o " + out + " --weighting probability --k-max 1").code,
+            0);
   EXPECT_EQ(read_json(out)["per_layer"][0]["buddies"][1], Json::parse("[3]"));
   // The runtime reads it back.
-  const CliResult rt = moesim_cli("replay " + kTiny + " --policy lru --budget 2 --routing buddy:profile=" + out);
+  const CliResult rt =
+      moesim_cli("replay " + kTiny + " --policy lru --budget 2 --routing buddy:profile=" + out);
   EXPECT_EQ(rt.code, 0) << rt.err;
   std::filesystem::remove(out);
 }
@@ -162,7 +169,8 @@ TEST(TraceSynthLogitsForCli, LogitsAgreeWithTheRecordedRoutingAndAreLabelledSynt
                     other = temp_path("tiny_logits3.mtr");
   const CliResult r = moesim_cli("trace synth --logits-for " + kTiny + " --seed 5 -o " + out);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("the REAL routing of " + kTiny + " with SYNTHETIC logits (seed 5), labelled synthetic"));
+  EXPECT_THAT(r.err, HasSubstr("the REAL routing of " + kTiny +
+                               " with SYNTHETIC logits (seed 5), labelled synthetic"));
   expect_consistent(records_of(kTiny), records_of(out), true);
   // Labelled synthetic in the trace and in every result computed from it.
   const CliResult info = moesim_cli("trace info " + out + " --json");
@@ -174,11 +182,13 @@ TEST(TraceSynthLogitsForCli, LogitsAgreeWithTheRecordedRoutingAndAreLabelledSynt
   EXPECT_EQ(ij["provenance"]["routing_source"], kTiny);
   EXPECT_EQ(ij["provenance"]["seed"], 5);
   EXPECT_EQ(ij["optional_columns"], Json::parse(R"(["weights", "logits"])"));
-  const CliResult rep = moesim_cli("replay " + out + " --policy lru --budget 2 --routing cache-prior:lambda=0.5");
+  const CliResult rep =
+      moesim_cli("replay " + out + " --policy lru --budget 2 --routing cache-prior:lambda=0.5");
   ASSERT_EQ(rep.code, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr("(SYNTHETIC)"));
   // Cache-Prior needs the logits: the real trace alone is refused.
-  const CliResult refused = moesim_cli("replay " + kTiny + " --policy lru --budget 2 --routing cache-prior:lambda=0.5");
+  const CliResult refused =
+      moesim_cli("replay " + kTiny + " --policy lru --budget 2 --routing cache-prior:lambda=0.5");
   EXPECT_NE(refused.code, 0);
   EXPECT_THAT(refused.err, HasSubstr("--logits-for"));
   // Deterministic per seed.
@@ -193,10 +203,14 @@ TEST(TraceSynthLogitsForCli, WithoutWeightsTheRankOrderIsKeptAndWeightsAreDerive
   const std::string in = temp_path("noweights.jsonl"), out = temp_path("noweights.mtr");
   {
     std::ofstream f(in);
-    f << R"({"seq":0,"phase":"decode","token":0,"layer":0,"experts":[2,0]})" << "\n"
-      << R"({"seq":0,"phase":"decode","token":0,"layer":1,"experts":[1,3]})" << "\n"
-      << R"({"seq":0,"phase":"decode","token":1,"layer":0,"experts":[0,3]})" << "\n"
-      << R"({"seq":0,"phase":"decode","token":1,"layer":1,"experts":[3,1]})" << "\n";
+    f << R"({"seq":0,"phase":"decode","token":0,"layer":0,"experts":[2,0]})"
+      << "\n"
+      << R"({"seq":0,"phase":"decode","token":0,"layer":1,"experts":[1,3]})"
+      << "\n"
+      << R"({"seq":0,"phase":"decode","token":1,"layer":0,"experts":[0,3]})"
+      << "\n"
+      << R"({"seq":0,"phase":"decode","token":1,"layer":1,"experts":[3,1]})"
+      << "\n";
   }
   const CliResult r = moesim_cli("trace synth --logits-for " + in + " --seed 1 -o " + out);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -219,7 +233,7 @@ TEST(TraceSynthLogitsForCli, WithoutWeightsTheRankOrderIsKeptAndWeightsAreDerive
 
 TEST(TraceSynthLogitsForCli, BadInputIsAClearError) {
   const std::string out = temp_path("bad_logits.mtr");
-  const std::string with_logits = std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny_logits.jsonl";
+  const std::string with_logits = test::test_data("traces/tiny_logits.jsonl");
   struct Case {
     std::string args;
     int code;
@@ -228,7 +242,8 @@ TEST(TraceSynthLogitsForCli, BadInputIsAClearError) {
       {"--logits-for " + kTiny, 2, "--seed is required"},
       {"--logits-for " + kTiny + " --seed 1 --zipf 1", 2, "--logits-for keeps the real trace's routing"},
       {"--logits-for " + kTiny + " --seed 1 --tokens 5", 2, "--logits-for keeps the real trace's routing"},
-      {"--logits-for " + kTiny + " --seed 1 --fit " + kTiny, 2, "--logits-for keeps the real trace's routing"},
+      {"--logits-for " + kTiny + " --seed 1 --fit " + kTiny, 2,
+       "--logits-for keeps the real trace's routing"},
       {"--logits-for /nonexistent/trace.csv --seed 1", 1, "/nonexistent/trace.csv: cannot open"},
       {"--logits-for " + with_logits + " --seed 1", 1, with_logits + ": the trace already has router logits"},
   };

@@ -13,6 +13,7 @@
 
 #include "base/json_io.h"
 #include "cli_test_util.h"
+#include "tests/fixtures.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
 
@@ -53,7 +54,7 @@ Cluster make_cluster(const std::string& test, const std::string& links_json = ""
   write_trace((c.dir / "b.mtr").string(), 8, 6);
   write_trace((c.dir / "c.mtr").string(), 4, 6);
   c.spec = (c.dir / "servers.json").string();
-  std::ofstream(c.spec) << R"({"model": ")" << MOESIM_TEST_DATA_DIR << R"(/models/tiny-moe.json",
+  std::ofstream(c.spec) << R"({"model": ")" << test::test_data("models/tiny-moe.json") << R"(",
     "network": )" << network
                         << R"(,
     "servers": [
@@ -306,9 +307,8 @@ TEST(ClusterCli, OverloadIsDetectedAndSaid) {
   auto run = [&](const std::string& arrival) {
     const std::string spec = (dir / ("one-" + arrival + ".json")).string();
     std::ofstream(spec) << R"({"servers": [{"name": "a", "hw": "server-h100-nvme", "gpus": 1, "gpu_memory": )"
-                        << R"("80GiB", "traces": [")" << MOESIM_SOURCE_DIR
-                        << R"(/data/traces/qwen3-30b-a3b.route.csv"], "arrival": "poisson:)" << arrival
-                        << R"("}]})";
+                        << R"("80GiB", "traces": [")" << test::bundled_data("traces/qwen3-30b-a3b.route.csv")
+                        << R"("], "arrival": "poisson:)" << arrival << R"("}]})";
     const CliResult r = moesim_cli("cluster " + spec + " --placement prism --duration 2m --json");
     EXPECT_EQ(r.code, 0) << r.err;
     return Json::parse(r.out);

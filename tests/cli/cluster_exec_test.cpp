@@ -11,6 +11,7 @@
 
 #include "base/json_io.h"
 #include "cluster_exec_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -100,7 +101,7 @@ struct WrongSecretRun {
 WrongSecretRun run_with_wrong_secret(const std::string& test) {
   const ExecCluster c = make_exec_cluster(test, {0.1});
   const std::string spec = (c.dir / "one.json").string();
-  std::ofstream(spec) << R"({"model": ")" << MOESIM_TEST_DATA_DIR << R"(/models/tiny-moe.json",
+  std::ofstream(spec) << R"({"model": ")" << test::test_data("models/tiny-moe.json") << R"(",
     "network": {"bandwidth": "100Mbit/s", "latency": "1ms"},
     "servers": [{"name": "a", "hw": "desktop-rtx4090", "gpus": 1, "gpu_memory": "64MiB", "traces": ["a.mtr"],
                  "arrival": "timestamps:a.times"}]})";

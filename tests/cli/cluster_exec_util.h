@@ -21,6 +21,7 @@
 
 #include "cli_test_util.h"
 #include "exec/net_emulation.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 
@@ -37,7 +38,7 @@ inline ExecCluster make_exec_cluster(const std::string& test, const std::vector<
                                      const std::string& arrival = "") {
   ExecCluster c;
   c.dir = fresh_test_dir("moesim_cluster_exec", test);
-  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  const std::string model = test::test_data("models/tiny-moe.json");
   const char* names[] = {"a", "b", "c"};
   for (int s = 0; s < 3; ++s) {
     const std::string trace = (c.dir / (std::string(names[s]) + ".mtr")).string();
@@ -122,8 +123,8 @@ struct RunCleanup {
 };
 
 // Held by a test while its emulated runs exist: runs at once work (ClusterExecConcurrent), but on a 2-core CI
-// machine they take each other's cores, and the tests' timeouts (a killed server named within 5 s) are for one
-// run at a time; ctest runs these binaries in parallel.
+// machine they take each other's cores, and the tests' timeouts (a killed server named within 5 s) are for
+// one run at a time; ctest runs these binaries in parallel.
 struct EmulatedRunLock {
   int fd = ::open("/tmp/moesim-tests-emulated-run.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
   EmulatedRunLock() {

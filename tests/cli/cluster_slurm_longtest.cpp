@@ -14,6 +14,7 @@
 
 #include "base/json_io.h"
 #include "cluster_exec_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -29,8 +30,8 @@ TEST(ClusterSlurm, SrunServersMeetTheCoordinatorInTheRendezvousFolder) {
   const std::string out = (c.dir / "out.json").string();
 
   const ShellResult slurm =
-      run_shell(std::string(MOESIM_SOURCE_DIR) + "/experiments/slurm/cluster-single-node.sh " +
-                MOESIM_CLI_PATH + " " + c.spec + " " + dir.string() + " " + out + " 5s 2>&1");
+      run_shell(test::source_path("experiments/slurm/cluster-single-node.sh ") + MOESIM_CLI_PATH + " " +
+                c.spec + " " + dir.string() + " " + out + " 5s 2>&1");
   const char* ci = std::getenv("CI");
   if (slurm.status == 77 && !(ci && std::string(ci) == "true"))
     GTEST_SKIP() << "no Slurm here (apt-get install slurm-wlm munge, as root): " << slurm.out;

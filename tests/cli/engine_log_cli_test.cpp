@@ -1,6 +1,6 @@
-// `moesim calibrate --from-log` and `moesim validate --log` end to end (MOESIM_CLI_PATH): the bundled Qwen3 log
-// fitted and validated with the engine's settings as options (docs/engine-logs.md), and bad logs and options
-// (exit status, file, line and column named).
+// `moesim calibrate --from-log` and `moesim validate --log` end to end (MOESIM_CLI_PATH): the bundled Qwen3
+// log fitted and validated with the engine's settings as options (docs/engine-logs.md), and bad logs and
+// options (exit status, file, line and column named).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -18,16 +19,20 @@ using moesim::test::moesim_cli;
 using moesim::test::temp_path;
 using ::testing::HasSubstr;
 
-const std::string kData = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
-const std::string kRun = " --trace " + kData + "qwen3-30b-a3b.route.csv --system offload --policy lru --scope global "
-                         "--budget 4000MiB --compute-on cpu --recover-on cpu --io-depth 4 --compute-after-loads";
+const std::string kData = moesim::test::bundled_data("traces/");
+const std::string kRun =
+    " --trace " + kData +
+    "qwen3-30b-a3b.route.csv --system offload --policy lru --scope global "
+    "--budget 4000MiB --compute-on cpu --recover-on cpu --io-depth 4 --compute-after-loads";
 
 TEST(EngineLogCli, CalibrateThenValidateReproducesTheLog) {
   const std::string prof = temp_path("from-log.json");
-  const auto cal = moesim_cli("calibrate --from-log " + kData + "qwen3-30b-a3b.metrics" + kRun + " -o " + prof);
+  const auto cal =
+      moesim_cli("calibrate --from-log " + kData + "qwen3-30b-a3b.metrics" + kRun + " -o " + prof);
   ASSERT_EQ(cal.code, 0) << cal.err;
   EXPECT_THAT(cal.err, HasSubstr("calibrated from"));
-  const auto v = moesim_cli("validate --log " + kData + "qwen3-30b-a3b.metrics" + kRun + " --hw " + prof + " --json");
+  const auto v =
+      moesim_cli("validate --log " + kData + "qwen3-30b-a3b.metrics" + kRun + " --hw " + prof + " --json");
   ASSERT_EQ(v.code, 0) << v.err;
   const Json j = Json::parse(v.out);
   EXPECT_LE(std::fabs(j["errors"]["cost"]["tpot"].get<double>()), 0.05) << v.out;
@@ -48,9 +53,14 @@ TEST(EngineLogCli, BadLogNamesFileLineAndColumn) {
 
 TEST(EngineLogCli, UsageErrors) {
   const std::string log = kData + "qwen3-30b-a3b.metrics";
-  EXPECT_EQ(moesim_cli("calibrate --from-log " + log + kRun + " --log-fields wall=x -o " + temp_path("p.json")).code, 2);
-  const auto gpu = moesim_cli("calibrate --from-log " + log + " --trace " + kData + "qwen3-30b-a3b.route.csv "
-                              "--budget 4000MiB -o " + temp_path("p.json"));
+  EXPECT_EQ(
+      moesim_cli("calibrate --from-log " + log + kRun + " --log-fields wall=x -o " + temp_path("p.json"))
+          .code,
+      2);
+  const auto gpu = moesim_cli("calibrate --from-log " + log + " --trace " + kData +
+                              "qwen3-30b-a3b.route.csv "
+                              "--budget 4000MiB -o " +
+                              temp_path("p.json"));
   EXPECT_EQ(gpu.code, 2);
   EXPECT_THAT(gpu.err, HasSubstr("--compute-on cpu"));
   EXPECT_EQ(moesim_cli("validate --log " + log + kRun).code, 2);  // no --hw

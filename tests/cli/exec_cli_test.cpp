@@ -16,6 +16,7 @@
 #include "exec/uring_io.h"
 #include "kernels/bf16_cuda.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kModel = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+const std::string kModel = test::test_data("models/tiny-moe.json");
 
 class ExecCli : public ::testing::Test {
  protected:

@@ -14,6 +14,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ Result sh(const std::string& args) {
   return moesim::test::moesim_combined(args);
 }
 
-const std::string kFixtures = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";
+const std::string kFixtures = moesim::test::test_data("traces/");
 
 class ImportCli : public ::testing::Test {
  protected:

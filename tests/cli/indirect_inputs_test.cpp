@@ -16,6 +16,7 @@
 
 #include "base/atomic_file.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -23,8 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kTestData = MOESIM_TEST_DATA_DIR;
-const std::string kModel = kTestData + "/models/tiny-moe.json";
+const std::string kModel = test::test_data("models/tiny-moe.json");
 
 class IndirectInputs : public ::testing::Test {
  protected:
@@ -32,9 +32,9 @@ class IndirectInputs : public ::testing::Test {
     dir_ = fresh_test_dir("moesim_indirect", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     // A data folder of our own: the real one's hardware profiles and the tiny model as a preset.
     fs::create_directories(dir_ / "data" / "models");
-    fs::copy(kTestData + "/../../data/hardware", dir_ / "data" / "hardware");
+    fs::copy(test::bundled_data("hardware"), dir_ / "data" / "hardware");
     fs::copy_file(kModel, dir_ / "data" / "models" / "tiny-moe.json");
-    fs::copy_file(kTestData + "/traces/tiny.csv", dir_ / "t.csv");
+    fs::copy_file(test::test_data("traces/tiny.csv"), dir_ / "t.csv");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -109,7 +109,7 @@ TEST_F(IndirectInputs, FilesInsidePolicyAndRoutingParameters) {
                      " --policy lru --budget 2 --prefetch transition:train=" + train + " -o " + train,
                  train, "(--prefetch parameter train)");
   const std::string profile = path("buddy.json");
-  const ShellResult made = moesim("buddy profile " + kTestData + "/traces/tiny.route.csv -o " + profile);
+  const ShellResult made = moesim("buddy profile " + test::test_data("traces/tiny.route.csv -o ") + profile);
   ASSERT_EQ(made.status, 0) << made.out;
   expect_refused(
       "compare " + path("t.csv") + " --model " + kModel +

@@ -11,6 +11,7 @@
 #include "base/json_io.h"
 #include "core/data_dir.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kQwen = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 // A 2 GiB global cache of qwen3's 9 MiB experts: most of each token's experts are misses, re-read later.
 const std::string kRun = "run " + kQwen + " --model qwen3-30b-a3b --system offload --budget 2GiB --json";
 
@@ -137,7 +138,7 @@ TEST(IoModeCli, ACurveWithoutADepthOnePointKeepsReadLatencyAtDepthOne) {
 // list, with no one factor to scale by: it is listed, not scaled (and the analysis runs).
 TEST(IoModeCli, SensitivityListsButDoesNotScaleACurve) {
   const std::string dir = fresh_test_dir("io_mode", "sensitivity").string();
-  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  const std::string model = test::test_data("models/tiny-moe.json");
   ASSERT_EQ(
       moesim_cli("-q trace synth --model " + model + " --tokens 16 --zipf 1.0 --seed 1 -o " + dir + "/z.mtr")
           .code,
@@ -195,7 +196,7 @@ TEST(IoModeCli, ABadQueueDepthCurveNamesTheFileAndPath) {
 TEST(IoModeCli, ExecBufferedReadsWithoutODirectAndWarnsThatASmallStoreStaysCached) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const std::string dir = fresh_test_dir("io_mode", "exec").string();
-  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  const std::string model = test::test_data("models/tiny-moe.json");
   ASSERT_EQ(moesim_cli("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").code,
             0);
   ASSERT_EQ(

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -19,12 +20,13 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 using moesim::test::read_text;
 
-const std::string kTraces = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";
+const std::string kTraces = moesim::test::test_data("traces/");
 
 class IoSafety : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = moesim::test::fresh_test_dir("moesim_io_safety", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = moesim::test::fresh_test_dir("moesim_io_safety",
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -53,9 +55,9 @@ TEST_F(IoSafety, PackOutputIsItsWeights) {
   const std::string w = path("w.safetensors");
   const auto made = moesim::test::moesim_cli("weights synth --size 64KiB --seed 1 -o " + w);
   ASSERT_EQ(made.code, 0) << made.err;
-  expect_refused("pack --weights " + w + " --all-tensors -o " + w, w,
-                 "--output '" + w + "' is the same file as input '" + w +
-                     "' (--weights); choose another output path");
+  expect_refused(
+      "pack --weights " + w + " --all-tensors -o " + w, w,
+      "--output '" + w + "' is the same file as input '" + w + "' (--weights); choose another output path");
 }
 
 TEST_F(IoSafety, TraceImportOutputIsItsInput) {
@@ -69,12 +71,14 @@ TEST_F(IoSafety, TraceImportOutputIsItsInput) {
 TEST_F(IoSafety, TraceExportOutputIsItsInput) {
   const std::string e = path("e.mtr");
   ASSERT_EQ(moesim::test::moesim_cli("trace import " + kTraces + "tiny.csv -o " + e).code, 0);
-  expect_refused("trace export " + e + " -o " + e, e, "--output '" + e + "' is the same file as input '" + e + "'");
+  expect_refused("trace export " + e + " -o " + e, e,
+                 "--output '" + e + "' is the same file as input '" + e + "'");
 }
 
 TEST_F(IoSafety, TraceStatsOutputIsItsInput) {
   const std::string q = copy(kTraces + "tiny.csv", "q.csv");
-  expect_refused("trace stats " + q + " -o " + q, q, "--output '" + q + "' is the same file as input '" + q + "'");
+  expect_refused("trace stats " + q + " -o " + q, q,
+                 "--output '" + q + "' is the same file as input '" + q + "'");
   expect_refused("trace info " + q + " --json -o " + q, q, "is the same file as input");
 }
 
@@ -107,8 +111,8 @@ TEST_F(IoSafety, EveryOutputOptionIsChecked) {
   expect_refused("compare " + q + " --policy lru --budget 2 --csv " + q, q,
                  "--csv '" + q + "' is the same file as input '" + q + "'");
   // run's --timeline.
-  expect_refused("run " + q + " --model " + std::string(MOESIM_TEST_DATA_DIR) +
-                     "/models/tiny-moe.json --budget 2 --timeline " + q,
+  expect_refused("run " + q + " --model " + moesim::test::test_data("models/tiny-moe.json") +
+                     " --budget 2 --timeline " + q,
                  q, "--timeline '" + q + "' is the same file as input '" + q + "'");
 }
 
@@ -121,8 +125,9 @@ TEST_F(IoSafety, FolderOutputHoldingAnInput) {
   // merge into one of its own shards.
   fs::create_directories(dir_ / "shard");
   std::ofstream(path("shard/manifest.json")) << "{}\n";
-  expect_refused("merge " + path("shard") + " -o " + path("shard"), path("shard/manifest.json"),
-                 "--output '" + path("shard") + "' is the same folder as input '" + path("shard") + "' (dirs)");
+  expect_refused(
+      "merge " + path("shard") + " -o " + path("shard"), path("shard/manifest.json"),
+      "--output '" + path("shard") + "' is the same folder as input '" + path("shard") + "' (dirs)");
 }
 
 TEST_F(IoSafety, DistinctOutputsStillWork) {

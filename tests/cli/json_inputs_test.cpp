@@ -9,17 +9,18 @@
 #include <fstream>
 #include <string>
 
-#include "tests/cli/cli_test_util.h"
-#include "core/data_dir.h"
 #include "base/json_io.h"
+#include "core/data_dir.h"
+#include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
-const std::string kTiny = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
+const std::string kQwen = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
+const std::string kTiny = test::test_data("traces/tiny.route.csv");
 const std::string kRun = "run " + kQwen + " --system offload --budget 1GiB";
 
 std::string write(const std::string& name, const std::string& text) {
@@ -28,7 +29,9 @@ std::string write(const std::string& name, const std::string& text) {
   return path;
 }
 
-std::string preset_text(const char* kind, const char* name) { return read_text(resolve_preset(kind, name)); }
+std::string preset_text(const char* kind, const char* name) {
+  return read_text(resolve_preset(kind, name));
+}
 
 // The first `"value": 32` (a profile's queue depth) or other marker replaced by 1e400.
 std::string with_huge_number(std::string text, const std::string& marker, const std::string& replacement) {
@@ -46,24 +49,28 @@ void expect_input_error(const CliResult& r, const std::string& file, const std::
 }
 
 TEST(JsonInputs, ANumberBeyondADoubleNamesTheFileInEveryKind) {
-  const std::string hw = write("huge-hw.json", with_huge_number(preset_text("hardware", "jetson-agx-orin-64gb"),
-                                                                "\"value\": 32", "\"value\": 1e400"));
-  expect_input_error(moesim_cli(kRun + " --model qwen3-30b-a3b --hw " + hw), hw + ":", "1e400 is out of range");
+  const std::string hw = write(
+      "huge-hw.json",
+      with_huge_number(preset_text("hardware", "jetson-agx-orin-64gb"), "\"value\": 32", "\"value\": 1e400"));
+  expect_input_error(moesim_cli(kRun + " --model qwen3-30b-a3b --hw " + hw), hw + ":",
+                     "1e400 is out of range");
   const std::string model = write("huge-model.json", with_huge_number(preset_text("models", "qwen3-30b-a3b"),
                                                                       "\"value\": 48", "\"value\": 1e400"));
   expect_input_error(moesim_cli(kRun + " --model " + model), model + ":", "1e400 is out of range");
   const std::string spec = write("huge-spec.json", R"({"grid": {"trace": ["q.mtr"], "budget": [1e400]}})");
-  expect_input_error(moesim_cli("-q sweep " + spec + " -o " + temp_path("huge-sweep")), spec + ":1:",
-                     "1e400 is out of range");
+  expect_input_error(moesim_cli("-q sweep " + spec + " -o " + temp_path("huge-sweep")),
+                     spec + ":1:", "1e400 is out of range");
   // A sweep folder whose manifest holds such a number.
   const std::string dir = temp_path("huge-manifest");
   std::filesystem::create_directories(dir + "/points");
   write("huge-manifest/manifest.json", R"({"spec_hash": "0", "spec": {}, "points_total": 1e400})");
-  expect_input_error(moesim_cli("-q merge " + dir + " -o " + temp_path("huge-merged")), dir + "/manifest.json:1:",
-                     "1e400 is out of range");
-  const std::string buddy = write("huge-buddy.json", R"({"format": "moesim buddy profile v1", "layers": 1e400})");
-  expect_input_error(moesim_cli("-q replay " + kTiny + " --policy lru --budget 2 --routing buddy:profile=" + buddy),
-                     buddy + ":1:", "1e400 is out of range");
+  expect_input_error(moesim_cli("-q merge " + dir + " -o " + temp_path("huge-merged")),
+                     dir + "/manifest.json:1:", "1e400 is out of range");
+  const std::string buddy =
+      write("huge-buddy.json", R"({"format": "moesim buddy profile v1", "layers": 1e400})");
+  expect_input_error(
+      moesim_cli("-q replay " + kTiny + " --policy lru --budget 2 --routing buddy:profile=" + buddy),
+      buddy + ":1:", "1e400 is out of range");
 }
 
 TEST(JsonInputs, ATopLevelArrayIsAnErrorNamingTheFile) {
@@ -111,7 +118,8 @@ TEST(JsonInputs, ADirectoryGivenAsAHardwareProfileSaysSo) {
 TEST(JsonInputs, ANumberBeyondADoubleInASafetensorsHeaderNamesTheFile) {
   const std::string header = R"({"x":{"dtype":"BF16","shape":[1],"data_offsets":[0,1e400]}})";
   std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
   const std::string path = write("huge.safetensors", bytes + header + std::string(2, '\0'));
   expect_input_error(moesim_cli("weights stats --weights " + path), path + ": at byte 8: header", "1e400");
 }

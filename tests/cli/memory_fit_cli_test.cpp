@@ -11,13 +11,14 @@
 #include "base/json_io.h"
 #include "cli_test_util.h"
 #include "core/data_dir.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kQwen = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 // The 8 GB board: 7 GiB of experts beside qwen3's 1.2 GiB of Q4 weights, its KV cache and the OS's 1 GiB.
 const std::string kOver = " --hw jetson-orin-nano-8gb --budget 7GiB";
 

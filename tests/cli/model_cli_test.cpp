@@ -9,19 +9,18 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kSrc = MOESIM_SOURCE_DIR;
-
 TEST(ModelCli, ImportWritesASourcedModelAndPrintsItsTotals) {
   const std::string out = temp_path("gpt-oss-20b.json");
   std::filesystem::remove(out);
   const CliResult r =
-      moesim_cli("model import " + kSrc + "/tests/data/hf-configs/gpt-oss-20b.json --quant mxfp4 -o " + out);
+      moesim_cli("model import " + test::test_data("hf-configs/gpt-oss-20b.json --quant mxfp4 -o ") + out);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("gpt-oss-20b: 20.91B total, 3.61B active parameters"));
   const Json m = load_json_file(out);
@@ -41,8 +40,8 @@ TEST(ModelCli, BadImportsExitTwoNamingTheProblem) {
   const CliResult r = moesim_cli("model import " + cfg);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("model_type: moesim model import does not know the family 'jamba'"));
-  const CliResult q = moesim_cli("model import " + kSrc +
-                                 "/tests/data/hf-configs/qwen3-30b-a3b.json --quant q4_k_m "
+  const CliResult q = moesim_cli("model import " + test::test_data("hf-configs/qwen3-30b-a3b.json") +
+                                 " --quant q4_k_m "
                                  "--dtype bf16");
   EXPECT_EQ(q.code, 2) << q.err;
   EXPECT_THAT(q.err, HasSubstr("give --dtype or --quant, not both"));
@@ -52,7 +51,7 @@ TEST(ModelCli, EveryBundledTraceRunsWithoutAModel) {
   for (const char* t : {"qwen3-30b-a3b", "gemma-4-26b-a4b", "gpt-oss-120b"}) {
     SCOPED_TRACE(t);
     const CliResult r =
-        moesim_cli("run --trace " + kSrc + "/data/traces/" + t + ".route.csv --budget 2GiB --json");
+        moesim_cli("run --trace " + test::bundled_data("traces/") + t + ".route.csv --budget 2GiB --json");
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("\"expert_bytes_source\""));
   }
@@ -66,15 +65,15 @@ TEST(ModelCli, EveryBundledTraceRunsTheClusterAndItsLogWithoutAModel) {
     const std::string spec = temp_path(std::string(t) + "-servers.json");
     std::ofstream(spec)
         << R"({"network": {"bandwidth": "1Gbit/s", "latency": "1ms"}, "servers": [)"
-        << R"({"name": "a", "hw": "server-h100-nvme", "gpus": 4, "gpu_memory": "80GiB", "traces": [")" << kSrc
-        << "/data/traces/" << t << R"(.route.csv"], "arrival": "poisson:30s"}]})";
+        << R"({"name": "a", "hw": "server-h100-nvme", "gpus": 4, "gpu_memory": "80GiB", "traces": [")"
+        << test::bundled_data("traces/") << t << R"(.route.csv"], "arrival": "poisson:30s"}]})";
     const CliResult r = moesim_cli("cluster " + spec + " --placement prism --duration 1m --json");
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(Json::parse(r.out)["config"]["model"], t);
   }
   for (const char* t : {"qwen3-30b-a3b", "gemma-4-26b-a4b"}) {
     SCOPED_TRACE(t);
-    const std::string base = kSrc + "/data/traces/" + std::string(t);
+    const std::string base = test::bundled_data("traces/") + std::string(t);
     const CliResult r =
         moesim_cli("validate --log " + base + ".metrics --trace " + base +
                    ".route.csv --hw phone-oneplus-15r-bigmoeonedge --system offload --policy lru "
@@ -87,7 +86,7 @@ TEST(ModelCli, EveryBundledTraceRunsTheClusterAndItsLogWithoutAModel) {
 TEST(ModelCli, ATraceWithNoPresetNamesTheCommandThatMakesOne) {
   // The bundled Qwen3 trace under another model's name.
   const std::string trace = temp_path("unknown-moe.route.csv");
-  std::ifstream in(kSrc + "/data/traces/qwen3-30b-a3b.route.csv");
+  std::ifstream in(test::bundled_data("traces/qwen3-30b-a3b.route.csv"));
   std::ofstream out(trace);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("# model=", 0) == 0)
@@ -115,12 +114,13 @@ TEST(ModelCli, ATraceWithNoPresetNamesTheCommandThatMakesOne) {
 TEST(ModelCli, ZipMoeRefusesQuantizedExperts) {
   const std::string out = temp_path("qwen3-q4.json");
   std::filesystem::remove(out);
-  ASSERT_EQ(moesim_cli("model import " + kSrc +
-                       "/tests/data/hf-configs/qwen3-30b-a3b.json --quant q4_k_m -o " + out)
+  ASSERT_EQ(moesim_cli("model import " + test::test_data("hf-configs/qwen3-30b-a3b.json") +
+                       " --quant q4_k_m -o " + out)
                 .code,
             0);
-  const CliResult r = moesim_cli("run --trace " + kSrc + "/data/traces/qwen3-30b-a3b.route.csv --model " +
-                                 out + " --system zipmoe --budget 4GiB");
+  const CliResult r =
+      moesim_cli("run --trace " + test::bundled_data("traces/qwen3-30b-a3b.route.csv --model ") + out +
+                 " --system zipmoe --budget 4GiB");
   EXPECT_NE(r.code, 0);
   EXPECT_THAT(r.err,
               HasSubstr("codes the exponents of bf16/f16 weights; the model's experts are stored as q4_k"));

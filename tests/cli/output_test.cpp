@@ -19,6 +19,7 @@
 #include "base/atomic_file.h"
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kCli = MOESIM_CLI_PATH;
-const std::string kTrace = std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv";
+const std::string kTrace = moesim::test::test_data("traces/tiny.route.csv");
 const std::string kReplay = "replay --trace " + kTrace + " --policy lru --capacity 2";
 
 using Result = moesim::test::ShellResult;  // status: exit code (-1 when killed by a signal)

@@ -6,12 +6,13 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
 using moesim::test::moesim_cli;
 
-const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kTrace = moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 const std::string kBase = "plan --trace " + kTrace + " --model qwen3-30b-a3b --hw jetson-agx-orin-64gb ";
 
 TEST(PlanCli, SummaryNamesRatiosSizesMakespanAndRunnersUp) {

@@ -7,14 +7,15 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
 using moesim::Json;
 using moesim::test::moesim_cli;
 
-const std::string kTiny = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kTiny = moesim::test::test_data("traces/tiny.route.csv");
+const std::string kQwen = moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 Json json_of(const std::string& out) {
   return Json::parse(out.substr(out.find('{')));

@@ -11,6 +11,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kModel = std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
+const std::string kModel = test::test_data("models/tiny-moe.json");
 
 // A Zipf trace of the tiny model (4 layers x 16 experts) in `dir`.
 std::string tiny_trace(const std::string& dir, const std::string& name = "t.mtr", uint32_t seed = 1) {

@@ -10,6 +10,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -19,7 +20,7 @@ Result sh(const std::string& args) {
   return moesim::test::moesim_combined(args);
 }
 
-const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kTrace = moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 TEST(RunCli, JsonHasHeaderAndMetrics) {
   const Result r = sh("run --trace " + kTrace +
@@ -94,8 +95,7 @@ TEST(RunCli, WorkingSetWarningOnlyForAGlobalCache) {
 TEST(RunCli, EveryBundledHardwareProfileRunsAndIsListed) {
   const Result presets = sh("presets");
   ASSERT_EQ(presets.status, 0) << presets.out;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(MOESIM_SOURCE_DIR) + "/data/hardware")) {
+  for (const auto& e : std::filesystem::directory_iterator(moesim::test::bundled_data("hardware"))) {
     const std::string name = e.path().stem().string();
     SCOPED_TRACE(name);
     EXPECT_NE(presets.out.find(name), std::string::npos);
@@ -231,7 +231,7 @@ TEST(CompareCli, AScopeThatCannotHoldTheBudgetIsLeftOutWithAWarning) {
   const std::string dir =
       std::filesystem::temp_directory_path() / ("moesim_scope_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  const std::string model = std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
+  const std::string model = moesim::test::test_data("models/tiny-moe.json");
   ASSERT_EQ(
       sh("-q trace synth --model " + model + " --tokens 40 --seed 1 --zipf 1.0 -o " + dir + "/z.mtr").status,
       0);
@@ -272,7 +272,7 @@ TEST(CompareCli, CsvHasOneRowPerCell) {
 
 // compare reads any importable trace: a JSONL trace with the user's own key names, through --fields.
 TEST(CompareCli, ReadsJsonlWithCustomKeysThroughFields) {
-  const std::string fixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
+  const std::string fixture = moesim::test::test_data("traces/custom_keys.jsonl");
   const std::string fields = "seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs";
   const Result ok = sh("compare --trace " + fixture + " --fields " + fields +
                        " --model olmoe-1b-7b --budgets 8,16 --policies lru --json");
@@ -366,7 +366,7 @@ TEST(RunCli, ExecWithABudgetLeavingLayersWithoutExpertsWarns) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const std::string dir = moesim::test::temp_path("exec_no_experts");
   std::filesystem::create_directories(dir);
-  const std::string model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  const std::string model = moesim::test::test_data("models/tiny-moe.json");
   ASSERT_EQ(sh("-q weights synth --model " + model + " --seed 1 -o " + dir + "/w.safetensors").status, 0);
   ASSERT_EQ(sh("-q pack --weights " + dir + "/w.safetensors --codec zstd:3 --shards 2 -o " + dir + "/z.store")
                 .status,

@@ -13,14 +13,15 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
 using moesim::Json;
 using moesim::test::moesim_combined;
 
-const std::string kModel = std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
-const std::string kToy = std::string(MOESIM_SOURCE_DIR) + "/tests/data/hardware/toy-flip.json";
+const std::string kModel = moesim::test::test_data("models/tiny-moe.json");
+const std::string kToy = moesim::test::test_data("hardware/toy-flip.json");
 
 // A Zipf trace of the tiny model: independent draws per token (docs/synth.md).
 std::string zipf_trace(const std::string& dir, uint32_t tokens) {

@@ -10,12 +10,13 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
 using Result = moesim::test::ShellResult;
 
-const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kTrace = moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 const std::string kBf16 = " --model qwen3-30b-a3b";
 
 moesim::Json run_json(const std::string& args) {
@@ -74,10 +75,12 @@ TEST(SystemsCli, ZipMoeErrorsAreClear) {
   r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --system zipmoe --budget 32");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("budget in bytes"), std::string::npos) << r.out;
-  r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --system zipmoe --budget 8GiB --pools F=0.7");
+  r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
+                                    " --system zipmoe --budget 8GiB --pools F=0.7");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--pools"), std::string::npos) << r.out;
-  r = moesim::test::moesim_combined("run --trace " + kTrace + " --system zipmoe --budget 8GiB --policy clairvoyant" + kBf16);
+  r = moesim::test::moesim_combined("run --trace " + kTrace +
+                                    " --system zipmoe --budget 8GiB --policy clairvoyant" + kBf16);
   EXPECT_EQ(r.status, 2);  // an unknown policy name is a usage error
   EXPECT_NE(r.out.find("clairvoyant"), std::string::npos) << r.out;
 }
@@ -120,7 +123,8 @@ TEST(SystemsCli, ZipMoeIoSaysWhoReadsTheEChunksAndThePlannerAssumesTheSame) {
 
 TEST(SystemsCli, LayerOffloadWithAWindowPrefetchesWholeLayers) {
   const moesim::Json plain = run_json(kBf16 + " --system layer-offload --budget 8GiB");
-  const moesim::Json window = run_json(kBf16 + " --system layer-offload --budget 8GiB --prefetch layer-window:depth=1");
+  const moesim::Json window =
+      run_json(kBf16 + " --system layer-offload --budget 8GiB --prefetch layer-window:depth=1");
   // Every expert of every layer is looked up: 128 per invocation.
   EXPECT_EQ(plain["metrics"]["cache"]["lookups"].get<uint64_t>(),
             128u * plain["metrics"]["cache"]["invocations"].get<uint64_t>());
@@ -144,10 +148,12 @@ TEST(SystemsCli, ADiscreteGpusDramTierTurnsReadsIntoCopies) {
   const moesim::Json two = run_json(kBf16 + " --hw desktop-rtx4090 --budget 8GiB --host-budget 32GiB");
   EXPECT_EQ(two["header"]["config"]["memory"], "discrete");
   EXPECT_GT(two["metrics"]["states"]["host_hits"].get<uint64_t>(), 0u);
-  EXPECT_LT(two["metrics"]["ssd_bytes_read"].get<uint64_t>(), one["metrics"]["ssd_bytes_read"].get<uint64_t>());
+  EXPECT_LT(two["metrics"]["ssd_bytes_read"].get<uint64_t>(),
+            one["metrics"]["ssd_bytes_read"].get<uint64_t>());
   EXPECT_LT(two["metrics"]["tpot"]["mean_s"].get<double>(), one["metrics"]["tpot"]["mean_s"].get<double>());
   // On unified memory a DRAM tier is meaningless.
-  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --budget 8GiB --host-budget 32GiB");
+  const Result r =
+      moesim::test::moesim_combined("run --trace " + kTrace + kBf16 + " --budget 8GiB --host-budget 32GiB");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("discrete GPU"), std::string::npos) << r.out;
 }
@@ -171,8 +177,9 @@ TEST(SystemsCli, ZipMoeOptionsOnOtherSystemsAreWarnedAbout) {
   const std::string w = j["warnings"].dump();
   EXPECT_NE(w.find("--pools only applies to --system zipmoe"), std::string::npos) << w;
   EXPECT_NE(w.find("--ratio only applies"), std::string::npos) << w;
-  const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
-                                                 " --hw desktop-rtx4090 --system zipmoe --budget 8GiB --host-budget 8GiB");
+  const Result r =
+      moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
+                                    " --hw desktop-rtx4090 --system zipmoe --budget 8GiB --host-budget 8GiB");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--host-budget"), std::string::npos) << r.out;
 }
@@ -192,7 +199,8 @@ TEST(SystemsCli, TimelineShowsPoolsAndPrefetches) {
   const std::string tl = (dir / "tl.json").string();
   const Result r = moesim::test::moesim_combined("run --trace " + kTrace + kBf16 +
                                                  " --system zipmoe --budget 8GiB --prefetch oracle:accuracy=1"
-                                                 " --timeline-steps 3:4 --timeline " + tl);
+                                                 " --timeline-steps 3:4 --timeline " +
+                                                 tl);
   ASSERT_EQ(r.status, 0) << r.out;
   const moesim::Json t = moesim::load_json_file(tl);
   std::set<std::string> counters;
@@ -210,9 +218,9 @@ TEST(SystemsCli, TimelineShowsPoolsAndPrefetches) {
 // flight; before, it left an entry without ops behind and the run ended "did not complete".
 TEST(SystemsCli, ZipMoePrefetchWithEveryInPoolEvictionCompletes) {
   for (const std::string policy : {"", "lru", "fifo"}) {  // "": the system's own in-pool eviction
-    const Result r = moesim::test::moesim_combined("-q run --trace " + kTrace + kBf16 + " --system zipmoe --budget 8GiB" +
-                                                   (policy.empty() ? "" : " --policy " + policy) +
-                                                   " --prefetch oracle:accuracy=1");
+    const Result r = moesim::test::moesim_combined(
+        "-q run --trace " + kTrace + kBf16 + " --system zipmoe --budget 8GiB" +
+        (policy.empty() ? "" : " --policy " + policy) + " --prefetch oracle:accuracy=1");
     EXPECT_EQ(r.status, 0) << policy << ": " << r.out;
     EXPECT_THAT(r.out, ::testing::HasSubstr("prefetch:")) << policy;
   }

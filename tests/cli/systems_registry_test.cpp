@@ -8,13 +8,14 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
 using Result = moesim::test::ShellResult;
 
-const std::string kRun = "run --trace " + std::string(MOESIM_SOURCE_DIR) +
-                         "/data/traces/qwen3-30b-a3b.route.csv --model qwen3-30b-a3b --budget 8GiB";
+const std::string kRun = "run --trace " + moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv") +
+                         " --model qwen3-30b-a3b --budget 8GiB";
 
 moesim::Json run_json(const std::string& args) {
   const Result r = moesim::test::moesim_combined(kRun + " " + args + " --json");

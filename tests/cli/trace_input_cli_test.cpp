@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -21,13 +22,14 @@ using ::testing::Not;
 namespace fs = std::filesystem;
 using moesim::test::run_shell;
 
-const std::string kTraces = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";
+const std::string kTraces = moesim::test::test_data("traces/");
 const std::string kMoesim = MOESIM_CLI_PATH;
 
 class TraceInputCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = moesim::test::fresh_test_dir("moesim_trace_input", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = moesim::test::fresh_test_dir("moesim_trace_input",
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -82,7 +84,8 @@ TEST_F(TraceInputCli, PipeAsDevStdinAndProcessSubstitution) {
   EXPECT_THAT(r.out, HasSubstr(info_of(big)));
   EXPECT_THAT(r.out, HasSubstr("records:          1000 "));
   // And on to an import: the same trace as from the file.
-  r = run_shell("cat " + big + " | " + kTimeout + kMoesim + " trace import /dev/stdin -o " + path("p.mtr") + " 2>&1");
+  r = run_shell("cat " + big + " | " + kTimeout + kMoesim + " trace import /dev/stdin -o " + path("p.mtr") +
+                " 2>&1");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(info_of(path("p.mtr")), info_of(big));
 }
@@ -97,8 +100,9 @@ TEST_F(TraceInputCli, MtrNeedsARegularFile) {
   // Through a pipe it cannot be mapped: say so, and what to do.
   r = run_shell("cat " + mtr + " | " + kTimeout + kMoesim + " trace info /dev/stdin 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("moesim: error: /dev/stdin: is not a regular file (a pipe); the .mtr reader maps "
-                               "the file: save it to a file first"));
+  EXPECT_THAT(r.out,
+              HasSubstr("moesim: error: /dev/stdin: is not a regular file (a pipe); the .mtr reader maps "
+                        "the file: save it to a file first"));
   // replay first looks for an .mtr lookup index: that must not swallow the pipe's bytes.
   r = run_shell("cat " + kTraces + "tiny.csv | " + kTimeout + kMoesim +
                 " replay /dev/stdin --policy lru --budget 2 2>&1");
@@ -106,11 +110,13 @@ TEST_F(TraceInputCli, MtrNeedsARegularFile) {
 }
 
 TEST_F(TraceInputCli, JsonlLastLineWithoutNewlineWarns) {
-  const std::string j = write("cut.jsonl",
-                              "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n{\"token\":1,\"layer\":0,\"experts\":[2,3]}");
+  const std::string j =
+      write("cut.jsonl",
+            "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n{\"token\":1,\"layer\":0,\"experts\":[2,3]}");
   auto r = run_shell(kMoesim + " trace import " + j + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + j + ":2: the last line has no newline; the file may have "
+  EXPECT_THAT(r.out, HasSubstr("moesim: warning: " + j +
+                               ":2: the last line has no newline; the file may have "
                                "been cut"));
   // With the newline: no warning.
   const std::string ok = write("ok.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,2]}\n");
@@ -123,17 +129,19 @@ TEST_F(TraceInputCli, ExpertIdOutOfRange) {
   const std::string j = write("big.jsonl", "{\"token\":0,\"layer\":0,\"experts\":[1,4294967296]}\n");
   auto r = run_shell(kMoesim + " trace import " + j + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr(j + ":1: field 'experts': expert id 4294967296 outside [0, 65536): out of range "
-                               "(a trace holds expert ids up to 65535)"));
+  EXPECT_THAT(r.out,
+              HasSubstr(j + ":1: field 'experts': expert id 4294967296 outside [0, 65536): out of range "
+                            "(a trace holds expert ids up to 65535)"));
   EXPECT_THAT(r.out, Not(HasSubstr("non-negative integer")));
   // Beyond 64 bits, and in a CSV list, and against a model's expert count.
   const std::string c = write("big.csv", "token,layer,experts\n0,0,1;99999999999999999999999\n");
   r = run_shell(kMoesim + " trace import " + c + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr(c + ":2: field 'experts': expert id 99999999999999999999999 outside [0, 65536): "
-                               "out of range"));
-  r = run_shell(kMoesim + " trace import " + j + " --model " + std::string(MOESIM_TEST_DATA_DIR) +
-                "/models/tiny-moe.json -o " + path("o.mtr") + " 2>&1");
+  EXPECT_THAT(r.out,
+              HasSubstr(c + ":2: field 'experts': expert id 99999999999999999999999 outside [0, 65536): "
+                            "out of range"));
+  r = run_shell(kMoesim + " trace import " + j + " --model " +
+                moesim::test::test_data("models/tiny-moe.json") + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("expert id 4294967296 outside [0, "));
   EXPECT_THAT(r.out, HasSubstr("): out of range (the model has "));
@@ -147,16 +155,18 @@ TEST_F(TraceInputCli, MissingFieldsAllAtOnce) {
   const std::string c = write("cols.csv", "pos,L,ids\n0,0,1;2\n");
   auto r = run_shell(kMoesim + " trace import " + c + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr(c + ":1: fields 'token', 'layer', 'experts': missing (no column named 'token', "
-                               "'layer', 'experts' in the header row, which has: pos, L, ids); map them with "
-                               "--fields token=NAME,layer=NAME,experts=NAME, or number tokens by row order with "
-                               "--token-from order"));
+  EXPECT_THAT(r.out,
+              HasSubstr(c + ":1: fields 'token', 'layer', 'experts': missing (no column named 'token', "
+                            "'layer', 'experts' in the header row, which has: pos, L, ids); map them with "
+                            "--fields token=NAME,layer=NAME,experts=NAME, or number tokens by row order with "
+                            "--token-from order"));
   const std::string j = write("keys.jsonl", "{\"pos\":0,\"ids\":[1,2]}\n");
   r = run_shell(kMoesim + " trace import " + j + " -o " + path("o.mtr") + " 2>&1");
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr(j + ":1: fields 'token', 'layer', 'experts': missing (no key named 'token', "
-                               "'layer', 'experts' in the record, which has: ids, pos); map them with --fields "
-                               "token=NAME,layer=NAME,experts=NAME"));
+  EXPECT_THAT(r.out,
+              HasSubstr(j + ":1: fields 'token', 'layer', 'experts': missing (no key named 'token', "
+                            "'layer', 'experts' in the record, which has: ids, pos); map them with --fields "
+                            "token=NAME,layer=NAME,experts=NAME"));
 }
 
 }  // namespace

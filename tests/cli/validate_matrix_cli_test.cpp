@@ -9,13 +9,14 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kModel = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+const std::string kModel = test::test_data("models/tiny-moe.json");
 
 class ValidateMatrixCli : public ::testing::Test {
  protected:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -21,8 +22,8 @@ namespace {
 TEST(ValidateMatrixLong, EveryCellOfTheSixteenCellMatrixIsJudged) {
   const std::string out = temp_path("validate_matrix_long");
   const std::string build = std::filesystem::path(MOESIM_CLI_PATH).parent_path().string();
-  const std::string cmd = std::string(MOESIM_SOURCE_DIR) + "/experiments/validate-matrix/run.sh " + build +
-                          " " + out + " > " + out + ".log 2>&1";
+  const std::string cmd = test::source_path("experiments/validate-matrix/run.sh ") + build + " " + out +
+                          " > " + out + ".log 2>&1";
   const int rc = std::system(cmd.c_str());
   const std::string csv = read_text(out + "/matrix.csv");
   ASSERT_EQ(rc, 0) << read_text(out + ".log") << csv;

@@ -14,6 +14,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kModel = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+const std::string kModel = test::test_data("models/tiny-moe.json");
 
 uint32_t this_machine_cores() {
   cpu_set_t set;
@@ -145,7 +146,7 @@ TEST_F(VocabularyRound2, ValidateNeedsThisMachinesProfile) {
 // A profile measured on another machine: validate runs, and says so in the text and the JSON.
 TEST_F(VocabularyRound2, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
   MOESIM_SKIP_WITHOUT_EXEC();
-  Json prof = load_json_file(std::string(MOESIM_SOURCE_DIR) + "/data/hardware/jetson-agx-orin-64gb.json");
+  Json prof = load_json_file(test::bundled_data("hardware/jetson-agx-orin-64gb.json"));
   prof["measured_on"] = {
       {"host", "another-host"}, {"cpu_model", "another CPU"}, {"cores", 4096}, {"gpu", "none"}};
   const std::string path = dir_ + "/elsewhere.json";

@@ -8,6 +8,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace {
 
@@ -16,8 +17,8 @@ using moesim::test::moesim_cli;
 using moesim::test::read_text;
 using moesim::test::temp_path;
 
-const std::string kTiny = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kTiny = moesim::test::test_data("traces/tiny.route.csv");
+const std::string kQwen = moesim::test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 Json json_of(const std::string& out) {
   return Json::parse(out.substr(out.find('{')));

@@ -10,6 +10,7 @@
 
 #include "base/json_io.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -89,8 +90,8 @@ TEST_F(WarmStart, ThePageCacheStaysWarm) {
   const std::string opts =
       "--hw phone-oneplus-15r-bigmoeonedge --budget 2GiB --dense mmap --allow-overcommit";
   auto on_phone = [&](const std::string& extra) {
-    const CliResult r = moesim_cli("-q run " + std::string(MOESIM_SOURCE_DIR) +
-                                   "/data/traces/qwen3-30b-a3b.route.csv --json " + opts + extra);
+    const CliResult r = moesim_cli("-q run " + test::bundled_data("traces/qwen3-30b-a3b.route.csv") +
+                                   " --json " + opts + extra);
     EXPECT_EQ(r.code, 0) << r.err;
     return Json::parse(r.out);
   };

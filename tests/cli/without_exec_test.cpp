@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::test {
 namespace {
@@ -21,7 +22,7 @@ using ::testing::HasSubstr;
 const std::string kNoExec = "this moesim was built without exec (-DMOESIM_EXEC=OFF): ";
 
 std::string tiny_model() {
-  return std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
+  return test::test_data("models/tiny-moe.json");
 }
 
 std::string tiny_trace() {
@@ -57,7 +58,7 @@ TEST(WithoutExec, CommandsThatNeedExecAreUsageErrorsNamingTheBuild) {
   MOESIM_SKIP_WITH_EXEC();
   const std::string trace = tiny_trace();
   const std::string store = temp_path("no.store");
-  const std::string spec = std::string(MOESIM_SOURCE_DIR) + "/tests/data/models/tiny-moe.json";
+  const std::string spec = test::test_data("models/tiny-moe.json");
   for (const std::string& args :
        {"exec " + trace + " --model " + tiny_model() + " --store " + store + " --budget 1MiB",
         "validate " + trace + " --model " + tiny_model() + " --store " + store + " --budget 1MiB",

@@ -15,6 +15,7 @@
 #include "core/data_dir.h"
 #include "core/model_spec.h"
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 
 namespace moesim {
 namespace {
@@ -235,7 +236,7 @@ TEST(HardwareProfile, EveryShippedProfileAndModelLoads) {
   namespace fs = std::filesystem;
   size_t profiles = 0, models = 0;
   for (const char* dir : {"data", "tests/data", "experiments", "bench/results"}) {
-    for (const auto& e : fs::recursive_directory_iterator(std::string(MOESIM_SOURCE_DIR) + "/" + dir)) {
+    for (const auto& e : fs::recursive_directory_iterator(test::source_path("") + dir)) {
       if (e.path().extension() != ".json") continue;
       const std::string path = e.path().string();
       const Json j = load_json_file(path);

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "tests/exec/exec_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::exec {
 namespace {
@@ -80,8 +81,7 @@ TEST(ExpertNaming, SelectionOrdersLayersExpertsAndRoles) {
 }
 
 TEST(ExpertNaming, NoExpertsIsAnErrorSuggestingAllTensors) {
-  const WeightSource ws =
-      WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
+  const WeightSource ws = WeightSource::open(test::test_data("weights/faceres-subset.safetensors"));
   try {
     select_experts(ws, false);
     FAIL();

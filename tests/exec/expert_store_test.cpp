@@ -7,12 +7,13 @@
 #include <filesystem>
 
 #include "base/error.h"
-#include "exec/expert_naming.h"
 #include "base/hash64.h"
+#include "exec/expert_naming.h"
 #include "exec/store_reader.h"
 #include "exec/store_writer.h"
 #include "exec/weight_source.h"
 #include "tests/exec/exec_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::exec {
 namespace {
@@ -23,7 +24,7 @@ using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
 
-const std::string kFixture = std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors";
+const std::string kFixture = test::test_data("weights/faceres-subset.safetensors");
 
 void expect_round_trip(const std::string& store, const WeightSource& w, unsigned threads, bool direct) {
   const StoreReader r(store, StoreReadOptions{direct});

@@ -10,6 +10,7 @@
 #include "base/json_io.h"
 #include "exec/safetensors.h"
 #include "tests/exec/exec_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::exec {
 namespace {
@@ -19,7 +20,7 @@ using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
 
-const std::string kFixture = std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors";
+const std::string kFixture = test::test_data("weights/faceres-subset.safetensors");
 
 struct Result {
   int status;
@@ -168,8 +169,8 @@ TEST(StoreCli, SynthPackVerifyAndStats) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
 }
 
-// The per-tensor exponent histograms (the rows of a Fig. 2-style heat map) of the real fixture: 256 bins each,
-// each summing to its tensor's elements, and together to the whole-file histogram.
+// The per-tensor exponent histograms (the rows of a Fig. 2-style heat map) of the real fixture: 256 bins
+// each, each summing to its tensor's elements, and together to the whole-file histogram.
 TEST(StoreCli, WeightsStatsPerTensorHistograms) {
   const auto r = moesim("weights stats " + kFixture + " --json");
   ASSERT_EQ(r.status, 0) << r.out;

@@ -8,14 +8,15 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "core/model_spec.h"
 #include "exec/expert_naming.h"
 #include "exec/microbench.h"
 #include "exec/store_reader.h"
 #include "exec/store_writer.h"
 #include "exec/weight_source.h"
 #include "exec/weight_synth.h"
-#include "core/model_spec.h"
 #include "tests/exec/exec_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::exec {
 namespace {
@@ -23,14 +24,15 @@ namespace {
 using ::testing::HasSubstr;
 using testing::TempDir;
 
-const std::string kFixture = std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors";
+const std::string kFixture = test::test_data("weights/faceres-subset.safetensors");
 
 std::string pack(const TempDir& dir, const char* codec, uint32_t shards) {
   const WeightSource w = WeightSource::open(kFixture);
   PackOptions o;
   o.codec = codec;
   o.shards = shards;
-  const std::string path = dir.file(std::string("s-") + (std::strcmp(codec, "raw") == 0 ? "raw" : "z") + ".store");
+  const std::string path =
+      dir.file(std::string("s-") + (std::strcmp(codec, "raw") == 0 ? "raw" : "z") + ".store");
   write_store(path, select_experts(w, true), o);
   return path;
 }
@@ -123,7 +125,7 @@ TEST(Microbench, NeedsASwiGLUExpertAndSaysSo) {
 
 TEST(Microbench, MeasuresEveryPlannedPointAndJoinsItsThreads) {
   TempDir dir("micro");
-  const ModelSpec m = load_model(std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json");
+  const ModelSpec m = load_model(test::test_data("models/tiny-moe.json"));
   const std::string w = dir.file("w.safetensors");
   SynthOptions so;
   so.seed = 1;

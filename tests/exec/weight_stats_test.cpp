@@ -7,6 +7,7 @@
 #include <map>
 
 #include "tests/exec/exec_test_util.h"
+#include "tests/fixtures.h"
 
 namespace moesim::exec {
 namespace {
@@ -60,8 +61,7 @@ TEST(WeightStats, EntropyMatchesAnIndependentComputationOnAHandMadeTensor) {
 // Real data: the exponent histogram of the bundled weights equals one computed here from the F32 bits
 // with an independent round-to-nearest-even.
 TEST(WeightStats, RealWeightsHistogramMatchesIndependentRounding) {
-  const WeightSource ws =
-      WeightSource::open(std::string(MOESIM_TEST_DATA_DIR) + "/weights/faceres-subset.safetensors");
+  const WeightSource ws = WeightSource::open(test::test_data("weights/faceres-subset.safetensors"));
   const WeightStats s = compute_weight_stats(ws, {"lz4"}, 1);
   std::vector<int> exps;
   for (const auto& t : ws.tensors()) {

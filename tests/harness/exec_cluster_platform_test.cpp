@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "serving/cluster_serving.h"
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 #include "traces/trace.h"
 
 namespace moesim::harness {
@@ -77,7 +78,7 @@ traces::Trace decode_trace(uint32_t sequences) {
 }
 
 serving::ClusterInput two_servers() {
-  Json j = load_json_file(std::string(MOESIM_TEST_DATA_DIR) + "/models/small-moe.json");
+  Json j = load_json_file(test::test_data("models/small-moe.json"));
   j["num_layers"] = 1;
   j["moe_layers"] = 1;
   j["routed_experts"] = 2;

@@ -1,6 +1,6 @@
-// `calibrate --from-log` and `validate --log` (harness/log_calibration.h, harness/log_validation.h): the fit on
-// the bundled Qwen3 log reproduces it in sample, a synthetic log made from known parameters gives them back,
-// and logs that are not of the trace's run are refused with errors naming both files.
+// `calibrate --from-log` and `validate --log` (harness/log_calibration.h, harness/log_validation.h): the fit
+// on the bundled Qwen3 log reproduces it in sample, a synthetic log made from known parameters gives them
+// back, and logs that are not of the trace's run are refused with errors naming both files.
 #include "harness/log_calibration.h"
 
 #include <gmock/gmock.h>
@@ -13,14 +13,15 @@
 
 #include "base/error.h"
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 
 namespace moesim::harness {
 namespace {
 
-using ::testing::HasSubstr;
 using test::error_of;
+using ::testing::HasSubstr;
 
-const std::string kData = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+const std::string kData = test::bundled_data("traces/");
 const std::string kLog = kData + "qwen3-30b-a3b.metrics";
 
 // The engine's settings (docs/engine-logs.md).
@@ -51,10 +52,15 @@ TEST(LogCalibration, ReproducesTheQwenLogInSample) {
   EXPECT_LE(std::fabs(e["tpot"].get<double>()), 0.05) << prof["calibration"].dump(1);
   EXPECT_LE(std::fabs(e["ttft"].get<double>()), 0.10) << prof["calibration"].dump(1);
   // Every fitted field names the log; what the log cannot give keeps the base profile's mark.
-  for (const auto& [sec, key] : std::vector<std::pair<std::string, std::string>>{
-           {"ssd", "read_bandwidth"}, {"ssd", "read_latency"}, {"cpu", "expert_bandwidth"}, {"cpu", "flops_per_core"},
-           {"cpu", "load_copy_bandwidth"}, {"gpu", "memory_bandwidth"}})
-    EXPECT_THAT(prof[sec][key]["source"].get<std::string>(), HasSubstr("qwen3-30b-a3b.metrics")) << sec << "." << key;
+  for (const auto& [sec, key] :
+       std::vector<std::pair<std::string, std::string>>{{"ssd", "read_bandwidth"},
+                                                        {"ssd", "read_latency"},
+                                                        {"cpu", "expert_bandwidth"},
+                                                        {"cpu", "flops_per_core"},
+                                                        {"cpu", "load_copy_bandwidth"},
+                                                        {"gpu", "memory_bandwidth"}})
+    EXPECT_THAT(prof[sec][key]["source"].get<std::string>(), HasSubstr("qwen3-30b-a3b.metrics"))
+        << sec << "." << key;
   EXPECT_TRUE(prof["memory"]["capacity"].contains("assumption"));
   // validate --log on the profile reports the same errors.
   const std::string path = (std::filesystem::temp_directory_path() / "moesim-log-cal-test.json").string();
@@ -81,8 +87,8 @@ std::string synthetic_log(const LogRun& r, const HardwareProfile& hw, double lat
   for (size_t i = 0; i < steps.size(); ++i) {
     const ReplayStep& t = steps[i];
     const double io = static_cast<double>(t.reads) * latency + t.read_bytes * 4 / bw;
-    s << i + 1 << "," << steps.size() << "," << 1e3 * t.seconds << "," << 1e3 * io << "," << 1e3 * t.flops / flops
-      << "," << t.read_bytes << ",0,0," << 1e3 * t.read_bytes / copy << ",0,0\n";
+    s << i + 1 << "," << steps.size() << "," << 1e3 * t.seconds << "," << 1e3 * io << ","
+      << 1e3 * t.flops / flops << "," << t.read_bytes << ",0,0," << 1e3 * t.read_bytes / copy << ",0,0\n";
   }
   double ttft = 0;
   for (const auto& st : run.result.steps)
@@ -128,7 +134,8 @@ TEST(LogCalibration, LogWithOtherTokenCountIsRefused) {
   int n = 0;
   while (std::getline(in, line)) {
     if (line.rfind("128,", 0) == 0) continue;  // drop the last token
-    if (line.rfind("#", 0) != 0 && n++ > 0) line = line.substr(0, line.find(',')) + ",127" + line.substr(line.find(',', line.find(',') + 1));
+    if (line.rfind("#", 0) != 0 && n++ > 0)
+      line = line.substr(0, line.find(',')) + ",127" + line.substr(line.find(',', line.find(',') + 1));
     text += line + "\n";
   }
   const std::string path = (std::filesystem::temp_directory_path() / "moesim-short.metrics").string();

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "core/model_spec.h"
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 
 namespace moesim::harness {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using test::error_of;
 using ::testing::HasSubstr;
 
-const std::string kDir = MOESIM_TEST_DATA_DIR "/hf-configs/";
+const std::string kDir = test::test_data("hf-configs/");
 
 Json import(const std::string& file, const std::string& quant = "", const std::string& dtype = "") {
   ModelImportOptions o;
@@ -175,7 +176,7 @@ TEST(ModelImport, ReproducesTheBundledPresets) {
 // The preamble of a bundled route trace: each layer's expert and dense bytes, as the engine read them from
 // its GGUF file.
 std::vector<std::pair<uint64_t, uint64_t>> trace_sizes(const std::string& name) {
-  std::ifstream f(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name);
+  std::ifstream f(test::bundled_data("traces/") + name);
   std::vector<std::pair<uint64_t, uint64_t>> sizes;
   std::string line;
   while (std::getline(f, line)) {

@@ -1,6 +1,6 @@
-// One run as data (harness/run_outcome.h) and the replay's output text (harness/replay_job.h), the entry points
-// the CLI and the Python module share: the timings kept are the samples the metrics summarize, and a trace handed
-// over already loaded gives what reading its path gives.
+// One run as data (harness/run_outcome.h) and the replay's output text (harness/replay_job.h), the entry
+// points the CLI and the Python module share: the timings kept are the samples the metrics summarize, and a
+// trace handed over already loaded gives what reading its path gives.
 #include "harness/run_outcome.h"
 
 #include <gtest/gtest.h>
@@ -11,12 +11,13 @@
 
 #include "base/json_io.h"
 #include "harness/replay_job.h"
+#include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
 namespace {
 
-const std::string kTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/gpt-oss-120b.route.csv";
+const std::string kTrace = test::bundled_data("traces/gpt-oss-120b.route.csv");
 
 RunArgs run_args() {
   RunArgs a;

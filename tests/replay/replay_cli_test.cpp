@@ -13,6 +13,7 @@
 #include "base/atomic_file.h"
 #include "base/json_io.h"
 #include "core/eviction.h"
+#include "tests/fixtures.h"
 
 namespace moesim::testing {
 namespace {
@@ -36,7 +37,7 @@ Out cli(const std::string& args, bool with_stderr = true) {
   return o;
 }
 
-const std::string kQwen = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kQwen = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 TEST(ReplayCli, JsonSweepOfAllPolicies) {
   const Out o =
@@ -270,8 +271,8 @@ TEST(ReplayCli, PrefetchMetricsUseRunsNames) {
   const Out both = cli(base + " --prefetch oracle --routing prune:h=4");
   EXPECT_EQ(WEXITSTATUS(both.status), 2) << both.text;
   EXPECT_NE(both.text.find("--prefetch cannot be combined with --routing"), std::string::npos) << both.text;
-  const Out shape = cli(base + " --prefetch transition:train=" + std::string(MOESIM_SOURCE_DIR) +
-                        "/data/traces/gemma-4-26b-a4b.route.csv");
+  const Out shape =
+      cli(base + " --prefetch transition:train=" + test::bundled_data("traces/gemma-4-26b-a4b.route.csv"));
   EXPECT_NE(shape.status, 0);
   EXPECT_NE(shape.text.find("the training trace has 30 layers x 128 experts, the run 48 x 128"),
             std::string::npos)

@@ -11,13 +11,14 @@
 
 #include "base/atomic_file.h"
 #include "harness/arguments.h"
+#include "tests/fixtures.h"
 #include "tests/replay/replay_test_util.h"
 #include "traces/mtr_format.h"
 
 namespace moesim::testing {
 namespace {
 
-const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/replay.csv";
+const std::string kGoldenPath = test::test_data("golden/replay.csv");
 constexpr uint64_t kCapacities[] = {16, 32, 64};
 
 std::string current_table() {

@@ -14,6 +14,7 @@
 
 #include "core/eviction.h"
 #include "replay/cache_replay.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
@@ -32,10 +33,10 @@ inline const std::vector<std::unique_ptr<LoadedTrace>>& real_traces() {
     for (const char* name : {"gemma-4-26b-a4b", "gpt-oss-120b", "qwen3-30b-a3b"}) {
       auto t = std::make_unique<LoadedTrace>();
       t->name = name;
-      t->trace = traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name + ".route.csv");
+      t->trace = traces::load_trace(test::bundled_data("traces/") + name + ".route.csv");
       t->stream = traces::build_lookup_stream(t->trace);
-      t->input =
-          std::make_unique<replay::ReplayInput>(t->stream, t->trace.info().top_k, t->trace.info().expert_bytes);
+      t->input = std::make_unique<replay::ReplayInput>(t->stream, t->trace.info().top_k,
+                                                       t->trace.info().expert_bytes);
       v.push_back(std::move(t));
     }
     return v;
@@ -49,8 +50,9 @@ inline replay::ReplayConfig experts_config(const std::string& policy, CacheScope
 
 // Reference semantics (docs/architecture.md §4 and core/eviction.h), written independently:
 //   per invocation: look up each unique key (hit, or admit); apply its refreshes (LRU: to the front); then
-//   evict, in policy order, keys NOT used by the invocation until the partition fits; if it still does not fit, evict in policy order among all
-//   keys (the excess passes through). Capacity in experts; partition = layer (per-layer) or 0 (global).
+//   evict, in policy order, keys NOT used by the invocation until the partition fits; if it still does not
+//   fit, evict in policy order among all keys (the excess passes through). Capacity in experts; partition =
+//   layer (per-layer) or 0 (global).
 struct RefCounts {
   uint64_t lookups = 0, hits = 0, decode_hits = 0, evictions = 0;
 };

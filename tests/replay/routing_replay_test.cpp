@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/eviction.h"
+#include "tests/fixtures.h"
 #include "traces/logits_for.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
@@ -13,7 +14,7 @@
 namespace moesim {
 namespace {
 
-const std::string kData = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+const std::string kData = test::bundled_data("traces/");
 
 struct Fixture {
   traces::Trace trace;
@@ -51,7 +52,8 @@ TEST(ReplayRouting, LambdaZeroAndMEqualKReproduceThePlainRoutingExactly) {
   for (const char* ev : {"lru", "belady", "lfu", "static-freq"}) {
     const CacheCapacity cap{CacheCapacity::Unit::kExperts, 64};
     const auto plain = replay::replay_routing(*f.in, {ev, "identity", CacheScope::kPerLayer, cap});
-    for (const char* r : {"cache-prior:lambda=0", "cache-prior:lambda=0,J=0", "max-rank:M=6,J=0", "prune:h=7"}) {
+    for (const char* r :
+         {"cache-prior:lambda=0", "cache-prior:lambda=0,J=0", "max-rank:M=6,J=0", "prune:h=7"}) {
       const auto got = replay::replay_routing(*f.in, {ev, r, CacheScope::kPerLayer, cap});
       EXPECT_EQ(got.replay.counters, plain.replay.counters) << ev << " " << r;
       EXPECT_EQ(got.deviation.changed, 0u) << r;
@@ -65,7 +67,8 @@ TEST(ReplayRouting, LambdaZeroAndMEqualKReproduceThePlainRoutingExactly) {
 // the experts cached. Measured on lambda = 0, 0.05, ..., 1 for the three bundled traces: no exception
 // found. (It is not a theorem: a boost can bring in an expert that evicts one a later token needed.)
 TEST(ReplayRouting, MissRateIsNonIncreasingInLambdaOnTheBundledTraces) {
-  for (const char* name : {"qwen3-30b-a3b.route.csv", "gemma-4-26b-a4b.route.csv", "gpt-oss-120b.route.csv"}) {
+  for (const char* name :
+       {"qwen3-30b-a3b.route.csv", "gemma-4-26b-a4b.route.csv", "gpt-oss-120b.route.csv"}) {
     Fixture f(with_logits(name));
     const CacheCapacity half{CacheCapacity::Unit::kExperts, f.trace.info().experts / 2};
     double prev = 101;
@@ -82,7 +85,8 @@ TEST(ReplayRouting, CachePriorCutsMissesAndReportsItsDeviation) {
   Fixture f(with_logits("qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
   const auto plain = replay::replay_routing(*f.in, {"lru", "identity", CacheScope::kPerLayer, half});
-  const auto cp = replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half});
+  const auto cp =
+      replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half});
   EXPECT_LT(cp.miss_pct, plain.miss_pct);
   EXPECT_GT(cp.deviation.changed, 0u);
   EXPECT_EQ(cp.deviation.selections, f.trace.records());
@@ -96,10 +100,12 @@ TEST(ReplayRouting, CachePriorCutsMissesAndReportsItsDeviation) {
 TEST(ReplayRouting, OracleUnderCacheDependentRoutingRunsFixedPointPasses) {
   Fixture f(with_logits("qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
-  const auto one = replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 1});
+  const auto one =
+      replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 1});
   EXPECT_TRUE(one.oracle);
   EXPECT_EQ(one.passes, 1u);
-  const auto many = replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
+  const auto many =
+      replay::replay_routing(*f.in, {"belady", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
   EXPECT_GE(many.passes, 2u);  // pass 1 saw the router's routing, which cache-prior changes
   if (many.converged) {
     EXPECT_LT(many.passes, 8u + 1);
@@ -108,7 +114,8 @@ TEST(ReplayRouting, OracleUnderCacheDependentRoutingRunsFixedPointPasses) {
   const auto pr = replay::replay_routing(*f.in, {"belady", "prune:h=3", CacheScope::kPerLayer, half, 8});
   EXPECT_TRUE(pr.converged);
   EXPECT_EQ(pr.passes, 2u);
-  const auto lru = replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
+  const auto lru =
+      replay::replay_routing(*f.in, {"lru", "cache-prior:lambda=0.5", CacheScope::kPerLayer, half, 8});
   EXPECT_FALSE(lru.oracle);
   EXPECT_EQ(lru.passes, 1u);
 }
@@ -131,7 +138,8 @@ TEST(ReplayRouting, SweepIsIdenticalForEveryThreadCount) {
 TEST(ReplayRouting, RoutingThatNeedsLogitsFailsOnARealTraceWithTheFix) {
   Fixture f(traces::load_trace(kData + "qwen3-30b-a3b.route.csv"));
   const CacheCapacity half{CacheCapacity::Unit::kExperts, 64};
-  EXPECT_THROW(replay::replay_routing_sweep(*f.in, {{"lru", "cache-prior", CacheScope::kPerLayer, half}}, 1), Error);
+  EXPECT_THROW(replay::replay_routing_sweep(*f.in, {{"lru", "cache-prior", CacheScope::kPerLayer, half}}, 1),
+               Error);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "serving/zipmoe_loads.h"
 #include "tests/core/fake_platform.h"
 #include "tests/core/tiny_workload.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
 #include "traces/trace_io.h"
@@ -20,7 +21,7 @@
 namespace moesim {
 namespace {
 
-const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kRealTrace = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 Json run_json(const traces::Trace& t, const std::string& policy, const std::string& budget, uint32_t batch,
               CacheScope scope = CacheScope::kGlobal) {

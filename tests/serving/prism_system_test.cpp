@@ -1,19 +1,20 @@
 // The prism cluster system (serving/systems/prism_system.cpp) on the simulated cluster
-// (sim/sim_cluster_platform.h, through harness::simulate_cluster): a two-server case worked by hand (a remote expert costs two
-// transfers, its compute and its queueing, exactly), migration happens iff Prism's Eq. 4 holds, bad inputs
-// (another model's traces, a placement that cannot cover), and same seed -> bit-identical results.
-#include "serving/cluster_serving.h"
-
+// (sim/sim_cluster_platform.h, through harness::simulate_cluster): a two-server case worked by hand (a remote
+// expert costs two transfers, its compute and its queueing, exactly), migration happens iff Prism's Eq. 4
+// holds, bad inputs (another model's traces, a placement that cannot cover), and same seed -> bit-identical
+// results.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <unistd.h>
 
 #include "core/op_graph.h"
 #include "harness/cluster_job.h"
+#include "serving/cluster_serving.h"
 #include "serving/system.h"
 #include "sim/cost_model.h"
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim::serving {
@@ -29,7 +30,7 @@ using test::error_of;
 
 // small-moe's expert shapes with 1 MoE layer of `experts` experts, top-1.
 ModelSpec two_expert_model(uint32_t experts = 2) {
-  Json j = load_json_file(std::string(MOESIM_TEST_DATA_DIR) + "/models/small-moe.json");
+  Json j = load_json_file(test::test_data("models/small-moe.json"));
   j["num_layers"] = 1;
   j["moe_layers"] = 1;
   j["routed_experts"] = experts;
@@ -66,8 +67,10 @@ ClusterInput two_servers(const std::vector<uint32_t>& a_seqs, std::vector<double
   ClusterInput in;
   in.model = two_expert_model();
   const HardwareProfile hw = load_hardware("desktop-rtx4090");
-  in.servers.push_back({"a", hw, 1, in.model.bytes_per_expert(), {}, {decode_trace(a_seqs)}, at(std::move(a_times))});
-  in.servers.push_back({"b", hw, 1, in.model.bytes_per_expert(), {}, {decode_trace({1})}, at(std::move(b_times))});
+  in.servers.push_back(
+      {"a", hw, 1, in.model.bytes_per_expert(), {}, {decode_trace(a_seqs)}, at(std::move(a_times))});
+  in.servers.push_back(
+      {"b", hw, 1, in.model.bytes_per_expert(), {}, {decode_trace({1})}, at(std::move(b_times))});
   in.links.push_back({0, 1, link});
   return in;
 }
@@ -98,7 +101,8 @@ Costs hand_costs(const ClusterInput& in) {
   expert.flops = in.model.expert_flops_per_token();
   expert.tokens = 1;
   const double act = static_cast<double>(in.model.hidden_size * dtype_size(in.model.dtype));
-  return {cm.duration(dense), cm.duration(expert), in.links[0].params.latency + act / in.links[0].params.bandwidth};
+  return {cm.duration(dense), cm.duration(expert),
+          in.links[0].params.latency + act / in.links[0].params.bandwidth};
 }
 
 TEST(PrismSystem, TwoServersByHand) {
@@ -141,8 +145,13 @@ ClusterInput line_of(uint32_t experts, const std::vector<std::vector<uint32_t>>&
   in.model = two_expert_model(experts);
   const HardwareProfile hw = load_hardware("desktop-rtx4090");
   for (size_t i = 0; i < seqs.size(); ++i)
-    in.servers.push_back({std::string(1, static_cast<char>('a' + i)), hw, 1, in.model.bytes_per_expert(), {},
-                          {decode_trace(seqs[i], experts)}, at(times[i])});
+    in.servers.push_back({std::string(1, static_cast<char>('a' + i)),
+                          hw,
+                          1,
+                          in.model.bytes_per_expert(),
+                          {},
+                          {decode_trace(seqs[i], experts)},
+                          at(times[i])});
   in.links = std::move(links);
   return in;
 }
@@ -194,8 +203,13 @@ TEST(PrismSystem, PromptThenTokensByHand) {
   b.add(0, traces::Phase::kDecode, 1, 0, e0, {}, {}, 4);
   ClusterInput in;
   in.model = two_expert_model();
-  in.servers.push_back({"a", load_hardware("desktop-rtx4090"), 1, 2 * in.model.bytes_per_expert(), {},
-                        {std::move(b).finish()}, at({0})});
+  in.servers.push_back({"a",
+                        load_hardware("desktop-rtx4090"),
+                        1,
+                        2 * in.model.bytes_per_expert(),
+                        {},
+                        {std::move(b).finish()},
+                        at({0})});
   const CostModel cm(in.servers[0].hw);
   auto op = [&](OpKind kind, uint32_t tokens) {
     Op o;
@@ -258,17 +272,19 @@ TEST(PrismSystem, PlacementThatCannotCoverNamesTheLayer) {
 }
 
 TEST(PrismSystem, TracesOfAnotherModel) {
-  const auto dir = std::filesystem::temp_directory_path() / ("moesim_cluster_sim_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("moesim_cluster_sim_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   traces::save_mtr(decode_trace({0, 3}, 4), (dir / "four.mtr").string());
   ClusterSpec spec;
   spec.origin = "s.json";
-  spec.model = std::string(MOESIM_TEST_DATA_DIR) + "/models/tiny-moe.json";
+  spec.model = test::test_data("models/tiny-moe.json");
   spec.network = LinkParams{1e8, 1e-3};
   spec.servers.push_back({"a", "desktop-rtx4090", 1, 1 << 30, {(dir / "four.mtr").string()}, at({0})});
   const std::string e = error_of([&] { load_cluster_input(spec); });
   EXPECT_NE(e.find("s.json: servers[0].traces[0]: "), std::string::npos) << e;
-  EXPECT_NE(e.find("(1 MoE layers x 4 experts); the cluster's model tiny-moe has 4 x 16"), std::string::npos) << e;
+  EXPECT_NE(e.find("(1 MoE layers x 4 experts); the cluster's model tiny-moe has 4 x 16"), std::string::npos)
+      << e;
   std::filesystem::remove_all(dir);
 }
 
@@ -298,7 +314,8 @@ TEST(PrismSystem, IsAClusterSystemOfTheRegistry) {
   EXPECT_TRUE(prism->traits().cluster);
   ASSERT_NE(prism->cluster(), nullptr);
   EXPECT_EQ(make_system("offload")->cluster(), nullptr);
-  EXPECT_NE(error_of([] { make_cluster_system("offload"); }).find("cluster systems: prism"), std::string::npos);
+  EXPECT_NE(error_of([] { make_cluster_system("offload"); }).find("cluster systems: prism"),
+            std::string::npos);
   ClusterInput in = two_servers({0}, {0}, {}, {100e6, 0.001});
   ClusterOptions o = options();
   o.system = "zipmoe";

@@ -16,13 +16,14 @@
 #include "serving/zipmoe_loads.h"
 #include "sim/sim_platform.h"
 #include "tests/core/tiny_workload.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
 namespace moesim {
 namespace {
 
-const std::string kRealTrace = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+const std::string kRealTrace = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
 
 // A run of the real trace with the cache kept, so that its final residency can be compared.
 struct RealRun {

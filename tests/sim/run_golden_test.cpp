@@ -25,14 +25,15 @@
 #include "base/atomic_file.h"
 #include "harness/sim_runner.h"
 #include "serving/metrics.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
 
 namespace moesim {
 namespace {
 
-const char* kGoldenPath = MOESIM_TEST_DATA_DIR "/golden/run.csv";
-const char* kZipMoeGoldenPath = MOESIM_TEST_DATA_DIR "/golden/zipmoe.csv";
+const std::string kGoldenPath = test::test_data("golden/run.csv");
+const std::string kZipMoeGoldenPath = test::test_data("golden/zipmoe.csv");
 constexpr const char* kMetricColumns =
     "lookups,hits,decode_hits,ssd_bytes_read,ops,ttft_mean_s,tpot_mean_s,tpot_p50_s,tpot_p90_s,tpot_p99_s,"
     "makespan_s";
@@ -70,8 +71,7 @@ std::string current_table() {
        {Case{"qwen3-30b-a3b", ""}, Case{"qwen3-30b-a3b", "qwen3-30b-a3b"}, Case{"gpt-oss-120b", ""}}) {
     traces::LoadOptions lo;
     lo.model = c.model;
-    const traces::Trace t =
-        traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + c.trace + ".route.csv", lo);
+    const traces::Trace t = traces::load_trace(test::bundled_data("traces/") + c.trace + ".route.csv", lo);
     std::optional<ModelSpec> model;
     if (*c.model) model = load_model(c.model);
     const serving::SourcedCosts costs = serving::model_costs(t.info(), model);
@@ -97,8 +97,7 @@ std::string zipmoe_table() {
   const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
   traces::LoadOptions lo;
   lo.model = "qwen3-30b-a3b";
-  const traces::Trace t =
-      traces::load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv", lo);
+  const traces::Trace t = traces::load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"), lo);
   const serving::SourcedCosts costs = serving::model_costs(t.info(), load_model(lo.model));
   const traces::LookupStream stream = traces::build_lookup_stream(t, 1);
   std::ostringstream out;
@@ -123,7 +122,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // Compares `now` with the table at `path` (or, with MOESIM_REGEN_GOLDEN=1, writes it there). The first
 // `exact` columns (names and counts) must match exactly, the times to a relative 1e-9.
-void expect_golden(const char* path, const std::string& now, size_t exact) {
+void expect_golden(const std::string& path, const std::string& now, size_t exact) {
   const char* regen = std::getenv("MOESIM_REGEN_GOLDEN");
   if (regen && std::string(regen) == "1") {
     write_file_atomic(path, now);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/error_of.h"
+#include "tests/fixtures.h"
 
 namespace moesim::traces {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 using test::error_of;
 using ::testing::HasSubstr;
 
-const std::string kLog = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.metrics";
+const std::string kLog = test::bundled_data("traces/qwen3-30b-a3b.metrics");
 const std::string kHeader =
     "step,steps,wall_ms,io_ms,compute_ms,read_bytes,cache_hit_pct,stall_ms,mgmt_ms,majflt,cpu_ms\n";
 const std::string kSummary = "# summary tokens=2 s/tok=0.1 n_prompt=3 prefill_s=0.5\n";

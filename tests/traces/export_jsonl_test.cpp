@@ -1,22 +1,20 @@
 // JSONL export: JSONL (non-default keys) -> .mtr -> JSONL is byte-identical; the bundled real trace and a
 // trace with logits survive export -> import unchanged, including every float32 bit.
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "tests/fixtures.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {
 namespace {
-
-const std::string kData = MOESIM_TEST_DATA_DIR;
 
 void expect_same_trace(const Trace& a, const Trace& b) {
   ASSERT_EQ(a.records(), b.records());
@@ -39,13 +37,15 @@ void expect_same_trace(const Trace& a, const Trace& b) {
 }
 
 TEST(ExportJsonl, CustomKeysRoundTripThroughMtrByteIdentical) {
-  const std::string path = kData + "/traces/custom_keys.jsonl";
+  const std::string path = test::test_data("traces/custom_keys.jsonl");
   const std::string original = read_file(path);
   const std::string fields = "seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs";
   LoadOptions lo;
   lo.fields = fields;
   const Trace t = load_trace(path, lo);
-  const std::string mtr = (std::filesystem::temp_directory_path() / ("moesim_export_rt." + std::to_string(::getpid()) + ".mtr")).string();
+  const std::string mtr =
+      (std::filesystem::temp_directory_path() / ("moesim_export_rt." + std::to_string(::getpid()) + ".mtr"))
+          .string();
   save_mtr(t, mtr);
   const Trace back = load_trace(mtr);
   expect_same_trace(t, back);
@@ -54,14 +54,14 @@ TEST(ExportJsonl, CustomKeysRoundTripThroughMtrByteIdentical) {
 }
 
 TEST(ExportJsonl, LogitsRoundTripByteIdentical) {
-  const std::string path = kData + "/traces/tiny_logits.jsonl";
+  const std::string path = test::test_data("traces/tiny_logits.jsonl");
   const Trace t = load_trace(path);
   ASSERT_TRUE(t.has_logits());
   EXPECT_EQ(export_jsonl(decode_mtr(encode_mtr(t), "mem")), read_file(path));
 }
 
 TEST(ExportJsonl, BundledTraceSurvivesExportImport) {
-  const Trace t = load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv");
+  const Trace t = load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"));
   const std::string text = export_jsonl(t);
   const Trace back = import_jsonl(text, "export");
   expect_same_trace(t, back);
@@ -72,8 +72,8 @@ TEST(ExportJsonl, AwkwardFloatsRoundTripBitExactly) {
   // Subnormals, extremes and values whose shortest decimal sits close to a rounding boundary.
   TraceInfo info;
   TraceBuilder b(info, true, false, "floats");
-  const float vals[] = {1e-45f, 1.17549435e-38f, 3.4028235e38f, -0.0f, 0.1f, 1.0f / 3.0f, 16777217.0f, 8.589973e9f,
-                        2.3509887e-38f, 0.0f};
+  const float vals[] = {1e-45f,      1.17549435e-38f, 3.4028235e38f, -0.0f,          0.1f,
+                        1.0f / 3.0f, 16777217.0f,     8.589973e9f,   2.3509887e-38f, 0.0f};
   uint32_t step = 0;
   for (float v : vals) {
     const std::vector<uint32_t> ex = {0, 1};

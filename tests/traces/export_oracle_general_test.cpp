@@ -10,6 +10,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {
@@ -37,7 +38,7 @@ std::vector<Req> parse(const std::string& b) {
 }
 
 TEST(OracleGeneral, TheTinyStreamByHand) {
-  const Trace t = import_bigmoe(read_file(std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv"), "tiny");
+  const Trace t = import_bigmoe(read_file(test::test_data("traces/tiny.route.csv")), "tiny");
   const LookupStream s = build_lookup_stream(t, 1);
   const std::string b = oracle_general_bytes(s, t.info().expert_bytes);
   ASSERT_EQ(b.size(), 13 * kOracleGeneralRecordBytes);
@@ -60,7 +61,7 @@ TEST(OracleGeneral, TheTinyStreamByHand) {
 }
 
 TEST(OracleGeneral, AnExpertTooLargeForTheSizeFieldIsAnError) {
-  const Trace t = import_bigmoe(read_file(std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv"), "tiny");
+  const Trace t = import_bigmoe(read_file(test::test_data("traces/tiny.route.csv")), "tiny");
   const LookupStream s = build_lookup_stream(t, 1);
   const std::vector<uint64_t> huge = {1000, uint64_t{1} << 33};
   try {

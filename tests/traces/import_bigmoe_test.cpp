@@ -5,6 +5,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "tests/fixtures.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
@@ -13,9 +14,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kFixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv";
+const std::string kFixture = test::test_data("traces/tiny.route.csv");
 
-std::string fixture_text() { return read_file(kFixture); }
+std::string fixture_text() {
+  return read_file(kFixture);
+}
 
 std::string bigmoe_error(const std::string& text) {
   try {
@@ -89,10 +92,12 @@ TEST(ImportBigmoe, BadPreamble) {
   EXPECT_THAT(bigmoe_error(with_line(2, "# model=x arch=y n_layer=2 n_expert=4 n_expert_used=5")),
               HasSubstr("t.csv:2: field 'n_expert_used'"));
   EXPECT_THAT(bigmoe_error(with_line(4, "")), HasSubstr("field 'expert_bytes'"));  // one layer lacks its size
-  EXPECT_THAT(bigmoe_error(with_line(4, "# layer=0 expert_bytes=5 dense_bytes=1")), HasSubstr("t.csv:4: field 'layer'"));
-  EXPECT_THAT(bigmoe_error(with_line(5, "turn,phase,step,layer,slot,expert,weight,residency")),
-              HasSubstr("t.csv:5: field 'expert_bytes': missing (no column named 'expert_bytes' in the header row, "
-                        "which has: turn, phase, step, layer, slot, expert, weight, residency)"));
+  EXPECT_THAT(bigmoe_error(with_line(4, "# layer=0 expert_bytes=5 dense_bytes=1")),
+              HasSubstr("t.csv:4: field 'layer'"));
+  EXPECT_THAT(
+      bigmoe_error(with_line(5, "turn,phase,step,layer,slot,expert,weight,residency")),
+      HasSubstr("t.csv:5: field 'expert_bytes': missing (no column named 'expert_bytes' in the header row, "
+                "which has: turn, phase, step, layer, slot, expert, weight, residency)"));
   // Several at once, without --fields advice (the columns of route_trace are fixed).
   const std::string two = bigmoe_error(with_line(5, "turn,phase,step,layer,expert,weight,residency"));
   EXPECT_THAT(two, HasSubstr("t.csv:5: fields 'slot', 'expert_bytes': missing (no column named 'slot', "
@@ -101,24 +106,30 @@ TEST(ImportBigmoe, BadPreamble) {
 }
 
 TEST(ImportBigmoe, BadRows) {
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0")), HasSubstr("t.csv:7: 8 columns, the header has 9"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0")),
+              HasSubstr("t.csv:7: 8 columns, the header has 9"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0,1000,9")), HasSubstr("t.csv:7: 10 columns"));
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,x3,0.4,0,1000")), HasSubstr("t.csv:7: field 'expert': expert id 'x3' is not a non-negative integer"));
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,4294967296,0.4,0,1000")),
-              HasSubstr("t.csv:7: field 'expert': expert id 4294967296 outside [0, 4): out of range (the model has 4 "
-                        "experts)"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,x3,0.4,0,1000")),
+              HasSubstr("t.csv:7: field 'expert': expert id 'x3' is not a non-negative integer"));
+  EXPECT_THAT(
+      bigmoe_error(with_line(7, "0,0,0,0,1,4294967296,0.4,0,1000")),
+      HasSubstr("t.csv:7: field 'expert': expert id 4294967296 outside [0, 4): out of range (the model has 4 "
+                "experts)"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,heavy,0,1000")), HasSubstr("t.csv:7: field 'weight'"));
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,yes,1000")), HasSubstr("t.csv:7: field 'residency'"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,yes,1000")),
+              HasSubstr("t.csv:7: field 'residency'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,-1,0,1,3,0.4,0,1000")), HasSubstr("t.csv:7: field 'step'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,4,0.4,0,1000")),
               HasSubstr("t.csv:7: field 'expert': expert id 4 outside [0, 4)"));
   EXPECT_THAT(bigmoe_error(with_line(8, "0,0,1,2,0,2,0.7,0,1000")), HasSubstr("t.csv:8: field 'layer'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,2,0,0,1,3,0.4,0,1000")), HasSubstr("t.csv:7: field 'phase'"));
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,nan,0,1000")), HasSubstr("t.csv:6: field 'weights': NaN"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,nan,0,1000")),
+              HasSubstr("t.csv:6: field 'weights': NaN"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,inf,0,1000")), HasSubstr("t.csv:6: field 'weights'"));
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,1e99,0,1000")), HasSubstr("t.csv:7: field 'weight'"));
   // Duplicate id inside one top-k.
-  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,1,0.4,0,1000")), HasSubstr("t.csv:6: field 'experts': expert id 1 appears twice"));
+  EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,1,0.4,0,1000")),
+              HasSubstr("t.csv:6: field 'experts': expert id 1 appears twice"));
 }
 
 TEST(ImportBigmoe, TopKMismatchAndSlotOrder) {
@@ -126,7 +137,8 @@ TEST(ImportBigmoe, TopKMismatchAndSlotOrder) {
   EXPECT_THAT(bigmoe_error(with_line(7, "0,0,0,0,1,3,0.4,0,1000\n0,0,0,0,2,2,0.1,0,1000")),
               HasSubstr("t.csv:8: field 'slot': top-k mismatch: slot 2"));
   // Slots out of order.
-  EXPECT_THAT(bigmoe_error(with_line(6, "0,0,0,0,1,1,0.6,0,1000")), HasSubstr("t.csv:6: field 'slot': slot 1, expected 0"));
+  EXPECT_THAT(bigmoe_error(with_line(6, "0,0,0,0,1,1,0.6,0,1000")),
+              HasSubstr("t.csv:6: field 'slot': slot 1, expected 0"));
 }
 
 TEST(ImportBigmoe, DuplicateRecordsAndDecodeInsidePrompt) {
@@ -146,8 +158,11 @@ TEST(ImportBigmoe, InvalidUtf8InThePreambleIsSanitized) {
   const Trace t = import_bigmoe(text, "t.csv");
   EXPECT_EQ(t.info().model, "?iny-MoE-Q4_K_M");
   EXPECT_EQ(decode_mtr(encode_mtr(t), "m").info().model, "?iny-MoE-Q4_K_M");
-  EXPECT_EQ(sanitize_utf8("a\xc3\xa9" "b\xe2\x82"), "a\xc3\xa9" "b??");  // valid 2-byte kept; cut 3-byte replaced
-  EXPECT_EQ(sanitize_utf8("\xc0\xaf\xed\xa0\x80"), "?????");        // overlong and surrogate rejected
+  EXPECT_EQ(sanitize_utf8("a\xc3\xa9"
+                          "b\xe2\x82"),
+            "a\xc3\xa9"
+            "b??");                                           // valid 2-byte kept; cut 3-byte replaced
+  EXPECT_EQ(sanitize_utf8("\xc0\xaf\xed\xa0\x80"), "?????");  // overlong and surrogate rejected
 }
 
 TEST(ImportBigmoe, ShapeFromAModelMustAgree) {

@@ -5,6 +5,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {
@@ -53,7 +54,7 @@ TEST(ImportJsonl, ShapeFromAModel) {
 }
 
 TEST(ImportJsonl, MappedKeyNames) {
-  const std::string path = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
+  const std::string path = test::test_data("traces/custom_keys.jsonl");
   const auto fm = parse_field_map("seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs");
   const Trace t = import_jsonl(read_file(path), path, fm);
   EXPECT_EQ(t.records(), 8u);

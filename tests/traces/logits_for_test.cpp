@@ -9,12 +9,13 @@
 #include <cmath>
 #include <numeric>
 
+#include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim {
 namespace {
 
-const std::string kData = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+const std::string kData = test::bundled_data("traces/");
 
 TEST(LogitsFor, TopKOfTheLogitsIsTheRecordedRoutingAndSoftmaxGivesItsWeights) {
   for (const char* name : {"qwen3-30b-a3b.route.csv", "gpt-oss-120b.route.csv"}) {
@@ -32,13 +33,15 @@ TEST(LogitsFor, TopKOfTheLogitsIsTheRecordedRoutingAndSoftmaxGivesItsWeights) {
       std::iota(order.begin(), order.end(), 0u);
       std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return z[a] > z[b]; });
       const auto ids = t.experts(r);
-      for (uint32_t i = 0; i < K; ++i) ASSERT_EQ(z[order[i]], z[ids[i]]) << name << " row " << r << " rank " << i;
+      for (uint32_t i = 0; i < K; ++i)
+        ASSERT_EQ(z[order[i]], z[ids[i]]) << name << " row " << r << " rank " << i;
       ASSERT_GT(z[ids[K - 1]], z[order[K]]) << "row " << r;  // strictly above every other expert
       double sum = 0;
       for (uint32_t i = 0; i < K; ++i) sum += std::exp(static_cast<double>(z[ids[i]]) - z[ids[0]]);
       const auto w = real.weights(r);
       for (uint32_t i = 0; i < K; ++i)
-        ASSERT_NEAR(std::exp(static_cast<double>(z[ids[i]]) - z[ids[0]]) / sum, w[i] / std::accumulate(w.begin(), w.end(), 0.0), 2e-5)
+        ASSERT_NEAR(std::exp(static_cast<double>(z[ids[i]]) - z[ids[0]]) / sum,
+                    w[i] / std::accumulate(w.begin(), w.end(), 0.0), 2e-5)
             << name << " row " << r;
     }
   }

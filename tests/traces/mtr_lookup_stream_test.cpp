@@ -12,6 +12,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/json_io.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
@@ -22,10 +23,10 @@ namespace {
 using ::testing::HasSubstr;
 
 Trace tiny() {
-  return import_bigmoe(read_file(std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv"), "tiny");
+  return import_bigmoe(read_file(test::test_data("traces/tiny.route.csv")), "tiny");
 }
 Trace qwen() {
-  return load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv");
+  return load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"));
 }
 
 template <typename A, typename B>

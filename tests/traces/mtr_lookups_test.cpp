@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/json_io.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/mtr_format.h"
 #include "traces/trace_io.h"
@@ -25,10 +26,12 @@ using ::testing::HasSubstr;
 
 // Two layers, a prefill pass with a duplicate touch (so the stream has a refresh) and two decode tokens.
 Trace tiny() {
-  return import_bigmoe(read_file(std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv"), "tiny");
+  return import_bigmoe(read_file(test::test_data("traces/tiny.route.csv")), "tiny");
 }
 
-Trace qwen() { return load_trace(std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv"); }
+Trace qwen() {
+  return load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"));
+}
 
 const MtrWriteOptions kIndex{.lookup_index = true};
 
@@ -139,7 +142,8 @@ TEST(MtrLookups, RoundTripEqualsTheStreamBuiltFromTheRecords) {
 
 TEST(MtrLookups, ThroughAMappedFileAndRewrittenWithoutIt) {
   const Trace t = qwen();
-  const std::string dir = std::filesystem::temp_directory_path() / ("moesim_mtrl_" + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("moesim_mtrl_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string with = dir + "/with.mtr", without = dir + "/without.mtr";
   write_mtr(t, with, kIndex);
@@ -198,7 +202,8 @@ TEST(MtrLookups, ChecksumErrorsNameTheColumnAndItsOffset) {
   std::string n = encode_mtr(qwen(), kIndex);
   const uint64_t nu = lookup_column(n, "next_use");
   n[nu + 8] ^= 1;
-  EXPECT_THAT(fast_error(n), HasSubstr("at byte " + std::to_string(nu) + ": lookups.next_use: XXH64 mismatch"));
+  EXPECT_THAT(fast_error(n),
+              HasSubstr("at byte " + std::to_string(nu) + ": lookups.next_use: XXH64 mismatch"));
   EXPECT_TRUE(decode_mtr_lookups(n, "c.mtr", false).has_value());
   // The header: a changed model name keeps the JSON valid; the section's header checksum catches it.
   std::string hdr = encode_mtr(qwen(), kIndex);
@@ -221,7 +226,8 @@ TEST(MtrLookups, StructuralCorruptionIsAClearError) {
     return b;
   };
   auto at = [&](const char* col, uint64_t index, size_t elem) {
-    return "c.mtr: at byte " + std::to_string(lookup_column(good, col) + index * elem) + ": lookups." + col + ": ";
+    return "c.mtr: at byte " + std::to_string(lookup_column(good, col) + index * elem) + ": lookups." + col +
+           ": ";
   };
   // A key of layer 1 in an invocation of layer 0 (invocation 0 is layer 0's prefill pass).
   ASSERT_EQ(s.inv_layer[0], 0u);
@@ -229,22 +235,28 @@ TEST(MtrLookups, StructuralCorruptionIsAClearError) {
               HasSubstr(at("key", 0, 4) + "key 4 is not an expert of layer 0 (invocation 0)"));
   EXPECT_THAT(fast_error(with("key", 0, uint32_t{1u << 30}), nocheck), HasSubstr(at("key", 0, 4)));
   // Invocation offsets.
-  EXPECT_THAT(fast_error(with("inv_begin", 0, uint32_t{1}), nocheck), HasSubstr(at("inv_begin", 0, 4) + "must start at 0"));
+  EXPECT_THAT(fast_error(with("inv_begin", 0, uint32_t{1}), nocheck),
+              HasSubstr(at("inv_begin", 0, 4) + "must start at 0"));
   EXPECT_THAT(fast_error(with("inv_begin", 1, uint32_t{0}), nocheck),
               HasSubstr(at("inv_begin", 1, 4) + "invocation 0: offsets must increase"));
-  EXPECT_THAT(fast_error(with("inv_begin", s.invocations(), uint32_t{99}), nocheck),
-              HasSubstr(at("inv_begin", s.invocations(), 4) + "must end at the " + std::to_string(s.lookups())));
-  EXPECT_THAT(fast_error(with("inv_layer", 1, uint16_t{2}), nocheck), HasSubstr(at("inv_layer", 1, 2) + "layer 2 >= layers 2"));
-  EXPECT_THAT(fast_error(with("inv_phase", 2, uint8_t{7}), nocheck), HasSubstr(at("inv_phase", 2, 1) + "value 7"));
+  EXPECT_THAT(
+      fast_error(with("inv_begin", s.invocations(), uint32_t{99}), nocheck),
+      HasSubstr(at("inv_begin", s.invocations(), 4) + "must end at the " + std::to_string(s.lookups())));
+  EXPECT_THAT(fast_error(with("inv_layer", 1, uint16_t{2}), nocheck),
+              HasSubstr(at("inv_layer", 1, 2) + "layer 2 >= layers 2"));
+  EXPECT_THAT(fast_error(with("inv_phase", 2, uint8_t{7}), nocheck),
+              HasSubstr(at("inv_phase", 2, 1) + "value 7"));
   // Next uses must point forward, inside the stream.
   EXPECT_THAT(fast_error(with("next_use", 0, uint32_t{0}), nocheck),
               HasSubstr(at("next_use", 0, 4) + "next use 0 is not an invocation after 0"));
   EXPECT_THAT(fast_error(with("next_use", 0, uint32_t{1000}), nocheck), HasSubstr(at("next_use", 0, 4)));
   // Refreshes must name a lookup of their own invocation.
   ASSERT_GT(s.refreshes(), 0u);
-  EXPECT_THAT(fast_error(with("refresh", 0, static_cast<uint32_t>(s.lookups() - 1)), nocheck),
-              HasSubstr(at("refresh", 0, 4) + "lookup " + std::to_string(s.lookups() - 1) + " is not in invocation"));
-  EXPECT_THAT(fast_error(with("refresh_begin", 0, uint32_t{1}), nocheck), HasSubstr(at("refresh_begin", 0, 4) + "must start at 0"));
+  EXPECT_THAT(
+      fast_error(with("refresh", 0, static_cast<uint32_t>(s.lookups() - 1)), nocheck),
+      HasSubstr(at("refresh", 0, 4) + "lookup " + std::to_string(s.lookups() - 1) + " is not in invocation"));
+  EXPECT_THAT(fast_error(with("refresh_begin", 0, uint32_t{1}), nocheck),
+              HasSubstr(at("refresh_begin", 0, 4) + "must start at 0"));
   // The section's own magic.
   std::string m = good;
   m[header_of(good)["lookups"]["offset"].get<uint64_t>()] ^= 0x20;
@@ -273,15 +285,18 @@ TEST(MtrLookups, HeaderAndVersionErrors) {
   const MtrReadOptions nocheck{.verify_checksum = false};
   std::string v1 = good;
   put(v1, 8, uint32_t{1});
-  EXPECT_THAT(full_error(v1, nocheck), HasSubstr("at byte 8: version: format version 1 cannot have a lookups section"));
+  EXPECT_THAT(full_error(v1, nocheck),
+              HasSubstr("at byte 8: version: format version 1 cannot have a lookups section"));
   std::string v3 = good;
   put(v3, 8, uint32_t{3});
-  EXPECT_THAT(full_error(v3), HasSubstr("at byte 8: version: format version 3, this build reads versions 1 and 2"));
+  EXPECT_THAT(full_error(v3),
+              HasSubstr("at byte 8: version: format version 3, this build reads versions 1 and 2"));
   EXPECT_THAT(fast_error(v3), HasSubstr("at byte 8: version: format version 3"));
   EXPECT_THAT(fast_error(good.substr(0, good.size() - 64)), HasSubstr("at byte 16: file_bytes"));
   // Counts in the header that contradict the column sizes.
   std::string counts = good;
-  const std::string from = "\"invocations\":" + std::to_string(build_lookup_stream(tiny(), 1).invocations()) + ",";
+  const std::string from =
+      "\"invocations\":" + std::to_string(build_lookup_stream(tiny(), 1).invocations()) + ",";
   const size_t p = counts.find(from);
   ASSERT_NE(p, std::string::npos);
   counts[p + from.size() - 2] = '9';

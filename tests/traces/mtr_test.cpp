@@ -1,7 +1,5 @@
 // The .mtr format: XXH64 test vectors, round trips (memory and mmap'd file), layout (64-byte aligned
 // columns), and corruption of every kind detected with an error naming the byte offset and field.
-#include "traces/mtr_format.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +12,8 @@
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/json_io.h"
+#include "tests/fixtures.h"
+#include "traces/mtr_format.h"
 #include "traces/trace_io.h"
 
 namespace moesim::traces {
@@ -22,7 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 
 Trace fixture() {
-  return import_bigmoe(read_file(std::string(MOESIM_TEST_DATA_DIR) + "/traces/tiny.route.csv"), "tiny");
+  return import_bigmoe(read_file(test::test_data("traces/tiny.route.csv")), "tiny");
 }
 
 std::string mtr_error(const std::string& bytes, MtrReadOptions o = {}) {
@@ -61,7 +61,6 @@ std::string patch_header(std::string b, const std::string& from, const std::stri
   return b;
 }
 
-
 TEST(Mtr, RoundTripsInMemoryAndThroughAMappedFile) {
   const Trace t = fixture();
   const std::string bytes = encode_mtr(t);
@@ -79,9 +78,12 @@ TEST(Mtr, RoundTripsInMemoryAndThroughAMappedFile) {
     EXPECT_EQ(u.info().missing_cells, 1u);
     EXPECT_EQ(u.info().provenance, t.info().provenance);
     ASSERT_EQ(u.records(), t.records());
-    EXPECT_TRUE(std::equal(u.columns().experts.begin(), u.columns().experts.end(), t.columns().experts.begin()));
-    EXPECT_TRUE(std::equal(u.columns().weights.begin(), u.columns().weights.end(), t.columns().weights.begin()));
-    EXPECT_TRUE(std::equal(u.columns().next_use.begin(), u.columns().next_use.end(), t.columns().next_use.begin()));
+    EXPECT_TRUE(
+        std::equal(u.columns().experts.begin(), u.columns().experts.end(), t.columns().experts.begin()));
+    EXPECT_TRUE(
+        std::equal(u.columns().weights.begin(), u.columns().weights.end(), t.columns().weights.begin()));
+    EXPECT_TRUE(
+        std::equal(u.columns().next_use.begin(), u.columns().next_use.end(), t.columns().next_use.begin()));
     EXPECT_EQ(u.tokens(Phase::kDecode), 2u);
   }
   // The mapping outlives the loader: a copy of the Trace keeps it alive.
@@ -130,7 +132,8 @@ TEST(Mtr, TruncationEmptyMagicVersion) {
   EXPECT_THAT(mtr_error(good + "x"), HasSubstr("trailing data"));
   std::string magic = good;
   magic[3] = 'X';
-  EXPECT_THAT(mtr_error(magic), HasSubstr("at byte 0: magic: not an .mtr file (no MOESIMTR magic at byte 0)"));
+  EXPECT_THAT(mtr_error(magic),
+              HasSubstr("at byte 0: magic: not an .mtr file (no MOESIMTR magic at byte 0)"));
   std::string version = good;
   version[8] = 2;
   EXPECT_THAT(mtr_error(version), HasSubstr("at byte 8: version: format version 2"));
@@ -149,21 +152,30 @@ TEST(Mtr, BadOffsetsAndSizes) {
               HasSubstr("header.columns.experts: offset not aligned"));
   std::string other;  // another column's offset with as many digits, so the header keeps its length
   for (const char* c : {"layer", "step", "phase", "seq", "weights"})
-    if (std::to_string(column_offset(good, c)).size() == ex.size()) other = std::to_string(column_offset(good, c));
+    if (std::to_string(column_offset(good, c)).size() == ex.size())
+      other = std::to_string(column_offset(good, c));
   ASSERT_FALSE(other.empty());
-  EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + ex, "\"offset\":" + other)), HasSubstr("columns overlap"));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"bytes\":28", "\"bytes\":24")), HasSubstr("header.columns.seq: 24 bytes, expected 7 x 4"));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"u16\"", "\"u32\"")), HasSubstr("header.columns.layer: must be an object with \"type\": \"u16\""));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"records\":7", "\"records\":9")), HasSubstr("header.columns.seq: 28 bytes, expected 9 x 4"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + ex, "\"offset\":" + other)),
+              HasSubstr("columns overlap"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"bytes\":28", "\"bytes\":24")),
+              HasSubstr("header.columns.seq: 24 bytes, expected 7 x 4"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"u16\"", "\"u32\"")),
+              HasSubstr("header.columns.layer: must be an object with \"type\": \"u16\""));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"records\":7", "\"records\":9")),
+              HasSubstr("header.columns.seq: 28 bytes, expected 9 x 4"));
   EXPECT_THAT(mtr_error(patch_header(good, "\"layers\":2", "\"layers\":0")), HasSubstr("at least 1"));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"top_k\":2", "\"top_k\":\"")), HasSubstr(": header: invalid JSON"));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"step\"", "\"stop\"")), HasSubstr("header.columns.stop: unknown column"));
-  EXPECT_THAT(mtr_error(patch_header(good, "\"synthetic\":false", "\"synthetic\":0    ")), HasSubstr("header.synthetic"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"top_k\":2", "\"top_k\":\"")),
+              HasSubstr(": header: invalid JSON"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"step\"", "\"stop\"")),
+              HasSubstr("header.columns.stop: unknown column"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"synthetic\":false", "\"synthetic\":0    ")),
+              HasSubstr("header.synthetic"));
   // A column pushed past the end of the file.
   const std::string nu = std::to_string(column_offset(good, "next_use"));
   std::string past = std::to_string(column_offset(good, "next_use") + 640);
   ASSERT_EQ(past.size(), nu.size());
-  EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + nu, "\"offset\":" + past)), HasSubstr("past the end"));
+  EXPECT_THAT(mtr_error(patch_header(good, "\"offset\":" + nu, "\"offset\":" + past)),
+              HasSubstr("past the end"));
 }
 
 // Values changed with the checksum recomputed: the semantic checks catch what a careless writer could do.

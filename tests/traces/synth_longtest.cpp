@@ -11,6 +11,7 @@
 #include <string>
 
 #include "replay/cache_replay.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 #include "traces/stats.h"
 #include "traces/synth.h"
@@ -26,7 +27,7 @@ struct Fidelity {
 };
 
 void check_fidelity(const std::string& name, uint64_t seed) {
-  const std::string path = std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name + ".route.csv";
+  const std::string path = test::bundled_data("traces/") + name + ".route.csv";
   const Trace real = load_trace(path);
   const TraceInfo& ri = real.info();
   const SynthShape shape{ri.model, ri.layers, ri.experts, ri.top_k, ri.expert_bytes};
@@ -150,7 +151,7 @@ TEST(SynthFidelity, GptOss) {
 // prompt is one invocation, so they are a related but not the fitted statistic: the pooled p50 within +-1
 // invocation and p90 within a factor 1.5, both averaged over 5 seeds.
 TEST(SynthFidelity, ReuseDistancesOfASameLengthTrace) {
-  const std::string path = std::string(MOESIM_SOURCE_DIR) + "/data/traces/qwen3-30b-a3b.route.csv";
+  const std::string path = test::bundled_data("traces/qwen3-30b-a3b.route.csv");
   const Trace real = load_trace(path);
   const TraceInfo& ri = real.info();
   const SynthShape shape{ri.model, ri.layers, ri.experts, ri.top_k, ri.expert_bytes};
@@ -203,7 +204,7 @@ HitRates lru_hits(const Trace& t, uint32_t cap) {
 constexpr uint64_t kSeeds = 8;
 
 void check_hit_rates(const std::string& name) {
-  const std::string path = std::string(MOESIM_SOURCE_DIR) + "/data/traces/" + name + ".route.csv";
+  const std::string path = test::bundled_data("traces/") + name + ".route.csv";
   const Trace real = load_trace(path);
   const TraceInfo& ri = real.info();
   const SynthShape shape{ri.model, ri.layers, ri.experts, ri.top_k, ri.expert_bytes};

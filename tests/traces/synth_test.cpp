@@ -2,9 +2,8 @@
 // Fidelity against the bundled real traces is in synth_longtest.cpp.
 #include "traces/synth.h"
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/warnings.h"
+#include "tests/fixtures.h"
 #include "traces/stats.h"
 
 namespace moesim::traces {
@@ -583,7 +583,7 @@ TEST(Synth, RejectsBadParameters) {
 // The CLI end to end: synth writes a labelled .mtr, stats reads it back; a failed synth leaves no file.
 std::string run_cli(const std::string& args, int* status) {
   const std::string cmd =
-      std::string("MOESIM_DATA=") + MOESIM_SOURCE_DIR + "/data " + MOESIM_CLI_PATH + " " + args + " 2>&1";
+      "MOESIM_DATA=" + test::bundled_data("") + " " + MOESIM_CLI_PATH + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -624,7 +624,7 @@ TEST(SynthCli, SynthThenStatsJson) {
   EXPECT_NE(st, 0);
   EXPECT_NE(log.find("exactly one of"), std::string::npos);
   // Out-of-range options: a usage error naming the option, before any work, no output file.
-  const std::string real = std::string(MOESIM_SOURCE_DIR) + "/tests/data/traces/tiny.route.csv";
+  const std::string real = test::test_data("traces/tiny.route.csv");
   for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
            {"--fit " + real + " --tokens 0 --seed 1", "--tokens"},
            {"--fit " + real + " --tokens 5 --sequences 0 --seed 1", "--sequences"},

@@ -20,6 +20,7 @@
 #include "base/warnings.h"
 #include "core/model_spec.h"
 #include "tests/cli/cli_test_util.h"
+#include "tests/fixtures.h"
 #include "traces/lookup_stream.h"
 
 namespace moesim::traces {
@@ -28,7 +29,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::string kTraces = std::string(MOESIM_SOURCE_DIR) + "/data/traces/";
+const std::string kTraces = test::bundled_data("traces/");
 
 // A folder of this process's own: helpers in other checkouts may run the same tests at the same time.
 std::string temp_dir(const std::string& name) {
@@ -249,7 +250,7 @@ TEST(TraceIo, SeveralFilesAsSeveralSequences) {
 
 // ---- the three real trace kinds, as small fixtures of their shapes, imported with flags alone ------------
 
-const std::string kFixtures = std::string(MOESIM_TEST_DATA_DIR) + "/traces/";
+const std::string kFixtures = test::test_data("traces/");
 
 TEST(RealKinds, DeepSeekV2LiteHfHookCsv) {
   // BOM, CRLF, header `Layer ID,Batch Number,Token,Activated Expert IDs`, token text (not a position), quoted
@@ -362,7 +363,7 @@ TEST(TraceCli, ImportExportRoundTripAndFailuresLeaveNoOutput) {
   const std::string dir = temp_dir("moesim_trace_cli_test");
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string fixture = std::string(MOESIM_TEST_DATA_DIR) + "/traces/custom_keys.jsonl";
+  const std::string fixture = test::test_data("traces/custom_keys.jsonl");
   const std::string fields = "seq=req,phase=stage,token=pos,layer=moe_layer,experts=topk,weights=probs";
   auto [rc, out] = run("trace import " + fixture + " --fields " + fields + " -o " + dir + "/c.mtr");
   ASSERT_EQ(rc, 0) << out;

@@ -1,0 +1,3 @@
+#include "core/units.h"
+
+int units() { return 1; }

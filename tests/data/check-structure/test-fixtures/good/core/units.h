@@ -1,0 +1,4 @@
+// A unit of the fixture tree.
+#pragma once
+
+int units();
