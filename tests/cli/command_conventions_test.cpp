@@ -1,8 +1,9 @@
-// One CLI vocabulary, round 2: unsigned options refuse negative values, bad values are reported by option,
-// value and expectation (not CLI11's raw texts), calibrate writes its profile where -o says (standard output
-// by default, --json or not), validate needs this machine's profile, real runs default to this machine's
-// CPUs and a calibrated profile records the machine it was measured on, host parallelism is --jobs
-// everywhere, usage errors in policy specs and plan budgets exit 2, and results are JSON on request.
+// The conventions every command shares (beside tests/cli/vocabulary_test.cpp's common words): unsigned
+// options refuse negative values, bad values are reported by option, value and expectation (not CLI11's raw
+// texts), calibrate writes its profile where -o says (standard output by default, --json or not), validate
+// needs this machine's profile, real runs default to this machine's CPUs and a calibrated profile records the
+// machine it was measured on, host parallelism is --jobs everywhere, usage errors in policy specs and plan
+// budgets exit 2, and results are JSON on request.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -31,10 +32,10 @@ uint32_t this_machine_cores() {
   return std::thread::hardware_concurrency();
 }
 
-class VocabularyRound2 : public ::testing::Test {
+class CommandConventions : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = temp_path("vocabulary_round2");
+    dir_ = temp_path("command_conventions");
     std::filesystem::create_directories(dir_);
     ASSERT_EQ(moesim_cli("-q weights synth --model " + kModel + " --seed 1 -o " + weights()).code, 0);
     ASSERT_EQ(moesim_cli("-q pack --weights " + weights() + " --codec zstd:3 --shards 2 -o " + store()).code,
@@ -62,9 +63,9 @@ class VocabularyRound2 : public ::testing::Test {
   static std::string sim_args() { return trace() + " --model " + kModel + " --budget 4"; }
   static std::string dir_;
 };
-std::string VocabularyRound2::dir_;
+std::string CommandConventions::dir_;
 
-TEST_F(VocabularyRound2, UnsignedOptionsRefuseNegativeValuesNamingTheOption) {
+TEST_F(CommandConventions, UnsignedOptionsRefuseNegativeValuesNamingTheOption) {
   // --seed is 64-bit: strtoull took "-1" as 2^64 - 1 and the run went ahead with it.
   const CliResult seed = moesim_cli("-q run " + sim_args() + " --seed -1");
   EXPECT_EQ(seed.code, 2) << seed.out;
@@ -81,7 +82,7 @@ TEST_F(VocabularyRound2, UnsignedOptionsRefuseNegativeValuesNamingTheOption) {
   }
 }
 
-TEST_F(VocabularyRound2, BadValuesNameTheOptionTheValueAndWhatIsExpected) {
+TEST_F(CommandConventions, BadValuesNameTheOptionTheValueAndWhatIsExpected) {
   const CliResult grid = moesim_cli("-q run " + sim_args() + " --system zipmoe --grid abc");
   EXPECT_EQ(grid.code, 2);
   EXPECT_THAT(grid.err, HasSubstr("--grid: expected a finite number, got 'abc'"));
@@ -105,7 +106,7 @@ TEST_F(VocabularyRound2, BadValuesNameTheOptionTheValueAndWhatIsExpected) {
 
 // Calibrate's -o defaults to '-' as its help says, and --json is what every command's --json is: JSON to -o.
 // One micro calibration writes the profile to standard output, with the machine it was measured on.
-TEST_F(VocabularyRound2, CalibrateJsonWritesTheProfileToStandardOutputWithTheMachine) {
+TEST_F(CommandConventions, CalibrateJsonWritesTheProfileToStandardOutputWithTheMachine) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q calibrate --store " + store() +
                                  " --micro --micro-budget 3 --micro-depth 4 --buffered --json");
@@ -121,7 +122,7 @@ TEST_F(VocabularyRound2, CalibrateJsonWritesTheProfileToStandardOutputWithTheMac
   EXPECT_EQ(p["cpu"]["cores"]["value"].get<uint32_t>(), this_machine_cores());
 }
 
-TEST_F(VocabularyRound2, CalibrateToDashIsStandardOutput) {
+TEST_F(CommandConventions, CalibrateToDashIsStandardOutput) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q calibrate --store " + store() +
                                  " --micro --micro-budget 3 --micro-depth 4 --buffered -o -");
@@ -130,7 +131,7 @@ TEST_F(VocabularyRound2, CalibrateToDashIsStandardOutput) {
   EXPECT_THAT(r.err, HasSubstr("-> standard output"));
 }
 
-TEST_F(VocabularyRound2, ValidateNeedsThisMachinesProfile) {
+TEST_F(CommandConventions, ValidateNeedsThisMachinesProfile) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q validate " + exec_args());
   EXPECT_EQ(r.code, 2);
@@ -144,7 +145,7 @@ TEST_F(VocabularyRound2, ValidateNeedsThisMachinesProfile) {
 }
 
 // A profile measured on another machine: validate runs, and says so in the text and the JSON.
-TEST_F(VocabularyRound2, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
+TEST_F(CommandConventions, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
   MOESIM_SKIP_WITHOUT_EXEC();
   Json prof = load_json_file(test::bundled_data("hardware/jetson-agx-orin-64gb.json"));
   prof["measured_on"] = {
@@ -159,7 +160,7 @@ TEST_F(VocabularyRound2, ValidateWarnsWhenTheProfileWasMeasuredElsewhere) {
   EXPECT_THAT(j["warnings"].dump(), HasSubstr("was measured on another machine"));
 }
 
-TEST_F(VocabularyRound2, ExecWorkersDefaultToThisMachinesCpus) {
+TEST_F(CommandConventions, ExecWorkersDefaultToThisMachinesCpus) {
   MOESIM_SKIP_WITHOUT_EXEC();
   const CliResult r = moesim_cli("-q exec " + exec_args() + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -167,7 +168,7 @@ TEST_F(VocabularyRound2, ExecWorkersDefaultToThisMachinesCpus) {
   EXPECT_EQ(j["header"]["config"]["cpu_workers"].get<uint32_t>(), this_machine_cores());
 }
 
-TEST_F(VocabularyRound2, HostParallelismIsJobsOnEveryCommand) {
+TEST_F(CommandConventions, HostParallelismIsJobsOnEveryCommand) {
   for (const std::string& args :
        {"replay " + trace() + " --policy lru --budget 4 --jobs 2",
         "compare " + sim_args() + " --policy lru --jobs 2",
@@ -186,7 +187,7 @@ TEST_F(VocabularyRound2, HostParallelismIsJobsOnEveryCommand) {
   EXPECT_THAT(bad_alias.err, HasSubstr("--threads: expected a whole number"));
 }
 
-TEST_F(VocabularyRound2, UsageErrorsInPolicySpecsAndPlanBudgetsExit2) {
+TEST_F(CommandConventions, UsageErrorsInPolicySpecsAndPlanBudgetsExit2) {
   const CliResult param = moesim_cli("-q replay " + trace() + " --budget 4 --policy lru:colour=3");
   EXPECT_EQ(param.code, 2) << param.err;
   EXPECT_THAT(param.err, HasSubstr("unknown parameter 'colour'"));
@@ -200,7 +201,7 @@ TEST_F(VocabularyRound2, UsageErrorsInPolicySpecsAndPlanBudgetsExit2) {
   EXPECT_THAT(plan.err, HasSubstr("less than one byte per layer"));
 }
 
-TEST_F(VocabularyRound2, ZipMoeOnATooShortTraceSaysWhatIsWrongWithTheTrace) {
+TEST_F(CommandConventions, ZipMoeOnATooShortTraceSaysWhatIsWrongWithTheTrace) {
   const CliResult r =
       moesim_cli("-q run " + one_token() + " --model " + kModel + " --system zipmoe --budget 1MiB");
   EXPECT_EQ(r.code, 1);
@@ -210,7 +211,7 @@ TEST_F(VocabularyRound2, ZipMoeOnATooShortTraceSaysWhatIsWrongWithTheTrace) {
   EXPECT_THAT(r.err, Not(HasSubstr("positive inclusion probability")));
 }
 
-TEST_F(VocabularyRound2, ListingsAndStoreCommandsWriteJsonToOutput) {
+TEST_F(CommandConventions, ListingsAndStoreCommandsWriteJsonToOutput) {
   const std::string out = dir_ + "/listing.json";
   for (const std::string& args : {std::string("presets"), std::string("policies"), "store info " + store(),
                                   "store verify " + store() + " --weights " + weights()}) {
@@ -225,7 +226,7 @@ TEST_F(VocabularyRound2, ListingsAndStoreCommandsWriteJsonToOutput) {
             4u * 16u * 3u);  // store verify: every expert tensor
 }
 
-TEST_F(VocabularyRound2, TraceSynthReadsItsInputWithTheTraceOptions) {
+TEST_F(CommandConventions, TraceSynthReadsItsInputWithTheTraceOptions) {
   const CliResult r = moesim_cli("-q trace synth --fit " + trace() + " --format mtr --tokens 4 --seed 1 -o " +
                                  dir_ + "/fit.mtr");
   EXPECT_EQ(r.code, 0) << r.err;
@@ -237,7 +238,7 @@ TEST_F(VocabularyRound2, TraceSynthReadsItsInputWithTheTraceOptions) {
 }  // namespace
 // Commands whose -o is their data file (a trace, a store, weights) summarise what they wrote as JSON on
 // standard output with --json; with -o - that output is the data, so --json is refused there.
-TEST_F(VocabularyRound2, DataWritingCommandsSummariseAsJson) {
+TEST_F(CommandConventions, DataWritingCommandsSummariseAsJson) {
   const std::string out = dir_ + "/json-summary";
   std::filesystem::create_directories(out);
   const std::pair<std::string, std::string> cases[] = {
@@ -262,7 +263,7 @@ TEST_F(VocabularyRound2, DataWritingCommandsSummariseAsJson) {
 }
 
 // A well-formed number too large for its option's type is reported by option and value, not CLI11's text.
-TEST_F(VocabularyRound2, ANumberTooLargeForItsOptionNamesTheOption) {
+TEST_F(CommandConventions, ANumberTooLargeForItsOptionNamesTheOption) {
   const CliResult r = moesim_cli("run " + sim_args() + " --batch 5000000000");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--batch: 5000000000 is too large for this option"));
