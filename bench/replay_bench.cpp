@@ -119,7 +119,7 @@ void BM_Mrc(benchmark::State& state, const char* policy, CacheScope scope) {
   const auto caps = hundred_caps();
   double hit_sum = 0;
   for (auto _ : state) {
-    const replay::MrcResult m = std::string(policy) == "lru"
+    const replay::MrcResult m = EvictionRegistry::instance().entry(policy, "eviction").traits.recency_stack
                                     ? replay::lru_mrc(*f.input, scope, caps)
                                     : replay::shards_mrc(*f.input, policy, scope, caps, {0.1, 3});
     hit_sum = 0;

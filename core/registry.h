@@ -26,6 +26,18 @@ struct PolicyNeeds {
   bool logits = false;     // the router's full logits per token (ranks beyond the top-k)
 };
 
+// What a plug-in is, declared in its registry entry, so that a caller asks the entry instead of comparing
+// the plug-in's name: outside its own registration no code names a policy to decide something
+// (scripts/check-structure's name-compares rule).
+struct PolicyTraits {
+  // Changes nothing: the routing that keeps the router's own choice, the prefetcher that prefetches nothing.
+  // Reports leave such a column out, and options that exclude a policy of the kind accept it.
+  bool no_op = false;
+  // Evicts by recency alone: at every capacity C the cache holds the C most recently used keys, so one pass
+  // over the recency stack's distances (replay/mrc.h, Mattson et al., 1970) gives its whole miss-ratio curve.
+  bool recency_stack = false;
+};
+
 template <typename Interface, typename... Args>
 class Registry {
  public:
@@ -35,7 +47,8 @@ class Registry {
     std::string description;
     std::vector<ParamDef> params;
     Factory factory;
-    PolicyNeeds needs{};  // optional last argument of MOESIM_REGISTER; nothing beyond the run's inputs
+    PolicyNeeds needs{};    // optional argument of MOESIM_REGISTER; nothing beyond the run's inputs
+    PolicyTraits traits{};  // optional argument after the needs
   };
 
   static Registry& instance() {
@@ -57,6 +70,11 @@ class Registry {
       if (e.name == name) return e;
     throw UsageError("unknown " + std::string(kind) + " policy '" + printable(name) + "' (known: " + names() +
                      ")");
+  }
+
+  // The entry of a spec's policy ("lfu:decay=0.5" -> lfu's): its traits and needs.
+  const Entry& entry(const std::string& spec_text, const char* kind) const {
+    return find(PolicySpec::parse(spec_text).name, kind);
   }
 
   // Validated parameters of a spec such as "lfu:decay=0.5".
@@ -91,7 +109,8 @@ class Registry {
 // plug-in of the kind the registry type names, once per policy .cpp, at namespace scope. The factory has the
 // signature of that registry's Factory (std::unique_ptr<Interface>(const Params&, Args...)). Variadic, so a
 // braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}. An optional
-// PolicyNeeds after the factory declares what the plug-in reads beyond the run's inputs.
+// PolicyNeeds after the factory declares what the plug-in reads beyond the run's inputs, and an optional
+// PolicyTraits after that what it is.
 #define MOESIM_REGISTER(registry, name, description, ...)                                   \
   [[maybe_unused]] static const bool MOESIM_REGISTRY_CONCAT(moesim_registered_, __LINE__) = \
       ::moesim::registry::instance().add({name, description, __VA_ARGS__})

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "base/atomic_file.h"
@@ -241,9 +242,11 @@ std::string cluster_output(const ClusterArgs& a) {
   opt.seed = a.seed;
   opt.profile_tokens = a.profile_tokens;
   require_at_least("--profile-tokens", a.profile_tokens, 1);
-  if (a.draw != "round-robin" && a.draw != "random")
-    throw UsageError("--draw must be round-robin or random (got '" + a.draw + "')");
-  opt.random_draw = a.draw == "random";
+  // --draw's values, and whether each draws at random.
+  static const std::map<std::string, bool> kDraws = {{"round-robin", false}, {"random", true}};
+  const auto draw = kDraws.find(a.draw);
+  if (draw == kDraws.end()) throw UsageError("--draw must be round-robin or random (got '" + a.draw + "')");
+  opt.random_draw = draw->second;
   opt.record_timeline = !a.timeline.empty();
   if (!a.timeline_window.empty()) {
     if (a.timeline.empty()) throw UsageError("--timeline-window needs --timeline FILE");

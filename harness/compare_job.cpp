@@ -172,8 +172,8 @@ void resolve_routing_and_prefetch(const CompareArgs& a, const traces::Trace& tra
     make_prefetch_policy(pf, PrefetchSetup{trace.info().layers, trace.info().experts, trace.info().top_k, 1});
   g.P = g.prefetches.size();
   g.RP = g.R * g.P;
-  g.show_routing = g.R > 1 || g.routings[0] != "identity";
-  g.show_prefetch = g.P > 1 || g.prefetches[0] != "none";
+  g.show_routing = g.R > 1 || !RoutingRegistry::instance().entry(g.routings[0], "routing").traits.no_op;
+  g.show_prefetch = g.P > 1 || !PrefetchRegistry::instance().entry(g.prefetches[0], "prefetch").traits.no_op;
 }
 
 // Runs every cell; each lands in its own slot, so --jobs does not change the output.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -185,11 +186,13 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
 
 RealClusterRun run_real_cluster(const std::string& spec_path, const serving::ClusterInput& in,
                                 serving::ClusterOptions opt, const RealClusterArgs& a) {
-  if (a.launch != "netns" && a.launch != "none")
-    throw UsageError("--launch must be netns or none (got '" + a.launch + "')");
+  // --launch's values, and whether each starts the servers in network namespaces here.
+  static const std::map<std::string, bool> kLaunches = {{"netns", true}, {"none", false}};
+  const auto launch = kLaunches.find(a.launch);
+  if (launch == kLaunches.end()) throw UsageError("--launch must be netns or none (got '" + a.launch + "')");
   Launched l;
   std::function<void()> check;
-  if (a.launch == "netns") {
+  if (launch->second) {
     launch_netns(spec_path, in, a, l);
     check = [&] {
       if (const auto e = l.net->wait_any(0))

@@ -273,7 +273,7 @@ std::string run_mrc(const ReplayArgs& a, const replay::ReplayInput& input, const
   warn_if_unoptimized();
   std::vector<replay::MrcResult> curves;
   for (const auto& p : policies) {
-    if (eviction_canonical_name(p) == "lru")
+    if (EvictionRegistry::instance().entry(p, "eviction").traits.recency_stack)
       curves.push_back(replay::lru_mrc(input, scope, caps));
     else
       curves.push_back(replay::shards_mrc(input, p, scope, caps, {a.mrc_sample, a.mrc_salts}));

@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/planning.h"
+#include "core/prefetch.h"
 #include "core/profile_reads.h"
 #include "harness/arguments.h"
 #include "harness/machine.h"
@@ -467,7 +468,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.host_budget.empty()) cfg.host_budget_bytes = host_budget_bytes(a.host_budget);
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
-  if (a.compute_after_loads && a.prefetch != "none")
+  if (a.compute_after_loads && !PrefetchRegistry::instance().entry(a.prefetch, "prefetch").traits.no_op)
     throw UsageError(
         "--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
   cfg.compute_after_loads = a.compute_after_loads;

@@ -46,9 +46,11 @@ class Lru final : public EvictionPolicyBase<Lru> {
 
 }  // namespace
 
-MOESIM_REGISTER(EvictionRegistry, "lru", "least recently used", {},
-                         [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                           return std::make_unique<Lru>(cfg);
-                         });
+MOESIM_REGISTER(
+    EvictionRegistry, "lru", "least recently used", {},
+    [](const Params&, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+      return std::make_unique<Lru>(cfg);
+    },
+    PolicyNeeds{}, PolicyTraits{.recency_stack = true});
 
 }  // namespace moesim::policies

@@ -12,9 +12,11 @@ class NoPrefetch final : public PrefetchPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(PrefetchRegistry, "none", "no prefetching: experts load on demand", {},
-                [](const Params&, const PrefetchSetup&) -> std::unique_ptr<PrefetchPolicy> {
-                  return std::make_unique<NoPrefetch>();
-                });
+MOESIM_REGISTER(
+    PrefetchRegistry, "none", "no prefetching: experts load on demand", {},
+    [](const Params&, const PrefetchSetup&) -> std::unique_ptr<PrefetchPolicy> {
+      return std::make_unique<NoPrefetch>();
+    },
+    PolicyNeeds{}, PolicyTraits{.no_op = true});
 
 }  // namespace moesim::policies

@@ -15,9 +15,11 @@ class Identity final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "identity", "the router's choice, unchanged", {},
-                [](const Params&, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
-                  return std::make_unique<Identity>();
-                });
+MOESIM_REGISTER(
+    RoutingRegistry, "identity", "the router's choice, unchanged", {},
+    [](const Params&, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
+      return std::make_unique<Identity>();
+    },
+    PolicyNeeds{}, PolicyTraits{.no_op = true});
 
 }  // namespace moesim::policies
