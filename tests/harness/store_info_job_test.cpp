@@ -1,5 +1,5 @@
 // `moesim store info` called directly (harness/store_info_job.h) on a store packed from synthetic weights
-// (tiny-moe's 256 x 128 experts, 1 layer x 2 experts x 3 tensors): the BF16 bytes are the tensors', the
+// (tests/harness/synth_store.h: 6 tensors of 256 x 128): the BF16 bytes are the tensors', the
 // SM-chunks one byte per element (docs/store-format.md), the ratios the stored bytes over BF16 overall, per
 // codec and per tensor; what is not a store is refused naming the file.
 #include "harness/store_info_job.h"
@@ -11,11 +11,9 @@
 #include <string>
 
 #include "base/error.h"
-#include "harness/pack_job.h"
-#include "harness/weights_synth_job.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
-#include "tests/fixtures.h"
+#include "tests/harness/synth_store.h"
 
 namespace moesim::harness {
 namespace {
@@ -24,27 +22,14 @@ namespace fs = std::filesystem;
 using test::error_of;
 using ::testing::HasSubstr;
 
-constexpr uint64_t kElements = 128 * 256;  // per tensor
+constexpr uint64_t kElements = test::kSynthStoreElements;
 
 class StoreInfoJob : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::fresh_test_dir("moesim-store-info",
                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    WeightsSynthArgs w;
-    w.model = test::test_data("models/tiny-moe.json");
-    w.layers = 1;
-    w.experts = 2;
-    w.seed = 1;
-    w.out = path("w.safetensors");
-    weights_synth(w);
-    PackArgs p;
-    p.weights = w.out;
-    p.codec = "zstd:3";
-    p.shards = 2;
-    p.threads = 1;
-    p.out = path("s.store");
-    pack_store(p);
+    test::make_synth_store(path("w.safetensors"), path("s.store"));
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
