@@ -24,17 +24,7 @@ using ::testing::HasSubstr;
 
 constexpr uint64_t kElements = test::kSynthStoreElements;
 
-class StoreInfoJob : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = test::fresh_test_dir("moesim-store-info",
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    test::make_synth_store(path("w.safetensors"), path("s.store"));
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using StoreInfoJob = test::SynthStoreTest;
 
 TEST_F(StoreInfoJob, SizesAndRatiosAreTheTensorsOverallPerCodecAndPerTensor) {
   StoreInfoArgs a;

@@ -23,15 +23,8 @@ namespace fs = std::filesystem;
 using test::error_of;
 using ::testing::HasSubstr;
 
-class StoreVerifyJob : public ::testing::Test {
+class StoreVerifyJob : public test::SynthStoreTest {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_test_dir("moesim-store-verify",
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    test::make_synth_store(path("w.safetensors"), path("s.store"));
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   StoreVerifyArgs args(const std::string& weights) const {
     StoreVerifyArgs a;
     a.store = path("s.store");
@@ -41,7 +34,6 @@ class StoreVerifyJob : public ::testing::Test {
     a.out = path("verify.json");
     return a;
   }
-  fs::path dir_;
 };
 
 TEST_F(StoreVerifyJob, TheStoreRecoversItsSourceBitForBit) {

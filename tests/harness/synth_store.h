@@ -10,6 +10,7 @@
 #include "harness/pack_job.h"
 #include "harness/weights_synth_job.h"
 #include "tests/fixtures.h"
+#include "tests/harness/test_dir.h"
 
 namespace moesim::test {
 
@@ -34,5 +35,14 @@ inline void make_synth_store(const std::string& weights, const std::string& stor
   p.out = store;
   harness::pack_store(p);
 }
+
+// A test folder holding w.safetensors and s.store, the store packed from those weights.
+class SynthStoreTest : public TestDir {
+ protected:
+  void SetUp() override {
+    TestDir::SetUp();
+    make_synth_store(path("w.safetensors"), path("s.store"));
+  }
+};
 
 }  // namespace moesim::test

@@ -14,6 +14,7 @@
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
 #include "tests/fixtures.h"
+#include "tests/harness/test_dir.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
@@ -25,14 +26,8 @@ using ::testing::HasSubstr;
 
 const std::string kTiny = test::test_data("traces/tiny.route.csv");
 
-class TraceSynthJob : public ::testing::Test {
+class TraceSynthJob : public test::TestDir {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_test_dir("moesim-trace-synth",
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   static std::string bytes(const std::string& file) { return test::read_text(file); }
   // tiny-moe (4 layers x 16 experts, top-2), Zipf 1: 2 sequences of 3 prompt + 5 generated tokens.
   TraceSynthArgs zipf_args(const std::string& out, uint64_t seed = 7) const {
@@ -46,7 +41,6 @@ class TraceSynthJob : public ::testing::Test {
     a.out = path(out);
     return a;
   }
-  fs::path dir_;
 };
 
 TEST_F(TraceSynthJob, AZipfTraceHasTheModelsShapeAndDependsOnlyOnItsArguments) {

@@ -17,6 +17,7 @@
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
 #include "tests/fixtures.h"
+#include "tests/harness/test_dir.h"
 
 namespace moesim::harness {
 namespace {
@@ -41,14 +42,8 @@ double sample_std(const exec::TensorView& t) {
   return std::sqrt(sum2 / n - (sum / n) * (sum / n));
 }
 
-class WeightsSynthJob : public ::testing::Test {
+class WeightsSynthJob : public test::TestDir {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_test_dir("moesim-weights-synth",
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // tiny-moe's experts (256 x 128 SwiGLU): 1 layer x 2 experts.
   WeightsSynthArgs model_args(const std::string& out, uint64_t seed = 5) const {
     WeightsSynthArgs a;
@@ -59,7 +54,6 @@ class WeightsSynthJob : public ::testing::Test {
     a.out = path(out);
     return a;
   }
-  fs::path dir_;
 };
 
 TEST_F(WeightsSynthJob, TheModelsExpertTensorsAreGaussianOfTheStdAsked) {
