@@ -4,19 +4,17 @@
 #include <cassert>
 #include <limits>
 
+#include "sim/quad_heap.h"
+
 namespace moesim::sim {
 
 void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
                     bool waits) {
-  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  quad_heap_push(heap_, Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits}, Before{});
 }
 
 JobQueue::Item JobQueue::pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Item it = heap_.back();
-  heap_.pop_back();
-  return it;
+  return quad_heap_pop(heap_, Before{});
 }
 
 // ---- ServerPool ----
@@ -134,6 +132,7 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
 void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
   in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
+  if (!curve_.empty()) at_depth_ = ssd_curve_at(curve_, static_cast<double>(in_service_));
   peak_in_service_ = std::max(peak_in_service_, in_service_);
   if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
 }
@@ -147,35 +146,44 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   ++ops_;
   bytes_ += bytes;
   // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
-  queue_.push(priority, job, static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0), 0, bulk);
-  peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size());
+  const double amount = static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0);
+  // Nothing waiting and a slot free: the request takes the first free slot at once, as admit() would give
+  // it after a push and a pop (a waiting line's order is among the requests that wait, and none does).
+  const bool at_once = queue_.empty() && in_service_ < slots_.size();
+  const auto enter = [&] {
+    if (!at_once) return admit();
+    uint32_t s = 0;
+    while (slots_[s].phase != Phase::kFree) ++s;
+    start(s, JobQueue::Item{priority, 0, job, bulk, amount, 0, 0});
+  };
+  if (!at_once) queue_.push(priority, job, amount, 0, bulk);
+  peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size() + (at_once ? 1 : 0));
   if (curve_.empty()) {
-    admit();
+    enter();
   } else {  // an admission changes the bandwidth the transfers share: progress up to now at the old one
     advance();
     const uint32_t before = in_service_;
-    admit();
+    enter();
     if (in_service_ != before) reschedule();
   }
   queue_.report();
 }
 
 double Ssd::bandwidth_now() const {
-  return curve_.empty() ? bandwidth_ : ssd_curve_at(curve_, static_cast<double>(in_service_)).bandwidth;
+  return curve_.empty() ? bandwidth_ : at_depth_.bandwidth;
 }
 
 void Ssd::admit() {
-  for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s) {
-    if (slots_[s].phase != Phase::kFree) continue;
-    used_slots_ = std::max(used_slots_, s + 1);
-    const JobQueue::Item it = queue_.pop();
-    slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
-    set_in_service(+1);
-    const double latency = it.bulk          ? bulk_latency_
-                           : curve_.empty() ? latency_
-                                            : ssd_curve_at(curve_, static_cast<double>(in_service_)).latency;
-    engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
-  }
+  for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s)
+    if (slots_[s].phase == Phase::kFree) start(s, queue_.pop());
+}
+
+void Ssd::start(uint32_t s, const JobQueue::Item& it) {
+  used_slots_ = std::max(used_slots_, s + 1);
+  slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
+  set_in_service(+1);
+  const double latency = it.bulk ? bulk_latency_ : curve_.empty() ? latency_ : at_depth_.latency;
+  engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
 }
 
 void Ssd::advance() {
@@ -242,25 +250,32 @@ IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* l
 
 void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
-  queue_.push(priority, job, static_cast<double>(bytes), 0, bulk, cached_s);
-  dispatch();
+  const JobQueue::Item it{priority, 0, job, bulk, static_cast<double>(bytes), 0, cached_s};
+  // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.
+  if (queue_.empty() && outstanding_ < depth_) {
+    issue(it);
+  } else {
+    queue_.push(priority, job, it.amount, 0, bulk, cached_s);
+    dispatch();
+  }
   queue_.report();
 }
 
 void IoThread::dispatch() {
-  while (outstanding_ < depth_ && !queue_.empty()) {
-    const JobQueue::Item it = queue_.pop();
-    if (outstanding_++ == 0) busy_since_ = engine_.now();
-    if (it.tail >= 0) {  // served by the page cache
-      const double start = engine_.now();
-      const uint32_t job = it.job;
-      engine_.schedule_fn(start + it.tail, [this, job, start] {
-        job_done(job, OpTiming{start, engine_.now(), 0});
-      });
-      continue;
-    }
-    ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
+  while (outstanding_ < depth_ && !queue_.empty()) issue(queue_.pop());
+}
+
+void IoThread::issue(const JobQueue::Item& it) {
+  if (outstanding_++ == 0) busy_since_ = engine_.now();
+  if (it.tail >= 0) {  // served by the page cache
+    const double start = engine_.now();
+    const uint32_t job = it.job;
+    engine_.schedule_fn(start + it.tail, [this, job, start] {
+      job_done(job, OpTiming{start, engine_.now(), 0});
+    });
+    return;
   }
+  ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
 }
 
 void IoThread::job_done(uint32_t job, const OpTiming& timing) {
