@@ -119,7 +119,17 @@ ResourceStats ServerPool::stats() const {
 
 namespace {
 constexpr uint64_t kLatencyEvent = 1ull << 63;
+
+// The SSD's next transfer completion: a new generation (older completion events go stale), and, while
+// transfers run, an event when the one with `least` bytes left ends at the shared bandwidth.
+void schedule_completion(EventEngine& engine, EventHandler* ssd, uint64_t& generation, uint32_t transferring,
+                         double bandwidth, double least) {
+  ++generation;
+  if (transferring == 0) return;
+  const double dt = std::max(least, 0.0) * transferring / bandwidth;
+  engine.schedule(engine.now() + dt, ssd, generation & ~kLatencyEvent);
 }
+}  // namespace
 
 Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener)
     : engine_(engine),
@@ -196,36 +206,49 @@ void Ssd::advance() {
 }
 
 void Ssd::reschedule() {
-  ++generation_;
-  if (transferring_ == 0) return;
   double least = std::numeric_limits<double>::infinity();
   for (uint32_t i = 0; i < used_slots_; ++i)
     if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
-  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_now();
-  engine_.schedule(engine_.now() + dt, this, generation_ & ~kLatencyEvent);
+  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), least);
 }
 
 void Ssd::on_event(uint64_t arg) {
-  advance();
+  // One pass over the slots: advance()'s progress up to now, and the least remaining transfer after it.
+  const double dt = engine_.now() - last_update_;
+  last_update_ = engine_.now();
+  const bool moved = transferring_ != 0 && dt > 0;
+  const double progressed = moved ? dt * bandwidth_now() / transferring_ : 0.0;
+  double least = std::numeric_limits<double>::infinity();
+  for (uint32_t i = 0; i < used_slots_; ++i) {
+    Slot& s = slots_[i];
+    if (s.phase != Phase::kTransfer) continue;
+    if (moved) s.remaining -= progressed;
+    least = std::min(least, s.remaining);
+  }
   if (arg & kLatencyEvent) {
     Slot& s = slots_[arg & ~kLatencyEvent];
     s.phase = Phase::kTransfer;
     ++transferring_;
-    reschedule();
+    // reschedule(), with the least remaining already known: the new transfer's or an older one's.
+    schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(),
+                        std::min(least, s.remaining));
     return;
   }
   if (arg != (generation_ & ~kLatencyEvent)) return;  // stale: the transfer set changed since
-  // Finish every transfer that is done (a relative tolerance absorbs rounding in the shared progress).
-  // The event was scheduled for the least remaining transfer to reach zero; transfers within a
-  // milli-byte of it end together (that absorbs rounding in the shared progress).
-  double least = std::numeric_limits<double>::infinity();
-  for (uint32_t i = 0; i < used_slots_; ++i)
-    if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
+  // Finish every transfer that is done. The event was scheduled for the least remaining transfer to reach
+  // zero; transfers within a milli-byte of it end together (that absorbs rounding in the shared progress).
+  // The others' least remaining is the next completion's: admit() starts requests in their latency phase,
+  // which leaves the transfers as they are.
   std::vector<std::pair<uint32_t, OpTiming>>& done = done_;
   done.clear();
+  double next = std::numeric_limits<double>::infinity();
   for (uint32_t i = 0; i < used_slots_; ++i) {
     Slot& s = slots_[i];
-    if (s.phase != Phase::kTransfer || s.remaining > least + 1e-3) continue;
+    if (s.phase != Phase::kTransfer) continue;
+    if (s.remaining > least + 1e-3) {
+      next = std::min(next, s.remaining);
+      continue;
+    }
     done.push_back({s.job, OpTiming{s.start, engine_.now(), i}});
     s.phase = Phase::kFree;
     --transferring_;
@@ -233,7 +256,7 @@ void Ssd::on_event(uint64_t arg) {
   }
   admit();
   queue_.report();
-  reschedule();
+  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), next);
   for (const auto& [job, t] : done) listener_->job_done(job, t);
 }
 
