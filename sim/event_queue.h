@@ -2,7 +2,8 @@
 // (time, sequence number). The sequence number grows by one per scheduled event, so events at the same
 // time fire in the order they were scheduled -- never in an order that depends on the heap's layout --
 // and a run is bit-for-bit reproducible. The queue is a 4-ary heap (sim/quad_heap.h): the simulator keeps
-// a few to a few hundred events pending, each fired event scheduling about one more.
+// about one event per busy unit pending (and the SSD's stale completions), each fired event scheduling about
+// one more.
 //
 // Hot paths schedule a (handler, argument) pair: no allocation per event. schedule_fn() wraps a
 // std::function for convenience (tests, one-off callbacks). Events cannot be cancelled; a resource that
