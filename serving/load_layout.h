@@ -37,7 +37,9 @@ class LoadLayout {
   virtual ~LoadLayout() = default;
   // Appends the ops that bring `load` from `from` to `to` to `g` (each op's first dependencies are
   // load.roots) and, for to == kFull, the ops whose end makes the tensor computable to `tails` (none: the
-  // tensor needs no op). Throws moesim::Error for a state the layout cannot hold.
+  // tensor needs no op). Throws moesim::Error for a state the layout cannot hold. The ops may depend on
+  // load.base.expert only by copying it: the pipeline builds a layer's loads once per (from, to, phase) and
+  // appends them for each expert with its label (serving/pipeline.h, LoadTemplate).
   virtual void add_load(const TensorLoad& load, OpGraph& g, std::vector<uint32_t>& tails) const = 0;
   // K, the parts a tensor's load is cut into that may run in parallel (ScheduleContext::shards).
   virtual uint32_t shards() const { return 1; }

@@ -49,6 +49,30 @@ struct Pipeline::Invocation {
   std::vector<std::pair<uint32_t, uint32_t>> load_tails;  // (key, op)
 };
 
+struct Pipeline::LoadTemplates {
+  // A template: op 0 stands for the roots (not appended); the loads' ops follow, as add_load built them.
+  struct Template {
+    OpGraph ops;
+    std::vector<uint32_t> tails;  // indices into ops: what makes the tensors computable (to == kFull)
+  };
+  static constexpr size_t kStates = 5;  // ExpertState's values
+  size_t tensors = 1;
+  std::vector<uint64_t> tensor_bytes;             // [layer * tensors + t]: ModelCosts::tensor_bytes
+  std::vector<std::unique_ptr<Template>> by_key;  // [((layer * kStates + from) * kStates + to) * 2 + prefill]
+  std::vector<uint32_t> deps;                     // append's scratch
+  std::vector<uint8_t> has_succ;                  // build_prefetch's scratch
+
+  void reset(const ModelCosts& costs, uint32_t layers) {
+    by_key.clear();
+    // Every load asks its tensors' bytes: rounded once per run, not once per load.
+    tensors = std::max<size_t>(costs.tensor_share.size(), 1);
+    tensor_bytes.resize(size_t{layers} * tensors);
+    for (uint32_t l = 0; l < layers; ++l)
+      for (uint32_t t = 0; t < tensors; ++t) tensor_bytes[l * tensors + t] = costs.tensor_bytes(l, t);
+  }
+  uint64_t bytes(uint32_t layer, uint32_t t) const { return tensor_bytes[layer * tensors + t]; }
+};
+
 Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residency& residency,
                    RoutingPolicy& routing, SchedulingPolicy& scheduling, PrefetchPolicy* prefetch)
     : costs_(costs),
@@ -57,7 +81,8 @@ Pipeline::Pipeline(const ModelCosts& costs, const PipelineOptions& opt, Residenc
       routing_(routing),
       scheduling_(scheduling),
       prefetch_(prefetch),
-      loads_(opt.loads ? opt.loads.get() : &whole_tensor_loads()) {}
+      loads_(opt.loads ? opt.loads.get() : &whole_tensor_loads()),
+      templates_(std::make_unique<LoadTemplates>()) {}
 
 TensorLoad Pipeline::tensor_load(const Op& base, ExpertState from, ExpertState to,
                                  std::span<const uint32_t> roots) const {
@@ -143,14 +168,9 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
   if (st == ExpertState::kFull) {
     if (found.tier == MemoryTier::kHost && to_gpu)  // a DRAM copy on a discrete GPU: copy it over
       for (uint32_t t = 0; t < tensors; ++t)
-        tails_.push_back(g.add(make(OpKind::kTransfer, t, costs_.tensor_bytes(layer, t)), root));
+        tails_.push_back(g.add(make(OpKind::kTransfer, t, templates_->bytes(layer, t)), root));
   } else {
-    TensorLoad load = tensor_load(base, found.state, ExpertState::kFull, root);
-    for (uint32_t t = 0; t < tensors; ++t) {
-      load.base.tensor = static_cast<uint16_t>(t);
-      load.bytes = costs_.tensor_bytes(layer, t);
-      loads_->add_load(load, g, tails_);
-    }
+    add_loads(g, layer, expert, found.state, ExpertState::kFull, base.prefill, root);
   }
   if (tokens > 0) {
     Op compute = base;
@@ -175,6 +195,48 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
   v.requests.push_back(req);
 }
 
+void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to,
+                         bool prefill, std::span<const uint32_t> roots) {
+  constexpr size_t kStates = LoadTemplates::kStates;
+  LoadTemplates& lt = *templates_;
+  const size_t index =
+      ((size_t{layer} * kStates + static_cast<size_t>(from)) * kStates + static_cast<size_t>(to)) * 2 +
+      (prefill ? 1 : 0);
+  if (lt.by_key.size() <= index) lt.by_key.resize(index + 1);
+  std::unique_ptr<LoadTemplates::Template>& slot = lt.by_key[index];
+  if (!slot) {
+    auto tpl = std::make_unique<LoadTemplates::Template>();
+    Op base;
+    base.layer = static_cast<uint16_t>(layer);
+    base.prefill = prefill;
+    const uint32_t root = tpl->ops.add(Op{});
+    TensorLoad load = tensor_load(base, from, to, std::span<const uint32_t>(&root, 1));
+    for (uint32_t t = 0; t < lt.tensors; ++t) {
+      load.base.tensor = static_cast<uint16_t>(t);
+      load.bytes = lt.bytes(layer, t);
+      loads_->add_load(load, tpl->ops, tpl->tails);  // throws for a state the layout cannot hold
+    }
+    slot = std::move(tpl);
+  }
+  // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
+  // the roots, in order: the graph add_load would have built for this expert.
+  const OpGraph& tpl = slot->ops;
+  const auto first = static_cast<uint32_t>(g.size());
+  for (uint32_t i = 1; i < tpl.size(); ++i) {
+    lt.deps.clear();
+    for (uint32_t d : tpl.deps(i)) {
+      if (d == 0)
+        lt.deps.insert(lt.deps.end(), roots.begin(), roots.end());
+      else
+        lt.deps.push_back(d - 1 + first);
+    }
+    Op op = tpl.op(i);
+    op.expert = expert;
+    g.add(op, lt.deps);
+  }
+  for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
+}
+
 void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from,
                               ExpertState to) {
   OpGraph& g = v.graph;
@@ -188,18 +250,8 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
     v.requests.resize(nreq);
   } else {
     // C, S or E: the layout's reads of the parts it will hold.
-    Op base;
-    base.layer = static_cast<uint16_t>(layer);
-    base.expert = expert;
-    base.prefill = v.phase == 0;
-    TensorLoad load = tensor_load(base, from, to, {});
-    const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
     tails_.clear();
-    for (uint32_t t = 0; t < tensors; ++t) {
-      load.base.tensor = static_cast<uint16_t>(t);
-      load.bytes = costs_.tensor_bytes(layer, t);
-      loads_->add_load(load, g, tails_);
-    }
+    add_loads(g, layer, expert, from, to, v.phase == 0, {});
   }
   uint64_t bytes = 0;
   for (uint32_t i = first; i < g.size(); ++i) {
@@ -209,7 +261,8 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
     bytes += op.read_bytes;
   }
   // Tails: ops no later op of this load depends on.
-  std::vector<uint8_t> has_succ(g.size() - first, 0);
+  std::vector<uint8_t>& has_succ = templates_->has_succ;
+  has_succ.assign(g.size() - first, 0);
   for (uint32_t i = first; i < g.size(); ++i)
     for (uint32_t d : g.deps(i))
       if (d >= first) has_succ[d - first] = 1;
@@ -222,11 +275,14 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
 void Pipeline::submit(std::vector<uint32_t>& ready) {
   // Ops that become ready at the same instant go to the platform in priority order (then token order),
   // so that a free resource starts the most urgent one.
-  std::sort(ready.begin(), ready.end(), [&](uint32_t a, uint32_t b) {
-    const int64_t pa = slots_[a >> kOpBits]->graph.op(a & kOpMask).priority;
-    const int64_t pb = slots_[b >> kOpBits]->graph.op(b & kOpMask).priority;
-    return pa != pb ? pa < pb : a < b;
-  });
+  // Sorted as (priority, token) pairs: the comparisons read no op (ZipMoE readies ~100 ops at a time).
+  if (ready.size() > 1) {
+    thread_local std::vector<std::pair<int64_t, uint32_t>> keyed;
+    keyed.clear();
+    for (uint32_t t : ready) keyed.emplace_back(slots_[t >> kOpBits]->graph.op(t & kOpMask).priority, t);
+    std::sort(keyed.begin(), keyed.end());
+    for (size_t i = 0; i < keyed.size(); ++i) ready[i] = keyed[i].second;
+  }
   for (uint32_t t : ready) platform_->submit(slots_[t >> kOpBits]->graph.op(t & kOpMask), this, t);
   ready.clear();
 }
@@ -541,7 +597,8 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
     const uint32_t first = static_cast<uint32_t>(v.graph.size());
     v.external.resize(first, 0);
     build_request(v, layer, d.expert, d.tokens, found, dense_op);
-    if (found.state != ExpertState::kMissed && inflight_.count(key)) {
+    // (Most runs prefetch nothing: an empty map answers without hashing the key.)
+    if (found.state != ExpertState::kMissed && !inflight_.empty() && inflight_.count(key)) {
       v.external.resize(v.graph.size(), 0);
       ++result.states.in_flight;
       wait_for_inflight(v, key, first, dense_op);
@@ -639,6 +696,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   result.timeline_last_step = opt_.timeline_last_step;
   in_window_ = false;
   kept_.assign(w.experts, 0);
+  templates_->reset(costs_, w.layers);
   walker_ = InvocationWalker(w.experts);
   route_pos_.assign(w.experts, kNoSlot);
   clock_ = next_clock_ = 0;

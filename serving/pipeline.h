@@ -276,6 +276,14 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::vector<ExpertDemand> demands_, original_;
   std::vector<uint16_t> route_out_;
   std::vector<uint32_t> route_pos_;
+  // The loads of every tensor of one expert as the system's layout builds them, per (layer, from, to,
+  // prefill): built once per run, then appended per request with the expert's label instead of built again
+  // per token (serving/pipeline.cpp).
+  struct LoadTemplates;
+  std::unique_ptr<LoadTemplates> templates_;
+  // Appends the loads of `expert` from `from` to `to` behind `roots`; their tails go to tails_.
+  void add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to, bool prefill,
+                 std::span<const uint32_t> roots);
   // Lifetimes: the token clock of the current step, and bytes held per key over all pools.
   uint64_t clock_ = 0, next_clock_ = 0;
   std::vector<uint64_t> held_;

@@ -116,7 +116,7 @@ double CostModel::unscaled_base(const Op& op) const {
         return bytes / hw_.cpu_load_copy_bandwidth;
       }
       reads_.mark(HwParam::kLinkLatency);
-      if (hw_.link_kind == "uma") return hw_.link_latency;
+      if (uma_) return hw_.link_latency;
       reads_.mark(HwParam::kLinkBandwidth);
       return hw_.link_latency + bytes / hw_.link_bandwidth;
     case OpKind::kSsdRead:

@@ -49,7 +49,7 @@ namespace moesim::sim {
 // real runs alike (an exec run's estimates come from here, not from a simulated platform).
 class CostModel : public OpEstimator {
  public:
-  explicit CostModel(const HardwareProfile& hw) : hw_(hw) {}
+  explicit CostModel(const HardwareProfile& hw) : hw_(hw), uma_(hw.link_kind == "uma") {}
   // duration(op), and for an SSD read an idle device's latency plus the bytes at full bandwidth (the prefill
   // figures where the profile has them): what the op would take alone. A fused read (Op::read_bytes): that
   // read's estimate plus the op's duration, the time its worker is held on an idle SSD.
@@ -83,6 +83,7 @@ class CostModel : public OpEstimator {
   double unscaled(const Op& op) const;              // duration() before cpu.prefill_compute_slowdown
   double unscaled_base(const Op& op) const;         // unscaled() without the dequantization term
   HardwareProfile hw_;
+  bool uma_;  // hw_.link_kind == "uma", asked by every transfer
   HwReads reads_;
   ExpertStorage storage_;
 };

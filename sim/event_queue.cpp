@@ -7,11 +7,6 @@
 
 namespace moesim::sim {
 
-void EventEngine::schedule(double t, EventHandler* handler, uint64_t arg) {
-  heap_.push_back(Event{std::max(t, now_), next_seq_++, handler, arg});
-  std::push_heap(heap_.begin(), heap_.end(), later);
-}
-
 void EventEngine::schedule_fn(double t, std::function<void()> fn) {
   uint64_t slot;
   if (!free_fns_.empty()) {
@@ -34,9 +29,7 @@ void EventEngine::FnHandler::on_event(uint64_t arg) {
 
 bool EventEngine::step() {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Event e = heap_.back();
-  heap_.pop_back();
+  const Event e = quad_heap_pop(heap_, Before{});
   now_ = e.time;
   if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
   e.handler->on_event(e.arg);

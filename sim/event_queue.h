@@ -1,7 +1,9 @@
 // The discrete-event engine (docs/architecture.md §5): a clock and a queue of pending events ordered by
 // (time, sequence number). The sequence number grows by one per scheduled event, so events at the same
 // time fire in the order they were scheduled -- never in an order that depends on the heap's layout --
-// and a run is bit-for-bit reproducible.
+// and a run is bit-for-bit reproducible. The queue is a 4-ary heap (sim/quad_heap.h): the simulator keeps
+// about one event per busy unit pending (and the SSD's stale completions), each fired event scheduling about
+// one more.
 //
 // Hot paths schedule a (handler, argument) pair: no allocation per event. schedule_fn() wraps a
 // std::function for convenience (tests, one-off callbacks). Events cannot be cancelled; a resource that
@@ -9,9 +11,12 @@
 // events. Not thread-safe: one engine per simulation, driven by one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "sim/quad_heap.h"
 
 namespace moesim::sim {
 
@@ -29,7 +34,10 @@ class EventEngine {
 
   // Schedules handler->on_event(arg) at time t >= now() (earlier times are a programming error and are
   // clamped to now(), so simulated time never runs backwards).
-  void schedule(double t, EventHandler* handler, uint64_t arg);
+  // Inline: every resource schedules an event per op it starts.
+  void schedule(double t, EventHandler* handler, uint64_t arg) {
+    quad_heap_push(heap_, Event{std::max(t, now_), next_seq_++, handler, arg}, Before{});
+  }
   void schedule_fn(double t, std::function<void()> fn);
 
   // Fires the earliest event; false when none is pending.
@@ -46,10 +54,12 @@ class EventEngine {
     EventHandler* handler;
     uint64_t arg;
   };
-  // Min-heap on (time, seq) kept by hand (std::push_heap with a comparator) so the order is explicit.
-  static bool later(const Event& a, const Event& b) {
-    return a.time > b.time || (a.time == b.time && a.seq > b.seq);
-  }
+  // Whether `a` fires before `b`: the heap's order, explicit (a type, so that the heap inlines it).
+  struct Before {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+    }
+  };
   class FnHandler : public EventHandler {
    public:
     explicit FnHandler(EventEngine& e) : engine_(e) {}

@@ -4,19 +4,17 @@
 #include <cassert>
 #include <limits>
 
+#include "sim/quad_heap.h"
+
 namespace moesim::sim {
 
 void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
                     bool waits) {
-  heap_.push_back(Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  quad_heap_push(heap_, Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits}, Before{});
 }
 
 JobQueue::Item JobQueue::pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Item it = heap_.back();
-  heap_.pop_back();
-  return it;
+  return quad_heap_pop(heap_, Before{});
 }
 
 // ---- ServerPool ----
@@ -121,7 +119,17 @@ ResourceStats ServerPool::stats() const {
 
 namespace {
 constexpr uint64_t kLatencyEvent = 1ull << 63;
+
+// The SSD's next transfer completion: a new generation (older completion events go stale), and, while
+// transfers run, an event when the one with `least` bytes left ends at the shared bandwidth.
+void schedule_completion(EventEngine& engine, EventHandler* ssd, uint64_t& generation, uint32_t transferring,
+                         double bandwidth, double least) {
+  ++generation;
+  if (transferring == 0) return;
+  const double dt = std::max(least, 0.0) * transferring / bandwidth;
+  engine.schedule(engine.now() + dt, ssd, generation & ~kLatencyEvent);
 }
+}  // namespace
 
 Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener)
     : engine_(engine),
@@ -134,6 +142,7 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
 void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
   in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
+  if (!curve_.empty()) at_depth_ = ssd_curve_at(curve_, static_cast<double>(in_service_));
   peak_in_service_ = std::max(peak_in_service_, in_service_);
   if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
 }
@@ -147,35 +156,44 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   ++ops_;
   bytes_ += bytes;
   // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
-  queue_.push(priority, job, static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0), 0, bulk);
-  peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size());
+  const double amount = static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0);
+  // Nothing waiting and a slot free: the request takes the first free slot at once, as admit() would give
+  // it after a push and a pop (a waiting line's order is among the requests that wait, and none does).
+  const bool at_once = queue_.empty() && in_service_ < slots_.size();
+  const auto enter = [&] {
+    if (!at_once) return admit();
+    uint32_t s = 0;
+    while (slots_[s].phase != Phase::kFree) ++s;
+    start(s, JobQueue::Item{priority, 0, job, bulk, amount, 0, 0});
+  };
+  if (!at_once) queue_.push(priority, job, amount, 0, bulk);
+  peak_requests_ = std::max(peak_requests_, in_service_ + queue_.size() + (at_once ? 1 : 0));
   if (curve_.empty()) {
-    admit();
+    enter();
   } else {  // an admission changes the bandwidth the transfers share: progress up to now at the old one
     advance();
     const uint32_t before = in_service_;
-    admit();
+    enter();
     if (in_service_ != before) reschedule();
   }
   queue_.report();
 }
 
 double Ssd::bandwidth_now() const {
-  return curve_.empty() ? bandwidth_ : ssd_curve_at(curve_, static_cast<double>(in_service_)).bandwidth;
+  return curve_.empty() ? bandwidth_ : at_depth_.bandwidth;
 }
 
 void Ssd::admit() {
-  for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s) {
-    if (slots_[s].phase != Phase::kFree) continue;
-    used_slots_ = std::max(used_slots_, s + 1);
-    const JobQueue::Item it = queue_.pop();
-    slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
-    set_in_service(+1);
-    const double latency = it.bulk          ? bulk_latency_
-                           : curve_.empty() ? latency_
-                                            : ssd_curve_at(curve_, static_cast<double>(in_service_)).latency;
-    engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
-  }
+  for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s)
+    if (slots_[s].phase == Phase::kFree) start(s, queue_.pop());
+}
+
+void Ssd::start(uint32_t s, const JobQueue::Item& it) {
+  used_slots_ = std::max(used_slots_, s + 1);
+  slots_[s] = Slot{Phase::kLatency, it.job, engine_.now(), it.amount};
+  set_in_service(+1);
+  const double latency = it.bulk ? bulk_latency_ : curve_.empty() ? latency_ : at_depth_.latency;
+  engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
 }
 
 void Ssd::advance() {
@@ -188,36 +206,49 @@ void Ssd::advance() {
 }
 
 void Ssd::reschedule() {
-  ++generation_;
-  if (transferring_ == 0) return;
   double least = std::numeric_limits<double>::infinity();
   for (uint32_t i = 0; i < used_slots_; ++i)
     if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
-  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_now();
-  engine_.schedule(engine_.now() + dt, this, generation_ & ~kLatencyEvent);
+  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), least);
 }
 
 void Ssd::on_event(uint64_t arg) {
-  advance();
+  // One pass over the slots: advance()'s progress up to now, and the least remaining transfer after it.
+  const double dt = engine_.now() - last_update_;
+  last_update_ = engine_.now();
+  const bool moved = transferring_ != 0 && dt > 0;
+  const double progressed = moved ? dt * bandwidth_now() / transferring_ : 0.0;
+  double least = std::numeric_limits<double>::infinity();
+  for (uint32_t i = 0; i < used_slots_; ++i) {
+    Slot& s = slots_[i];
+    if (s.phase != Phase::kTransfer) continue;
+    if (moved) s.remaining -= progressed;
+    least = std::min(least, s.remaining);
+  }
   if (arg & kLatencyEvent) {
     Slot& s = slots_[arg & ~kLatencyEvent];
     s.phase = Phase::kTransfer;
     ++transferring_;
-    reschedule();
+    // reschedule(), with the least remaining already known: the new transfer's or an older one's.
+    schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(),
+                        std::min(least, s.remaining));
     return;
   }
   if (arg != (generation_ & ~kLatencyEvent)) return;  // stale: the transfer set changed since
-  // Finish every transfer that is done (a relative tolerance absorbs rounding in the shared progress).
-  // The event was scheduled for the least remaining transfer to reach zero; transfers within a
-  // milli-byte of it end together (that absorbs rounding in the shared progress).
-  double least = std::numeric_limits<double>::infinity();
-  for (uint32_t i = 0; i < used_slots_; ++i)
-    if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
+  // Finish every transfer that is done. The event was scheduled for the least remaining transfer to reach
+  // zero; transfers within a milli-byte of it end together (that absorbs rounding in the shared progress).
+  // The others' least remaining is the next completion's: admit() starts requests in their latency phase,
+  // which leaves the transfers as they are.
   std::vector<std::pair<uint32_t, OpTiming>>& done = done_;
   done.clear();
+  double next = std::numeric_limits<double>::infinity();
   for (uint32_t i = 0; i < used_slots_; ++i) {
     Slot& s = slots_[i];
-    if (s.phase != Phase::kTransfer || s.remaining > least + 1e-3) continue;
+    if (s.phase != Phase::kTransfer) continue;
+    if (s.remaining > least + 1e-3) {
+      next = std::min(next, s.remaining);
+      continue;
+    }
     done.push_back({s.job, OpTiming{s.start, engine_.now(), i}});
     s.phase = Phase::kFree;
     --transferring_;
@@ -225,7 +256,7 @@ void Ssd::on_event(uint64_t arg) {
   }
   admit();
   queue_.report();
-  reschedule();
+  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), next);
   for (const auto& [job, t] : done) listener_->job_done(job, t);
 }
 
@@ -242,25 +273,32 @@ IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* l
 
 void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
-  queue_.push(priority, job, static_cast<double>(bytes), 0, bulk, cached_s);
-  dispatch();
+  const JobQueue::Item it{priority, 0, job, bulk, static_cast<double>(bytes), 0, cached_s};
+  // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.
+  if (queue_.empty() && outstanding_ < depth_) {
+    issue(it);
+  } else {
+    queue_.push(priority, job, it.amount, 0, bulk, cached_s);
+    dispatch();
+  }
   queue_.report();
 }
 
 void IoThread::dispatch() {
-  while (outstanding_ < depth_ && !queue_.empty()) {
-    const JobQueue::Item it = queue_.pop();
-    if (outstanding_++ == 0) busy_since_ = engine_.now();
-    if (it.tail >= 0) {  // served by the page cache
-      const double start = engine_.now();
-      const uint32_t job = it.job;
-      engine_.schedule_fn(start + it.tail, [this, job, start] {
-        job_done(job, OpTiming{start, engine_.now(), 0});
-      });
-      continue;
-    }
-    ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
+  while (outstanding_ < depth_ && !queue_.empty()) issue(queue_.pop());
+}
+
+void IoThread::issue(const JobQueue::Item& it) {
+  if (outstanding_++ == 0) busy_since_ = engine_.now();
+  if (it.tail >= 0) {  // served by the page cache
+    const double start = engine_.now();
+    const uint32_t job = it.job;
+    engine_.schedule_fn(start + it.tail, [this, job, start] {
+      job_done(job, OpTiming{start, engine_.now(), 0});
+    });
+    return;
   }
+  ssd_.submit(it.job, it.priority, static_cast<uint64_t>(it.amount), it.bulk);
 }
 
 void IoThread::job_done(uint32_t job, const OpTiming& timing) {

@@ -55,7 +55,8 @@ class JobQueue {
     bool bulk;      // SSD: a prefill step's read (Op::prefill), at the bulk rate
     double amount;  // duration (pool) or bytes (SSD)
     double gap;     // pool: the unit's turnaround before it starts this job after another
-    double tail;    // pool: CPU work after the duration (ServerPool::share_cores_for_tails); IoThread: see submit
+    double
+        tail;  // pool: CPU work after the duration (ServerPool::share_cores_for_tails); IoThread: see submit
     bool waits = false;  // pool: the unit first waits outside the pool (ServerPool::submit_waiting)
   };
   void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0,
@@ -72,9 +73,11 @@ class JobQueue {
   }
 
  private:
-  static bool later(const Item& a, const Item& b) {
-    return a.priority > b.priority || (a.priority == b.priority && a.seq > b.seq);
-  }
+  struct Before {  // a 4-ary heap (sim/quad_heap.h) in this order
+    bool operator()(const Item& a, const Item& b) const {
+      return a.priority < b.priority || (a.priority == b.priority && a.seq < b.seq);
+    }
+  };
   std::vector<Item> heap_;
   uint64_t next_seq_ = 0;
   QueueObserver* observer_ = nullptr;
@@ -88,7 +91,7 @@ class UnitWaiter {
   virtual void unit_taken(uint32_t job, uint32_t unit) = 0;
 };
 
-class ServerPool : public EventHandler {
+class ServerPool final : public EventHandler {
  public:
   ServerPool(EventEngine& engine, std::string name, uint32_t units, JobListener* listener);
   // `gap`: when the job waits in the queue, the unit that frees for it starts it this much later (a real
@@ -141,7 +144,7 @@ class ServerPool : public EventHandler {
   uint64_t ops_ = 0, bytes_ = 0;
 };
 
-class Ssd : public EventHandler {
+class Ssd final : public EventHandler {
  public:
   Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener);
   // A prefill step's reads (bulk: nearly every expert of a layer back to back) at their own rate and latency;
@@ -149,7 +152,10 @@ class Ssd : public EventHandler {
   void set_bulk_rate(double bandwidth, double latency);
   // The queue-depth curve (points in increasing depth, HardwareProfile::ssd_queue_depth_curve); before the
   // first submit. Empty: the fixed latency and bandwidth.
-  void set_depth_curve(std::vector<SsdDepthPoint> curve) { curve_ = std::move(curve); }
+  void set_depth_curve(std::vector<SsdDepthPoint> curve) {
+    curve_ = std::move(curve);
+    set_in_service(0);
+  }
   bool has_depth_curve() const { return !curve_.empty(); }
   void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
   void on_event(uint64_t arg) override;
@@ -173,6 +179,8 @@ class Ssd : public EventHandler {
     double remaining = 0;  // bytes still to transfer
   };
   void admit();
+  // Starts `it` in slot `s` (free): its latency phase.
+  void start(uint32_t s, const JobQueue::Item& it);
   void advance();     // moves transfer progress up to now
   void reschedule();  // schedules the next transfer completion
   void set_in_service(int delta);
@@ -181,6 +189,7 @@ class Ssd : public EventHandler {
   EventEngine& engine_;
   double bandwidth_, latency_;
   std::vector<SsdDepthPoint> curve_;
+  SsdDepthPoint at_depth_{};  // with a curve: its point at in_service_ (set_in_service), asked by every event
   double bulk_scale_ = 1, bulk_latency_;  // a bulk read moves bytes * bulk_scale_ at bandwidth_
   JobListener* listener_;
   std::vector<Slot> slots_;
@@ -196,7 +205,7 @@ class Ssd : public EventHandler {
   uint32_t peak_in_service_ = 0;
 };
 
-class IoThread : public JobListener {
+class IoThread final : public JobListener {
  public:
   IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
   // `cached_s` >= 0: a read the OS page cache serves (sim/page_cache.h): it holds one of the thread's `depth`
@@ -210,6 +219,7 @@ class IoThread : public JobListener {
 
  private:
   void dispatch();
+  void issue(const JobQueue::Item& it);  // hands a read to the SSD (or the page cache)
   Ssd& ssd_;
   EventEngine& engine_;
   uint32_t depth_;

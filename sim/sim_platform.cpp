@@ -40,9 +40,18 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   workers_from_profile_ = opt_.cpu_workers == 0;
   if (opt_.cpu_workers == 0) opt_.cpu_workers = hw.cpu_cores;
   dispatch_listener_.owner = this;
+  delay_handler_.owner = this;
   ssd_listener_.owner = this;
   if (hw.ssd_prefill_read_bandwidth > 0)  // 0: a profile built in code without them, the same rate
     ssd_.set_bulk_rate(hw.ssd_prefill_read_bandwidth, hw.ssd_prefill_read_latency);
+  serial_ = opt_.serial_pipeline();
+  reads_on_servers_ = opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ||
+                      cost_.hardware().has_read_cpu();
+  bool handoffs = opt_.dispatch_latency > 0 || (opt_.measured_handoff && opt_.measured);
+  for (size_t r = 0; r < kResourceClasses; ++r)
+    handoffs = handoffs || opt_.dispatch[r] > 0 || !opt_.dispatch_q[r].empty();
+  direct_submit_ = !handoffs && !(opt_.plan_latency_fixed > 0) && !(opt_.plan_latency_per_op > 0) &&
+                   !(opt_.measured_planning && opt_.measured);
   if (opt_.cpu_cores > 0) {
     cpu_.share_cores(&cores_);
     if (opt_.gpu_on_cpu) gpu_.share_cores(&cores_);
@@ -60,6 +69,7 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
     job = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(Pending{sink, token});
   }
+  if (direct_submit_) return enqueue(op, job);  // no hand-off, no planning delay: what follows gives now
   const auto rc = static_cast<size_t>(op.resource);
   const double by_class = opt_.dispatch[rc] > 0 ? opt_.dispatch[rc] : opt_.dispatch_latency;
   // The hand-off is paid by an op that finds a unit idle (counting the ops already being handed to one).
@@ -80,13 +90,26 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
       ++handing_off_[rc];
       handoff_until_[rc] = std::max(handoff_until_[rc], ready);
     }
-    engine_.schedule_fn(ready, [this, op, job, handing, rc] {
-      if (handing) --handing_off_[rc];
-      enqueue(op, job);
-    });
+    uint32_t slot;
+    if (!free_delayed_.empty()) {
+      slot = free_delayed_.back();
+      free_delayed_.pop_back();
+      delayed_[slot] = Delayed{op, job, handing};
+    } else {
+      slot = static_cast<uint32_t>(delayed_.size());
+      delayed_.push_back(Delayed{op, job, handing});
+    }
+    engine_.schedule(ready, &delay_handler_, slot);
     return;
   }
   enqueue(op, job);
+}
+
+void SimPlatform::DelayHandler::on_event(uint64_t slot) {
+  const Delayed d = owner->delayed_[slot];
+  owner->free_delayed_.push_back(static_cast<uint32_t>(slot));
+  if (d.handing) --owner->handing_off_[static_cast<size_t>(d.op.resource)];
+  owner->enqueue(d.op, d.job);
 }
 
 uint32_t SimPlatform::free_units(ResourceClass r) const {
@@ -253,7 +276,7 @@ double SimPlatform::turnaround(const Op& op) const {
 }
 
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
-  if (opt_.serial_pipeline()) {  // through the pipeline thread first
+  if (serial_) {  // through the pipeline thread first
     if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
     dispatch_timing_[job] = timing;
     dispatcher_.submit(

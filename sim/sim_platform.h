@@ -119,7 +119,7 @@ struct SimOptions {
   }
 };
 
-class SimPlatform : public Platform, private JobListener, private UnitWaiter {
+class SimPlatform final : public Platform, private JobListener, private UnitWaiter {
  public:
   SimPlatform(const HardwareProfile& hw, const SimOptions& opt = {});
   double now() const override { return engine_.now(); }
@@ -191,13 +191,30 @@ class SimPlatform : public Platform, private JobListener, private UnitWaiter {
   // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, a
   // runtime turnaround to add, or the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the
   // device's time.
-  bool reads_on_servers() const {
-    return opt_.measured || opt_.turnaround[static_cast<size_t>(ResourceClass::kSsd)] > 0 ||
-           cost_.hardware().has_read_cpu();
-  }
+  bool reads_on_servers() const { return reads_on_servers_; }
+  bool reads_on_servers_ = false;
+  // Fixed by the options at construction, asked on every op: completions pass through the pipeline thread
+  // (SimOptions::serial_pipeline), and an op goes to its resource at once (no hand-off is ever charged and
+  // planning never delays a submission; submit()'s general path would then give now).
+  bool serial_ = false;
+  bool direct_submit_ = false;
   // A read's CPU work after the device: its measured one (the structure check), else the profile's.
   double read_tail(const Op& op) const;
   void enqueue(const Op& op, uint32_t job);
+  // Ops on their way to their resource (a hand-off, or the pipeline's planning, delays them), by slot: an
+  // event each, without a std::function (an Op is too large for its inline storage: one allocation per op).
+  struct Delayed {
+    Op op;
+    uint32_t job = 0;
+    bool handing = false;  // counted in handing_off_ until it is enqueued
+  };
+  std::vector<Delayed> delayed_;
+  std::vector<uint32_t> free_delayed_;
+  struct DelayHandler : EventHandler {
+    SimPlatform* owner = nullptr;
+    void on_event(uint64_t slot) override;
+  };
+  DelayHandler delay_handler_{};
   void report(uint32_t job, const OpTiming& timing);
   struct DispatchListener : JobListener {
     SimPlatform* owner = nullptr;
