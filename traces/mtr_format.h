@@ -45,7 +45,7 @@ struct MtrWriteOptions {
   // Append the lookup index section (format version 2): the batch-1 lookup stream of the trace
   // (traces/lookup_stream.h) with its next-use index, built once here so that `moesim replay` can run
   // from it without reading the records (read_mtr_lookups).
-  bool lookup_index = false;
+  bool lookup_index = true;
 };
 
 // Writes atomically (base/atomic_file.h): a failure leaves no file.

@@ -85,7 +85,8 @@ TEST(MtrLookupStream, ThroughAMappedFileTheBuiltArraysOutliveTheReader) {
   const Trace t = qwen();
   const std::string path =
       (std::filesystem::temp_directory_path() / ("moesim_mls_" + std::to_string(getpid()) + ".mtr")).string();
-  write_mtr(t, path);
+  write_mtr(t, path,
+            MtrWriteOptions{.lookup_index = false});  // a version-1 file: the stream is built at load
   std::optional<MtrLookups> m = read_mtr_lookup_stream(path, true, false);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->prefill_tokens, 0u);  // not asked for
@@ -100,7 +101,7 @@ TEST(MtrLookupStream, ThroughAMappedFileTheBuiltArraysOutliveTheReader) {
 }
 
 TEST(MtrLookupStream, CorruptionIsAnErrorNamingTheFileAndByte) {
-  const std::string good = encode_mtr(tiny());
+  const std::string good = encode_mtr(tiny(), MtrWriteOptions{.lookup_index = false});
   // Any flipped byte of the records fails the whole-file checksum.
   std::string b = good;
   b[column_offset(b, "experts")] ^= 0x01;

@@ -34,6 +34,7 @@ Trace qwen() {
 }
 
 const MtrWriteOptions kIndex{.lookup_index = true};
+const MtrWriteOptions kPlain{.lookup_index = false};  // version 1, what files from before the index hold
 
 Json header_of(const std::string& b) {
   uint32_t n;
@@ -96,10 +97,11 @@ void expect_view_equals_stream(const MtrLookups& m, const LookupStream& s, bool 
   EXPECT_EQ(m.decode_lookups, s.decode_lookups());
 }
 
-TEST(MtrLookups, WithoutTheOptionTheFileIsVersion1AndHasNoIndex) {
+TEST(MtrLookups, EveryFileHasTheIndexByDefaultAndVersion1IsAnOption) {
   const Trace t = tiny();
-  const std::string plain = encode_mtr(t);
-  EXPECT_EQ(plain, encode_mtr(t, MtrWriteOptions{}));
+  EXPECT_EQ(encode_mtr(t), encode_mtr(t, kIndex));
+  EXPECT_EQ(get<uint32_t>(encode_mtr(t), 8), 2u);
+  const std::string plain = encode_mtr(t, kPlain);
   EXPECT_EQ(get<uint32_t>(plain, 8), 1u);
   EXPECT_FALSE(header_of(plain).contains("lookups"));
   EXPECT_FALSE(decode_mtr_lookups(plain, "p.mtr", true).has_value());
@@ -117,7 +119,7 @@ TEST(MtrLookups, RoundTripEqualsTheStreamBuiltFromTheRecords) {
     ASSERT_GT(s.refreshes(), 0u);  // the refresh columns are exercised
     // The full reader: the same records as without the index.
     const Trace u = decode_mtr(b, "mem");
-    const Trace v = decode_mtr(encode_mtr(t), "mem");
+    const Trace v = decode_mtr(encode_mtr(t, kPlain), "mem");
     expect_same(u.columns().experts, v.columns().experts, "experts");
     expect_same(u.columns().step, v.columns().step, "step");
     expect_same(u.columns().weights, v.columns().weights, "weights");
@@ -155,9 +157,9 @@ TEST(MtrLookups, ThroughAMappedFileAndRewrittenWithoutIt) {
   const MtrLookups kept = *m;
   m.reset();
   EXPECT_EQ(kept.view.key[0], build_lookup_stream(t, 1).key[0]);
-  // A file with the index reads as a plain trace; saving that trace again drops the index (version 1).
-  write_mtr(read_mtr(with), without);
-  EXPECT_EQ(read_file(without), encode_mtr(t));
+  // A file with the index reads as a plain trace; saved as version 1 it has no index.
+  write_mtr(read_mtr(with), without, kPlain);
+  EXPECT_EQ(read_file(without), encode_mtr(t, kPlain));
   EXPECT_FALSE(read_mtr_lookups(without, true).has_value());
   std::filesystem::remove_all(dir);
 }
