@@ -1,10 +1,13 @@
-// `moesim calibrate` from a trace, called directly (harness/calibration.h) in a few seconds: the tiny model
-// (tests/data/models/tiny-moe.json) packed raw, a short Zipf trace served for real with whole-expert
-// offloading on the CPU, and the profile fitted to its ops. The fits hold exactly the ops the measured run
-// made, the in-sample error is the simulated TPOT against the measured one, and the profile loads as one.
+// `moesim calibrate` from a trace and `moesim validate`, called directly (harness/calibration.h,
+// harness/validation.h) in about a second: the tiny model (tests/data/models/tiny-moe.json) packed raw, a
+// short Zipf trace served for real with whole-expert offloading on the CPU, and the profile fitted to its
+// ops. The fits hold exactly the ops the measured run made, the in-sample error is the simulated TPOT
+// against the measured one, and the profile loads as one. Validation's structure check replays every op the
+// real run made, and each error and target is what its figures say.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "base/error.h"
@@ -13,6 +16,7 @@
 #include "harness/calibration.h"
 #include "harness/pack_job.h"
 #include "harness/trace_synth_job.h"
+#include "harness/validation.h"
 #include "harness/weights_synth_job.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
@@ -27,7 +31,7 @@ using ::testing::HasSubstr;
 
 const std::string kModel = test::test_data("models/tiny-moe.json");
 
-class CalibrateTiny : public test::TestDir {
+class CalibrateValidate : public test::TestDir {
  protected:
   void SetUp() override {
     TestDir::SetUp();
@@ -53,9 +57,8 @@ class CalibrateTiny : public test::TestDir {
     t.out = path("t.mtr");
     synth_trace(t);
   }
-  CalibrateArgs args() const {
-    CalibrateArgs ca;
-    RunArgs& a = *ca.run;
+  // The run options of both commands: offloading from the raw store, on the CPU.
+  void run_options(RunArgs& a) const {
     a.exec = true;
     a.trace = path("t.mtr");
     a.load.model = kModel;
@@ -65,13 +68,17 @@ class CalibrateTiny : public test::TestDir {
     a.workers = 2;
     a.buffered = true;
     a.gpu = "off";
+  }
+  CalibrateArgs args() const {
+    CalibrateArgs ca;
+    run_options(*ca.run);
     ca.no_gemm_probe = true;
     ca.name = "tiny-test";
     return ca;
   }
 };
 
-TEST_F(CalibrateTiny, TheFitsHoldTheMeasuredRunsReadsAndTheProfileChecksItself) {
+TEST_F(CalibrateValidate, TheFitsHoldTheMeasuredRunsReadsAndTheProfileChecksItself) {
   CalibrateArgs ca = args();
   const Json prof = calibrate(ca);
   EXPECT_EQ(prof["name"], "tiny-test");
@@ -94,10 +101,35 @@ TEST_F(CalibrateTiny, TheFitsHoldTheMeasuredRunsReadsAndTheProfileChecksItself) 
   EXPECT_EQ(load_hardware(path("p.json")).name, "tiny-test");
 }
 
-TEST_F(CalibrateTiny, RefusesARepeatOfZero) {
+TEST_F(CalibrateValidate, RefusesARepeatOfZero) {
   CalibrateArgs ca = args();
   ca.repeat = 0;
   EXPECT_THAT(error_of([&] { calibrate(ca); }), HasSubstr("--repeat must be 1..1000"));
+}
+
+// Validation with a profile calibrated on the same minutes (--calibrate-on the validated trace).
+TEST_F(CalibrateValidate, EveryOpIsMatchedAndEachErrorIsItsFiguresRatio) {
+  ValidateArgs va;
+  run_options(*va.run);
+  va.run->json = true;
+  va.calibrate_on = path("t.mtr");
+  va.no_gemm_probe = true;
+  const ValidationOutput v = validate(va);
+  const Json& s = v.json["errors"]["structure"];
+  EXPECT_GT(s["ops_matched"].get<uint64_t>(), 0u);
+  EXPECT_EQ(s["ops_unmatched"], 0);
+  for (const char* check : {"structure", "cost"})
+    for (const char* m : {"tpot", "ttft"}) {
+      const Json& e = v.json["errors"][check];
+      const std::string key = std::string(m) + "_s";
+      EXPECT_NEAR(e[m].get<double>(), e["sim"][key].get<double>() / e["exec"][key].get<double>() - 1, 1e-12)
+          << check << " " << m;
+    }
+  // The default targets, each met when its error is within its limit.
+  ASSERT_EQ(v.json["targets"].size(), 3u);
+  for (const Json& t : v.json["targets"])
+    EXPECT_EQ(t["met"].get<bool>(), std::abs(t["error"].get<double>()) <= t["limit"].get<double>()) << t;
+  EXPECT_TRUE(v.text.empty());  // JSON asked for
 }
 
 }  // namespace
