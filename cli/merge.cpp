@@ -1,147 +1,30 @@
-// `moesim merge DIR... -o OUT [--json]`: the shards of one sweep (`moesim sweep --shard i/N`, run anywhere)
-// into one folder: their point files, results.csv and a manifest. Shards of another spec are refused (the
-// spec hash in each manifest); shards run by another moesim version are merged with a warning. The CSV is
-// built from the spec (taken from the first manifest) and the point files exactly as `moesim sweep` builds
-// it, so it equals the unsharded run's byte for byte. Points missing from every shard (not run yet, or
-// failed) are reported, with the shards' errors for the failed ones. A merge that fails leaves no folder it
-// created behind (nor its partial contents): OUT either holds a whole merge or is as it was.
-#include <filesystem>
+// `moesim merge`: options, help and printing; what it does is harness/merge_job.h.
+#include <cstdio>
 #include <memory>
-#include <set>
-#include <string>
-#include <vector>
 
-#include "base/atomic_file.h"
-#include "base/error.h"
-#include "base/warnings.h"
+#include "base/json_io.h"
 #include "cli/command.h"
-#include "cli/summary_json.h"
-#include "core/run_info.h"
-#include "harness/sweep_spec.h"
+#include "harness/merge_job.h"
 
 namespace moesim::cli {
 namespace merge_cmd {
 
-namespace fs = std::filesystem;
-
-struct MergeArgs {
-  std::vector<std::string> dirs;
-  std::string out;
+struct Options {
+  harness::MergeArgs args;
   bool json = false;
 };
 
-// Removes the output folder on failure if this merge created it. Only the topmost folder that did not exist
-// is recorded, so a path such as new/deeper/out leaves nothing of new/ behind either.
-class CreatedFolder {
- public:
-  explicit CreatedFolder(const fs::path& p) {
-    for (fs::path q = fs::absolute(p).lexically_normal(); !q.empty() && !fs::exists(q); q = q.parent_path()) {
-      top_ = q;
-      if (q == q.parent_path()) break;
-    }
-  }
-  ~CreatedFolder() {
-    if (top_.empty() || kept_) return;
-    std::error_code ec;
-    fs::remove_all(top_, ec);
-  }
-  void keep() { kept_ = true; }
-
- private:
-  fs::path top_;
-  bool kept_ = false;
-};
-
-void merge(const MergeArgs& a) {
-  std::vector<Json> manifests;
-  for (const auto& d : a.dirs) {
-    manifests.push_back(sweep::read_manifest(d));
-    const Json& m = manifests.back();
-    if (m["spec_hash"] != manifests[0]["spec_hash"])
-      throw Error(d + ": a shard of another spec (" + m["spec_hash"].get<std::string>() + "; " + a.dirs[0] +
-                  "'s is " + manifests[0]["spec_hash"].get<std::string>() + "): refusing to merge");
-    if (m.value("moesim_version", std::string()) != sweep::version_string())
-      warn(d + " was run by moesim " + m.value("moesim_version", std::string("?")) + "; this is " +
-           sweep::version_string());
-    if (m.value("state", std::string()) != "finished")
-      warn(d + ": its sweep has not finished (killed, or still running): merging the points it has");
-  }
-  const Json& first = manifests[0];
-  const sweep::Spec spec =
-      sweep::spec_from_json(first["spec"], a.dirs[0] + "/manifest.json", fs::path(a.dirs[0]));
-  if (spec.hash != first["spec_hash"])
-    throw Error(a.dirs[0] + "/manifest.json: its spec does not hash to its spec_hash (edited by hand?)");
-  const fs::path out = a.out;
-  std::error_code ec;
-  if (fs::exists(out / "manifest.json") && sweep::read_manifest(out)["spec_hash"] != spec.hash)
-    throw Error(a.out + " holds the results of another spec: use another folder");
-
-  // Everything read from the shards is read and checked before the output folder is made.
-  std::vector<fs::path> dirs(a.dirs.begin(), a.dirs.end());
-  size_t found = 0;
-  const std::string csv = sweep::merged_csv(spec, dirs, &found);
-  std::vector<fs::path> sources;
-  for (const auto& d : dirs) {
-    fs::directory_iterator it(d / "points", ec);
-    if (ec) throw Error((d / "points").string() + ": cannot list the shard's point files: " + ec.message());
-    for (const auto& e : it)
-      if (sweep::is_point_file(e.path())) sources.push_back(e.path());
-  }
-
-  CreatedFolder created(out);
-  fs::create_directories(out / "points", ec);
-  if (ec) throw Error(a.out + ": cannot create the output folder: " + ec.message());
-  for (const auto& from : sources) {
-    const fs::path to = out / "points" / from.filename();
-    if (fs::exists(to)) continue;
-    fs::copy_file(from, to, ec);
-    if (ec) throw Error(from.string() + ": cannot copy to " + to.string() + ": " + ec.message());
-  }
-  write_file_atomic((out / "results.csv").string(), csv);
-
-  // Failed points that no shard finished after all; their errors as the shards recorded them.
-  Json failed = Json::array();
-  std::set<std::string> seen;
-  for (const auto& m : manifests)
-    for (const auto& f : m.value("failed", Json::array()))
-      if (!fs::exists(sweep::point_file(out, f.value("id", std::string()))) && seen.insert(f.dump()).second)
-        failed.push_back(f);
-  Json man = sweep::manifest_base(spec);
-  man["spec_file"] = first.value("spec_file", std::string());
-  man["merged_from"] = a.dirs;
-  man["state"] = found == spec.points.size() ? "finished" : "incomplete";
-  man["points_done"] = found;
-  man["failed"] = failed;
-  write_json_file((out / "manifest.json").string(), man);
-  created.keep();
-  std::fprintf(stderr, "merged %zu of %zu points from %zu folder(s) -> %s\n", found, spec.points.size(),
-               a.dirs.size(), (out / "results.csv").c_str());
-  if (found < spec.points.size())
-    warn(std::to_string(spec.points.size() - found) + " of the spec's " + std::to_string(spec.points.size()) +
-         " points are in none of the folders (" + std::to_string(failed.size()) +
-         " failed, see the manifest; the others not run: a shard missing or unfinished?)");
-  if (a.json) {
-    Json j;
-    j["header"] = run_header("merge", {{"dirs", a.dirs}, {"output", a.out}});
-    j["warnings"] = warnings_json();
-    j["spec_hash"] = spec.hash;
-    j["points_total"] = spec.points.size();
-    j["points_done"] = found;
-    j["points_missing"] = spec.points.size() - found;
-    j["state"] = man["state"];
-    j["results_csv"] = (out / "results.csv").string();
-    j["manifest"] = (out / "manifest.json").string();
-    j["failed"] = failed;
-    write_json_file("-", j);
-  }
-}
-
 void setup(CLI::App& app) {
-  auto a = std::make_shared<MergeArgs>();
-  app.add_option("dirs", a->dirs, "sweep output folders (shards of one spec)")->required();
-  app.add_option("-o,--output", a->out, "merged output folder")->required();
-  app.add_flag("--json", a->json, "print a JSON summary (points merged, missing, failed; docs/sweep.md)");
-  app.callback([a] { merge(*a); });
+  auto o = std::make_shared<Options>();
+  app.add_option("dirs", o->args.dirs, "sweep output folders (shards of one spec)")->required();
+  app.add_option("-o,--output", o->args.out, "merged output folder")->required();
+  app.add_flag("--json", o->json, "print a JSON summary (points merged, missing, failed; docs/sweep.md)");
+  app.callback([o] {
+    const harness::MergeResult r = harness::merge_shards(o->args);
+    std::fprintf(stderr, "merged %zu of %zu points from %zu folder(s) -> %s\n", r.points_done, r.points_total,
+                 o->args.dirs.size(), r.results_csv.c_str());
+    if (o->json) write_json_file("-", r.doc);
+  });
 }
 
 }  // namespace merge_cmd

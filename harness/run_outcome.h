@@ -1,7 +1,8 @@
 // One `moesim run` (or `exec`) as data: the run prepared (harness/run_setup.h), served on the simulator or
 // for real, its timeline written when asked, and what its outputs are made of (the configuration, the
-// metrics, the per-step and per-invocation timings). `moesim run --json` is run_outcome_json(); the Python
-// module returns the same JSON and the timings as arrays.
+// metrics, the per-step and per-invocation timings). `moesim run --json` is run_outcome_json(), and
+// cli/run.cpp prints its text from the outcome; the Python module returns the same JSON and the timings as
+// arrays.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ struct RunOutcome {
   HardwareProfile hw;
   MemoryBreakdown memory;  // the whole device's memory (core/memory_model.h)
   size_t timeline_ops = 0;
+  bool partial_states = false;  // the system counts a lookup found in C, S or E as a hit (SystemTraits)
   // Per workload step in order: phase (0 prefill, 1 decode) and duration in seconds; the decode steps'
   // durations are the TPOT samples of the metrics.
   std::vector<uint8_t> step_phase;
@@ -40,7 +42,5 @@ RunOutcome run_outcome(RunArgs& a);
 // The document `moesim run --json` (`exec --json`) prints: header, warnings, metrics, rests_on, the planner's
 // report for a system that plans, and exec's report.
 Json run_outcome_json(const RunArgs& a, const RunOutcome& o);
-// The text `moesim run` prints: the summary, the planner's line, what the result rests on, exec's report.
-std::string run_outcome_text(const RunArgs& a, const RunOutcome& o);
 
 }  // namespace moesim::harness

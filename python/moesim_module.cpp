@@ -46,11 +46,10 @@
 #include "harness/replay_job.h"
 #include "harness/run_outcome.h"
 #include "harness/sweep_job.h"
+#include "harness/trace_job.h"
 #include "python/py_eviction.h"
 #include "python/py_routing.h"
-#include "traces/lookup_stream.h"
 #include "traces/trace_io.h"
-#include "traces/trace_summary.h"
 
 namespace py = pybind11;
 using namespace moesim;
@@ -262,10 +261,8 @@ void bind_trace(py::module_& m) {
       .def(
           "summary",
           [](const PyTrace& t) {
-            const std::string text = call_released([&] {
-              return traces::trace_summary_json(*t.trace, t.path, traces::build_lookup_stream(*t.trace, 1))
-                  .dump();
-            });
+            const std::string text = call_released(
+                [&] { return harness::describe_trace(*t.trace, t.path, t.load).summary.dump(); });
             return json_loads(text);
           },
           "The trace's description, as `moesim trace info --json` gives it");
