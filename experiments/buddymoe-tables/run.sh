@@ -2,9 +2,10 @@
 # BuddyMoE ("BuddyMoE: Exploiting Expert Redundancy to Accelerate Memory-Constrained MoE Inference") Tables 2-4,
 # the throughput and substitution side (accuracy needs the model, which moesim does not run): Original,
 # Random and BuddyMoE rows at cache rates c = 0.75 / 0.5 / 0.375, simulated with `moesim run --system
-# offload` on an H100 server profile with every expert in host DRAM. Two sweeps:
+# offload` on the paper's A100 + llama.cpp platform at its measured costs (server-a100-pcie-llamacpp: 9.5 ms
+# per on-demand expert load, every expert preloaded in host memory). Two sweeps:
 #   SPEC.json:       the paper's model, DeepSeek-V2-Lite, on a SYNTHETIC trace (Zipf 1.0 with logits, 32 prompt
-#                    + 256 decode tokens, seed 1), buddy profiles from another SYNTHETIC trace (seed 2);
+#                    + 1024 decode tokens, seed 1), buddy profiles from another SYNTHETIC trace (seed 2);
 #   SPEC-qwen3.json: the bundled REAL Qwen3-30B-A3B routing, buddy profiles from a SYNTHETIC trace fitted to it.
 # Writes OUT/buddymoe-tables.csv and OUT/buddymoe-tables.{png,pdf}.
 # Usage: experiments/buddymoe-tables/run.sh [BUILD_DIR] [OUT_DIR]
@@ -22,7 +23,7 @@ profiles() {  # profiles TRACE DIR
 }
 d="$out/deepseek"
 cp "$here/SPEC.json" "$d/SPEC.json"
-q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --logits --prompt-tokens 32 --tokens 256 --seed 1 -o "$d/trace.mtr"
+q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --logits --prompt-tokens 32 --tokens 1024 --seed 1 -o "$d/trace.mtr"
 q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --logits --prompt-tokens 32 --tokens 1024 --seed 2 \
   -o "$d/profile-trace.mtr"
 profiles "$d/profile-trace.mtr" "$d"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Fig. 4 of "Mixture of Cache-Conditional Experts", miss-rate side: deviation vs cache miss rate per method.
 
-Usage: plot.py OUT_DIR   (reads OUT_DIR/<trace>.json from `moesim replay --json`; writes cce-fig4.csv,
-cce-fig4-halving.csv and cce-fig4.png/.pdf)
+Usage: plot.py OUT_DIR [NAME [D]]   (reads OUT_DIR/<trace>.json from `moesim replay --json`, run with 1/D of the
+experts cached, default 2; writes NAME.csv, NAME-halving.csv and NAME.png/.pdf, NAME default cce-fig4: the
+paper's Fig. 14 is the same plot at a quarter, experiments/cce-fig14)
 
 The paper plots Wikitext perplexity against the miss rate; perplexity needs the model, so the y axis here is
 the deviation moesim measures: the mean share of a token's top-k router weight moved off removed experts.
@@ -20,7 +21,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import plotlib  # noqa: E402
 from plotlib import plt  # noqa: E402
 
-out = plotlib.out_dir()
+out = plotlib.out_dir("plot.py OUT_DIR [NAME [D]]")
+name_out = sys.argv[2] if len(sys.argv) > 2 else "cce-fig4"
+divisor = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+share = {2: "half", 4: "a quarter of"}.get(divisor, f"1/{divisor} of")
+figure = {2: "Fig. 4", 4: "Fig. 14"}.get(divisor, "Fig. 4")
 TRACES = [("qwen1.5-moe-a2.7b", "Qwen1.5-MoE (SYNTHETIC)"), ("deepseek-v2-lite", "DeepSeek-V2-Lite (SYNTHETIC)"),
           ("phi-3.5-moe", "Phi-3.5-MoE (SYNTHETIC)"), ("mixtral-8x7b", "Mixtral-8x7B (SYNTHETIC)"),
           ("qwen3-30b-a3b", "Qwen3-30B-A3B (real, synth. logits)"),
@@ -40,7 +45,7 @@ for name, label in TRACES:
                      "changed_fraction": r["routing_deviation"]["changed_fraction"],
                      "mass_mean": r["routing_deviation"]["mass_replaced_mean"] or 0.0,
                      "lifetime_mean": r["cache_lifetime"]["mean_tokens"]})
-with open(os.path.join(out, "cce-fig4.csv"), "w", newline="") as f:
+with open(os.path.join(out, name_out + ".csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     w.writeheader()
     w.writerows(rows)
@@ -83,16 +88,17 @@ for ax, (name, label) in zip(axes.flat, TRACES):
 handles, labels = axes.flat[0].get_legend_handles_labels()
 axes.flat[-1].axis("off")
 axes.flat[-1].legend(handles, labels, loc="center", fontsize=9,
-                     title="LRU, half the experts cached;\ndotted: half the original miss rate;\nPruning clipped at the top", title_fontsize=8)
-fig.suptitle("Cache-Conditional Experts, Fig. 4 (miss-rate side): deviation (not perplexity) vs miss rate. "
+                     title=f"LRU, {share} the experts cached;\ndotted: half the original miss rate;\n"
+                     "Pruning clipped at the top", title_fontsize=8)
+fig.suptitle(f"Cache-Conditional Experts, {figure} (miss-rate side): deviation (not perplexity) vs miss rate. "
              "SYNTHETIC Zipf traces with logits / REAL routing with SYNTHETIC logits", fontsize=9)
 fig.tight_layout()
-plotlib.save(fig, out, "cce-fig4")
-with open(os.path.join(out, "cce-fig4-halving.csv"), "w", newline="") as f:
+plotlib.save(fig, out, name_out)
+with open(os.path.join(out, name_out + "-halving.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(halving[0].keys()))
     w.writeheader()
     w.writerows(halving)
 cp = [h for h in halving if h["method"] == "cache-prior" and h["min_mass_to_halve"] != ""]
-print(f"cce-fig4: {len(rows)} replays over {len(TRACES)} traces; Cache-Prior halves the LRU miss rate on "
+print(f"{name_out}: {len(rows)} replays over {len(TRACES)} traces; Cache-Prior halves the LRU miss rate on "
       f"{len(cp)} of {len(TRACES)} at a mean replaced router weight of "
       + ", ".join(f"{100 * h['min_mass_to_halve']:.1f}%" for h in cp))

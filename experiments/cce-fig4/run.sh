@@ -9,9 +9,12 @@
 #   (b) the bundled REAL traces with SYNTHETIC logits (`trace synth --logits-for`).
 # Writes OUT/cce-fig4.csv and OUT/cce-fig4.{png,pdf}.
 # Usage: experiments/cce-fig4/run.sh [BUILD_DIR] [OUT_DIR]
+# CCE_CACHE_DIVISOR=D (default 2) caches 1/D of the experts instead, and CCE_FIGURE=NAME (default cce-fig4) names
+# the outputs NAME.csv, NAME-halving.csv, NAME.{png,pdf}: experiments/cce-fig14 (a quarter) is this run with 4.
 # Results: cce-fig4.csv cce-fig4-halving.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
+div=${CCE_CACHE_DIVISOR:-2} fig=${CCE_FIGURE:-cce-fig4}
 cd "$root" && mkdir -p "$out"
 log="$out/run.log" && : > "$log"
 q() { "$@" 2>>"$log" || { cat "$log" >&2; exit 1; }; }  # quiet unless it fails
@@ -31,13 +34,13 @@ routings() {
 for name in qwen1.5-moe-a2.7b deepseek-v2-lite phi-3.5-moe mixtral-8x7b; do
   read -r k e < <($py -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['top_k']['value'], d['routed_experts']['value'])" "data/models/$name.json")
   q "$M" -q trace synth --model "$name" --zipf 1.0 --logits --tokens 1024 --seed 1 -o "$out/$name.mtr"
-  q "$M" -q replay "$out/$name.mtr" --scope layer --budget $((e / 2)) --policy lru \
+  q "$M" -q replay "$out/$name.mtr" --scope layer --budget $((e / div)) --policy lru \
     --routing "$(routings "$k" "$e" $((k >= 4 ? 2 : 1)))" --threads 2 --json -o "$out/$name.json"
 done
 for t in qwen3-30b-a3b gemma-4-26b-a4b gpt-oss-120b; do
   q "$M" -q trace synth --logits-for "data/traces/$t.route.csv" --seed 1 -o "$out/$t.mtr"
   read -r k e < <("$M" trace info "$out/$t.mtr" --json | $py -c "import json,sys; d=json.load(sys.stdin); print(d['top_k'], d['experts'])")
-  q "$M" -q replay "$out/$t.mtr" --scope layer --budget $((e / 2)) --policy lru \
+  q "$M" -q replay "$out/$t.mtr" --scope layer --budget $((e / div)) --policy lru \
     --routing "$(routings "$k" "$e" $((k >= 4 ? 2 : 1)))" --threads 2 --json -o "$out/$t.json"
 done
-$py "$here/plot.py" "$out"
+$py "$here/plot.py" "$out" "$fig" "$div"

@@ -2,7 +2,10 @@
 per trace, one line per system, and OUT/reductions.csv: ZipMoE's TPOT/TTFT reduction against each baseline, and
 OUT/against-paper.csv: per baseline and metric, how many of those reductions lie inside, above and below the
 paper's range (§5.1: TPOT 62.65-97.97%, TTFT 53.25-87.90% lower where offloading is mandatory).
-Writes OUT/zipmoe-fig7.png and .pdf; prints a one-line summary."""
+Writes OUT/zipmoe-fig7.png and .pdf; prints a one-line summary.
+
+Usage: plot.py OUT_DIR [NAME DEVICE TRACE=TITLE...]: another run of the same systems (experiments/zipmoe-fig7-orin32)
+names its figure NAME, its device DEVICE and its traces (the sweep's trace values) with their panel titles."""
 import csv
 import os
 import sys
@@ -11,7 +14,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import plotlib  # noqa: E402
 from plotlib import plt  # noqa: E402
 
-out = plotlib.out_dir()
+out = plotlib.out_dir("plot.py OUT_DIR [NAME DEVICE TRACE=TITLE...]")
+name = sys.argv[2] if len(sys.argv) > 2 else "zipmoe-fig7"
+device = sys.argv[3] if len(sys.argv) > 3 else "Jetson AGX Orin 64GB"
 rows = plotlib.read_csv(out, "results.csv")
 
 
@@ -33,6 +38,8 @@ def gib(b):
 
 traces = [("qwen3-30b-a3b.route.csv", "Qwen3-30B-A3B, REAL routing, BF16 (54 GiB experts)"),
           ("deepseek-v2-lite.zipf1.mtr", "DeepSeek-V2-Lite, SYNTHETIC Zipf-1.0 routing (26.8 GiB)")]
+if len(sys.argv) > 4:
+    traces = [tuple(a.split("=", 1)) for a in sys.argv[4:]]
 systems = list(dict.fromkeys(system(r) for r in rows))
 # Layer offloading with and without its window give nearly the same TTFT: marker, line style and fill differ per
 # system so a line drawn over another still shows.
@@ -61,9 +68,9 @@ for c, (trace, title) in enumerate(traces):
         ax.set_xticklabels([f"{b:g}" for b in budgets])
 fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8,
            bbox_to_anchor=(0.5, -0.06))
-fig.suptitle("ZipMoE Fig. 7 in moesim (simulated Jetson AGX Orin 64GB): TPOT and TTFT against the memory budget",
+fig.suptitle(f"ZipMoE Fig. 7 in moesim (simulated {device}): TPOT and TTFT against the memory budget",
              fontsize=10.5)
-plotlib.save(fig, out, "zipmoe-fig7")
+plotlib.save(fig, out, name)
 
 # ZipMoE's reduction against every baseline, per trace and budget: 1 - zipmoe / baseline.
 zname = systems[0]
@@ -94,4 +101,4 @@ with open(os.path.join(out, "against-paper.csv"), "w", newline="") as f:
             vals = [float(r[f"{metric}_reduction"]) for r in reds if r["baseline"] == s]
             w.writerow([s, metric, lo, hi, len(vals), sum(lo <= v <= hi for v in vals), sum(v > hi for v in vals),
                         sum(v < lo for v in vals), f"{min(vals):.4f}", f"{max(vals):.4f}"])
-print("zipmoe-fig7: " + "; ".join(summary) + f" -> {out}/zipmoe-fig7.png")
+print(f"{name}: " + "; ".join(summary) + f" -> {out}/{name}.png")
