@@ -1,4 +1,5 @@
 // `moesim compare`: options and help; what it does is harness/compare_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/summary_json.h"
@@ -59,7 +60,7 @@ void setup(CLI::App& app) {
   app.add_option("--plot", a->plot,
                  "also draw hit rate and mean TPOT against the budget, a line per policy or system, a row of "
                  "panels per scope (PNG, PDF or SVG by extension; python3-matplotlib)");
-  app.callback([a] { compare(*a); });
+  app.callback([a] { write_file_atomic(a->out, compare_output(*a)); });
 }
 
 }  // namespace compare_cmd

@@ -1,4 +1,5 @@
 // `moesim fit`: options and help; what it does is harness/fit_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "harness/fit_job.h"
 
@@ -42,7 +43,7 @@ void setup(CLI::App& app) {
       "--no-timing", [a](int64_t) { a->timing = false; }, "the memory answers only: no timing run");
   app.add_flag("--json", a->json, "print JSON (header, memory, largest_budget, longest_context, timing)");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
-  app.callback([a] { fit_and_report(*a); });
+  app.callback([a] { write_file_atomic(a->out, fit_output(*a)); });
 }
 
 }  // namespace fit_cmd

@@ -25,7 +25,7 @@ void setup(CLI::App& app) {
   add_summary_json_flag(app, o->json);
   app.callback([o] {
     check_summary_json(o->json, o->out);
-    pack_store(*o);
+    print_wrote("pack", pack_store(*o), o->json, o->out);
   });
 }
 

@@ -1,4 +1,5 @@
 // `moesim plan`: options and help; what it does is harness/plan_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/summary_json.h"
 #include "cli/trace_options.h"
@@ -57,7 +58,7 @@ void setup(CLI::App& app) {
   add_trace_format_options(app, a->load);
   app.add_flag("--json", a->json, "print JSON (header, warnings, plan, runners_up) instead of a summary");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
-  app.callback([a] { plan_pools(*a); });
+  app.callback([a] { write_file_atomic(a->out, plan_output(*a)); });
 }
 
 }  // namespace plan_cmd

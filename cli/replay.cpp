@@ -1,4 +1,5 @@
 // `moesim replay`: options and help; what it does is harness/replay_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/summary_json.h"
@@ -69,7 +70,7 @@ void setup(CLI::App& app) {
   app.add_flag("--json", a->json, "Write JSON (header, trace, results) instead of the table");
   add_trace_format_options(app, a->load);
   app.add_option("-o,--output", a->out, "Output file ('-' = standard output)")->capture_default_str();
-  app.callback([a] { replay(*a); });
+  app.callback([a] { write_file_atomic(a->out, replay_output(*a)); });
 }
 
 }  // namespace replay_cmd

@@ -1,4 +1,5 @@
 // `moesim sensitivity`: options and help; what it does is harness/sensitivity_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/summary_json.h"
@@ -29,7 +30,7 @@ void setup(CLI::App& app) {
   app.add_flag("--json", a->json,
                "print JSON (header, warnings, points, fields or flips; docs/sensitivity.md)");
   app.add_option("-o,--output", a->out, "output file ('-' = standard output)")->capture_default_str();
-  app.callback([a] { sensitivity(*a); });
+  app.callback([a] { write_file_atomic(a->out, sensitivity_output(*a)); });
 }
 
 }  // namespace sensitivity_cmd

@@ -1,4 +1,5 @@
 // `moesim store info`: options and help; what it does is harness/store_info_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/summary_json.h"
 #include "harness/store_info_job.h"
@@ -11,7 +12,7 @@ void setup(CLI::App& app) {
   app.add_option("store", o->store, "Expert store written by `moesim pack`")->required();
   app.add_flag("--json", o->json, "Write JSON (header, totals, per codec, per tensor) instead of the tables");
   app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
-  app.callback([o] { store_info(*o); });
+  app.callback([o] { write_file_atomic(o->out, store_info_output(*o)); });
 }
 
 }  // namespace store_info_cmd

@@ -1,4 +1,5 @@
 // `moesim store verify`: options and help; what it does is harness/store_verify_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/summary_json.h"
@@ -20,7 +21,7 @@ void setup(CLI::App& app) {
   app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
   app.add_flag("--direct-io", o->direct_io,
                "Read chunks with O_DIRECT (falls back when the filesystem refuses)");
-  app.callback([o] { store_verify(*o); });
+  app.callback([o] { write_file_atomic(o->out, store_verify_output(*o)); });
 }
 
 }  // namespace store_verify_cmd

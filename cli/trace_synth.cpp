@@ -35,7 +35,7 @@ void setup(CLI::App& app) {
   add_summary_json_flag(app, a->json);
   app.callback([a] {
     check_summary_json(a->json, a->out);
-    synth_trace(*a);
+    print_wrote("trace synth", synth_trace(*a), a->json, a->out, /*to_stderr=*/true);
   });
 }
 

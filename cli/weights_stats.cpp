@@ -1,4 +1,5 @@
 // `moesim weights stats`: options and help; what it does is harness/weights_stats_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "harness/weights_stats_job.h"
@@ -15,7 +16,7 @@ void setup(CLI::App& app) {
   app.add_option("-o,--output", o->out, "Output file ('-' = standard output)")->capture_default_str();
   app.add_option("--raw-shape", o->raw_shape, "PATH is raw BF16 of this shape, e.g. 4096x14336");
   add_jobs_option(app, o->threads, "Threads (results do not depend on it)", "--threads");
-  app.callback([o] { weights_stats(*o); });
+  app.callback([o] { write_file_atomic(o->out, weights_stats_output(*o)); });
 }
 
 }  // namespace weights_stats_cmd

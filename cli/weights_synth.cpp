@@ -23,7 +23,7 @@ void setup(CLI::App& app) {
   add_summary_json_flag(app, o->json);
   app.callback([o] {
     check_summary_json(o->json, o->out);
-    weights_synth(*o);
+    print_wrote("weights synth", weights_synth(*o), o->json, o->out);
   });
 }
 

@@ -251,11 +251,4 @@ std::string num_or_dash(const Json& v, const char* fmt, double scale) {
   return buf;
 }
 
-void print_summary_json(const std::string& command, const Json& summary) {
-  Json j;
-  j["header"] = run_header(command, Json::object());
-  j["wrote"] = summary;
-  write_json_file("-", j);
-}
-
 }  // namespace moesim::harness

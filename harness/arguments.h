@@ -43,11 +43,13 @@ std::vector<std::string> all_eviction_specs();
 // policy or parameter: an Error before any trace is read).
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
 
+// What a data-writing job (pack, weights synth, trace synth) wrote to its -o: the summary `--json` prints
+// under "wrote" (cli/summary_json.h) and the text the command prints without it (cli/ prints either).
+struct Wrote {
+  Json summary;
+  std::string text;
+};
 // printf into a std::string (text outputs go through write_file_atomic, not stdout directly).
-// What a data-writing command wrote (-o FILE), summarised as JSON on standard output: {"header": ...,
-// "wrote": SUMMARY} (`--json` of trace synth, pack, weights synth, ...; cli/summary_json.h declares the
-// flag).
-void print_summary_json(const std::string& command, const Json& summary);
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // A CSV cell of a JSON number, 17 significant digits; empty when it is null (not measured).
 std::string csv_num(const Json& v);

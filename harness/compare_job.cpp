@@ -305,8 +305,8 @@ Json compare_json(const CompareArgs& a, const CompareGrid& g, const CompareInput
   return out;
 }
 
-void write_compare_text(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
-                        const std::vector<std::string>& lines, const Json& rests) {
+std::string compare_text(const CompareArgs& a, const CompareGrid& g, const CompareInputs& in,
+                         const std::vector<std::string>& lines, const Json& rests) {
   const auto& info = in.trace.info();
   const serving::SourcedCosts& costs = in.costs;
   std::string text;
@@ -330,7 +330,7 @@ void write_compare_text(const CompareArgs& a, const CompareGrid& g, const Compar
   text += "\n";
   for (const auto& l : lines) text += l + "\n";
   text += rests_on_line(rests);
-  write_file_atomic(a.out, text);
+  return text;
 }
 
 // A comparison's results, before they are printed.
@@ -367,16 +367,13 @@ CompareResult compare_result(const CompareArgs& a) {
   return CompareResult{compare_json(a, r.g, r.in, r.t.rows, r.rests), std::move(r.t.csv)};
 }
 
-void compare(const CompareArgs& a) {
-  if (!a.systems.empty()) return compare_systems(a);
+std::string compare_output(const CompareArgs& a) {
+  if (!a.systems.empty()) return compare_systems_output(a);
   const CompareRun r = run_compare(a);
   if (!a.csv.empty()) write_file_atomic(a.csv, r.t.csv);
   if (!a.plot.empty()) plot_table("plot_compare.py", r.t.csv, a.csv, a.plot);
-  if (a.json) {
-    write_json_file(a.out, compare_json(a, r.g, r.in, r.t.rows, r.rests));
-    return;
-  }
-  write_compare_text(a, r.g, r.in, r.t.lines, r.rests);
+  if (a.json) return compare_json(a, r.g, r.in, r.t.rows, r.rests).dump(2) + "\n";
+  return compare_text(a, r.g, r.in, r.t.lines, r.rests);
 }
 
 }  // namespace moesim::harness

@@ -36,8 +36,9 @@ struct CompareResult {
 };
 CompareResult compare_result(const CompareArgs& a);
 
-// Simulates every (policy, routing, budget) -- or with a.systems every (system, budget) -- and writes the
-// comparison table or JSON to a.out, the CSV to a.csv and the plot to a.plot when asked.
-void compare(const CompareArgs& a);
+// Simulates every (policy, routing, budget) -- or with a.systems every (system, budget) -- writes the CSV to
+// a.csv and the plot to a.plot when asked, and returns the comparison table, or the JSON text with a.json,
+// which cli/ writes to a.out.
+std::string compare_output(const CompareArgs& a);
 
 }  // namespace moesim::harness

@@ -346,14 +346,11 @@ CompareResult compare_systems_result(const CompareArgs& a) {
   return CompareResult{compare_systems_json(a, c), c.csv};
 }
 
-void compare_systems(const CompareArgs& a) {
+std::string compare_systems_output(const CompareArgs& a) {
   const Compared c = compared(a);
   if (!a.csv.empty()) write_file_atomic(a.csv, c.csv);
   if (!a.plot.empty()) plot_table("plot_compare.py", c.csv, a.csv, a.plot);
-  if (a.json) {
-    write_json_file(a.out, compare_systems_json(a, c));
-    return;
-  }
+  if (a.json) return compare_systems_json(a, c).dump(2) + "\n";
   const RunOutcome& first = first_run(c);
   std::string text = strprintf(
       "System comparison: %s%s on %s (simulated), batch %u; * = lowest mean TPOT at its "
@@ -362,7 +359,7 @@ void compare_systems(const CompareArgs& a) {
       first.hw.display_name.c_str(), a.batch);
   text += c.text;
   text += rests_on_line(c.rests);
-  write_file_atomic(a.out, text);
+  return text;
 }
 
 }  // namespace moesim::harness

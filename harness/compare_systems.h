@@ -23,7 +23,8 @@ namespace moesim::harness {
 // The comparison as --json prints it and as --csv writes it (the columns of the policy comparison's CSV,
 // so that scripts/plot_compare.py draws both, plus `system`).
 CompareResult compare_systems_result(const CompareArgs& a);
-// The text table (a.out), or JSON with a.json; the CSV (a.csv) and the plot (a.plot) when asked.
-void compare_systems(const CompareArgs& a);
+// The text table, or the JSON text with a.json (cli/ writes it to a.out); the CSV (a.csv) and the plot
+// (a.plot) are written when asked.
+std::string compare_systems_output(const CompareArgs& a);
 
 }  // namespace moesim::harness

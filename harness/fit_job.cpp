@@ -175,11 +175,11 @@ std::string fit_text(const Json& j) {
 
 }  // namespace
 
-void fit_and_report(const FitArgs& a) {
+std::string fit_output(const FitArgs& a) {
   check_output_writable(a.out);
   Json j = fit_result(a);
   j["warnings"] = warnings_json();
-  write_file_atomic(a.out, a.json ? j.dump(2) + "\n" : fit_text(j));
+  return a.json ? j.dump(2) + "\n" : fit_text(j);
 }
 
 }  // namespace moesim::harness

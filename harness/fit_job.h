@@ -37,7 +37,8 @@ struct FitArgs {
 // The answer as JSON (header, breakdown, largest budgets, longest context, timing); throws moesim::Error
 // (exit 1) when nothing fits beside the model's weights, with the breakdown.
 Json fit_result(const FitArgs& a);
-// The answer as the command prints it (text, or JSON with a.json), written to a.out.
-void fit_and_report(const FitArgs& a);
+// The answer as the command prints it (text, or JSON text with a.json, with the run's warnings); cli/
+// writes it to a.out, which is checked to be writable first.
+std::string fit_output(const FitArgs& a);
 
 }  // namespace moesim::harness

@@ -16,12 +16,9 @@
 #include "moesim_build_info.h"
 
 namespace moesim::harness {
-namespace {
+namespace {}  // namespace
 
-
-}  // namespace
-
-void pack_store(const PackArgs& o) {
+Wrote pack_store(const PackArgs& o) {
   check_output_writable(o.out);
   std::optional<std::vector<uint64_t>> raw;
   if (!o.raw_shape.empty()) raw = exec::parse_raw_shape(o.raw_shape);
@@ -46,29 +43,37 @@ void pack_store(const PackArgs& o) {
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t stored = r.e_bytes + r.sm_bytes;
-  if (o.json)
-    return print_summary_json(
-        "pack", {{"path", o.out}, {"weights", o.weights}, {"tensors", r.tensors}, {"layout", sel.layout},
-                 {"layers", sel.layers}, {"skipped_tensors", sel.skipped}, {"codec", po.codec}, {"shards", po.shards},
-                 {"bf16_bytes", r.bf16_bytes}, {"stored_bytes", stored}, {"e_bytes", r.e_bytes},
-                 {"sm_bytes", r.sm_bytes},
-                 {"ratio", r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0},
-                 {"file_bytes", r.file_size}, {"seconds", secs}, {"jobs", o.threads}});
-  // With "-o -" the store went to stdout: the summary goes to stderr so it does not corrupt it.
-  std::FILE* summary = o.out == "-" ? stderr : stdout;
-  std::fprintf(summary, "packed %llu tensors (%s, %u layers) from %s into %s\n",
-               static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers, o.weights.c_str(),
-               o.out.c_str());
+  Wrote wrote;
+  wrote.summary = {
+      {"path", o.out},
+      {"weights", o.weights},
+      {"tensors", r.tensors},
+      {"layout", sel.layout},
+      {"layers", sel.layers},
+      {"skipped_tensors", sel.skipped},
+      {"codec", po.codec},
+      {"shards", po.shards},
+      {"bf16_bytes", r.bf16_bytes},
+      {"stored_bytes", stored},
+      {"e_bytes", r.e_bytes},
+      {"sm_bytes", r.sm_bytes},
+      {"ratio", r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0},
+      {"file_bytes", r.file_size},
+      {"seconds", secs},
+      {"jobs", o.threads}};
+  wrote.text = strprintf("packed %llu tensors (%s, %u layers) from %s into %s\n",
+                         static_cast<unsigned long long>(r.tensors), sel.layout.c_str(), sel.layers,
+                         o.weights.c_str(), o.out.c_str());
   if (sel.skipped)
-    std::fprintf(summary, "skipped %llu tensors whose dtype is not BF16/F16/F32\n",
-                 static_cast<unsigned long long>(sel.skipped));
-  std::fprintf(
-      summary,
+    wrote.text += strprintf("skipped %llu tensors whose dtype is not BF16/F16/F32\n",
+                            static_cast<unsigned long long>(sel.skipped));
+  wrote.text += strprintf(
       "codec %s, K=%u: BF16 %s -> stored %s (E %s + SM %s), ratio %.4f; file %s; %.2f s on %u threads\n",
       po.codec.c_str(), po.shards, format_bytes(r.bf16_bytes).c_str(), format_bytes(stored).c_str(),
       format_bytes(r.e_bytes).c_str(), format_bytes(r.sm_bytes).c_str(),
       r.bf16_bytes ? static_cast<double>(stored) / static_cast<double>(r.bf16_bytes) : 0.0,
       format_bytes(r.file_size).c_str(), secs, o.threads);
+  return wrote;
 }
 
 }  // namespace moesim::harness

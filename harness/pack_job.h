@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/json_io.h"
+#include "harness/arguments.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
@@ -23,7 +24,8 @@ struct PackArgs {
   bool json = false;
 };
 
-// Packs the checkpoint's expert tensors into an expert store at o.out and prints what it wrote.
-void pack_store(const PackArgs& o);
+// Packs the checkpoint's expert tensors into an expert store at o.out; returns what it wrote (cli/ prints
+// it).
+Wrote pack_store(const PackArgs& o);
 
 }  // namespace moesim::harness

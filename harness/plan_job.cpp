@@ -371,8 +371,4 @@ std::string plan_output(PlanArgs& a) {
   return a.json ? plan_json_report(config, trace_json, r) : plan_text_report(a, o, s, p, inc, in, r);
 }
 
-void plan_pools(PlanArgs& a) {
-  write_file_atomic(a.out, plan_output(a));
-}
-
 }  // namespace moesim::harness

@@ -33,11 +33,8 @@ struct PlanArgs {
   bool allow_overcommit = false;  // plan a budget that does not fit beside the rest (harness/run_setup.h)
 };
 
-// The plan as plan_pools() would write it (JSON text with a.json), written nowhere (the Python module's
-// moesim.plan).
+// Plans the pools (ZipMoE Alg. 4) for the trace, model and budget: the plan as `moesim plan` prints it (text,
+// or JSON text with a.json), which cli/ writes to a.out and the Python module's moesim.plan parses.
 std::string plan_output(PlanArgs& a);
-// Plans the pools (ZipMoE Alg. 4) for the trace, model and budget and writes the plan (text or JSON) to
-// a.out.
-void plan_pools(PlanArgs& a);
 
 }  // namespace moesim::harness

@@ -389,10 +389,6 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
 
 }  // namespace
 
-void replay(const ReplayArgs& a) {
-  write_file_atomic(a.out, replay_output(a));
-}
-
 std::string replay_output(const ReplayArgs& a) {
   if (!a.loaded) require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);

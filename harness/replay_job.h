@@ -51,9 +51,7 @@ struct ReplayArgs {
 };
 
 // Replays the trace through every (policy, budget[, routing | prefetch]) and returns the table or the JSON
-// text (a.json) that `moesim replay` prints; a.out is only checked to be writable.
+// text (a.json) that `moesim replay` prints (cli/ writes it); a.out is only checked to be writable.
 std::string replay_output(const ReplayArgs& a);
-// replay_output(a), written to a.out.
-void replay(const ReplayArgs& a);
 
 }  // namespace moesim::harness

@@ -349,8 +349,8 @@ std::string report_text(const SensitivitySpec& spec, const Analysis& an) {
 }
 
 // The JSON report: header, warnings, the points, then `key` (fixed factors' "fields", or "flips").
-void write_report_json(const SensitivityArgs& a, const SensitivitySpec& spec, const Analysis& an,
-                       const Json& config, const char* key, const Json& rows) {
+std::string report_json(const SensitivitySpec& spec, const Analysis& an, const Json& config, const char* key,
+                        const Json& rows) {
   Json points = Json::array();
   for (size_t p = 0; p < spec.points.size(); ++p) points.push_back(point_json(spec.points[p], p, an));
   Json out;
@@ -358,7 +358,7 @@ void write_report_json(const SensitivityArgs& a, const SensitivitySpec& spec, co
   out["warnings"] = warnings_json();
   out["points"] = points;
   out[key] = rows;
-  write_json_file(a.out, out);
+  return out.dump(2) + "\n";
 }
 
 FlipSearch flip_search(const SensitivityArgs& a) {
@@ -460,8 +460,8 @@ std::string flip_side_text(const FlipSide& side, const FlipTask& t, const Sensit
 }
 
 // The break-evens: JSON, text, and the tornado plot's table (point, field, the two flip factors, the range).
-void report_flips(const SensitivityArgs& a, const SensitivitySpec& spec, const Analysis& an,
-                  const FlipSearch& search, const std::vector<FlipTask>& tasks) {
+std::string report_flips(const SensitivityArgs& a, const SensitivitySpec& spec, const Analysis& an,
+                         const FlipSearch& search, const std::vector<FlipTask>& tasks) {
   std::string csv =
       "point,field,base_value,lower_factor,upper_factor,lower_range_end,upper_range_end,lo,hi\n";
   Json flips = Json::array();
@@ -502,10 +502,7 @@ void report_flips(const SensitivityArgs& a, const SensitivitySpec& spec, const A
       "flips back between two steps is missed)\n",
       search.steps, 1 + search.tolerance);
   if (!a.plot.empty()) plot_table("plot_tornado.py", csv, "", a.plot);
-  if (!a.json) {
-    write_file_atomic(a.out, t);
-    return;
-  }
+  if (!a.json) return t;
   Json config;
   config["spec"] = a.spec;
   config["find_flip"] = true;
@@ -513,12 +510,12 @@ void report_flips(const SensitivityArgs& a, const SensitivitySpec& spec, const A
   config["tolerance"] = search.tolerance;
   config["scan_steps"] = search.steps;
   config["jobs"] = a.jobs;
-  write_report_json(a, spec, an, config, "flips", flips);
+  return report_json(spec, an, config, "flips", flips);
 }
 
 }  // namespace
 
-void sensitivity(const SensitivityArgs& a) {
+std::string sensitivity_output(const SensitivityArgs& a) {
   const std::string origin = a.spec;
   const SensitivitySpec spec =
       sensitivity_spec_from_json(load_json_file(a.spec), origin, fs::path(a.spec).parent_path());
@@ -553,22 +550,18 @@ void sensitivity(const SensitivityArgs& a) {
   baseline(spec, cells, a.jobs, bar, an);
   if (search) {
     bar.finish();
-    report_flips(a, spec, an, *search, search_flips(spec, cells, an, *search, a.jobs));
-    return;
+    return report_flips(a, spec, an, *search, search_flips(spec, cells, an, *search, a.jobs));
   }
   perturb(spec, factors, cells, a.jobs, bar, an);
   bar.finish();
-  if (!a.json) {
-    write_file_atomic(a.out, report_text(spec, an));
-    return;
-  }
+  if (!a.json) return report_text(spec, an);
   Json config;
   config["spec"] = a.spec;
   config["factors"] = factors;
   config["jobs"] = a.jobs;
   Json fields = Json::array();
   for (size_t v = 0; v < an.variants.size(); ++v) fields.push_back(variant_json(spec, an, v));
-  write_report_json(a, spec, an, config, "fields", fields);
+  return report_json(spec, an, config, "fields", fields);
 }
 
 }  // namespace moesim::harness

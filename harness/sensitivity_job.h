@@ -63,7 +63,8 @@ std::vector<double> parse_factors(const std::string& text, const std::string& op
 // The metrics a spec may rank by ("tpot", ...) and whether a larger value is better.
 const std::vector<std::string>& sensitivity_metrics();
 
-// Runs the analysis and writes the report (text or JSON) to a.out.
-void sensitivity(const SensitivityArgs& a);
+// Runs the analysis (the tornado plot to a.plot when asked) and returns the report, text or JSON text, which
+// cli/ writes to a.out (checked to be writable first).
+std::string sensitivity_output(const SensitivityArgs& a);
 
 }  // namespace moesim::harness

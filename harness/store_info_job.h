@@ -18,7 +18,7 @@ struct StoreInfoArgs {
   std::string out = "-";
 };
 
-// Reads the store's index and writes its sizes and ratios (text or JSON) to o.out.
-void store_info(const StoreInfoArgs& o);
+// Reads the store's index: its sizes and ratios, as text or JSON text (o.json), which cli/ writes to o.out.
+std::string store_info_output(const StoreInfoArgs& o);
 
 }  // namespace moesim::harness

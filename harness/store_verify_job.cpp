@@ -16,12 +16,9 @@
 #include "harness/arguments.h"
 
 namespace moesim::harness {
-namespace {
+namespace {}  // namespace
 
-
-}  // namespace
-
-void store_verify(const StoreVerifyArgs& o) {
+std::string store_verify_output(const StoreVerifyArgs& o) {
   check_output_writable(o.out);
   const exec::StoreReader r(o.store, exec::StoreReadOptions{o.direct_io});
   const Json& meta = r.meta();
@@ -72,17 +69,17 @@ void store_verify(const StoreVerifyArgs& o) {
   }
   if (o.json) {
     Json j;
-    j["header"] = run_header("store verify", {{"store", o.store}, {"weights", o.weights}, {"direct_io", o.direct_io}});
+    j["header"] =
+        run_header("store verify", {{"store", o.store}, {"weights", o.weights}, {"direct_io", o.direct_io}});
     j["verified"] = true;
     j["tensors"] = entries.size();
     j["bf16_bytes"] = bytes;
     j["direct_io_active"] = r.direct_io_active();
-    write_json_file(o.out, j);
-    return;
+    return j.dump(2) + "\n";
   }
-  write_file_atomic(o.out, strprintf("verified %zu tensors (%s BF16) of %s bit-exact against %s%s\n", entries.size(),
-                                     format_bytes(bytes).c_str(), o.store.c_str(), o.weights.c_str(),
-                                     r.direct_io_active() ? " (O_DIRECT reads)" : ""));
+  return strprintf("verified %zu tensors (%s BF16) of %s bit-exact against %s%s\n", entries.size(),
+                   format_bytes(bytes).c_str(), o.store.c_str(), o.weights.c_str(),
+                   r.direct_io_active() ? " (O_DIRECT reads)" : "");
 }
 
 }  // namespace moesim::harness

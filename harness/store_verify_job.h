@@ -1,12 +1,12 @@
-// `moesim store verify STORE --weights PATH [--jobs N] [--direct-io] [--json] [-o OUT]`: recovers every tensor of the store
-// (read + checksum + decompress + merge) and checks it is bit-identical to the source tensor cast to BF16
-// exactly as `moesim pack` casts it. Exits non-zero naming the first differing tensor.
+// `moesim store verify STORE --weights PATH [--jobs N] [--direct-io] [--json] [-o OUT]`: recovers every
+// tensor of the store (read + checksum + decompress + merge) and checks it is bit-identical to the source
+// tensor cast to BF16 exactly as `moesim pack` casts it. Exits non-zero naming the first differing tensor.
 #pragma once
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/json_io.h"
@@ -22,7 +22,8 @@ struct StoreVerifyArgs {
   std::string out = "-";
 };
 
-// Decodes every tensor of the store and checks it against its checksum (and the source weights when given).
-void store_verify(const StoreVerifyArgs& o);
+// Decodes every tensor of the store and checks it against its checksum (and the source weights when given);
+// returns the report (a line, or JSON text with o.json), which cli/ writes to o.out.
+std::string store_verify_output(const StoreVerifyArgs& o);
 
 }  // namespace moesim::harness

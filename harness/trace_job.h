@@ -77,7 +77,7 @@ struct TraceExportArgs {
 struct TraceExportResult {
   std::string format;  // jsonl or oraclegeneral
   size_t count = 0;    // records written (jsonl) or requests (oraclegeneral)
-  Json wrote;          // what --json summarises (harness/arguments.h print_summary_json)
+  Json wrote;          // what --json summarises (cli/summary_json.h print_summary_json)
 };
 
 TraceExportResult trace_export(const TraceExportArgs& a);
@@ -92,7 +92,7 @@ struct TraceImportArgs {
 struct TraceImportResult {
   traces::TraceInfo info;  // its provenance counts what --where, --skip-warmup and --drop-duplicates removed
   size_t records = 0, sequences = 0;
-  Json wrote;  // what --json summarises (harness/arguments.h print_summary_json)
+  Json wrote;  // what --json summarises (cli/summary_json.h print_summary_json)
 };
 
 TraceImportResult trace_import(const TraceImportArgs& a);

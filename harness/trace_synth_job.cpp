@@ -18,7 +18,6 @@
 namespace moesim::harness {
 namespace {
 
-
 // Out-of-range values are usage errors naming the option, before any work.
 void validate(const TraceSynthArgs& a) {
   if (a.zipf && !(std::isfinite(*a.zipf) && *a.zipf >= 0))
@@ -36,29 +35,36 @@ void validate(const TraceSynthArgs& a) {
 }
 
 // --logits-for: the real trace's routing unchanged, synthetic logits attached (traces/logits_for.h).
-void run_logits_for(const TraceSynthArgs& a) {
+Wrote run_logits_for(const TraceSynthArgs& a) {
   if (a.zipf || !a.fit.empty() || !a.trace.empty() || a.tokens != 0 || a.prompt_tokens != 0 || a.logits)
-    throw UsageError("--logits-for keeps the real trace's routing: it takes no --zipf, --fit, --tokens, "
-                     "--prompt-tokens or --logits");
+    throw UsageError(
+        "--logits-for keeps the real trace's routing: it takes no --zipf, --fit, --tokens, "
+        "--prompt-tokens or --logits");
   check_output_writable(a.out);
   const traces::Trace real = traces::load_trace(a.logits_for, a.load);
   const traces::Trace t = traces::attach_synthetic_logits(real, a.seed, a.logits_for);
   traces::save_mtr(t, a.out);
-  if (a.json)
-    return print_summary_json("trace synth", {{"path", a.out}, {"synthetic", true}, {"routing", "real"},
-                                              {"routing_from", a.logits_for}, {"seed", a.seed},
-                                              {"records", t.records()}, {"layers", t.info().layers},
-                                              {"experts", t.info().experts}, {"top_k", t.info().top_k}});
-  std::fprintf(stderr,
-               "moesim: wrote %s: the REAL routing of %s with SYNTHETIC logits (seed %llu), labelled synthetic; "
-               "%zu records, %u layers x %u experts, top-%u\n",
-               a.out.c_str(), a.logits_for.c_str(), static_cast<unsigned long long>(a.seed), t.records(),
-               t.info().layers, t.info().experts, t.info().top_k);
+  Wrote w;
+  w.summary = {{"path", a.out},
+               {"synthetic", true},
+               {"routing", "real"},
+               {"routing_from", a.logits_for},
+               {"seed", a.seed},
+               {"records", t.records()},
+               {"layers", t.info().layers},
+               {"experts", t.info().experts},
+               {"top_k", t.info().top_k}};
+  w.text = strprintf(
+      "moesim: wrote %s: the REAL routing of %s with SYNTHETIC logits (seed %llu), labelled synthetic; "
+      "%zu records, %u layers x %u experts, top-%u\n",
+      a.out.c_str(), a.logits_for.c_str(), static_cast<unsigned long long>(a.seed), t.records(),
+      t.info().layers, t.info().experts, t.info().top_k);
+  return w;
 }
 
 }  // namespace
 
-void synth_trace(const TraceSynthArgs& args) {
+Wrote synth_trace(const TraceSynthArgs& args) {
   using namespace traces;
   if (!args.logits_for.empty()) return run_logits_for(args);
   validate(args);
@@ -103,16 +109,21 @@ void synth_trace(const TraceSynthArgs& args) {
            std::to_string(from["experts"].get<uint32_t>()) + " experts, top-" +
            std::to_string(from["top_k"].get<uint32_t>()) + ")";
   }
-  if (a.json)
-    return print_summary_json("trace synth", {{"path", a.out}, {"synthetic", true}, {"generator", how},
-                                              {"seed", a.seed}, {"records", t.records()},
-                                              {"sequences", t.sequence_ids().size()}, {"layers", t.info().layers},
-                                              {"experts", t.info().experts}, {"top_k", t.info().top_k}});
-  std::fprintf(
-      stderr,
+  Wrote w;
+  w.summary = {{"path", a.out},
+               {"synthetic", true},
+               {"generator", how},
+               {"seed", a.seed},
+               {"records", t.records()},
+               {"sequences", t.sequence_ids().size()},
+               {"layers", t.info().layers},
+               {"experts", t.info().experts},
+               {"top_k", t.info().top_k}};
+  w.text = strprintf(
       "moesim: wrote SYNTHETIC trace %s (%s, seed %llu): %zu records, %u layers x %u experts, top-%u\n",
       a.out.c_str(), how.c_str(), static_cast<unsigned long long>(a.seed), t.records(), t.info().layers,
       t.info().experts, t.info().top_k);
+  return w;
 }
 
 }  // namespace moesim::harness

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "harness/arguments.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
@@ -18,7 +19,7 @@ struct TraceSynthArgs {
   uint64_t seed = 0;
   std::optional<double> zipf;
   std::string fit;
-  std::string trace;  // --trace / positional: the same as --fit
+  std::string trace;       // --trace / positional: the same as --fit
   std::string logits_for;  // attach synthetic logits to this real trace (traces/logits_for.h)
   uint32_t sequences = 1;
   uint32_t prompt_tokens = 0;
@@ -30,7 +31,8 @@ struct TraceSynthArgs {
   traces::LoadOptions load;  // how --fit's and --logits-for's trace is read (--format, --fields, ...)
 };
 
-// Generates the synthetic trace and writes it to args.out.
-void synth_trace(const TraceSynthArgs& args);
+// Generates the synthetic trace and writes it to args.out; returns what it wrote (cli/ prints the text as a
+// notice on standard error, or the summary with --json).
+Wrote synth_trace(const TraceSynthArgs& args);
 
 }  // namespace moesim::harness

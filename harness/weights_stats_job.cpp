@@ -16,7 +16,6 @@
 namespace moesim::harness {
 namespace {
 
-
 void print_table(const WeightsStatsArgs& o, const exec::WeightStats& s, std::string& text) {
   auto put = [&text](const char* fmt, auto... args) {
     char buf[1024];
@@ -45,7 +44,7 @@ void print_table(const WeightsStatsArgs& o, const exec::WeightStats& s, std::str
 
 }  // namespace
 
-void weights_stats(const WeightsStatsArgs& o) {
+std::string weights_stats_output(const WeightsStatsArgs& o) {
   if (o.path.empty())
     throw UsageError("a checkpoint is required: --weights PATH (or PATH as the first argument)");
   check_output_writable(o.out);
@@ -96,7 +95,7 @@ void weights_stats(const WeightsStatsArgs& o) {
   } else {
     print_table(o, s, text);
   }
-  write_file_atomic(o.out, text);
+  return text;
 }
 
 }  // namespace moesim::harness

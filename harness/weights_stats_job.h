@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/json_io.h"
@@ -22,7 +22,7 @@ struct WeightsStatsArgs {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
 };
 
-// The exponent statistics of the weights, as text or JSON to o.out.
-void weights_stats(const WeightsStatsArgs& o);
+// The exponent statistics of the weights, as text or JSON text (o.json), which cli/ writes to o.out.
+std::string weights_stats_output(const WeightsStatsArgs& o);
 
 }  // namespace moesim::harness

@@ -14,7 +14,6 @@
 namespace moesim::harness {
 namespace {
 
-
 std::map<std::string, double> parse_std_map(const std::string& text) {
   std::map<std::string, double> m;
   if (text.empty()) return m;
@@ -42,7 +41,7 @@ std::map<std::string, double> parse_std_map(const std::string& text) {
 
 }  // namespace
 
-void weights_synth(const WeightsSynthArgs& o) {
+Wrote weights_synth(const WeightsSynthArgs& o) {
   if (o.model.empty() == o.size.empty()) throw UsageError("give exactly one of --model and --size");
   check_output_writable(o.out);
   std::vector<exec::SynthTensor> tensors;
@@ -76,14 +75,16 @@ void weights_synth(const WeightsSynthArgs& o) {
     for (auto d : t.shape) n *= d;
     elements += n;
   }
-  if (o.json)
-    return print_summary_json("weights synth", {{"path", o.out}, {"tensors", tensors.size()},
-                                                {"bf16_bytes", elements * 2}, {"std", o.std}, {"seed", o.seed}});
-  // With "-o -" the weights went to stdout: the summary goes to stderr so it does not corrupt them.
-  std::fprintf(o.out == "-" ? stderr : stdout,
-               "wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
-               tensors.size(), format_bytes(elements * 2).c_str(), o.std,
-               static_cast<unsigned long long>(o.seed), o.out.c_str());
+  Wrote w;
+  w.summary = {{"path", o.out},
+               {"tensors", tensors.size()},
+               {"bf16_bytes", elements * 2},
+               {"std", o.std},
+               {"seed", o.seed}};
+  w.text = strprintf("wrote %zu synthetic expert tensors (%s BF16, Gaussian std %g, seed %llu) to %s\n",
+                     tensors.size(), format_bytes(elements * 2).c_str(), o.std,
+                     static_cast<unsigned long long>(o.seed), o.out.c_str());
+  return w;
 }
 
 }  // namespace moesim::harness

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "harness/arguments.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
@@ -22,6 +23,7 @@ struct WeightsSynthArgs {
 };
 
 // Writes the synthetic weights to o.out and prints what it wrote.
-void weights_synth(const WeightsSynthArgs& o);
+// Returns what it wrote (cli/ prints it).
+Wrote weights_synth(const WeightsSynthArgs& o);
 
 }  // namespace moesim::harness

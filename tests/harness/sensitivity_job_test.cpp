@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/json_io.h"
 #include "harness/run_outcome.h"
@@ -56,7 +57,7 @@ class SensitivityJob : public test::TestDir {
     a.jobs = jobs;
     a.json = true;
     a.out = path("out.json");
-    sensitivity(a);
+    write_file_atomic(a.out, sensitivity_output(a));
     Json j = load_json_file(a.out);
     j.erase("header");
     return j;

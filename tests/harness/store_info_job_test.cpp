@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
@@ -31,7 +32,7 @@ TEST_F(StoreInfoJob, SizesAndRatiosAreTheTensorsOverallPerCodecAndPerTensor) {
   a.store = path("s.store");
   a.json = true;
   a.out = path("info.json");
-  store_info(a);
+  write_file_atomic(a.out, store_info_output(a));
   const Json j = Json::parse(test::read_text(a.out));
   EXPECT_EQ(j["header"]["command"], "store info");
   EXPECT_EQ(j["tensors"], 6);
@@ -65,7 +66,7 @@ TEST_F(StoreInfoJob, TheTextSaysTheSameSizes) {
   StoreInfoArgs a;
   a.store = path("s.store");
   a.out = path("info.txt");
-  store_info(a);
+  write_file_atomic(a.out, store_info_output(a));
   const std::string text = test::read_text(a.out);
   EXPECT_THAT(text, HasSubstr("6 tensors in 1 layers"));
   EXPECT_THAT(text, HasSubstr("BF16 384.00 KiB -> stored"));
@@ -77,9 +78,9 @@ TEST_F(StoreInfoJob, WhatIsNotAStoreIsRefusedNamingIt) {
   StoreInfoArgs a;
   a.store = path("w.safetensors");
   a.out = path("info.json");
-  EXPECT_THAT(error_of([&] { store_info(a); }), HasSubstr("w.safetensors"));
+  EXPECT_THAT(error_of([&] { (void)store_info_output(a); }), HasSubstr("w.safetensors"));
   a.store = path("missing.store");
-  EXPECT_THAT(error_of([&] { store_info(a); }), HasSubstr("missing.store"));
+  EXPECT_THAT(error_of([&] { (void)store_info_output(a); }), HasSubstr("missing.store"));
   EXPECT_FALSE(fs::exists(a.out));
 }
 

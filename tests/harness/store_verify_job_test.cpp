@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "exec/store_reader.h"
 #include "tests/cli/cli_test_util.h"
@@ -38,7 +39,7 @@ class StoreVerifyJob : public test::SynthStoreTest {
 
 TEST_F(StoreVerifyJob, TheStoreRecoversItsSourceBitForBit) {
   const StoreVerifyArgs a = args("w.safetensors");
-  store_verify(a);
+  write_file_atomic(a.out, store_verify_output(a));
   const Json j = Json::parse(test::read_text(a.out));
   EXPECT_EQ(j["verified"], true);
   EXPECT_EQ(j["tensors"], test::kSynthStoreTensors);
@@ -48,7 +49,7 @@ TEST_F(StoreVerifyJob, TheStoreRecoversItsSourceBitForBit) {
 
 TEST_F(StoreVerifyJob, OtherWeightsDifferNamingTheTensorAndTheElement) {
   test::make_synth_store(path("other.safetensors"), "", 2);  // same shape, another seed
-  const std::string e = error_of([&] { store_verify(args("other.safetensors")); });
+  const std::string e = error_of([&] { (void)store_verify_output(args("other.safetensors")); });
   EXPECT_THAT(e, HasSubstr(path("s.store") + ": layer 0 expert 0 tensor "));
   EXPECT_THAT(e, HasSubstr("differs from " + path("other.safetensors") + " at element "));
   EXPECT_FALSE(fs::exists(path("verify.json")));
@@ -61,7 +62,7 @@ TEST_F(StoreVerifyJob, ASourceTensorTheStoreLacksIsNamed) {
   w.experts = 3;
   w.out = path("more.safetensors");
   weights_synth(w);
-  EXPECT_THAT(error_of([&] { store_verify(args("more.safetensors")); }),
+  EXPECT_THAT(error_of([&] { (void)store_verify_output(args("more.safetensors")); }),
               HasSubstr("is missing from the store"));
 }
 
@@ -80,7 +81,7 @@ TEST_F(StoreVerifyJob, ADamagedChunkIsNamed) {
     f.seekp(static_cast<std::streamoff>(at));
     f.put(static_cast<char>(c ^ 0x40));
   }
-  const std::string e = error_of([&] { store_verify(args("w.safetensors")); });
+  const std::string e = error_of([&] { (void)store_verify_output(args("w.safetensors")); });
   EXPECT_THAT(e, HasSubstr(path("s.store")));
   EXPECT_THAT(e, HasSubstr("layer 0 expert 0 tensor "));
   EXPECT_THAT(e, HasSubstr("SM-chunk"));

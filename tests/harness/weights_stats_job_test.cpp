@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "tests/cli/cli_test_util.h"
 #include "tests/error_of.h"
@@ -30,7 +31,7 @@ class WeightsStatsJob : public test::TestDir {
     a.json = true;
     a.threads = 1;
     a.out = path("stats.json");
-    weights_stats(a);
+    write_file_atomic(a.out, weights_stats_output(a));
     return Json::parse(test::read_text(a.out));
   }
 };
@@ -82,9 +83,9 @@ TEST_F(WeightsStatsJob, TheEntropyAndBoundAreTheExponentHistograms) {
 TEST_F(WeightsStatsJob, NoCheckpointIsAUsageError) {
   WeightsStatsArgs a;
   a.out = path("stats.json");
-  EXPECT_THAT(error_of([&] { weights_stats(a); }), HasSubstr("a checkpoint is required"));
+  EXPECT_THAT(error_of([&] { (void)weights_stats_output(a); }), HasSubstr("a checkpoint is required"));
   a.path = path("missing.safetensors");
-  EXPECT_THAT(error_of([&] { weights_stats(a); }), HasSubstr("missing.safetensors"));
+  EXPECT_THAT(error_of([&] { (void)weights_stats_output(a); }), HasSubstr("missing.safetensors"));
 }
 
 }  // namespace
