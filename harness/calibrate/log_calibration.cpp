@@ -63,9 +63,11 @@ void fit_storage(const std::vector<double>& n, const std::vector<double>& bytes,
   f.io_rel_rms = rel_rms(fitted, io);
 }
 
+namespace log_calibration_detail {
 Json sourced(double v, const std::string& source) {
   return {{"value", v}, {"source", source}};
 }
+}  // namespace log_calibration_detail
 
 double simulated_ttft(const LogRun& r, const HardwareProfile& hw) {
   const PreparedRun& p = r.prepared;
@@ -167,12 +169,12 @@ LogFit fit_decode_tokens(const traces::EngineLog& log, const std::vector<ReplayS
 Json profile_with_fit(const Json& base, const LogFit& f, uint32_t io_depth, const std::string& prefix) {
   Json p = base;
   const std::string depth = std::to_string(io_depth);
-  p["ssd"]["read_bandwidth"] =
-      sourced(f.read_bandwidth,
-              prefix + "io_ms per token against its reads' bytes (least squares with read_latency; " + depth +
-                  " I/O threads, each at bandwidth / " + depth +
-                  strprintf("; relative RMS residual %.2f)", f.io_rel_rms));
-  p["ssd"]["read_latency"] = sourced(
+  p["ssd"]["read_bandwidth"] = log_calibration_detail::sourced(
+      f.read_bandwidth, prefix +
+                            "io_ms per token against its reads' bytes (least squares with read_latency; " +
+                            depth + " I/O threads, each at bandwidth / " + depth +
+                            strprintf("; relative RMS residual %.2f)", f.io_rel_rms));
+  p["ssd"]["read_latency"] = log_calibration_detail::sourced(
       f.read_latency, prefix + (f.latency_fitted ? "io_ms per token against its reads (least squares with "
                                                    "read_bandwidth)"
                                                  : "fitted negative against the reads' count: 0, the "
@@ -187,29 +189,33 @@ Json profile_with_fit(const Json& base, const LogFit& f, uint32_t io_depth, cons
                                   "(the compute is FLOP-bound)"
                                 : "a lower bound: where the FLOPs stop binding on every op of one token "
                                   "(the compute is memory-bound)";
-  p["cpu"]["cores"] =
-      sourced(1, prefix +
-                     "the engine's compute threads split each matmul between them: one worker "
-                     "at their joint rate");
-  p["cpu"]["expert_bandwidth"] = sourced(f.weight_rate, prefix + (f.flop_bound ? bound : fit));
-  p["cpu"]["flops_per_core"] = sourced(f.flops, prefix + (f.flop_bound ? fit : bound));
-  p["gpu"]["memory_bandwidth"] = sourced(
+  p["cpu"]["cores"] = log_calibration_detail::sourced(
+      1, prefix +
+             "the engine's compute threads split each matmul between them: one worker "
+             "at their joint rate");
+  p["cpu"]["expert_bandwidth"] =
+      log_calibration_detail::sourced(f.weight_rate, prefix + (f.flop_bound ? bound : fit));
+  p["cpu"]["flops_per_core"] =
+      log_calibration_detail::sourced(f.flops, prefix + (f.flop_bound ? fit : bound));
+  p["gpu"]["memory_bandwidth"] = log_calibration_detail::sourced(
       f.weight_rate, prefix +
                          "the engine computes dense layers on its CPU threads too (moesim's dense ops "
                          "run on this lane): cpu.expert_bandwidth");
-  p["gpu"]["bf16_flops"] = sourced(f.flops, prefix + "the dense ops' FLOP/s: cpu.flops_per_core");
-  p["gpu"]["kernel_overhead"] = sourced(0, prefix + "no fixed cost per dense op: the compute fit has none");
+  p["gpu"]["bf16_flops"] =
+      log_calibration_detail::sourced(f.flops, prefix + "the dense ops' FLOP/s: cpu.flops_per_core");
+  p["gpu"]["kernel_overhead"] =
+      log_calibration_detail::sourced(0, prefix + "no fixed cost per dense op: the compute fit has none");
   if (f.prefill_slowdown != 1)
-    p["cpu"]["prefill_compute_slowdown"] = sourced(
+    p["cpu"]["prefill_compute_slowdown"] = log_calibration_detail::sourced(
         f.prefill_slowdown, prefix + strprintf("the prompt pass's compute, bisected until the simulated TTFT "
                                                "is the log's prefill_s (%.3f s predicted without it)",
                                                f.flop_bound ? f.ttft_flop_bound : f.ttft_memory_bound));
   else
     p["cpu"].erase("prefill_compute_slowdown");
   if (f.copy_rate > 0)
-    p["cpu"]["load_copy_bandwidth"] =
-        sourced(f.copy_rate, prefix + "mgmt_ms per token against the bytes it read (through the origin" +
-                                 strprintf("; relative RMS residual %.2f)", f.copy_rel_rms));
+    p["cpu"]["load_copy_bandwidth"] = log_calibration_detail::sourced(
+        f.copy_rate, prefix + "mgmt_ms per token against the bytes it read (through the origin" +
+                         strprintf("; relative RMS residual %.2f)", f.copy_rel_rms));
   else
     p["cpu"].erase("load_copy_bandwidth");
   return p;

@@ -615,6 +615,7 @@ void put_runtime_section(Json& prof, std::span<const MeasuredRun> runs, const Ex
         {"source", by + "mean gap between two ops of one unit when the second was waiting"}};
 }
 
+namespace trace_calibration_detail {
 // The profile's "calibration" section: what was run, and every fit.
 Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRunOptions& eo, size_t runs,
                       const ExecReport& report, const RunFits& f, const Fit& xfer) {
@@ -662,6 +663,7 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};
   return cal;
 }
+}  // namespace trace_calibration_detail
 
 // The fits of the measured runs' ops: a whole profile, every value's source saying which fit gave it, and a
 // "calibration" section with the fits. `p.hw` (the base profile) gives what the runs cannot measure.
@@ -689,7 +691,7 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   put_gpu_section(prof, p, report, f, val);
   const Fit xfer = put_link_section(prof, o, p, f, val);
   put_runtime_section(prof, runs, report, eo, st.by);
-  prof["calibration"] = calibration_json(a, st, eo, runs.size(), report, f, xfer);
+  prof["calibration"] = trace_calibration_detail::calibration_json(a, st, eo, runs.size(), report, f, xfer);
   return prof;
 }
 

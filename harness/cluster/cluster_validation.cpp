@@ -35,6 +35,7 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+namespace cluster_validation_detail {
 // Least squares y = fixed + per_token * x.
 std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -48,6 +49,7 @@ std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>&
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   return {(sy - slope * sx) / n, slope};
 }
+}  // namespace cluster_validation_detail
 
 struct Calibration {
   std::vector<HardwareProfile> hw;
@@ -72,6 +74,7 @@ std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool de
   return pts;
 }
 
+namespace cluster_validation_detail {
 Calibration calibrate(const serving::ClusterInput& in,
                       const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
   Calibration cal;
@@ -79,7 +82,7 @@ Calibration calibrate(const serving::ClusterInput& in,
   const double expert_flops = serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1).flops;
   const double dense_flops = serving::cluster_compute_op(m, OpKind::kDenseCompute, 0, 1).flops;
   for (uint32_t n = 0; n < calls.size(); ++n) {
-    const auto [ea, eb] = fit_line(unit_points(*calls[n], false));
+    const auto [ea, eb] = cluster_validation_detail::fit_line(unit_points(*calls[n], false));
     const auto dense_pts = unit_points(*calls[n], true);
     HardwareProfile hw = in.servers[n].hw;
     hw.name += "-calibrated";
@@ -130,7 +133,7 @@ Calibration calibrate(const serving::ClusterInput& in,
       for (std::thread& t : th) t.join();
       pts.emplace_back(k - 1, mean(ovh));
     }
-  const auto [fixed, per_call] = fit_line(pts);
+  const auto [fixed, per_call] = cluster_validation_detail::fit_line(pts);
   cal.call_overhead_s = std::max(fixed, 0.0);
   cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
   // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
@@ -156,6 +159,7 @@ Calibration calibrate(const serving::ClusterInput& in,
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
   return cal;
 }
+}  // namespace cluster_validation_detail
 
 // A call's time on the coordinator's side: from its submission until the server took it (an invocation:
 // until it began to send), and from its work's end (an invocation's results back) until the coordinator took
@@ -348,7 +352,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
 
   Calibration cal;
   ra.before_serving = [&](const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
-    cal = calibrate(in, calls);
+    cal = cluster_validation_detail::calibrate(in, calls);
   };
   ra.serve = false;
   Json platform = run_real_cluster(a.spec, in, opt, ra).platform;

@@ -16,8 +16,6 @@
 namespace moesim::harness {
 namespace {
 
-using matrix::Cell;
-
 // The judged errors of a cell, in the table's order: the JSON key under errors, the check and the metric.
 struct Judged {
   const char* check;
@@ -40,9 +38,11 @@ constexpr Term kTerms[] = {
     {"runtime cost distributions (not their means)", "structure", "structure_mean_runtime"},
     {"I/O thread CPU work per read (ssd.read_cpu_*)", "cost", "cost_reads_whole"}};
 
+namespace matrix_validation_detail {
 std::string pct(const Json& v) {
   return v.is_number() ? strprintf("%+.2f%%", 100 * v.get<double>()) : "-";
 }
+}  // namespace matrix_validation_detail
 
 // One error of a cell with its interval and verdict, from validate's JSON.
 Json judged_error(const Json& v, const char* check, const char* metric) {
@@ -66,7 +66,7 @@ Json judged_error(const Json& v, const char* check, const char* metric) {
   return e;
 }
 
-Json cell_json(const Cell& c) {
+Json cell_json(const matrix::Cell& c) {
   return {{"index", c.index},
           {"label", c.label()},
           {"model", c.model},
@@ -116,6 +116,7 @@ void fill_cell(Json& j, const Json& v) {
                       {"batch", cal.value("batch", Json(nullptr))}};  // the batch its runs were served at
 }
 
+namespace matrix_validation_detail {
 // met / missed / undecided counts per judged error, and whether every cell met every target over its
 // interval.
 Json summary_json(const Json& cells) {
@@ -143,6 +144,7 @@ Json summary_json(const Json& cells) {
   s["cells_all_met"] = all_met;
   return s;
 }
+}  // namespace matrix_validation_detail
 
 // Each term (each ablation some cell has, in the order first met): the mean |error| over the finished cells
 // with the term and without it, and the cells within the target (the check's limit) each way. The cost
@@ -210,10 +212,13 @@ std::string table_text(const Json& out) {
     }
     const Json& s = c["errors"]["structure"];
     const Json& k = c["errors"]["cost"]["tpot"];
-    t += strprintf(" %9s %-7s %9s %-7s %9s [%s, %s] %-6s\n", pct(s["tpot"]["value"]).c_str(),
-                   verdict_mark(s["tpot"]).c_str(), pct(s["layer_makespan_median"]["value"]).c_str(),
-                   verdict_mark(s["layer_makespan_median"]).c_str(), pct(k["value"]).c_str(),
-                   pct(k["low"]).c_str(), pct(k["high"]).c_str(), verdict_mark(k).c_str());
+    t += strprintf(" %9s %-7s %9s %-7s %9s [%s, %s] %-6s\n",
+                   matrix_validation_detail::pct(s["tpot"]["value"]).c_str(), verdict_mark(s["tpot"]).c_str(),
+                   matrix_validation_detail::pct(s["layer_makespan_median"]["value"]).c_str(),
+                   verdict_mark(s["layer_makespan_median"]).c_str(),
+                   matrix_validation_detail::pct(k["value"]).c_str(),
+                   matrix_validation_detail::pct(k["low"]).c_str(),
+                   matrix_validation_detail::pct(k["high"]).c_str(), verdict_mark(k).c_str());
   }
   const Json& s = out["summary"];
   t += strprintf(
@@ -289,12 +294,12 @@ void guard_outputs(const MatrixArgs& ma, const matrix::Spec& spec) {
 
 MatrixOutput validate_matrix(const MatrixArgs& ma) {
   const matrix::Spec spec = matrix::load_spec(ma.spec);
-  const std::vector<Cell> cells = matrix::cells_of(spec);
+  const std::vector<matrix::Cell> cells = matrix::cells_of(spec);
   guard_outputs(ma, spec);
   if (!ma.csv.empty()) check_output_writable(ma.csv);
   // Every cell's options are parsed before any cell runs: a typo in the spec stops the matrix at once.
   std::vector<std::shared_ptr<ValidateArgs>> args;
-  for (const Cell& c : cells) {
+  for (const matrix::Cell& c : cells) {
     try {
       args.push_back(ma.parse(c.args));
     } catch (const UsageError& e) {
@@ -310,7 +315,7 @@ MatrixOutput validate_matrix(const MatrixArgs& ma) {
   Progress bar("matrix", cells.size(), "cells");
   MatrixOutput result;
   for (size_t i = 0; i < cells.size(); ++i) {
-    const Cell& c = cells[i];
+    const matrix::Cell& c = cells[i];
     ValidateArgs& va = *args[i];
     va.run->trace = c.validate;
     va.run->json = true;
@@ -341,7 +346,7 @@ MatrixOutput validate_matrix(const MatrixArgs& ma) {
     bar.add(1);
   }
   bar.finish();
-  out["summary"] = summary_json(out["cells"]);
+  out["summary"] = matrix_validation_detail::summary_json(out["cells"]);
   out["terms"] = terms_json(out["cells"]);
   out["warnings"] = warnings_json();
   if (!ma.csv.empty()) result.csv = csv_text(out);
