@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/rng.h"
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
-#include "base/rng.h"
-#include "harness/cluster_job.h"
+#include "harness/cluster/cluster_job.h"
 #include "serving/cluster_serving.h"
 #include "traces/trace.h"
 
@@ -26,7 +26,8 @@ using namespace moesim;
 
 constexpr uint32_t kServers = 64, kGpusPerServer = 4, kSequences = 16, kPrompt = 32, kDecode = 20;
 
-// top_k distinct experts of one layer, drawn by popularity (cumulative weights over the server's permutation).
+// top_k distinct experts of one layer, drawn by popularity (cumulative weights over the server's
+// permutation).
 void draw(Rng& rng, const std::vector<double>& cum, const std::vector<uint32_t>& perm, uint32_t k,
           std::vector<uint32_t>& out) {
   out.clear();
@@ -67,7 +68,8 @@ traces::Trace server_trace(const ModelSpec& m, uint32_t server) {
 serving::ClusterInput cluster() {
   serving::ClusterInput in;
   in.model = load_model(std::string(MOESIM_SOURCE_DIR) + "/data/models/deepseek-v2-lite.json");
-  const HardwareProfile hw = load_hardware(std::string(MOESIM_SOURCE_DIR) + "/data/hardware/desktop-rtx4090.json");
+  const HardwareProfile hw =
+      load_hardware(std::string(MOESIM_SOURCE_DIR) + "/data/hardware/desktop-rtx4090.json");
   for (uint32_t n = 0; n < kServers; ++n) {
     serving::ClusterServer s;
     s.name = "s" + std::to_string(n);

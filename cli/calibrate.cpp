@@ -1,12 +1,12 @@
-// `moesim calibrate`: options and output; the runs and fits are harness/calibration.h.
+// `moesim calibrate`: options and output; the runs and fits are harness/calibrate/calibration.h.
 #include <cstdio>
 
 #include "base/json_io.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
-#include "harness/calibration.h"
-#include "harness/log_calibration.h"
+#include "harness/calibrate/calibration.h"
+#include "harness/calibrate/log_calibration.h"
 
 namespace moesim::cli {
 namespace calibrate_cmd {

@@ -1,7 +1,7 @@
-// `moesim cluster`: options and help; what it does is harness/cluster_job.h.
+// `moesim cluster`: options and help; what it does is harness/cluster/cluster_job.h.
 #include "cli/command.h"
 #include "cli/summary_json.h"
-#include "harness/cluster_job.h"
+#include "harness/cluster/cluster_job.h"
 
 namespace moesim::cli {
 namespace cluster_cmd {

@@ -1,6 +1,6 @@
-// `moesim cluster-server`: options and help; what it does is harness/cluster_server_job.h.
+// `moesim cluster-server`: options and help; what it does is harness/cluster/cluster_server_job.h.
 #include "cli/command.h"
-#include "harness/cluster_server_job.h"
+#include "harness/cluster/cluster_server_job.h"
 
 namespace moesim::cli {
 namespace cluster_server_cmd {

@@ -1,14 +1,14 @@
-// `moesim validate`: options and output; the runs and checks are harness/validation.h.
+// `moesim validate`: options and output; the runs and checks are harness/validate/validation.h.
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "cli/command.h"
 #include "cli/option_checks.h"
 #include "cli/run_options.h"
-#include "harness/cluster_validation.h"
+#include "harness/cluster/cluster_validation.h"
 #include "harness/exec_runner.h"
-#include "harness/log_validation.h"
-#include "harness/matrix_validation.h"
-#include "harness/validation.h"
+#include "harness/validate/log_validation.h"
+#include "harness/validate/matrix_validation.h"
+#include "harness/validate/validation.h"
 
 namespace moesim::cli {
 namespace validate_cmd {

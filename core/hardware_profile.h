@@ -233,7 +233,7 @@ struct HardwareProfile {
   // batch's decode GEMMs of a few tokens (a dense op of 4 tokens 31-46% under on two models;
   // bench/results/batch-transfer-2026-12-05.md). Each kind has its own rate: Eigen multiplies a dense layer's
   // wide matrix faster per FLOP than a narrow expert's. Optional (0: the roofline); calibrate measures both
-  // lines at the run's shapes (harness/gemm_probe.h) where a CPU thread emulates the GPU stream.
+  // lines at the run's shapes (harness/calibrate/gemm_probe.h) where a CPU thread emulates the GPU stream.
   double gpu_expert_gemm_flops = 0;
   double gpu_dense_gemm_flops = 0;
   double gpu_recover_overhead = 0;  // s per recovery

@@ -88,7 +88,7 @@ struct Op {
   bool prefetch = false;  // a load started ahead of its use (core/prefetch.h), not needed by this layer
   // Expert compute whose weights this request has just produced (read, recovered or copied in this layer's
   // graph): they still sit in the last-level cache, so the compute reads them faster than weights that were
-  // resident before (gpu.fresh_expert_overhead, sim/cost_model.h).
+  // resident before (gpu.fresh_expert_overhead, core/cost_model.h).
   bool fresh = false;
   // Issued by a prefill step, which loads nearly every expert of each layer back to back: SSD reads then run
   // at the profile's bulk rate (ssd.prefill_read_bandwidth, ssd.prefill_read_latency; default the same as a

@@ -1,9 +1,9 @@
 // What a result rests on (docs/cli-json.md, "rests_on"): the hardware profile's quantities a run read,
-// recorded by whoever reads them -- the cost model for every op it costs or estimates (sim/cost_model.h), the
-// simulated platform for the reads its SSD model serves, for the SSD's queue depth once two requests were at
-// the device together, and for cpu.cores when ops ran on workers the profile counted (sim/sim_platform.h) --
-// and, of the fields behind them, those the profile marks "assumption". A field nobody read cannot move the
-// result; a field read can (`moesim sensitivity` measures by how much).
+// recorded by whoever reads them -- the cost model for every op it costs or estimates (core/cost_model.h),
+// the simulated platform for the reads its SSD model serves, for the SSD's queue depth once two requests were
+// at the device together, and for cpu.cores when ops ran on workers the profile counted (sim/sim_platform.h)
+// -- and, of the fields behind them, those the profile marks "assumption". A field nobody read cannot move
+// the result; a field read can (`moesim sensitivity` measures by how much).
 #pragma once
 
 #include <atomic>
@@ -51,10 +51,11 @@ Json rests_on_json(const HardwareProfile& hw, const std::vector<std::string>& fi
 // "rests on assumptions: ssd.read_latency, gpu.kernel_overhead\n", or "" for an empty list.
 std::string rests_on_line(const Json& rests_on);
 
-// The profile with `field` ("section.key", a scalar quantity it has) multiplied by `factor`, reloaded (so that
-// the members defaulting to it follow it). Whole-number fields (ssd.queue_depth, cpu.cores,
+// The profile with `field` ("section.key", a scalar quantity it has) multiplied by `factor`, reloaded (so
+// that the members defaulting to it follow it). Whole-number fields (ssd.queue_depth, cpu.cores,
 // runtime.cpu_cores) are rounded, at least 1. `*value` gets the scaled value in the field's SI unit.
 // Throws moesim::Error naming the field when the profile lacks it or it is not a scalable number.
-HardwareProfile scaled_profile(const HardwareProfile& hw, const std::string& field, double factor, double* value);
+HardwareProfile scaled_profile(const HardwareProfile& hw, const std::string& field, double factor,
+                               double* value);
 
 }  // namespace moesim

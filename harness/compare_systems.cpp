@@ -34,15 +34,17 @@ struct Entry {
   std::string label() const { return policy.empty() ? system : system + " [" + policy + "]"; }
 };
 
+namespace compare_systems_detail {
 struct Cell {
   size_t entry = 0, budget = 0;
   std::string scope;  // the scope it runs at (a per-layer system's: layer)
 };
+}  // namespace compare_systems_detail
 
 struct Grid {
   std::vector<Entry> entries;
   std::vector<std::string> budgets, scopes;
-  std::vector<Cell> cells;
+  std::vector<compare_systems_detail::Cell> cells;
 };
 
 // The --system list split on ',' before a system name (so "zipmoe:delta=1,shards=4" stays one spec), each
@@ -112,7 +114,7 @@ Grid make_grid(const CompareArgs& a) {
   return g;
 }
 
-RunArgs cell_args(const CompareArgs& a, const Grid& g, const Cell& c,
+RunArgs cell_args(const CompareArgs& a, const Grid& g, const compare_systems_detail::Cell& c,
                   const std::shared_ptr<const traces::Trace>& trace) {
   RunArgs r;
   r.load = a.load;
@@ -149,11 +151,12 @@ struct Compared {
   Json rests = Json::array();
 };
 
-std::string cell_name(const Grid& g, const Cell& c) {
+std::string cell_name(const Grid& g, const compare_systems_detail::Cell& c) {
   return "--system " + g.entries[c.entry].label() + " --budget " + g.budgets[c.budget] + " --scope " +
          c.scope;
 }
 
+namespace compare_systems_detail {
 Compared run_cells(const CompareArgs& a) {
   require_trace_input(a.trace);
   require_at_least("--batch", a.batch, 1);
@@ -189,7 +192,7 @@ Compared run_cells(const CompareArgs& a) {
                " (its rows are left out)");
         }
     for (size_t i = 0; i < g.cells.size(); ++i) {
-      const Cell& c = g.cells[i];
+      const compare_systems_detail::Cell& c = g.cells[i];
       const auto it = infeasible.find({c.budget, c.scope});
       if (it != infeasible.end() &&
           !serving::make_system(g.entries[c.entry].system)->traits().per_layer_scope)
@@ -234,6 +237,7 @@ Compared run_cells(const CompareArgs& a) {
     warn(count[w] == g.cells.size() ? w : strprintf("[%zu of %zu cells] ", count[w], g.cells.size()) + w);
   return out;
 }
+}  // namespace compare_systems_detail
 
 void tabulate(const CompareArgs& a, Compared& c) {
   const Grid& g = c.g;
@@ -256,7 +260,7 @@ void tabulate(const CompareArgs& a, Compared& c) {
   for (const std::string& scope : {std::string("global"), std::string("layer")})
     for (size_t b = 0; b < g.budgets.size(); ++b)
       for (size_t i = 0; i < g.cells.size(); ++i) {
-        const Cell& cell = g.cells[i];
+        const compare_systems_detail::Cell& cell = g.cells[i];
         if (cell.budget != b || cell.scope != scope || !c.cells[i].skipped.empty()) continue;
         const CellResult& r = c.cells[i];
         const Json& m = r.outcome.metrics;
@@ -334,7 +338,7 @@ Json compare_systems_json(const CompareArgs& a, const Compared& c) {
 }
 
 Compared compared(const CompareArgs& a) {
-  Compared c = run_cells(a);
+  Compared c = compare_systems_detail::run_cells(a);
   tabulate(a, c);
   return c;
 }

@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "base/warnings.h"
-#include "sim/cost_model.h"
+#include "core/cost_model.h"
 
 namespace moesim::harness {
 
@@ -51,7 +51,7 @@ serving::RunResult run_exec(const serving::SystemConfig& cfg, const traces::Look
          std::to_string(cpus) +
          " CPUs: they share the CPUs with the I/O thread, the GPU stream "
          "and the pipeline thread, and the measured times include that contention");
-  const sim::CostModel estimator(hw);
+  const CostModel estimator(hw);
   exec::ExecOptions eo;
   eo.cpu_workers = opt.workers;
   eo.io_depth = opt.io_depth;

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "base/warnings.h"
+#include "core/cost_model.h"
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
 #include "core/planning.h"
@@ -19,7 +20,6 @@
 #include "harness/store_layout.h"
 #include "policies/planning/zipmoe_planner.h"
 #include "serving/system.h"
-#include "sim/cost_model.h"
 #include "traces/lookup_stream.h"
 #include "traces/rank_inclusion.h"
 #include "traces/trace_io.h"
@@ -211,11 +211,11 @@ uint64_t plan_budget(const PlanArgs& a, const CacheCapacity& budget_cap, const P
   return budget;
 }
 
-// The planner's input. Its delays come from the cost model's estimates (sim/cost_model.h), L from --workers
+// The planner's input. Its delays come from the cost model's estimates (core/cost_model.h), L from --workers
 // or the profile's cores, as the simulator's CPU pool has them.
 PlanningInput planning_input(const PlanArgs& a, const PlanSubject& s, const PlanLayout& p,
                              const traces::RankInclusion& inc, const PoolSet& pools, uint64_t budget) {
-  const sim::CostModel estimator(s.hw);
+  const CostModel estimator(s.hw);
   const uint32_t L = a.threads ? a.threads : s.hw.cpu_cores;
 
   PlanningInput in;

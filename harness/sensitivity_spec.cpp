@@ -22,6 +22,7 @@ constexpr double kMinFactor = 0.001, kMaxFactor = 1000;
 const std::vector<std::string_view> kPointKeys = {"trace",  "format", "model",    "hw",   "budget", "scope",
                                                   "metric", "batch",  "io_depth", "seed", "systems"};
 
+namespace sensitivity_spec_detail {
 // A path relative to the spec's folder; a preset name (no '/' and no ".json") stays as it is.
 std::string resolve(const std::string& v, const fs::path& base, bool preset) {
   if (v.empty() || v == "-") return v;
@@ -29,6 +30,7 @@ std::string resolve(const std::string& v, const fs::path& base, bool preset) {
   const fs::path p(v);
   return p.is_relative() && !base.empty() ? (base / p).string() : v;
 }
+}  // namespace sensitivity_spec_detail
 
 // "offload:policy=lru" -> system "offload", eviction "lru"; the other parameters stay the system's.
 SensitivitySystem system_of_text(const JsonAt& at) {
@@ -64,10 +66,10 @@ SensitivitySystem system_of(const JsonAt& at) {
 }
 
 void read_point_keys(const JsonAt& at, SensitivityPoint& p, const fs::path& base) {
-  if (auto v = at.find("trace")) p.trace = resolve(v->string(), base, false);
+  if (auto v = at.find("trace")) p.trace = sensitivity_spec_detail::resolve(v->string(), base, false);
   if (auto v = at.find("format")) p.format = v->string();
-  if (auto v = at.find("model")) p.model = resolve(v->string(), base, true);
-  if (auto v = at.find("hw")) p.hw = resolve(v->string(), base, true);
+  if (auto v = at.find("model")) p.model = sensitivity_spec_detail::resolve(v->string(), base, true);
+  if (auto v = at.find("hw")) p.hw = sensitivity_spec_detail::resolve(v->string(), base, true);
   if (auto v = at.find("budget"))
     p.budget = v->json().is_number() ? std::to_string(v->integer(1)) : v->string();
   if (auto v = at.find("scope")) p.scope = v->string_of({"global", "layer"});
@@ -96,11 +98,13 @@ void read_point_keys(const JsonAt& at, SensitivityPoint& p, const fs::path& base
   }
 }
 
+namespace sensitivity_spec_detail {
 void check_point(const JsonAt& at, const SensitivityPoint& p) {
   if (p.trace.empty()) at.fail("no \"trace\" (give it at the top level or in the point)");
   if (p.budget.empty()) at.fail("no \"budget\" (give it at the top level or in the point)");
   if (p.systems.empty()) at.fail("no \"systems\" (give it at the top level or in the point)");
 }
+}  // namespace sensitivity_spec_detail
 
 }  // namespace
 
@@ -199,11 +203,11 @@ SensitivitySpec sensitivity_spec_from_json(const Json& raw, const std::string& o
       at.only_keys(kPointKeys);
       SensitivityPoint p = defaults;
       read_point_keys(at, p, base);
-      check_point(at, p);
+      sensitivity_spec_detail::check_point(at, p);
       s.points.push_back(p);
     }
   } else {
-    check_point(root, defaults);
+    sensitivity_spec_detail::check_point(root, defaults);
     s.points.push_back(defaults);
   }
   return s;

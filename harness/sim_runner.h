@@ -10,7 +10,7 @@
 
 namespace moesim::harness {
 
-// Whether a run modelled the dequantization of its experts (sim/cost_model.h), and from what: the time per
+// Whether a run modelled the dequantization of its experts (core/cost_model.h), and from what: the time per
 // element the profile gives each of the experts' storage types on the resource they compute on.
 inline Json dequantization_json(const HardwareProfile& hw, const ModelCosts& costs,
                                 ResourceClass compute_on) {

@@ -10,7 +10,7 @@
 // The weights are widened a block of rows at a time into a per-thread scratch tile and multiplied with
 // Eigen, so each weight is read from memory once per call whatever the token count: a decode token (one
 // token) is memory-bound, a prefill batch compute-bound, as the simulator's roofline assumes
-// (sim/cost_model.h). Single-threaded: exec runs one op per worker. Portable C++ (the widening loop is
+// (core/cost_model.h). Single-threaded: exec runs one op per worker. Portable C++ (the widening loop is
 // vectorized by the compiler on x86-64 and aarch64).
 //
 // Thread safety: the functions may run concurrently on different threads (scratch is thread-local).

@@ -39,7 +39,7 @@
 #include "base/warnings.h"
 #include "cli/run_command.h"
 #include "core/data_dir.h"
-#include "harness/cluster_job.h"
+#include "harness/cluster/cluster_job.h"
 #include "harness/compare_job.h"
 #include "harness/plan_job.h"
 #include "harness/policies_job.h"

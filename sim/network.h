@@ -1,10 +1,7 @@
-// The cluster's network in simulated time (docs/cluster.md): servers are the vertices of a Boost.Graph, the
-// undirected links of ClusterSpec::topology() its edges, and every message follows a shortest route.
-//
-// Routes: by total latency; among routes of equal latency the one with fewest hops, and among those the one
-// Dijkstra settles first in the topology's (sorted) link order -- a pure function of the spec, so a seed
-// gives one result. A topology that leaves some server unreachable is a moesim::Error naming the servers
-// that cannot reach each other.
+// The cluster's network in simulated time (docs/cluster.md): every message follows its shortest route
+// (core/cluster_routes.h: by total latency, then fewest hops, then Dijkstra's order over the sorted links; a
+// topology that leaves some server unreachable is a moesim::Error naming the servers that cannot reach each
+// other).
 //
 // Links: each direction of a link is a FIFO resource of its own (full duplex). A message of b bytes holds
 // the direction for b / bandwidth (serialization) after the messages before it, then arrives `latency`
@@ -16,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster_routes.h"
 #include "core/cluster_spec.h"
 
 namespace moesim::sim {
@@ -50,8 +48,8 @@ class Network {
   // `names`: the servers, for messages. Throws moesim::Error when a link names a server out of range or
   // the topology does not connect every server.
   // `nic_bandwidth[n]` > 0 makes server n's network interface a queue of its own, one FIFO per direction that
-  // every message leaving (entering) n holds for bytes / bandwidth before (after) the link: several links of one
-  // server then share its interface, as a tc-limited interface shares them. Empty or 0: no such queue.
+  // every message leaving (entering) n holds for bytes / bandwidth before (after) the link: several links of
+  // one server then share its interface, as a tc-limited interface shares them. Empty or 0: no such queue.
   Network(std::vector<std::string> names, const std::vector<ClusterLinkSpec>& links,
           std::vector<double> nic_bandwidth = {});
 
@@ -61,16 +59,19 @@ class Network {
   const std::vector<DirectedLink>& links() const { return links_; }
 
   // The directed links from `from` to `to`, in order (empty when from == to).
-  const std::vector<uint32_t>& route(uint32_t from, uint32_t to) const { return routes_[from * servers() + to]; }
-  // The route from `from` to `to` on idle links: its hops' latencies summed, and their seconds per byte summed
-  // (each hop_inverse_bandwidth), in route order; 0 from a server to itself.
-  double route_latency(uint32_t from, uint32_t to) const { return route_latency_[from * servers() + to]; }
-  double route_inverse_bandwidth(uint32_t from, uint32_t to) const { return route_inv_bw_[from * servers() + to]; }
+  const std::vector<uint32_t>& route(uint32_t from, uint32_t to) const { return routes_.route(from, to); }
+  // The route from `from` to `to` on idle links: its hops' latencies summed, and their seconds per byte
+  // summed (each hop_inverse_bandwidth), in route order; 0 from a server to itself.
+  double route_latency(uint32_t from, uint32_t to) const { return routes_.route_latency(from, to); }
+  double route_inverse_bandwidth(uint32_t from, uint32_t to) const {
+    return route_inv_bw_.empty() ? routes_.route_inverse_bandwidth(from, to)
+                                 : route_inv_bw_[from * servers() + to];
+  }
   // Seconds `bytes` take from `from` to `to` on idle links (the sum of the hops' latency + bytes/bandwidth).
   double idle_transfer_s(uint32_t from, uint32_t to, uint64_t bytes) const;
 
-  // Sends `bytes` over directed link `link`, ready at `ready`: through the sender's interface, the link and the
-  // receiver's interface; returns when it has arrived at the far end.
+  // Sends `bytes` over directed link `link`, ready at `ready`: through the sender's interface, the link and
+  // the receiver's interface; returns when it has arrived at the far end.
   double send_hop(uint32_t link, double ready, uint64_t bytes);
   // Seconds per byte of a hop on idle resources: the link's and both interfaces' (no latency).
   double hop_inverse_bandwidth(uint32_t link) const;
@@ -83,11 +84,11 @@ class Network {
 
  private:
   std::vector<std::string> names_;
+  std::vector<double> nic_bw_;  // [server]; empty: no interface queues
+  ClusterRoutes routes_;
   std::vector<DirectedLink> links_;
-  std::vector<std::vector<uint32_t>> routes_;  // [from * N + to]
-  std::vector<double> route_latency_, route_inv_bw_;  // [from * N + to]
-  std::vector<double> nic_bw_;                 // [server]; empty: no interface queues
-  std::vector<FifoUnit> nic_out_, nic_in_;     // [server]
+  std::vector<double> route_inv_bw_;  // [from * N + to] with the interfaces; empty without interface queues
+  std::vector<FifoUnit> nic_out_, nic_in_;  // [server]
 };
 
 }  // namespace moesim::sim

@@ -4,7 +4,7 @@
 //
 // ServerPool: `units` identical servers (the GPU stream(s), the pool of L CPU worker threads, the
 //   host-device link). A job holds one server for its whole duration, which the caller computes with the
-//   cost model (sim/cost_model.h). A job that arrives while a server is free starts at once. A pool whose
+//   cost model (core/cost_model.h). A job that arrives while a server is free starts at once. A pool whose
 //   servers are CPU threads competing for too few cores (share_cores) holds a server until the job has had
 //   its duration's worth of a core (sim/cpu_cores.h).
 //

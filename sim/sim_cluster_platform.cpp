@@ -32,14 +32,6 @@ std::vector<double> nics_of(const std::vector<SimClusterServer>& servers) {
 
 }  // namespace
 
-double cluster_op_seconds(const CostModel& cost, const HardwareProfile& hw, const Op& op) {
-  if (op.kind == OpKind::kTransfer) {
-    const double io = migration_io_bytes_per_s(hw);
-    return io > 0 ? static_cast<double>(op.bytes) / io : 0;
-  }
-  return cost.duration(op);
-}
-
 // One server: its GPUs as FIFO units on the cluster's clock.
 class SimClusterPlatform::Server : public ServerPlatform {
  public:

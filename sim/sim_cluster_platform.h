@@ -2,8 +2,9 @@
 // one event clock.
 //
 //   GPUs       each a FIFO unit (sim/network.h's FifoUnit). An op's duration is its server's cost model's
-//              (sim/cost_model.h: the dense and expert rooflines on the server's hardware profile); a
-//              migration's load (kTransfer on kGpu) takes bytes / migration_io_bytes_per_s(hw).
+//              (core/cost_model.h's cluster_op_seconds: the dense and expert rooflines on the server's
+//              hardware profile; a migration's load, kTransfer on kGpu, bytes /
+//              migration_io_bytes_per_s(hw)).
 //   network    sim/network.h: routes by shortest path over the links, each direction a FIFO, store and
 //              forward at every hop, the servers' interfaces as queues of their own where given.
 //   invoke     the activations' route there; on arrival each work queued on its GPU at once; when the last
@@ -23,8 +24,8 @@
 
 #include "core/cluster_platform.h"
 #include "core/cluster_spec.h"
+#include "core/cost_model.h"
 #include "core/hardware_profile.h"
-#include "sim/cost_model.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
 
@@ -36,10 +37,6 @@ struct SimClusterServer {
   uint32_t gpus = 1;
   double nic_bandwidth = 0;  // bytes/s each direction; 0: the interface is not a queue of its own
 };
-
-// What an op takes on a server of profile `hw` in the model: the cost model's duration, and for a migration's
-// load (kTransfer on kGpu) bytes / migration_io_bytes_per_s(hw). Real cluster platforms estimate with it too.
-double cluster_op_seconds(const CostModel& cost, const HardwareProfile& hw, const Op& op);
 
 struct SimClusterOptions {
   bool record_timeline = false;

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "base/rng.h"
+#include "core/cost_model.h"
 #include "core/platform.h"
-#include "sim/cost_model.h"
 #include "sim/cpu_cores.h"
 #include "sim/event_queue.h"
 #include "sim/measured_durations.h"

@@ -144,7 +144,7 @@ TEST(ClusterExecTeardown, ServerKilledMidRunFailsTheRunAndLeavesNothing) {
 }
 
 // The failed call is often a peer's call to b, from server a's control: the run says which server died and
-// how (harness/real_cluster.cpp checks the servers' exits when a call fails), then the call.
+// how (harness/cluster/real_cluster.cpp checks the servers' exits when a call fails), then the call.
 TEST(ClusterExecTeardown, ServerKilledMidRunIsNamedWithItsExit) {
   SKIP_WITHOUT_NAMESPACES();
   const KilledServerRun k = kill_server_mid_run("killed_named");

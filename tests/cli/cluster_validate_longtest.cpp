@@ -1,8 +1,9 @@
-// `moesim validate --cluster` end to end (harness/cluster_validation.h) on the emulated three-server tiny-moe
-// cluster: a calibration session and two exec runs of 20 s, each replayed into the simulator (structure) and
-// compared with the calibrated model (cost). It checks the report's shape and its sanity -- every run's
-// errors are finite and of the order of the model's, the verdicts are verdicts -- not the targets, whose
-// verdicts depend on the machine (bench/results/cluster-exec-2026-11-28.md). Root only (network namespaces).
+// `moesim validate --cluster` end to end (harness/cluster/cluster_validation.h) on the emulated three-server
+// tiny-moe cluster: a calibration session and two exec runs of 20 s, each replayed into the simulator
+// (structure) and compared with the calibrated model (cost). It checks the report's shape and its sanity --
+// every run's errors are finite and of the order of the model's, the verdicts are verdicts -- not the
+// targets, whose verdicts depend on the machine (bench/results/cluster-exec-2026-11-28.md). Root only
+// (network namespaces).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

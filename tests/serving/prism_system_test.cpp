@@ -8,19 +8,17 @@
 
 #include <filesystem>
 
+#include "core/cost_model.h"
 #include "core/op_graph.h"
-#include "harness/cluster_job.h"
+#include "harness/cluster/cluster_job.h"
 #include "serving/cluster_serving.h"
 #include "serving/system.h"
-#include "sim/cost_model.h"
 #include "tests/error_of.h"
 #include "tests/fixtures.h"
 #include "traces/trace_io.h"
 
 namespace moesim::serving {
 namespace {
-
-using sim::CostModel;
 
 ClusterResult run_cluster(const ClusterInput& in, const ClusterOptions& opt) {
   return harness::simulate_cluster(in, opt);

@@ -1,0 +1,95 @@
+#include "harness/calibrate/calibrate_fit.h"
+
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <ctime>
+
+namespace moesim::harness {
+
+CalibrationStamp calibration_stamp() {
+  CalibrationStamp st;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  st.date = date;
+  char host[256] = {};
+  st.host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  st.by = "moesim calibrate on " + st.host + ", " + st.date + ": ";
+  return st;
+}
+
+void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y) {
+  double rel = 0, abs = 0, sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double d = fitted[i] - y[i];
+    abs += d * d;
+    sum += y[i];
+    if (y[i] > 0) {
+      rel += (d / y[i]) * (d / y[i]);
+      ++n;
+    }
+  }
+  f.rel_rms = n ? std::sqrt(rel / static_cast<double>(n)) : 0;
+  const double mean = y.empty() ? 0 : sum / static_cast<double>(y.size());
+  f.cv_rms = mean > 0 ? std::sqrt(abs / static_cast<double>(y.size())) / mean : 0;
+}
+
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin, bool relative) {
+  Fit f;
+  f.points = x.size();
+  if (x.size() < 2) return f;
+  const int cols = through_origin ? 1 : 2;
+  Eigen::MatrixXd A(static_cast<Eigen::Index>(x.size()), cols);
+  Eigen::VectorXd b(static_cast<Eigen::Index>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = relative && y[i] > 0 ? 1.0 / y[i] : 1.0;
+    const auto r = static_cast<Eigen::Index>(i);
+    if (through_origin) {
+      A(r, 0) = x[i] * w;
+    } else {
+      A(r, 0) = w;
+      A(r, 1) = x[i] * w;
+    }
+    b(r) = y[i] * w;
+  }
+  const Eigen::VectorXd c = A.colPivHouseholderQr().solve(b);
+  if (through_origin) {
+    f.slope = c(0);
+  } else {
+    f.intercept = c(0);
+    f.slope = c(1);
+  }
+  std::vector<double> fitted(x.size());
+  for (size_t i = 0; i < x.size(); ++i) fitted[i] = f.intercept + f.slope * x[i];
+  set_residuals(f, fitted, y);
+  return f;
+}
+
+Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+                       bool relative) {
+  Fit f = fit_line(x, y, through_origin, relative);
+  if (!through_origin && (f.intercept < 0 || f.slope <= 0)) f = fit_line(x, y, true, relative);
+  return f;
+}
+
+Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& measured) {
+  Fit f;
+  if (modelled.size() != measured.size() || measured.size() < 2) return f;
+  f.points = measured.size();
+  for (size_t i = 0; i < f.points; ++i) f.intercept += measured[i] - modelled[i];
+  f.intercept = std::max(0.0, f.intercept / static_cast<double>(f.points));
+  std::vector<double> fitted(f.points);
+  for (size_t i = 0; i < f.points; ++i) fitted[i] = f.intercept + modelled[i];
+  set_residuals(f, fitted, measured);
+  return f;
+}
+
+Json fit_json(const Fit& f, const char* model) {
+  return {{"model", model},   {"points", f.points},        {"intercept_s", f.intercept},
+          {"slope", f.slope}, {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
+}
+
+}  // namespace moesim::harness

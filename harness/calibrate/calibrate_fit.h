@@ -1,0 +1,56 @@
+// The least-squares fits behind `moesim calibrate` (cli/calibrate.cpp,
+// harness/calibrate/trace_calibration.cpp): lines of op time against size, and the stamp every fitted value's
+// "source" carries.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "base/json_io.h"
+
+namespace moesim::harness {
+
+// What every value's source says: who measured it, where and when.
+struct CalibrationStamp {
+  std::string date, host, by;
+};
+// Today's stamp on this host ("moesim calibrate on HOST, DATE: ").
+CalibrationStamp calibration_stamp();
+
+struct Fit {
+  double intercept = 0, slope = 0;
+  size_t points = 0;
+  double rel_rms = 0;  // sqrt(mean(((fit - y) / y)^2)) over the points with y > 0
+  // sqrt(mean((fit - y)^2)) / mean(y): the residual against the typical op. What a trace run's fits report:
+  // an op's measured time can come out near 0 (a read's device time is its wall time less its CPU phase, and
+  // a read served by a cache below O_DIRECT has almost none), and one such op puts rel_rms in the billions of
+  // percent while the fit is as good as before.
+  double cv_rms = 0;
+};
+
+// Ordinary least squares of y = a + b x (or y = b x with through_origin). Unweighted on purpose: the fitted
+// line then reproduces the total time of the ops (residuals sum to zero with an intercept), which is what
+// TPOT adds up; weighting by 1/y fits the typical op instead and, with the long tail of preempted ops on a
+// busy machine, under-estimated the total decompression time by a quarter.
+// The microbenchmarks' points are means at log-spaced sizes, each as good as the next: they are fitted with
+// `relative` weights (1/y: relative error minimised), or the largest size alone would decide the line.
+Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+             bool relative = false);
+
+// fit_line, but through the origin wherever the line with an intercept comes out with a negative intercept or
+// a non-positive slope (sizes too alike, or noise): a cost model's fixed cost and rate are never negative.
+Fit fit_line_or_origin(const std::vector<double>& x, const std::vector<double>& y, bool through_origin,
+                       bool relative = false);
+
+// A fixed cost on top of a model: the mean of measured - modelled over the points (mean-preserving, like the
+// lines), at least 0; its relative RMS residual is that of modelled + the cost. `modelled` and `measured` are
+// parallel (seconds per op). Fewer than 2 points: an empty Fit (points 0).
+Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& measured);
+
+// f.rel_rms and f.cv_rms of the fitted values against the measured ones (parallel).
+void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y);
+
+Json fit_json(const Fit& f, const char* model);
+
+}  // namespace moesim::harness

@@ -1,0 +1,449 @@
+#include "harness/cluster/cluster_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "base/error.h"
+#include "base/median_interval.h"
+#include "base/units.h"
+#include "base/warnings.h"
+#include "core/cluster_spec.h"
+#include "core/cost_model.h"
+#include "harness/arguments.h"
+#include "harness/cluster/cluster_job.h"
+#include "harness/cluster/real_cluster.h"
+#include "serving/cluster_load.h"
+#include "serving/cluster_serving.h"
+#include "sim/network.h"
+#include "sim/sim_cluster_platform.h"
+
+namespace moesim::harness {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+namespace cluster_validation_detail {
+// Least squares y = fixed + per_token * x.
+std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const auto n = static_cast<double>(pts.size());
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return {(sy - slope * sx) / n, slope};
+}
+}  // namespace cluster_validation_detail
+
+struct Calibration {
+  std::vector<HardwareProfile> hw;
+  double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
+  Json report = Json::object();
+};
+
+constexpr uint32_t kTokens[] = {1, 2, 4, 8, 16, 32};
+constexpr int kReps = 5;
+
+// One server's unit work at each token count: the median of kReps calls alone on unit 0.
+std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool dense) {
+  std::vector<std::pair<double, double>> pts;
+  for (uint32_t t : kTokens) {
+    std::vector<double> unit;
+    for (int r = 0; r < kReps; ++r) {
+      const exec::CallTiming ct = dense ? c.dense(0, 0, t) : c.compute(0, 0, 0, t);
+      unit.push_back(ct.end - ct.start);
+    }
+    pts.emplace_back(t, median(unit));
+  }
+  return pts;
+}
+
+namespace cluster_validation_detail {
+Calibration calibrate(const serving::ClusterInput& in,
+                      const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
+  Calibration cal;
+  const ModelSpec& m = in.model;
+  const double expert_flops = serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1).flops;
+  const double dense_flops = serving::cluster_compute_op(m, OpKind::kDenseCompute, 0, 1).flops;
+  for (uint32_t n = 0; n < calls.size(); ++n) {
+    const auto [ea, eb] = cluster_validation_detail::fit_line(unit_points(*calls[n], false));
+    const auto dense_pts = unit_points(*calls[n], true);
+    HardwareProfile hw = in.servers[n].hw;
+    hw.name += "-calibrated";
+    // The line's cost per token as the FLOP rate, and the weights' reads folded into it (a CPU's expert FFN
+    // widens each weight once per call whatever the tokens: its 1-token time is the fixed cost plus one
+    // token's): a bandwidth no op reaches, so the roofline is the line.
+    hw.gpu_bf16_flops = eb > 0 ? expert_flops / eb : hw.gpu_bf16_flops;
+    hw.gpu_memory_bandwidth = 1e15;
+    hw.gpu_expert_overhead = hw.gpu_expert_gemm_overhead = std::max(ea, 0.0);
+    hw.gpu_fresh_expert_overhead = -1;
+    std::vector<double> dense_fixed;
+    for (const auto& [t, y] : dense_pts) dense_fixed.push_back(y - t * dense_flops / hw.gpu_bf16_flops);
+    hw.gpu_kernel_overhead = hw.gpu_dense_gemm_overhead = std::max(median(dense_fixed), 0.0);
+    cal.report["servers"][in.servers[n].name] = {{"expert_fixed_s", ea},
+                                                 {"expert_per_token_s", eb},
+                                                 {"dense_fixed_s", hw.gpu_kernel_overhead},
+                                                 {"flops_per_s", hw.gpu_bf16_flops}};
+    cal.hw.push_back(hw);
+  }
+  // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
+  // cores): k one-token expert calls at once, k = 1 .. 16, spread over the units; a call's overhead is its
+  // round trip less its time at the server (the wait for its unit, which the simulator's FIFO makes itself,
+  // and its work) plus a server's hand-off to an idle unit (h0, from calls made alone), which the model holds
+  // in the call overhead. A line by the other calls in flight: call_overhead_s and its growth.
+  std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
+  for (uint32_t g = 0; g < 8; ++g)
+    for (uint32_t n = 0; n < calls.size(); ++n)
+      if (g < in.servers[n].gpus) units.emplace_back(n, g);
+  std::vector<double> idle_handoff;
+  for (uint32_t n = 0; n < calls.size(); ++n)
+    for (int r = 0; r < kReps; ++r) {
+      const exec::CallTiming ct = calls[n]->compute(0, 0, 0, 1);
+      idle_handoff.push_back(ct.start - ct.received);
+    }
+  const double h0 = std::max(median(idle_handoff), 0.0);
+  std::vector<std::pair<double, double>> pts;
+  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
+    for (int r = 0; r < kReps; ++r) {
+      std::vector<double> ovh(k);
+      std::vector<std::thread> th;
+      for (uint32_t i = 0; i < k; ++i)
+        th.emplace_back([&, i] {
+          const auto [server, unit] = units[i % units.size()];
+          const double t0 = exec::monotonic_seconds();
+          const exec::CallTiming ct = calls[server]->compute(unit, 0, 0, 1);
+          ovh[i] = exec::monotonic_seconds() - t0 - (ct.end - ct.received) + h0;
+        });
+      for (std::thread& t : th) t.join();
+      pts.emplace_back(k - 1, mean(ovh));
+    }
+  const auto [fixed, per_call] = cluster_validation_detail::fit_line(pts);
+  cal.call_overhead_s = std::max(fixed, 0.0);
+  cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
+  // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
+  const sim::Network net(serving::server_names(in), in.links);
+  std::vector<double> residual;
+  for (uint32_t a = 0; a < calls.size(); ++a)
+    for (uint32_t b = 0; b < calls.size(); ++b) {
+      if (a == b) continue;
+      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
+      for (uint32_t t : {1u, 32u})
+        for (int r = 0; r < 3; ++r) {
+          const double t0 = exec::monotonic_seconds();
+          const exec::CallTiming ct = calls[a]->invoke(b, 0, {{{0, 0, t}}});
+          const double rt = exec::monotonic_seconds() - t0;
+          const double work = ct.works.empty() ? 0 : ct.works[0].second - ct.works[0].first;
+          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
+          residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
+        }
+    }
+  cal.invoke_overhead_s = std::max(median(residual), 0.0);
+  cal.report["call_overhead_s"] = cal.call_overhead_s;
+  cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
+  cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
+  return cal;
+}
+}  // namespace cluster_validation_detail
+
+// A call's time on the coordinator's side: from its submission until the server took it (an invocation:
+// until it began to send), and from its work's end (an invocation's results back) until the coordinator took
+// the reply.
+double before_server(const exec::ExecCallRecord& c) {
+  return (c.kind == 2 ? c.timing.start : c.timing.received) - c.submitted;
+}
+double after_server(const exec::ExecCallRecord& c) {
+  return c.returned - c.timing.end;
+}
+
+double mean_latency(const serving::ClusterResult& r) {
+  std::vector<double> v;
+  for (const auto& q : r.requests) v.push_back(q.end - q.arrival);
+  return mean(v);
+}
+
+// The figure a validation compares: the mean latency, or, when the real runs were overloaded
+// (serving/cluster_load.h), the time per request served (1 / throughput), the steady-state figure an unstable
+// queue has (its mean latency grows with the run's length).
+double figure(const serving::ClusterResult& r, bool per_served) {
+  if (!per_served) return mean_latency(r);
+  const serving::LoadStats s = serving::load_stats(r, UINT32_MAX);
+  return s.throughput_rps > 0 ? 1 / s.throughput_rps : 0;
+}
+
+std::vector<sim::SimClusterServer> sim_servers(const serving::ClusterInput& in,
+                                               const std::vector<HardwareProfile>& hw) {
+  std::vector<sim::SimClusterServer> out;
+  for (uint32_t n = 0; n < in.servers.size(); ++n)
+    out.push_back({in.servers[n].name, hw.at(n), in.servers[n].gpus, in.servers[n].nic_bandwidth});
+  return out;
+}
+
+// A run's measured durations, each popped by the simulator in its own order where it asks for the same thing
+// (a key), else the mean of its class.
+class Replay {
+ public:
+  explicit Replay(const std::vector<exec::ExecCallRecord>& records) {
+    // A server's hand-off from a call's arrival to its work's start when the unit was idle (its worker
+    // wakes): the median over the works that found their unit idle, per server. Queued works start when the
+    // one before them ends, which the simulator's FIFO does itself.
+    struct Work {
+      double arrived, start, end;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<Work>> by_unit;
+    for (const exec::ExecCallRecord& c : records) {
+      if (c.kind <= 1)
+        by_unit[{c.server, c.unit}].push_back({c.timing.received, c.timing.start, c.timing.end});
+      if (c.kind == 2)
+        for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
+          by_unit[{c.peer, c.works[i][1]}].push_back(
+              {c.timing.peer_arrived, c.timing.works[i].first, c.timing.works[i].second});
+    }
+    std::map<uint32_t, std::vector<double>> handoffs;
+    for (auto& [unit, works] : by_unit) {
+      std::sort(works.begin(), works.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
+      for (size_t i = 0; i < works.size(); ++i)
+        if (i == 0 || works[i - 1].end <= works[i].arrived)
+          handoffs[unit.first].push_back(works[i].start - works[i].arrived);
+    }
+    std::map<uint32_t, double> handoff;
+    for (auto& [server, v] : handoffs) handoff[server] = std::max(median(v), 0.0);
+    for (const exec::ExecCallRecord& c : records) {
+      if (c.kind <= 2) {
+        add(pre_, {c.server, c.kind, c.layer}, before_server(c) + (c.kind <= 1 ? handoff[c.server] : 0));
+        add(post_, {c.server, c.kind, c.layer}, after_server(c));
+      }
+      if (c.kind <= 1)
+        add(unit_, {c.server, c.kind, c.layer, c.expert, c.tokens}, c.timing.end - c.timing.start);
+      if (c.kind == 2) {
+        for (size_t i = 0; i < c.works.size() && i < c.timing.works.size(); ++i)
+          add(unit_, {c.peer, 1, c.layer, c.works[i][0], c.works[i][2]},
+              c.timing.works[i].second - c.timing.works[i].first);
+        add(there_, {c.server, c.peer, c.layer, c.bytes},
+            c.timing.peer_arrived - c.timing.start + handoff[c.peer]);
+        add(back_, {c.server, c.peer, c.layer, c.bytes}, c.timing.end - c.timing.peer_sent);
+      }
+    }
+  }
+  sim::SimClusterOptions hooks() {
+    sim::SimClusterOptions o;
+    o.unit_seconds = [this](uint32_t server, const Op& op) {
+      const uint8_t kind = op.kind == OpKind::kDenseCompute ? 0 : 1;
+      return pop(unit_, {server, kind, op.layer, kind ? op.expert : 0xFFFFu, op.tokens});
+    };
+    o.call_seconds = [this](uint32_t server, const Op& op, bool after) {
+      const uint8_t kind = op.kind == OpKind::kDenseCompute ? 0 : op.kind == OpKind::kExpertCompute ? 1 : 2;
+      return pop(after ? post_ : pre_, {server, kind, op.layer});
+    };
+    o.transfer_seconds = [this](uint32_t from, uint32_t to, uint16_t layer, uint64_t bytes, bool back) {
+      return pop(back ? back_ : there_, {from, to, layer, bytes});
+    };
+    return o;
+  }
+
+ private:
+  using Key = std::vector<uint64_t>;
+  struct Table {
+    std::map<Key, std::deque<double>> exact;
+    std::map<Key, std::pair<double, uint64_t>> cls;  // the key less its last field: sum, count
+  };
+  static void add(Table& t, Key k, double v) {
+    t.exact[k].push_back(v);
+    k.pop_back();
+    auto& [sum, n] = t.cls[k];
+    sum += v;
+    ++n;
+  }
+  static double pop(Table& t, Key k) {
+    if (auto it = t.exact.find(k); it != t.exact.end() && !it->second.empty()) {
+      const double v = it->second.front();
+      it->second.pop_front();
+      return v;
+    }
+    k.pop_back();
+    const auto it = t.cls.find(k);
+    return it != t.cls.end() && it->second.second > 0
+               ? it->second.first / static_cast<double>(it->second.second)
+               : -1;
+  }
+  Table unit_, pre_, post_, there_, back_;
+};
+
+// Where a run's time went, per kind of call (dense, expert, invoke): means of the coordinator's time before
+// the server took the call, the wait for the unit, the work, and the time after it until the coordinator
+// took the reply; and what the calibrated model predicts for the same calls' work.
+Json breakdown(const std::vector<exec::ExecCallRecord>& records, const std::vector<HardwareProfile>& hw,
+               const ModelSpec& m) {
+  static const char* kNames[] = {"dense", "expert", "invoke"};
+  Json out = Json::object();
+  for (uint8_t kind = 0; kind < 3; ++kind) {
+    std::vector<double> pre, wait, work, post, model;
+    for (const exec::ExecCallRecord& c : records) {
+      if (c.kind != kind) continue;
+      pre.push_back(before_server(c));
+      post.push_back(after_server(c));
+      if (kind == 2) {
+        work.push_back(c.timing.end - c.timing.start);
+        continue;
+      }
+      wait.push_back(c.timing.start - c.timing.received);
+      work.push_back(c.timing.end - c.timing.start);
+      const Op op = serving::cluster_compute_op(m, kind == 0 ? OpKind::kDenseCompute : OpKind::kExpertCompute,
+                                                c.layer, c.tokens);
+      model.push_back(CostModel(hw.at(c.server)).duration(op));
+    }
+    if (pre.empty()) continue;
+    out[kNames[kind]] = {{"calls", pre.size()},  {"before_s", mean(pre)}, {"unit_wait_s", mean(wait)},
+                         {"work_s", mean(work)}, {"after_s", mean(post)}, {"model_work_s", mean(model)}};
+  }
+  return out;
+}
+
+std::string verdict(const std::vector<double>& errors, double target) {
+  size_t in = 0;
+  for (double e : errors) in += std::fabs(e) <= target ? 1 : 0;
+  return in == errors.size() ? "met" : in == 0 ? "missed" : "inconclusive";
+}
+
+Json error_json(const std::vector<double>& errors) {
+  const MedianInterval mi = median_interval(errors);
+  return {{"latency_mean", median(errors)},
+          {"runs", errors},
+          {"interval", {mi.lo, mi.hi}},
+          {"interval_coverage", mi.coverage}};
+}
+
+}  // namespace
+
+ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
+  if (a.placement.empty()) throw UsageError("validate --cluster: --placement is required");
+  if (a.repeat == 0) throw UsageError("--repeat must be at least 1");
+  const ClusterSpec spec = load_cluster_spec(a.spec);
+  refuse_outputs_over_spec_files(spec, {{a.out, "-o"}});
+  const serving::ClusterInput in = serving::load_cluster_input(spec);
+  serving::ClusterOptions opt;
+  opt.placement = a.placement;
+  opt.duration_s = parse_duration(a.duration);
+  warn_arrivals_after_duration(spec, opt.duration_s, a.duration);
+  if (!a.migrate_every.empty()) opt.migrate_every_s = parse_duration(a.migrate_every);
+  opt.seed = a.seed;
+  opt.activation_bytes = sizeof(float);  // as the servers ship them
+  RealClusterArgs ra;
+  ra.launch = a.launch;
+  ra.rendezvous = a.rendezvous;
+  ra.secret_file = a.secret_file;
+  ra.store = a.store;
+  ra.weight_seed = a.seed;
+
+  Calibration cal;
+  ra.before_serving = [&](const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
+    cal = cluster_validation_detail::calibrate(in, calls);
+  };
+  ra.serve = false;
+  Json platform = run_real_cluster(a.spec, in, opt, ra).platform;
+  ra.before_serving = nullptr;
+  ra.serve = true;
+  ra.hw = cal.hw;
+
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
+  Json first_breakdown;
+  sim::SimClusterOptions co;
+  co.call_overhead_s = cal.call_overhead_s;
+  co.invoke_overhead_s = cal.invoke_overhead_s;
+  co.call_overhead_per_inflight_s = cal.call_overhead_per_inflight_s;
+  // Servers on fewer cores than they have units share them, in the real run and so in the model.
+  if (platform.value("cores_shared", false))
+    co.shared_cores = static_cast<uint32_t>(platform["cpus"][0].size());
+  // The real runs first: whether they kept up decides the figure every comparison uses.
+  std::vector<RealClusterRun> runs;
+  bool per_served = false;
+  for (uint32_t r = 0; r < a.repeat; ++r) {
+    runs.push_back(run_real_cluster(a.spec, in, opt, ra));
+    if (runs.back().result.requests.empty())
+      throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
+    if (serving::load_stats(runs.back().result, UINT32_MAX).overloaded) {
+      if (!per_served)
+        for (const std::string& w : serving::overload_warnings(in, runs.back().result))
+          warn("exec run " + std::to_string(r + 1) + ": " + w);
+      per_served = true;
+    }
+  }
+  const char* compared =
+      per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
+  double cost_mean = 0, bare_mean = 0;
+  {
+    sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
+    cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
+    sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
+    bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
+  }
+  for (uint32_t r = 0; r < a.repeat; ++r) {
+    const RealClusterRun& run = runs[r];
+    const double e = figure(run.result, per_served);
+    if (!(e > 0)) throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
+    if (r == 0) first_breakdown = breakdown(run.records, cal.hw, in.model);
+    Replay replay(run.records);
+    sim::SimClusterPlatform structure(sim_servers(in, cal.hw), in.links, replay.hooks());
+    const double s = figure(serving::serve_cluster(in, opt, structure), per_served);
+    exec_mean.push_back(e);
+    struct_mean.push_back(s);
+    struct_err.push_back((s - e) / e);
+    cost_err.push_back((cost_mean - e) / e);
+    bare_err.push_back((bare_mean - e) / e);
+  }
+
+  ClusterValidationOutput out;
+  Json& j = out.json;
+  j["config"] = {{"spec", a.spec}, {"placement", a.placement}, {"duration_s", opt.duration_s},
+                 {"seed", a.seed}, {"repeat", a.repeat},       {"launch", a.launch}};
+  j["platform"] = platform;
+  j["compared"] = per_served ? "time_per_request_served_s" : "latency_mean_s";
+  j["calibration"] = cal.report;
+  const MedianInterval ei = median_interval(exec_mean);
+  j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
+  j["structure"] = {{"latency_mean_s", struct_mean}};
+  j["breakdown"] = first_breakdown;
+  j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
+  j["errors"]["structure"] = error_json(struct_err);
+  j["errors"]["cost"] = error_json(cost_err);
+  j["errors"]["cost_without_overheads"] = error_json(bare_err);
+  j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
+  j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
+                   {"cost", verdict(cost_err, a.cost_target)}};
+  j["warnings"] = warnings_json();
+  out.text = strprintf(
+      "validate --cluster: %s, placement %s, %u exec runs of %s; compared: %s\n"
+      "exec figure           %.4f s (runs %.4f .. %.4f)\n"
+      "structure error       %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
+      "cost error            %+.2f%% (runs %+.2f%% .. %+.2f%%): %s (target %.0f%%)\n"
+      "cost without the calls' overheads %+.2f%%\n"
+      "calibration: call overhead %.1f us, invocation overhead %.1f us\n",
+      a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(), compared,
+      median(exec_mean), *std::min_element(exec_mean.begin(), exec_mean.end()),
+      *std::max_element(exec_mean.begin(), exec_mean.end()), 100 * median(struct_err),
+      100 * *std::min_element(struct_err.begin(), struct_err.end()),
+      100 * *std::max_element(struct_err.begin(), struct_err.end()),
+      j["verdicts"]["structure"].get<std::string>().c_str(), 100 * a.structure_target, 100 * median(cost_err),
+      100 * *std::min_element(cost_err.begin(), cost_err.end()),
+      100 * *std::max_element(cost_err.begin(), cost_err.end()),
+      j["verdicts"]["cost"].get<std::string>().c_str(), 100 * a.cost_target, 100 * median(bare_err),
+      1e6 * cal.call_overhead_s, 1e6 * cal.invoke_overhead_s);
+  return out;
+}
+
+}  // namespace moesim::harness

@@ -1,0 +1,3 @@
+#pragma once
+#include "sim/engine.h"
+#include "sim/models/ssd.h"
