@@ -142,7 +142,7 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
                  static_cast<unsigned long long>(c["lookups"].get<uint64_t>()),
                  num_or_dash(c["decode_hit_rate"], "%.2f", 100).c_str(),
                  static_cast<unsigned long long>(c["decode_lookups"].get<uint64_t>()),
-                 serving::make_system(a.system)->traits().partial_states
+                 serving::system_traits(a.system).partial_states
                      ? "; any resident state (F, C, S, E): the split is under states"
                      : "");
   if (c["over_capacity_invocations"].get<uint64_t>() > 0)
