@@ -26,7 +26,7 @@ class LayerWindow final : public PrefetchPolicy {
 }  // namespace
 
 MOESIM_REGISTER(PrefetchRegistry, "layer-window", "every expert of the next `depth` layers (DeepSpeed-style)",
-                {{"depth", "1", "layers ahead (>= 1)", ParamType::kWhole, ParamRange::closed(1, 4096)}},
+                {{"depth", "1", "layers ahead", ParamType::kWhole, ParamRange::closed(1, 4096)}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t d = p.get_uint("depth");
                   return std::make_unique<LayerWindow>(static_cast<uint32_t>(d), s);

@@ -71,9 +71,9 @@ MOESIM_REGISTER(
     PrefetchRegistry, "oracle",
     "the trace's true next-layer experts, each kept with probability `accuracy` and otherwise "
     "replaced by an expert the invocation did not pick (a predictor of that accuracy)",
-    {{"accuracy", "1", "probability each true expert is proposed (0..1)", ParamType::kReal,
+    {{"accuracy", "1", "probability each true expert is proposed", ParamType::kReal,
       ParamRange::closed(0, 1)},
-     {"lookahead", "1", "invocations ahead, within the step (>= 1)", ParamType::kWhole,
+     {"lookahead", "1", "invocations ahead, within the step", ParamType::kWhole,
       ParamRange::closed(1, 1024)}},
     [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
       const double a = p.get_double("accuracy");

@@ -47,8 +47,8 @@ class PopularityPrefetch final : public PrefetchPolicy {
 MOESIM_REGISTER(PrefetchRegistry, "popularity",
                 "learned static predictor: the `top` most used experts of the next layer in a training trace",
                 {{"train", "", "training trace (any format moesim reads; not the evaluated one)"},
-                 {"top", "8", "experts proposed per invocation (>= 1)", ParamType::kWhole,
-                  ParamRange::at_least(1)}},
+                 {"top", "8", "experts proposed per invocation (at most the experts per layer)",
+                  ParamType::kWhole, ParamRange::at_least(1)}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t top = p.get_uint("top");
                   if (top > s.experts)  // the declared range says >= 1; the run's model says the most

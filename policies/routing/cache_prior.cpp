@@ -103,8 +103,7 @@ MOESIM_REGISTER(
     RoutingRegistry, "cache-prior",
     "Cache-Prior reranking (Cache-Conditional Experts, Eq. 9-10): add lambda x the average logit range "
     "to cached experts' logits, keep the top J",
-    {{"lambda", "0.5", "cache bias in [0, 1] (0 = the router's routing)", ParamType::kReal,
-      ParamRange::closed(0, 1)},
+    {{"lambda", "0.5", "cache bias (0 = the router's routing)", ParamType::kReal, ParamRange::closed(0, 1)},
      {"J", "1", "top-J experts always selected", ParamType::kWhole},
      {"delta", "0", "fixed logit range Delta (e.g. from a calibration trace); 0 = running average",
       ParamType::kReal, ParamRange::at_least(0)}},

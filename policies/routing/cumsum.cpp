@@ -54,7 +54,7 @@ MOESIM_REGISTER(
     RoutingRegistry, "cumsum",
     "cache-aware Cumulative-Probability-Threshold (Cache-Conditional Experts, Alg. 2): Max-Rank with "
     "M = the smallest rank whose cumulative router probability reaches p",
-    {{"p", "0.9", "cumulative probability threshold in [0, 1]", ParamType::kReal, ParamRange::closed(0, 1)},
+    {{"p", "0.9", "cumulative probability threshold", ParamType::kReal, ParamRange::closed(0, 1)},
      {"J", "1", "top-J experts always selected", ParamType::kWhole}},
     [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
       const double th = p.get_double("p");

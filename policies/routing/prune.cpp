@@ -27,7 +27,7 @@ class Prune final : public RoutingPolicy {
 
 MOESIM_REGISTER(RoutingRegistry, "prune",
                 "pruning baseline (Cache-Conditional Experts, §2.3): drop experts ranked >= h (1-based)",
-                {{"h", "2", "first dropped rank, 1-based (h >= 2; h > k drops nothing)", ParamType::kWhole,
+                {{"h", "2", "first dropped rank, 1-based (h > k drops nothing)", ParamType::kWhole,
                   ParamRange::at_least(2)}},
                 [](const Params& p, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
                   const uint64_t h = p.get_uint("h");
