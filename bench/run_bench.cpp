@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "base/rng.h"
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
-#include "base/rng.h"
 #include "harness/sim_runner.h"
 #include "traces/lookup_stream.h"
 #include "traces/trace.h"
@@ -86,7 +86,7 @@ void BM_Run(benchmark::State& state, const char* system, const char* policy) {
   const auto costs = serving::model_costs(t.info(), m);
   const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
   serving::SystemConfig cfg;
-  cfg.system = system;
+  cfg.system = PolicySpec::parse(system);
   cfg.eviction = policy;
   cfg.budget = CacheCapacity::parse("4GiB");
   double hit = 0, tpot = 0, ops = 0;

@@ -38,6 +38,13 @@ struct PolicyTraits {
   bool recency_stack = false;
 };
 
+// The traits type of a kind's registry entries: PolicyTraits for policies; a kind with traits of its own
+// specialises it next to its interface (serving/system.h: SystemTraits for systems).
+template <typename Interface>
+struct EntryTraits {
+  using type = PolicyTraits;
+};
+
 template <typename Interface, typename... Args>
 class Registry {
  public:
@@ -47,8 +54,8 @@ class Registry {
     std::string description;
     std::vector<ParamDef> params;
     Factory factory;
-    PolicyNeeds needs{};    // optional argument of MOESIM_REGISTER; nothing beyond the run's inputs
-    PolicyTraits traits{};  // optional argument after the needs
+    PolicyNeeds needs{};  // optional argument of MOESIM_REGISTER; nothing beyond the run's inputs
+    typename EntryTraits<Interface>::type traits{};  // optional argument after the needs
   };
 
   static Registry& instance() {
@@ -73,20 +80,27 @@ class Registry {
   }
 
   // The entry of a spec's policy ("lfu:decay=0.5" -> lfu's): its traits and needs.
+  const Entry& entry(const PolicySpec& spec, const char* kind) const { return find(spec.name, kind); }
   const Entry& entry(const std::string& spec_text, const char* kind) const {
-    return find(PolicySpec::parse(spec_text).name, kind);
+    return entry(PolicySpec::parse(spec_text), kind);
   }
 
-  // Validated parameters of a spec such as "lfu:decay=0.5".
-  Params params(const std::string& spec_text, const char* kind) const {
-    PolicySpec spec = PolicySpec::parse(spec_text);
+  // Validated parameters of a spec such as "lfu:decay=0.5": every value checked against the entry's
+  // ParamDefs (type, range, choices), defaults filled in.
+  Params params(const PolicySpec& spec, const char* kind) const {
     return Params(spec, find(spec.name, kind).params);
   }
+  Params params(const std::string& spec_text, const char* kind) const {
+    return params(PolicySpec::parse(spec_text), kind);
+  }
 
-  std::unique_ptr<Interface> create(const std::string& spec_text, const char* kind, Args... args) const {
-    PolicySpec spec = PolicySpec::parse(spec_text);
+  // The plug-in of a spec; its factory sees only parameters that passed the entry's ParamDefs.
+  std::unique_ptr<Interface> create(const PolicySpec& spec, const char* kind, Args... args) const {
     const Entry& e = find(spec.name, kind);
     return e.factory(Params(spec, e.params), std::forward<Args>(args)...);
+  }
+  std::unique_ptr<Interface> create(const std::string& spec_text, const char* kind, Args... args) const {
+    return create(PolicySpec::parse(spec_text), kind, std::forward<Args>(args)...);
   }
 
   const std::vector<Entry>& entries() const { return entries_; }
@@ -108,9 +122,10 @@ class Registry {
 // MOESIM_REGISTER(EvictionRegistry, "lru", "least recently used", {ParamDefs...}, factory): registers a
 // plug-in of the kind the registry type names, once per policy .cpp, at namespace scope. The factory has the
 // signature of that registry's Factory (std::unique_ptr<Interface>(const Params&, Args...)). Variadic, so a
-// braced parameter list may contain commas: {{"lambda", "0.5", "..."}, {"J", "2", "..."}}. An optional
-// PolicyNeeds after the factory declares what the plug-in reads beyond the run's inputs, and an optional
-// PolicyTraits after that what it is.
+// braced parameter list may contain commas: {{"lambda", "0.5", "...", ParamType::kReal, ParamRange::closed(0,
+// 1)}, {"J", "2", "...", ParamType::kWhole}} (key, default, description, type, range, choices). An optional
+// PolicyNeeds after the factory declares what the plug-in reads beyond the run's inputs, and optional traits
+// after that what it is (PolicyTraits; SystemTraits for systems).
 #define MOESIM_REGISTER(registry, name, description, ...)                                   \
   [[maybe_unused]] static const bool MOESIM_REGISTRY_CONCAT(moesim_registered_, __LINE__) = \
       ::moesim::registry::instance().add({name, description, __VA_ARGS__})

@@ -192,8 +192,8 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
     }
     serving::SystemConfig cfg;
     cfg.eviction = g.policies[at.policy];
-    cfg.routing = g.routings[at.routing];
-    cfg.prefetch = g.prefetches[at.prefetch];
+    cfg.routing = PolicySpec::parse(g.routings[at.routing]);
+    cfg.prefetch = PolicySpec::parse(g.prefetches[at.prefetch]);
     cfg.trace = &in.trace;
     cfg.scope = g.scopes[at.scope];
     cfg.budget = g.caps[at.budget];

@@ -72,8 +72,8 @@ std::vector<Entry> system_entries(const CompareArgs& a) {
       }
       rest += (rest == spec.name ? ":" : ",") + k + "=" + v;
     }
-    const auto system = serving::make_system(rest);  // UsageError: unknown system or parameter
-    if (system->traits().cluster)
+    (void)serving::make_system(rest);  // UsageError: unknown system or parameter
+    if (serving::system_traits(rest).cluster)
       throw UsageError("--system " + spec.name + " serves a cluster: compare it with `moesim cluster`");
     if (!policy.empty()) {
       eviction_canonical_name(policy);  // unknown policy: fail before the trace is read
@@ -102,7 +102,7 @@ Grid make_grid(const CompareArgs& a) {
   for (const auto& b : g.budgets) parse_budget_option("--budget", b);
   for (CacheScope s : parse_scope_list(a.scope)) g.scopes.push_back(scope_name(s));
   for (size_t e = 0; e < g.entries.size(); ++e) {
-    const bool per_layer = serving::make_system(g.entries[e].system)->traits().per_layer_scope;
+    const bool per_layer = serving::system_traits(g.entries[e].system).per_layer_scope;
     for (size_t b = 0; b < g.budgets.size(); ++b) {
       if (per_layer) {
         g.cells.push_back({e, b, "layer"});
@@ -194,8 +194,7 @@ Compared run_cells(const CompareArgs& a) {
     for (size_t i = 0; i < g.cells.size(); ++i) {
       const compare_systems_detail::Cell& c = g.cells[i];
       const auto it = infeasible.find({c.budget, c.scope});
-      if (it != infeasible.end() &&
-          !serving::make_system(g.entries[c.entry].system)->traits().per_layer_scope)
+      if (it != infeasible.end() && !serving::system_traits(g.entries[c.entry].system).per_layer_scope)
         out.cells[i].skipped = it->second;
     }
   }

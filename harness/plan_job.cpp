@@ -64,7 +64,7 @@ PlanOptions check_plan_args(const PlanArgs& a) {
   if (a.budget.empty()) throw UsageError("--budget is required (bytes for all layers, such as 8GiB)");
   // The system's planner plans; its parameters are plan's own options (--shards, --ratio, --io, --grid), so
   // a spec that sets any would be ignored: refused instead.
-  const std::string planner = serving::make_system(a.system)->traits().planner;
+  const std::string planner = serving::system_traits(a.system).planner;
   if (planner.empty())
     throw UsageError("--system " + a.system + " has no planner: `moesim plan` plans the pools of " +
                      serving::systems_with_planner());

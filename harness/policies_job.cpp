@@ -27,9 +27,17 @@ void list(const char* key, const char* title, const R& registry, std::string& te
     text += strprintf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
     Json params = Json::array();
     for (const auto& p : e.params) {
-      text += strprintf("  %16s   %s=%s  %s\n", "", p.key.c_str(), p.default_value.c_str(),
-                        p.description.c_str());
-      params.push_back({{"key", p.key}, {"default", p.default_value}, {"description", p.description}});
+      // What the registry accepts, after the description: "(a real in [0, 1])"; free text says nothing.
+      const std::string accepts = p.type == ParamType::kText ? "" : " (" + p.requirement() + ")";
+      text += strprintf("  %16s   %s=%s  %s%s\n", "", p.key.c_str(), p.default_value.c_str(),
+                        p.description.c_str(), accepts.c_str());
+      Json param = {{"key", p.key},
+                    {"default", p.default_value},
+                    {"description", p.description},
+                    {"type", param_type_name(p.type)},
+                    {"range", p.range.bounded() ? Json(p.range.to_string()) : Json(nullptr)}};
+      if (p.type == ParamType::kChoice) param["choices"] = p.choices;
+      params.push_back(param);
     }
     entries.push_back({{"name", e.name}, {"description", e.description}, {"params", params}});
   }

@@ -75,7 +75,7 @@ RunOutcome run_outcome(RunArgs& a) {
   o.info = p.trace.info();
   o.hw = p.hw;
   o.timeline_ops = r.result.timeline.size();
-  o.partial_states = serving::make_system(a.system)->traits().partial_states;
+  o.partial_states = serving::system_traits(a.system).partial_states;
   keep_timings(r.result, o);
   return o;
 }

@@ -13,6 +13,8 @@
 #include "core/planning.h"
 #include "core/prefetch.h"
 #include "core/profile_reads.h"
+#include "core/routing.h"
+#include "core/scheduling.h"
 #include "harness/arguments.h"
 #include "harness/machine.h"
 #include "harness/store_layout.h"
@@ -381,25 +383,15 @@ void check_platform_options(RunArgs& a) {
   if (a.workers > 4096)
     throw UsageError("--workers " + std::to_string(a.workers) + " is too large (at most 4096)");
 }
-}  // namespace
 
-void prepare_run(RunArgs& a, PreparedRun& p) {
-  if (!a.loaded) require_trace_input(a.trace);
-  if (!a.profile_trace.empty() && a.profile_tokens > 0)
-    throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
-  const serving::SystemTraits traits =
-      serving::make_system(a.system)->traits();  // UsageError: unknown system
-  if (!traits.host_tier && !a.host_budget.empty() && host_budget_bytes(a.host_budget) > 0)
-    throw UsageError("--host-budget applies to a system with a host-memory tier (" +
-                     serving::systems_with_host_tier() + "), not --system " + a.system);
-  if (a.exec && a.store.empty())
-    throw UsageError("--store is required: exec reads the experts from a packed store");
-  // Flags that are sugar for a system parameter; a flag and the same key in the spec is an error.
-  std::string system_spec = a.system;
-  auto feed = [&](bool given, const char* flag, const char* key, const std::string& value) {
-    if (!given) return;
-    if (serving::system_declares(a.system, key))
-      system_spec = serving::with_system_param(system_spec, key, value, flag);
+// The system spec with the flags that are sugar for its parameters fed in; a flag and the same key in the
+// spec is an error, a flag the system does not take a warning.
+PolicySpec system_spec_with_flags(const RunArgs& a, const PolicySpec& given) {
+  PolicySpec spec = given;
+  auto feed = [&](bool flag_given, const char* flag, const char* key, const std::string& value) {
+    if (!flag_given) return;
+    if (serving::system_declares(given, key))
+      spec = serving::with_system_param(spec, key, value, flag);
     else
       warn(std::string(flag) + " only applies to --system " + serving::systems_declaring(key) +
            "; ignored for --system " + a.system);
@@ -413,6 +405,40 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   feed(a.shards_given, "--shards", "shards", std::to_string(a.shards));
   feed(a.delta > 0, "--delta", "delta", std::to_string(a.delta));
   feed(a.grid != RunArgs().grid, "--grid", "grid", strprintf("%.17g", a.grid));
+  return spec;
+}
+
+// The run's routing, prefetch and scheduling specs (scheduling's name empty: the system's default).
+struct RunPolicySpecs {
+  PolicySpec routing, prefetch, scheduling;
+};
+
+RunPolicySpecs parse_run_policies(const RunArgs& a) {
+  RunPolicySpecs s{PolicySpec::parse(a.routing), PolicySpec::parse(a.prefetch),
+                   a.scheduling.empty() ? PolicySpec{} : PolicySpec::parse(a.scheduling)};
+  (void)RoutingRegistry::instance().params(s.routing, "routing");
+  (void)PrefetchRegistry::instance().params(s.prefetch, "prefetch");
+  if (!a.scheduling.empty()) (void)SchedulingRegistry::instance().params(s.scheduling, "scheduling");
+  return s;
+}
+}  // namespace
+
+void prepare_run(RunArgs& a, PreparedRun& p) {
+  if (!a.loaded) require_trace_input(a.trace);
+  if (!a.profile_trace.empty() && a.profile_tokens > 0)
+    throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
+  // The system spec is parsed here, once; what follows (its traits, the flags that feed its parameters, the
+  // run's config) works on the parsed value.
+  const PolicySpec given = serving::parse_system_spec(a.system);  // UsageError: bad syntax, unknown system
+  const serving::SystemTraits& traits = serving::system_traits(given);
+  // So are the run's policies; their values are checked here too, before the trace is loaded.
+  const RunPolicySpecs policy_specs = parse_run_policies(a);
+  if (!traits.host_tier && !a.host_budget.empty() && host_budget_bytes(a.host_budget) > 0)
+    throw UsageError("--host-budget applies to a system with a host-memory tier (" +
+                     serving::systems_with_host_tier() + "), not --system " + a.system);
+  if (a.exec && a.store.empty())
+    throw UsageError("--store is required: exec reads the experts from a packed store");
+  PolicySpec system_spec = system_spec_with_flags(a, given);
   if (!a.store.empty() && !a.exec && !traits.uses_store_layout)
     warn("--store only applies to a system that reads a store's layout; ignored for --system " + a.system);
   serving::make_system(system_spec);  // the parameters' values, before the trace is loaded
@@ -459,27 +485,27 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   serving::SystemConfig& cfg = p.cfg;
   cfg.system = system_spec;
   cfg.eviction = a.policy_given ? policies[0] : "";
-  cfg.routing = a.routing;
+  cfg.routing = policy_specs.routing;
   cfg.trace = &p.trace;
-  cfg.scheduling = a.scheduling;
-  cfg.prefetch = a.prefetch;
+  cfg.scheduling = policy_specs.scheduling;
+  cfg.prefetch = policy_specs.prefetch;
   cfg.scope = scope;
   cfg.budget = budget;
   if (!a.host_budget.empty()) cfg.host_budget_bytes = host_budget_bytes(a.host_budget);
   cfg.recover_on = recover_on;
   cfg.compute_on = compute_on;
-  if (a.compute_after_loads && !PrefetchRegistry::instance().entry(a.prefetch, "prefetch").traits.no_op)
+  if (a.compute_after_loads &&
+      !PrefetchRegistry::instance().entry(policy_specs.prefetch, "prefetch").traits.no_op)
     throw UsageError(
         "--compute-after-loads waits for a layer's own loads; it does not combine with --prefetch");
   cfg.compute_after_loads = a.compute_after_loads;
   if (a.ratio) cfg.param_sources["e_ratio"] = "--ratio";
   if (!a.store.empty() && traits.uses_store_layout) {
-    if (serving::system_sets(cfg.system, "e_ratio"))
-      throw UsageError("--ratio and --store both give rho: pass one");
+    if (cfg.system.sets("e_ratio")) throw UsageError("--ratio and --store both give rho: pass one");
     const StoreLayout st = read_store_layout(a.store);
     cfg.system = serving::with_system_param(cfg.system, "e_ratio", strprintf("%.17g", st.rho), "--store");
     cfg.param_sources["e_ratio"] = "--store " + a.store;
-    if (!serving::system_sets(cfg.system, "shards") && st.shards)
+    if (!cfg.system.sets("shards") && st.shards)
       cfg.system = serving::with_system_param(cfg.system, "shards", std::to_string(st.shards), "--store");
   }
   cfg.seed = a.seed;

@@ -33,7 +33,7 @@ std::unique_ptr<System> make_cluster_system(const std::string& spec) {
   if (!system->cluster()) {
     std::string known;
     for (const std::string& name : system_names())
-      if (make_system(name)->traits().cluster) known += (known.empty() ? "" : ", ") + name;
+      if (system_traits(name).cluster) known += (known.empty() ? "" : ", ") + name;
     throw UsageError("system '" + spec + "' serves one device, not a cluster (cluster systems: " + known +
                      ")");
   }

@@ -19,22 +19,11 @@ const SystemRegistry::Entry& entry_of(const PolicySpec& spec) {
                    "' (known: " + SystemRegistry::instance().names() + ")");
 }
 
-PolicySpec parse_spec(const std::string& spec) {
-  try {
-    return PolicySpec::parse(spec);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {
-    throw UsageError(std::string("system ") + e.what());
-  }
-}
-
-// The names of the systems whose default traits have `trait`, comma-separated.
+// The names of the systems whose traits have `trait`, comma-separated.
 std::string systems_where(bool (*trait)(const SystemTraits&)) {
   std::string s;
   for (const auto& e : SystemRegistry::instance().entries())
-    if (trait(e.factory(Params(PolicySpec{e.name, {}}, e.params))->traits()))
-      s += (s.empty() ? "" : ", ") + e.name;
+    if (trait(e.traits)) s += (s.empty() ? "" : ", ") + e.name;
   return s;
 }
 
@@ -54,26 +43,42 @@ std::vector<std::string> system_names() {
   return names;
 }
 
-std::unique_ptr<System> make_system(const std::string& spec) {
-  const PolicySpec ps = parse_spec(spec);
-  const SystemRegistry::Entry& e = entry_of(ps);
+PolicySpec parse_system_spec(const std::string& text) {
+  PolicySpec spec = PolicySpec::parse(text);
+  (void)entry_of(spec);
+  return spec;
+}
+
+std::unique_ptr<System> make_system(const PolicySpec& spec) {
+  const SystemRegistry::Entry& e = entry_of(spec);
   try {
-    return e.factory(Params(ps, e.params));
+    return e.factory(Params(spec, e.params));
   } catch (const UsageError&) {
     throw;
-  } catch (const Error& err) {  // an unknown or duplicate parameter, a bad value
+  } catch (const Error& err) {  // a factory's own refusal of a value
     throw UsageError(std::string("system ") + err.what());
   }
 }
 
-bool system_declares(const std::string& spec, const std::string& key) {
-  const auto& params = entry_of(parse_spec(spec)).params;
+std::unique_ptr<System> make_system(const std::string& spec) {
+  return make_system(PolicySpec::parse(spec));
+}
+
+const SystemTraits& system_traits(const PolicySpec& spec) {
+  return entry_of(spec).traits;
+}
+
+const SystemTraits& system_traits(const std::string& spec) {
+  return system_traits(PolicySpec::parse(spec));
+}
+
+bool system_declares(const PolicySpec& spec, const std::string& key) {
+  const auto& params = entry_of(spec).params;
   return std::any_of(params.begin(), params.end(), [&](const ParamDef& d) { return d.key == key; });
 }
 
-bool system_sets(const std::string& spec, const std::string& key) {
-  const PolicySpec ps = parse_spec(spec);
-  return std::any_of(ps.values.begin(), ps.values.end(), [&](const auto& kv) { return kv.first == key; });
+bool system_declares(const std::string& spec, const std::string& key) {
+  return system_declares(PolicySpec::parse(spec), key);
 }
 
 std::string systems_declaring(const std::string& key) {
@@ -84,12 +89,11 @@ std::string systems_declaring(const std::string& key) {
   return s;
 }
 
-std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
-                              const std::string& flag, bool replace) {
+PolicySpec with_system_param(PolicySpec spec, const std::string& key, std::string value,
+                             const std::string& flag, bool replace) {
   std::replace(value.begin(), value.end(), ',', '+');
-  PolicySpec ps = parse_spec(spec);
   bool found = false;
-  for (auto& [k, v] : ps.values)
+  for (auto& [k, v] : spec.values)
     if (k == key) {
       if (!replace)
         throw UsageError(flag + " and the system spec's " + key + "=" + v + " both set " + key +
@@ -97,17 +101,19 @@ std::string with_system_param(const std::string& spec, const std::string& key, s
       v = value;
       found = true;
     }
-  if (!found) ps.values.emplace_back(key, value);
-  std::string out = ps.name;
-  for (size_t i = 0; i < ps.values.size(); ++i)
-    out += (i ? "," : ":") + ps.values[i].first + "=" + ps.values[i].second;
-  return out;
+  if (!found) spec.values.emplace_back(key, value);
+  return spec;
+}
+
+std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
+                              const std::string& flag, bool replace) {
+  return with_system_param(PolicySpec::parse(spec), key, std::move(value), flag, replace).text();
 }
 
 RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const traces::TraceInfo& info,
               const SourcedCosts& costs, Platform& platform) {
   const std::unique_ptr<System> system = make_system(cfg.system);
-  const SystemTraits traits = system->traits();
+  const SystemTraits& traits = system_traits(cfg.system);
   RunResult r;
   PipelineOptions po;
   po.recover_on = cfg.recover_on;
@@ -119,30 +125,31 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
   po.on_step = cfg.on_step;
   if (cfg.host_budget_bytes > 0 && !traits.host_tier)
     throw Error("a host-memory tier (--host-budget) applies to a system with one (" +
-                systems_with_host_tier() + "), not " + PolicySpec::parse(cfg.system).name);
+                systems_with_host_tier() + "), not " + cfg.system.name);
   const std::unique_ptr<Residency> residency =
       system->build(SystemBuildContext{cfg, stream, info, costs, platform},
                     cfg.eviction.empty() ? traits.eviction : cfg.eviction, po, r);
-  const std::string scheduling = cfg.scheduling.empty() ? traits.scheduling : cfg.scheduling;
+  const PolicySpec scheduling =
+      cfg.scheduling.name.empty() ? PolicySpec::parse(traits.scheduling) : cfg.scheduling;
   RoutingSetup rs{info.layers, info.experts, info.top_k, false, false};
   if (cfg.trace) rs = traces::routing_setup(info, *cfg.trace);
-  auto routing = make_routing_policy(cfg.routing, rs);
+  auto routing = RoutingRegistry::instance().create(cfg.routing, "routing", rs);
   traces::TokenRouting tokens;
   WorkloadView view = workload_view(stream);
   if (!routing->identity()) {
     if (!cfg.trace)
-      throw Error("routing '" + cfg.routing +
+      throw Error("routing '" + cfg.routing.text() +
                   "' needs each token's routing: this run was given no trace records");
     tokens = traces::build_token_routing(*cfg.trace, stream);
     view.routing = traces::token_routing_view(tokens, *cfg.trace);
   }
-  auto sched = make_scheduling_policy(scheduling);
-  auto prefetch =
-      make_prefetch_policy(cfg.prefetch, PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
+  auto sched = SchedulingRegistry::instance().create(scheduling, "scheduling");
+  auto prefetch = PrefetchRegistry::instance().create(
+      cfg.prefetch, "prefetch", PrefetchSetup{info.layers, info.experts, info.top_k, cfg.seed});
   if (cfg.warm_stream) {
     if (!routing->identity())
       throw Error("a warm start (" + cfg.warm_source + ") runs with identity routing only, not '" +
-                  cfg.routing + "'");
+                  cfg.routing.text() + "'");
     // One progress count over both passes, increasing (a ProgressObserver needs it so).
     const uint64_t warm_steps = cfg.warm_stream->steps(), total = warm_steps + stream.steps();
     bool warming = true;
@@ -186,8 +193,7 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
 Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts& costs,
                  const traces::TraceInfo& info, uint32_t batch, const Platform& platform) {
   Json j;
-  const PolicySpec spec = PolicySpec::parse(cfg.system);
-  j["system"] = spec.name;
+  j["system"] = cfg.system.name;
   j["eviction"] = r.eviction;
   j["routing"] = r.routing;
   j["scheduling"] = r.scheduling;
@@ -202,7 +208,7 @@ Json config_json(const SystemConfig& cfg, const RunResult& r, const SourcedCosts
   j["host_budget_bytes"] = cfg.host_budget_bytes ? Json(cfg.host_budget_bytes) : Json(nullptr);
   j["memory"] = cfg.unified_memory ? "unified" : "discrete";
   // Pooled systems (ZipMoE, §3.4, Appendix C) plan and dispatch per sparse layer, whatever --scope says.
-  j["scope"] = make_system(cfg.system)->traits().per_layer_scope ? "layer" : scope_name(cfg.scope);
+  j["scope"] = system_traits(cfg.system).per_layer_scope ? "layer" : scope_name(cfg.scope);
   j["cache_capacity_experts"] = r.cache_capacity_experts;
   j["cache_capacity_bytes"] = r.cache_capacity_bytes ? Json(r.cache_capacity_bytes) : Json(nullptr);
   j["recover_on"] = resource_class_name(cfg.recover_on);

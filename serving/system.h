@@ -39,20 +39,22 @@
 namespace moesim::serving {
 
 struct SystemConfig {
-  // A system spec: name or name:key=value,... (`moesim policies`), e.g. "zipmoe:delta=1,shards=2".
-  std::string system = "offload";
+  // A system spec, parsed once where it is read (`moesim policies`), e.g. zipmoe:delta=1,shards=2.
+  PolicySpec system{"offload", {}};
   // Where a system parameter came from when not from the spec itself ("e_ratio" -> "--store s.mst"), for the
   // run header.
   std::map<std::string, std::string> param_sources;
   // Eviction policy spec (`moesim policies`); for zipmoe the in-pool eviction. Empty: the system's default
-  // (SystemTraits::eviction).
+  // (SystemTraits::eviction). Text, as System::build hands it to the residency, which builds one policy per
+  // cache partition from it.
   std::string eviction;
-  std::string routing = "identity";
+  // The policies of the run, parsed once where they are read (their parameters are checked when built).
+  PolicySpec routing{"identity", {}};
   // The records behind the stream: every routing policy but identity reads each token's routing from them
   // (traces/token_routing.h). Must outlive run(); null only with identity routing.
   const traces::Trace* trace = nullptr;
-  std::string scheduling;  // empty: the system's default (SystemTraits::scheduling)
-  std::string prefetch = "none";
+  PolicySpec scheduling;  // empty name: the system's default (SystemTraits::scheduling)
+  PolicySpec prefetch{"none", {}};
   // The popularity profile of a system that plans its pools (ZipMoE's rank-based inclusion probabilities,
   // §3.4): measured on this stream where given (a profiling trace, run as the paper profiles offline), else
   // on the run's own stream. Must outlive run(). profile_source names it for the report.
@@ -89,11 +91,13 @@ struct RunResult {
   Json plan;  // zipmoe: the pool plan (ratios, experts per layer, bytes, expected makespan); null otherwise
 };
 
-// What a system is, for its callers (nothing outside serving/systems/ compares a system's name).
+// What a system is, for its callers (nothing outside serving/systems/ compares a system's name). Declared on
+// the system's registry entry (MOESIM_REGISTER's argument after its PolicyNeeds), so a caller asks
+// system_traits(spec) instead of building the system.
 struct SystemTraits {
   std::string eviction = "lru";     // default eviction spec (of the in-pool eviction for pooled systems)
   std::string scheduling = "fcfs";  // default scheduling policy
-  std::string planner;              // planning policy that sizes its pools (PlanningRegistry); "" = none
+  std::string planner{};            // planning policy that sizes its pools (PlanningRegistry); "" = none
   bool per_layer_scope = false;     // its caches are per layer whatever --scope says
   bool host_tier = false;           // can put a host-memory tier behind device memory (host_budget_bytes)
   bool uses_store_layout = false;   // takes rho (e_ratio) and K (shards) from a packed store
@@ -116,7 +120,6 @@ class ClusterSystem;  // serving/cluster_serving.h
 class System {
  public:
   virtual ~System() = default;
-  virtual SystemTraits traits() const = 0;
   // A cluster system's cluster serving (`moesim cluster`); nullptr for a system of one device.
   virtual const ClusterSystem* cluster() const { return nullptr; }
   // The residency of this run. May set pipeline options (its load layout po.loads, serving/load_layout.h,
@@ -129,6 +132,11 @@ class System {
 }  // namespace moesim::serving
 
 namespace moesim {
+// A system's registry entry holds its SystemTraits.
+template <>
+struct EntryTraits<serving::System> {
+  using type = serving::SystemTraits;
+};
 // In namespace moesim, as every registry, so that MOESIM_REGISTER(SystemRegistry, ...) names it. Factory:
 // std::unique_ptr<serving::System>(const Params& the spec's parameters).
 using SystemRegistry = Registry<serving::System>;
@@ -138,12 +146,19 @@ namespace moesim::serving {
 
 // The names of the systems, for option help and errors.
 std::vector<std::string> system_names();
+// A system spec as read from a flag or a file: parsed once, the system known (its parameters are checked when
+// it is built). Throws moesim::UsageError for bad syntax or an unknown system (listing the known ones).
+PolicySpec parse_system_spec(const std::string& text);
 // Builds a system from its spec. Throws moesim::UsageError for an unknown system (listing the known ones),
-// an unknown parameter (listing the system's) or bad spec syntax.
+// an unknown parameter (listing the system's), a value out of its declared type or range, or bad syntax.
+std::unique_ptr<System> make_system(const PolicySpec& spec);
 std::unique_ptr<System> make_system(const std::string& spec);
-// Whether the spec's system declares parameter `key` / the spec sets it (the spec must be valid).
+// The traits on the spec's system's registry entry (no system is built). Throws as parse_system_spec.
+const SystemTraits& system_traits(const PolicySpec& spec);
+const SystemTraits& system_traits(const std::string& spec);
+// Whether the spec's system declares parameter `key` (throws as parse_system_spec).
+bool system_declares(const PolicySpec& spec, const std::string& key);
 bool system_declares(const std::string& spec, const std::string& key);
-bool system_sets(const std::string& spec, const std::string& key);
 // The systems with a host-memory tier ("offload, layer-offload"), for messages.
 std::string systems_with_host_tier();
 // The systems with a planner (SystemTraits::planner: "zipmoe"), for messages.
@@ -152,6 +167,8 @@ std::string systems_with_planner();
 std::string systems_declaring(const std::string& key);
 // The spec with key=value: added when `replace` is false (throws moesim::UsageError naming `flag` when the
 // spec already sets key), replaced otherwise. Commas in value become '+' (the spec's list separator).
+PolicySpec with_system_param(PolicySpec spec, const std::string& key, std::string value,
+                             const std::string& flag, bool replace = false);
 std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
                               const std::string& flag, bool replace = false);
 

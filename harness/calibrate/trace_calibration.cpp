@@ -1096,7 +1096,7 @@ Json trace_profile(RunArgs& a, const TraceCalibrationOptions& o, const Calibrati
   PreparedRun p;
   prepare_run(a, p);
   const ExecRunOptions eo = exec_options(a, p.hw);
-  const bool pilot = o.pilot_runs > 0 && serving::make_system(p.cfg.system)->traits().plans_pools();
+  const bool pilot = o.pilot_runs > 0 && serving::system_traits(p.cfg.system).plans_pools();
   // On a CPU emulating the GPU stream, the GEMMs' growth with their tokens, timed before any run (alone).
   std::optional<GemmProbe> probe;
   if (!eo.gpu && o.gemm_probe) probe = probe_gemms(eo.store, p.costs.costs.dense_bytes, kGemmProbeTokens);

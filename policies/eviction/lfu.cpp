@@ -166,10 +166,10 @@ MOESIM_REGISTER(
     EvictionRegistry, "lfu",
     "least frequently used (history=0: counts since admission; history=1: counts since the start, "
     "kept across evictions, \"perfect LFU\"); ties broken by recency (LRU)",
-    {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts"}},
+    {{"history", "0", "1: counts survive evictions (perfect LFU); 0: in-cache counts", ParamType::kWhole,
+      ParamRange::closed(0, 1)}},
     [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
       const uint64_t history = p.get_uint("history");
-      if (history > 1) throw UsageError("lfu: history must be 0 or 1, got " + std::to_string(history));
       if (history == 1) return std::make_unique<LfuHistory>(cfg);
       return std::make_unique<Lfu>(cfg);
     });

@@ -190,12 +190,12 @@ MOESIM_REGISTER(
     EvictionRegistry, "lirs",
     "LIRS (Jiang & Zhang, SIGMETRICS'02): low inter-reference recency keys stay, a small HIR list "
     "gives the victims",
-    {{"hir", "0.01", "Lhirs: share of the capacity for resident HIR keys (at least one unit)"},
-     {"stack", "2", "bound of the stack S (resident and non-resident entries), x the capacity"}},
+    {{"hir", "0.01", "Lhirs: share of the capacity for resident HIR keys (at least one unit)",
+      ParamType::kReal, ParamRange::open(0, 1)},
+     {"stack", "2", "bound of the stack S (resident and non-resident entries), x the capacity",
+      ParamType::kReal, ParamRange::at_least(1)}},
     [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
       const double hir = p.get_double("hir"), stack = p.get_double("stack");
-      if (!(hir > 0 && hir < 1)) throw UsageError("lirs: hir must be in (0, 1), got " + p.get("hir"));
-      if (stack < 1) throw UsageError("lirs: stack must be >= 1, got " + p.get("stack"));
       return std::make_unique<Lirs>(cfg, hir, stack);
     });
 

@@ -16,8 +16,8 @@
 //   [ unmarked | marked, not in use | in use (marked) ]
 // so that marking, the phase reset (move a zone boundary) and a uniform unmarked victim are all O(1).
 // Randomness: moesim::Rng seeded with the `seed` parameter.
-#include "core/eviction.h"
 #include "base/rng.h"
+#include "core/eviction.h"
 #include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
@@ -92,10 +92,10 @@ class Marking final : public EvictionPolicyBase<Marking> {
 }  // namespace
 
 MOESIM_REGISTER(EvictionRegistry, "marking",
-                         "randomized marking (Fiat et al. 1991): phases, evict a random unmarked expert",
-                         {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
-                         [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                           return std::make_unique<Marking>(cfg, p.get_uint("seed"));
-                         });
+                "randomized marking (Fiat et al. 1991): phases, evict a random unmarked expert",
+                {{"seed", "1", "seed of the random stream (moesim::Rng)", ParamType::kWhole}},
+                [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+                  return std::make_unique<Marking>(cfg, p.get_uint("seed"));
+                });
 
 }  // namespace moesim::policies

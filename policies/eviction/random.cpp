@@ -9,8 +9,8 @@
 //
 // Randomness: moesim::Rng seeded with the `seed` parameter; one stream per cache, so a run is a pure
 // function of (trace, capacity, seed).
-#include "core/eviction.h"
 #include "base/rng.h"
+#include "core/eviction.h"
 #include "policies/eviction/key_lists.h"
 
 namespace moesim::policies {
@@ -53,7 +53,6 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
   void end_invocation(uint32_t part) override { in_use_[part] = 0; }
 
  private:
-
   Rng rng_;
   std::vector<uint32_t> base_;
   SlotArray slots_;
@@ -63,9 +62,9 @@ class RandomEviction final : public EvictionPolicyBase<RandomEviction> {
 }  // namespace
 
 MOESIM_REGISTER(EvictionRegistry, "random", "evict a uniformly random resident expert (seeded)",
-                         {{"seed", "1", "seed of the random stream (moesim::Rng)"}},
-                         [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
-                           return std::make_unique<RandomEviction>(cfg, p.get_uint("seed"));
-                         });
+                {{"seed", "1", "seed of the random stream (moesim::Rng)", ParamType::kWhole}},
+                [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
+                  return std::make_unique<RandomEviction>(cfg, p.get_uint("seed"));
+                });
 
 }  // namespace moesim::policies

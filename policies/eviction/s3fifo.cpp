@@ -128,18 +128,15 @@ class S3Fifo final : public EvictionPolicyBase<S3Fifo> {
 
 MOESIM_REGISTER(EvictionRegistry, "s3fifo",
                 "S3-FIFO (Yang et al., SOSP'23): small FIFO, main FIFO with reinsertion, ghost FIFO",
-                {{"small", "0.1", "share of the capacity for the small FIFO queue S"},
-                 {"ghost", "0.9", "capacity of the ghost queue G, as a share of the cache capacity"},
-                 {"threshold", "2", "hits in S that move a key to M instead of evicting it"}},
+                {{"small", "0.1", "share of the capacity for the small FIFO queue S", ParamType::kReal,
+                  ParamRange::closed_open(0, 1)},
+                 {"ghost", "0.9", "capacity of the ghost queue G, as a share of the cache capacity",
+                  ParamType::kReal, ParamRange::at_least(0)},
+                 {"threshold", "2", "hits in S that move a key to M instead of evicting it",
+                  ParamType::kWhole, ParamRange::closed(1, 3)}},
                 [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
                   S3FifoParams s{p.get_double("small"), p.get_double("ghost"),
                                  static_cast<uint32_t>(p.get_uint("threshold"))};
-                  if (!(s.small >= 0 && s.small < 1))
-                    throw UsageError("s3fifo: small must be in [0, 1), got " + p.get("small"));
-                  if (s.ghost < 0) throw UsageError("s3fifo: ghost must be >= 0, got " + p.get("ghost"));
-                  if (s.threshold < 1 || s.threshold > 3)
-                    throw UsageError("s3fifo: threshold must be 1, 2 or 3 (freq is a 2-bit counter), got " +
-                                     p.get("threshold"));
                   return std::make_unique<S3Fifo>(cfg, s);
                 });
 

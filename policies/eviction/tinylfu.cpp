@@ -194,15 +194,14 @@ MOESIM_REGISTER(
     "(W-)TinyLFU admission (Einziger et al., ACM ToS 2017) in front of an inner eviction policy: an "
     "LRU window, then a new expert replaces the inner policy's victim only if it is more frequent",
     {{"inner", "lru", "the eviction policy of the main cache (its own parameters joined by '+')"},
-     {"window", "0.01", "share of the capacity for the LRU window (0: plain TinyLFU)"},
-     {"sample", "32", "accesses between two resets (all counts halved), x the main cache's capacity"}},
+     {"window", "0.01", "share of the capacity for the LRU window (0: plain TinyLFU)", ParamType::kReal,
+      ParamRange::closed_open(0, 1)},
+     {"sample", "32", "accesses between two resets (all counts halved), x the main cache's capacity",
+      ParamType::kReal, ParamRange::above(0)}},
     [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
       std::string inner = p.get("inner");
       std::replace(inner.begin(), inner.end(), '+', ',');
       const double window = p.get_double("window"), sample = p.get_double("sample");
-      if (!(window >= 0 && window < 1))
-        throw UsageError("tinylfu: window must be in [0, 1), got " + p.get("window"));
-      if (!(sample > 0)) throw UsageError("tinylfu: sample must be > 0, got " + p.get("sample"));
       const PolicyNeeds& needs =
           EvictionRegistry::instance().find(PolicySpec::parse(inner).name, "eviction").needs;
       if (needs.next_use || needs.frequency)

@@ -120,12 +120,12 @@ MOESIM_REGISTER(
     EvictionRegistry, "2q",
     "2Q (Johnson & Shasha, VLDB'94): FIFO A1in for first references, its ghost FIFO A1out, LRU Am "
     "for re-references",
-    {{"kin", "0.25", "Kin: share of the capacity A1in may hold before it gives the victims"},
-     {"kout", "0.5", "Kout: size of the ghost queue A1out, as a share of the capacity"}},
+    {{"kin", "0.25", "Kin: share of the capacity A1in may hold before it gives the victims", ParamType::kReal,
+      ParamRange::closed_open(0, 1)},
+     {"kout", "0.5", "Kout: size of the ghost queue A1out, as a share of the capacity", ParamType::kReal,
+      ParamRange::at_least(0)}},
     [](const Params& p, const CacheConfig& cfg) -> std::unique_ptr<EvictionPolicy> {
       const double kin = p.get_double("kin"), kout = p.get_double("kout");
-      if (!(kin >= 0 && kin < 1)) throw UsageError("2q: kin must be in [0, 1), got " + p.get("kin"));
-      if (kout < 0) throw UsageError("2q: kout must be >= 0, got " + p.get("kout"));
       return std::make_unique<TwoQ>(cfg, kin, kout);
     });
 

@@ -63,7 +63,8 @@ class Eplb final : public PlacementPolicy {
     for (size_t r = ex.size(); r < slots; ++r) {
       size_t best = ex.size();
       for (size_t i = 0; i < ex.size(); ++i)
-        if (cnt[i] < gs.size() && (best == ex.size() || w[base + ex[i]] / cnt[i] > w[base + ex[best]] / cnt[best]))
+        if (cnt[i] < gs.size() &&
+            (best == ex.size() || w[base + ex[i]] / cnt[i] > w[base + ex[best]] / cnt[best]))
           best = i;
       if (best == ex.size()) break;
       ++cnt[best];
@@ -92,8 +93,8 @@ class Eplb final : public PlacementPolicy {
   }
 
   // Step 1, then steps 2-3 per node. false (nothing placed) when the nodes' slots cannot take whole groups.
-  bool place_hierarchical(const PlacementInput& in, const placement::GpuTable& gpus, const std::vector<double>& w,
-                          uint32_t l, Placement& p) const {
+  bool place_hierarchical(const PlacementInput& in, const placement::GpuTable& gpus,
+                          const std::vector<double>& w, uint32_t l, Placement& p) const {
     const auto nodes = static_cast<uint32_t>(in.servers.size());
     const uint32_t size = in.experts / groups_;
     std::vector<uint64_t> node_slots(nodes, 0);
@@ -110,14 +111,16 @@ class Eplb final : public PlacementPolicy {
     std::vector<uint32_t> quota(nodes);
     uint32_t given = 0;
     for (uint32_t n = 0; n < nodes; ++n) {
-      quota[n] = static_cast<uint32_t>(std::min<uint64_t>(groups_ * node_slots[n] / all, node_slots[n] / size));
+      quota[n] =
+          static_cast<uint32_t>(std::min<uint64_t>(groups_ * node_slots[n] / all, node_slots[n] / size));
       given += quota[n];
     }
     for (; given < groups_; ++given) {
       uint32_t best = nodes;
       for (uint32_t n = 0; n < nodes; ++n)
         if ((quota[n] + 1) * uint64_t{size} <= node_slots[n] &&
-            (best == nodes || node_slots[n] - quota[n] * uint64_t{size} > node_slots[best] - quota[best] * uint64_t{size}))
+            (best == nodes ||
+             node_slots[n] - quota[n] * uint64_t{size} > node_slots[best] - quota[best] * uint64_t{size}))
           best = n;
       if (best == nodes) return false;
       ++quota[best];
@@ -133,7 +136,8 @@ class Eplb final : public PlacementPolicy {
     for (uint32_t grp : order) {
       uint32_t best = nodes;
       for (uint32_t n = 0; n < nodes; ++n)
-        if (quota[n] > 0 && (best == nodes || nload[n] / node_speed[n] < nload[best] / node_speed[best])) best = n;
+        if (quota[n] > 0 && (best == nodes || nload[n] / node_speed[n] < nload[best] / node_speed[best]))
+          best = n;
       --quota[best];
       nload[best] += gload[grp];
       for (uint32_t e = grp * size; e < (grp + 1) * size; ++e) node_experts[best].push_back(e);
@@ -148,15 +152,16 @@ class Eplb final : public PlacementPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(PlacementRegistry, "eplb",
-                "DeepSeek's Expert Parallelism Load Balancer, heterogeneous as Prism §IV-A re-implements it: "
-                "replicate the experts with the highest load per replica into every GPU's memory, balanced "
-                "packing; hierarchical (groups to servers first) when the server count divides the group count",
-                {{"groups", "1", "expert groups of the model's group-limited routing (DeepSeek-V3: 8)"}},
-                [](const Params& p) -> std::unique_ptr<PlacementPolicy> {
-                  const uint64_t g = p.get_uint("groups");
-                  if (g == 0 || g > 1u << 20) throw UsageError("eplb: groups must be 1 or more");
-                  return std::make_unique<Eplb>(static_cast<uint32_t>(g));
-                });
+MOESIM_REGISTER(
+    PlacementRegistry, "eplb",
+    "DeepSeek's Expert Parallelism Load Balancer, heterogeneous as Prism §IV-A re-implements it: "
+    "replicate the experts with the highest load per replica into every GPU's memory, balanced "
+    "packing; hierarchical (groups to servers first) when the server count divides the group count",
+    {{"groups", "1", "expert groups of the model's group-limited routing (DeepSeek-V3: 8)", ParamType::kWhole,
+      ParamRange::closed(1, 1048576)}},
+    [](const Params& p) -> std::unique_ptr<PlacementPolicy> {
+      const uint64_t g = p.get_uint("groups");
+      return std::make_unique<Eplb>(static_cast<uint32_t>(g));
+    });
 
 }  // namespace moesim::policies

@@ -122,7 +122,8 @@ class ActivationAwarePrefetch final : public PrefetchPolicy {
       const Entry& en = entries_[c];
       double sim = 0;
       for (uint32_t l : reached_)
-        if (en.row_norm[l] > 0) sim += en.dot[l] / (en.row_norm[l] * std::sqrt(static_cast<double>(eam_sq_[l])));
+        if (en.row_norm[l] > 0)
+          sim += en.dot[l] / (en.row_norm[l] * std::sqrt(static_cast<double>(eam_sq_[l])));
       sim /= static_cast<double>(std::max<size_t>(reached_.size(), 1));
       if (sim > best_sim) {
         best_sim = sim;
@@ -166,8 +167,8 @@ class ActivationAwarePrefetch final : public PrefetchPolicy {
   }
 
   uint32_t layers_, experts_, capacity_, depth_, per_layer_;
-  std::vector<uint64_t> eam_;     // the current request's matrix
-  std::vector<uint64_t> eam_sq_;  // [layer]: its rows' squared norms
+  std::vector<uint64_t> eam_;      // the current request's matrix
+  std::vector<uint64_t> eam_sq_;   // [layer]: its rows' squared norms
   std::vector<uint32_t> reached_;  // layers with a nonzero row, in order reached
   std::vector<uint64_t> total_, total_row_;
   std::vector<Entry> entries_;
@@ -175,26 +176,21 @@ class ActivationAwarePrefetch final : public PrefetchPolicy {
   uint64_t request_tokens_ = 0, requests_ = 0;
 };
 
-uint32_t param_in(const Params& p, const char* name, uint64_t lo, uint64_t hi) {
-  const uint64_t v = p.get_uint(name);
-  if (v < lo || v > hi)
-    throw UsageError(std::string("prefetch policy 'activation-aware': ") + name + " must be in [" + std::to_string(lo) +
-                     ", " + std::to_string(hi) + "], got " + p.get(name));
-  return static_cast<uint32_t>(v);
-}
-
 }  // namespace
 
-MOESIM_REGISTER(PrefetchRegistry, "activation-aware",
-                "MoE-Infinity-style: matches the request's expert activation matrix against past requests' and "
-                "prefetches the best match's most used experts of the next layers",
-                {{"collection", "64", "past requests' matrices kept (the EAMC)"},
-                 {"depth", "1", "layers ahead to prefetch"},
-                 {"per_layer", "0", "experts per layer ahead at most (0: top_k x batch)"}},
-                [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
-                  return std::make_unique<ActivationAwarePrefetch>(s, param_in(p, "collection", 1, 100000),
-                                                                   param_in(p, "depth", 1, 1024),
-                                                                   param_in(p, "per_layer", 0, 65536));
-                });
+MOESIM_REGISTER(
+    PrefetchRegistry, "activation-aware",
+    "MoE-Infinity-style: matches the request's expert activation matrix against past requests' and "
+    "prefetches the best match's most used experts of the next layers",
+    {{"collection", "64", "past requests' matrices kept (the EAMC)", ParamType::kWhole,
+      ParamRange::closed(1, 100000)},
+     {"depth", "1", "layers ahead to prefetch", ParamType::kWhole, ParamRange::closed(1, 1024)},
+     {"per_layer", "0", "experts per layer ahead at most (0: top_k x batch)", ParamType::kWhole,
+      ParamRange::closed(0, 65536)}},
+    [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
+      return std::make_unique<ActivationAwarePrefetch>(s, static_cast<uint32_t>(p.get_uint("collection")),
+                                                       static_cast<uint32_t>(p.get_uint("depth")),
+                                                       static_cast<uint32_t>(p.get_uint("per_layer")));
+    });
 
 }  // namespace moesim::policies

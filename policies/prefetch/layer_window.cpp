@@ -10,7 +10,8 @@ namespace {
 
 class LayerWindow final : public PrefetchPolicy {
  public:
-  LayerWindow(uint32_t depth, const PrefetchSetup& s) : depth_(depth), layers_(s.layers), experts_(s.experts) {}
+  LayerWindow(uint32_t depth, const PrefetchSetup& s)
+      : depth_(depth), layers_(s.layers), experts_(s.experts) {}
   void propose(const PrefetchContext& ctx, std::vector<PrefetchRequest>& out) override {
     for (uint32_t j = 1; j <= depth_ && j < layers_; ++j) {
       const auto layer = static_cast<uint16_t>((ctx.layer + j) % layers_);
@@ -25,10 +26,9 @@ class LayerWindow final : public PrefetchPolicy {
 }  // namespace
 
 MOESIM_REGISTER(PrefetchRegistry, "layer-window", "every expert of the next `depth` layers (DeepSpeed-style)",
-                {{"depth", "1", "layers ahead (>= 1)"}},
+                {{"depth", "1", "layers ahead", ParamType::kWhole, ParamRange::closed(1, 4096)}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t d = p.get_uint("depth");
-                  if (d < 1 || d > 4096) throw UsageError("prefetch layer-window: depth must be in 1..4096");
                   return std::make_unique<LayerWindow>(static_cast<uint32_t>(d), s);
                 });
 

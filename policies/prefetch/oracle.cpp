@@ -13,8 +13,8 @@
 #include <algorithm>
 
 #include "base/error.h"
-#include "core/prefetch.h"
 #include "base/rng.h"
+#include "core/prefetch.h"
 
 namespace moesim::policies {
 namespace {
@@ -22,7 +22,10 @@ namespace {
 class OraclePrefetch final : public PrefetchPolicy {
  public:
   OraclePrefetch(double accuracy, uint32_t lookahead, const PrefetchSetup& s)
-      : accuracy_(accuracy), lookahead_(lookahead), rng_(s.seed ^ 0x9e3779b97f4a7c15ull), mark_(s.experts, 0) {}
+      : accuracy_(accuracy),
+        lookahead_(lookahead),
+        rng_(s.seed ^ 0x9e3779b97f4a7c15ull),
+        mark_(s.experts, 0) {}
 
   void propose(const PrefetchContext& ctx, std::vector<PrefetchRequest>& out) override {
     const WorkloadView& w = *ctx.workload;
@@ -64,18 +67,19 @@ class OraclePrefetch final : public PrefetchPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(PrefetchRegistry, "oracle",
-                "the trace's true next-layer experts, each kept with probability `accuracy` and otherwise "
-                "replaced by an expert the invocation did not pick (a predictor of that accuracy)",
-                {{"accuracy", "1", "probability each true expert is proposed (0..1)"},
-                 {"lookahead", "1", "invocations ahead, within the step (>= 1)"}},
-                [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
-                  const double a = p.get_double("accuracy");
-                  if (!(a >= 0 && a <= 1)) throw UsageError("prefetch oracle: accuracy must be in [0, 1]");
-                  const uint64_t n = p.get_uint("lookahead");
-                  if (n < 1 || n > 1024) throw UsageError("prefetch oracle: lookahead must be in 1..1024");
-                  return std::make_unique<OraclePrefetch>(a, static_cast<uint32_t>(n), s);
-                },
-                PolicyNeeds{.next_use = true});
+MOESIM_REGISTER(
+    PrefetchRegistry, "oracle",
+    "the trace's true next-layer experts, each kept with probability `accuracy` and otherwise "
+    "replaced by an expert the invocation did not pick (a predictor of that accuracy)",
+    {{"accuracy", "1", "probability each true expert is proposed", ParamType::kReal,
+      ParamRange::closed(0, 1)},
+     {"lookahead", "1", "invocations ahead, within the step", ParamType::kWhole,
+      ParamRange::closed(1, 1024)}},
+    [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
+      const double a = p.get_double("accuracy");
+      const uint64_t n = p.get_uint("lookahead");
+      return std::make_unique<OraclePrefetch>(a, static_cast<uint32_t>(n), s);
+    },
+    PolicyNeeds{.next_use = true});
 
 }  // namespace moesim::policies

@@ -47,13 +47,15 @@ class PopularityPrefetch final : public PrefetchPolicy {
 MOESIM_REGISTER(PrefetchRegistry, "popularity",
                 "learned static predictor: the `top` most used experts of the next layer in a training trace",
                 {{"train", "", "training trace (any format moesim reads; not the evaluated one)"},
-                 {"top", "8", "experts proposed per invocation (>= 1)"}},
+                 {"top", "8", "experts proposed per invocation (at most the experts per layer)",
+                  ParamType::kWhole, ParamRange::at_least(1)}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t top = p.get_uint("top");
-                  if (top < 1 || top > s.experts)
-                    throw UsageError("prefetch popularity: top must be in 1..experts per layer");
-                  return std::make_unique<PopularityPrefetch>(train_prefetch(p.get("train"), s.layers, s.experts),
-                                                              static_cast<uint32_t>(top));
+                  if (top > s.experts)  // the declared range says >= 1; the run's model says the most
+                    throw UsageError("popularity: top must be at most the experts per layer (" +
+                                     std::to_string(s.experts) + "), got " + p.get("top"));
+                  return std::make_unique<PopularityPrefetch>(
+                      train_prefetch(p.get("train"), s.layers, s.experts), static_cast<uint32_t>(top));
                 });
 
 }  // namespace moesim::policies

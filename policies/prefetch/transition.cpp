@@ -19,7 +19,8 @@ namespace {
 
 class TransitionPrefetch final : public PrefetchPolicy {
  public:
-  TransitionPrefetch(PrefetchTraining t, uint32_t top) : t_(std::move(t)), top_(top), score_(t_.experts), order_(t_.experts) {}
+  TransitionPrefetch(PrefetchTraining t, uint32_t top)
+      : t_(std::move(t)), top_(top), score_(t_.experts), order_(t_.experts) {}
 
   void propose(const PrefetchContext& ctx, std::vector<PrefetchRequest>& out) override {
     const WorkloadView& w = *ctx.workload;
@@ -57,12 +58,15 @@ MOESIM_REGISTER(PrefetchRegistry, "transition",
                 "learned cross-layer predictor: the current layer's experts predict the next layer's, from "
                 "transition counts of a training trace",
                 {{"train", "", "training trace (any format moesim reads; not the evaluated one)"},
-                 {"top", "0", "experts proposed per invocation (0: as many as the current invocation has)"}},
+                 {"top", "0", "experts proposed per invocation (0: as many as the current invocation has)",
+                  ParamType::kWhole}},
                 [](const Params& p, const PrefetchSetup& s) -> std::unique_ptr<PrefetchPolicy> {
                   const uint64_t top = p.get_uint("top");
-                  if (top > s.experts) throw UsageError("prefetch transition: top must be at most the experts per layer");
-                  return std::make_unique<TransitionPrefetch>(train_prefetch(p.get("train"), s.layers, s.experts),
-                                                              static_cast<uint32_t>(top));
+                  if (top > s.experts)  // per-parameter types are the registry's; the run's model bounds top
+                    throw UsageError("transition: top must be at most the experts per layer (" +
+                                     std::to_string(s.experts) + "), got " + p.get("top"));
+                  return std::make_unique<TransitionPrefetch>(
+                      train_prefetch(p.get("train"), s.layers, s.experts), static_cast<uint32_t>(top));
                 });
 
 }  // namespace moesim::policies

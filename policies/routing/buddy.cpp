@@ -1,5 +1,5 @@
-// buddy (profile, H, tau, tau_pct, beta, rho): BuddyMoE's runtime substitution (BuddyMoE, §3.1, §3.3, Alg. 1),
-// on the offline profile of `moesim buddy profile` (traces/buddy_profile.h).
+// buddy (profile, H, tau, tau_pct, beta, rho): BuddyMoE's runtime substitution (BuddyMoE, §3.1, §3.3, Alg.
+// 1), on the offline profile of `moesim buddy profile` (traces/buddy_profile.h).
 //   per invocation (layer l):
 //     delta = |requested experts not resident| / |requested experts|          (Eq. 2, over the router's
 //                                                                            unique experts of the batch)
@@ -122,37 +122,38 @@ class Buddy final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "buddy",
-                "BuddyMoE (Alg. 1): replace a missing expert by a resident co-activation buddy, behind the TAE gate "
-                "tau, the residency gate beta and a per-token budget rho",
-                {{"profile", "", "buddy profile JSON from `moesim buddy profile` (required)"},
-                 {"H", "4", "buddies searched per missing expert"},
-                 {"tau", "0", "TAE gate: no replacement for a token with TAE <= tau (Eq. 1)"},
-                 {"tau_pct", "-1", "if >= 0: tau = this percentile (0-100) of the profile's per-layer TAE"},
-                 {"beta", "0.5", "residency gate: no replacement when the missing share of requested experts "
-                                 ">= beta (Eq. 2; 0 = never replace)"},
-                 {"rho", "1", "replacements per token at most"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  const std::string path = p.get("profile");
-                  if (path.empty())
-                    throw UsageError("buddy: profile=FILE is required (write one with `moesim buddy profile --trace T "
-                                "-o buddies.json`)");
-                  Options o;
-                  o.H = static_cast<uint32_t>(p.get_uint("H"));
-                  o.rho = static_cast<uint32_t>(p.get_uint("rho"));
-                  o.tau = p.get_double("tau");
-                  o.tau_pct = p.get_double("tau_pct");
-                  o.beta = p.get_double("beta");
-                  if (!(o.beta >= 0 && o.beta <= 1)) throw UsageError("buddy: beta must be in [0, 1], got " + p.get("beta"));
-                  if (!(o.tau_pct <= 100) || std::isnan(o.tau_pct))
-                    throw UsageError("buddy: tau_pct must be at most 100, got " + p.get("tau_pct"));
-                  if (!std::isfinite(o.tau)) throw UsageError("buddy: tau must be a finite number");
-                  auto prof = traces::buddy_profile_from_json(load_json_file(path), path);
-                  if (prof.layers != s.layers || prof.experts != s.experts)
-                    throw Error(path + ": the buddy profile is for " + std::to_string(prof.layers) + " layers x " +
-                                std::to_string(prof.experts) + " experts, the trace has " + std::to_string(s.layers) +
-                                " x " + std::to_string(s.experts));
-                  return std::make_unique<Buddy>(std::move(prof), o);
-                });
+MOESIM_REGISTER(
+    RoutingRegistry, "buddy",
+    "BuddyMoE (Alg. 1): replace a missing expert by a resident co-activation buddy, behind the TAE gate "
+    "tau, the residency gate beta and a per-token budget rho",
+    {{"profile", "", "buddy profile JSON from `moesim buddy profile` (required)"},
+     {"H", "4", "buddies searched per missing expert", ParamType::kWhole},
+     {"tau", "0", "TAE gate: no replacement for a token with TAE <= tau (Eq. 1)", ParamType::kReal},
+     {"tau_pct", "-1", "if >= 0: tau = this percentile (0-100) of the profile's per-layer TAE",
+      ParamType::kReal, ParamRange::at_most(100)},
+     {"beta", "0.5",
+      "residency gate: no replacement when the missing share of requested experts "
+      ">= beta (Eq. 2; 0 = never replace)",
+      ParamType::kReal, ParamRange::closed(0, 1)},
+     {"rho", "1", "replacements per token at most", ParamType::kWhole}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      const std::string path = p.get("profile");
+      if (path.empty())
+        throw UsageError(
+            "buddy: profile=FILE is required (write one with `moesim buddy profile --trace T "
+            "-o buddies.json`)");
+      Options o;
+      o.H = static_cast<uint32_t>(p.get_uint("H"));
+      o.rho = static_cast<uint32_t>(p.get_uint("rho"));
+      o.tau = p.get_double("tau");
+      o.tau_pct = p.get_double("tau_pct");
+      o.beta = p.get_double("beta");
+      auto prof = traces::buddy_profile_from_json(load_json_file(path), path);
+      if (prof.layers != s.layers || prof.experts != s.experts)
+        throw Error(path + ": the buddy profile is for " + std::to_string(prof.layers) + " layers x " +
+                    std::to_string(prof.experts) + " experts, the trace has " + std::to_string(s.layers) +
+                    " x " + std::to_string(s.experts));
+      return std::make_unique<Buddy>(std::move(prof), o);
+    });
 
 }  // namespace moesim::policies

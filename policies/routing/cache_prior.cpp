@@ -22,8 +22,15 @@ namespace {
 class CachePrior final : public RoutingPolicy {
  public:
   CachePrior(const RoutingSetup& s, double lambda, uint32_t J, double delta)
-      : ranker_(s.experts), lambda_(lambda), J_(J), fixed_delta_(delta), sum_(s.layers, 0.0), n_(s.layers, 0),
-        score_(s.experts), rank_(s.experts), order_(s.experts) {}
+      : ranker_(s.experts),
+        lambda_(lambda),
+        J_(J),
+        fixed_delta_(delta),
+        sum_(s.layers, 0.0),
+        n_(s.layers, 0),
+        score_(s.experts),
+        rank_(s.experts),
+        order_(s.experts) {}
 
   void route(const RoutingContext& ctx, std::span<uint16_t> out) override {
     const InvocationTokens& tok = *ctx.tokens;
@@ -38,7 +45,8 @@ class CachePrior final : public RoutingPolicy {
       }
       sum_[ctx.layer] += static_cast<double>(zmax) - zmin;
       ++n_[ctx.layer];
-      const double delta = fixed_delta_ > 0 ? fixed_delta_ : sum_[ctx.layer] / static_cast<double>(n_[ctx.layer]);
+      const double delta =
+          fixed_delta_ > 0 ? fixed_delta_ : sum_[ctx.layer] / static_cast<double>(n_[ctx.layer]);
       const double boost = lambda_ * delta;
       // Base scores: recorded experts keep their logits, the others at most the lowest recorded one.
       double floor = z[ids[0]];
@@ -91,24 +99,23 @@ class CachePrior final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "cache-prior",
-                "Cache-Prior reranking (Cache-Conditional Experts, Eq. 9-10): add lambda x the average logit range "
-                "to cached experts' logits, keep the top J",
-                {{"lambda", "0.5", "cache bias in [0, 1] (0 = the router's routing)"},
-                 {"J", "1", "top-J experts always selected"},
-                 {"delta", "0", "fixed logit range Delta (e.g. from a calibration trace); 0 = running average"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  const double lambda = p.get_double("lambda"), delta = p.get_double("delta");
-                  if (!(lambda >= 0 && lambda <= 1))
-                    throw UsageError("cache-prior: lambda must be in [0, 1], got " + p.get("lambda"));
-                  if (!(delta >= 0) || !std::isfinite(delta))
-                    throw UsageError("cache-prior: delta must be a finite number >= 0, got " + p.get("delta"));
-                  if (!s.has_logits)
-                    throw Error("cache-prior needs router logits (Eq. 9 boosts logits), and this trace has none. "
-                                "Attach synthetic logits consistent with its recorded routing: moesim trace synth "
-                                "--logits-for TRACE -o T.mtr");
-                  return std::make_unique<CachePrior>(s, lambda, static_cast<uint32_t>(p.get_uint("J")), delta);
-                },
-                PolicyNeeds{.logits = true});
+MOESIM_REGISTER(
+    RoutingRegistry, "cache-prior",
+    "Cache-Prior reranking (Cache-Conditional Experts, Eq. 9-10): add lambda x the average logit range "
+    "to cached experts' logits, keep the top J",
+    {{"lambda", "0.5", "cache bias (0 = the router's routing)", ParamType::kReal, ParamRange::closed(0, 1)},
+     {"J", "1", "top-J experts always selected", ParamType::kWhole},
+     {"delta", "0", "fixed logit range Delta (e.g. from a calibration trace); 0 = running average",
+      ParamType::kReal, ParamRange::at_least(0)}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      const double lambda = p.get_double("lambda"), delta = p.get_double("delta");
+      if (!s.has_logits)
+        throw Error(
+            "cache-prior needs router logits (Eq. 9 boosts logits), and this trace has none. "
+            "Attach synthetic logits consistent with its recorded routing: moesim trace synth "
+            "--logits-for TRACE -o T.mtr");
+      return std::make_unique<CachePrior>(s, lambda, static_cast<uint32_t>(p.get_uint("J")), delta);
+    },
+    PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

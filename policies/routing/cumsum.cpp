@@ -50,17 +50,17 @@ class Cumsum final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "cumsum",
-                "cache-aware Cumulative-Probability-Threshold (Cache-Conditional Experts, Alg. 2): Max-Rank with "
-                "M = the smallest rank whose cumulative router probability reaches p",
-                {{"p", "0.9", "cumulative probability threshold in [0, 1]"},
-                 {"J", "1", "top-J experts always selected"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  const double th = p.get_double("p");
-                  if (!(th >= 0 && th <= 1)) throw UsageError("cumsum: p must be in [0, 1], got " + p.get("p"));
-                  if (!s.has_logits) throw Error(routing::needs_logits_message("cumsum"));
-                  return std::make_unique<Cumsum>(s, th, static_cast<uint32_t>(p.get_uint("J")));
-                },
-                PolicyNeeds{.logits = true});
+MOESIM_REGISTER(
+    RoutingRegistry, "cumsum",
+    "cache-aware Cumulative-Probability-Threshold (Cache-Conditional Experts, Alg. 2): Max-Rank with "
+    "M = the smallest rank whose cumulative router probability reaches p",
+    {{"p", "0.9", "cumulative probability threshold", ParamType::kReal, ParamRange::closed(0, 1)},
+     {"J", "1", "top-J experts always selected", ParamType::kWhole}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      const double th = p.get_double("p");
+      if (!s.has_logits) throw Error(routing::needs_logits_message("cumsum"));
+      return std::make_unique<Cumsum>(s, th, static_cast<uint32_t>(p.get_uint("J")));
+    },
+    PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

@@ -15,12 +15,14 @@ namespace {
 
 class MaxRank final : public RoutingPolicy {
  public:
-  MaxRank(const RoutingSetup& s, uint32_t M, uint32_t J) : ranker_(s.experts), M_(std::min(M, s.experts)), J_(J) {}
+  MaxRank(const RoutingSetup& s, uint32_t M, uint32_t J)
+      : ranker_(s.experts), M_(std::min(M, s.experts)), J_(J) {}
   void route(const RoutingContext& ctx, std::span<uint16_t> out) override {
     const InvocationTokens& tok = *ctx.tokens;
     const uint32_t K = tok.top_k();
     auto cached = [&](uint16_t e) { return ctx.residency->cached(ctx.layer, e); };
-    for (uint32_t t = 0; t < tok.size(); ++t) ranker_.max_rank(tok, t, M_, J_, cached, out.subspan(size_t{t} * K, K));
+    for (uint32_t t = 0; t < tok.size(); ++t)
+      ranker_.max_rank(tok, t, M_, J_, cached, out.subspan(size_t{t} * K, K));
   }
 
  private:
@@ -30,18 +32,19 @@ class MaxRank final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "max-rank",
-                "cache-aware Max-Rank (Cache-Conditional Experts, Alg. 1): promote cached experts ranked < M, "
-                "always keep the top J",
-                {{"M", "8", "maximum rank (1-based) a cached expert may be promoted from"},
-                 {"J", "1", "top-J experts always selected"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  const uint64_t M = p.get_uint("M"), J = p.get_uint("J");
-                  if (M == 0) throw UsageError("max-rank: M must be at least 1");
-                  if (M > s.top_k && !s.has_logits)
-                    throw Error(routing::needs_logits_message("max-rank:M=" + std::to_string(M) + " (top-" +
-                                                              std::to_string(s.top_k) + ")"));
-                  return std::make_unique<MaxRank>(s, static_cast<uint32_t>(M), static_cast<uint32_t>(J));
-                });
+MOESIM_REGISTER(
+    RoutingRegistry, "max-rank",
+    "cache-aware Max-Rank (Cache-Conditional Experts, Alg. 1): promote cached experts ranked < M, "
+    "always keep the top J",
+    {{"M", "8", "maximum rank (1-based) a cached expert may be promoted from", ParamType::kWhole,
+      ParamRange::at_least(1)},
+     {"J", "1", "top-J experts always selected", ParamType::kWhole}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      const uint64_t M = p.get_uint("M"), J = p.get_uint("J");
+      if (M > s.top_k && !s.has_logits)
+        throw Error(routing::needs_logits_message("max-rank:M=" + std::to_string(M) + " (top-" +
+                                                  std::to_string(s.top_k) + ")"));
+      return std::make_unique<MaxRank>(s, static_cast<uint32_t>(M), static_cast<uint32_t>(J));
+    });
 
 }  // namespace moesim::policies

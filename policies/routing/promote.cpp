@@ -27,14 +27,15 @@ class Promote final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "promote",
-                "naive cache-aware routing (Cache-Conditional Experts, Eq. 5): every cached expert first, top J "
-                "kept",
-                {{"J", "1", "top-J experts always selected"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  if (!s.has_logits) throw Error(routing::needs_logits_message("promote"));
-                  return std::make_unique<Promote>(s, static_cast<uint32_t>(p.get_uint("J")));
-                },
-                PolicyNeeds{.logits = true});
+MOESIM_REGISTER(
+    RoutingRegistry, "promote",
+    "naive cache-aware routing (Cache-Conditional Experts, Eq. 5): every cached expert first, top J "
+    "kept",
+    {{"J", "1", "top-J experts always selected", ParamType::kWhole}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      if (!s.has_logits) throw Error(routing::needs_logits_message("promote"));
+      return std::make_unique<Promote>(s, static_cast<uint32_t>(p.get_uint("J")));
+    },
+    PolicyNeeds{.logits = true});
 
 }  // namespace moesim::policies

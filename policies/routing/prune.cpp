@@ -27,11 +27,12 @@ class Prune final : public RoutingPolicy {
 
 MOESIM_REGISTER(RoutingRegistry, "prune",
                 "pruning baseline (Cache-Conditional Experts, §2.3): drop experts ranked >= h (1-based)",
-                {{"h", "2", "first dropped rank, 1-based (h >= 2; h > k drops nothing)"}},
+                {{"h", "2", "first dropped rank, 1-based (h > k drops nothing)", ParamType::kWhole,
+                  ParamRange::at_least(2)}},
                 [](const Params& p, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
                   const uint64_t h = p.get_uint("h");
-                  if (h < 2) throw UsageError("prune: h must be at least 2 (h = 1 would drop every expert)");
-                  return std::make_unique<Prune>(static_cast<uint32_t>(std::min<uint64_t>(h - 1, UINT32_MAX)));
+                  return std::make_unique<Prune>(
+                      static_cast<uint32_t>(std::min<uint64_t>(h - 1, UINT32_MAX)));
                 });
 
 }  // namespace moesim::policies

@@ -18,7 +18,8 @@ namespace {
 
 class RandomResident final : public RoutingPolicy {
  public:
-  RandomResident(const RoutingSetup& s, uint64_t seed, uint64_t rho) : rng_(seed), rho_(rho), mark_(s.experts, 0) {}
+  RandomResident(const RoutingSetup& s, uint64_t seed, uint64_t rho)
+      : rng_(seed), rho_(rho), mark_(s.experts, 0) {}
 
   void route(const RoutingContext& ctx, std::span<uint16_t> out) override {
     const InvocationTokens& tok = *ctx.tokens;
@@ -55,7 +56,8 @@ class RandomResident final : public RoutingPolicy {
   }
 
   Json counters() const override {
-    return Json{{"replaced", replaced_}, {"stopped_by_rho", stop_rho_}, {"no_resident_candidate", no_candidate_}};
+    return Json{
+        {"replaced", replaced_}, {"stopped_by_rho", stop_rho_}, {"no_resident_candidate", no_candidate_}};
   }
 
  private:
@@ -68,13 +70,14 @@ class RandomResident final : public RoutingPolicy {
 
 }  // namespace
 
-MOESIM_REGISTER(RoutingRegistry, "random-resident",
-                "BuddyMoE's Random baseline (§5.1): replace a missing expert by a uniformly drawn resident expert "
-                "the token does not use, no gate",
-                {{"seed", "1", "seed of the draws"},
-                 {"rho", "4294967295", "replacements per token at most (default: no limit)"}},
-                [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
-                  return std::make_unique<RandomResident>(s, p.get_uint("seed"), p.get_uint("rho"));
-                });
+MOESIM_REGISTER(
+    RoutingRegistry, "random-resident",
+    "BuddyMoE's Random baseline (§5.1): replace a missing expert by a uniformly drawn resident expert "
+    "the token does not use, no gate",
+    {{"seed", "1", "seed of the draws", ParamType::kWhole},
+     {"rho", "4294967295", "replacements per token at most (default: no limit)", ParamType::kWhole}},
+    [](const Params& p, const RoutingSetup& s) -> std::unique_ptr<RoutingPolicy> {
+      return std::make_unique<RandomResident>(s, p.get_uint("seed"), p.get_uint("rho"));
+    });
 
 }  // namespace moesim::policies

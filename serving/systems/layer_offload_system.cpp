@@ -8,11 +8,6 @@ namespace {
 
 class LayerOffload final : public System {
  public:
-  SystemTraits traits() const override {
-    SystemTraits t;
-    t.host_tier = true;
-    return t;
-  }
   std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
                                    PipelineOptions& po, RunResult& r) const override {
     po.load_whole_layer = true;
@@ -22,9 +17,11 @@ class LayerOffload final : public System {
 
 }  // namespace
 
-MOESIM_REGISTER(SystemRegistry, "layer-offload",
-                "Accelerate-style: a layer's whole weights are loaded when it runs (the experts not resident), "
-                "into offload's expert cache",
-                {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<LayerOffload>(); });
+MOESIM_REGISTER(
+    SystemRegistry, "layer-offload",
+    "Accelerate-style: a layer's whole weights are loaded when it runs (the experts not resident), "
+    "into offload's expert cache",
+    {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<LayerOffload>(); },
+    PolicyNeeds{}, SystemTraits{.host_tier = true});
 
 }  // namespace moesim::serving

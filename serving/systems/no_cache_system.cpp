@@ -37,16 +37,17 @@ class NoCacheResidency final : public Residency {
 
 class NoCache final : public System {
  public:
-  SystemTraits traits() const override { return SystemTraits{}; }
   std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string&, PipelineOptions&,
                                    RunResult&) const override {
-    return std::make_unique<NoCacheResidency>(ctx.cfg.unified_memory ? MemoryTier::kUnified : MemoryTier::kDevice);
+    return std::make_unique<NoCacheResidency>(ctx.cfg.unified_memory ? MemoryTier::kUnified
+                                                                     : MemoryTier::kDevice);
   }
 };
 
 }  // namespace
 
-MOESIM_REGISTER(SystemRegistry, "no-cache", "every lookup misses: each expert is read whole from the SSD at every use",
-                {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<NoCache>(); });
+MOESIM_REGISTER(SystemRegistry, "no-cache",
+                "every lookup misses: each expert is read whole from the SSD at every use", {},
+                [](const Params&) -> std::unique_ptr<System> { return std::make_unique<NoCache>(); });
 
 }  // namespace moesim::serving

@@ -451,11 +451,6 @@ ClusterResult PrismServing::run() {
 
 class Prism final : public System, public ClusterSystem {
  public:
-  SystemTraits traits() const override {
-    SystemTraits t;
-    t.cluster = true;
-    return t;
-  }
   std::unique_ptr<Residency> build(const SystemBuildContext&, const std::string&, PipelineOptions&,
                                    RunResult&) const override {
     throw UsageError("system prism serves a cluster of servers: run it with `moesim cluster SERVERS.json`");
@@ -475,6 +470,7 @@ MOESIM_REGISTER(
     "Prism's edge cluster (`moesim cluster`): each server's requests computed layer by layer, experts "
     "placed elsewhere invoked remotely on the replica that finishes first, placements "
     "(--placement) re-planned and migrated when Eq. 4 holds",
-    {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<Prism>(); });
+    {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<Prism>(); }, PolicyNeeds{},
+    SystemTraits{.cluster = true});
 
 }  // namespace moesim::serving

@@ -56,6 +56,14 @@ std::string pool_list(std::string s) {
   return s;
 }
 
+// Its registry entry's traits: the paper's in-pool eviction and scheduler, its planner, per-layer pools.
+const SystemTraits kTraits{.eviction = "freq",
+                           .scheduling = "zipmoe",
+                           .planner = "zipmoe",
+                           .per_layer_scope = true,
+                           .uses_store_layout = true,
+                           .partial_states = true};
+
 class ZipMoE final : public System {
  public:
   explicit ZipMoE(const Params& p)
@@ -66,27 +74,10 @@ class ZipMoE final : public System {
         pools_(pool_list(p.get("pools"))),
         pool_set_(pool_list(p.get("pool_set"))),
         io_(p.get("io")) {
-    if (io_ != "fused" && io_ != "thread")
-      throw UsageError(
-          "system 'zipmoe': io must be fused (the prototype's E-chunk reads on the CPU workers, "
-          "ZipMoE §4) or thread (every read on the I/O thread, §3.3), got '" +
-          io_ + "'");
-    // Out of range is refused, never clamped: a run with another K or rho than the one asked for would be
-    // reported as that one.
-    check_shards(p.get_uint("shards"), "system 'zipmoe': shards");
-    if (e_ratio_ != 0) check_exponent_ratio(e_ratio_, "system 'zipmoe': e_ratio (0: the default)");
+    // io, shards and e_ratio are in their declared ranges (the registry refuses the rest, never clamps: a run
+    // with another K or rho than the one asked for would be reported as that one); the pool list is a rule
+    // of its own.
     parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
-  }
-
-  SystemTraits traits() const override {
-    SystemTraits t;
-    t.eviction = "freq";
-    t.scheduling = "zipmoe";
-    t.planner = "zipmoe";
-    t.per_layer_scope = true;
-    t.uses_store_layout = true;
-    t.partial_states = true;
-    return t;
   }
 
   std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
@@ -149,7 +140,7 @@ class ZipMoE final : public System {
     if (pools.ratios) {
       plan = zipmoe_evaluate(in, *pools.ratios);
     } else {
-      const PlanResult pr = PlanningRegistry::instance().create(traits().planner, "planning")->plan(in);
+      const PlanResult pr = PlanningRegistry::instance().create(kTraits.planner, "planning")->plan(in);
       plan = pr.best;
       for (const auto& ru : pr.runners_up) runners.push_back(pool_plan_json(ru));
     }
@@ -207,23 +198,31 @@ class ZipMoE final : public System {
 
 }  // namespace
 
-MOESIM_REGISTER(SystemRegistry, "zipmoe",
-                "ZipMoE: compressed expert pools F/C/S/E per layer, planned (Alg. 4) or given, rank-based "
-                "dispatch, the cache-affinity scheduler (Alg. 1); --policy is the in-pool eviction",
-                {{"delta", "0", "dispatch tolerance in ranks (§3.4; flag --delta)"},
-                 {"shards", "4", "K: E-chunk shards per tensor (flag --shards; default: a --store's K)"},
-                 {"grid", "0.05", "planner grid step (flag --grid)"},
-                 {"pools", "",
-                  "the pools the planner may use (F+C+S), or fixed ratios such as F=0.2+C=0.5+S=0.3 "
-                  "(no planning); empty: pool_set (flag --pools)"},
-                 {"pool_set", "F+C+S+E", "the pools the planner may use (Lambda) when pools is empty"},
-                 {"e_ratio", "0",
-                  "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
-                  "(flag --ratio; default: a --store's)"},
-                 {"io", "fused",
-                  "E-chunk reads: fused (each read with its decompression on a CPU worker, "
-                  "buffered: the prototype of ZipMoE §4) or thread (every read on the one I/O "
-                  "thread, §3.3); the planner's Alg. 3 assumes the same"}},
-                [](const Params& p) -> std::unique_ptr<System> { return std::make_unique<ZipMoE>(p); });
+MOESIM_REGISTER(
+    SystemRegistry, "zipmoe",
+    "ZipMoE: compressed expert pools F/C/S/E per layer, planned (Alg. 4) or given, rank-based "
+    "dispatch, the cache-affinity scheduler (Alg. 1); --policy is the in-pool eviction",
+    {{"delta", "0", "dispatch tolerance in ranks (§3.4; flag --delta)", ParamType::kWhole},
+     {"shards", "4", "K: E-chunk shards per tensor (flag --shards; default: a --store's K)",
+      ParamType::kWhole, ParamRange::closed(1, kMaxShards)},
+     {"grid", "0.05", "planner grid step (flag --grid)", ParamType::kReal, ParamRange::open_closed(0, 1)},
+     {"pools", "",
+      "the pools the planner may use (F+C+S), or fixed ratios such as F=0.2+C=0.5+S=0.3 "
+      "(no planning); empty: pool_set (flag --pools)"},
+     {"pool_set", "F+C+S+E", "the pools the planner may use (Lambda) when pools is empty"},
+     {"e_ratio", "0",
+      "rho, compressed / raw exponent bytes; 0: measured on Gaussian BF16 weights "
+      "(flag --ratio; default: a --store's)",
+      ParamType::kReal, ParamRange::closed(0, kMaxExponentRatio)},
+     {"io",
+      "fused",
+      "E-chunk reads: fused (each read with its decompression on a CPU worker, "
+      "buffered: the prototype of ZipMoE §4) or thread (every read on the one I/O "
+      "thread, §3.3); the planner's Alg. 3 assumes the same",
+      ParamType::kChoice,
+      {},
+      {"fused", "thread"}}},
+    [](const Params& p) -> std::unique_ptr<System> { return std::make_unique<ZipMoE>(p); }, PolicyNeeds{},
+    kTraits);
 
 }  // namespace moesim::serving

@@ -193,7 +193,7 @@ TEST_F(CommandConventions, UsageErrorsInPolicySpecsAndPlanBudgetsExit2) {
   EXPECT_THAT(param.err, HasSubstr("unknown parameter 'colour'"));
   const CliResult accuracy = moesim_cli("-q run " + sim_args() + " --prefetch oracle:accuracy=1.5");
   EXPECT_EQ(accuracy.code, 2) << accuracy.err;
-  EXPECT_THAT(accuracy.err, HasSubstr("accuracy must be in [0, 1]"));
+  EXPECT_THAT(accuracy.err, HasSubstr("oracle:accuracy=1.5: accuracy must be a real in [0, 1]"));
   const CliResult unknown = moesim_cli("-q run " + sim_args() + " --prefetch psychic");
   EXPECT_EQ(unknown.code, 2) << unknown.err;
   const CliResult plan = moesim_cli("-q plan " + trace() + " --model " + kModel + " --budget 3B");

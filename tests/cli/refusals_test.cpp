@@ -56,9 +56,8 @@ TEST(Refusals, RunOptionsOutOfRangeAreRefusedWithTheirRange) {
                // Used to run as K = 1; 100000 failed with "more than 1048575 ops".
                {"--system zipmoe --shards 0", "--shards must be a whole number from 1 to 65536"},
                {"--system zipmoe --shards 100000", "--shards must be a whole number from 1 to 65536"},
-               {"--system zipmoe:shards=0", "system 'zipmoe': shards must be a whole number from 1 to 65536"},
-               {"--system zipmoe:e_ratio=9",
-                "system 'zipmoe': e_ratio (0: the default) must be a number in (0, 4]"},
+               {"--system zipmoe:shards=0", "zipmoe:shards=0: shards must be a whole number in [1, 65536]"},
+               {"--system zipmoe:e_ratio=9", "zipmoe:e_ratio=9: e_ratio must be a real in [0, 4]"},
                // Used to run out of memory.
                {"--io-depth 2147483648",
                 "--io-depth must be a whole number from 1 to 4096 (reads outstanding at "
@@ -66,8 +65,7 @@ TEST(Refusals, RunOptionsOutOfRangeAreRefusedWithTheirRange) {
                {"--io-depth 0", "--io-depth must be a whole number from 1 to 4096"},
                // A seed takes the whole uint64 range; past it the message says the range, not "an integer".
                {"--policy random:seed=18446744073709551616",
-                "parameter 'seed' must be a whole number from 0 to 18446744073709551615, got "
-                "'18446744073709551616'"},
+                "random:seed=18446744073709551616: seed must be a whole number in [0, 18446744073709551615]"},
                // A missing file given as a path is no unknown preset.
                {"--hw " + dir + "/nope.json", dir + "/nope.json: no such file"},
            });

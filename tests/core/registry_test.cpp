@@ -20,7 +20,7 @@ class ScaleRouting final : public RoutingPolicy {
 };
 
 MOESIM_REGISTER(RoutingRegistry, "test-two-params", "registry test: a policy with two parameters",
-                {{"lambda", "0.5", "a weight"}, {"J", "2", "a count"}},
+                {{"lambda", "0.5", "a weight", ParamType::kReal}, {"J", "2", "a count", ParamType::kInt}},
                 [](const Params& p, const RoutingSetup&) -> std::unique_ptr<RoutingPolicy> {
                   return std::make_unique<ScaleRouting>(p.get_double("lambda"), p.get_int("J"));
                 });

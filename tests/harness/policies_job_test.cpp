@@ -1,6 +1,6 @@
 // `moesim policies` called directly (harness/policies_job.h): the JSON lists every registered policy of
-// every kind, each with its parameters and defaults exactly as its registry holds them, the text names each
-// of them, and list_policies writes what policies_output returns.
+// every kind, each with its parameters, defaults, types and ranges exactly as its registry holds them, the
+// text names each of them with what it accepts, and list_policies writes what policies_output returns.
 #include "harness/policies_job.h"
 
 #include <gmock/gmock.h>
@@ -40,8 +40,16 @@ void expect_listed(const Json& policies, const char* kind, const R& registry, co
     ASSERT_EQ(list[i]["params"].size(), e.params.size()) << e.name;
     for (size_t p = 0; p < e.params.size(); ++p) {
       EXPECT_EQ(list[i]["params"][p]["key"], e.params[p].key);
-      EXPECT_EQ(list[i]["params"][p]["default"], e.params[p].default_value);
-      EXPECT_THAT(text, HasSubstr(e.params[p].key + "=" + e.params[p].default_value));
+      const ParamDef& d = e.params[p];
+      const Json& jp = list[i]["params"][p];
+      EXPECT_EQ(jp["default"], d.default_value);
+      EXPECT_EQ(jp["type"], param_type_name(d.type));
+      EXPECT_EQ(jp["range"], d.range.bounded() ? Json(d.range.to_string()) : Json(nullptr));
+      EXPECT_EQ(jp.contains("choices"), d.type == ParamType::kChoice);
+      EXPECT_THAT(text, HasSubstr(d.key + "=" + d.default_value));
+      if (d.type != ParamType::kText) {
+        EXPECT_THAT(text, HasSubstr(d.description + " (" + d.requirement() + ")"));
+      }
     }
     EXPECT_THAT(text, HasSubstr("  " + e.name + " "));
   }
@@ -66,6 +74,16 @@ TEST(PoliciesJob, EveryRegisteredPolicyIsListedWithItsParameters) {
   EXPECT_THAT(systems, HasSubstr("offload "));
   EXPECT_THAT(systems, HasSubstr("zipmoe "));
   EXPECT_THAT(text, HasSubstr("--policy all: every eviction policy above"));
+  // A worked line of each form: a range, and a choice (JSON and text).
+  EXPECT_THAT(text,
+              HasSubstr("history=0  1: counts survive evictions (perfect LFU); 0: in-cache counts (a whole "
+                        "number in [0, 1])"));
+  for (const Json& s : p["system"])
+    if (s["name"] == "zipmoe")
+      for (const Json& q : s["params"])
+        if (q["key"] == "io") {
+          EXPECT_EQ(q["choices"], Json::array({"fused", "thread"}));
+        }
 }
 
 TEST(PoliciesJob, ListPoliciesWritesWhatPoliciesOutputReturns) {

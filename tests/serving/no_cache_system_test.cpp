@@ -25,7 +25,7 @@ TEST(NoCacheSystem, EveryLookupMissesAndEachStepPaysTheWholeMiss) {
 
   const std::unique_ptr<serving::System> system = SystemRegistry::instance().create("no-cache", "system");
   serving::SystemConfig cfg;
-  cfg.system = "no-cache";
+  cfg.system = PolicySpec{"no-cache", {}};
   const traces::LookupStream stream;
   const traces::TraceInfo info;
   const serving::SourcedCosts costs;
@@ -33,9 +33,9 @@ TEST(NoCacheSystem, EveryLookupMissesAndEachStepPaysTheWholeMiss) {
   po.record_timeline = true;
   serving::RunResult r;
   const auto residency = system->build(serving::SystemBuildContext{cfg, stream, info, costs, f},
-                                       system->traits().eviction, po, r);
+                                       serving::system_traits(cfg.system).eviction, po, r);
   auto routing = make_routing_policy("identity", RoutingSetup{1, 2, 1});
-  auto sched = make_scheduling_policy(system->traits().scheduling);
+  auto sched = make_scheduling_policy(serving::system_traits(cfg.system).scheduling);
   Pipeline p(w.costs, po, *residency, *routing, *sched, nullptr);
   const PipelineResult res = p.run(w.view(), f);
 

@@ -32,8 +32,7 @@ TEST(OffloadSystem, AHitCostsTheComputeAndAMissAddsTheReadAndTheTransfer) {
 }
 
 TEST(OffloadSystem, TheSystemsDefaultEvictionAndTraits) {
-  const std::unique_ptr<serving::System> system = SystemRegistry::instance().create("offload", "system");
-  const serving::SystemTraits t = system->traits();
+  const serving::SystemTraits& t = serving::system_traits("offload");
   EXPECT_EQ(t.eviction, "lru");
   EXPECT_TRUE(t.host_tier);
   EXPECT_FALSE(t.per_layer_scope);

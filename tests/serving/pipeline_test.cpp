@@ -210,7 +210,7 @@ TEST(Pipeline, RoutingPoliciesSeeTheTracesTopK) {
   const traces::Trace t = traces::load_trace(kRealTrace);
   const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
-  cfg.routing = "test-record-context";
+  cfg.routing = PolicySpec{"test-record-context", {}};
   cfg.trace = &t;
   cfg.budget = CacheCapacity::parse("2GiB");
   const auto stream = traces::build_lookup_stream(t, 1);

@@ -309,7 +309,7 @@ TEST(PrismSystem, SameSeedSameResult) {
 
 TEST(PrismSystem, IsAClusterSystemOfTheRegistry) {
   const std::unique_ptr<System> prism = make_system("prism");
-  EXPECT_TRUE(prism->traits().cluster);
+  EXPECT_TRUE(system_traits("prism").cluster);
   ASSERT_NE(prism->cluster(), nullptr);
   EXPECT_EQ(make_system("offload")->cluster(), nullptr);
   EXPECT_NE(error_of([] { make_cluster_system("offload"); }).find("cluster systems: prism"),

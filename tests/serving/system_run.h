@@ -36,7 +36,7 @@ inline SystemRun run_system(const std::string& system_name, const std::string& e
                             serving::SystemConfig cfg, const TinyWorkload& w, FakePlatform& f,
                             PipelineOptions po = {}) {
   const std::unique_ptr<serving::System> system = SystemRegistry::instance().create(system_name, "system");
-  cfg.system = system_name;
+  cfg.system = PolicySpec::parse(system_name);
   const traces::LookupStream stream;
   traces::TraceInfo info;
   info.layers = 1;
@@ -45,10 +45,11 @@ inline SystemRun run_system(const std::string& system_name, const std::string& e
   serving::SourcedCosts costs;
   costs.costs = w.costs;
   serving::RunResult r;
-  const auto residency = system->build(serving::SystemBuildContext{cfg, stream, info, costs, f},
-                                       eviction.empty() ? system->traits().eviction : eviction, po, r);
+  const auto residency =
+      system->build(serving::SystemBuildContext{cfg, stream, info, costs, f},
+                    eviction.empty() ? serving::system_traits(cfg.system).eviction : eviction, po, r);
   auto routing = make_routing_policy("identity", RoutingSetup{1, w.experts, 1});
-  auto sched = make_scheduling_policy(system->traits().scheduling);
+  auto sched = make_scheduling_policy(serving::system_traits(cfg.system).scheduling);
   Pipeline p(w.costs, po, *residency, *routing, *sched, nullptr);
   return {p.run(w.view(), f), residency->name()};
 }

@@ -39,7 +39,6 @@ class HeaderBodyLoads final : public LoadLayout {
 
 class HeaderBodySystem final : public serving::System {
  public:
-  serving::SystemTraits traits() const override { return {}; }
   std::unique_ptr<Residency> build(const serving::SystemBuildContext& ctx, const std::string& eviction,
                                    PipelineOptions& po, serving::RunResult& r) const override {
     po.loads = std::make_shared<HeaderBodyLoads>();

@@ -30,7 +30,7 @@ serving::RunResult run(const std::string& system, const std::string& budget,
                        const std::optional<ModelSpec>& model = load_model("qwen3-30b-a3b")) {
   const serving::SourcedCosts costs = serving::model_costs(qwen().info(), model);
   serving::SystemConfig cfg;
-  cfg.system = system;
+  cfg.system = PolicySpec::parse(system);
   cfg.scope = CacheScope::kPerLayer;
   cfg.budget = CacheCapacity::parse(budget);
   const auto stream = traces::build_lookup_stream(qwen(), 1);
@@ -38,8 +38,7 @@ serving::RunResult run(const std::string& system, const std::string& budget,
 }
 
 TEST(ZipMoeSystem, DeclaresItsPlannerSchedulerAndPartialStates) {
-  const auto system = SystemRegistry::instance().create("zipmoe", "system");
-  const serving::SystemTraits t = system->traits();
+  const serving::SystemTraits& t = serving::system_traits("zipmoe");
   EXPECT_EQ(t.eviction, "freq");  // the paper's in-pool eviction
   EXPECT_EQ(t.scheduling, "zipmoe");
   EXPECT_TRUE(t.plans_pools());

@@ -105,7 +105,7 @@ std::string zipmoe_table() {
   for (const char* system : {"zipmoe:io=thread", "zipmoe:io=fused"})
     for (const char* budget : {"4GiB", "16GiB"}) {
       serving::SystemConfig cfg;
-      cfg.system = system;
+      cfg.system = PolicySpec::parse(system);
       cfg.budget = CacheCapacity::parse(budget);
       const Json m = metrics_json(harness::run_simulated(cfg, stream, t.info(), costs, hw).result);
       out << "qwen3-30b-a3b,qwen3-30b-a3b," << system << ',' << budget << ',' << metric_columns(m) << '\n';

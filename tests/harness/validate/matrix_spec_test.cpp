@@ -134,7 +134,8 @@ TEST(MatrixSpec, BadSpecsNameTheFileAndThePath) {
       // Found before any cell runs (a cell with real stores is minutes of exec), by JSON path.
       {"/targets", "cost.tpot=lots", "m.json: targets: --targets: 'cost.tpot=lots'"},
       {"/systems/0", "offlaod", "m.json: systems[0]: unknown system 'offlaod'"},
-      {"/systems/1/system", "zipmoe:shards=0", "m.json: systems[1].system: system 'zipmoe': shards must be"},
+      {"/systems/1/system", "zipmoe:shards=0",
+       "m.json: systems[1].system: zipmoe:shards=0: shards must be a whole number in [1, 65536]"},
       {"/models/0/model", "no-such-model", "m.json: models[0].model: "},
   };
   for (const Case& c : cases) {
