@@ -1,4 +1,5 @@
 // `moesim cluster`: options and help; what it does is harness/cluster/cluster_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/summary_json.h"
 #include "harness/cluster/cluster_job.h"
@@ -54,7 +55,7 @@ void setup(CLI::App& app) {
       "extension; python3-matplotlib)");
   app.add_option("--timeline-window", a->timeline_window,
                  "keep only the timeline's slices that start in this simulated window, A:B (e.g. 0:2m)");
-  app.callback([a] { run_cluster_job(*a); });
+  app.callback([a] { write_file_atomic(a->out, cluster_output(*a)); });
 }
 
 }  // namespace cluster_cmd

@@ -1,4 +1,5 @@
 // `moesim policies`: options and help; what it does is harness/policies_job.h.
+#include "base/atomic_file.h"
 #include "cli/command.h"
 #include "cli/summary_json.h"
 #include "harness/policies_job.h"
@@ -11,7 +12,10 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o->json,
                "print JSON (header, policies by kind with their parameters) instead of text");
   app.add_option("-o,--output", o->out, "output file ('-' = standard output)")->capture_default_str();
-  app.callback([o] { list_policies(*o); });
+  app.callback([o] {
+    check_output_writable(o->out);
+    write_file_atomic(o->out, policies_output(o->json));
+  });
 }
 
 }  // namespace policies_cmd

@@ -46,11 +46,6 @@ void list(const char* key, const char* title, const R& registry, std::string& te
 
 }  // namespace
 
-void list_policies(const PoliciesArgs& o) {
-  check_output_writable(o.out);
-  write_file_atomic(o.out, policies_output(o.json));
-}
-
 std::string policies_output(bool json) {
   std::string text = "Policies are given as name or name:key=value,key=value (defaults below).\n";
   Json kinds = Json::object();

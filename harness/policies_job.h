@@ -16,9 +16,8 @@ struct PoliciesArgs {
   std::string out = "-";
 };
 
-// Lists every registry (policies, systems) with parameters and defaults, as text or JSON.
-void list_policies(const PoliciesArgs& o);
-// What list_policies writes: the text, or the JSON text (header, policies by kind).
+// Every registry (policies, systems) with its parameters (type, range, default): the text, or the JSON text
+// (header, policies by kind), which cli/ writes to the output.
 std::string policies_output(bool json);
 
 }  // namespace moesim::harness

@@ -198,10 +198,6 @@ serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const s
   return r;
 }
 
-void run_cluster_job(const ClusterArgs& a) {
-  write_file_atomic(a.out, cluster_output(a));
-}
-
 std::string cluster_output(const ClusterArgs& a) {
   if (a.placement.empty())
     throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");

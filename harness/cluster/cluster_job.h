@@ -42,10 +42,9 @@ void refuse_outputs_over_spec_files(const ClusterSpec& spec, const std::vector<N
 void warn_arrivals_after_duration(const ClusterSpec& spec, double duration_s,
                                   const std::string& duration_text);
 
-// Loads SERVERS.json, places the experts, simulates the cluster and writes the summary (text or JSON) to
-// a.out.
-void run_cluster_job(const ClusterArgs& a);
-// What run_cluster_job writes (the summary, or the JSON text when a.json); the timeline file is written here.
+// Loads SERVERS.json, places the experts and serves the cluster (simulated, or for real with --platform
+// exec): the summary, or the JSON text when a.json, which cli/ writes to a.out; the timeline and CSV files
+// the options name are written here.
 std::string cluster_output(const ClusterArgs& a);
 
 }  // namespace moesim::harness

@@ -1,8 +1,8 @@
-// `moesim cluster --platform sim` called directly (harness/cluster_job.h) on clusters of tiny-moe servers
-// (4 layers x 16 experts of 192 KiB, top-2: 12 MiB of experts) serving synthetic traces of sequences of 3
-// prompt and 4 generated tokens: every request is 5 steps (the prompt's pass and 4 tokens) x 4 layers = 20
-// passes. One server alone holds every expert, so nothing runs remotely and no link exists; in a cluster the
-// passes add up over the servers, the network's busy time is its links', and the same seed gives the same
+// `moesim cluster --platform sim` called directly (harness/cluster/cluster_job.h) on clusters of tiny-moe
+// servers (4 layers x 16 experts of 192 KiB, top-2: 12 MiB of experts) serving synthetic traces of sequences
+// of 3 prompt and 4 generated tokens: every request is 5 steps (the prompt's pass and 4 tokens) x 4 layers =
+// 20 passes. One server alone holds every expert, so nothing runs remotely and no link exists; in a cluster
+// the passes add up over the servers, the network's busy time is its links', and the same seed gives the same
 // answer.
 #include "harness/cluster/cluster_job.h"
 

@@ -1,7 +1,7 @@
-// `moesim calibrate` from a trace and `moesim validate`, called directly (harness/calibration.h,
-// harness/validation.h) in about a second: the tiny model (tests/data/models/tiny-moe.json) packed raw, a
-// short Zipf trace served for real with whole-expert offloading on the CPU, and the profile fitted to its
-// ops. The fits hold exactly the ops the measured run made, the in-sample error is the simulated TPOT
+// `moesim calibrate` from a trace and `moesim validate`, called directly (harness/calibrate/calibration.h,
+// harness/validate/validation.h) in about a second: the tiny model (tests/data/models/tiny-moe.json) packed
+// raw, a short Zipf trace served for real with whole-expert offloading on the CPU, and the profile fitted to
+// its ops. The fits hold exactly the ops the measured run made, the in-sample error is the simulated TPOT
 // against the measured one, and the profile loads as one. Validation's structure check replays every op the
 // real run made, and each error and target is what its figures say.
 #include <gmock/gmock.h>
