@@ -276,15 +276,26 @@ std::vector<uint64_t> key_frequencies(std::span<const uint32_t> keys, uint32_t n
   return f;
 }
 
-std::string eviction_canonical_name(const std::string& spec) {
+std::string eviction_canonical_name(const PolicySpec& spec) {
   return EvictionRegistry::instance().params(spec, "eviction").canonical();
 }
 
-std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& spec, const CacheConfig& cfg) {
+std::string eviction_canonical_name(const std::string& spec) {
+  return eviction_canonical_name(PolicySpec::parse(spec));
+}
+
+std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec, const CacheConfig& cfg) {
   return EvictionRegistry::instance().create(spec, "eviction", cfg);
 }
 
+std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& spec, const CacheConfig& cfg) {
+  return make_eviction_policy(PolicySpec::parse(spec), cfg);
+}
+
 ExpertCache::ExpertCache(const std::string& spec, const CacheConfig& cfg)
+    : ExpertCache(PolicySpec::parse(spec), cfg) {}
+
+ExpertCache::ExpertCache(const PolicySpec& spec, const CacheConfig& cfg)
     : cfg_(std::make_unique<CacheConfig>(cfg)),
       policy_(make_eviction_policy(spec, cfg)),
       cache_(std::make_unique<BasicCache<EvictionPolicy>>(*cfg_, *policy_)),

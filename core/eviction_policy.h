@@ -73,8 +73,11 @@ class EvictionPolicy {
 using EvictionRegistry = Registry<EvictionPolicy, const CacheConfig&>;
 
 // Canonical "name:k=v,..." of a spec with every parameter (throws listing known policies/parameters).
+std::string eviction_canonical_name(const PolicySpec& spec);
 std::string eviction_canonical_name(const std::string& spec);
-// Creates a policy; throws on an unknown policy/parameter, or missing oracle information.
+// Creates a policy; throws on an unknown policy/parameter, or missing oracle information. A caller that
+// builds several (one per pool) passes the spec it parsed once.
+std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec, const CacheConfig& cfg);
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& spec, const CacheConfig& cfg);
 
 }  // namespace moesim

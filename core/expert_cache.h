@@ -209,6 +209,7 @@ class ExpertCache {
  public:
   // spec: "lru", "random:seed=7", ... (see `moesim policies`). Throws moesim::Error on a bad spec.
   ExpertCache(const std::string& spec, const CacheConfig& cfg);
+  ExpertCache(const PolicySpec& spec, const CacheConfig& cfg);  // a spec parsed once by the caller
   void begin_invocation(uint32_t layer, bool decode) { cache_->begin_invocation(layer, decode); }
   bool lookup(uint32_t key, uint32_t next_use) { return cache_->lookup(key, next_use); }
   void refresh(uint32_t key) { cache_->refresh(key); }

@@ -191,7 +191,7 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
       return;
     }
     serving::SystemConfig cfg;
-    cfg.eviction = g.policies[at.policy];
+    cfg.eviction = PolicySpec::parse(g.policies[at.policy]);
     cfg.routing = PolicySpec::parse(g.routings[at.routing]);
     cfg.prefetch = PolicySpec::parse(g.prefetches[at.prefetch]);
     cfg.trace = &in.trace;

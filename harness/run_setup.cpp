@@ -484,7 +484,7 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
 
   serving::SystemConfig& cfg = p.cfg;
   cfg.system = system_spec;
-  cfg.eviction = a.policy_given ? policies[0] : "";
+  cfg.eviction = a.policy_given ? PolicySpec::parse(policies[0]) : PolicySpec{};
   cfg.routing = policy_specs.routing;
   cfg.trace = &p.trace;
   cfg.scheduling = policy_specs.scheduling;

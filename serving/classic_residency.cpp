@@ -18,7 +18,7 @@ uint64_t key_bytes(const CacheConfig& c, uint32_t key) {
 // One ExpertCache as pool `pool` of a residency: admissions and evictions become memory events.
 class Tier {
  public:
-  Tier(const std::string& spec, const CacheConfig& cfg, uint32_t pool) : cache_(spec, cfg), pool_(pool) {}
+  Tier(const PolicySpec& spec, const CacheConfig& cfg, uint32_t pool) : cache_(spec, cfg), pool_(pool) {}
   ExpertCache& cache() { return cache_; }
   const ExpertCache& cache() const { return cache_; }
   // Lookup of the current invocation; emits the admission of a miss.
@@ -55,7 +55,7 @@ class Tier {
 
 class SinglePool final : public Residency {
  public:
-  SinglePool(const std::string& spec, const CacheConfig& cfg, MemoryTier tier)
+  SinglePool(const PolicySpec& spec, const CacheConfig& cfg, MemoryTier tier)
       : tier_(spec, cfg, 0), where_(tier) {}
   std::vector<PoolInfo> pools() const override {
     return {PoolInfo{"full-tensor pool", where_, tier_.cache().config().total_capacity_bytes()}};
@@ -92,7 +92,7 @@ class SinglePool final : public Residency {
 
 class TwoTier final : public Residency {
  public:
-  TwoTier(const std::string& spec, const CacheConfig& device, const CacheConfig& host)
+  TwoTier(const PolicySpec& spec, const CacheConfig& device, const CacheConfig& host)
       : device_(spec, device, 0), host_(spec, host, 1) {}
   std::vector<PoolInfo> pools() const override {
     return {PoolInfo{"F@device", MemoryTier::kDevice, device_.cache().config().total_capacity_bytes()},
@@ -157,7 +157,7 @@ class TwoTier final : public Residency {
 
 }  // namespace
 
-std::unique_ptr<Residency> make_classic_residency(const std::string& spec, const CacheConfig& cfg,
+std::unique_ptr<Residency> make_classic_residency(const PolicySpec& spec, const CacheConfig& cfg,
                                                   MemoryTier tier, const CacheConfig* host_cfg) {
   if (!host_cfg) return std::make_unique<SinglePool>(spec, cfg, tier);
   if (tier != MemoryTier::kDevice)
@@ -165,8 +165,8 @@ std::unique_ptr<Residency> make_classic_residency(const std::string& spec, const
   return std::make_unique<TwoTier>(spec, cfg, *host_cfg);
 }
 
-std::unique_ptr<Residency> make_run_expert_cache(const SystemBuildContext& ctx, const std::string& eviction_spec,
-                                                 RunResult& r) {
+std::unique_ptr<Residency> make_run_expert_cache(const SystemBuildContext& ctx,
+                                                 const PolicySpec& eviction_spec, RunResult& r) {
   const SystemConfig& cfg = ctx.cfg;
   const traces::TraceInfo& shape = ctx.info;
   CacheConfig cc = make_cache_config(shape.layers, shape.experts, shape.top_k, cfg.scope, cfg.budget,
@@ -177,7 +177,8 @@ std::unique_ptr<Residency> make_run_expert_cache(const SystemBuildContext& ctx, 
   std::optional<CacheConfig> host;
   if (cfg.host_budget_bytes > 0) {
     if (cfg.unified_memory)
-      throw Error("a host-memory tier (--host-budget) needs a discrete GPU; this hardware has unified memory");
+      throw Error(
+          "a host-memory tier (--host-budget) needs a discrete GPU; this hardware has unified memory");
     host = make_cache_config(shape.layers, shape.experts, shape.top_k, cfg.scope,
                              CacheCapacity{CacheCapacity::Unit::kBytes, cfg.host_budget_bytes},
                              ctx.costs.costs.expert_bytes);

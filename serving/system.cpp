@@ -128,7 +128,7 @@ RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const
                 systems_with_host_tier() + "), not " + cfg.system.name);
   const std::unique_ptr<Residency> residency =
       system->build(SystemBuildContext{cfg, stream, info, costs, platform},
-                    cfg.eviction.empty() ? traits.eviction : cfg.eviction, po, r);
+                    cfg.eviction.name.empty() ? PolicySpec::parse(traits.eviction) : cfg.eviction, po, r);
   const PolicySpec scheduling =
       cfg.scheduling.name.empty() ? PolicySpec::parse(traits.scheduling) : cfg.scheduling;
   RoutingSetup rs{info.layers, info.experts, info.top_k, false, false};

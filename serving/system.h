@@ -44,10 +44,10 @@ struct SystemConfig {
   // Where a system parameter came from when not from the spec itself ("e_ratio" -> "--store s.mst"), for the
   // run header.
   std::map<std::string, std::string> param_sources;
-  // Eviction policy spec (`moesim policies`); for zipmoe the in-pool eviction. Empty: the system's default
-  // (SystemTraits::eviction). Text, as System::build hands it to the residency, which builds one policy per
-  // cache partition from it.
-  std::string eviction;
+  // Eviction policy spec (`moesim policies`), parsed once where it is read; for zipmoe the in-pool eviction.
+  // Empty name: the system's default (SystemTraits::eviction). System::build hands it to the residency, which
+  // builds its policies (one per pool for zipmoe) from it.
+  PolicySpec eviction;
   // The policies of the run, parsed once where they are read (their parameters are checked when built).
   PolicySpec routing{"identity", {}};
   // The records behind the stream: every routing policy but identity reads each token's routing from them
@@ -125,7 +125,7 @@ class System {
   // The residency of this run. May set pipeline options (its load layout po.loads, serving/load_layout.h,
   // when its tensors are not loaded whole; whole-layer loads) and the result's capacity and plan. `eviction`
   // is the spec to use (cfg.eviction or the default).
-  virtual std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+  virtual std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const PolicySpec& eviction,
                                            PipelineOptions& po, RunResult& r) const = 0;
 };
 

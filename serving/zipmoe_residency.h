@@ -1,6 +1,7 @@
 // ZipMoE's compression-aware cache pools with rank-based dispatch (ZipMoE §3.4 "Pool Dispatching"), as a
 // Residency (core/residency.h). The in-pool eviction is any policy of the eviction registry: freq (the
-// paper's lowest-frequency rule, policies/eviction/freq.cpp) or, for the Fig. 10 ablation, fifo, marking, lru.
+// paper's lowest-frequency rule, policies/eviction/freq.cpp) or, for the Fig. 10 ablation, fifo, marking,
+// lru.
 //
 // Pools are per layer (the planner sizes one sparse layer, ZipMoE Appendix C): each layer has up to four
 // pools F < C < S < E holding capacity[p] experts; an expert in pool F keeps its full tensors, C its
@@ -29,18 +30,19 @@
 #include <memory>
 #include <string>
 
+#include "core/params.h"
 #include "core/residency.h"
 
 namespace moesim::serving {
 
 struct ZipMoePoolsConfig {
   uint32_t layers = 0;
-  uint32_t experts = 0;                     // per layer
-  std::array<uint32_t, 4> capacity{};       // S_p: experts per layer of pools F, C, S, E (0 = inactive)
-  std::array<uint64_t, 4> expert_bytes{};   // bytes one expert takes in pool F, C, S, E
-  std::array<MemoryTier, 4> tier{};         // UMA: all kUnified; discrete GPU: F kDevice, C/S/E kHost
-  uint32_t delta = 0;                       // dispatch tolerance in ranks
-  std::string evict = "freq";               // in-pool eviction spec (`moesim policies`): freq is the paper's
+  uint32_t experts = 0;                    // per layer
+  std::array<uint32_t, 4> capacity{};      // S_p: experts per layer of pools F, C, S, E (0 = inactive)
+  std::array<uint64_t, 4> expert_bytes{};  // bytes one expert takes in pool F, C, S, E
+  std::array<MemoryTier, 4> tier{};        // UMA: all kUnified; discrete GPU: F kDevice, C/S/E kHost
+  uint32_t delta = 0;                      // dispatch tolerance in ranks
+  PolicySpec evict{"freq", {}};            // in-pool eviction spec (`moesim policies`): freq is the paper's
 };
 
 // Throws moesim::Error on a bad eviction spec (or one that needs oracle information) or an empty shape.

@@ -8,7 +8,7 @@ namespace {
 
 class LayerOffload final : public System {
  public:
-  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const PolicySpec& eviction,
                                    PipelineOptions& po, RunResult& r) const override {
     po.load_whole_layer = true;
     return make_run_expert_cache(ctx, eviction, r);

@@ -37,7 +37,7 @@ class NoCacheResidency final : public Residency {
 
 class NoCache final : public System {
  public:
-  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string&, PipelineOptions&,
+  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const PolicySpec&, PipelineOptions&,
                                    RunResult&) const override {
     return std::make_unique<NoCacheResidency>(ctx.cfg.unified_memory ? MemoryTier::kUnified
                                                                      : MemoryTier::kDevice);

@@ -11,7 +11,7 @@ namespace {
 
 class Offload final : public System {
  public:
-  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const PolicySpec& eviction,
                                    PipelineOptions&, RunResult& r) const override {
     return make_run_expert_cache(ctx, eviction, r);
   }

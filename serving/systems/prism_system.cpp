@@ -451,7 +451,7 @@ ClusterResult PrismServing::run() {
 
 class Prism final : public System, public ClusterSystem {
  public:
-  std::unique_ptr<Residency> build(const SystemBuildContext&, const std::string&, PipelineOptions&,
+  std::unique_ptr<Residency> build(const SystemBuildContext&, const PolicySpec&, PipelineOptions&,
                                    RunResult&) const override {
     throw UsageError("system prism serves a cluster of servers: run it with `moesim cluster SERVERS.json`");
   }

@@ -80,7 +80,7 @@ class ZipMoE final : public System {
     parse_pools_option(pools_.empty() ? pool_set_ : pools_, "--pools");  // a bad list fails before any work
   }
 
-  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const std::string& eviction,
+  std::unique_ptr<Residency> build(const SystemBuildContext& ctx, const PolicySpec& eviction,
                                    PipelineOptions& po, RunResult& r) const override {
     const SystemConfig& cfg = ctx.cfg;
     const SourcedCosts& costs = ctx.costs;

@@ -1,15 +1,15 @@
 // A hand-made workload for pipeline and timeline tests: each step is a list of decode invocations, each the
 // unique expert keys it looks up (key = layer * experts + expert; an invocation's layer is its first key's).
-// One layer unless `layers` is set before view()/run() (resize_layers). Experts have `tensors` equal tensors of
-// expert_bytes in all; next_use is the index of the key's next invocation (what LookupStream computes).
+// One layer unless `layers` is set before view()/run() (resize_layers). Experts have `tensors` equal tensors
+// of expert_bytes in all; next_use is the index of the key's next invocation (what LookupStream computes).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "serving/pipeline.h"
 #include "serving/classic_residency.h"
+#include "serving/pipeline.h"
 
 namespace moesim::test {
 
@@ -82,7 +82,8 @@ struct TinyWorkload {
     CacheConfig cc =
         make_cache_config(layers, experts, 1, CacheScope::kGlobal,
                           CacheCapacity{CacheCapacity::Unit::kExperts, capacity_experts}, costs.expert_bytes);
-    auto residency = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
+    auto residency =
+        serving::make_classic_residency(PolicySpec::parse("lru"), cc, MemoryTier::kUnified, nullptr);
     auto routing = make_routing_policy("identity", RoutingSetup{layers, experts, 1});
     auto sched = make_scheduling_policy("fcfs");
     Pipeline p(costs, po, *residency, *routing, *sched, prefetch);

@@ -50,13 +50,15 @@ struct Stream {
         later[key[j]] = static_cast<uint32_t>(i);
       }
   }
-  LookupView view() const { return LookupView{inv_begin, layer, phase, key, next_use, refresh_begin, refresh}; }
+  LookupView view() const {
+    return LookupView{inv_begin, layer, phase, key, next_use, refresh_begin, refresh};
+  }
 };
 
 CacheConfig config(const Stream& s, uint64_t capacity, std::vector<uint64_t>& freq) {
-  CacheConfig cc = make_cache_config(kLayers, kExperts, 3, CacheScope::kGlobal,
-                                     CacheCapacity{CacheCapacity::Unit::kExperts, capacity},
-                                     std::vector<uint64_t>{1000});
+  CacheConfig cc =
+      make_cache_config(kLayers, kExperts, 3, CacheScope::kGlobal,
+                        CacheCapacity{CacheCapacity::Unit::kExperts, capacity}, std::vector<uint64_t>{1000});
   cc.next_use_available = true;
   freq = key_frequencies(s.key, cc.keys());
   cc.key_frequency = freq;
@@ -89,7 +91,8 @@ TEST(ClassicResidency, SinglePoolCountersEqualTheReplayFastPathForEveryPolicy) {
     const CacheConfig cc = config(s, 3, freq);
     auto fast = make_eviction_policy(entry.name, cc);
     const CacheCounters expected = fast->replay(s.view());
-    auto r = serving::make_classic_residency(entry.name, cc, MemoryTier::kUnified, nullptr);
+    auto r =
+        serving::make_classic_residency(PolicySpec::parse(entry.name), cc, MemoryTier::kUnified, nullptr);
     Ledger ledger;
     r->set_listener(&ledger);
     drive(*r, s);
@@ -111,7 +114,8 @@ TEST(ClassicResidency, PrefetchAdmitsWithinCapacityForEveryPolicy) {
   for (const auto& entry : EvictionRegistry::instance().entries()) {
     std::vector<uint64_t> freq;
     const CacheConfig cc = config(s, 3, freq);
-    auto r = serving::make_classic_residency(entry.name, cc, MemoryTier::kUnified, nullptr);
+    auto r =
+        serving::make_classic_residency(PolicySpec::parse(entry.name), cc, MemoryTier::kUnified, nullptr);
     Ledger ledger;
     r->set_listener(&ledger);
     const CacheCounters before = r->counters();
@@ -140,7 +144,7 @@ TEST(ClassicResidency, TwoTiersServeDeviceMissesFromHostMemory) {
   std::vector<uint64_t> freq;
   const CacheConfig device = config(s, 3, freq);  // 12 experts in VRAM
   CacheConfig host = config(s, 8, freq);          // 32 in DRAM
-  auto r = serving::make_classic_residency("lru", device, MemoryTier::kDevice, &host);
+  auto r = serving::make_classic_residency(PolicySpec::parse("lru"), device, MemoryTier::kDevice, &host);
   ASSERT_EQ(r->pools().size(), 2u);
   EXPECT_EQ(r->pools()[0].tier, MemoryTier::kDevice);
   EXPECT_EQ(r->pools()[1].tier, MemoryTier::kHost);
@@ -163,11 +167,13 @@ TEST(ClassicResidency, TwoTiersServeDeviceMissesFromHostMemory) {
     ASSERT_LE(ledger.bytes[0], 12 * 1000);
     ASSERT_LE(ledger.bytes[1], 32 * 1000);
     // Filled inclusively: an expert just read from the SSD is in both tiers.
-    for (uint32_t j = s.inv_begin[i]; j < s.inv_begin[i + 1]; ++j) ASSERT_EQ((ledger.held[{0u, s.key[j]}]), 1);
+    for (uint32_t j = s.inv_begin[i]; j < s.inv_begin[i + 1]; ++j)
+      ASSERT_EQ((ledger.held[{0u, s.key[j]}]), 1);
   }
   EXPECT_GT(host_hits, 0u);
   // The device tier alone would have missed host_hits more times.
-  auto single = serving::make_classic_residency("lru", device, MemoryTier::kDevice, nullptr);
+  auto single =
+      serving::make_classic_residency(PolicySpec::parse("lru"), device, MemoryTier::kDevice, nullptr);
   drive(*single, s);
   EXPECT_EQ(single->counters().lookups - single->counters().hits, misses + host_hits);
 }
@@ -181,7 +187,7 @@ TEST(ClassicResidency, TwoTiersRefreshTheTiersThatLookedTheKeyUp) {
   std::vector<uint64_t> freq;
   const CacheConfig device = config(s, 3, freq);
   CacheConfig host = config(s, 6, freq);
-  auto r = serving::make_classic_residency("lru", device, MemoryTier::kDevice, &host);
+  auto r = serving::make_classic_residency(PolicySpec::parse("lru"), device, MemoryTier::kDevice, &host);
   ExpertCache dev_ref("lru", device), host_ref("lru", host);
   uint64_t host_hits = 0, ref_host_hits = 0;
   for (size_t i = 0; i + 1 < s.inv_begin.size(); ++i) {

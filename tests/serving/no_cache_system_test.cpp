@@ -33,7 +33,7 @@ TEST(NoCacheSystem, EveryLookupMissesAndEachStepPaysTheWholeMiss) {
   po.record_timeline = true;
   serving::RunResult r;
   const auto residency = system->build(serving::SystemBuildContext{cfg, stream, info, costs, f},
-                                       serving::system_traits(cfg.system).eviction, po, r);
+                                       PolicySpec::parse(serving::system_traits(cfg.system).eviction), po, r);
   auto routing = make_routing_policy("identity", RoutingSetup{1, 2, 1});
   auto sched = make_scheduling_policy(serving::system_traits(cfg.system).scheduling);
   Pipeline p(w.costs, po, *residency, *routing, *sched, nullptr);

@@ -27,7 +27,7 @@ Json run_json(const traces::Trace& t, const std::string& policy, const std::stri
               CacheScope scope = CacheScope::kGlobal) {
   const serving::SourcedCosts costs = serving::model_costs(t.info(), std::nullopt);
   serving::SystemConfig cfg;
-  cfg.eviction = policy;
+  cfg.eviction = PolicySpec::parse(policy);
   cfg.scope = scope;
   cfg.budget = CacheCapacity::parse(budget);
   const auto stream = traces::build_lookup_stream(t, batch);

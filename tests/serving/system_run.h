@@ -45,9 +45,9 @@ inline SystemRun run_system(const std::string& system_name, const std::string& e
   serving::SourcedCosts costs;
   costs.costs = w.costs;
   serving::RunResult r;
-  const auto residency =
-      system->build(serving::SystemBuildContext{cfg, stream, info, costs, f},
-                    eviction.empty() ? serving::system_traits(cfg.system).eviction : eviction, po, r);
+  const auto residency = system->build(
+      serving::SystemBuildContext{cfg, stream, info, costs, f},
+      PolicySpec::parse(eviction.empty() ? serving::system_traits(cfg.system).eviction : eviction), po, r);
   auto routing = make_routing_policy("identity", RoutingSetup{1, w.experts, 1});
   auto sched = make_scheduling_policy(serving::system_traits(cfg.system).scheduling);
   Pipeline p(w.costs, po, *residency, *routing, *sched, nullptr);

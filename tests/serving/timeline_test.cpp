@@ -38,7 +38,7 @@ struct RealRun {
     const auto& info = trace.info();
     cc = make_cache_config(info.layers, info.experts, info.top_k, CacheScope::kGlobal,
                            CacheCapacity::parse(budget), costs.costs.expert_bytes);
-    cache = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
+    cache = serving::make_classic_residency(PolicySpec::parse("lru"), cc, MemoryTier::kUnified, nullptr);
     auto routing = make_routing_policy("identity", RoutingSetup{info.layers, info.experts, info.top_k});
     auto scheduling = make_scheduling_policy("fcfs");
     PipelineOptions po;

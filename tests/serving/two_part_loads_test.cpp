@@ -39,7 +39,7 @@ class HeaderBodyLoads final : public LoadLayout {
 
 class HeaderBodySystem final : public serving::System {
  public:
-  std::unique_ptr<Residency> build(const serving::SystemBuildContext& ctx, const std::string& eviction,
+  std::unique_ptr<Residency> build(const serving::SystemBuildContext& ctx, const PolicySpec& eviction,
                                    PipelineOptions& po, serving::RunResult& r) const override {
     po.loads = std::make_shared<HeaderBodyLoads>();
     return serving::make_run_expert_cache(ctx, eviction, r);

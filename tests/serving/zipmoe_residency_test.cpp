@@ -23,7 +23,7 @@ ZipMoePoolsConfig config(std::array<uint32_t, 4> capacity, uint32_t experts = 4,
   c.capacity = capacity;
   c.expert_bytes = {1000, 600, 500, 100};
   c.tier = {MemoryTier::kUnified, MemoryTier::kUnified, MemoryTier::kUnified, MemoryTier::kUnified};
-  c.evict = evict;
+  c.evict = PolicySpec::parse(evict);
   return c;
 }
 

@@ -82,7 +82,7 @@ std::string current_table() {
                                       ? std::vector<const char*>{"1GiB", "4GiB", "16GiB"}
                                       : std::vector<const char*>{"4GiB", "16GiB"}) {
           serving::SystemConfig cfg;
-          cfg.eviction = eviction;
+          cfg.eviction = PolicySpec::parse(eviction);
           cfg.scope = scope;
           cfg.budget = CacheCapacity::parse(budget);
           const Json m = metrics_json(harness::run_simulated(cfg, stream, t.info(), costs, hw).result);

@@ -75,7 +75,7 @@ PipelineResult run_two_layer(uint32_t io_depth, uint32_t first_step = 0, uint32_
   const ModelCosts costs = test_costs();
   CacheConfig cc = make_cache_config(2, 4, 2, CacheScope::kPerLayer,
                                      CacheCapacity{CacheCapacity::Unit::kExperts, 4}, costs.expert_bytes);
-  auto cache = serving::make_classic_residency("lru", cc, MemoryTier::kUnified, nullptr);
+  auto cache = serving::make_classic_residency(PolicySpec::parse("lru"), cc, MemoryTier::kUnified, nullptr);
   auto routing = make_routing_policy("identity", RoutingSetup{2, 4, 2});
   auto scheduling = make_scheduling_policy("fcfs");
   PipelineOptions po;
