@@ -5,7 +5,6 @@
 #include <deque>
 #include <map>
 #include <numeric>
-#include <thread>
 #include <tuple>
 
 #include "base/error.h"
@@ -14,7 +13,9 @@
 #include "base/warnings.h"
 #include "core/cluster_spec.h"
 #include "core/cost_model.h"
+#include "exec/exec_cluster_platform.h"
 #include "harness/arguments.h"
+#include "harness/cluster/call_overhead_fit.h"
 #include "harness/cluster/cluster_job.h"
 #include "harness/cluster/real_cluster.h"
 #include "serving/cluster_load.h"
@@ -59,6 +60,7 @@ struct Calibration {
 
 constexpr uint32_t kTokens[] = {1, 2, 4, 8, 16, 32};
 constexpr int kReps = 5;
+constexpr int kLoneCallReps = 21;
 
 // One server's unit work at each token count: the median of kReps calls alone on unit 0.
 std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool dense) {
@@ -103,10 +105,16 @@ Calibration calibrate(const serving::ClusterInput& in,
     cal.hw.push_back(hw);
   }
   // Calls in flight together slow each other (the coordinator's threads and connections, the machine's
-  // cores): k one-token expert calls at once, k = 1 .. 16, spread over the units; a call's overhead is its
-  // round trip less its time at the server (the wait for its unit, which the simulator's FIFO makes itself,
-  // and its work) plus a server's hand-off to an idle unit (h0, from calls made alone), which the model holds
-  // in the call overhead. A line by the other calls in flight: call_overhead_s and its growth.
+  // cores). The calls are made the way a run makes them: through an ExecClusterPlatform over the same
+  // servers, so that each one's overhead holds what the run's hold -- the hand-off to a pool thread, the
+  // gRPC round trip, the wake-up of the coordinator's thread that takes the reply, one reply at a time.
+  // Bursts of k one-token expert calls, k = 1 .. 16, spread over the units: the i-th call of a burst is
+  // made with i others in flight, as the simulator counts them (sim/sim_cluster_platform.h). A call's
+  // overhead is its round trip less its time at the server (the wait for its unit, which the simulator's
+  // FIFO makes itself, and its work) plus a server's hand-off to an idle unit (h0, from calls made alone),
+  // which the model holds in the call overhead. The line is anchored at the lone call
+  // (harness/cluster/call_overhead_fit.h), made more often than the crowded ones: a free least-squares
+  // intercept moved from 184 to 402 us between two calibrations of one cell.
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
@@ -118,25 +126,43 @@ Calibration calibrate(const serving::ClusterInput& in,
       idle_handoff.push_back(ct.start - ct.received);
     }
   const double h0 = std::max(median(idle_handoff), 0.0);
+  std::vector<exec::ExecClusterServer> servers;
+  for (uint32_t n = 0; n < calls.size(); ++n)
+    servers.push_back({in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, calls[n]});
+  exec::ExecClusterPlatform platform(servers, in.links);
+  const auto expert_op = [](uint32_t tokens) {  // expert 0 of layer 0, as the calls above
+    Op op;
+    op.kind = OpKind::kExpertCompute;
+    op.resource = ResourceClass::kGpu;
+    op.layer = op.expert = 0;
+    op.tokens = tokens;
+    return op;
+  };
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
   std::vector<std::pair<double, double>> pts;
   for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
-    for (int r = 0; r < kReps; ++r) {
-      std::vector<double> ovh(k);
-      std::vector<std::thread> th;
-      for (uint32_t i = 0; i < k; ++i)
-        th.emplace_back([&, i] {
-          const auto [server, unit] = units[i % units.size()];
-          const double t0 = exec::monotonic_seconds();
-          const exec::CallTiming ct = calls[server]->compute(unit, 0, 0, 1);
-          ovh[i] = exec::monotonic_seconds() - t0 - (ct.end - ct.received) + h0;
-        });
-      for (std::thread& t : th) t.join();
-      pts.emplace_back(k - 1, mean(ovh));
+    for (int r = 0; r < (k == 1 ? kLoneCallReps : kReps); ++r) {
+      const size_t first = platform.records().size();
+      for (uint32_t i = 0; i < k; ++i) {
+        const auto [server, unit] = units[i % units.size()];
+        platform.server(server).submit_on(unit, expert_op(1), &ignore, i);
+      }
+      platform.run();
+      for (size_t c = first; c < platform.records().size(); ++c) {
+        const exec::ExecCallRecord& rec = platform.records()[c];
+        pts.emplace_back(static_cast<double>(c - first),
+                         rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0);
+      }
     }
-  const auto [fixed, per_call] = cluster_validation_detail::fit_line(pts);
-  cal.call_overhead_s = std::max(fixed, 0.0);
-  cal.call_overhead_per_inflight_s = std::max(per_call, 0.0);
-  // Invocations between every ordered pair: what they take beyond the calls, the peer's work and the links.
+  const CallOverheadLine line = fit_call_overhead(pts);
+  cal.call_overhead_s = line.fixed;
+  cal.call_overhead_per_inflight_s = line.per_inflight;
+  for (const auto& [x, y] : call_overhead_medians(pts))
+    cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
+  // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
+  // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
   std::vector<double> residual;
   for (uint32_t a = 0; a < calls.size(); ++a)
@@ -145,11 +171,15 @@ Calibration calibrate(const serving::ClusterInput& in,
       const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
       for (uint32_t t : {1u, 32u})
         for (int r = 0; r < 3; ++r) {
-          const double t0 = exec::monotonic_seconds();
-          const exec::CallTiming ct = calls[a]->invoke(b, 0, {{{0, 0, t}}});
-          const double rt = exec::monotonic_seconds() - t0;
-          const double work = ct.works.empty() ? 0 : ct.works[0].second - ct.works[0].first;
+          RemoteWork w;
+          w.op = expert_op(t);
           const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
+          platform.invoke(a, b, 0, static_cast<uint64_t>(bytes), {w}, &ignore, 0);
+          platform.run();
+          const exec::ExecCallRecord& rec = platform.records().back();
+          const double rt = rec.returned - rec.submitted;
+          const double work =
+              rec.timing.works.empty() ? 0 : rec.timing.works[0].second - rec.timing.works[0].first;
           residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
         }
     }

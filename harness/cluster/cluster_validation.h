@@ -4,10 +4,11 @@
 //   1. calibration   the servers are started once for calibration calls alone, with no trace: each server's
 //                    dense and expert work alone on a unit at 1 to 32 tokens (a line fitted per kind: the
 //                    fixed cost and the cost per token, as a profile's overheads and FLOP rate), the
-//                    coordinator's call round trip around it (call_overhead_s), and an invocation between
-//                    every ordered pair at 1 and 32 tokens, whose time beyond the links' model (the spec's
-//                    latency and bandwidth) and the calls' is invoke_overhead_s. Nothing of the runs below is
-//                    seen: the profile is fitted on other work than it is checked on.
+//                    coordinator's call round trip around it (call_overhead_s, made through the coordinator's
+//                    own platform as a run makes it: harness/cluster/call_overhead_fit.h), and an invocation
+//                    between every ordered pair at 1 and 32 tokens, whose time beyond the links' model (the
+//                    spec's latency and bandwidth) and the calls' is invoke_overhead_s. Nothing of the runs
+//                    below is seen: the profile is fitted on other work than it is checked on.
 //   2. N exec runs   `cluster --platform exec` of the spec, each a fresh set of processes, the coordinator
 //                    estimating with the calibrated profiles.
 //   3. structure     per run, the simulator fed that run's measured durations: every unit's work, every

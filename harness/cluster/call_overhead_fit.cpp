@@ -1,0 +1,56 @@
+#include "harness/cluster/call_overhead_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace moesim::harness {
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>& points) {
+  if (points.empty()) return {};
+  std::vector<double> lone;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    if (x == 0) lone.push_back(y);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const auto n = static_cast<double>(points.size());
+  double fixed = 0, slope = 0;
+  if (!lone.empty()) {
+    fixed = median_of(lone);
+    double ax = 0, axy = 0;
+    for (const auto& [x, y] : points) {
+      axy += x * (y - fixed);
+      ax += x * x;
+    }
+    slope = ax > 0 ? axy / ax : 0.0;
+  } else if (n * sxx - sx * sx > 0) {
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    fixed = (sy - slope * sx) / n;
+  } else {
+    fixed = sy / n;
+  }
+  return {std::max(fixed, 0.0), std::max(slope, 0.0)};
+}
+
+std::map<int, double> call_overhead_medians(const std::vector<std::pair<double, double>>& points) {
+  std::map<int, std::vector<double>> at;
+  for (const auto& [x, y] : points) at[static_cast<int>(std::lround(x))].push_back(y);
+  std::map<int, double> out;
+  for (const auto& [x, ys] : at) out[x] = median_of(ys);
+  return out;
+}
+
+}  // namespace moesim::harness

@@ -1,0 +1,33 @@
+// The line `validate --cluster` fits to the coordinator's call overhead against the other calls in flight
+// (harness/cluster/cluster_validation.cpp, step 1 of its calibration): y = fixed + per_inflight * x, where
+// x is the number of other calls in flight when a call is made and y its overhead in seconds.
+//
+// The line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and the slope
+// is least squares through that anchor over every point. A free least-squares line extrapolates its
+// intercept from the crowded points, whose scatter trades the intercept against the slope from one
+// calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace moesim::harness {
+
+struct CallOverheadLine {
+  double fixed = 0, per_inflight = 0;  // seconds, seconds per other call in flight; both at least 0
+};
+
+// `points` are (calls in flight besides this one, overhead in seconds). No point at x = 0: the ordinary
+// least-squares line. No points, or all at one x > 0: fixed is their mean and the slope 0.
+CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>& points);
+
+// The median overhead at each number of other calls in flight that the points hold, for the report: where the
+// servers share the machine's cores, the second call in flight can cost several times the line's slope more
+// than the first. Two other uses of these points were tried in the simulator and made cells they were not
+// designed on worse, so it takes the line: the medians as a curve by calls in flight (made non-decreasing),
+// and the slope as the coordinator's time per reply with replies queued for it
+// (bench/results/cluster-calls-2026-12-05.md).
+std::map<int, double> call_overhead_medians(const std::vector<std::pair<double, double>>& points);
+
+}  // namespace moesim::harness
