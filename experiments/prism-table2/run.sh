@@ -31,14 +31,6 @@ mk "$out/multidata.servers.json" --model deepseek-v2-lite --hw server-h100-nvme 
 # Qwen3-30B-A3B's BF16 experts are 54 GiB: 30% of a 40 GB GPU (12 GiB) x 4 GPUs does not hold one copy; 18 GiB does.
 mk "$out/real-qwen3.servers.json" --model qwen3-30b-a3b --hw server-h100-nvme --gpus 1,1,2 --gpu-memory 18GiB \
   --traces "$root/data/traces/qwen3-30b-a3b.route.csv,$root/data/traces/qwen3-30b-a3b.route.csv,$root/data/traces/qwen3-30b-a3b.route.csv" --arrival poisson:10s
-for w in bigbench multidata real-qwen3; do
-  for p in uniform redundance smartmoe eplb prism; do
-    mig=(); case $p in smartmoe|eplb|prism) mig=(--migrate-every 5m) ;; esac
-    q "$M" -q cluster "$out/$w.servers.json" --placement $p "${mig[@]}" --duration 30m --seed 1 --json \
-      -o "$out/$w.$p.json"
-    # The same placement never migrated: what the placement gives apart from what migrating costs.
-    [ ${#mig[@]} -eq 0 ] || q "$M" -q cluster "$out/$w.servers.json" --placement $p --duration 30m --seed 1 --json \
-      -o "$out/$w.$p-static.json"
-  done
-done
+. "$root/experiments/prism-table2/placements.sh"
+placement_runs bigbench multidata real-qwen3
 $py "$here/plot.py" "$out"

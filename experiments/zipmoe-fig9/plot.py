@@ -1,6 +1,10 @@
 """ZipMoE Fig. 9 from the sweep's point files (OUT/sweep/points/*.json, run's full metrics): end-to-end latency
 against the output length, the mean per system with a band from the median to the p90 of the sequences.
-Writes OUT/latency.csv, OUT/speedups.csv, OUT/zipmoe-fig9.png and .pdf; prints a one-line summary."""
+Writes OUT/latency.csv, OUT/speedups.csv, OUT/zipmoe-fig9.png and .pdf; prints a one-line summary.
+
+Usage: plot.py OUT_DIR [NAME SETTING]: another run of the same systems and traces
+(experiments/zipmoe-fig9-orin32) names its figure NAME and its device and budget SETTING (the title's
+"simulated Jetson AGX Orin 64GB, 20 GiB")."""
 import csv
 import glob
 import json
@@ -12,7 +16,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import plotlib  # noqa: E402
 from plotlib import plt  # noqa: E402
 
-out = plotlib.out_dir()
+out = plotlib.out_dir("plot.py OUT_DIR [NAME SETTING]")
+name = sys.argv[2] if len(sys.argv) > 2 else "zipmoe-fig9"
+setting = sys.argv[3] if len(sys.argv) > 3 else "simulated Jetson AGX Orin 64GB, 20 GiB"
 
 
 def system(p):
@@ -60,10 +66,10 @@ for ax, (fam, title) in zip(axes, families.items()):
     ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
 axes[0].legend(fontsize=8)
-fig.suptitle("ZipMoE Fig. 9 in moesim (simulated Jetson AGX Orin 64GB, 20 GiB): end-to-end latency against the "
-             "output length", fontsize=10)
+fig.suptitle(f"ZipMoE Fig. 9 in moesim ({setting}): end-to-end latency against the output length",
+             fontsize=10)
 fig.tight_layout()
-plotlib.save(fig, out, "zipmoe-fig9")
+plotlib.save(fig, out, name)
 
 summary = []
 with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:
@@ -76,4 +82,4 @@ with open(os.path.join(out, "speedups.csv"), "w", newline="") as f:
                 sp.append(data[(fam, s, n)]["mean_s"] / data[(fam, systems[0], n)]["mean_s"])
                 w.writerow([fam, n, s, f"{sp[-1]:.3f}"])
             summary.append(f"{fam} vs {s.split(' (')[0]} {min(sp):.2f}x..{max(sp):.2f}x")
-print("zipmoe-fig9: ZipMoE end-to-end speedup " + ", ".join(summary) + f" -> {out}/zipmoe-fig9.png")
+print(f"{name}: ZipMoE end-to-end speedup " + ", ".join(summary) + f" -> {out}/{name}.png")

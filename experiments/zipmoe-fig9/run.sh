@@ -7,12 +7,14 @@
 #   * SYNTHETIC: DeepSeek-V2-Lite, Zipf 1.0, 8 sequences of 32 prompt + 32, 64, 128 and 256 decode tokens
 #     (seed 7), served one after another (batch 1): the band is over the 8 sequences.
 # Usage: experiments/zipmoe-fig9/run.sh [BUILD_DIR] [OUT_DIR]
+# (experiments/zipmoe-fig9-orin32 runs it with ZIPMOE_FIG9_SPEC, its own spec of other points on the same traces,
+# and ZIPMOE_FIG9_PLOT, the NAME and SETTING plot.py names its figure and title with.)
 # Results: results.csv latency.csv speedups.csv
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"  # here, root, M, out, py
 cd "$root" && mkdir -p "$out" && rm -rf "$out/sweep" "$out/run.log"
 q() { "$@" >> "$out/run.log" 2>&1 || { cat "$out/run.log"; exit 1; }; }
-cp "$here/SPEC.json" "$out/SPEC.json"
+cp "${ZIPMOE_FIG9_SPEC:-$here/SPEC.json}" "$out/SPEC.json"
 q "$M" -q trace export data/traces/qwen3-30b-a3b.route.csv -o "$out/qwen3-real.jsonl"
 python3 - "$out" <<'PY'
 import json, os, sys
@@ -31,4 +33,5 @@ for n in 32 64 128 256; do
 done
 q "$M" -q sweep "$out/SPEC.json" -o "$out/sweep"
 cp "$out/sweep/results.csv" "$out/results.csv"
-$py "$here/plot.py" "$out"
+plot=(); [ -z "${ZIPMOE_FIG9_PLOT:-}" ] || IFS='|' read -r -a plot <<<"$ZIPMOE_FIG9_PLOT"
+$py "$here/plot.py" "$out" "${plot[@]}"
