@@ -588,32 +588,8 @@ void Reader::check_lookup_structure(bool with_next_use) {
               "must end at the " + std::to_string(n_ref) + " refreshes, got " +
                   std::to_string(refresh_begin[n_inv]));
   const uint32_t experts = info_.experts, layers = info_.layers;
-  // The checks below in one pass that only accumulates failures, without a branch per value: a section that
-  // fails it is checked again one value at a time, which names the first failure.
   uint64_t decode = 0;
-  uint32_t failed = 0;
   for (uint64_t j = 0; j < n_inv; ++j) {
-    const uint32_t b = inv_begin[j], e = inv_begin[j + 1], l = inv_layer[j], ph = inv_phase[j];
-    const uint32_t rb = refresh_begin[j], re = refresh_begin[j + 1];
-    failed |= static_cast<uint32_t>(e <= b) | static_cast<uint32_t>(e > n_look) |
-              static_cast<uint32_t>(l >= layers) | static_cast<uint32_t>(ph > 1) |
-              static_cast<uint32_t>(re < rb) | static_cast<uint32_t>(re > n_ref);
-    if (failed) break;  // the offsets index the arrays below
-    decode += uint64_t{ph == 1} * (e - b);
-    const uint32_t base = l * experts;
-    for (uint32_t i = b; i < e; ++i) failed |= static_cast<uint32_t>(key[i] - base >= experts);
-    for (uint32_t r = rb; r < re; ++r)
-      failed |= static_cast<uint32_t>(refresh[r] < b) | static_cast<uint32_t>(refresh[r] >= e);
-    if (with_next_use) {
-      // next_use[i] - (j + 1) < n_inv - (j + 1) (unsigned): an invocation after j and before n_inv.
-      const uint64_t after = j + 1, span = n_inv - after;
-      for (uint32_t i = b; i < e; ++i)
-        failed |= static_cast<uint32_t>(next_use[i] != kNoNextUse) &
-                  static_cast<uint32_t>(uint64_t{next_use[i]} - after >= span);
-    }
-  }
-  if (failed) decode = 0;
-  for (uint64_t j = 0; failed && j < n_inv; ++j) {
     const uint32_t b = inv_begin[j], e = inv_begin[j + 1];
     if (e <= b || e > n_look)
       throw bad(kInvBegin, j + 1,
