@@ -366,8 +366,10 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
     return std::nullopt;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(a.trace, ec)) return std::nullopt;
-  const std::optional<traces::MtrLookups> idx =
-      traces::read_mtr_lookup_stream(a.trace, needs_next_use(policies), a.json);
+  // The file's checksums run while it is replayed (the structure is checked before): verified before any
+  // result is returned, and a mismatch is the error reported when the replay fails too.
+  const std::optional<traces::MtrLookups> idx = traces::read_mtr_lookup_stream(
+      a.trace, needs_next_use(policies), a.json, traces::MtrReadOptions{.defer_checksum = true});
   if (!idx) return std::nullopt;
   const auto& info = idx->info;
   const replay::ReplayInput input(idx->view, info.layers, info.experts, info.top_k, info.expert_bytes);
@@ -382,9 +384,17 @@ std::optional<std::string> try_run_indexed(const ReplayArgs& a, const std::vecto
                                    .decode_lookups = idx->decode_lookups,
                                    .has_weights = idx->has_weights,
                                    .has_logits = idx->has_logits};
-  return run_cache_only(a, input, info, counts,
-                        StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies,
-                        budgets, resolved, scope);
+  std::string text;
+  try {
+    text = run_cache_only(a, input, info, counts,
+                          StreamCounts{idx->invocations(), idx->lookups(), idx->decode_lookups}, policies,
+                          budgets, resolved, scope);
+  } catch (const Error&) {
+    idx->verify();
+    throw;
+  }
+  idx->verify();
+  return text;
 }
 
 }  // namespace

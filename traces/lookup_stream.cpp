@@ -7,9 +7,10 @@
 namespace moesim::traces {
 
 uint64_t LookupStream::decode_lookups() const {
+  // Branch-free, so that the compiler vectorizes it (a pass over the invocations).
   uint64_t n = 0;
   for (size_t i = 0; i < invocations(); ++i)
-    if (inv_phase[i] == static_cast<uint8_t>(Phase::kDecode)) n += inv_begin[i + 1] - inv_begin[i];
+    n += uint64_t{inv_phase[i] == static_cast<uint8_t>(Phase::kDecode)} * (inv_begin[i + 1] - inv_begin[i]);
   return n;
 }
 
@@ -30,22 +31,31 @@ namespace {
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 
 // Accumulates one invocation: unique experts in first-touch order with token counts, and the refreshes
-// of its duplicate touches (see the header).
+// of its duplicate touches (see the header). The lookup and invocation arrays are sized to their upper
+// bounds (a lookup per slot, an invocation per record; empty_stream) and written by index, so that a
+// lookup costs a store rather than a push_back's capacity check; finish() trims them to what was written.
 class InvocationBuilder {
  public:
   InvocationBuilder(LookupStream& out, uint32_t experts, bool tokens)
-      : out_(out), tokens_(tokens), pos_(experts, kNone), seen_(experts, 0) {}
+      : out_(out),
+        tokens_(tokens),
+        key_(out.key.data()),
+        tok_(tokens ? out.tokens.data() : nullptr),
+        pos_(experts, kNone),
+        seen_(experts, 0) {}
+
+  size_t invocations() const { return n_inv_; }
 
   void add(std::span<const uint16_t> ids, uint32_t layer) {
     for (uint16_t e : ids) {
       touches_.push_back(e);
       if (pos_[e] == kNone) {
-        pos_[e] = static_cast<uint32_t>(out_.key.size());
+        pos_[e] = static_cast<uint32_t>(n_key_);
         touched_.push_back(e);
-        out_.key.push_back(layer * out_.experts + e);
-        if (tokens_) out_.tokens.push_back(1);
+        if (tokens_) tok_[n_key_] = 1;
+        key_[n_key_++] = layer * out_.experts + e;
       } else if (tokens_) {
-        ++out_.tokens[pos_[e]];
+        ++tok_[pos_[e]];
       }
     }
   }
@@ -61,19 +71,32 @@ class InvocationBuilder {
 
   // One record that is a whole invocation (a decode token at batch 1): its ids are distinct (a Trace
   // guarantees it), so there is nothing to merge or refresh.
-  void single(std::span<const uint16_t> ids, uint32_t layer, Phase phase) {
+  void single(const uint16_t* ids, uint32_t k, uint32_t layer, Phase phase) {
     const uint32_t base = layer * out_.experts;
-    for (uint16_t e : ids) out_.key.push_back(base + e);
-    if (tokens_) out_.tokens.insert(out_.tokens.end(), ids.size(), 1);
+    uint32_t* key = key_ + n_key_;
+    for (uint32_t s = 0; s < k; ++s) key[s] = base + ids[s];
+    if (tokens_) std::fill_n(tok_ + n_key_, k, 1u);
+    n_key_ += k;
     push_invocation(layer, phase);
+  }
+
+  // Trims the arrays to what was written.
+  void finish() {
+    out_.key.resize(n_key_);
+    if (tokens_) out_.tokens.resize(n_key_);
+    out_.inv_begin.resize(n_inv_ + 1);
+    out_.inv_layer.resize(n_inv_);
+    out_.inv_phase.resize(n_inv_);
+    out_.refresh_begin.resize(n_inv_ + 1);
   }
 
  private:
   void push_invocation(uint32_t layer, Phase phase) {
-    out_.inv_layer.push_back(static_cast<uint16_t>(layer));
-    out_.inv_phase.push_back(static_cast<uint8_t>(phase));
-    out_.inv_begin.push_back(static_cast<uint32_t>(out_.key.size()));
-    out_.refresh_begin.push_back(static_cast<uint32_t>(out_.refresh.size()));
+    out_.inv_layer[n_inv_] = static_cast<uint16_t>(layer);
+    out_.inv_phase[n_inv_] = static_cast<uint8_t>(phase);
+    ++n_inv_;
+    out_.inv_begin[n_inv_] = static_cast<uint32_t>(n_key_);
+    out_.refresh_begin[n_inv_] = static_cast<uint32_t>(out_.refresh.size());
   }
 
   // The last-touch order is the reverse of the first appearances in the reversed touches. Its longest
@@ -97,11 +120,14 @@ class InvocationBuilder {
 
   LookupStream& out_;
   bool tokens_;
-  std::vector<uint32_t> pos_;       // [experts] lookup index of an expert in the open invocation
-  std::vector<uint32_t> seen_;      // [experts] epoch stamps for add_refreshes
+  uint32_t* key_;  // out_.key's storage, sized to the trace's slots
+  uint32_t* tok_;  // out_.tokens' storage, or null
+  size_t n_key_ = 0, n_inv_ = 0;
+  std::vector<uint32_t> pos_;   // [experts] lookup index of an expert in the open invocation
+  std::vector<uint32_t> seen_;  // [experts] epoch stamps for add_refreshes
   uint32_t epoch_ = 0;
-  std::vector<uint16_t> touched_;   // unique experts of the open invocation, first-touch order
-  std::vector<uint16_t> touches_;   // every touch of the open invocation
+  std::vector<uint16_t> touched_;  // unique experts of the open invocation, first-touch order
+  std::vector<uint16_t> touches_;  // every touch of the open invocation
   std::vector<uint32_t> last_order_;
 };
 
@@ -117,16 +143,15 @@ LookupStream empty_stream(const Trace& trace, uint32_t batch, const LookupStream
   out.top_k = info.top_k;
   out.experts = info.experts;
   out.batch = batch;
-  out.inv_begin.push_back(0);
-  out.refresh_begin.push_back(0);
   out.step_begin.push_back(0);
-  // Upper bounds (a lookup per slot, an invocation per record): no reallocation while building.
-  out.key.reserve(trace.slots());
-  if (parts.tokens) out.tokens.reserve(trace.slots());
-  out.inv_begin.reserve(trace.records() + 1);
-  out.inv_layer.reserve(trace.records());
-  out.inv_phase.reserve(trace.records());
-  out.refresh_begin.reserve(trace.records() + 1);
+  // Upper bounds (a lookup per slot, an invocation per record), written by index (InvocationBuilder) and
+  // trimmed at the end.
+  out.key.resize(trace.slots());
+  if (parts.tokens) out.tokens.resize(trace.slots());
+  out.inv_begin.resize(trace.records() + 1);  // inv_begin[0] = 0
+  out.inv_layer.resize(trace.records());
+  out.inv_phase.resize(trace.records());
+  out.refresh_begin.resize(trace.records() + 1);  // refresh_begin[0] = 0
   return out;
 }
 
@@ -187,10 +212,12 @@ class StepBuilder {
       end_[i] = seqs_[g + i].decode_end;
     }
     if (n == 1) {  // batch 1: every record is an invocation of its own
+      const auto& c = trace_.columns();
+      const uint32_t k = trace_.info().top_k;
       for (size_t r = cur_[0]; r < end_[0];) {
-        const uint32_t step = trace_.step(r);
-        for (; r < end_[0] && trace_.step(r) == step; ++r)
-          inv_.single(trace_.experts(r), trace_.layer(r), Phase::kDecode);
+        const uint32_t step = c.step[r];
+        for (; r < end_[0] && c.step[r] == step; ++r)
+          inv_.single(c.experts.data() + r * k, k, c.layer[r], Phase::kDecode);
         if (close_step(Phase::kDecode, 1)) took_part(g);
       }
       return;
@@ -212,8 +239,10 @@ class StepBuilder {
     }
   }
 
-  // Copies each sequence's first and last step to the stream, for those that have any.
+  // Trims the stream's arrays and copies each sequence's first and last step to it, for those that have
+  // any.
   void finish() {
+    inv_.finish();
     for (size_t i = 0; i < seqs_.size(); ++i)
       if (first_step_[i] != kNone) {
         out_.seq_first_step.push_back(first_step_[i]);
@@ -238,10 +267,10 @@ class StepBuilder {
 
   // Returns whether a step was closed (false when every cell of it was missing).
   bool close_step(Phase phase, uint32_t tokens) {
-    if (out_.inv_layer.size() == out_.step_begin.back()) return false;  // every cell missing: no step
+    if (inv_.invocations() == out_.step_begin.back()) return false;  // every cell missing: no step
     out_.step_phase.push_back(static_cast<uint8_t>(phase));
     out_.step_tokens.push_back(tokens);
-    out_.step_begin.push_back(static_cast<uint32_t>(out_.inv_layer.size()));
+    out_.step_begin.push_back(static_cast<uint32_t>(inv_.invocations()));
     return true;
   }
 

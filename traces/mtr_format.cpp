@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <vector>
 
@@ -266,12 +267,25 @@ class Reader {
   void parse_lookup_layout();
   // Section checksums (the header's and each column's, next_use only when asked) and structure; fills
   // view_ (next_use only when asked) and decode_lookups_.
-  void check_lookups(bool verify_checksums, bool with_next_use);
+  // `deferred` (with verify_checksums): the checksums run on a second thread holding `owner`, and their
+  // future is stored there instead of being waited for -- unless the structure fails, when a checksum
+  // mismatch is the error reported (a corrupt file is named as such).
+  void check_lookups(bool verify_checksums, bool with_next_use, const std::shared_ptr<const void>& owner = {},
+                     std::shared_future<void>* deferred = nullptr);
+  // The section's checksums as a closure that throws their first mismatch; it holds what it reads by value
+  // (the mapping must outlive it), so it may run on another thread.
+  std::function<void()> lookups_checksums(bool with_next_use) const;
+  // The section's preamble and structure (check_lookups without the checksums).
+  void check_lookup_structure(bool with_next_use);
   void compare_lookups(const Trace& t);  // the section equals the stream rebuilt from the records
   TraceColumns columns() const;          // the record columns, as the header places them
   // What the lookup stream reads: phases, layers, canonical order, expert ids; and the header's
-  // missing_cells.
-  void check_records(const TraceColumns& c) const;
+  // missing_cells. Returns the number of sequences.
+  uint64_t check_records(const TraceColumns& c) const;
+  // check_records' checks in one branch-free pass: whether all hold (the sequences counted in `sequences`).
+  bool records_valid(const TraceColumns& c, uint64_t& sequences) const;
+  // check_records' checks one by one, throwing the first failure with its offset.
+  void locate_record_error(const TraceColumns& c) const;
   // A file without the section: the batch-1 stream built from the records (see read_mtr_lookup_stream).
   MtrLookups lookups_from_records(const MtrReadOptions& opts, bool with_next_use, bool with_token_counts,
                                   std::shared_ptr<const void> owner);
@@ -501,29 +515,53 @@ void Reader::parse_lookup_layout() {
   ranges_.emplace_back(o, o + lk_.section_bytes);
 }
 
-void Reader::check_lookups(bool verify_checksums, bool with_next_use) {
+std::function<void()> Reader::lookups_checksums(bool with_next_use) const {
+  const uint64_t o = lk_.section_offset;
+  uint64_t stored;
+  std::memcpy(&stored, base_ + o + 8, 8);
+  // Everything by value: the closure may run on another thread after this reader is gone.
+  return [base = base_, header_bytes = header_bytes_, lk = lk_, origin = origin_, stored, with_next_use] {
+    const uint64_t actual = hash64(base + kMtrPreambleBytes, header_bytes);
+    if (actual != stored)
+      throw binary_input_error(origin, lk.section_offset + 8, "lookups.header_checksum",
+                               "XXH64 of the JSON header mismatch: the file is corrupt (stored " +
+                                   std::to_string(stored) + ", computed " + std::to_string(actual) + ")");
+    for (size_t i = 0; i < kNumLookupColumns; ++i) {
+      if (i == kNextUse && !with_next_use) continue;
+      const uint64_t a = hash64(base + lk.offset[i], lk.bytes[i]);
+      if (a != lk.checksum[i])
+        throw binary_input_error(origin, lk.offset[i], std::string("lookups.") + kLookupColumns[i].name,
+                                 "XXH64 mismatch: the column is corrupt (stored " +
+                                     std::to_string(lk.checksum[i]) + ", computed " + std::to_string(a) +
+                                     ")");
+    }
+  };
+}
+
+void Reader::check_lookups(bool verify_checksums, bool with_next_use,
+                           const std::shared_ptr<const void>& owner, std::shared_future<void>* deferred) {
   const uint64_t o = lk_.section_offset;
   if (std::memcmp(base_ + o, kMtrLookupsMagic, 8) != 0)
     throw fail(o, "lookups", "no MTRLOOKS magic at the start of the lookups section");
   for (uint64_t i = 16; i < kLookupsPreambleBytes; ++i)
     if (base_[o + i] != 0) throw fail(o + i, "lookups", "reserved byte of the section preamble is not zero");
-  if (verify_checksums) {
-    uint64_t stored;
-    std::memcpy(&stored, base_ + o + 8, 8);
-    const uint64_t actual = hash64(base_ + kMtrPreambleBytes, header_bytes_);
-    if (actual != stored)
-      throw fail(o + 8, "lookups.header_checksum",
-                 "XXH64 of the JSON header mismatch: the file is corrupt (stored " + std::to_string(stored) +
-                     ", computed " + std::to_string(actual) + ")");
-    for (size_t i = 0; i < kNumLookupColumns; ++i) {
-      if (i == kNextUse && !with_next_use) continue;
-      const uint64_t a = hash64(base_ + lk_.offset[i], lk_.bytes[i]);
-      if (a != lk_.checksum[i])
-        throw fail(lk_.offset[i], std::string("lookups.") + kLookupColumns[i].name,
-                   "XXH64 mismatch: the column is corrupt (stored " + std::to_string(lk_.checksum[i]) +
-                       ", computed " + std::to_string(a) + ")");
-    }
+  if (!verify_checksums) return check_lookup_structure(with_next_use);
+  std::function<void()> checksums = lookups_checksums(with_next_use);
+  if (!deferred) {
+    checksums();
+    return check_lookup_structure(with_next_use);
   }
+  *deferred =
+      std::async(std::launch::async, [checksums = std::move(checksums), owner] { checksums(); }).share();
+  try {
+    check_lookup_structure(with_next_use);
+  } catch (const Error&) {
+    deferred->get();
+    throw;
+  }
+}
+
+void Reader::check_lookup_structure(bool with_next_use) {
   auto col = [&](size_t i) { return base_ + lk_.offset[i]; };
   const uint64_t n_inv = lk_.invocations, n_look = lk_.lookups, n_ref = lk_.refreshes;
   const std::span<const uint32_t> inv_begin{reinterpret_cast<const uint32_t*>(col(kInvBegin)), n_inv + 1};
@@ -640,7 +678,58 @@ TraceColumns Reader::columns() const {
   return c;
 }
 
-void Reader::check_records(const TraceColumns& c) const {
+uint64_t Reader::check_records(const TraceColumns& c) const {
+  uint64_t sequences = 0;
+  if (!records_valid(c, sequences)) locate_record_error(c);
+  return sequences;
+}
+
+bool Reader::records_valid(const TraceColumns& c, uint64_t& sequences) const {
+  const uint32_t k = info_.top_k, layers = info_.layers, experts = info_.experts;
+  const uint64_t n = records_;
+  const uint16_t* ids = c.experts.data();
+  // Stamps of the record that last named an expert id; sized for every u16, so that an id out of range
+  // indexes it too (it fails the range check in the same pass).
+  std::vector<uint32_t> mark(65536, UINT32_MAX);
+  uint32_t bad = 0;
+  uint64_t missing = 0, seqs = 0, group_start = 0;
+  uint32_t max_step = 0;
+  uint64_t prev_hi = 0, prev_lo = 0;
+  for (uint64_t r = 0; r < n; ++r) {
+    const uint8_t ph = c.phase[r];
+    const uint16_t l = c.layer[r];
+    const uint32_t step = c.step[r];
+    bad |= static_cast<uint32_t>(ph > 1) | static_cast<uint32_t>(l >= layers);
+    // The canonical order (traces/trace.h canonical_compare), strictly increasing.
+    const uint64_t hi = uint64_t{c.seq[r]} << 8 | ph;
+    const uint64_t lo = ph == 0 ? uint64_t{l} << 32 | step : uint64_t{step} << 16 | l;
+    if (r > 0) {
+      bad |= static_cast<uint32_t>(!(prev_hi < hi || (prev_hi == hi && prev_lo < lo)));
+      if (hi != prev_hi) {  // a new (sequence, phase) group: count_missing_cells of the one it ends
+        missing += (uint64_t{max_step} + 1) * layers - (r - group_start);
+        group_start = r;
+        max_step = 0;
+        seqs += (hi >> 8) != (prev_hi >> 8);
+      }
+    } else {
+      seqs = 1;
+    }
+    prev_hi = hi;
+    prev_lo = lo;
+    max_step = std::max(max_step, step);
+    const uint16_t* e = ids + r * k;
+    const auto stamp = static_cast<uint32_t>(r);
+    for (uint32_t s = 0; s < k; ++s) {
+      bad |= static_cast<uint32_t>(e[s] >= experts) | static_cast<uint32_t>(mark[e[s]] == stamp);
+      mark[e[s]] = stamp;
+    }
+  }
+  if (n > 0) missing += (uint64_t{max_step} + 1) * layers - (n - group_start);
+  sequences = seqs;
+  return bad == 0 && missing == info_.missing_cells;
+}
+
+void Reader::locate_record_error(const TraceColumns& c) const {
   const TraceInfo& info = info_;
   const uint64_t records = records_;
   const uint64_t* offset = offset_;
@@ -744,8 +833,9 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
     if (!from_records) return std::nullopt;
     return lookups_from_records(opts, with_next_use, with_token_counts, std::move(owner));
   }
-  check_lookups(opts.verify_checksum, with_next_use);
   MtrLookups m;
+  check_lookups(opts.verify_checksum, with_next_use, owner,
+                opts.defer_checksum ? &m.pending_checksum : nullptr);
   m.info = info_;
   m.records = records_;
   m.has_weights = h_["columns"].contains("weights");
@@ -761,20 +851,23 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
 
 MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_next_use,
                                         bool with_token_counts, std::shared_ptr<const void> owner) {
-  // The whole-file checksum runs on a second thread while the records are checked and the stream is built;
-  // nothing is returned before it matched, and a mismatch is the error reported even when the records also
-  // fail their checks (a corrupt file is named as such).
-  std::future<uint64_t> checksum;
+  // The whole-file checksum runs on a second thread while the records are checked and the stream is built
+  // (and, deferred, while the caller replays it); nothing is returned before it matched unless the caller
+  // deferred it, and a mismatch is the error reported even when the records also fail their checks (a
+  // corrupt file is named as such).
+  std::shared_future<void> checksum;
   if (opts.verify_checksum)
-    checksum = std::async(std::launch::async,
-                          [this] { return hash64(base_ + kMtrPreambleBytes, size_ - kMtrPreambleBytes); });
+    checksum =
+        std::async(std::launch::async, [base = base_, size = size_, stored = checksum_, origin = origin_,
+                                        owner] {
+          const uint64_t actual = hash64(base + kMtrPreambleBytes, size - kMtrPreambleBytes);
+          if (actual != stored)
+            throw binary_input_error(origin, 24, "checksum",
+                                     "XXH64 mismatch: the file is corrupt (stored " + std::to_string(stored) +
+                                         ", computed " + std::to_string(actual) + ")");
+        }).share();
   auto verify = [&] {
-    if (!checksum.valid()) return;
-    const uint64_t actual = checksum.get();
-    if (actual != checksum_)
-      throw fail(24, "checksum",
-                 "XXH64 mismatch: the file is corrupt (stored " + std::to_string(checksum_) + ", computed " +
-                     std::to_string(actual) + ")");
+    if (checksum.valid()) checksum.get();
   };
   struct Held {
     std::shared_ptr<const void> mapping;
@@ -785,12 +878,12 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
   MtrLookups m;
   try {
     const TraceColumns c = columns();
-    check_records(c);
+    const uint64_t sequences = check_records(c);
     const Trace t(info_, c, std::move(owner));
     held->stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = with_next_use});
     m.has_weights = !c.weights.empty();
     m.has_logits = !c.logits.empty();
-    m.sequences = t.sequence_ids().size();
+    m.sequences = sequences;
     if (with_token_counts) {  // passes over the records (and sorts of each prompt's steps): only when asked
       m.prefill_tokens = t.tokens(Phase::kPrefill);
       m.decode_tokens = t.tokens(Phase::kDecode);
@@ -799,7 +892,10 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
     verify();
     throw;
   }
-  verify();
+  if (opts.defer_checksum)
+    m.pending_checksum = checksum;
+  else
+    verify();
   m.info = info_;
   m.records = records_;
   m.decode_lookups = held->stream.decode_lookups();

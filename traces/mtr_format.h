@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,12 @@ inline constexpr uint64_t kMtrAlignment = 64;
 struct MtrReadOptions {
   // Fuzz targets turn this off to reach the structural and semantic checks behind it; users never do.
   bool verify_checksum = true;
+  // The lookups readers only (read_mtr_lookups, read_mtr_lookup_stream), with verify_checksum: the checksums
+  // run on a second thread and the read returns once the structure is checked (every value that indexes
+  // anything is in range, so replaying the view is safe), possibly before they finish. The caller must call
+  // MtrLookups::verify() before it reports anything computed from the view: it waits for them and throws the
+  // mismatch. For `moesim replay`, which replays while the file is hashed.
+  bool defer_checksum = false;
 };
 
 struct MtrWriteOptions {
@@ -84,6 +91,13 @@ struct MtrLookups {
   uint64_t decode_lookups = 0;
   LookupView view;                      // next_use empty unless asked for
   std::shared_ptr<const void> storage;  // keeps the mapping alive
+  // The checksums still running when the read deferred them (MtrReadOptions::defer_checksum); invalid
+  // otherwise. Destroying the last copy waits for them.
+  std::shared_future<void> pending_checksum;
+  // Waits for the deferred checksums and throws their mismatch (moesim::Error); nothing to do otherwise.
+  void verify() const {
+    if (pending_checksum.valid()) pending_checksum.get();
+  }
   size_t invocations() const { return view.invocations(); }
   size_t lookups() const { return view.key.size(); }
 };
