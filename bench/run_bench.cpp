@@ -87,7 +87,7 @@ void BM_Run(benchmark::State& state, const char* system, const char* policy) {
   const HardwareProfile hw = load_hardware("jetson-agx-orin-64gb");
   serving::SystemConfig cfg;
   cfg.system = PolicySpec::parse(system);
-  cfg.eviction = PolicySpec::parse(policy);
+  if (*policy) cfg.eviction = PolicySpec::parse(policy);  // else the empty spec: the system's default
   cfg.budget = CacheCapacity::parse("4GiB");
   double hit = 0, tpot = 0, ops = 0;
   for (auto _ : state) {
