@@ -14,8 +14,7 @@ void setup(CLI::App& app) {
   app.add_option(
       "--placement", a->placement,
       "expert placement policy (uniform, redundance, smartmoe, eplb, prism; see `moesim policies`)");
-  app.add_option("--system", a->system, "the cluster system serving the requests (`moesim policies`)")
-      ->capture_default_str();
+  add_system_option(app, a->system, "the cluster system serving the requests (`moesim policies`)");
   app.add_option("--migrate-every", a->migrate_every,
                  "re-plan every interval and migrate when Prism's Eq. 4 holds (e.g. 5m; default: never)");
   app.add_option(

@@ -14,8 +14,7 @@ void setup(CLI::App& app) {
                  "tokens of each sequence (prompt + generated) the KV cache must hold")
       ->capture_default_str();
   app.add_option("--batch", a->batch, "sequences decoding together (>= 1)")->capture_default_str();
-  app.add_option("--system", a->system, "serving system of the timing run, as `moesim run --system`")
-      ->capture_default_str();
+  add_system_option(app, a->system, "serving system of the timing run, as `moesim run --system`");
   app.add_option("--budget", a->budget,
                  "the expert budget (bytes) to give the longest context at (default: half the largest)");
   app.add_option(

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "harness/arguments.h"
 
 namespace moesim::cli {
 namespace {
@@ -139,6 +140,14 @@ CLI::Validator hidden_alias_of(const CLI::Option* current) {
                          current->get_name() + " once");
       },
       "");
+}
+
+CLI::Option* add_system_option(CLI::App& app, PolicySpec& system, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          "--system", [&system](const std::string& text) { system = harness::parse_system_option(text); },
+          help)
+      ->default_str(system.text());
 }
 
 CLI::Option* add_jobs_option(CLI::App& app, unsigned& jobs, const std::string& help, const std::string& old) {

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/params.h"
+
 namespace moesim::cli {
 
 // Adds the checks above to every option of `app` and of its subcommands, recursively.
@@ -29,6 +31,10 @@ CLI::Validator positive_number();
 
 // For an option kept under an older, hidden name: refuses the old name when `current` is given as well.
 CLI::Validator hidden_alias_of(const CLI::Option* current);
+
+// --system SPEC into `system`, parsed once as it is read (harness::parse_system_option: bad syntax or an
+// unknown system is a UsageError, exit 2); help shows `system`'s value on entry as the default.
+CLI::Option* add_system_option(CLI::App& app, PolicySpec& system, const std::string& help);
 
 // Host parallelism has one name on every command: --jobs N (1..1024; what a command computes never depends
 // on it), with the command's older name (`old`, such as --threads) kept as a hidden alias.

@@ -15,9 +15,8 @@ void setup(CLI::App& app) {
                  "model preset or JSON (expert sizes, tensors, layers); default: the trace's model name");
   app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`): the delays u, v, c")
       ->capture_default_str();
-  app.add_option("--system", a->system,
-                 "the system whose planner sizes the pools (a system with a planner, `moesim policies`)")
-      ->capture_default_str();
+  add_system_option(app, a->system,
+                    "the system whose planner sizes the pools (a system with a planner, `moesim policies`)");
   app.add_option("--budget", a->budget,
                  "memory for all layers' pools, in bytes (8GiB), or experts per layer (32)");
   app.add_option("--pools", a->pools,

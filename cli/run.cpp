@@ -92,9 +92,10 @@ std::string print_summary(const RunArgs& a, const Json& config, const Json& m, c
   std::string t;
   if (a.exec)
     t += strprintf("moesim exec --system %s on this machine (measured; estimates from %s)\n",
-                   a.system.c_str(), hw.display_name.c_str());
+                   a.system.text().c_str(), hw.display_name.c_str());
   else
-    t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.c_str(), hw.display_name.c_str());
+    t += strprintf("moesim run --system %s on %s (simulated)\n", a.system.text().c_str(),
+                   hw.display_name.c_str());
   t += strprintf("trace:   %s (%s, %u layers x %u experts, top-%u)%s\n", a.trace.c_str(), info.model.c_str(),
                  info.layers, info.experts, info.top_k,
                  info.synthetic ? "  ** SYNTHETIC trace **" : "  real trace");

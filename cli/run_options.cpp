@@ -12,11 +12,10 @@ void add_run_options(CLI::App& app, const std::shared_ptr<RunArgs>& a) {
                  "model preset or JSON: take expert/dense sizes and FLOPs from it (default: the trace's own "
                  "expert sizes, shape from the preset its model name starts with)");
   app.add_option("--hw", a->hw, "hardware profile (see `moesim presets`)")->capture_default_str();
-  app.add_option(
-         "--system", a->system,
-         "system to simulate: offload (expert-level on-demand caching), layer-offload (a layer's whole "
-         "weights loaded when it runs), zipmoe (ZipMoE: compressed pools, planner, Alg. 1 scheduler)")
-      ->capture_default_str();
+  add_system_option(app, a->system,
+                    "system to simulate: offload (expert-level on-demand caching), layer-offload (a layer's "
+                    "whole weights loaded when it runs), zipmoe (ZipMoE: compressed pools, planner, Alg. 1 "
+                    "scheduler)");
   app.add_option(
          "--policy", a->policies,
          "eviction policy spec, e.g. lru, lfu, belady (see `moesim policies`); default lru; for zipmoe "

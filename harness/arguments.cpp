@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/run_info.h"
+#include "serving/system.h"
 
 namespace moesim::harness {
 namespace {
@@ -72,6 +73,10 @@ std::vector<std::string> all_eviction_specs() {
   for (const auto& e : EvictionRegistry::instance().entries()) specs.push_back(e.name);
   for (const char* v : kVariants) specs.emplace_back(v);
   return specs;
+}
+
+PolicySpec parse_system_option(const std::string& text) {
+  return serving::parse_system_spec(text);
 }
 
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values) {

@@ -42,6 +42,10 @@ std::vector<std::string> all_eviction_specs();
 // split_policy_list, then 'all' expanded to all_eviction_specs() and each spec validated (unknown
 // policy or parameter: an Error before any trace is read).
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values);
+// A --system value (a system spec, `moesim policies`), parsed once where it is read (the CLI's option
+// callback, the Python module, a spec file's reader): what follows works on the PolicySpec and prints its
+// text(). Throws moesim::UsageError for bad syntax or an unknown system (listing the known ones).
+PolicySpec parse_system_option(const std::string& text);
 
 // What a data-writing job (pack, weights synth, trace synth) wrote to its -o: the summary `--json` prints
 // under "wrote" (cli/summary_json.h) and the text the command prints without it (cli/ prints either).

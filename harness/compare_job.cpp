@@ -44,6 +44,8 @@ struct CellAxes {
 struct CompareGrid {
   std::vector<CacheScope> scopes;
   std::vector<std::string> policies, budgets, routings, prefetches;
+  // The same specs parsed, once for the grid: every cell takes its own from here.
+  std::vector<PolicySpec> policy_specs, routing_specs, prefetch_specs;
   std::vector<CacheCapacity> caps;
   size_t R = 0, P = 0, RP = 0;
   bool show_routing = false, show_prefetch = false;
@@ -92,6 +94,7 @@ CompareGrid check_compare_args(const CompareArgs& a) {
   g.policies = resolve_policy_list(a.policies);
   if (g.policies.empty())
     for (const auto& e : EvictionRegistry::instance().entries()) g.policies.push_back(e.name);
+  for (const auto& p : g.policies) g.policy_specs.push_back(PolicySpec::parse(p));
   g.budgets = split_budget_list(a.budgets);
   if (g.budgets.empty()) g.budgets = {"1GiB", "2GiB", "4GiB", "8GiB"};
   for (const auto& b : g.budgets) g.caps.push_back(parse_budget_option("--budget", b));
@@ -160,6 +163,7 @@ void resolve_routing_and_prefetch(const CompareArgs& a, const traces::Trace& tra
   if (g.routings.empty()) g.routings = {"identity"};
   for (const auto& r : g.routings)  // a policy the trace cannot serve (no logits) fails before any cell runs
     make_routing_policy(r, traces::routing_setup(trace.info(), trace));
+  for (const auto& r : g.routings) g.routing_specs.push_back(PolicySpec::parse(r));
   g.R = g.routings.size();
   // ',' separates specs only before a registered prefetch policy's name: "transition:train=T,top=6" is one.
   g.prefetches = split_spec_list(a.prefetch, [](const std::string& w) {
@@ -170,6 +174,7 @@ void resolve_routing_and_prefetch(const CompareArgs& a, const traces::Trace& tra
   if (g.prefetches.empty()) g.prefetches = {"none"};
   for (const auto& pf : g.prefetches)  // a bad spec or training trace fails before any cell runs
     make_prefetch_policy(pf, PrefetchSetup{trace.info().layers, trace.info().experts, trace.info().top_k, 1});
+  for (const auto& pf : g.prefetches) g.prefetch_specs.push_back(PolicySpec::parse(pf));
   g.P = g.prefetches.size();
   g.RP = g.R * g.P;
   g.show_routing = g.R > 1 || !RoutingRegistry::instance().entry(g.routings[0], "routing").traits.no_op;
@@ -191,9 +196,9 @@ void run_cells(const CompareArgs& a, const CompareGrid& g, const CompareInputs& 
       return;
     }
     serving::SystemConfig cfg;
-    cfg.eviction = PolicySpec::parse(g.policies[at.policy]);
-    cfg.routing = PolicySpec::parse(g.routings[at.routing]);
-    cfg.prefetch = PolicySpec::parse(g.prefetches[at.prefetch]);
+    cfg.eviction = g.policy_specs[at.policy];
+    cfg.routing = g.routing_specs[at.routing];
+    cfg.prefetch = g.prefetch_specs[at.prefetch];
     cfg.trace = &in.trace;
     cfg.scope = g.scopes[at.scope];
     cfg.budget = g.caps[at.budget];

@@ -28,10 +28,12 @@
 namespace moesim::harness {
 namespace {
 
-// One system of the comparison: its spec without policy=, and the eviction spec ("" = the system's default).
+// One system of the comparison: its spec without policy= (parsed once, where the --system list is read),
+// and the eviction spec ("" = the system's default).
 struct Entry {
-  std::string system, policy;
-  std::string label() const { return policy.empty() ? system : system + " [" + policy + "]"; }
+  PolicySpec system;
+  std::string policy;
+  std::string label() const { return policy.empty() ? system.text() : system.text() + " [" + policy + "]"; }
 };
 
 namespace compare_systems_detail {
@@ -61,18 +63,18 @@ std::vector<Entry> system_entries(const CompareArgs& a) {
   const std::vector<std::string> policies = split_policy_list(a.policies);
   std::vector<Entry> out;
   for (const std::string& text : specs) {
-    PolicySpec spec = PolicySpec::parse(text);
+    const PolicySpec spec = parse_system_option(text);  // UsageError: bad syntax, unknown system
     std::string policy;
-    std::string rest = spec.name;
+    PolicySpec rest{spec.name, {}};
     for (const auto& [k, v] : spec.values) {
       if (k == "policy") {
         if (!policy.empty()) throw UsageError("--system " + text + ": policy= given twice");
         policy = v;
         continue;
       }
-      rest += (rest == spec.name ? ":" : ",") + k + "=" + v;
+      rest.values.emplace_back(k, v);
     }
-    (void)serving::make_system(rest);  // UsageError: unknown system or parameter
+    (void)serving::make_system(rest);  // UsageError: unknown parameter or value
     if (serving::system_traits(rest).cluster)
       throw UsageError("--system " + spec.name + " serves a cluster: compare it with `moesim cluster`");
     if (!policy.empty()) {
@@ -265,7 +267,7 @@ void tabulate(const CompareArgs& a, Compared& c) {
         const Json& m = r.outcome.metrics;
         const Entry& e = g.entries[cell.entry];
         const std::string label =
-            e.system + " [" + (e.policy.empty() ? std::string("its default") : r.policy) + "]";
+            e.system.text() + " [" + (e.policy.empty() ? std::string("its default") : r.policy) + "]";
         const auto it = best.find({b, scope});
         const bool is_best = it != best.end() && it->second == i;
         c.text += strprintf(
@@ -277,7 +279,7 @@ void tabulate(const CompareArgs& a, Compared& c) {
             num_or_dash(m["decode_tokens_per_s"], "%.2f").c_str(),
             format_bytes(m["ssd_bytes_read"].get<uint64_t>()).c_str(), is_best ? " *" : "");
         Json row;
-        row["system"] = e.system;
+        row["system"] = e.system.text();
         row["eviction"] = r.policy;
         row["eviction_is_default"] = e.policy.empty();
         row["budget"] = r.budget;
@@ -293,7 +295,7 @@ void tabulate(const CompareArgs& a, Compared& c) {
                  csv_num(m["tpot"]["p99_s"]) + "," + csv_num(m["ttft"]["mean_s"]) + "," +
                  csv_num(m["decode_tokens_per_s"]) + "," +
                  std::to_string(m["ssd_bytes_read"].get<uint64_t>()) + ",identity,none," + scope + ",\"" +
-                 e.system + "\"\n";
+                 e.system.text() + "\"\n";
         for (const Json& x : r.outcome.rests_on)
           if (seen_rests.insert(x.dump()).second) c.rests.push_back(x);
       }

@@ -101,7 +101,7 @@ Json fit_result(const FitArgs& a) {
                                      {"hardware_origin", hw.origin},
                                      {"context", a.context},
                                      {"batch", a.batch},
-                                     {"system", a.system},
+                                     {"system", a.system.text()},
                                      {"dense", a.dense}});
   out["model"] = spec.name;
   out["hardware"] = hw.name;

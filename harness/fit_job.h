@@ -20,11 +20,13 @@
 #include <string>
 
 #include "base/json_io.h"
+#include "core/params.h"
 
 namespace moesim::harness {
 
 struct FitArgs {
-  std::string model, hw = "jetson-agx-orin-64gb", system = "offload", trace, budget, out = "-";
+  std::string model, hw = "jetson-agx-orin-64gb", trace, budget, out = "-";
+  PolicySpec system{"offload", {}};  // the timing run's system, parsed where it is read
   std::string dense = "pinned", compute_on = "gpu", recover_on = "gpu";
   uint64_t context = 4096;
   uint32_t batch = 1, prompt = 128, tokens = 64, io_depth = 1;

@@ -66,10 +66,10 @@ PlanOptions check_plan_args(const PlanArgs& a) {
   // a spec that sets any would be ignored: refused instead.
   const std::string planner = serving::system_traits(a.system).planner;
   if (planner.empty())
-    throw UsageError("--system " + a.system + " has no planner: `moesim plan` plans the pools of " +
+    throw UsageError("--system " + a.system.text() + " has no planner: `moesim plan` plans the pools of " +
                      serving::systems_with_planner());
-  if (!PolicySpec::parse(a.system).values.empty())
-    throw UsageError("--system " + a.system +
+  if (!a.system.values.empty())
+    throw UsageError("--system " + a.system.text() +
                      ": give the system's name only; plan takes its parameters as options (--shards, "
                      "--ratio, --io, --grid, --pools)");
   require_at_least("--batch", a.batch, 1);

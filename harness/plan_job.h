@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/json_io.h"
+#include "core/params.h"
 #include "traces/trace_io.h"
 
 namespace moesim::harness {
@@ -23,7 +24,8 @@ struct PlanArgs {
   traces::LoadOptions load;  // --format, --fields, --model
   std::string trace, hw = "jetson-agx-orin-64gb", budget, pools = "F,C,S,E", store, inclusion,
                      phase = "decode", out = "-";
-  std::string system = "zipmoe";  // the system whose planner plans (a system spec, `moesim policies`)
+  // The system whose planner plans (a system spec, `moesim policies`), parsed where it is read.
+  PolicySpec system{"zipmoe", {}};
   std::string io = "fused";  // who reads the E-chunks (run's zipmoe:io=): the variant of Alg. 3 planned with
   double grid = 0.05;
   std::optional<double> ratio;

@@ -342,7 +342,7 @@ void load_profile_trace(const RunArgs& a, const serving::SystemTraits& traits, P
   if (!traits.plans_pools()) {
     warn(std::string(a.profile_tokens ? "--profile-tokens" : "--profile-trace") +
          " only applies to a system that plans its pools from a popularity profile; ignored for --system " +
-         a.system);
+         a.system.text());
     return;
   }
   if (a.profile_tokens > 0) {
@@ -394,7 +394,7 @@ PolicySpec system_spec_with_flags(const RunArgs& a, const PolicySpec& given) {
       spec = serving::with_system_param(spec, key, value, flag);
     else
       warn(std::string(flag) + " only applies to --system " + serving::systems_declaring(key) +
-           "; ignored for --system " + a.system);
+           "; ignored for --system " + a.system.text());
   };
   feed(!a.pools.empty(), "--pools", "pools", a.pools);
   // Checked here, by the flag's name, whatever the system: a value out of range is refused, never replaced by
@@ -427,20 +427,21 @@ void prepare_run(RunArgs& a, PreparedRun& p) {
   if (!a.loaded) require_trace_input(a.trace);
   if (!a.profile_trace.empty() && a.profile_tokens > 0)
     throw UsageError("--profile-trace and --profile-tokens both say where the profile comes from: pass one");
-  // The system spec is parsed here, once; what follows (its traits, the flags that feed its parameters, the
-  // run's config) works on the parsed value.
-  const PolicySpec given = serving::parse_system_spec(a.system);  // UsageError: bad syntax, unknown system
-  const serving::SystemTraits& traits = serving::system_traits(given);
+  // The system spec came parsed (RunArgs::system); its traits, the flags that feed its parameters and the
+  // run's config work on that value.
+  const PolicySpec& given = a.system;
+  const serving::SystemTraits& traits = serving::system_traits(given);  // UsageError: unknown system
   // So are the run's policies; their values are checked here too, before the trace is loaded.
   const RunPolicySpecs policy_specs = parse_run_policies(a);
   if (!traits.host_tier && !a.host_budget.empty() && host_budget_bytes(a.host_budget) > 0)
     throw UsageError("--host-budget applies to a system with a host-memory tier (" +
-                     serving::systems_with_host_tier() + "), not --system " + a.system);
+                     serving::systems_with_host_tier() + "), not --system " + a.system.text());
   if (a.exec && a.store.empty())
     throw UsageError("--store is required: exec reads the experts from a packed store");
   PolicySpec system_spec = system_spec_with_flags(a, given);
   if (!a.store.empty() && !a.exec && !traits.uses_store_layout)
-    warn("--store only applies to a system that reads a store's layout; ignored for --system " + a.system);
+    warn("--store only applies to a system that reads a store's layout; ignored for --system " +
+         a.system.text());
   serving::make_system(system_spec);  // the parameters' values, before the trace is loaded
   const ResourceClass recover_on = parse_placement("--recover-on", a.recover_on);
   const ResourceClass compute_on = parse_placement("--compute-on", a.compute_on);

@@ -24,8 +24,10 @@ namespace moesim::harness {
 
 struct RunArgs {
   traces::LoadOptions load;  // --format, --fields, --model
-  std::string trace, hw = "jetson-agx-orin-64gb", system = "offload", policy = "lru", budget,
-                     scope = "global";
+  std::string trace, hw = "jetson-agx-orin-64gb", policy = "lru", budget, scope = "global";
+  // The system spec, parsed once where it is read (serving::parse_system_spec: --system's option callback,
+  // the Python module, a spec file's reader); what follows works on the parsed value, and prints its text().
+  PolicySpec system{"offload", {}};
   std::vector<std::string> policies, budgets;
   std::string routing = "identity", scheduling, prefetch = "none", timeline, timeline_steps, out = "-";
   std::string host_budget, recover_on = "gpu", compute_on = "gpu", pools;

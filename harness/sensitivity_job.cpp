@@ -111,8 +111,8 @@ bool is_run_parameter(const std::string& field) {
 }
 
 // ZipMoE's rho of a system spec: its e_ratio, else the default (0 in the spec means the default too).
-double system_ratio(const std::string& system) {
-  for (const auto& [k, v] : PolicySpec::parse(system).values)
+double system_ratio(const PolicySpec& system) {
+  for (const auto& [k, v] : system.values)
     if (k == "e_ratio" && std::stod(v) > 0) return std::stod(v);
   return kGaussianBf16ExponentRatio;
 }

@@ -16,6 +16,7 @@
 
 #include "base/json_io.h"
 #include "base/output_guard.h"
+#include "core/params.h"
 
 namespace moesim::harness {
 
@@ -31,10 +32,11 @@ struct SensitivityArgs {
   std::string plot;              // --find-flip: the break-evens as a tornado plot (scripts/plot_tornado.py)
 };
 
-// One system of a point: a system spec (`moesim policies`), its eviction ("" the system's default), and the
-// label its results carry (the spec's text as written).
+// One system of a point: a system spec (`moesim policies`, parsed where the spec file is read), its eviction
+// ("" the system's default), and the label its results carry (the spec's text as written).
 struct SensitivitySystem {
-  std::string system, policy, label;
+  PolicySpec system;
+  std::string policy, label;
 };
 
 struct SensitivityPoint {

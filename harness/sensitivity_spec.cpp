@@ -32,25 +32,27 @@ std::string resolve(const std::string& v, const fs::path& base, bool preset) {
 }
 }  // namespace sensitivity_spec_detail
 
+// A system spec of the spec file, parsed once here; bad syntax or an unknown system fails naming its JSON
+// path.
+PolicySpec system_spec_at(const JsonAt& at) {
+  try {
+    return parse_system_option(at.string());
+  } catch (const UsageError& e) {
+    at.fail(e.what());
+  }
+}
+
 // "offload:policy=lru" -> system "offload", eviction "lru"; the other parameters stay the system's.
 SensitivitySystem system_of_text(const JsonAt& at) {
   const std::string text = at.string();
   if (text.empty()) at.expected("a system spec such as \"offload:policy=lru\" or \"zipmoe\"");
-  SensitivitySystem s{text, "", text};
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos) return s;
-  std::string rest, params = text.substr(colon + 1);
-  size_t from = 0;
-  while (from <= params.size()) {
-    const size_t comma = std::min(params.find(',', from), params.size());
-    const std::string kv = params.substr(from, comma - from);
-    if (kv.rfind("policy=", 0) == 0)
-      s.policy = kv.substr(7);
+  const PolicySpec spec = system_spec_at(at);
+  SensitivitySystem s{PolicySpec{spec.name, {}}, "", text};
+  for (const auto& [k, v] : spec.values)
+    if (k == "policy")
+      s.policy = v;
     else
-      rest += (rest.empty() ? "" : ",") + kv;
-    from = comma + 1;
-  }
-  s.system = text.substr(0, colon) + (rest.empty() ? "" : ":" + rest);
+      s.system.values.emplace_back(k, v);
   return s;
 }
 
@@ -58,10 +60,10 @@ SensitivitySystem system_of(const JsonAt& at) {
   if (at.json().is_string()) return system_of_text(at);
   at.object().only_keys({"system", "policy", "label"});
   SensitivitySystem s;
-  s.system = at["system"].string();
+  s.system = system_spec_at(at["system"]);
   if (auto p = at.find("policy")) s.policy = p->string();
-  s.label =
-      at.has("label") ? at["label"].string() : s.system + (s.policy.empty() ? "" : " --policy " + s.policy);
+  s.label = at.has("label") ? at["label"].string()
+                            : at["system"].string() + (s.policy.empty() ? "" : " --policy " + s.policy);
   return s;
 }
 
@@ -128,7 +130,7 @@ std::vector<NamedPath> files_named(const SensitivitySpec& spec, const std::strin
     add("model", p.model, false);
     add("hw", p.hw, p.hw == defaults.hw);
     for (const SensitivitySystem& s : p.systems) {
-      add("system", s.system, false);
+      add("system", s.system.text(), false);
       add("policy", s.policy, false);
     }
   }

@@ -39,6 +39,7 @@
 #include "base/warnings.h"
 #include "cli/run_command.h"
 #include "core/data_dir.h"
+#include "harness/arguments.h"
 #include "harness/cluster/cluster_job.h"
 #include "harness/compare_job.h"
 #include "harness/plan_job.h"
@@ -334,7 +335,8 @@ py::tuple run(const py::object& trace, py::dict kw) {
   const KeywordOptions options{kw};
   const auto take = [&options](const char* key, auto& field) { options.take(key, field); };
   trace_argument(trace, options.load(), a.trace, a.load, a.loaded);
-  take("system", a.system);
+  if (kw.contains("system") && !kw["system"].is_none())  // parsed here, once, as the command line's --system
+    a.system = harness::parse_system_option(kw["system"].cast<std::string>());
   take("hw", a.hw);
   take("scope", a.scope);
   take("routing", a.routing);
@@ -378,7 +380,7 @@ py::tuple run(const py::object& trace, py::dict kw) {
         // The command line's rule (cli/io_guard.h): the timeline never replaces one of the run's inputs.
         std::vector<KeywordValue> named = {
             {"trace", a.trace},        {"hw", a.hw, hw_default},     {"model", a.load.model},
-            {"store", a.store},        {"system", a.system},         {"routing", a.routing},
+            {"store", a.store},        {"system", a.system.text()},  {"routing", a.routing},
             {"prefetch", a.prefetch},  {"scheduling", a.scheduling}, {"profile_trace", a.profile_trace},
             {"warm_from", a.warm_from}};
         for (const std::string& p : a.policies) named.push_back({"policy", p});

@@ -164,7 +164,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   Json j;
   Json cfg;
   cfg["model"] = in.model.name;
-  cfg["system"] = opt.system;
+  cfg["system"] = opt.system.text();
   cfg["placement"] = opt.placement;
   cfg["duration_s"] = opt.duration_s;
   cfg["migrate_every_s"] = opt.migrate_every_s > 0 ? Json(opt.migrate_every_s) : Json(nullptr);

@@ -28,14 +28,14 @@ Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint3
   return op;
 }
 
-std::unique_ptr<System> make_cluster_system(const std::string& spec) {
+std::unique_ptr<System> make_cluster_system(const PolicySpec& spec) {
   std::unique_ptr<System> system = make_system(spec);
   if (!system->cluster()) {
     std::string known;
-    for (const std::string& name : system_names())
-      if (system_traits(name).cluster) known += (known.empty() ? "" : ", ") + name;
-    throw UsageError("system '" + spec + "' serves one device, not a cluster (cluster systems: " + known +
-                     ")");
+    for (const auto& e : SystemRegistry::instance().entries())
+      if (e.traits.cluster) known += (known.empty() ? "" : ", ") + e.name;
+    throw UsageError("system '" + spec.text() +
+                     "' serves one device, not a cluster (cluster systems: " + known + ")");
   }
   return system;
 }

@@ -42,6 +42,7 @@
 #include "core/cluster_spec.h"
 #include "core/hardware_profile.h"
 #include "core/model_spec.h"
+#include "core/params.h"
 #include "core/placement.h"
 #include "traces/trace.h"
 
@@ -77,7 +78,7 @@ ClusterInput load_cluster_input(const ClusterSpec& spec);
 ModelSpec cluster_model(const ClusterSpec& spec);
 
 struct ClusterOptions {
-  std::string system = "prism";     // a cluster system of SystemRegistry (serving/system.h)
+  PolicySpec system{"prism", {}};   // a cluster system of SystemRegistry (serving/system.h)
   std::string placement = "prism";  // a PlacementRegistry spec ("eplb:groups=2")
   double duration_s = 1800;         // arrivals in [0, duration_s); the run ends when the last request does
   double migrate_every_s = 0;       // 0: never re-plan
@@ -166,7 +167,7 @@ Op cluster_compute_op(const ModelSpec& model, OpKind kind, uint16_t layer, uint3
 class System;
 // A cluster system of the registry from its spec. Throws moesim::UsageError for an unknown system, a bad spec
 // or a system of one device (naming the cluster systems).
-std::unique_ptr<System> make_cluster_system(const std::string& spec);
+std::unique_ptr<System> make_cluster_system(const PolicySpec& spec);
 // opt.system's serve(). Throws moesim::UsageError for an unknown system or one that serves no cluster.
 ClusterResult serve_cluster(const ClusterInput& in, const ClusterOptions& opt, ClusterPlatform& platform);
 

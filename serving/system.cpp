@@ -60,25 +60,13 @@ std::unique_ptr<System> make_system(const PolicySpec& spec) {
   }
 }
 
-std::unique_ptr<System> make_system(const std::string& spec) {
-  return make_system(PolicySpec::parse(spec));
-}
-
 const SystemTraits& system_traits(const PolicySpec& spec) {
   return entry_of(spec).traits;
-}
-
-const SystemTraits& system_traits(const std::string& spec) {
-  return system_traits(PolicySpec::parse(spec));
 }
 
 bool system_declares(const PolicySpec& spec, const std::string& key) {
   const auto& params = entry_of(spec).params;
   return std::any_of(params.begin(), params.end(), [&](const ParamDef& d) { return d.key == key; });
-}
-
-bool system_declares(const std::string& spec, const std::string& key) {
-  return system_declares(PolicySpec::parse(spec), key);
 }
 
 std::string systems_declaring(const std::string& key) {
@@ -103,11 +91,6 @@ PolicySpec with_system_param(PolicySpec spec, const std::string& key, std::strin
     }
   if (!found) spec.values.emplace_back(key, value);
   return spec;
-}
-
-std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
-                              const std::string& flag, bool replace) {
-  return with_system_param(PolicySpec::parse(spec), key, std::move(value), flag, replace).text();
 }
 
 RunResult run(const SystemConfig& cfg, const traces::LookupStream& stream, const traces::TraceInfo& info,

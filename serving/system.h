@@ -152,13 +152,10 @@ PolicySpec parse_system_spec(const std::string& text);
 // Builds a system from its spec. Throws moesim::UsageError for an unknown system (listing the known ones),
 // an unknown parameter (listing the system's), a value out of its declared type or range, or bad syntax.
 std::unique_ptr<System> make_system(const PolicySpec& spec);
-std::unique_ptr<System> make_system(const std::string& spec);
 // The traits on the spec's system's registry entry (no system is built). Throws as parse_system_spec.
 const SystemTraits& system_traits(const PolicySpec& spec);
-const SystemTraits& system_traits(const std::string& spec);
 // Whether the spec's system declares parameter `key` (throws as parse_system_spec).
 bool system_declares(const PolicySpec& spec, const std::string& key);
-bool system_declares(const std::string& spec, const std::string& key);
 // The systems with a host-memory tier ("offload, layer-offload"), for messages.
 std::string systems_with_host_tier();
 // The systems with a planner (SystemTraits::planner: "zipmoe"), for messages.
@@ -169,8 +166,6 @@ std::string systems_declaring(const std::string& key);
 // spec already sets key), replaced otherwise. Commas in value become '+' (the spec's list separator).
 PolicySpec with_system_param(PolicySpec spec, const std::string& key, std::string value,
                              const std::string& flag, bool replace = false);
-std::string with_system_param(const std::string& spec, const std::string& key, std::string value,
-                              const std::string& flag, bool replace = false);
 
 // Runs the stream (built with the batch size wanted) on `platform` (fresh: times start at its now()).
 // Throws moesim::Error for a bad policy spec, an unknown system or a budget that cannot hold one invocation.

@@ -626,7 +626,7 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
   cal["store"] = a.store;
   cal["trace"] = a.trace;
   cal["model"] = a.load.model;
-  cal["system"] = a.system;
+  cal["system"] = a.system.text();
   cal["workers"] = eo.workers;
   cal["runs"] = runs;
   cal["direct_io"] = report.direct_io;

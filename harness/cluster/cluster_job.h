@@ -21,8 +21,9 @@
 namespace moesim::harness {
 
 struct ClusterArgs {
-  std::string spec, system = "prism", placement, migrate_every, duration, bucket = "1m", draw = "round-robin",
-                    out = "-", timeline, timeline_window;
+  PolicySpec system{"prism", {}};  // the cluster system, parsed where it is read (--system)
+  std::string spec, placement, migrate_every, duration, bucket = "1m", draw = "round-robin", out = "-",
+                                                        timeline, timeline_window;
   std::string plot;  // --plot FILE: latency and local compute ratio over time (scripts/plot_cluster.py)
   // sim, or exec: real server processes (harness/cluster/real_cluster.h), launched as `launch` says.
   std::string platform = "sim", launch = "netns", rendezvous, secret_file;

@@ -214,7 +214,7 @@ Spec spec_from_json(const Json& raw, const std::string& origin, const fs::path& 
     }
   }
   for (size_t i = 0; i < s.systems.size(); ++i) try {
-      (void)serving::make_system(s.systems[i].name);
+      (void)serving::make_system(parse_system_option(s.systems[i].name));
     } catch (const Error& e) {
       const JsonAt at = root["systems"][i];
       (at.json().is_string() ? at : at["system"]).fail(e.what());

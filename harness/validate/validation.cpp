@@ -670,7 +670,7 @@ std::string result_text(const ValidateArgs& va, const RunArgs& a, const Measured
   const Json& errors = out["errors"];
   const exec::ExecCounters& rc = m.counters[m.ref];
   std::string text = strprintf("moesim validate --system %s: %s against the simulator (%s)\n",
-                               a.system.c_str(), m.report.platform.c_str(), m.hw.display_name.c_str());
+                               a.system.text().c_str(), m.report.platform.c_str(), m.hw.display_name.c_str());
   if (out.contains("calibration")) {
     const Json& c = out["calibration"];
     text += strprintf(

@@ -128,7 +128,7 @@ TEST(PlanJob, RefusesBadOptionsNamingThem) {
   a.threads = 5000;
   EXPECT_THAT(error_of([&] { (void)plan_output(a); }), HasSubstr("--workers 5000 is too large"));
   a = inclusion_args("1GiB");
-  a.system = "offload";
+  a.system = PolicySpec{"offload", {}};
   EXPECT_THAT(error_of([&] { (void)plan_output(a); }), HasSubstr("--system offload has no planner"));
   a = inclusion_args("1GiB");
   a.load.model.clear();

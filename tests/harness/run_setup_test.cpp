@@ -122,10 +122,10 @@ TEST(RunSetup, PrepareRunRefusesBadOptionsNamingThem) {
   a.profile_tokens = 4;
   EXPECT_THAT(refused(a), HasSubstr("--profile-trace and --profile-tokens both"));
   a = run_args();
-  a.system = "teleport";
+  a.system = PolicySpec{"teleport", {}};
   EXPECT_THAT(refused(a), HasSubstr("teleport"));
   a = run_args();
-  a.system = "zipmoe";  // a system without a host-memory tier
+  a.system = PolicySpec{"zipmoe", {}};  // a system without a host-memory tier
   a.host_budget = "1GiB";
   EXPECT_THAT(refused(a), HasSubstr("--host-budget applies to a system with a host-memory tier"));
   a = run_args();

@@ -14,6 +14,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/json_io.h"
+#include "harness/arguments.h"
 #include "harness/run_outcome.h"
 #include "harness/trace_synth_job.h"
 #include "tests/error_of.h"
@@ -68,12 +69,11 @@ class SensitivityJob : public test::TestDir {
     a.trace = path("zipf.mtr");
     a.load.model = kModel;
     a.hw = kToy;
-    a.system = system.substr(0, system.find(':'));
-    if (a.system == "offload") {
+    a.system = parse_system_option(system);
+    if (a.system.name == "offload") {  // the spec's offload:policy=lru
+      a.system.values.clear();
       a.policies = {"lru"};
       a.policy_given = true;
-    } else {
-      a.system = system;
     }
     a.budgets = {budget};
     return run_outcome(a).metrics["tpot"]["mean_s"].get<double>();

@@ -40,10 +40,10 @@ TEST(SensitivitySpec, PointsTakeTheTopLevelAsDefaultsAndOverrideThem) {
   EXPECT_EQ(a.scope, "global");
   EXPECT_EQ(a.batch, 1u);
   ASSERT_EQ(a.systems.size(), 2u);
-  EXPECT_EQ(a.systems[0].system, "offload");
+  EXPECT_EQ(a.systems[0].system.text(), "offload");
   EXPECT_EQ(a.systems[0].policy, "lru");
   EXPECT_EQ(a.systems[0].label, "offload:policy=lru");
-  EXPECT_EQ(a.systems[1].system, "offload");
+  EXPECT_EQ(a.systems[1].system.text(), "offload");
   EXPECT_EQ(a.systems[1].policy, "lfu");
   EXPECT_EQ(a.systems[1].label, "offload --policy lfu");
   const SensitivityPoint& b = s.points[1];
@@ -53,7 +53,7 @@ TEST(SensitivitySpec, PointsTakeTheTopLevelAsDefaultsAndOverrideThem) {
   EXPECT_EQ(b.metric, "ttft");
   EXPECT_EQ(b.batch, 4u);
   ASSERT_EQ(b.systems.size(), 2u);
-  EXPECT_EQ(b.systems[0].system, "zipmoe");
+  EXPECT_EQ(b.systems[0].system.text(), "zipmoe");
   EXPECT_EQ(b.systems[0].policy, "");
   EXPECT_EQ(b.systems[1].label, "baseline");
 }
@@ -62,7 +62,7 @@ TEST(SensitivitySpec, ASystemsOtherParametersStayItsOwn) {
   const SensitivitySpec s = spec_of(R"({"trace": "/t.csv", "budget": "4GiB",
     "systems": ["zipmoe:shards=4,policy=lfu,io=thread", "offload"]})");
   ASSERT_EQ(s.points.size(), 1u);
-  EXPECT_EQ(s.points[0].systems[0].system, "zipmoe:shards=4,io=thread");
+  EXPECT_EQ(s.points[0].systems[0].system.text(), "zipmoe:shards=4,io=thread");
   EXPECT_EQ(s.points[0].systems[0].policy, "lfu");
   EXPECT_EQ(s.points[0].trace, "/t.csv");  // absolute: as written
   EXPECT_TRUE(s.factors.empty());

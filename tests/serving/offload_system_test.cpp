@@ -32,7 +32,7 @@ TEST(OffloadSystem, AHitCostsTheComputeAndAMissAddsTheReadAndTheTransfer) {
 }
 
 TEST(OffloadSystem, TheSystemsDefaultEvictionAndTraits) {
-  const serving::SystemTraits& t = serving::system_traits("offload");
+  const serving::SystemTraits& t = serving::system_traits(PolicySpec{"offload", {}});
   EXPECT_EQ(t.eviction, "lru");
   EXPECT_TRUE(t.host_tier);
   EXPECT_FALSE(t.per_layer_scope);

@@ -308,15 +308,17 @@ TEST(PrismSystem, SameSeedSameResult) {
 }
 
 TEST(PrismSystem, IsAClusterSystemOfTheRegistry) {
-  const std::unique_ptr<System> prism = make_system("prism");
-  EXPECT_TRUE(system_traits("prism").cluster);
+  const std::unique_ptr<System> prism = make_system(PolicySpec{"prism", {}});
+  EXPECT_TRUE(system_traits(PolicySpec{"prism", {}}).cluster);
   ASSERT_NE(prism->cluster(), nullptr);
-  EXPECT_EQ(make_system("offload")->cluster(), nullptr);
-  EXPECT_NE(error_of([] { make_cluster_system("offload"); }).find("cluster systems: prism"),
+  EXPECT_EQ(make_system(PolicySpec{"offload", {}})->cluster(), nullptr);
+  EXPECT_NE(error_of([] {
+              make_cluster_system(PolicySpec{"offload", {}});
+            }).find("cluster systems: prism"),
             std::string::npos);
   ClusterInput in = two_servers({0}, {0}, {}, {100e6, 0.001});
   ClusterOptions o = options();
-  o.system = "zipmoe";
+  o.system = PolicySpec{"zipmoe", {}};
   EXPECT_NE(error_of([&] { run_cluster(in, o); }).find("serves one device"), std::string::npos);
 }
 

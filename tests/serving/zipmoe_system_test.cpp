@@ -38,7 +38,7 @@ serving::RunResult run(const std::string& system, const std::string& budget,
 }
 
 TEST(ZipMoeSystem, DeclaresItsPlannerSchedulerAndPartialStates) {
-  const serving::SystemTraits& t = serving::system_traits("zipmoe");
+  const serving::SystemTraits& t = serving::system_traits(PolicySpec{"zipmoe", {}});
   EXPECT_EQ(t.eviction, "freq");  // the paper's in-pool eviction
   EXPECT_EQ(t.scheduling, "zipmoe");
   EXPECT_TRUE(t.plans_pools());

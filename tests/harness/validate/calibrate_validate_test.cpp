@@ -63,7 +63,7 @@ class CalibrateValidate : public test::TestDir {
     a.trace = path("t.mtr");
     a.load.model = kModel;
     a.store = path("r.store");
-    a.system = "offload";
+    a.system = PolicySpec{"offload", {}};
     a.budgets = {"1MiB"};
     a.workers = 2;
     a.buffered = true;
