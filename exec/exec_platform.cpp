@@ -10,8 +10,8 @@
 #include "base/rng.h"
 #include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
-#include "kernels/codec.h"
 #include "kernels/bf16_cuda.h"
+#include "kernels/codec.h"
 #include "kernels/expert_ffn.h"
 
 namespace moesim::exec {
@@ -64,13 +64,15 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
     if (role_is(r, {"down_proj", "w2"})) role_down_ = static_cast<int>(t);
   }
   if (role_gate_ < 0 || role_up_ < 0 || role_down_ < 0)
-    throw Error(store_.path() + ": exec computes SwiGLU experts and needs gate/up/down tensors "
+    throw Error(store_.path() +
+                ": exec computes SwiGLU experts and needs gate/up/down tensors "
                 "(gate_proj/up_proj/down_proj or w1/w3/w2)");
   if (model_.hidden == 0) {
     const StoreEntry& g = *entries_[0][static_cast<size_t>(role_gate_)];
     model_.hidden = g.shape.size() == 2 ? static_cast<uint32_t>(g.shape[1]) : 0;
   }
-  if (model_.hidden == 0) throw Error(store_.path() + ": cannot tell the model width from the gate tensor's shape");
+  if (model_.hidden == 0)
+    throw Error(store_.path() + ": cannot tell the model width from the gate tensor's shape");
   held_.assign(keys, Held{});
   planned_.assign(keys, 0);
   uint64_t dense_max = 0;
@@ -78,12 +80,12 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
   // Small values: the GEMM's time does not depend on them, and no denormals slow it down.
   dense_scratch_.assign(dense_max / 2, kernels::f32_to_bf16(0.01f));
 
-  res_[static_cast<int>(ResourceClass::kSsd)].name = "io_thread";
+  // The resource vocabulary of core/op_graph.h: exec's SSD reads are issued by its I/O threads.
+  for (ResourceClass r : {ResourceClass::kCpu, ResourceClass::kGpu, ResourceClass::kLink})
+    res_[static_cast<int>(r)].name = resource_pool_name(r);
+  res_[static_cast<int>(ResourceClass::kSsd)].name = kIoThreadPool;
   res_[static_cast<int>(ResourceClass::kSsd)].units = opt_.io_depth;
-  res_[static_cast<int>(ResourceClass::kCpu)].name = "cpu_workers";
   res_[static_cast<int>(ResourceClass::kCpu)].units = opt_.cpu_workers;
-  res_[static_cast<int>(ResourceClass::kGpu)].name = "gpu";
-  res_[static_cast<int>(ResourceClass::kLink)].name = "link";
   t0_ = std::chrono::steady_clock::now();
   uint32_t unit_threads = 0;
   for (const auto& r : res_) unit_threads += r.units;
@@ -117,7 +119,9 @@ ExecPlatform::ExecPlatform(const StoreReader& store, ExecModel model, const OpEs
   caller_cpu0_ = thread_cpu_seconds();
 }
 
-ExecPlatform::~ExecPlatform() { stop_threads(); }
+ExecPlatform::~ExecPlatform() {
+  stop_threads();
+}
 
 void ExecPlatform::stop_threads() {
   {
@@ -134,14 +138,17 @@ double ExecPlatform::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-uint32_t ExecPlatform::units(ResourceClass r) const { return res_[static_cast<int>(r)].units; }
+uint32_t ExecPlatform::units(ResourceClass r) const {
+  return res_[static_cast<int>(r)].units;
+}
 
 std::string ExecPlatform::describe() const {
   return "exec: " + store_.path() + " (" + std::to_string(opt_.cpu_workers) + " CPU workers, " +
          std::to_string(opt_.io_depth) + " I/O thread" + (opt_.io_depth > 1 ? "s" : "") + ", " +
          (store_.direct_io_active() ? "O_DIRECT" : "buffered reads") + ", " +
          (store_.io_backend() == IoBackend::kUring ? "io_uring, " : "") +
-         (opt_.gpu ? "CUDA GPU " + kernels::cuda_device_description() : std::string("cpu-emulated GPU stream")) +
+         (opt_.gpu ? "CUDA GPU " + kernels::cuda_device_description()
+                   : std::string("cpu-emulated GPU stream")) +
          (opt_.verify_gpu ? ", GPU recoveries verified" : "") + ")";
 }
 
@@ -289,17 +296,21 @@ void ExecPlatform::run_until_idle() {
 std::vector<ResourceStats> ExecPlatform::resource_stats() const {
   std::lock_guard<std::mutex> lk(mu_);
   std::vector<ResourceStats> out;
-  for (ResourceClass rc : {ResourceClass::kSsd, ResourceClass::kCpu, ResourceClass::kGpu, ResourceClass::kLink}) {
+  for (ResourceClass rc :
+       {ResourceClass::kSsd, ResourceClass::kCpu, ResourceClass::kGpu, ResourceClass::kLink}) {
     const Resource& r = res_[static_cast<int>(rc)];
     out.push_back(ResourceStats{r.name, r.units, r.busy, r.ops, r.bytes});
   }
   return out;
 }
 
-void ExecPlatform::memory_pools(const std::vector<PoolInfo>& pools) { pools_ = pools; }
+void ExecPlatform::memory_pools(const std::vector<PoolInfo>& pools) {
+  pools_ = pools;
+}
 
 void ExecPlatform::memory_event(const MemoryEvent& e) {
-  if (e.key >= held_.size()) throw Error("exec: memory event for expert key " + std::to_string(e.key) + " outside the model");
+  if (e.key >= held_.size())
+    throw Error("exec: memory event for expert key " + std::to_string(e.key) + " outside the model");
   Held& h = held_[e.key];
   // What the pool keeps of the expert: ZipMoE's C pool holds the whole expert compressed (its SM-chunks
   // and E-chunks; the event says kWhole), every other pool the component the event names.
@@ -318,8 +329,8 @@ void ExecPlatform::memory_event(const MemoryEvent& e) {
       ++*c;
     } else {
       if (*c == 0)
-        throw Error("exec: internal error: a pool released a component of expert key " + std::to_string(e.key) +
-                    " it did not hold");
+        throw Error("exec: internal error: a pool released a component of expert key " +
+                    std::to_string(e.key) + " it did not hold");
       --*c;
     }
   }
@@ -490,8 +501,12 @@ std::shared_ptr<AlignedBuffer> ExecPlatform::get_or_make(const BufKey& k, size_t
 
 void ExecPlatform::run_op(const Op& op, uint32_t unit) {
   switch (op.kind) {
-    case OpKind::kSsdRead: read_op(op); break;
-    case OpKind::kDecompress: decompress_op(op); break;
+    case OpKind::kSsdRead:
+      read_op(op);
+      break;
+    case OpKind::kDecompress:
+      decompress_op(op);
+      break;
     case OpKind::kRecover:
       if (opt_.gpu && op.resource == ResourceClass::kGpu) {
         recover_gpu_op(op, unit);
@@ -502,8 +517,12 @@ void ExecPlatform::run_op(const Op& op, uint32_t unit) {
     case OpKind::kTransfer:
       if (opt_.gpu) transfer_op(op, unit);  // else shared memory: nothing to move (see the header)
       break;
-    case OpKind::kExpertCompute: expert_compute_op(op, unit); break;
-    case OpKind::kDenseCompute: dense_compute_op(op, unit); break;
+    case OpKind::kExpertCompute:
+      expert_compute_op(op, unit);
+      break;
+    case OpKind::kDenseCompute:
+      dense_compute_op(op, unit);
+      break;
   }
 }
 
@@ -532,7 +551,8 @@ void ExecPlatform::read_op(const Op& op) {
   }
   // A whole tensor: the SM-chunk and the raw exponent chunks, merged into BF16 here.
   if (en.codec != kernels::CodecId::kRaw)
-    throw Error(store_.path() + ": " + en.label() + " is stored compressed (" + kernels::make_codec(en.codec, en.level)->name() +
+    throw Error(store_.path() + ": " + en.label() + " is stored compressed (" +
+                kernels::make_codec(en.codec, en.level)->name() +
                 "); full-tensor offloading reads whole tensors: pack the store with --codec raw");
   // One request per chunk, all in flight at once with io_uring (sequential preads otherwise).
   std::vector<int> which{-1};
@@ -546,7 +566,9 @@ void ExecPlatform::read_op(const Op& op) {
     const AlignedBuffer& e = chunks[s + 1];
     count(e);
     const uint64_t b = en.shard_begin(s), n = en.shard_begin(s + 1) - b;
-    if (e.size() != n) throw Error(store_.path() + ": " + en.chunk_label(static_cast<int>(s)) + " has the wrong size for a raw chunk");
+    if (e.size() != n)
+      throw Error(store_.path() + ": " + en.chunk_label(static_cast<int>(s)) +
+                  " has the wrong size for a raw chunk");
     kernels::merge_bf16(e.data(), sm.data() + b, n, out + b);
   }
   recovered_.fetch_add(1, std::memory_order_relaxed);
@@ -660,9 +682,10 @@ void ExecPlatform::recover_gpu_op(const Op& op, uint32_t unit) {
     if (got != want) {
       size_t i = 0;
       while (got[i] == want[i]) ++i;
-      throw Error("exec: " + store_.path() + ": " + en.label() + ": the GPU-recovered tensor differs from the CPU "
-                  "kernel's at value " + std::to_string(i) + " (" + std::to_string(got[i]) + " != " +
-                  std::to_string(want[i]) + ")");
+      throw Error("exec: " + store_.path() + ": " + en.label() +
+                  ": the GPU-recovered tensor differs from the CPU "
+                  "kernel's at value " +
+                  std::to_string(i) + " (" + std::to_string(got[i]) + " != " + std::to_string(want[i]) + ")");
     }
     gpu_verified_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -711,7 +734,8 @@ void ExecPlatform::expert_compute_op(const Op& op, uint32_t unit) {
   auto u = get(BufKey{key, static_cast<uint16_t>(role_up_), Comp::kFull, 0}, "up tensor", op);
   auto d = get(BufKey{key, static_cast<uint16_t>(role_down_), Comp::kFull, 0}, "down tensor", op);
   const size_t n = size_t{op.tokens} * hidden;
-  kernels::expert_ffn(reinterpret_cast<const uint16_t*>(g->data()), reinterpret_cast<const uint16_t*>(u->data()),
+  kernels::expert_ffn(reinterpret_cast<const uint16_t*>(g->data()),
+                      reinterpret_cast<const uint16_t*>(u->data()),
                       reinterpret_cast<const uint16_t*>(d->data()), hidden, inter, activations(unit, n),
                       outputs(unit, n), op.tokens);
   expert_computes_.fetch_add(1, std::memory_order_relaxed);
@@ -745,7 +769,7 @@ std::pair<double, double> ExecPlatform::LineFit::solve() const {
     per_op = (k * snt - sn * st) / det;
     fixed = (st - per_op * sn) / k;
   }
-  if (per_op < 0) return {st / k, 0.0};  // not growing with the graph: all of it is fixed
+  if (per_op < 0) return {st / k, 0.0};                    // not growing with the graph: all of it is fixed
   if (fixed < 0) return {0.0, snn > 0 ? snt / snn : 0.0};  // through the origin
   return {fixed, per_op};
 }
