@@ -3,11 +3,14 @@
 // exponent 1.0, a seeded random expert permutation per layer): 100 sequences x (100 prompt tokens + 900
 // decode tokens). The timed part is exactly what `moesim run` does after loading: build the lookup
 // stream and run the pipeline on the simulated platform (harness::run_simulated). Set MOESIM_BENCH_SAVE_TRACE
-// to a path to also write the trace as .mtr (to time the CLI end to end on it).
+// to a path to also write the trace as .mtr (to time the CLI end to end on it), and
+// MOESIM_BENCH_RUN_SEQUENCES to a smaller count of sequences for the long tier's smoke run (bench_run_smoke:
+// every benchmark still runs, on a trace too short to time).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <numeric>
 
@@ -23,7 +26,23 @@ namespace {
 
 using namespace moesim;
 
-constexpr uint32_t kSequences = 100, kPrompt = 100, kDecode = 900;  // 100,000 tokens
+constexpr uint32_t kPrompt = 100, kDecode = 900;
+
+uint32_t sequences() {  // 100 (100,000 tokens) unless MOESIM_BENCH_RUN_SEQUENCES says otherwise
+  static const uint32_t n = [] {
+    const char* p = std::getenv("MOESIM_BENCH_RUN_SEQUENCES");
+    if (p == nullptr) return 100u;
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(p, &end, 10);
+    if (*p == '\0' || *end != '\0' || v == 0 || v > 100000) {
+      std::fprintf(stderr,
+                   "bench_run: MOESIM_BENCH_RUN_SEQUENCES=%s: not a count of sequences in [1, 100000]\n", p);
+      std::exit(2);
+    }
+    return static_cast<uint32_t>(v);
+  }();
+  return n;
+}
 
 traces::Trace make_trace() {
   const ModelSpec m = load_model("deepseek-v2-lite");
@@ -60,7 +79,7 @@ traces::Trace make_trace() {
     }
     b.add(seq, ph, step, l, pick, {}, {}, 0);
   };
-  for (uint32_t s = 0; s < kSequences; ++s) {
+  for (uint32_t s = 0; s < sequences(); ++s) {
     for (uint32_t l = 0; l < info.layers; ++l)
       for (uint32_t t = 0; t < kPrompt; ++t) add(s, traces::Phase::kPrefill, t, l);
     for (uint32_t t = 0; t < kDecode; ++t)
@@ -104,7 +123,7 @@ void BM_Run(benchmark::State& state, const char* system, const char* policy) {
   }
   // Simulated ops per CPU-second of the whole timed part (stream + pipeline).
   state.counters["ops_per_cpu_s"] = benchmark::Counter(ops, benchmark::Counter::kIsRate);
-  state.counters["tokens"] = kSequences * (kPrompt + kDecode);
+  state.counters["tokens"] = sequences() * (kPrompt + kDecode);
   state.counters["records"] = static_cast<double>(t.records());
   state.counters["hit_rate"] = hit;
   state.counters["sim_tpot_ms"] = tpot * 1e3;
