@@ -79,6 +79,16 @@ PolicySpec parse_system_option(const std::string& text) {
   return serving::parse_system_spec(text);
 }
 
+SystemAndPolicies take_policy_param(const PolicySpec& spec) {
+  SystemAndPolicies out{PolicySpec{spec.name, {}}, {}};
+  for (const auto& [k, v] : spec.values)
+    if (k == "policy")
+      out.policies.push_back(v);
+    else
+      out.system.values.emplace_back(k, v);
+  return out;
+}
+
 std::vector<std::string> resolve_policy_list(const std::vector<std::string>& values) {
   std::vector<std::string> policies;
   for (const auto& p : split_policy_list(values)) {

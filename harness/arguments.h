@@ -46,6 +46,13 @@ std::vector<std::string> resolve_policy_list(const std::vector<std::string>& val
 // callback, the Python module, a spec file's reader): what follows works on the PolicySpec and prints its
 // text(). Throws moesim::UsageError for bad syntax or an unknown system (listing the known ones).
 PolicySpec parse_system_option(const std::string& text);
+// A system spec whose `policy=` names an eviction spec for it (compare's and sensitivity's systems, such as
+// "offload:policy=lru"): the system with its other parameters in their order, and the policy= values given.
+struct SystemAndPolicies {
+  PolicySpec system;
+  std::vector<std::string> policies;
+};
+SystemAndPolicies take_policy_param(const PolicySpec& spec);
 
 // What a data-writing job (pack, weights synth, trace synth) wrote to its -o: the summary `--json` prints
 // under "wrote" (cli/summary_json.h) and the text the command prints without it (cli/ prints either).

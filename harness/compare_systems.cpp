@@ -64,15 +64,12 @@ std::vector<Entry> system_entries(const CompareArgs& a) {
   std::vector<Entry> out;
   for (const std::string& text : specs) {
     const PolicySpec spec = parse_system_option(text);  // UsageError: bad syntax, unknown system
+    SystemAndPolicies split = take_policy_param(spec);
+    const PolicySpec& rest = split.system;
     std::string policy;
-    PolicySpec rest{spec.name, {}};
-    for (const auto& [k, v] : spec.values) {
-      if (k == "policy") {
-        if (!policy.empty()) throw UsageError("--system " + text + ": policy= given twice");
-        policy = v;
-        continue;
-      }
-      rest.values.emplace_back(k, v);
+    for (std::string& v : split.policies) {
+      if (!policy.empty()) throw UsageError("--system " + text + ": policy= given twice");
+      policy = std::move(v);
     }
     (void)serving::make_system(rest);  // UsageError: unknown parameter or value
     if (serving::system_traits(rest).cluster)

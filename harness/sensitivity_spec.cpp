@@ -46,14 +46,10 @@ PolicySpec system_spec_at(const JsonAt& at) {
 SensitivitySystem system_of_text(const JsonAt& at) {
   const std::string text = at.string();
   if (text.empty()) at.expected("a system spec such as \"offload:policy=lru\" or \"zipmoe\"");
-  const PolicySpec spec = system_spec_at(at);
-  SensitivitySystem s{PolicySpec{spec.name, {}}, "", text};
-  for (const auto& [k, v] : spec.values)
-    if (k == "policy")
-      s.policy = v;
-    else
-      s.system.values.emplace_back(k, v);
-  return s;
+  SystemAndPolicies split = take_policy_param(system_spec_at(at));
+  // Given more than once, the last policy= counts.
+  return SensitivitySystem{std::move(split.system), split.policies.empty() ? "" : split.policies.back(),
+                           text};
 }
 
 SensitivitySystem system_of(const JsonAt& at) {

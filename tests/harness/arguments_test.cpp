@@ -118,5 +118,16 @@ TEST(Arguments, ABudgetAboveTheMemoryIsRefusedUnlessForced) {
       check_budget_plausibility("--budget", huge, CacheScope::kGlobal, t.info(), 12000, &hw, true));
 }
 
+// compare's and sensitivity's "offload:policy=lru": the system keeps its other parameters in order, the
+// policy= values come apart in the order given.
+TEST(Arguments, TakePolicyParamSplitsTheEvictionSpecFromTheSystem) {
+  const SystemAndPolicies s = take_policy_param(parse_system_option("zipmoe:policy=lfu,shards=2,policy=lru"));
+  EXPECT_EQ(s.system.text(), "zipmoe:shards=2");
+  EXPECT_EQ(s.policies, (std::vector<std::string>{"lfu", "lru"}));
+  const SystemAndPolicies plain = take_policy_param(parse_system_option("offload"));
+  EXPECT_EQ(plain.system.text(), "offload");
+  EXPECT_TRUE(plain.policies.empty());
+}
+
 }  // namespace
 }  // namespace moesim::harness
