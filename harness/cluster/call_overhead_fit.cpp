@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace moesim::harness {
 namespace {
@@ -15,18 +16,25 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>& points) {
-  if (points.empty()) return {};
-  std::vector<double> lone;
+std::pair<double, double> least_squares_line(const std::vector<std::pair<double, double>>& points) {
+  if (points.empty()) return {0.0, 0.0};
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& [x, y] : points) {
-    if (x == 0) lone.push_back(y);
     sx += x;
     sy += y;
     sxx += x * x;
     sxy += x * y;
   }
   const auto n = static_cast<double>(points.size());
+  if (!(n * sxx - sx * sx > 0)) return {sy / n, 0.0};
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return {(sy - slope * sx) / n, slope};
+}
+
+CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>& points) {
+  std::vector<double> lone;
+  for (const auto& [x, y] : points)
+    if (x == 0) lone.push_back(y);
   double fixed = 0, slope = 0;
   if (!lone.empty()) {
     fixed = median_of(lone);
@@ -36,11 +44,8 @@ CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>&
       ax += x * x;
     }
     slope = ax > 0 ? axy / ax : 0.0;
-  } else if (n * sxx - sx * sx > 0) {
-    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-    fixed = (sy - slope * sx) / n;
   } else {
-    fixed = sy / n;
+    std::tie(fixed, slope) = least_squares_line(points);
   }
   return {std::max(fixed, 0.0), std::max(slope, 0.0)};
 }

@@ -1,9 +1,10 @@
-// The line `validate --cluster` fits to the coordinator's call overhead against the other calls in flight
-// (harness/cluster/cluster_validation.cpp, step 1 of its calibration): y = fixed + per_inflight * x, where
-// x is the number of other calls in flight when a call is made and y its overhead in seconds.
+// The lines `validate --cluster` fits in its calibration (harness/cluster/cluster_validation.cpp, step 1):
+// a unit's work against its tokens, and the coordinator's call overhead against the other calls in flight,
+// y = fixed + per_inflight * x, where x is the number of other calls in flight when a call is made and y
+// its overhead in seconds.
 //
-// The line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and the slope
-// is least squares through that anchor over every point. A free least-squares line extrapolates its
+// The overhead's line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and
+// the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
 // intercept from the crowded points, whose scatter trades the intercept against the slope from one
 // calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
 #pragma once
@@ -17,6 +18,11 @@ namespace moesim::harness {
 struct CallOverheadLine {
   double fixed = 0, per_inflight = 0;  // seconds, seconds per other call in flight; both at least 0
 };
+
+// Ordinary least squares y = a + b x over the points: {a, b}. The calibration's lines of a unit's work
+// against its tokens, and the call overhead's line when no call was made alone. Fewer than two distinct x:
+// {mean y, 0} ({0, 0} without points).
+std::pair<double, double> least_squares_line(const std::vector<std::pair<double, double>>& points);
 
 // `points` are (calls in flight besides this one, overhead in seconds). No point at x = 0: the ordinary
 // least-squares line. No points, or all at one x > 0: fixed is their mean and the slope 0.

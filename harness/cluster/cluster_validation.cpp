@@ -36,22 +36,6 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-namespace cluster_validation_detail {
-// Least squares y = fixed + per_token * x.
-std::pair<double, double> fit_line(const std::vector<std::pair<double, double>>& pts) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [x, y] : pts) {
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
-  }
-  const auto n = static_cast<double>(pts.size());
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-  return {(sy - slope * sx) / n, slope};
-}
-}  // namespace cluster_validation_detail
-
 struct Calibration {
   std::vector<HardwareProfile> hw;
   double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
@@ -84,7 +68,7 @@ Calibration calibrate(const serving::ClusterInput& in,
   const double expert_flops = serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1).flops;
   const double dense_flops = serving::cluster_compute_op(m, OpKind::kDenseCompute, 0, 1).flops;
   for (uint32_t n = 0; n < calls.size(); ++n) {
-    const auto [ea, eb] = cluster_validation_detail::fit_line(unit_points(*calls[n], false));
+    const auto [ea, eb] = least_squares_line(unit_points(*calls[n], false));
     const auto dense_pts = unit_points(*calls[n], true);
     HardwareProfile hw = in.servers[n].hw;
     hw.name += "-calibrated";

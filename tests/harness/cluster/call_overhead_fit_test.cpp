@@ -62,3 +62,17 @@ TEST(CallOverheadMedians, MedianAtEachCallsInFlight) {
 
 }  // namespace
 }  // namespace moesim::harness
+
+namespace moesim::harness {
+namespace {
+
+TEST(LeastSquaresLine, FitsAndDegeneratesToTheMean) {
+  const auto [a, b] = least_squares_line({{1, 3.0}, {2, 5.0}, {4, 9.0}});
+  EXPECT_NEAR(a, 1.0, 1e-12);
+  EXPECT_NEAR(b, 2.0, 1e-12);
+  EXPECT_EQ(least_squares_line({{2, 4.0}, {2, 6.0}}), (std::pair<double, double>{5.0, 0.0}));
+  EXPECT_EQ(least_squares_line({}), (std::pair<double, double>{0.0, 0.0}));
+}
+
+}  // namespace
+}  // namespace moesim::harness
