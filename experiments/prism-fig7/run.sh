@@ -16,7 +16,7 @@ for s in 1 2 3; do
   q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --sequences 200 --prompt-tokens 32 --tokens 20 \
     --seed $((20 + s)) -o "$out/after$s.mtr"
 done
-q $py "$root/experiments/prism_cluster.py" "$out/shift.servers.json" --model deepseek-v2-lite --hw server-h100-nvme \
+q $py "$root/experiments/prism_cluster.py" "$out/shift.servers.json" --model deepseek-v2-lite --hw server-a100-40gb \
   --gpus 1,1,2 --gpu-memory 12GiB --arrival poisson:10s \
   --traces "$out/before1.mtr+$out/after1.mtr,$out/before2.mtr+$out/after2.mtr,$out/before3.mtr+$out/after3.mtr"
 q "$M" -q cluster "$out/shift.servers.json" --placement prism --migrate-every 5m --duration 70m --seed 1 --json \

@@ -23,7 +23,7 @@ done
 for s in 4 5 6; do
   synth --zipf 0.8 --sequences 60 --prompt-tokens 64 --tokens 20 --seed $s -o "$out/multidata-$s.mtr"
 done
-mk() { q $py "$root/experiments/prism_cluster.py" "$1.servers.json" --model mixtral-8x7b --hw server-h100-nvme \
+mk() { q $py "$root/experiments/prism_cluster.py" "$1.servers.json" --model mixtral-8x7b --hw server-a100-40gb \
   --gpus 1,1,2 --gpu-memory 28GiB --traces "$2" --arrival "$3"; }
 mk "$out/bigbench" "$out/bigbench-1.mtr,$out/bigbench-2.mtr,$out/bigbench-3.mtr" poisson:10s
 mk "$out/multidata" "$out/multidata-4.mtr,$out/multidata-5.mtr,$out/multidata-6.mtr" poisson:20s

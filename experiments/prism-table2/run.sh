@@ -24,12 +24,12 @@ for s in 4 5 6; do
     -o "$out/multidata-set$s.mtr"
 done
 mk() { q $py "$root/experiments/prism_cluster.py" "$@"; }
-mk "$out/bigbench.servers.json" --model deepseek-v2-lite --hw server-h100-nvme --gpus 1,1,2 --gpu-memory 12GiB \
+mk "$out/bigbench.servers.json" --model deepseek-v2-lite --hw server-a100-40gb --gpus 1,1,2 --gpu-memory 12GiB \
   --traces "$out/bigbench-task1.mtr,$out/bigbench-task2.mtr,$out/bigbench-task3.mtr" --arrival poisson:10s
-mk "$out/multidata.servers.json" --model deepseek-v2-lite --hw server-h100-nvme --gpus 1,1,2 --gpu-memory 12GiB \
+mk "$out/multidata.servers.json" --model deepseek-v2-lite --hw server-a100-40gb --gpus 1,1,2 --gpu-memory 12GiB \
   --traces "$out/multidata-set4.mtr,$out/multidata-set5.mtr,$out/multidata-set6.mtr" --arrival poisson:20s
 # Qwen3-30B-A3B's BF16 experts are 54 GiB: 30% of a 40 GB GPU (12 GiB) x 4 GPUs does not hold one copy; 18 GiB does.
-mk "$out/real-qwen3.servers.json" --model qwen3-30b-a3b --hw server-h100-nvme --gpus 1,1,2 --gpu-memory 18GiB \
+mk "$out/real-qwen3.servers.json" --model qwen3-30b-a3b --hw server-a100-40gb --gpus 1,1,2 --gpu-memory 18GiB \
   --traces "$root/data/traces/qwen3-30b-a3b.route.csv,$root/data/traces/qwen3-30b-a3b.route.csv,$root/data/traces/qwen3-30b-a3b.route.csv" --arrival poisson:10s
 . "$root/experiments/prism-table2/placements.sh"
 placement_runs bigbench multidata real-qwen3
