@@ -307,6 +307,13 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
             {"pid", n},
             {"tid", g},
             {"args", {{"name", "GPU " + std::to_string(g)}}}});
+    // A system that offloads loads experts over each GPU's host link: threads after the GPUs'.
+    for (uint32_t g = 0; g < in.servers[n].gpus && !r.offload.empty(); ++g)
+      line({{"name", "thread_name"},
+            {"ph", "M"},
+            {"pid", n},
+            {"tid", in.servers[n].gpus + g},
+            {"args", {{"name", "host -> GPU " + std::to_string(g)}}}});
   }
   for (size_t l = 0; l < r.links.size(); l += 2) {
     const auto pid = static_cast<uint32_t>(N + l / 2);
