@@ -21,11 +21,16 @@ methods = {"moe-infinity": ("MoE-Infinity", [9.14, 4.77, 3.18, 5.19]),
            "moe-infinity-lb": ("MoE-Infinity (w/ LB)", [8.60, 4.77, 3.10, 5.03]),
            "naive": ("Naive Collaboration (uniform)", [4.96, 4.34, 3.40, 4.11]),
            "naive-redundance": ("control: redundance placement", None),
-           "moe-infinity-lru": ("control: MoE-Infinity, LRU cache", None)}
+           "moe-infinity-lru": ("control: MoE-Infinity, LRU cache", None),
+           "moe-infinity-short": ("control: MoE-Infinity, 4-token answers", None),
+           "moe-infinity-lb-short": ("control: MoE-Infinity (w/ LB), 4-token answers", None),
+           "naive-short": ("control: Naive Collaboration, 4-token answers", None)}
+short = [m for m in methods if m.endswith("-short")]
 runs = [(m, 20) for m in methods] + [(m, 10) for m in ("moe-infinity", "moe-infinity-lb", "naive")]
 res = {}
 for m, rate in runs:
-    with open(os.path.join(out, "%s.%d.json" % (m, rate))) as f:
+    name = "%s.%s%d.json" % (m, "short-" if m in short else "", rate)
+    with open(os.path.join(out, name)) as f:
         res[(m, rate)] = json.load(f)
 servers = list(res[("moe-infinity", 20)]["latency"]["per_server"].keys())
 
@@ -60,8 +65,11 @@ with open(os.path.join(out, "comparisons.csv"), "w", newline="") as f:
     wr.writerow(["method", "against", "arrival_s", "against_mean_s", "method_mean_s", "reduction",
                  "paper_reduction"])
     for better, worse in (("moe-infinity-lb", "moe-infinity"), ("naive", "moe-infinity"),
-                          ("naive", "moe-infinity-lb"), ("naive-redundance", "naive")):
-        paper = methods[better][1] and 1 - methods[better][1][-1] / methods[worse][1][-1]
+                          ("naive", "moe-infinity-lb"), ("naive-redundance", "naive"),
+                          ("moe-infinity-lb-short", "moe-infinity-short"), ("naive-short", "moe-infinity-short"),
+                          ("naive-short", "moe-infinity-lb-short")):
+        base = (better.replace("-short", ""), worse.replace("-short", ""))
+        paper = methods[base[0]][1] and 1 - methods[base[0]][1][-1] / methods[base[1]][1][-1]
         for rate in (20, 10):
             if (better, rate) not in res:
                 continue
@@ -75,7 +83,7 @@ names = list(methods)
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), gridspec_kw={"width_ratios": [5, 3, 3]})
 x = np.arange(len(servers) + 1)
 for ax, rate in zip(axes[:2], (20, 10)):
-    shown = [m for m in names if (m, rate) in res]
+    shown = [m for m in names if (m, rate) in res and m not in short]
     width = 0.8 / len(shown)
     for k, m in enumerate(shown):
         lat = res[(m, rate)]["latency"]
@@ -96,7 +104,7 @@ ax.set_xticks(x)
 ax.set_xticklabels(["server 1", "server 2", "server 3", "all"])
 ax.set_ylabel("mean latency (s)")
 ax.set_title("the paper's Table I (A100 testbed, BIG-bench tasks)", fontsize=9)
-fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(names), fontsize=8,
+fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(names) - len(short), fontsize=8,
            bbox_to_anchor=(0.5, 0.0))
 fig.suptitle("Prism Table I in moesim (simulated): Mixtral-8x7B on 3 servers with 1, 1, 2 A100 40GB GPUs "
              "(28 GiB for experts each), 500 Mbit/s", fontsize=10)
