@@ -230,6 +230,13 @@ std::string cluster_output(const ClusterArgs& a) {
   if (a.platform != "sim" && a.platform != "exec")
     throw UsageError("--platform must be sim or exec (got '" + a.platform + "')");
   const bool real = a.platform == "exec";
+  // A system that places no experts loads them over each GPU's host link, which the real servers do not have:
+  // refused before any server process starts.
+  if (real && !places)
+    throw UsageError(
+        "--platform exec: system " + a.system.text() +
+        " runs on the simulated cluster only (its servers load experts over host links, which the "
+        "real servers do not have): use --platform sim");
   if (real)
     require_exec(
         "cluster --platform exec runs real server processes over gRPC (--platform sim needs no exec)");

@@ -196,6 +196,9 @@ TEST(ClusterCli, MoeInfinityPlacesNoExperts) {
   r = moesim_cli("cluster " + c.spec + " --duration 2m");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--placement is required"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + c.spec + " --system moe-infinity --platform exec --duration 1m");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("simulated cluster only"), std::string::npos) << r.err;
 }
 
 // The spec's own files are inputs too: an output over a trace or a timestamps file it names is refused
