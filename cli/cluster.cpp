@@ -13,7 +13,8 @@ void setup(CLI::App& app) {
       ->required();
   app.add_option(
       "--placement", a->placement,
-      "expert placement policy (uniform, redundance, smartmoe, eplb, prism; see `moesim policies`)");
+      "expert placement policy (uniform, redundance, smartmoe, eplb, prism; see `moesim policies`); required "
+      "by a system that places experts (prism), refused by one that does not (moe-infinity)");
   add_system_option(app, a->system, "the cluster system serving the requests (`moesim policies`)");
   app.add_option("--migrate-every", a->migrate_every,
                  "re-plan every interval and migrate when Prism's Eq. 4 holds (e.g. 5m; default: never)");

@@ -20,7 +20,10 @@ namespace moesim {
 
 // One server: its dense and expert computations run on its GPUs (kGpu units), one op at a time per GPU, in
 // the order they were submitted (FIFO); so does a migration's load of an expert into a GPU (a kTransfer op on
-// kGpu, named by its layer and expert). Platform::submit runs an op on the unit that frees first.
+// kGpu, named by its layer and expert). A server may also offer host links, the units of kLink (one per GPU,
+// units(kLink) of them; none on a platform without): an expert loaded from host memory into GPU g is a
+// kTransfer op on kLink unit g, FIFO on that link, beside the GPU's compute. Platform::submit runs an op on
+// the unit that frees first.
 class ServerPlatform : public Platform {
  public:
   // Runs `op` on unit `unit` of its resource class (a replica's GPU, chosen by the system).
@@ -31,7 +34,8 @@ class ServerPlatform : public Platform {
 };
 
 // A GPU job or a hop, for cluster timelines: process = server, or servers + undirected link index; thread =
-// GPU, or link direction (0: a -> b); kind 0 dense, 1 expert, 2 activations, 3 migration.
+// GPU (then the server's host links), or link direction (0: a -> b); kind 0 dense, 1 expert, 2 activations,
+// 3 migration, 4 an expert's load from host memory.
 struct ClusterSlice {
   uint32_t process = 0;
   uint32_t thread = 0;

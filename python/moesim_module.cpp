@@ -402,9 +402,11 @@ py::tuple run(const py::object& trace, py::dict kw) {
 py::object cluster(const std::string& servers, const std::string& placement, const std::string& migrate_every,
                    const std::string& duration, uint64_t seed, uint64_t profile_tokens,
                    const std::string& draw, const std::string& bucket, const std::string& timeline,
-                   const std::string& timeline_window, const py::object& progress) {
+                   const std::string& timeline_window, const std::string& system,
+                   const py::object& progress) {
   harness::ClusterArgs a;
   a.spec = servers;
+  if (!system.empty()) a.system = harness::parse_system_option(system);  // parsed here, as --system is
   a.placement = placement;
   a.migrate_every = migrate_every;
   a.duration = duration;

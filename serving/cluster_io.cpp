@@ -157,6 +157,22 @@ void add_links_and_passes(const ClusterInput& in, const ClusterResult& r, Json& 
   j["passes"] = passes;
 }
 
+// Each server's expert cache and redirections, by name (a system that offloads: ClusterResult::offload).
+Json offload_json(const ClusterInput& in, const ClusterResult& r) {
+  Json off = Json::object();
+  for (size_t n = 0; n < in.servers.size(); ++n) {
+    const ClusterResult::Offload& o = r.offload[n];
+    off[in.servers[n].name] = {{"lookups", o.lookups},
+                               {"hits", o.hits},
+                               {"hit_rate", fraction_or_null(o.hits, o.lookups)},
+                               {"loads", o.loads},
+                               {"load_bytes", o.load_bytes},
+                               {"served", o.served},
+                               {"redirected", o.redirected}};
+  }
+  return off;
+}
+
 }  // namespace
 
 Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, const ClusterResult& r) {
@@ -165,7 +181,8 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
   Json cfg;
   cfg["model"] = in.model.name;
   cfg["system"] = opt.system.text();
-  cfg["placement"] = opt.placement;
+  cfg["placement"] =
+      opt.placement.empty() ? Json(nullptr) : Json(opt.placement);  // null: a system that places none
   cfg["duration_s"] = opt.duration_s;
   cfg["migrate_every_s"] = opt.migrate_every_s > 0 ? Json(opt.migrate_every_s) : Json(nullptr);
   cfg["seed"] = opt.seed;
@@ -251,6 +268,7 @@ Json cluster_result_json(const ClusterInput& in, const ClusterOptions& opt, cons
           {"in_busy_s", c.in_busy_s}};
     }
   }
+  if (!r.offload.empty()) j["offload"] = offload_json(in, r);
   j["migration_checks"] = r.migration_checks;
   j["migrations"] = Json::array();
   for (const MigrationRecord& m : r.migrations)
@@ -289,6 +307,13 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
             {"pid", n},
             {"tid", g},
             {"args", {{"name", "GPU " + std::to_string(g)}}}});
+    // A system that offloads loads experts over each GPU's host link: threads after the GPUs'.
+    for (uint32_t g = 0; g < in.servers[n].gpus && !r.offload.empty(); ++g)
+      line({{"name", "thread_name"},
+            {"ph", "M"},
+            {"pid", n},
+            {"tid", in.servers[n].gpus + g},
+            {"args", {{"name", "host -> GPU " + std::to_string(g)}}}});
   }
   for (size_t l = 0; l < r.links.size(); l += 2) {
     const auto pid = static_cast<uint32_t>(N + l / 2);
@@ -306,7 +331,7 @@ void write_cluster_timeline(const std::string& path, const ClusterInput& in, con
           {"tid", 1},
           {"args", {{"name", b + " -> " + a}}}});
   }
-  static const char* kNames[] = {"dense", "expert", "activations", "migration"};
+  static const char* kNames[] = {"dense", "expert", "activations", "migration", "load"};
   char ev[256];
   for (const ClusterSlice& s : r.timeline) {
     // Integer nanoseconds, so that a slice's end is exactly the next one's start.

@@ -96,7 +96,7 @@ struct ClusterOptions {
 };
 
 struct RequestRecord {
-  uint32_t server = 0;
+  uint32_t server = 0;  // where it arrived (a redirected request is reported by it, not where it ran)
   double arrival = 0, first_token = 0, end = 0;
   uint32_t tokens_after_first = 0;  // tokens produced after the first (TPOT's divisor)
 };
@@ -136,6 +136,16 @@ struct ClusterResult {
   };
   std::vector<Nic>
       nics;  // [server], only when some server's interface is a queue (ClusterServer::nic_bandwidth)
+  // [server], only from a system that serves each request on one server with its experts offloaded to host
+  // memory (moe-infinity): its GPUs' expert caches, and the requests it served for other servers.
+  struct Offload {
+    uint64_t lookups = 0, hits = 0;      // expert lookups of the passes it served (one per expert per pass)
+    uint64_t loads = 0, load_bytes = 0;  // experts loaded host -> GPU (a lookup that waits for a load in
+                                         // flight is a hit and loads nothing)
+    uint64_t served = 0;                 // requests it served (its own and redirected ones)
+    uint64_t redirected = 0;             // its requests served by another server
+  };
+  std::vector<Offload> offload;
   std::vector<MigrationRecord> migrations;  // the checks where Eq. 4 held
   std::vector<MigrationRecord> decisions;   // every check that compared a plan (not while one is loading)
   uint32_t migration_checks = 0;

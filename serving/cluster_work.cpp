@@ -1,8 +1,10 @@
 #include "serving/cluster_work.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
+#include "base/units.h"
 
 namespace moesim::serving {
 
@@ -31,7 +33,8 @@ ClusterWork build_cluster_work(const ClusterInput& in) {
           if (tr.phase(r) == traces::Phase::kPrefill) {
             // A prefill pass runs one layer over all prompt tokens: records of one layer are contiguous.
             touched.clear();
-            for (; r < R && tr.seq(r) == seq && tr.phase(r) == traces::Phase::kPrefill && tr.layer(r) == p.layer;
+            for (; r < R && tr.seq(r) == seq && tr.phase(r) == traces::Phase::kPrefill &&
+                   tr.layer(r) == p.layer;
                  ++r) {
               ++p.tokens;
               prefill_tokens = std::max(prefill_tokens, tr.step(r) + 1);
@@ -63,7 +66,8 @@ ClusterWork build_cluster_work(const ClusterInput& in) {
           w.passes.push_back(p);
         }
         plan.pass_end = static_cast<uint32_t>(w.passes.size());
-        // The first token comes out of the prompt's last pass; without a prompt, out of the first decode step.
+        // The first token comes out of the prompt's last pass; without a prompt, out of the first decode
+        // step.
         if (prefill_passes > 0) {
           plan.first_token_pass = prefill_passes - 1;
           plan.tokens_after_first = decode_steps;
@@ -80,6 +84,65 @@ ClusterWork build_cluster_work(const ClusterInput& in) {
       throw Error("cluster: server \"" + in.servers[n].name + "\": its traces hold no sequence");
   }
   return w;
+}
+
+void check_cluster_run(const ClusterInput& in, const ClusterOptions& opt, const ClusterPlatform& platform) {
+  constexpr double kMaxRequests = 20e6;  // about 1 GB of request state, and within a token's id bits
+  const auto N = static_cast<uint32_t>(in.servers.size());
+  if (N == 0) throw Error("cluster: no servers");
+  if (platform.servers() != N)
+    throw Error("cluster: the platform has " + std::to_string(platform.servers()) + " servers, the spec " +
+                std::to_string(N));
+  if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
+  if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
+  // Every request is kept until the end (its latency), so an arrival rate far beyond what a cluster can
+  // serve would exhaust memory instead of finishing: refuse it up front.
+  double expected = 0;
+  for (const ClusterServer& s : in.servers)
+    expected += s.arrival.kind == ArrivalSpec::Kind::kPoisson
+                    ? opt.duration_s / s.arrival.mean_interval_s
+                    : static_cast<double>(std::lower_bound(s.arrival.times_s.begin(), s.arrival.times_s.end(),
+                                                           opt.duration_s) -
+                                          s.arrival.times_s.begin());
+  if (expected > kMaxRequests)
+    throw Error("cluster: the arrivals would bring about " + std::to_string(std::llround(expected)) +
+                " requests in " + format_seconds(opt.duration_s) + ", more than " +
+                std::to_string(static_cast<uint64_t>(kMaxRequests)) +
+                " the simulation keeps: shorten --duration or lengthen the arrival intervals");
+  for (const ClusterServer& s : in.servers)
+    if (s.gpus == 0) throw Error("cluster: server \"" + s.name + "\" has no GPU");
+}
+
+ClusterArrivals::ClusterArrivals(const ClusterInput& in, const ClusterOptions& opt) : in_(in), opt_(opt) {
+  const Rng base(opt.seed);
+  const auto N = static_cast<uint32_t>(in.servers.size());
+  for (uint32_t n = 0; n < N; ++n) {
+    arrival_rng_.push_back(base.split(2 * n));
+    draw_rng_.push_back(base.split(2 * n + 1));
+  }
+  arrivals_.assign(N, 0);
+  next_timestamp_.assign(N, 0);
+  last_arrival_.assign(N, 0.0);
+}
+
+double ClusterArrivals::next(uint32_t n) {
+  const ArrivalSpec& a = in_.servers[n].arrival;
+  double t = 0;
+  if (a.kind == ArrivalSpec::Kind::kPoisson) {
+    t = last_arrival_[n] - a.mean_interval_s * std::log(1 - arrival_rng_[n].uniform());
+    last_arrival_[n] = t;
+  } else {
+    if (next_timestamp_[n] >= a.times_s.size()) return -1;
+    t = a.times_s[next_timestamp_[n]++];
+  }
+  return t < opt_.duration_s ? t : -1;
+}
+
+uint32_t ClusterArrivals::draw(uint32_t n, const ClusterWork& w) {
+  const std::vector<uint32_t>& pool = w.server_plans[n];
+  const uint64_t k = opt_.random_draw ? draw_rng_[n].below(pool.size()) : arrivals_[n] % pool.size();
+  ++arrivals_[n];
+  return pool[k];
 }
 
 }  // namespace moesim::serving

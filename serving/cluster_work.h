@@ -1,6 +1,6 @@
-// The work of the cluster simulation's requests (serving/cluster_serving.h), read once from the servers' traces: each
-// sequence as a list of passes, a pass being what one layer does for its tokens -- the dense part, then each
-// routed expert with the tokens routed to it.
+// The work of the cluster simulation's requests (serving/cluster_serving.h), read once from the servers'
+// traces: each sequence as a list of passes, a pass being what one layer does for its tokens -- the dense
+// part, then each routed expert with the tokens routed to it.
 //
 // A sequence's prefill records (canonical order: by layer, then prompt position) become one pass per layer
 // over all its prompt tokens, each expert with the number of prompt tokens that picked it (experts in id
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/rng.h"
 #include "serving/cluster_serving.h"
 
 namespace moesim::serving {
@@ -38,5 +39,31 @@ struct ClusterWork {
 
 // Throws moesim::Error naming the server when its traces hold no sequence.
 ClusterWork build_cluster_work(const ClusterInput& in);
+
+// What every cluster system refuses before it serves: no servers, a platform of another size, a server
+// without GPU, a duration or bucket that is not positive (UsageError), arrivals that would bring more
+// requests than the simulation keeps (each request's state is kept until the end).
+void check_cluster_run(const ClusterInput& in, const ClusterOptions& opt, const ClusterPlatform& platform);
+
+// The requests' arrivals and sequences, as every cluster system draws them: server n's Poisson intervals from
+// Rng(seed).split(2n), its random sequence draws from split(2n + 1); replayed timestamps in their order.
+class ClusterArrivals {
+ public:
+  ClusterArrivals(const ClusterInput& in, const ClusterOptions& opt);
+  // Server n's next arrival time, or a negative value when none comes before the duration ends. A Poisson
+  // interval counts from the last arrival's own time, not from when the platform woke for it: a real clock
+  // wakes late, and drawing from now() would drift the arrivals and lose some of the duration's.
+  double next(uint32_t n);
+  // The sequence (an index of w.plans) of server n's next request: round robin over its sequences, or a
+  // seeded draw (ClusterOptions::random_draw).
+  uint32_t draw(uint32_t n, const ClusterWork& w);
+
+ private:
+  const ClusterInput& in_;
+  const ClusterOptions& opt_;
+  std::vector<Rng> arrival_rng_, draw_rng_;
+  std::vector<uint64_t> arrivals_, next_timestamp_;
+  std::vector<double> last_arrival_;  // [server] the last Poisson arrival's drawn time
+};
 
 }  // namespace moesim::serving

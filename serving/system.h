@@ -102,7 +102,8 @@ struct SystemTraits {
   bool host_tier = false;           // can put a host-memory tier behind device memory (host_budget_bytes)
   bool uses_store_layout = false;   // takes rho (e_ratio) and K (shards) from a packed store
   bool partial_states = false;      // lookups can find experts in states between full and missed (C, S, E)
-  bool cluster = false;  // serves a cluster of servers (System::cluster()), not one device's stream
+  bool cluster = false;         // serves a cluster of servers (System::cluster()), not one device's stream
+  bool places_experts = false;  // a cluster system that places experts across the servers (--placement)
   bool plans_pools() const { return !planner.empty(); }
 };
 

@@ -36,7 +36,7 @@ std::vector<double> nics_of(const std::vector<SimClusterServer>& servers) {
 class SimClusterPlatform::Server : public ServerPlatform {
  public:
   Server(SimClusterPlatform& c, uint32_t index, const SimClusterServer& s)
-      : c_(c), index_(index), name_(s.name), hw_(s.hw), cost_(s.hw), gpus_(s.gpus) {}
+      : c_(c), index_(index), name_(s.name), hw_(s.hw), cost_(s.hw), gpus_(s.gpus), host_links_(s.gpus) {}
 
   double now() const override { return c_.now(); }
   void submit(const Op& op, OpSink* sink, uint32_t token) override {
@@ -45,16 +45,20 @@ class SimClusterPlatform::Server : public ServerPlatform {
       if (gpus_[g].free_at < gpus_[best].free_at) best = g;
     submit_on(best, op, sink, token);
   }
-  // Queues `op` on GPU `unit`, ready at `ready` (now or later); returns its start and end.
+  // Queues `op` on GPU `unit` (or, an op on kLink, on that GPU's host link), ready at `ready` (now or later);
+  // returns its start and end.
   std::pair<double, double> run_on(uint32_t unit, const Op& op, double ready) {
     if (unit >= gpus_.size())
       throw Error("cluster: server \"" + name_ + "\" has no GPU " + std::to_string(unit));
     const double replayed = c_.opt_.unit_seconds ? c_.opt_.unit_seconds(index_, op) : -1;
     double d = replayed >= 0 ? replayed : estimate(op);
-    if (replayed < 0 && c_.opt_.shared_cores > 0)
+    const bool host_link = op.resource == ResourceClass::kLink;
+    if (replayed < 0 && c_.opt_.shared_cores > 0 && !host_link)
       d *= std::max(1.0, c_.working_units(ready) / c_.opt_.shared_cores);
-    const double end = gpus_[unit].submit(ready, d, op.bytes);
-    c_.record(index_, unit, end - d, end, slice_kind(op), op.layer);
+    const double end = (host_link ? host_links_ : gpus_)[unit].submit(ready, d, op.bytes);
+    // A host link's slices go on threads after the GPUs'.
+    c_.record(index_, host_link ? static_cast<uint32_t>(gpus_.size()) + unit : unit, end - d, end,
+              host_link ? 4 : slice_kind(op), op.layer);
     return {end - d, end};
   }
   void submit_on(uint32_t unit, const Op& op, OpSink* sink, uint32_t token) override {
@@ -73,6 +77,7 @@ class SimClusterPlatform::Server : public ServerPlatform {
   }
   const std::vector<FifoUnit>& gpus() const { return gpus_; }
   double unit_free_at(ResourceClass r, uint32_t unit) const override {
+    if (r == ResourceClass::kLink) return unit < host_links_.size() ? host_links_[unit].free_at : 0;
     return r == ResourceClass::kGpu && unit < gpus_.size() ? gpus_[unit].free_at : 0;
   }
   void run_until_idle() override { c_.run(); }
@@ -98,7 +103,7 @@ class SimClusterPlatform::Server : public ServerPlatform {
     return d;
   }
   uint32_t units(ResourceClass r) const override {
-    return r == ResourceClass::kGpu ? static_cast<uint32_t>(gpus_.size()) : 0;
+    return r == ResourceClass::kGpu || r == ResourceClass::kLink ? static_cast<uint32_t>(gpus_.size()) : 0;
   }
 
  private:
@@ -113,6 +118,7 @@ class SimClusterPlatform::Server : public ServerPlatform {
   HardwareProfile hw_;
   CostModel cost_;
   std::vector<FifoUnit> gpus_;
+  std::vector<FifoUnit> host_links_;  // [gpu]: host memory -> that GPU (its PCIe link)
   mutable Memo memo_[2];
 };
 

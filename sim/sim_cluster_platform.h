@@ -5,6 +5,10 @@
 //              (core/cost_model.h's cluster_op_seconds: the dense and expert rooflines on the server's
 //              hardware profile; a migration's load, kTransfer on kGpu, bytes /
 //              migration_io_bytes_per_s(hw)).
+//   host links one FIFO per GPU, host memory -> that GPU (its PCIe link), the kLink units of a server: an
+//              expert loaded from host memory (kTransfer on kLink, unit = the GPU) holds it for bytes /
+//              migration_io_bytes_per_s(hw), while the GPU computes on (copies overlap compute, as on a
+//              copy engine). Timeline thread: the server's GPUs, then its host links.
 //   network    sim/network.h: routes by shortest path over the links, each direction a FIFO, store and
 //              forward at every hop, the servers' interfaces as queues of their own where given.
 //   invoke     the activations' route there; on arrival each work queued on its GPU at once; when the last

@@ -59,8 +59,11 @@ void timeline_window_option(const std::string& text, serving::ClusterOptions& op
 std::string summary_text(const serving::ClusterInput& in, const Json& j) {
   const bool real = j["platform"]["kind"] == "exec";
   std::string t =
-      strprintf("cluster: %zu servers, model %s, placement %s, %llu requests, %s %s\n", in.servers.size(),
-                in.model.name.c_str(), j["config"]["placement"].get<std::string>().c_str(),
+      strprintf("cluster: %zu servers, model %s, %s %s, %llu requests, %s %s\n", in.servers.size(),
+                in.model.name.c_str(), j["config"]["placement"].is_string() ? "placement" : "system",
+                (j["config"]["placement"].is_string() ? j["config"]["placement"] : j["config"]["system"])
+                    .get<std::string>()
+                    .c_str(),
                 static_cast<unsigned long long>(j["requests"].get<uint64_t>()), real ? "ran" : "simulated",
                 format_seconds(j["simulated_s"].get<double>()).c_str());
   if (real)
@@ -113,6 +116,18 @@ std::string summary_text(const serving::ClusterInput& in, const Json& j) {
                  num_or_dash(j["local_compute_ratio"]["overall"], "%.3f").c_str(),
                  static_cast<unsigned long long>(j["remote_invocations"].get<uint64_t>()),
                  j["proxy_cost"].get<double>());
+  if (j.contains("offload"))
+    for (const auto& s : in.servers) {
+      const Json& o = j["offload"][s.name];
+      t += strprintf(
+          "  offload %-10s expert hit rate %s of %llu lookups, %s loaded host -> GPU; served %llu "
+          "requests, %llu of its own elsewhere\n",
+          s.name.c_str(), num_or_dash(o["hit_rate"], "%.3f").c_str(),
+          static_cast<unsigned long long>(o["lookups"].get<uint64_t>()),
+          format_bytes(o["load_bytes"].get<uint64_t>()).c_str(),
+          static_cast<unsigned long long>(o["served"].get<uint64_t>()),
+          static_cast<unsigned long long>(o["redirected"].get<uint64_t>()));
+    }
   t += strprintf("migrations: %zu of %u checks\n", j["migrations"].size(),
                  j["migration_checks"].get<uint32_t>());
   for (const Json& m : j["migrations"])
@@ -199,16 +214,29 @@ serving::ClusterResult simulate_cluster(const serving::ClusterInput& in, const s
 }
 
 std::string cluster_output(const ClusterArgs& a) {
-  if (a.placement.empty())
-    throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
-  (void)PlacementRegistry::instance().params(a.placement, "placement");  // unknown name or parameter: exit 2
   (void)serving::make_cluster_system(a.system);  // unknown, or not a cluster's: exit 2 before any loading
+  const bool places = serving::system_traits(a.system).places_experts;
+  if (places && a.placement.empty())
+    throw UsageError("--placement is required (" + PlacementRegistry::instance().names() + ")");
+  if (!places && !a.placement.empty())
+    throw UsageError("--placement: system " + a.system.text() +
+                     " places no experts (each server holds the whole model): drop --placement");
+  if (places)
+    (void)PlacementRegistry::instance().params(a.placement,
+                                               "placement");  // unknown name or parameter: exit 2
   serving::ClusterOptions opt;
   opt.system = a.system;
   opt.placement = a.placement;
   if (a.platform != "sim" && a.platform != "exec")
     throw UsageError("--platform must be sim or exec (got '" + a.platform + "')");
   const bool real = a.platform == "exec";
+  // A system that places no experts loads them over each GPU's host link, which the real servers do not have:
+  // refused before any server process starts.
+  if (real && !places)
+    throw UsageError(
+        "--platform exec: system " + a.system.text() +
+        " runs on the simulated cluster only (its servers load experts over host links, which the "
+        "real servers do not have): use --platform sim");
   if (real)
     require_exec(
         "cluster --platform exec runs real server processes over gRPC (--platform sim needs no exec)");

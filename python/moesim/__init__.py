@@ -218,16 +218,17 @@ def sweep(spec, *, output=None, jobs=0, shard="", resume=False, force=False, pro
 
 
 def cluster(servers, *, placement="", migrate_every="", duration="30m", seed=1, profile_tokens=1000,
-            draw="round-robin", bucket="1m", timeline="", timeline_window="", progress=None):
+            draw="round-robin", bucket="1m", timeline="", timeline_window="", system="prism", progress=None):
     """`moesim cluster --json`: Prism's edge cluster in simulated time, as a dict; durations are the CLI's text
-    ("30m") or seconds."""
+    ("30m") or seconds; system: the cluster system (--system: prism, which needs a placement, or
+    moe-infinity[:redirect=1], which takes none)."""
     a = _args
     return _core._cluster(a.path("servers", servers), a.text("placement", placement),
                           a.seconds("migrate_every", migrate_every) if migrate_every != "" else "",
                           a.seconds("duration", duration), a.integer("seed", seed, 0, a.U64),
                           a.integer("profile_tokens", profile_tokens, 0, a.U64), a.text("draw", draw),
                           a.seconds("bucket", bucket), a.path("timeline", timeline),
-                          a.text("timeline_window", timeline_window), progress)
+                          a.text("timeline_window", timeline_window), a.text("system", system), progress)
 
 
 class EvictionPolicy:

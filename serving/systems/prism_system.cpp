@@ -13,7 +13,6 @@
 #include <numeric>
 
 #include "base/error.h"
-#include "base/rng.h"
 #include "base/units.h"
 #include "serving/cluster_serving.h"
 #include "serving/cluster_work.h"
@@ -25,7 +24,6 @@ namespace {
 enum Kind : uint32_t { kArrival, kDense, kLocal, kRemote, kCheck, kMoveBytes, kMoveLoad };
 constexpr int kKindShift = 28;
 constexpr uint32_t kIdMask = (uint32_t{1} << kKindShift) - 1;
-constexpr double kMaxRequests = 20e6;  // about 1 GB of request state, and within a token's id bits
 uint32_t token_of(Kind k, uint64_t id) {
   return (static_cast<uint32_t>(k) << kKindShift) | static_cast<uint32_t>(id);
 }
@@ -80,9 +78,7 @@ class PrismServing final : private OpSink {
   std::vector<ExpertMove> moves_;              // of the migration under way
   uint32_t moves_left_ = 0;
 
-  std::vector<Rng> arrival_rng_, draw_rng_;
-  std::vector<uint64_t> arrivals_, next_timestamp_;
-  std::vector<double> last_arrival_;  // [server] the last Poisson arrival's drawn time
+  ClusterArrivals arrivals_;
   std::vector<Req> reqs_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
@@ -100,39 +96,11 @@ PrismServing::PrismServing(const ClusterInput& in, const ClusterOptions& opt, Cl
       N_(static_cast<uint32_t>(in.servers.size())),
       L_(in.model.moe_layers),
       E_(in.model.routed_experts),
-      w_(build_cluster_work(in)) {
-  if (N_ == 0) throw Error("cluster: no servers");
-  if (p_.servers() != N_)
-    throw Error("cluster: the platform has " + std::to_string(p_.servers()) + " servers, the spec " +
-                std::to_string(N_));
-  if (!(opt.duration_s > 0)) throw UsageError("--duration must be positive");
-  if (!(opt.bucket_s > 0)) throw UsageError("the time bucket must be positive");
+      w_(build_cluster_work(in)),
+      arrivals_(in, opt) {
+  check_cluster_run(in, opt, platform);
   act_bytes_per_token_ =
       in.model.hidden_size * (opt.activation_bytes > 0 ? opt.activation_bytes : dtype_size(in.model.dtype));
-  // Every request is kept until the end (its latency), so an arrival rate far beyond what a cluster can
-  // serve would exhaust memory instead of finishing: refuse it up front.
-  double expected = 0;
-  for (const ClusterServer& s : in.servers)
-    expected += s.arrival.kind == ArrivalSpec::Kind::kPoisson
-                    ? opt.duration_s / s.arrival.mean_interval_s
-                    : static_cast<double>(std::lower_bound(s.arrival.times_s.begin(), s.arrival.times_s.end(),
-                                                           opt.duration_s) -
-                                          s.arrival.times_s.begin());
-  if (expected > kMaxRequests)
-    throw Error("cluster: the arrivals would bring about " + std::to_string(std::llround(expected)) +
-                " requests in " + format_seconds(opt.duration_s) + ", more than " +
-                std::to_string(static_cast<uint64_t>(kMaxRequests)) +
-                " the simulation keeps: shorten --duration or lengthen the arrival intervals");
-  for (const ClusterServer& s : in.servers)
-    if (s.gpus == 0) throw Error("cluster: server \"" + s.name + "\" has no GPU");
-  const Rng base(opt.seed);
-  for (uint32_t n = 0; n < N_; ++n) {
-    arrival_rng_.push_back(base.split(2 * n));
-    draw_rng_.push_back(base.split(2 * n + 1));
-  }
-  arrivals_.assign(N_, 0);
-  next_timestamp_.assign(N_, 0);
-  last_arrival_.assign(N_, 0.0);
   run_load_.assign(N_, std::vector<double>(static_cast<size_t>(L_) * E_, 0));
   res_.local_invocations.assign(N_, 0);
   res_.remote_invocations.assign(N_, 0);
@@ -188,28 +156,16 @@ void PrismServing::place() {
 }
 
 void PrismServing::schedule_arrival(uint32_t n) {
-  const ArrivalSpec& a = in_.servers[n].arrival;
-  double t = 0;
-  if (a.kind == ArrivalSpec::Kind::kPoisson) {
-    // From the last arrival's own time, not from when the platform woke for it: a real clock wakes late,
-    // and drawing from now() would drift the arrivals and lose some of the duration's.
-    t = last_arrival_[n] - a.mean_interval_s * std::log(1 - arrival_rng_[n].uniform());
-    last_arrival_[n] = t;
-  } else {
-    if (next_timestamp_[n] >= a.times_s.size()) return;
-    t = a.times_s[next_timestamp_[n]++];
-  }
-  if (t < opt_.duration_s) p_.wake_at(t, this, token_of(kArrival, n));
+  const double t = arrivals_.next(n);
+  if (t >= 0) p_.wake_at(t, this, token_of(kArrival, n));
 }
 
 void PrismServing::arrive(uint32_t n) {
   if (opt_.on_progress) opt_.on_progress(p_.now());
-  const std::vector<uint32_t>& pool = w_.server_plans[n];
-  const uint64_t k = opt_.random_draw ? draw_rng_[n].below(pool.size()) : arrivals_[n] % pool.size();
-  ++arrivals_[n];
+  const uint32_t plan = arrivals_.draw(n, w_);
   const auto r = static_cast<uint32_t>(reqs_.size());
-  reqs_.push_back({n, pool[k], 0, 0});
-  res_.requests.push_back({n, p_.now(), 0, 0, w_.plans[pool[k]].tokens_after_first});
+  reqs_.push_back({n, plan, 0, 0});
+  res_.requests.push_back({n, p_.now(), 0, 0, w_.plans[plan].tokens_after_first});
   start_pass(r);
   schedule_arrival(n);
 }
@@ -471,6 +427,6 @@ MOESIM_REGISTER(
     "placed elsewhere invoked remotely on the replica that finishes first, placements "
     "(--placement) re-planned and migrated when Eq. 4 holds",
     {}, [](const Params&) -> std::unique_ptr<System> { return std::make_unique<Prism>(); }, PolicyNeeds{},
-    SystemTraits{.cluster = true});
+    SystemTraits{.cluster = true, .places_experts = true});
 
 }  // namespace moesim::serving

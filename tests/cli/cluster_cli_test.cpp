@@ -174,6 +174,33 @@ TEST(ClusterCli, TextSummary) {
   EXPECT_NE(r.out.find("local compute ratio"), std::string::npos) << r.out;
 }
 
+// --system moe-infinity: each server alone with its experts offloaded; it places none, so --placement is
+// refused, and prism still requires one.
+TEST(ClusterCli, MoeInfinityPlacesNoExperts) {
+  const Cluster c = make_cluster("moe_infinity");
+  CliResult r = moesim_cli("cluster " + c.spec + " --system moe-infinity:redirect=1 --duration 2m");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cluster: 3 servers, model tiny-moe, system moe-infinity:redirect=1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  offload a "), std::string::npos) << r.out;
+  r = moesim_cli("cluster " + c.spec + " --system moe-infinity --duration 2m --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_TRUE(j["config"]["placement"].is_null());
+  EXPECT_EQ(j["remote_invocations"], 0);
+  EXPECT_GT(j["offload"]["c"]["lookups"].get<uint64_t>(), 0u);
+  r = moesim_cli("cluster " + c.spec + " --system moe-infinity --placement uniform --duration 2m");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("places no experts"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + c.spec + " --duration 2m");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--placement is required"), std::string::npos) << r.err;
+  r = moesim_cli("cluster " + c.spec + " --system moe-infinity --platform exec --duration 1m");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("simulated cluster only"), std::string::npos) << r.err;
+}
+
 // The spec's own files are inputs too: an output over a trace or a timestamps file it names is refused
 // (exit 2, naming the JSON path), and the file is left as it was.
 TEST(ClusterCli, NoOutputOverAFileTheSpecNames) {

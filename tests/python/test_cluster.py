@@ -24,6 +24,14 @@ def test_cluster_equals_the_cli_json(cli_json, tmp_path):
     assert without_wall_clock(got) == want
 
 
+def test_cluster_of_another_system_equals_the_cli_json(cli_json, tmp_path):
+    spec = servers(tmp_path)
+    got = moesim.cluster(spec, system="moe-infinity:redirect=1", duration="3m", seed=3)
+    want = cli_json("cluster", spec, "--system", "moe-infinity:redirect=1", "--duration", "3m", "--seed", "3")
+    assert without_wall_clock(got) == want
+    assert got["config"]["placement"] is None and "offload" in got
+
+
 def test_cluster_without_a_placement_is_the_cli_usage_error(cli_error, tmp_path):
     spec = servers(tmp_path)
     message, code = cli_error("cluster", spec)

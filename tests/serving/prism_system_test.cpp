@@ -314,7 +314,7 @@ TEST(PrismSystem, IsAClusterSystemOfTheRegistry) {
   EXPECT_EQ(make_system(PolicySpec{"offload", {}})->cluster(), nullptr);
   EXPECT_NE(error_of([] {
               make_cluster_system(PolicySpec{"offload", {}});
-            }).find("cluster systems: prism"),
+            }).find("cluster systems: moe-infinity, prism"),
             std::string::npos);
   ClusterInput in = two_servers({0}, {0}, {}, {100e6, 0.001});
   ClusterOptions o = options();

@@ -75,6 +75,32 @@ TEST(SimClusterPlatform, GpusAreFifoUnitsOfTheCostModel) {
   EXPECT_GT(a.estimate(expert_op(4096)), d);  // compute-bound: more tokens, more time
 }
 
+// A server's host links (kLink units, one per GPU): an expert's load from host memory is a FIFO of its own
+// beside its GPU, bytes / the profile's host-link bandwidth.
+TEST(SimClusterPlatform, HostLinksLoadBesideTheGpus) {
+  SimClusterPlatform p = chain();
+  Recorder r;
+  r.p = &p;
+  ServerPlatform& a = p.server(0);
+  EXPECT_EQ(a.units(ResourceClass::kLink), 2u);
+  Op load = message(50'000'000);
+  load.expert = 3;
+  const double l = 50e6 / migration_io_bytes_per_s(load_hardware("desktop-rtx4090"));
+  const double d = a.estimate(expert_op(1));
+  a.submit_on(0, load, &r, 1);
+  a.submit_on(0, load, &r, 2);
+  a.submit_on(0, expert_op(1), &r, 3);
+  EXPECT_DOUBLE_EQ(a.unit_free_at(ResourceClass::kLink, 0), 2 * l);
+  EXPECT_DOUBLE_EQ(a.unit_free_at(ResourceClass::kLink, 1), 0);
+  EXPECT_DOUBLE_EQ(a.unit_free_at(ResourceClass::kGpu, 0), d);  // not behind the loads
+  p.run();
+  ASSERT_EQ(r.done.size(), 3u);
+  EXPECT_EQ(r.done[0].token, 3u);
+  EXPECT_DOUBLE_EQ(r.done[1].now, l);
+  EXPECT_DOUBLE_EQ(r.done[2].now, 2 * l);
+  EXPECT_EQ(a.resource_stats()[0].ops, 1u);  // the GPU's
+}
+
 TEST(SimClusterPlatform, MessagesTakeTheirRouteHopByHop) {
   SimClusterPlatform p = chain();
   Recorder r;
