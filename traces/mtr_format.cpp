@@ -285,6 +285,10 @@ class Reader {
   uint64_t check_records(const TraceColumns& c) const;
   // check_records' checks in one branch-free pass: whether all hold (the sequences counted in `sequences`).
   bool records_valid(const TraceColumns& c, uint64_t& sequences) const;
+  // The same with top-k = K known at compile time (K = 0: the header's top_k), so that a record's slots
+  // are unrolled.
+  template <uint32_t K>
+  bool records_valid_k(const TraceColumns& c, uint64_t& sequences) const;
   // check_records' checks one by one, throwing the first failure with its offset.
   void locate_record_error(const TraceColumns& c) const;
   // A file without the section: the batch-1 stream built from the records (see read_mtr_lookup_stream).
@@ -690,16 +694,41 @@ uint64_t Reader::check_records(const TraceColumns& c) const {
 }
 
 bool Reader::records_valid(const TraceColumns& c, uint64_t& sequences) const {
-  const uint32_t k = info_.top_k, layers = info_.layers, experts = info_.experts;
+  switch (info_.top_k) {  // the top-k of the bundled model presets (data/models)
+    case 1:
+      return records_valid_k<1>(c, sequences);
+    case 2:
+      return records_valid_k<2>(c, sequences);
+    case 4:
+      return records_valid_k<4>(c, sequences);
+    case 6:
+      return records_valid_k<6>(c, sequences);
+    case 8:
+      return records_valid_k<8>(c, sequences);
+    case 10:
+      return records_valid_k<10>(c, sequences);
+    default:
+      return records_valid_k<0>(c, sequences);
+  }
+}
+
+template <uint32_t K>
+bool Reader::records_valid_k(const TraceColumns& c, uint64_t& sequences) const {
+  const uint32_t k = K != 0 ? K : info_.top_k, layers = info_.layers, experts = info_.experts;
   const uint64_t n = records_;
   const uint16_t* ids = c.experts.data();
   // Stamps of the record that last named an expert id; sized for every u16, so that an id out of range
-  // indexes it too (it fails the range check in the same pass).
+  // indexes it too (it fails the range check below).
   std::vector<uint32_t> mark(65536, UINT32_MAX);
   uint32_t bad = 0;
   uint64_t missing = 0, seqs = 0, group_start = 0;
   uint32_t max_step = 0;
   uint64_t prev_hi = 0, prev_lo = 0;
+  // Expert ids in range: one pass of its own over the column, a maximum the compiler vectorizes, so that the
+  // record loop's slots only check duplicates (mark has a stamp for every u16, an id out of range included).
+  uint16_t max_id = 0;
+  for (uint64_t i = 0, slots = n * k; i < slots; ++i) max_id = std::max(max_id, ids[i]);
+  bad |= static_cast<uint32_t>(n * k > 0 && max_id >= experts);
   for (uint64_t r = 0; r < n; ++r) {
     const uint8_t ph = c.phase[r];
     const uint16_t l = c.layer[r];
@@ -725,7 +754,7 @@ bool Reader::records_valid(const TraceColumns& c, uint64_t& sequences) const {
     const uint16_t* e = ids + r * k;
     const auto stamp = static_cast<uint32_t>(r);
     for (uint32_t s = 0; s < k; ++s) {
-      bad |= static_cast<uint32_t>(e[s] >= experts) | static_cast<uint32_t>(mark[e[s]] == stamp);
+      bad |= static_cast<uint32_t>(mark[e[s]] == stamp);
       mark[e[s]] = stamp;
     }
   }

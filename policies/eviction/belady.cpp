@@ -12,8 +12,12 @@
 //
 // Structure: one indexed 4-ary max-heap per partition over the priorities (next(k) << 32 | k)
 // (indexed_heap.h); a lookup re-keys the entry in place (O(log n)), keys of the current invocation found on
-// top during eviction are set aside until end_invocation, so each eviction is O(log n) amortised.
+// top during eviction are set aside until end_invocation, so each eviction is O(log n) amortised. The replay
+// fast path of one partition (`moesim replay --scope global`, or a single layer) runs the same rule over a
+// next-use calendar instead (belady_calendar.h: the same victims, no sift on a hit); the heap serves the
+// timed pipeline, per-layer partitions and any view whose next uses are not the stream's own.
 #include "core/eviction.h"
+#include "policies/eviction/belady_calendar.h"
 #include "policies/eviction/indexed_heap.h"
 #include "policies/eviction/key_lists.h"
 
@@ -47,12 +51,30 @@ class Belady final : public EvictionPolicyBase<Belady> {
     stamps_.next_epoch();
   }
 
+  CacheCounters replay(const LookupView& view) override {
+    if (calendar_done_) throw Error("EvictionPolicy::replay needs a fresh policy instance");
+    if (!calendar_tried_ && BeladyCalendar::applies(config(), view)) {
+      calendar_tried_ = true;
+      try {
+        BeladyCalendar calendar(config(), view);
+        const CacheCounters counters = replay_stream(calendar, config(), view);
+        calendar_done_ = calendar.consistent_at_end();
+        if (calendar_done_) return counters;
+      } catch (const InconsistentNextUse&) {
+      }
+      // Not the stream's own next uses: the heap's answer, which is defined for any (this instance is fresh).
+    }
+    return EvictionPolicyBase::replay(view);
+  }
+
  private:
   static uint64_t priority(uint32_t key, uint32_t next_use) { return uint64_t{next_use} << 32 | key; }
 
   // A 4-ary heap: every hit re-keys its entry towards the root, and a wider heap has half the levels.
   IndexedHeap<uint64_t, FurthestNextUse, 4> heap_;
   InUseStamps stamps_;
+  // replay() ran the calendar (a second call then fails as EvictionPolicyBase::replay's does after the heap).
+  bool calendar_tried_ = false, calendar_done_ = false;
 };
 
 }  // namespace
