@@ -50,9 +50,13 @@ struct Pipeline::Invocation {
 };
 
 struct Pipeline::LoadTemplates {
-  // A template: op 0 stands for the roots (not appended); the loads' ops follow, as add_load built them.
+  // A template: the loads' ops as add_load built them behind one placeholder root, kept flat for the per
+  // request append: op k of `ops` becomes op first + k of the graph, and its dependencies are
+  // deps[dep_begin[k] .. dep_begin[k + 1]), each another op's k or kRoots (the request's roots, in order).
+  static constexpr uint32_t kRoots = UINT32_MAX;
   struct Template {
-    OpGraph ops;
+    std::vector<Op> ops;
+    std::vector<uint32_t> dep_begin{0}, deps;
     std::vector<uint32_t> tails;  // indices into ops: what makes the tensors computable (to == kFull)
   };
   static constexpr size_t kStates = 5;  // ExpertState's values
@@ -205,36 +209,45 @@ void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertStat
   if (lt.by_key.size() <= index) lt.by_key.resize(index + 1);
   std::unique_ptr<LoadTemplates::Template>& slot = lt.by_key[index];
   if (!slot) {
-    auto tpl = std::make_unique<LoadTemplates::Template>();
+    // Built once through the layout, behind a placeholder root (op 0), then flattened.
+    OpGraph built;
+    std::vector<uint32_t> built_tails;
     Op base;
     base.layer = static_cast<uint16_t>(layer);
     base.prefill = prefill;
-    const uint32_t root = tpl->ops.add(Op{});
+    const uint32_t root = built.add(Op{});
     TensorLoad load = tensor_load(base, from, to, std::span<const uint32_t>(&root, 1));
     for (uint32_t t = 0; t < lt.tensors; ++t) {
       load.base.tensor = static_cast<uint16_t>(t);
       load.bytes = lt.bytes(layer, t);
-      loads_->add_load(load, tpl->ops, tpl->tails);  // throws for a state the layout cannot hold
+      loads_->add_load(load, built, built_tails);  // throws for a state the layout cannot hold
     }
+    auto tpl = std::make_unique<LoadTemplates::Template>();
+    for (uint32_t i = 1; i < built.size(); ++i) {
+      tpl->ops.push_back(built.op(i));
+      for (uint32_t d : built.deps(i)) tpl->deps.push_back(d == 0 ? LoadTemplates::kRoots : d - 1);
+      tpl->dep_begin.push_back(static_cast<uint32_t>(tpl->deps.size()));
+    }
+    for (uint32_t t : built_tails) tpl->tails.push_back(t - 1);
     slot = std::move(tpl);
   }
-  // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
-  // the roots, in order: the graph add_load would have built for this expert.
-  const OpGraph& tpl = slot->ops;
+  // The template's op k becomes op first + k with the expert's label; kRoots becomes the roots, in order:
+  // the graph add_load would have built for this expert. The op is copied once, by OpGraph::add.
+  const LoadTemplates::Template& tpl = *slot;
   const auto first = static_cast<uint32_t>(g.size());
-  for (uint32_t i = 1; i < tpl.size(); ++i) {
-    lt.deps.clear();
-    for (uint32_t d : tpl.deps(i)) {
-      if (d == 0)
-        lt.deps.insert(lt.deps.end(), roots.begin(), roots.end());
+  std::vector<uint32_t>& deps = lt.deps;
+  for (size_t k = 0; k < tpl.ops.size(); ++k) {
+    deps.clear();
+    for (uint32_t j = tpl.dep_begin[k]; j < tpl.dep_begin[k + 1]; ++j) {
+      const uint32_t d = tpl.deps[j];
+      if (d == LoadTemplates::kRoots)
+        deps.insert(deps.end(), roots.begin(), roots.end());
       else
-        lt.deps.push_back(d - 1 + first);
+        deps.push_back(first + d);
     }
-    Op op = tpl.op(i);
-    op.expert = expert;
-    g.add(op, lt.deps);
+    g.op(g.add(tpl.ops[k], deps)).expert = expert;
   }
-  for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
+  for (uint32_t t : tpl.tails) tails_.push_back(first + t);
 }
 
 void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from,
@@ -300,8 +313,11 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     result_->ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)] += op.read_bytes;
   }
   if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
-  std::vector<uint32_t> ready;
-  ready.swap(ready_);
+  // The ops this completion readies gather in ready_ itself: it is empty between calls (submit() empties
+  // it), and nothing below re-enters op_done or start_invocation before submit() has (the platform never
+  // reports a completion from inside submit(), core/platform.h). A vector swapped in and out of the member
+  // cost a store-forwarding stall per completion (perf annotate, bench/results/sim.md).
+  std::vector<uint32_t>& ready = ready_;
   for (uint32_t s : v.graph.succs(i))
     if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
   if (!v.waiters.empty()) {
@@ -327,7 +343,6 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     }
   }
   if (!ready.empty()) submit(ready);
-  ready_.swap(ready);
   --v.open_ops;
   if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
   if (v.open_ops == 0) free_slots_.push_back(v.slot);
