@@ -50,20 +50,15 @@ struct Pipeline::Invocation {
 };
 
 struct Pipeline::LoadTemplates {
-  // A template: the loads' ops as add_load built them behind one placeholder root, kept flat for the per
-  // request append: op k of `ops` becomes op first + k of the graph, and its dependencies are
-  // deps[dep_begin[k] .. dep_begin[k + 1]), each another op's k or kRoots (the request's roots, in order).
-  static constexpr uint32_t kRoots = UINT32_MAX;
+  // A template: op 0 stands for the roots (not appended); the loads' ops follow, as add_load built them.
   struct Template {
-    std::vector<Op> ops;
-    std::vector<uint32_t> dep_begin{0}, deps;
+    OpGraph ops;
     std::vector<uint32_t> tails;  // indices into ops: what makes the tensors computable (to == kFull)
   };
   static constexpr size_t kStates = 5;  // ExpertState's values
   size_t tensors = 1;
   std::vector<uint64_t> tensor_bytes;             // [layer * tensors + t]: ModelCosts::tensor_bytes
   std::vector<std::unique_ptr<Template>> by_key;  // [((layer * kStates + from) * kStates + to) * 2 + prefill]
-  std::vector<uint32_t> deps;                     // append's scratch
   std::vector<uint8_t> has_succ;                  // build_prefetch's scratch
 
   void reset(const ModelCosts& costs, uint32_t layers) {
@@ -209,45 +204,24 @@ void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertStat
   if (lt.by_key.size() <= index) lt.by_key.resize(index + 1);
   std::unique_ptr<LoadTemplates::Template>& slot = lt.by_key[index];
   if (!slot) {
-    // Built once through the layout, behind a placeholder root (op 0), then flattened.
-    OpGraph built;
-    std::vector<uint32_t> built_tails;
+    auto tpl = std::make_unique<LoadTemplates::Template>();
     Op base;
     base.layer = static_cast<uint16_t>(layer);
     base.prefill = prefill;
-    const uint32_t root = built.add(Op{});
+    const uint32_t root = tpl->ops.add(Op{});
     TensorLoad load = tensor_load(base, from, to, std::span<const uint32_t>(&root, 1));
     for (uint32_t t = 0; t < lt.tensors; ++t) {
       load.base.tensor = static_cast<uint16_t>(t);
       load.bytes = lt.bytes(layer, t);
-      loads_->add_load(load, built, built_tails);  // throws for a state the layout cannot hold
+      loads_->add_load(load, tpl->ops, tpl->tails);  // throws for a state the layout cannot hold
     }
-    auto tpl = std::make_unique<LoadTemplates::Template>();
-    for (uint32_t i = 1; i < built.size(); ++i) {
-      tpl->ops.push_back(built.op(i));
-      for (uint32_t d : built.deps(i)) tpl->deps.push_back(d == 0 ? LoadTemplates::kRoots : d - 1);
-      tpl->dep_begin.push_back(static_cast<uint32_t>(tpl->deps.size()));
-    }
-    for (uint32_t t : built_tails) tpl->tails.push_back(t - 1);
     slot = std::move(tpl);
   }
-  // The template's op k becomes op first + k with the expert's label; kRoots becomes the roots, in order:
-  // the graph add_load would have built for this expert. The op is copied once, by OpGraph::add.
-  const LoadTemplates::Template& tpl = *slot;
-  const auto first = static_cast<uint32_t>(g.size());
-  std::vector<uint32_t>& deps = lt.deps;
-  for (size_t k = 0; k < tpl.ops.size(); ++k) {
-    deps.clear();
-    for (uint32_t j = tpl.dep_begin[k]; j < tpl.dep_begin[k + 1]; ++j) {
-      const uint32_t d = tpl.deps[j];
-      if (d == LoadTemplates::kRoots)
-        deps.insert(deps.end(), roots.begin(), roots.end());
-      else
-        deps.push_back(first + d);
-    }
-    g.op(g.add(tpl.ops[k], deps)).expert = expert;
-  }
-  for (uint32_t t : tpl.tails) tails_.push_back(first + t);
+  // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
+  // the roots, in order: the graph add_load would have built for this expert, appended in one block.
+  const auto first = g.append(slot->ops, roots);
+  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
+  for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
 }
 
 void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from,
