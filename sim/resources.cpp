@@ -10,27 +10,10 @@ namespace moesim::sim {
 
 void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
                     bool waits) {
-  const Item item{priority, next_seq_++, job, bulk, amount, gap, tail, waits};
-  if (heap_.empty()) {
-    if (head_ == fifo_.size() || fifo_.back().priority == priority) {
-      if (head_ == fifo_.size() || (head_ >= 1024 && 2 * head_ >= fifo_.size())) {
-        // Empty, or mostly jobs already popped: drop those (a line that never empties stays bounded).
-        fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
-      }
-      fifo_.push_back(item);
-      return;
-    }
-    // Another priority: the FIFO's jobs go into the heap with their sequence numbers.
-    for (size_t i = head_; i < fifo_.size(); ++i) quad_heap_push(heap_, fifo_[i], Before{});
-    fifo_.clear();
-    head_ = 0;
-  }
-  quad_heap_push(heap_, item, Before{});
+  quad_heap_push(heap_, Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits}, Before{});
 }
 
 JobQueue::Item JobQueue::pop() {
-  if (head_ < fifo_.size()) return fifo_[head_++];
   return quad_heap_pop(heap_, Before{});
 }
 

@@ -45,11 +45,7 @@ class JobListener {
   virtual void job_done(uint32_t job, const OpTiming& timing) = 0;
 };
 
-// A waiting line ordered by (priority, arrival sequence). While every job waiting has the same priority (an
-// FCFS system's, where every priority is 0), that order is the arrival order: the jobs wait in a FIFO, pushed
-// and popped in a few instructions, instead of the 4-ary heap; a job of another priority moves them into the
-// heap (each keeping its sequence number), which serves until the line is empty. Either way the jobs leave in
-// (priority, seq) order, the same order as a heap alone gives.
+// A waiting line ordered by (priority, arrival sequence).
 class JobQueue {
  public:
   struct Item {
@@ -66,14 +62,14 @@ class JobQueue {
   void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0,
             bool waits = false);
   Item pop();
-  bool empty() const { return heap_.empty() && head_ == fifo_.size(); }
-  size_t size() const { return heap_.size() + (fifo_.size() - head_); }
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
   void set_observer(QueueObserver* observer, uint32_t id) {
     observer_ = observer;
     id_ = id;
   }
   void report() const {
-    if (observer_) observer_->queue_length(id_, size());
+    if (observer_) observer_->queue_length(id_, heap_.size());
   }
 
  private:
@@ -83,9 +79,6 @@ class JobQueue {
     }
   };
   std::vector<Item> heap_;
-  // The FIFO: fifo_[head_..] wait, all of one priority; empty whenever heap_ is not.
-  std::vector<Item> fifo_;
-  size_t head_ = 0;
   uint64_t next_seq_ = 0;
   QueueObserver* observer_ = nullptr;
   uint32_t id_ = 0;

@@ -19,10 +19,9 @@ struct Log : JobListener {
 
 constexpr double kEps = 1e-12;
 
-// The waiting line pops in (priority, arrival) order whether its jobs sit in its FIFO (all of one priority)
-// or its heap: random programs of pushes and pops, runs of one priority and of mixed ones, against a
-// sorted reference. Long runs of one priority with pops between exercise the FIFO's compaction.
-TEST(JobQueue, PopsInPriorityThenArrivalOrderThroughFifoAndHeap) {
+// The waiting line pops in (priority, arrival) order: random programs of pushes and pops, runs of one
+// priority (an FCFS system's lines) and of mixed ones, against a sorted reference.
+TEST(JobQueue, PopsInPriorityThenArrivalOrder) {
   Rng rng(11);
   for (int program = 0; program < 40; ++program) {
     JobQueue q;
