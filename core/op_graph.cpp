@@ -58,17 +58,6 @@ void OpGraph::clear() {
   succ_.clear();
 }
 
-uint32_t OpGraph::add(const Op& op, std::span<const uint32_t> deps) {
-  const auto id = static_cast<uint32_t>(ops_.size());
-  for (uint32_t d : deps) {
-    assert(d < id && "an op may only depend on ops added before it");
-    dep_.push_back(d);
-  }
-  ops_.push_back(op);
-  dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
-  return id;
-}
-
 void OpGraph::finalize() {
   const size_t n = ops_.size();
   succ_begin_.assign(n + 1, 0);

@@ -10,6 +10,7 @@
 // and a graph can never hold a cycle.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -108,10 +109,40 @@ struct Op {
 class OpGraph {
  public:
   void clear();
-  // Adds an op that runs after `deps` (indices of ops already added). Returns its index.
-  uint32_t add(const Op& op, std::span<const uint32_t> deps = {});
+  // Adds an op that runs after `deps` (indices of ops already added). Returns its index. Inline: the
+  // pipeline adds every op of a run through it.
+  uint32_t add(const Op& op, std::span<const uint32_t> deps = {}) {
+    const auto id = static_cast<uint32_t>(ops_.size());
+    for (uint32_t d : deps) {
+      assert(d < id && "an op may only depend on ops added before it");
+      dep_.push_back(d);
+    }
+    ops_.push_back(op);
+    dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+    return id;
+  }
   uint32_t add(const Op& op, std::initializer_list<uint32_t> deps) {
     return add(op, std::span<const uint32_t>(deps.begin(), deps.size()));
+  }
+  // Appends a fragment built once and reused (the pipeline's per-system load templates): `part`'s op 0
+  // stands for `roots` and is not appended; its op i > 0 becomes op first + i - 1, where first is this
+  // graph's size before the call (returned), and a dependency on op 0 becomes the roots, in order. The
+  // same graph as adding those ops one by one, in one pass over `part`.
+  uint32_t append(const OpGraph& part, std::span<const uint32_t> roots) {
+    const auto first = static_cast<uint32_t>(ops_.size());
+    if (part.ops_.size() <= 1) return first;
+    ops_.insert(ops_.end(), part.ops_.begin() + 1, part.ops_.end());
+    for (size_t i = 1; i < part.ops_.size(); ++i) {
+      for (uint32_t k = part.dep_begin_[i]; k < part.dep_begin_[i + 1]; ++k) {
+        const uint32_t d = part.dep_[k];
+        if (d == 0)
+          for (uint32_t r : roots) dep_.push_back(r);  // a few roots: no memmove call
+        else
+          dep_.push_back(first + d - 1);
+      }
+      dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+    }
+    return first;
   }
   // Builds successor lists; call once after the last add().
   void finalize();

@@ -59,7 +59,6 @@ struct Pipeline::LoadTemplates {
   size_t tensors = 1;
   std::vector<uint64_t> tensor_bytes;             // [layer * tensors + t]: ModelCosts::tensor_bytes
   std::vector<std::unique_ptr<Template>> by_key;  // [((layer * kStates + from) * kStates + to) * 2 + prefill]
-  std::vector<uint32_t> deps;                     // append's scratch
   std::vector<uint8_t> has_succ;                  // build_prefetch's scratch
 
   void reset(const ModelCosts& costs, uint32_t layers) {
@@ -219,21 +218,9 @@ void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertStat
     slot = std::move(tpl);
   }
   // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
-  // the roots, in order: the graph add_load would have built for this expert.
-  const OpGraph& tpl = slot->ops;
-  const auto first = static_cast<uint32_t>(g.size());
-  for (uint32_t i = 1; i < tpl.size(); ++i) {
-    lt.deps.clear();
-    for (uint32_t d : tpl.deps(i)) {
-      if (d == 0)
-        lt.deps.insert(lt.deps.end(), roots.begin(), roots.end());
-      else
-        lt.deps.push_back(d - 1 + first);
-    }
-    Op op = tpl.op(i);
-    op.expert = expert;
-    g.add(op, lt.deps);
-  }
+  // the roots, in order: the graph add_load would have built for this expert, appended in one block.
+  const auto first = g.append(slot->ops, roots);
+  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
   for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
 }
 
@@ -300,8 +287,11 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     result_->ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)] += op.read_bytes;
   }
   if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
-  std::vector<uint32_t> ready;
-  ready.swap(ready_);
+  // The ops this completion readies gather in ready_ itself: it is empty between calls (submit() empties
+  // it), and nothing below re-enters op_done or start_invocation before submit() has (the platform never
+  // reports a completion from inside submit(), core/platform.h). A vector swapped in and out of the member
+  // cost a store-forwarding stall per completion (perf annotate, bench/results/sim.md).
+  std::vector<uint32_t>& ready = ready_;
   for (uint32_t s : v.graph.succs(i))
     if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
   if (!v.waiters.empty()) {
@@ -327,7 +317,6 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     }
   }
   if (!ready.empty()) submit(ready);
-  ready_.swap(ready);
   --v.open_ops;
   if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
   if (v.open_ops == 0) free_slots_.push_back(v.slot);

@@ -139,10 +139,19 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
       listener_(listener),
       slots_(std::max(queue_depth, 1u)) {}
 
+void Ssd::set_depth_curve(std::vector<SsdDepthPoint> curve) {
+  curve_ = std::move(curve);
+  at_depths_.clear();
+  if (!curve_.empty())  // in service: at most one request per slot
+    for (size_t n = 0; n <= slots_.size(); ++n)
+      at_depths_.push_back(ssd_curve_at(curve_, static_cast<double>(n)));
+  set_in_service(0);
+}
+
 void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
   in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
-  if (!curve_.empty()) at_depth_ = ssd_curve_at(curve_, static_cast<double>(in_service_));
+  if (!curve_.empty()) at_depth_ = at_depths_[in_service_];
   peak_in_service_ = std::max(peak_in_service_, in_service_);
   if (in_service_ == 0 && delta < 0) busy_time_ += engine_.now() - busy_since_;
 }
@@ -177,10 +186,6 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
     if (in_service_ != before) reschedule();
   }
   queue_.report();
-}
-
-double Ssd::bandwidth_now() const {
-  return curve_.empty() ? bandwidth_ : at_depth_.bandwidth;
 }
 
 void Ssd::admit() {

@@ -152,10 +152,7 @@ class Ssd final : public EventHandler {
   void set_bulk_rate(double bandwidth, double latency);
   // The queue-depth curve (points in increasing depth, HardwareProfile::ssd_queue_depth_curve); before the
   // first submit. Empty: the fixed latency and bandwidth.
-  void set_depth_curve(std::vector<SsdDepthPoint> curve) {
-    curve_ = std::move(curve);
-    set_in_service(0);
-  }
+  void set_depth_curve(std::vector<SsdDepthPoint> curve);
   bool has_depth_curve() const { return !curve_.empty(); }
   void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false);
   void on_event(uint64_t arg) override;
@@ -184,12 +181,17 @@ class Ssd final : public EventHandler {
   void advance();     // moves transfer progress up to now
   void reschedule();  // schedules the next transfer completion
   void set_in_service(int delta);
-  double bandwidth_now() const;  // shared by the transfers, at the requests now in service
+  double bandwidth_now() const {  // shared by the transfers, at the requests now in service
+    return curve_.empty() ? bandwidth_ : at_depth_.bandwidth;
+  }
 
   EventEngine& engine_;
   double bandwidth_, latency_;
   std::vector<SsdDepthPoint> curve_;
   SsdDepthPoint at_depth_{};  // with a curve: its point at in_service_ (set_in_service), asked by every event
+  // With a curve: its point at each count of requests in service, 0 to the queue depth, computed once
+  // (set_depth_curve) instead of interpolated at every admission and completion; the same values.
+  std::vector<SsdDepthPoint> at_depths_;
   double bulk_scale_ = 1, bulk_latency_;  // a bulk read moves bytes * bulk_scale_ at bandwidth_
   JobListener* listener_;
   std::vector<Slot> slots_;

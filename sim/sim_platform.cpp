@@ -50,6 +50,8 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   bool handoffs = opt_.dispatch_latency > 0 || (opt_.measured_handoff && opt_.measured);
   for (size_t r = 0; r < kResourceClasses; ++r)
     handoffs = handoffs || opt_.dispatch[r] > 0 || !opt_.dispatch_q[r].empty();
+  gaps_ = opt_.measured_turnaround && opt_.measured;
+  for (size_t r = 0; r < kResourceClasses; ++r) gaps_ = gaps_ || opt_.turnaround[r] != 0;
   direct_submit_ = !handoffs && !(opt_.plan_latency_fixed > 0) && !(opt_.plan_latency_per_op > 0) &&
                    !(opt_.measured_planning && opt_.measured);
   if (opt_.cpu_cores > 0) {
@@ -127,7 +129,7 @@ uint32_t SimPlatform::free_units(ResourceClass r) const {
 }
 
 void SimPlatform::enqueue(const Op& op, uint32_t job) {
-  const double gap = turnaround(op);  // before duration(), which takes the op's measurements
+  const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
   switch (op.resource) {
     case ResourceClass::kSsd:
       // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with

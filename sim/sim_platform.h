@@ -198,6 +198,9 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   // planning never delays a submission; submit()'s general path would then give now).
   bool serial_ = false;
   bool direct_submit_ = false;
+  // Whether an op may have a turnaround (measured, or SimOptions::turnaround not all 0): else enqueue()
+  // charges none without asking turnaround() per op.
+  bool gaps_ = false;
   // A read's CPU work after the device: its measured one (the structure check), else the profile's.
   double read_tail(const Op& op) const;
   void enqueue(const Op& op, uint32_t job);

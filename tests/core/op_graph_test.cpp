@@ -32,6 +32,59 @@ TEST(OpGraph, DepsAndSuccessors) {
   EXPECT_TRUE(g.deps(0).empty());
 }
 
+// append() of a fragment is the graph of adding its ops one by one, its op 0 replaced by the roots: with two
+// roots, none, and a fragment whose ops depend on each other, on the roots, and on both.
+TEST(OpGraph, AppendIsAddingTheFragmentsOpsOneByOne) {
+  OpGraph part;
+  Op placeholder;
+  const uint32_t root = part.add(placeholder);
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.bytes = 7;
+  const uint32_t r = part.add(read, {root});
+  Op xfer;
+  xfer.kind = OpKind::kTransfer;
+  xfer.bytes = 9;
+  const uint32_t x = part.add(xfer, {r});
+  Op join;
+  join.kind = OpKind::kRecover;
+  part.add(join, {x, root, r});
+  for (const std::vector<uint32_t>& roots : {std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{}}) {
+    OpGraph by_append, by_add;
+    for (OpGraph* g : {&by_append, &by_add}) {
+      g->add(read);
+      g->add(read, {0});
+    }
+    const uint32_t first = by_append.append(part, roots);
+    EXPECT_EQ(first, 2u);
+    // By hand: op i of `part` is op first + i - 1, a dependency on op 0 is the roots.
+    const uint32_t r2 = by_add.add(read, roots);
+    const uint32_t x2 = by_add.add(xfer, {r2});
+    std::vector<uint32_t> deps{x2};
+    deps.insert(deps.end(), roots.begin(), roots.end());
+    deps.push_back(r2);
+    by_add.add(join, deps);
+    by_append.finalize();
+    by_add.finalize();
+    ASSERT_EQ(by_append.size(), by_add.size());
+    for (uint32_t i = 0; i < by_add.size(); ++i) {
+      EXPECT_EQ(by_append.op(i).kind, by_add.op(i).kind) << i;
+      EXPECT_EQ(by_append.op(i).bytes, by_add.op(i).bytes) << i;
+      EXPECT_EQ(std::vector<uint32_t>(by_append.deps(i).begin(), by_append.deps(i).end()),
+                std::vector<uint32_t>(by_add.deps(i).begin(), by_add.deps(i).end()))
+          << i;
+      EXPECT_EQ(std::vector<uint32_t>(by_append.succs(i).begin(), by_append.succs(i).end()),
+                std::vector<uint32_t>(by_add.succs(i).begin(), by_add.succs(i).end()))
+          << i;
+    }
+  }
+  // A fragment of its placeholder alone appends nothing.
+  OpGraph empty_part, g;
+  empty_part.add(placeholder);
+  EXPECT_EQ(g.append(empty_part, {}), 0u);
+  EXPECT_EQ(g.size(), 0u);
+}
+
 TEST(OpGraph, ResourceOfEachKind) {
   EXPECT_EQ(default_resource(OpKind::kSsdRead), ResourceClass::kSsd);
   EXPECT_EQ(default_resource(OpKind::kDecompress), ResourceClass::kCpu);

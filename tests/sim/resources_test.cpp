@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
+
+#include "base/rng.h"
 
 namespace moesim::sim {
 namespace {
@@ -15,6 +18,35 @@ struct Log : JobListener {
 };
 
 constexpr double kEps = 1e-12;
+
+// The waiting line pops in (priority, arrival) order: random programs of pushes and pops, runs of one
+// priority (an FCFS system's lines) and of mixed ones, against a sorted reference.
+TEST(JobQueue, PopsInPriorityThenArrivalOrder) {
+  Rng rng(11);
+  for (int program = 0; program < 40; ++program) {
+    JobQueue q;
+    std::vector<std::pair<int64_t, uint32_t>> waiting;  // reference: (priority, job), job = arrival index
+    uint32_t next_job = 0;
+    const uint32_t priorities = program % 4 == 0 ? 1 : 1 + rng.below(3);  // some programs are FCFS only
+    const int steps = program % 5 == 0 ? 6000 : 300;
+    for (int step = 0; step < steps; ++step) {
+      if (waiting.empty() || rng.below(100) < 55) {
+        const auto priority = static_cast<int64_t>(rng.below(priorities));
+        q.push(priority, next_job, static_cast<double>(next_job));
+        waiting.emplace_back(priority, next_job++);
+      } else {
+        const auto first = std::min_element(waiting.begin(), waiting.end());
+        const JobQueue::Item item = q.pop();
+        ASSERT_EQ(item.job, first->second) << "program " << program << " step " << step;
+        ASSERT_EQ(item.priority, first->first);
+        EXPECT_EQ(item.amount, static_cast<double>(first->second));
+        waiting.erase(first);
+      }
+      ASSERT_EQ(q.size(), waiting.size());
+      ASSERT_EQ(q.empty(), waiting.empty());
+    }
+  }
+}
 
 TEST(ServerPool, BusyServerServesFifo) {
   EventEngine e;
