@@ -3,8 +3,14 @@
 #include <unistd.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string>
+#include <utility>
+
+#include "harness/arguments.h"
+#include "harness/latency_summary.h"
 
 namespace moesim::harness {
 
@@ -63,7 +69,11 @@ Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool th
     f.slope = c(1);
   }
   std::vector<double> fitted(x.size());
-  for (size_t i = 0; i < x.size(); ++i) fitted[i] = f.intercept + f.slope * x[i];
+  for (size_t i = 0; i < x.size(); ++i) {
+    fitted[i] = f.intercept + f.slope * x[i];
+    f.x_mean += x[i];
+  }
+  f.x_mean /= static_cast<double>(x.size());
   set_residuals(f, fitted, y);
   return f;
 }
@@ -88,8 +98,48 @@ Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& m
 }
 
 Json fit_json(const Fit& f, const char* model) {
-  return {{"model", model},   {"points", f.points},        {"intercept_s", f.intercept},
-          {"slope", f.slope}, {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
+  return {{"model", model},    {"points", f.points},        {"intercept_s", f.intercept},
+          {"slope", f.slope},  {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms},
+          {"mean_x", f.x_mean}};
+}
+
+namespace {
+
+// The number of p[section][key]["value"], or NaN where there is none.
+double value_at(const Json& p, const char* section, const std::string& key) {
+  if (!p.contains(section) || !p[section].contains(key)) return std::nan("");
+  const Json& v = p[section][key];
+  return v.is_object() && v.contains("value") && v["value"].is_number() ? v["value"].get<double>()
+                                                                        : std::nan("");
+}
+
+}  // namespace
+
+void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
+  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
+    if (!prof.contains(section)) continue;
+    for (auto& [key, v] : prof[section].items()) {
+      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
+      std::vector<double> xs;
+      for (const Json& r : own)
+        if (const double x = value_at(r, section, key); !std::isnan(x)) xs.push_back(x);
+      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; }))
+        continue;
+      const double all = v["value"].get<double>();
+      v["value"] = quantile(xs, 0.5);
+      if (v.contains("source"))
+        v["source"] =
+            v["source"].get<std::string>() +
+            strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
+    }
+  }
+  if (!prof.contains("calibration")) return;
+  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
+  Json runs = Json::array();
+  for (const Json& r : own)
+    runs.push_back(r.contains("calibration") && r["calibration"].contains("fits") ? r["calibration"]["fits"]
+                                                                                  : Json(nullptr));
+  prof["calibration"]["runs_fits"] = std::move(runs);
 }
 
 }  // namespace moesim::harness

@@ -695,32 +695,6 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   return prof;
 }
 
-// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the
-// runs' own fits becomes their median; its source says so. calibration.values_from records the rule.
-void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
-  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
-    if (!prof.contains(section)) continue;
-    for (auto& [key, v] : prof[section].items()) {
-      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
-      std::vector<double> xs;
-      for (const Json& r : own) {
-        const Json* x = r.contains(section) && r[section].contains(key) ? &r[section][key] : nullptr;
-        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number())
-          xs.push_back((*x)["value"].get<double>());
-      }
-      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; }))
-        continue;
-      const double all = v["value"].get<double>();
-      v["value"] = quantile(xs, 0.5);
-      if (v.contains("source"))
-        v["source"] =
-            v["source"].get<std::string>() +
-            strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
-    }
-  }
-  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
-}
-
 // Serves the calibration trace on exec, with one progress bar over every run: the pilots, the measured runs
 // and what o.between_runs serves between them.
 class TraceServer {
