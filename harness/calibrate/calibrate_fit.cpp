@@ -113,6 +113,28 @@ double value_at(const Json& p, const char* section, const std::string& key) {
                                                                         : std::nan("");
 }
 
+// Per line of `cal`.fits with points of a size (mean_x > 0): max / min - 1 of the runs' lines at that size.
+Json runs_spread(const Json& cal, const Json& runs) {
+  Json out = Json::object();
+  if (!cal.contains("fits")) return out;
+  for (const auto& [name, pooled] : cal["fits"].items()) {
+    const double x = pooled.value("mean_x", 0.0);
+    if (!(x > 0)) continue;
+    double lo = INFINITY, hi = 0;
+    for (const Json& r : runs) {
+      if (!r.is_object() || !r.contains(name) || r[name].value("points", 0) < 2) {
+        lo = 0;
+        break;
+      }
+      const double y = r[name].value("intercept_s", 0.0) + r[name].value("slope", 0.0) * x;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+    if (lo > 0 && std::isfinite(lo)) out[name] = hi / lo - 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
@@ -139,6 +161,7 @@ void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
   for (const Json& r : own)
     runs.push_back(r.contains("calibration") && r["calibration"].contains("fits") ? r["calibration"]["fits"]
                                                                                   : Json(nullptr));
+  prof["calibration"]["runs_spread"] = runs_spread(prof["calibration"], runs);
   prof["calibration"]["runs_fits"] = std::move(runs);
 }
 

@@ -61,8 +61,9 @@ Json fit_json(const Fit& f, const char* model);
 // between the runs' own fits becomes their median, its source saying so, so that one run far from the others
 // (a disk or a shared machine can make one calibration run much slower than the rest) moves the profile no
 // more than it moves the median of the validation's runs. calibration.values_from records the rule and
-// calibration.runs_fits keeps each run's own fits: how far the runs' lines lay apart, which is what moves a
-// profile between calibrations (bench/results/batch-transfer-2026-12-06.md: the SSD read line). Each value
+// calibration.runs_fits keeps each run's own fits and calibration.runs_spread, per line, how far the runs'
+// lines lay apart at the mean op (max / min - 1 at Fit::x_mean): what moves a profile between calibrations
+// (bench/results/batch-transfer-2026-12-06.md: the SSD read line). Each value
 // takes its own median: taking a line's fixed cost and rate together from the run whose line is the median
 // at the ops' mean size (Fit::x_mean) lowered no spread there.
 void take_median_of_runs(Json& prof, const std::vector<Json>& own);

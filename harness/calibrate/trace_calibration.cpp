@@ -836,7 +836,24 @@ Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, cons
       warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
            "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
   }
-  if (!own.empty()) take_median_of_runs(fitted, own);
+  if (own.empty()) return fitted;
+  take_median_of_runs(fitted, own);
+  // How far the runs' own lines lay apart at the mean op, the widest first: a calibration of this machine
+  // moves by about as much (the runs' median is one draw of it). A note, not a warning: on a small shared
+  // machine the runs' reads lie further apart than validate's targets even when it is quiet
+  // (bench/results/batch-transfer-2026-12-06.md).
+  if (!reads_whole) {
+    std::vector<std::pair<double, std::string>> lines;
+    for (const auto& [fit, v] : fitted["calibration"]["runs_spread"].items())
+      lines.emplace_back(v.get<double>(), fit);
+    std::sort(lines.rbegin(), lines.rend());
+    std::string note;
+    for (size_t i = 0; i < lines.size() && i < 3; ++i)
+      note += strprintf("%s%s %.0f%%", i ? ", " : "", lines[i].second.c_str(), 100 * lines[i].first);
+    if (!note.empty())
+      std::fprintf(stderr, "the %zu runs' own fits at the mean op lie apart by (max / min - 1): %s\n",
+                   own.size(), note.c_str());
+  }
   return fitted;
 }
 

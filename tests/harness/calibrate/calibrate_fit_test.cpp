@@ -82,7 +82,8 @@ Json profile_with_line(double overhead, double bandwidth, double wake, double x)
   p["gpu"]["kernel_overhead"] = {{"value", overhead}, {"source", "fit"}};
   p["gpu"]["memory_bandwidth"] = {{"value", bandwidth}, {"source", "fit"}};
   p["runtime"]["wake_latency"] = {{"value", wake}, {"source", "mean"}};
-  p["calibration"]["fits"]["compute_bytes"] = {{"mean_x", x}, {"points", 10}};
+  p["calibration"]["fits"]["compute_bytes"] = {
+      {"mean_x", x}, {"points", 10}, {"intercept_s", overhead}, {"slope", 1 / bandwidth}};
   return p;
 }
 
@@ -106,6 +107,8 @@ TEST(CalibrateFit, TheMedianOfRunsTakesEachValuesMedianAndKeepsTheRunsFits) {
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0]["compute_bytes"]["points"], 10);
   EXPECT_EQ(runs[1]["compute_bytes"]["points"], 11);
+  // The runs' lines at the mean op (1.5 MB): 160, 135 and 227.5 us.
+  EXPECT_NEAR(prof["calibration"]["runs_spread"]["compute_bytes"].get<double>(), 227.5 / 135 - 1, 1e-9);
 }
 
 TEST(CalibrateFit, AValueSomeRunDidNotFitKeepsTheFitOverAllRuns) {
