@@ -3,8 +3,14 @@
 #include <unistd.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string>
+#include <utility>
+
+#include "harness/arguments.h"
+#include "harness/latency_summary.h"
 
 namespace moesim::harness {
 
@@ -63,7 +69,11 @@ Fit fit_line(const std::vector<double>& x, const std::vector<double>& y, bool th
     f.slope = c(1);
   }
   std::vector<double> fitted(x.size());
-  for (size_t i = 0; i < x.size(); ++i) fitted[i] = f.intercept + f.slope * x[i];
+  for (size_t i = 0; i < x.size(); ++i) {
+    fitted[i] = f.intercept + f.slope * x[i];
+    f.x_mean += x[i];
+  }
+  f.x_mean /= static_cast<double>(x.size());
   set_residuals(f, fitted, y);
   return f;
 }
@@ -88,8 +98,71 @@ Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& m
 }
 
 Json fit_json(const Fit& f, const char* model) {
-  return {{"model", model},   {"points", f.points},        {"intercept_s", f.intercept},
-          {"slope", f.slope}, {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms}};
+  return {{"model", model},    {"points", f.points},        {"intercept_s", f.intercept},
+          {"slope", f.slope},  {"relative_rms", f.rel_rms}, {"rms_over_mean", f.cv_rms},
+          {"mean_x", f.x_mean}};
+}
+
+namespace {
+
+// The number of p[section][key]["value"], or NaN where there is none.
+double value_at(const Json& p, const char* section, const std::string& key) {
+  if (!p.contains(section) || !p[section].contains(key)) return std::nan("");
+  const Json& v = p[section][key];
+  return v.is_object() && v.contains("value") && v["value"].is_number() ? v["value"].get<double>()
+                                                                        : std::nan("");
+}
+
+// Per line of `cal`.fits with points of a size (mean_x > 0): max / min - 1 of the runs' lines at that size.
+Json runs_spread(const Json& cal, const Json& runs) {
+  Json out = Json::object();
+  if (!cal.contains("fits")) return out;
+  for (const auto& [name, pooled] : cal["fits"].items()) {
+    const double x = pooled.value("mean_x", 0.0);
+    if (!(x > 0)) continue;
+    double lo = INFINITY, hi = 0;
+    for (const Json& r : runs) {
+      if (!r.is_object() || !r.contains(name) || r[name].value("points", 0) < 2) {
+        lo = 0;
+        break;
+      }
+      const double y = r[name].value("intercept_s", 0.0) + r[name].value("slope", 0.0) * x;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+    if (lo > 0 && std::isfinite(lo)) out[name] = hi / lo - 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
+  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
+    if (!prof.contains(section)) continue;
+    for (auto& [key, v] : prof[section].items()) {
+      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
+      std::vector<double> xs;
+      for (const Json& r : own)
+        if (const double x = value_at(r, section, key); !std::isnan(x)) xs.push_back(x);
+      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; }))
+        continue;
+      const double all = v["value"].get<double>();
+      v["value"] = quantile(xs, 0.5);
+      if (v.contains("source"))
+        v["source"] =
+            v["source"].get<std::string>() +
+            strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
+    }
+  }
+  if (!prof.contains("calibration")) return;
+  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
+  Json runs = Json::array();
+  for (const Json& r : own)
+    runs.push_back(r.contains("calibration") && r["calibration"].contains("fits") ? r["calibration"]["fits"]
+                                                                                  : Json(nullptr));
+  prof["calibration"]["runs_spread"] = runs_spread(prof["calibration"], runs);
+  prof["calibration"]["runs_fits"] = std::move(runs);
 }
 
 }  // namespace moesim::harness

@@ -27,6 +27,9 @@ struct Fit {
   // a read served by a cache below O_DIRECT has almost none), and one such op puts rel_rms in the billions of
   // percent while the fit is as good as before.
   double cv_rms = 0;
+  // The mean size (x) of the points a line was fitted to (fit_line; 0 for fit_offset): where a line's time is
+  // compared between runs (take_median_of_runs).
+  double x_mean = 0;
 };
 
 // Ordinary least squares of y = a + b x (or y = b x with through_origin). Unweighted on purpose: the fitted
@@ -52,5 +55,17 @@ Fit fit_offset(const std::vector<double>& modelled, const std::vector<double>& m
 void set_residuals(Fit& f, const std::vector<double>& fitted, const std::vector<double>& y);
 
 Json fit_json(const Fit& f, const char* model);
+
+// Three runs or more: `prof` is the profile fitted over every run's ops, `own` each run's own fit (whole
+// profiles). Every fitted number of prof's hardware sections (a {"value", "source"} object) that differs
+// between the runs' own fits becomes their median, its source saying so, so that one run far from the others
+// (a disk or a shared machine can make one calibration run much slower than the rest) moves the profile no
+// more than it moves the median of the validation's runs. calibration.values_from records the rule and
+// calibration.runs_fits keeps each run's own fits and calibration.runs_spread, per line, how far the runs'
+// lines lay apart at the mean op (max / min - 1 at Fit::x_mean): what moves a profile between calibrations
+// (bench/results/batch-transfer-2026-12-06.md: the SSD read line). Each value
+// takes its own median: taking a line's fixed cost and rate together from the run whose line is the median
+// at the ops' mean size (Fit::x_mean) lowered no spread there.
+void take_median_of_runs(Json& prof, const std::vector<Json>& own);
 
 }  // namespace moesim::harness

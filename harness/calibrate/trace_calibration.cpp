@@ -695,32 +695,6 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
   return prof;
 }
 
-// Each fitted number of `prof` (a {"value", "source"} object in a hardware section) that differs between the
-// runs' own fits becomes their median; its source says so. calibration.values_from records the rule.
-void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
-  for (const char* section : {"ssd", "cpu", "gpu", "link", "runtime"}) {
-    if (!prof.contains(section)) continue;
-    for (auto& [key, v] : prof[section].items()) {
-      if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
-      std::vector<double> xs;
-      for (const Json& r : own) {
-        const Json* x = r.contains(section) && r[section].contains(key) ? &r[section][key] : nullptr;
-        if (x && x->is_object() && x->contains("value") && (*x)["value"].is_number())
-          xs.push_back((*x)["value"].get<double>());
-      }
-      if (xs.size() != own.size() || std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs[0]; }))
-        continue;
-      const double all = v["value"].get<double>();
-      v["value"] = quantile(xs, 0.5);
-      if (v.contains("source"))
-        v["source"] =
-            v["source"].get<std::string>() +
-            strprintf("; the median of the %zu runs' own fits (the fit over all runs: %.6g)", xs.size(), all);
-    }
-  }
-  prof["calibration"]["values_from"] = strprintf("the median of the %zu runs' own fits", own.size());
-}
-
 // Serves the calibration trace on exec, with one progress bar over every run: the pilots, the measured runs
 // and what o.between_runs serves between them.
 class TraceServer {
@@ -862,7 +836,24 @@ Json fit_median_profile(const RunArgs& a, const TraceCalibrationOptions& o, cons
       warn(std::string("calibrate: one run alone could not be fitted (") + e.what() +
            "); the profile keeps the fit over all runs instead of the median of the runs' own fits");
   }
-  if (!own.empty()) take_median_of_runs(fitted, own);
+  if (own.empty()) return fitted;
+  take_median_of_runs(fitted, own);
+  // How far the runs' own lines lay apart at the mean op, the widest first: a calibration of this machine
+  // moves by about as much (the runs' median is one draw of it). A note, not a warning: on a small shared
+  // machine the runs' reads lie further apart than validate's targets even when it is quiet
+  // (bench/results/batch-transfer-2026-12-06.md).
+  if (!reads_whole) {
+    std::vector<std::pair<double, std::string>> lines;
+    for (const auto& [fit, v] : fitted["calibration"]["runs_spread"].items())
+      lines.emplace_back(v.get<double>(), fit);
+    std::sort(lines.rbegin(), lines.rend());
+    std::string note;
+    for (size_t i = 0; i < lines.size() && i < 3; ++i)
+      note += strprintf("%s%s %.0f%%", i ? ", " : "", lines[i].second.c_str(), 100 * lines[i].first);
+    if (!note.empty())
+      std::fprintf(stderr, "the %zu runs' own fits at the mean op lie apart by (max / min - 1): %s\n",
+                   own.size(), note.c_str());
+  }
   return fitted;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace moesim::harness {
@@ -67,6 +68,59 @@ TEST(CalibrateFit, JsonCarriesBothResiduals) {
   EXPECT_EQ(j["model"], "a + b x");
   EXPECT_NEAR(j["rms_over_mean"].get<double>(), std::sqrt(0.45) / 2.5, 1e-12);
   EXPECT_TRUE(j["relative_rms"].is_number());
+}
+
+TEST(CalibrateFit, ALineKeepsTheMeanSizeOfItsPoints) {
+  EXPECT_NEAR(fit_line({1, 2, 4, 8}, {3, 5, 9, 17}, false).x_mean, 3.75, 1e-12);
+  EXPECT_NEAR(fit_json(fit_line({1, 3}, {1, 3}, true), "b x")["mean_x"].get<double>(), 2, 1e-12);
+}
+
+// A profile with the compute line (gpu.kernel_overhead + bytes / gpu.memory_bandwidth, fitted as
+// calibration.fits.compute_bytes over ops of mean size `x`) and a runtime value.
+Json profile_with_line(double overhead, double bandwidth, double wake, double x) {
+  Json p;
+  p["gpu"]["kernel_overhead"] = {{"value", overhead}, {"source", "fit"}};
+  p["gpu"]["memory_bandwidth"] = {{"value", bandwidth}, {"source", "fit"}};
+  p["runtime"]["wake_latency"] = {{"value", wake}, {"source", "mean"}};
+  p["calibration"]["fits"]["compute_bytes"] = {
+      {"mean_x", x}, {"points", 10}, {"intercept_s", overhead}, {"slope", 1 / bandwidth}};
+  return p;
+}
+
+TEST(CalibrateFit, TheMedianOfRunsTakesEachValuesMedianAndKeepsTheRunsFits) {
+  const double x = 1.5e6;
+  std::vector<Json> own = {profile_with_line(10e-6, 10e9, 3e-6, x), profile_with_line(60e-6, 20e9, 1e-6, x),
+                           profile_with_line(40e-6, 8e9, 2e-6, x)};
+  own[1]["calibration"]["fits"]["compute_bytes"]["points"] = 11;
+  Json prof = profile_with_line(30e-6, 11e9, 2.5e-6, x);
+  take_median_of_runs(prof, own);
+  EXPECT_DOUBLE_EQ(prof["gpu"]["kernel_overhead"]["value"].get<double>(), 40e-6);
+  EXPECT_DOUBLE_EQ(prof["gpu"]["memory_bandwidth"]["value"].get<double>(), 10e9);
+  EXPECT_DOUBLE_EQ(prof["runtime"]["wake_latency"]["value"].get<double>(), 2e-6);
+  const std::string src = prof["gpu"]["memory_bandwidth"]["source"].get<std::string>();
+  EXPECT_NE(src.find("fit; the median of the 3 runs' own fits (the fit over all runs: 1.1e+10)"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(prof["calibration"]["values_from"], "the median of the 3 runs' own fits");
+  // Each run's own fits, in run order: how far the runs' lines lay apart.
+  const Json& runs = prof["calibration"]["runs_fits"];
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0]["compute_bytes"]["points"], 10);
+  EXPECT_EQ(runs[1]["compute_bytes"]["points"], 11);
+  // The runs' lines at the mean op (1.5 MB): 160, 135 and 227.5 us.
+  EXPECT_NEAR(prof["calibration"]["runs_spread"]["compute_bytes"].get<double>(), 227.5 / 135 - 1, 1e-9);
+}
+
+TEST(CalibrateFit, AValueSomeRunDidNotFitKeepsTheFitOverAllRuns) {
+  const double x = 1.5e6;
+  std::vector<Json> own = {profile_with_line(10e-6, 10e9, 3e-6, x), profile_with_line(60e-6, 20e9, 1e-6, x),
+                           profile_with_line(40e-6, 8e9, 2e-6, x)};
+  own[1]["gpu"].erase("memory_bandwidth");
+  Json prof = profile_with_line(30e-6, 11e9, 2.5e-6, x);
+  take_median_of_runs(prof, own);
+  EXPECT_DOUBLE_EQ(prof["gpu"]["kernel_overhead"]["value"].get<double>(), 40e-6);
+  EXPECT_DOUBLE_EQ(prof["gpu"]["memory_bandwidth"]["value"].get<double>(), 11e9);
+  EXPECT_EQ(prof["gpu"]["memory_bandwidth"]["source"], "fit");
 }
 
 }  // namespace
