@@ -25,13 +25,14 @@ def system(r):
 
 
 traces = {"qwen3-30b-a3b.fit16.mtr": "Qwen3-30B-A3B (SYNTHETIC, fitted to the real trace)",
-          "deepseek-v2-lite.zipf1.seq16.mtr": "DeepSeek-V2-Lite (SYNTHETIC, Zipf 1.0)"}
+          "deepseek-v2-lite.zipf1.seq16.mtr": "DeepSeek-V2-Lite (SYNTHETIC, Zipf 1.0)",
+          "qwen1.5-moe-a2.7b.zipf1.seq16.mtr": "Qwen1.5-MoE-A2.7B (SYNTHETIC, Zipf 1.0)"}
 hws = {"jetson-agx-orin-64gb": "Orin 64GB, 20 GiB", "jetson-agx-orin-32gb": "Orin 32GB, 10 GiB"}
 systems = list(dict.fromkeys(system(r) for r in rows))
 batches = sorted({int(r["batch"]) for r in rows})
 tput = {(r["trace"], r["hw"], system(r), int(r["batch"])): float(r["tokens_per_s"]) for r in rows}
 
-fig, axes = plt.subplots(len(traces), len(hws), figsize=(11, 7), sharey="row")
+fig, axes = plt.subplots(len(traces), len(hws), figsize=(11, 10), sharey="row")
 colors = ["tab:blue", "tab:cyan", "tab:orange", "tab:green", "tab:red", "tab:purple"]
 width = 0.8 / len(systems)
 for i, (t, tl) in enumerate(traces.items()):

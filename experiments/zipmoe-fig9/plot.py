@@ -38,7 +38,8 @@ for path in glob.glob(os.path.join(out, "sweep", "points", "*.json")):
     fam, n = re.match(r"(.*)-decode(\d+)\.", p["trace"]).groups()
     data[(fam, system(p), int(n))] = j["metrics"]["end_to_end"]
 families = {"qwen3-real": "Qwen3-30B-A3B, REAL trace prefixes (1 sequence), BF16",
-            "deepseek-zipf1": "DeepSeek-V2-Lite, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)"}
+            "deepseek-zipf1": "DeepSeek-V2-Lite, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)",
+            "qwen15-zipf1": "Qwen1.5-MoE-A2.7B, SYNTHETIC Zipf 1.0 (8 sequences; band p50-p90)"}
 systems = ["ZipMoE (fused E-chunk reads)", "ZipMoE, every read on the I/O thread", "expert offload, LRU per layer",
            "expert offload, LRU, one global cache", "layer offload + window (DeepSpeed-like)"]
 colors = dict(zip(systems, ["tab:blue", "tab:cyan", "tab:green", "tab:orange", "tab:red"]))
@@ -49,7 +50,7 @@ with open(os.path.join(out, "latency.csv"), "w", newline="") as f:
     for (fam, s, n), d in sorted(data.items()):
         w.writerow([fam, s, n, d["count"], d["mean_s"], d["p50_s"], d["p90_s"], d["max_s"]])
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
+fig, axes = plt.subplots(1, len(families), figsize=(16, 4.3))
 for ax, (fam, title) in zip(axes, families.items()):
     for s in systems:
         ns = sorted(n for (f, ss, n) in data if f == fam and ss == s)

@@ -6,6 +6,7 @@
 #     of its 128 decode tokens (trace export, then the decode records cut) -- with BF16 sizes;
 #   * SYNTHETIC: DeepSeek-V2-Lite, Zipf 1.0, 8 sequences of 32 prompt + 32, 64, 128 and 256 decode tokens
 #     (seed 7), served one after another (batch 1): the band is over the 8 sequences.
+#   * SYNTHETIC: Qwen1.5-MoE-A2.7B (the paper's other decoder-only model), the same shapes and seed.
 # Usage: experiments/zipmoe-fig9/run.sh [BUILD_DIR] [OUT_DIR]
 # (experiments/zipmoe-fig9-orin32 runs it with ZIPMOE_FIG9_SPEC, its own spec of other points on the same traces,
 # and ZIPMOE_FIG9_PLOT, the NAME and SETTING plot.py names its figure and title with.)
@@ -30,6 +31,8 @@ PY
 for n in 32 64 128 256; do
   q "$M" -q trace synth --model deepseek-v2-lite --zipf 1.0 --sequences 8 --prompt-tokens 32 --tokens "$n" --seed 7 \
     -o "$out/deepseek-zipf1-decode$n.mtr"
+  q "$M" -q trace synth --model qwen1.5-moe-a2.7b --zipf 1.0 --sequences 8 --prompt-tokens 32 --tokens "$n" --seed 7 \
+    -o "$out/qwen15-zipf1-decode$n.mtr"
 done
 q "$M" -q sweep "$out/SPEC.json" -o "$out/sweep"
 cp "$out/sweep/results.csv" "$out/results.csv"
