@@ -7,9 +7,8 @@
 //
 // A cluster system of the registry (serving/cluster_serving.h), on the same ClusterPlatform as prism:
 //   * a pass (ClusterWork: the dense part, then each routed expert with its tokens) runs on the server
-//   serving
-//     the request: the dense part on its GPU 0, then each expert on GPU key % gpus (key = layer x experts +
-//     expert: the experts spread over the server's GPUs as MoE-Infinity spreads them);
+//     serving the request: the dense part on its GPU 0, then each expert on GPU key % gpus (key = layer x
+//     experts + expert: the experts spread over the server's GPUs as MoE-Infinity spreads them);
 //   * each GPU holds an expert cache of the server's gpu_memory bytes (core/expert_cache.h, global scope, one
 //     invocation per pass). A hit computes at once (queued on its GPU); a miss is admitted, loads over that
 //     GPU's host link (a kTransfer op on kLink unit g: bytes / migration_io_bytes_per_s(hw) in simulation,
