@@ -40,6 +40,20 @@ struct ClusterWork {
 // Throws moesim::Error naming the server when its traces hold no sequence.
 ClusterWork build_cluster_work(const ClusterInput& in);
 
+// A cluster system's completion token (ClusterPlatform's callbacks carry one uint32_t): the kind of event in
+// the top bits, the index of its request, pass or move below. Ids must stay below 2^kClusterTokenKindShift.
+constexpr int kClusterTokenKindShift = 28;
+constexpr uint32_t kClusterTokenIdMask = (uint32_t{1} << kClusterTokenKindShift) - 1;
+inline uint32_t cluster_token(uint32_t kind, uint64_t id) {
+  return (kind << kClusterTokenKindShift) | static_cast<uint32_t>(id);
+}
+inline uint32_t cluster_token_kind(uint32_t token) {
+  return token >> kClusterTokenKindShift;
+}
+inline uint32_t cluster_token_id(uint32_t token) {
+  return token & kClusterTokenIdMask;
+}
+
 // What every cluster system refuses before it serves: no servers, a platform of another size, a server
 // without GPU, a duration or bucket that is not positive (UsageError), arrivals that would bring more
 // requests than the simulation keeps (each request's state is kept until the end).

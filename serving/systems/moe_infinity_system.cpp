@@ -43,8 +43,6 @@ namespace moesim::serving {
 namespace {
 
 enum Kind : uint32_t { kArrival, kHandoff, kDense, kExpert, kLoad, kReply };
-constexpr int kKindShift = 28;
-constexpr uint32_t kIdMask = (uint32_t{1} << kKindShift) - 1;
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr uint64_t kRequestBytesPerToken = 4;  // a token id
 // The cache parameter's choices, as eviction specs: lfu keeps its counts across evictions (the server's
@@ -52,7 +50,7 @@ constexpr uint64_t kRequestBytesPerToken = 4;  // a token id
 const std::map<std::string, PolicySpec> kCacheEviction = {{"lfu", PolicySpec{"lfu", {{"history", "1"}}}},
                                                           {"lru", PolicySpec{"lru", {}}}};
 uint32_t token_of(Kind k, uint64_t id) {
-  return (static_cast<uint32_t>(k) << kKindShift) | static_cast<uint32_t>(id);
+  return cluster_token(k, id);
 }
 
 struct Req {
@@ -292,8 +290,8 @@ void OffloadServing::finish(uint32_t r) {
 }
 
 void OffloadServing::op_done(uint32_t token, const OpTiming& timing) {
-  const uint32_t id = token & kIdMask;
-  switch (static_cast<Kind>(token >> kKindShift)) {
+  const uint32_t id = cluster_token_id(token);
+  switch (static_cast<Kind>(cluster_token_kind(token))) {
     case kArrival:
       return arrive(id);
     case kHandoff:

@@ -22,10 +22,8 @@ namespace moesim::serving {
 namespace {
 
 enum Kind : uint32_t { kArrival, kDense, kLocal, kRemote, kCheck, kMoveBytes, kMoveLoad };
-constexpr int kKindShift = 28;
-constexpr uint32_t kIdMask = (uint32_t{1} << kKindShift) - 1;
 uint32_t token_of(Kind k, uint64_t id) {
-  return (static_cast<uint32_t>(k) << kKindShift) | static_cast<uint32_t>(id);
+  return cluster_token(k, id);
 }
 
 struct Req {
@@ -369,8 +367,8 @@ void PrismServing::load(uint32_t i) {
 }
 
 void PrismServing::op_done(uint32_t token, const OpTiming& timing) {
-  const uint32_t id = token & kIdMask;
-  switch (static_cast<Kind>(token >> kKindShift)) {
+  const uint32_t id = cluster_token_id(token);
+  switch (static_cast<Kind>(cluster_token_kind(token))) {
     case kArrival:
       return arrive(id);
     case kDense:
