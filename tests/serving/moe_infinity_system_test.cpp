@@ -12,42 +12,21 @@
 #include "serving/system.h"
 #include "tests/error_of.h"
 #include "tests/fixtures.h"
+#include "tests/serving/cluster_inputs.h"
 
 namespace moesim::serving {
 namespace {
 
 using test::error_of;
 
-// small-moe's expert shapes with 1 MoE layer of `experts` experts, top-1.
 ModelSpec one_layer_model(uint32_t experts = 4) {
-  Json j = load_json_file(test::test_data("models/small-moe.json"));
-  j["num_layers"] = 1;
-  j["moe_layers"] = 1;
-  j["routed_experts"] = experts;
-  j["top_k"] = 1;
-  return model_from_json(j, "one-layer");
+  return test::one_layer_cluster_model("one-layer", experts);
 }
-
-// One decode token per sequence, the expert of sequence s being experts[s].
 traces::Trace decode_trace(const std::vector<uint32_t>& experts, uint32_t model_experts = 4) {
-  traces::TraceInfo info;
-  info.model = "one-layer";
-  info.layers = 1;
-  info.experts = model_experts;
-  info.top_k = 1;
-  traces::TraceBuilder b(info, false, false, "test");
-  for (uint32_t s = 0; s < experts.size(); ++s) {
-    const uint32_t e[] = {experts[s]};
-    b.add(s, traces::Phase::kDecode, 0, 0, e, {}, {}, s + 1);
-  }
-  return std::move(b).finish();
+  return test::one_token_trace(experts, model_experts, "one-layer");
 }
-
 ArrivalSpec at(std::vector<double> times) {
-  ArrivalSpec a;
-  a.kind = ArrivalSpec::Kind::kTimestamps;
-  a.times_s = std::move(times);
-  return a;
+  return test::arrivals_at(std::move(times));
 }
 
 ClusterServer server(const std::string& name, const ModelSpec& m, uint32_t gpus, uint64_t cached_experts,

@@ -15,6 +15,7 @@
 #include "serving/system.h"
 #include "tests/error_of.h"
 #include "tests/fixtures.h"
+#include "tests/serving/cluster_inputs.h"
 #include "traces/trace_io.h"
 
 namespace moesim::serving {
@@ -26,36 +27,14 @@ ClusterResult run_cluster(const ClusterInput& in, const ClusterOptions& opt) {
 
 using test::error_of;
 
-// small-moe's expert shapes with 1 MoE layer of `experts` experts, top-1.
 ModelSpec two_expert_model(uint32_t experts = 2) {
-  Json j = load_json_file(test::test_data("models/small-moe.json"));
-  j["num_layers"] = 1;
-  j["moe_layers"] = 1;
-  j["routed_experts"] = experts;
-  j["top_k"] = 1;
-  return model_from_json(j, "two-expert");
+  return test::one_layer_cluster_model("two-expert", experts);
 }
-
-// One decode token per sequence, the expert of sequence s being experts[s].
 traces::Trace decode_trace(const std::vector<uint32_t>& experts, uint32_t model_experts = 2) {
-  traces::TraceInfo info;
-  info.model = "two-expert";
-  info.layers = 1;
-  info.experts = model_experts;
-  info.top_k = 1;
-  traces::TraceBuilder b(info, false, false, "test");
-  for (uint32_t s = 0; s < experts.size(); ++s) {
-    const uint32_t e[] = {experts[s]};
-    b.add(s, traces::Phase::kDecode, 0, 0, e, {}, {}, s + 1);
-  }
-  return std::move(b).finish();
+  return test::one_token_trace(experts, model_experts, "two-expert");
 }
-
 ArrivalSpec at(std::vector<double> times) {
-  ArrivalSpec a;
-  a.kind = ArrivalSpec::Kind::kTimestamps;
-  a.times_s = std::move(times);
-  return a;
+  return test::arrivals_at(std::move(times));
 }
 
 // a and b, one GPU each with room for one expert, linked by `link`. a's profile (its first sequence) uses
