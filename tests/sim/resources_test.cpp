@@ -32,14 +32,20 @@ TEST(JobQueue, PopsInPriorityThenArrivalOrder) {
     for (int step = 0; step < steps; ++step) {
       if (waiting.empty() || rng.below(100) < 55) {
         const auto priority = static_cast<int64_t>(rng.below(priorities));
-        q.push(priority, next_job, static_cast<double>(next_job));
+        const uint32_t j = next_job;  // every field travels with its job through the queue's slots
+        q.push(priority, j, static_cast<double>(j), j + 0.5, j % 2 == 0, 2.0 * j, j % 3 == 0);
         waiting.emplace_back(priority, next_job++);
       } else {
         const auto first = std::min_element(waiting.begin(), waiting.end());
         const JobQueue::Item item = q.pop();
         ASSERT_EQ(item.job, first->second) << "program " << program << " step " << step;
         ASSERT_EQ(item.priority, first->first);
-        EXPECT_EQ(item.amount, static_cast<double>(first->second));
+        const uint32_t j = first->second;
+        EXPECT_EQ(item.amount, static_cast<double>(j));
+        EXPECT_EQ(item.gap, j + 0.5);
+        EXPECT_EQ(item.bulk, j % 2 == 0);
+        EXPECT_EQ(item.tail, 2.0 * j);
+        EXPECT_EQ(item.waits, j % 3 == 0);
         waiting.erase(first);
       }
       ASSERT_EQ(q.size(), waiting.size());
