@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
-#include <stdexcept>
 
 #include "sim/quad_heap.h"
 
@@ -11,25 +10,11 @@ namespace moesim::sim {
 
 void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
                     bool waits) {
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    if (slot >> kSlotBits) throw std::length_error("JobQueue: more than 2^24 jobs waiting at once");
-    slots_.emplace_back();
-  }
-  slots_[slot] = Payload{job, bulk, waits, amount, gap, tail};
-  quad_heap_push(heap_, Key{priority, next_seq_++ << kSlotBits | slot}, Before{});
+  quad_heap_push(heap_, Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits}, Before{});
 }
 
 JobQueue::Item JobQueue::pop() {
-  const Key k = quad_heap_pop(heap_, Before{});
-  const auto slot = static_cast<uint32_t>(k.order & ((1u << kSlotBits) - 1));
-  free_slots_.push_back(slot);
-  const Payload& p = slots_[slot];
-  return Item{k.priority, k.order >> kSlotBits, p.job, p.bulk, p.amount, p.gap, p.tail, p.waits};
+  return quad_heap_pop(heap_, Before{});
 }
 
 // ---- ServerPool ----

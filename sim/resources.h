@@ -45,9 +45,7 @@ class JobListener {
   virtual void job_done(uint32_t job, const OpTiming& timing) = 0;
 };
 
-// A waiting line ordered by (priority, arrival sequence). The heap holds 16-byte keys (priority, then the
-// arrival sequence with the item's slot in its low bits) and the items stay in a slot array, so a heap level
-// moves a key, not an item. At most 2^24 jobs wait at once and 2^40 are pushed over a queue's life.
+// A waiting line ordered by (priority, arrival sequence).
 class JobQueue {
  public:
   struct Item {
@@ -75,24 +73,12 @@ class JobQueue {
   }
 
  private:
-  static constexpr unsigned kSlotBits = 24;
-  struct Key {
-    int64_t priority;
-    uint64_t order;  // arrival sequence << kSlotBits | slot: sequences are unique, so the slot never decides
-  };
   struct Before {  // a 4-ary heap (sim/quad_heap.h) in this order
-    bool operator()(const Key& a, const Key& b) const {
-      return a.priority < b.priority || (a.priority == b.priority && a.order < b.order);
+    bool operator()(const Item& a, const Item& b) const {
+      return a.priority < b.priority || (a.priority == b.priority && a.seq < b.seq);
     }
   };
-  struct Payload {
-    uint32_t job;
-    bool bulk, waits;
-    double amount, gap, tail;
-  };
-  std::vector<Key> heap_;
-  std::vector<Payload> slots_;
-  std::vector<uint32_t> free_slots_;
+  std::vector<Item> heap_;
   uint64_t next_seq_ = 0;
   QueueObserver* observer_ = nullptr;
   uint32_t id_ = 0;

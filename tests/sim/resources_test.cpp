@@ -31,8 +31,9 @@ TEST(JobQueue, PopsInPriorityThenArrivalOrder) {
     const int steps = program % 5 == 0 ? 6000 : 300;
     for (int step = 0; step < steps; ++step) {
       if (waiting.empty() || rng.below(100) < 55) {
-        const auto priority = static_cast<int64_t>(rng.below(priorities));
-        const uint32_t j = next_job;  // every field travels with its job through the queue's slots
+        const int64_t priority = (static_cast<int64_t>(rng.below(priorities)) - 1)
+                                 << 40;  // negative ones too
+        const uint32_t j = next_job;     // every field of an item travels with its job
         q.push(priority, j, static_cast<double>(j), j + 0.5, j % 2 == 0, 2.0 * j, j % 3 == 0);
         waiting.emplace_back(priority, next_job++);
       } else {
