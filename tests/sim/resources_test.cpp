@@ -172,6 +172,37 @@ TEST(Ssd, QueueDepthLimitsRequestsInService) {
   EXPECT_NEAR(log.done[2].end, 4.0, 1e-9);
 }
 
+// The SSD's passes over its transfers visit the transferring slots' bits with at most 64 slots and every
+// slot beyond: 64 staggered requests of different sizes end at the same times, to the bit, at queue depth 64
+// (bits 0-63) and 65 or 100 (the pass over the slots), each in the slot it took.
+TEST(Ssd, TransferPassesAgreeWithAndWithoutTheSlotBits) {
+  auto run = [](uint32_t depth) {
+    EventEngine e;
+    Log log;
+    Ssd ssd(e, 1e6, 1e-4, depth, &log);
+    for (uint32_t j = 0; j < 64; ++j)
+      e.schedule_fn(j * 3e-5, [&ssd, j] { ssd.submit(j, 0, 1000 * (1 + (j * 37) % 64)); });
+    e.run();
+    return log.done;
+  };
+  const auto bits = run(64);
+  ASSERT_EQ(bits.size(), 64u);
+  double last = 0;
+  for (const auto& [job, t] : bits) {
+    EXPECT_EQ(t.unit, job);
+    last = std::max(last, t.end);
+  }
+  // Work-conserving once the first transfer starts: all 2,080,000 bytes at 1 MB/s after the first latency.
+  EXPECT_NEAR(last, 1e-4 + 2.08, 1e-8);
+  for (uint32_t depth : {65u, 100u}) {
+    const auto slots = run(depth);
+    for (uint32_t j = 0; j < 64; ++j) {
+      EXPECT_EQ(slots.at(j).end, bits.at(j).end) << "depth " << depth << " job " << j;
+      EXPECT_EQ(slots.at(j).unit, j);
+    }
+  }
+}
+
 // An SSD that reports to the I/O thread that issued its reads (as in SimPlatform).
 struct IoStack {
   IoStack(EventEngine& e, uint32_t depth, JobListener* log)
