@@ -206,14 +206,12 @@ void Ssd::advance() {
   last_update_ = engine_.now();
   if (transferring_ == 0 || dt <= 0) return;
   const double progressed = dt * bandwidth_now() / transferring_;
-  for (uint32_t i = 0; i < used_slots_; ++i)
-    if (slots_[i].phase == Phase::kTransfer) slots_[i].remaining -= progressed;
+  for_each_transfer([&](uint32_t i) { slots_[i].remaining -= progressed; });
 }
 
 void Ssd::reschedule() {
   double least = std::numeric_limits<double>::infinity();
-  for (uint32_t i = 0; i < used_slots_; ++i)
-    if (slots_[i].phase == Phase::kTransfer) least = std::min(least, slots_[i].remaining);
+  for_each_transfer([&](uint32_t i) { least = std::min(least, slots_[i].remaining); });
   schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), least);
 }
 
@@ -224,15 +222,16 @@ void Ssd::on_event(uint64_t arg) {
   const bool moved = transferring_ != 0 && dt > 0;
   const double progressed = moved ? dt * bandwidth_now() / transferring_ : 0.0;
   double least = std::numeric_limits<double>::infinity();
-  for (uint32_t i = 0; i < used_slots_; ++i) {
+  for_each_transfer([&](uint32_t i) {
     Slot& s = slots_[i];
-    if (s.phase != Phase::kTransfer) continue;
     if (moved) s.remaining -= progressed;
     least = std::min(least, s.remaining);
-  }
+  });
   if (arg & kLatencyEvent) {
-    Slot& s = slots_[arg & ~kLatencyEvent];
+    const auto i = static_cast<uint32_t>(arg & ~kLatencyEvent);
+    Slot& s = slots_[i];
     s.phase = Phase::kTransfer;
+    set_transfer_bit(i, true);
     ++transferring_;
     // reschedule(), with the least remaining already known: the new transfer's or an older one's.
     schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(),
@@ -247,18 +246,18 @@ void Ssd::on_event(uint64_t arg) {
   std::vector<std::pair<uint32_t, OpTiming>>& done = done_;
   done.clear();
   double next = std::numeric_limits<double>::infinity();
-  for (uint32_t i = 0; i < used_slots_; ++i) {
+  for_each_transfer([&](uint32_t i) {  // visits the bits as they were: clearing one here is safe
     Slot& s = slots_[i];
-    if (s.phase != Phase::kTransfer) continue;
     if (s.remaining > least + 1e-3) {
       next = std::min(next, s.remaining);
-      continue;
+      return;
     }
     done.push_back({s.job, OpTiming{s.start, engine_.now(), i}});
     s.phase = Phase::kFree;
+    set_transfer_bit(i, false);
     --transferring_;
     set_in_service(-1);
-  }
+  });
   admit();
   queue_.report();
   schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), next);

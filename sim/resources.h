@@ -28,6 +28,7 @@
 //   to the SSD in (priority, arrival) order. It is busy while at least one of its reads is outstanding.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -195,7 +196,25 @@ class Ssd final : public EventHandler {
   double bulk_scale_ = 1, bulk_latency_;  // a bulk read moves bytes * bulk_scale_ at bandwidth_
   JobListener* listener_;
   std::vector<Slot> slots_;
-  uint32_t used_slots_ = 0;                          // 1 + the highest slot index ever used: loops stop there
+  uint32_t used_slots_ = 0;  // 1 + the highest slot index ever used: the passes over all slots stop there
+  // With at most 64 slots, bit i: slot i is in its transfer phase. The passes over the transfers then visit
+  // the set bits, in increasing slot order as the pass over all slots does (completions are reported in that
+  // order), and skip the slots in latency or free.
+  uint64_t transfer_bits_ = 0;
+  template <typename F>
+  void for_each_transfer(F f) {
+    if (slots_.size() <= 64) {
+      for (uint64_t bits = transfer_bits_; bits != 0; bits &= bits - 1)
+        f(static_cast<uint32_t>(std::countr_zero(bits)));
+      return;
+    }
+    for (uint32_t i = 0; i < used_slots_; ++i)
+      if (slots_[i].phase == Phase::kTransfer) f(i);
+  }
+  void set_transfer_bit(uint32_t s, bool on) {
+    if (s < 64)
+      transfer_bits_ = on ? transfer_bits_ | uint64_t{1} << s : transfer_bits_ & ~(uint64_t{1} << s);
+  }
   std::vector<std::pair<uint32_t, OpTiming>> done_;  // scratch of on_event
   uint32_t in_service_ = 0, transferring_ = 0;
   double last_update_ = 0;

@@ -28,18 +28,18 @@
 // Cost: each Type-II insertion tries every position with one block simulation, O(n^3 K) for n tasks per
 // layer invocation; fine for decode (top-k experts) but it grows quickly for prefill with many experts.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <queue>
 #include <span>
-#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "core/scheduling.h"
 #include "base/warnings.h"
+#include "core/scheduling.h"
 
 namespace moesim::policies {
 namespace {
@@ -96,7 +96,8 @@ BlockRun run_block(std::span<const Task> tasks, const std::vector<size_t>& block
   // decompression ready by then, or waits for the first to become ready. O(D log D).
   std::vector<uint32_t> by_at(ready.size());
   for (uint32_t i = 0; i < by_at.size(); ++i) by_at[i] = i;
-  std::stable_sort(by_at.begin(), by_at.end(), [&](uint32_t a, uint32_t b) { return ready[a].at < ready[b].at; });
+  std::stable_sort(by_at.begin(), by_at.end(),
+                   [&](uint32_t a, uint32_t b) { return ready[a].at < ready[b].at; });
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> avail;
   size_t next = 0;
   for (size_t n = 0; n < ready.size(); ++n) {
@@ -125,6 +126,101 @@ bool compute_dominant(const Resources& r, uint32_t shards, double e_read) {
   return true;
 }
 
+// A field's bytes as they lie in memory, as an unsigned integer that orders as memcmp orders those bytes.
+template <typename T>
+auto bytewise(T v) {
+  if constexpr (sizeof(T) == 8) {
+    const auto u = std::bit_cast<uint64_t>(v);
+    return std::endian::native == std::endian::little ? __builtin_bswap64(u) : u;
+  } else {
+    static_assert(sizeof(T) == 4);
+    const auto u = std::bit_cast<uint32_t>(v);
+    return std::endian::native == std::endian::little ? __builtin_bswap32(u) : u;
+  }
+}
+
+// The canonical order of tasks: byte by byte on their features (-p, type1, the SM read, the E-chunk read
+// count, the E-chunk reads, each decompression's duration and E-chunk read), as a memcmp of those fields
+// laid end to end in memory orders them, a shorter sequence first when it is a prefix. Alg. 1's ties of p
+// go by this order, so it is kept exactly (a change would move tasks of equal p within their blocks).
+bool canonical_before(const Task& a, const Task& b) {
+  const uint64_t pa = bytewise(-a.p), pb = bytewise(-b.p);
+  if (pa != pb) return pa < pb;
+  if (a.type1 != b.type1) return a.type1 < b.type1;
+  const uint64_t sa = bytewise(a.sm_duration), sb = bytewise(b.sm_duration);
+  if (sa != sb) return sa < sb;
+  const auto ea = static_cast<uint32_t>(a.e_read_durations.size());
+  const auto eb = static_cast<uint32_t>(b.e_read_durations.size());
+  if (ea != eb) return bytewise(ea) < bytewise(eb);
+  for (size_t k = 0; k < ea; ++k) {
+    const uint64_t da = bytewise(a.e_read_durations[k]), db = bytewise(b.e_read_durations[k]);
+    if (da != db) return da < db;
+  }
+  const size_t n = std::min(a.decompressions.size(), b.decompressions.size());
+  for (size_t k = 0; k < n; ++k) {
+    const Decompression& x = a.decompressions[k];
+    const Decompression& y = b.decompressions[k];
+    const uint64_t da = bytewise(x.duration), db = bytewise(y.duration);
+    if (da != db) return da < db;
+    if (x.e_read != y.e_read) return bytewise(x.e_read) < bytewise(y.e_read);
+  }
+  return a.decompressions.size() < b.decompressions.size();
+}
+
+// A stable sort of task indices by canonical_before: insertion for the few tasks of a decode layer (no
+// buffer to allocate), std::stable_sort beyond; both give the one stable order.
+void canonical_sort(std::span<const Task> tasks, std::vector<uint32_t>& idx) {
+  auto before = [&](uint32_t x, uint32_t y) { return canonical_before(tasks[x], tasks[y]); };
+  if (idx.size() > 32) return std::stable_sort(idx.begin(), idx.end(), before);
+  for (size_t i = 1; i < idx.size(); ++i) {
+    const uint32_t x = idx[i];
+    size_t j = i;
+    for (; j > 0 && before(x, idx[j - 1]); --j) idx[j] = idx[j - 1];
+    idx[j] = x;
+  }
+}
+
+// The memo's key for one task: every feature canonical_before reads, bit for bit (so two keys are equal
+// exactly when the features' bytes are), as 64-bit words. An E-chunk read count below 2^31 (shards are
+// 16-bit).
+void append_key(const Task& t, std::vector<uint64_t>& key) {
+  key.push_back(std::bit_cast<uint64_t>(t.p));
+  key.push_back(std::bit_cast<uint64_t>(t.sm_duration));
+  key.push_back(static_cast<uint64_t>(t.type1) | static_cast<uint64_t>(t.e_read_durations.size()) << 1 |
+                static_cast<uint64_t>(t.decompressions.size()) << 32);
+  for (double d : t.e_read_durations) key.push_back(std::bit_cast<uint64_t>(d));
+  for (const Decompression& d : t.decompressions) {
+    key.push_back(std::bit_cast<uint64_t>(d.duration));
+    key.push_back(static_cast<uint32_t>(d.e_read));
+  }
+}
+
+struct KeyHash {
+  size_t operator()(const std::vector<uint64_t>& key) const noexcept {
+    uint64_t h = key.size();
+    for (uint64_t w : key) {
+      h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 32;
+    }
+    return h;
+  }
+};
+
+// Blocks laid end to end: block i is tasks[ends[i - 1], ends[i]) (ends[-1] = 0), task indices in canonical
+// order.
+struct FlatBlocks {
+  std::vector<uint32_t> tasks, ends;
+};
+
+FlatBlocks flatten(const std::vector<std::vector<size_t>>& blocks) {
+  FlatBlocks f;
+  for (const auto& block : blocks) {
+    for (size_t b : block) f.tasks.push_back(static_cast<uint32_t>(b));
+    f.ends.push_back(static_cast<uint32_t>(f.tasks.size()));
+  }
+  return f;
+}
+
 class ZipMoE final : public SchedulingPolicy {
  public:
   void order(const ScheduleContext& ctx, std::span<const ExpertRequest> requests, OpGraph& graph) override {
@@ -137,9 +233,7 @@ class ZipMoE final : public SchedulingPolicy {
     // Scratch reused across invocations (their inner vectors keep their capacity: no allocation per layer).
     std::vector<Task>& tasks = pool_;
     size_t used = 0;
-    std::vector<std::vector<size_t>>& tasks_of = tasks_of_;
-    if (tasks_of.size() < requests.size()) tasks_of.resize(requests.size());
-    for (size_t r = 0; r < requests.size(); ++r) tasks_of[r].clear();
+    count_of_.assign(requests.size(), 0);  // tensor tasks per request
     double e_read = 0;
     for (size_t r = 0; r < requests.size(); ++r) {
       const ExpertRequest& req = requests[r];
@@ -162,7 +256,7 @@ class ZipMoE final : public SchedulingPolicy {
           task.sm_duration = 0;
           task.decompressions.clear();
           task.others.clear();
-          tasks_of[r].push_back(used - 1);
+          ++count_of_[r];
           by_tensor[op.tensor] = used;
         }
         Task& t = tasks[by_tensor[op.tensor] - 1];
@@ -194,50 +288,21 @@ class ZipMoE final : public SchedulingPolicy {
     // (top-k experts in a handful of states): memoize them by those features, with the active put in a
     // canonical order first (tasks with equal features are interchangeable; Alg. 1 breaks ties of p
     // arbitrarily, here by that order).
-    features_.resize(active.size());
-    for (size_t i = 0; i < active.size(); ++i) {
-      std::string& f = features_[i];
-      f.clear();
-      auto put = [&](const void* p, size_t n) { f.append(static_cast<const char*>(p), n); };
-      const Task& t = active[i];
-      const double neg_p = -t.p;  // larger p first, as sigma_I and sigma_II sort
-      put(&neg_p, sizeof neg_p);
-      const uint8_t type1 = t.type1;
-      put(&type1, 1);
-      put(&t.sm_duration, sizeof t.sm_duration);
-      const auto ne = static_cast<uint32_t>(t.e_read_durations.size());
-      put(&ne, sizeof ne);
-      for (double d : t.e_read_durations) put(&d, sizeof d);
-      for (const Decompression& d : t.decompressions) {
-        put(&d.duration, sizeof d.duration);
-        put(&d.e_read, sizeof d.e_read);
-      }
-    }
     canon_.resize(active.size());
-    for (size_t i = 0; i < active.size(); ++i) canon_[i] = i;
-    std::stable_sort(canon_.begin(), canon_.end(), [&](size_t x, size_t y) { return features_[x] < features_[y]; });
+    for (size_t i = 0; i < active.size(); ++i) canon_[i] = static_cast<uint32_t>(i);
+    canonical_sort(active, canon_);
     key_.clear();
-    key_.append(reinterpret_cast<const char*>(&workers), sizeof workers);
-    key_.append(reinterpret_cast<const char*>(&shards), sizeof shards);
-    key_.append(reinterpret_cast<const char*>(&e_read), sizeof e_read);
-    for (size_t c : canon_) {
-      const auto n = static_cast<uint32_t>(features_[c].size());
-      key_.append(reinterpret_cast<const char*>(&n), sizeof n);
-      key_ += features_[c];
-    }
+    key_.push_back(workers | static_cast<uint64_t>(shards) << 32);
+    key_.push_back(std::bit_cast<uint64_t>(e_read));
+    for (uint32_t c : canon_) append_key(active[c], key_);
     auto it = memo_.find(key_);
     if (it == memo_.end()) {
       if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded memory; results do not depend on it
       ordered_.clear();
-      for (size_t c : canon_) ordered_.push_back(active[c]);
-      it = memo_.emplace(key_, build_blocks(ordered_, workers, shards, e_read)).first;
+      for (uint32_t c : canon_) ordered_.push_back(active[c]);
+      it = memo_.emplace(key_, flatten(build_blocks(ordered_, workers, shards, e_read))).first;
     }
-    blocks_.resize(it->second.size());
-    for (size_t i = 0; i < blocks_.size(); ++i) {
-      blocks_[i].clear();
-      for (size_t b : it->second[i]) blocks_[i].push_back(canon_[b]);
-    }
-    assign_priorities(active, tasks_of, blocks_, requests, graph);
+    assign_priorities(active, it->second, requests, graph);
   }
 
  private:
@@ -269,7 +334,8 @@ class ZipMoE final : public SchedulingPolicy {
       state = run.end;
       blocks.push_back(std::move(block));
     }
-    if (next2 < sigma2.size()) blocks.emplace_back(sigma2.begin() + static_cast<std::ptrdiff_t>(next2), sigma2.end());
+    if (next2 < sigma2.size())
+      blocks.emplace_back(sigma2.begin() + static_cast<std::ptrdiff_t>(next2), sigma2.end());
     return blocks;
   }
 
@@ -298,24 +364,25 @@ class ZipMoE final : public SchedulingPolicy {
     block.insert(block.begin() + static_cast<std::ptrdiff_t>(pos), j);
   }
 
-  static void assign_priorities(std::span<const Task> tasks, const std::vector<std::vector<size_t>>& tasks_of,
-                                const std::vector<std::vector<size_t>>& blocks,
-                                std::span<const ExpertRequest> requests, OpGraph& graph) {
+  // Priorities in block order (see the top of the file); `blocks` index the tasks in canonical order.
+  void assign_priorities(std::span<const Task> tasks, const FlatBlocks& blocks,
+                         std::span<const ExpertRequest> requests, OpGraph& graph) {
     int64_t next = 0;
     for (size_t r = 0; r < requests.size(); ++r)  // F experts: compute only, ready at once
-      if (tasks_of[r].empty()) set_request(graph, requests[r], next++);
-    std::vector<size_t> left(requests.size());
-    for (size_t r = 0; r < requests.size(); ++r) left[r] = tasks_of[r].size();
-    for (const auto& block : blocks) {
-      for (size_t b : block)
-        for (uint32_t op : tasks[b].e_reads) graph.op(op).priority = next++;
-      for (size_t b : block)
-        for (uint32_t op : tasks[b].sm_reads) graph.op(op).priority = next++;
-      for (size_t b : block) {
-        const Task& t = tasks[b];
+      if (count_of_[r] == 0) set_request(graph, requests[r], next++);
+    size_t first = 0;
+    for (uint32_t end : blocks.ends) {
+      const std::span<const uint32_t> block(blocks.tasks.data() + first, end - first);
+      first = end;
+      for (uint32_t b : block)
+        for (uint32_t op : tasks[canon_[b]].e_reads) graph.op(op).priority = next++;
+      for (uint32_t b : block)
+        for (uint32_t op : tasks[canon_[b]].sm_reads) graph.op(op).priority = next++;
+      for (uint32_t b : block) {
+        const Task& t = tasks[canon_[b]];
         for (const Decompression& d : t.decompressions) graph.op(d.op).priority = next++;
         for (uint32_t op : t.others) graph.op(op).priority = next++;
-        if (--left[t.request] == 0) set_request(graph, requests[t.request], next++);
+        if (--count_of_[t.request] == 0) set_request(graph, requests[t.request], next++);
       }
     }
   }
@@ -330,15 +397,13 @@ class ZipMoE final : public SchedulingPolicy {
 
   static constexpr size_t kMemoEntries = 1 << 16;
   bool warned_ = false;
-  std::string key_;
+  std::vector<uint64_t> key_;
   std::vector<Task> pool_;
-  std::vector<std::vector<size_t>> tasks_of_;
+  std::vector<uint32_t> count_of_;  // per request: its tensor tasks (not yet given priorities)
   std::vector<size_t> by_tensor_;
   std::vector<Task> ordered_;
-  std::vector<std::string> features_;
-  std::vector<size_t> canon_;
-  std::vector<std::vector<size_t>> blocks_;
-  std::unordered_map<std::string, std::vector<std::vector<size_t>>> memo_;
+  std::vector<uint32_t> canon_;  // the active tasks in canonical order
+  std::unordered_map<std::vector<uint64_t>, FlatBlocks, KeyHash> memo_;
 };
 
 }  // namespace
@@ -346,7 +411,8 @@ class ZipMoE final : public SchedulingPolicy {
 MOESIM_REGISTER(SchedulingRegistry, "zipmoe",
                 "ZipMoE's cache-affinity scheduler (§3.3, Alg. 1): blocks of SM-reading tasks filled with "
                 "decompression-only tasks until compute-dominant",
-                {},
-                [](const Params&) -> std::unique_ptr<SchedulingPolicy> { return std::make_unique<ZipMoE>(); });
+                {}, [](const Params&) -> std::unique_ptr<SchedulingPolicy> {
+                  return std::make_unique<ZipMoE>();
+                });
 
 }  // namespace moesim::policies

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <array>
+#include <cstdio>
 #include <numeric>
 
 #include "base/rng.h"
@@ -39,7 +39,8 @@ double brute_force_opt(const LayerSpec& s) {
       const ExpertRequest& r = l.requests[perm[q]];
       for (uint32_t i = r.first_op; i <= r.compute_op; ++i) {
         Op& op = l.graph.op(i);
-        op.priority = static_cast<int64_t>(q) + (op.kind == OpKind::kSsdRead && op.part == TensorPart::kSm ? n : 0);
+        op.priority =
+            static_cast<int64_t>(q) + (op.kind == OpKind::kSsdRead && op.part == TensorPart::kSm ? n : 0);
       }
     }
     best = std::min(best, test::list_schedule(l.graph, test::layer_units(s)).makespan);
@@ -77,8 +78,8 @@ double lemma_b3(const LayerSpec& s) {
 TEST(ZipMoeScheduling, WithinThreeMinusOneOverLOfTheOptimumOnRandomLayers) {
   Rng rng(31);
   double worst = 0;
-  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM, ExpertState::kE,
-                                ExpertState::kFull};
+  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
+                                ExpertState::kE, ExpertState::kFull};
   for (int trial = 0; trial < 300; ++trial) {
     LayerSpec s;
     s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
@@ -125,6 +126,41 @@ TEST(ZipMoeScheduling, AHandMadeLayer) {
   EXPECT_DOUBLE_EQ(sc.start[c.first_op], 0);
   EXPECT_DOUBLE_EQ(sc.end[c.first_op], 2);
   EXPECT_DOUBLE_EQ(sc.start[m.compute_op], 7);
+}
+
+// The schedules of random layers with many ties (equal p across experts, several tensors per expert, every
+// state), pinned by a hash of every op's priority: the block memo's key and the canonical order of the tasks
+// (Alg. 1 breaks ties of p by it) must give the schedules they gave with the byte-string key. A policy that
+// sees every layer (memo hits for repeated patterns) and a fresh policy per layer (always a miss) agree.
+TEST(ZipMoeScheduling, SchedulesOfRandomLayersAreThePinnedOnes) {
+  Rng rng(47);
+  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
+                                ExpertState::kE, ExpertState::kFull};
+  auto shared = make_scheduling_policy("zipmoe");
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the priorities, in op order
+  for (int trial = 0; trial < 400; ++trial) {
+    LayerSpec s;
+    s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
+    s.workers = 1 + static_cast<uint32_t>(rng.below(4));
+    s.tensors = 1 + static_cast<uint32_t>(rng.below(3));
+    s.u = static_cast<double>(2 + rng.below(6));
+    s.e = 0.5 * static_cast<double>(1 + rng.below(3));
+    s.c = static_cast<double>(1 + rng.below(4));
+    s.full_tensor = rng.below(8) == 0;
+    const size_t n = 1 + rng.below(8);
+    for (size_t i = 0; i < n; ++i)
+      s.experts.push_back(ExpertSpec{states[rng.below(5)], static_cast<double>(1 + rng.below(3))});
+    test::Layer a = test::build_layer(s), b = test::build_layer(s);
+    test::FlopsEstimator est;
+    const ScheduleContext ctx{0, true, a.dense, &est, s.workers, s.shards};
+    for (int again = 0; again < 2; ++again) shared->order(ctx, a.requests, a.graph);  // the second one hits
+    make_scheduling_policy("zipmoe")->order(ctx, b.requests, b.graph);
+    for (uint32_t i = 0; i < a.graph.size(); ++i) {
+      ASSERT_EQ(a.graph.op(i).priority, b.graph.op(i).priority) << "trial " << trial << " op " << i;
+      hash = (hash ^ static_cast<uint64_t>(a.graph.op(i).priority)) * 1099511628211ull;
+    }
+  }
+  EXPECT_EQ(hash, 5078895970104203717ull);  // the byte-string key's schedules (main, 02b7031)
 }
 
 TEST(ZipMoeScheduling, FullTensorGraphsKeepTheirOrderAcrossTypes) {

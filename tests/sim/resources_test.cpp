@@ -31,15 +31,22 @@ TEST(JobQueue, PopsInPriorityThenArrivalOrder) {
     const int steps = program % 5 == 0 ? 6000 : 300;
     for (int step = 0; step < steps; ++step) {
       if (waiting.empty() || rng.below(100) < 55) {
-        const auto priority = static_cast<int64_t>(rng.below(priorities));
-        q.push(priority, next_job, static_cast<double>(next_job));
+        const int64_t priority = (static_cast<int64_t>(rng.below(priorities)) - 1)
+                                 << 40;  // negative ones too
+        const uint32_t j = next_job;     // every field of an item travels with its job
+        q.push(priority, j, static_cast<double>(j), j + 0.5, j % 2 == 0, 2.0 * j, j % 3 == 0);
         waiting.emplace_back(priority, next_job++);
       } else {
         const auto first = std::min_element(waiting.begin(), waiting.end());
         const JobQueue::Item item = q.pop();
         ASSERT_EQ(item.job, first->second) << "program " << program << " step " << step;
         ASSERT_EQ(item.priority, first->first);
-        EXPECT_EQ(item.amount, static_cast<double>(first->second));
+        const uint32_t j = first->second;
+        EXPECT_EQ(item.amount, static_cast<double>(j));
+        EXPECT_EQ(item.gap, j + 0.5);
+        EXPECT_EQ(item.bulk, j % 2 == 0);
+        EXPECT_EQ(item.tail, 2.0 * j);
+        EXPECT_EQ(item.waits, j % 3 == 0);
         waiting.erase(first);
       }
       ASSERT_EQ(q.size(), waiting.size());
@@ -163,6 +170,37 @@ TEST(Ssd, QueueDepthLimitsRequestsInService) {
   // Job 2 waits for a slot: starts at 2.5 s, ends at 2.5 + 0.5 + 1 = 4 s.
   EXPECT_NEAR(log.done[2].start, 2.5, 1e-9);
   EXPECT_NEAR(log.done[2].end, 4.0, 1e-9);
+}
+
+// The SSD's passes over its transfers visit the transferring slots' bits with at most 64 slots and every
+// slot beyond: 64 staggered requests of different sizes end at the same times, to the bit, at queue depth 64
+// (bits 0-63) and 65 or 100 (the pass over the slots), each in the slot it took.
+TEST(Ssd, TransferPassesAgreeWithAndWithoutTheSlotBits) {
+  auto run = [](uint32_t depth) {
+    EventEngine e;
+    Log log;
+    Ssd ssd(e, 1e6, 1e-4, depth, &log);
+    for (uint32_t j = 0; j < 64; ++j)
+      e.schedule_fn(j * 3e-5, [&ssd, j] { ssd.submit(j, 0, 1000 * (1 + (j * 37) % 64)); });
+    e.run();
+    return log.done;
+  };
+  const auto bits = run(64);
+  ASSERT_EQ(bits.size(), 64u);
+  double last = 0;
+  for (const auto& [job, t] : bits) {
+    EXPECT_EQ(t.unit, job);
+    last = std::max(last, t.end);
+  }
+  // Work-conserving once the first transfer starts: all 2,080,000 bytes at 1 MB/s after the first latency.
+  EXPECT_NEAR(last, 1e-4 + 2.08, 1e-8);
+  for (uint32_t depth : {65u, 100u}) {
+    const auto slots = run(depth);
+    for (uint32_t j = 0; j < 64; ++j) {
+      EXPECT_EQ(slots.at(j).end, bits.at(j).end) << "depth " << depth << " job " << j;
+      EXPECT_EQ(slots.at(j).unit, j);
+    }
+  }
 }
 
 // An SSD that reports to the I/O thread that issued its reads (as in SimPlatform).
