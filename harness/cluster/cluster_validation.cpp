@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -15,8 +18,10 @@
 #include "core/cost_model.h"
 #include "exec/exec_cluster_platform.h"
 #include "harness/arguments.h"
+#include "harness/cluster/call_load.h"
 #include "harness/cluster/call_overhead_fit.h"
 #include "harness/cluster/cluster_job.h"
+#include "harness/cluster/host_cores.h"
 #include "harness/cluster/real_cluster.h"
 #include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
@@ -39,6 +44,7 @@ double mean(const std::vector<double>& v) {
 struct Calibration {
   std::vector<HardwareProfile> hw;
   double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
+  double call_cpu_s = 0;  // the host's CPU time per lone call, less the call's work
   Json report = Json::object();
 };
 
@@ -58,6 +64,61 @@ std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool de
     pts.emplace_back(t, median(unit));
   }
   return pts;
+}
+
+// The CPU seconds the threads of process `pid` have run so far (/proc/PID/task/*/schedstat, nanoseconds
+// on a CPU: exact, and blind to every other process on the host).
+double process_cpu_s(const std::string& pid) {
+  double s = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
+    std::ifstream f(t.path() / "schedstat");
+    double ns = 0;
+    if (f >> ns) s += 1e-9 * ns;
+  }
+  return s;
+}
+// This process's CPU time and its children's (the emulated cluster's servers, spawned by it).
+double cluster_cpu_s() {
+  double s = process_cpu_s("self");
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream f(t.path() / "children");
+    std::string child;
+    while (f >> child) s += process_cpu_s(child);
+  }
+  return s;
+}
+
+// Bursts of k one-token expert calls through the run's platform, `calls` calls in all: the CPU time per call
+// of the coordinator and the servers together, the coordinator's own, and the median burst's makespan (first
+// submission to last reply taken).
+Json cpu_per_call(exec::ExecClusterPlatform& platform,
+                  const std::vector<std::pair<uint32_t, uint32_t>>& units,
+                  const std::function<Op(uint32_t)>& expert_op, uint32_t k, uint32_t calls) {
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
+  std::vector<double> makespan;
+  const double cpu0 = cluster_cpu_s(), self0 = process_cpu_s("self"), t0 = platform.now();
+  for (uint32_t b = 0; b < calls / k; ++b) {
+    const size_t first = platform.records().size();
+    for (uint32_t i = 0; i < k; ++i) {
+      const auto [server, unit] = units[i % units.size()];
+      platform.server(server).submit_on(unit, expert_op(1), &ignore, i);
+    }
+    platform.run();
+    double last = 0;
+    for (size_t c = first; c < platform.records().size(); ++c)
+      last = std::max(last, platform.records()[c].returned);
+    makespan.push_back(last - platform.records()[first].submitted);
+  }
+  const double n = static_cast<double>(calls / k * k);
+  return {{"calls", calls / k * k},
+          {"wall_per_call_s", (platform.now() - t0) / n},
+          {"cpu_per_call_s", (cluster_cpu_s() - cpu0) / n},
+          {"coordinator_cpu_per_call_s", (process_cpu_s("self") - self0) / n},
+          {"makespan_median_s", median(makespan)}};
 }
 
 namespace cluster_validation_detail {
@@ -145,6 +206,13 @@ Calibration calibrate(const serving::ClusterInput& in,
   cal.call_overhead_per_inflight_s = line.per_inflight;
   for (const auto& [x, y] : call_overhead_medians(pts))
     cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
+  for (uint32_t k : {1u, 2u, 4u, 16u})
+    cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 320);
+  // The lone calls' work: a one-token expert on the first unit (server 0's), as calibrated.
+  const double lone_work = CostModel(cal.hw.at(units.at(0).first))
+                               .duration(serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1));
+  cal.call_cpu_s = std::max(0.0, cal.report["cpu_by_burst"]["1"]["cpu_per_call_s"].get<double>() - lone_work);
+  cal.report["call_cpu_s"] = cal.call_cpu_s;
   // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
   // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
@@ -183,6 +251,15 @@ double before_server(const exec::ExecCallRecord& c) {
 }
 double after_server(const exec::ExecCallRecord& c) {
   return c.returned - c.timing.end;
+}
+
+std::vector<CallSpan> call_spans(const std::vector<exec::ExecCallRecord>& records) {
+  std::vector<CallSpan> out;
+  for (const exec::ExecCallRecord& c : records)
+    if (c.kind <= 2)
+      out.push_back({c.kind, c.submitted, c.kind == 2 ? c.timing.start : c.timing.received, c.timing.start,
+                     c.timing.end, c.returned});
+  return out;
 }
 
 double mean_latency(const serving::ClusterResult& r) {
@@ -374,8 +451,8 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.serve = true;
   ra.hw = cal.hw;
 
-  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
-  Json first_breakdown;
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, line_err;
+  Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
   co.invoke_overhead_s = cal.invoke_overhead_s;
@@ -399,18 +476,25 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   }
   const char* compared =
       per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
-  double cost_mean = 0, bare_mean = 0;
+  double cost_mean = 0, bare_mean = 0, line_mean = 0;
   {
     sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
-    cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
+    line_mean = cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
     sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
     bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
+    // On shared cores the host's CPU is the resource the calls and the units contend for (host_cores.h): it
+    // prices them in place of the line and of the units' stretch by units working.
+    if (co.shared_cores > 0)
+      cost_mean = figure(serve_on_host_cores(in, opt, sim_servers(in, cal.hw), co,
+                                             {co.shared_cores, cal.call_overhead_s, cal.call_cpu_s}),
+                         per_served);
   }
   for (uint32_t r = 0; r < a.repeat; ++r) {
     const RealClusterRun& run = runs[r];
     const double e = figure(run.result, per_served);
     if (!(e > 0)) throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
     if (r == 0) first_breakdown = breakdown(run.records, cal.hw, in.model);
+    calls_by_run.push_back(overhead_by_concurrency(call_spans(run.records)));
     Replay replay(run.records);
     sim::SimClusterPlatform structure(sim_servers(in, cal.hw), in.links, replay.hooks());
     const double s = figure(serving::serve_cluster(in, opt, structure), per_served);
@@ -419,6 +503,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     struct_err.push_back((s - e) / e);
     cost_err.push_back((cost_mean - e) / e);
     bare_err.push_back((bare_mean - e) / e);
+    line_err.push_back((line_mean - e) / e);
   }
 
   ClusterValidationOutput out;
@@ -432,10 +517,16 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
   j["structure"] = {{"latency_mean_s", struct_mean}};
   j["breakdown"] = first_breakdown;
-  j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
+  j["calls_by_concurrency"] = calls_by_run;
+  j["cost"] = {{"latency_mean_s", cost_mean},
+               {"without_overheads_s", bare_mean},
+               {"line_s", line_mean},
+               {"model", co.shared_cores > 0 ? "host cores" : "call-overhead line"}};
   j["errors"]["structure"] = error_json(struct_err);
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
+  j["errors"]["cost_line"] =
+      error_json(line_err);  // the call-overhead line alone (the cost before host cores)
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
   j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
                    {"cost", verdict(cost_err, a.cost_target)}};
