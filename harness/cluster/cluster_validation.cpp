@@ -1,5 +1,7 @@
 #include "harness/cluster/cluster_validation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -8,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <tuple>
 
 #include "base/error.h"
@@ -21,7 +24,6 @@
 #include "harness/cluster/call_load.h"
 #include "harness/cluster/call_overhead_fit.h"
 #include "harness/cluster/cluster_job.h"
-#include "harness/cluster/host_cores.h"
 #include "harness/cluster/real_cluster.h"
 #include "serving/cluster_load.h"
 #include "serving/cluster_serving.h"
@@ -44,7 +46,6 @@ double mean(const std::vector<double>& v) {
 struct Calibration {
   std::vector<HardwareProfile> hw;
   double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
-  double call_cpu_s = 0;  // the host's CPU time per lone call, less the call's work
   Json report = Json::object();
 };
 
@@ -66,17 +67,22 @@ std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool de
   return pts;
 }
 
-// The CPU seconds the threads of process `pid` have run so far (/proc/PID/task/*/schedstat, nanoseconds
-// on a CPU: exact, and blind to every other process on the host).
+// The CPU seconds process `pid` has run so far, its exited threads included (/proc/PID/stat's utime and
+// stime, in clock ticks; blind to every other process on the host).
 double process_cpu_s(const std::string& pid) {
-  double s = 0;
-  std::error_code ec;
-  for (const auto& t : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
-    std::ifstream f(t.path() / "schedstat");
-    double ns = 0;
-    if (f >> ns) s += 1e-9 * ns;
+  std::ifstream f("/proc/" + pid + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const size_t close = line.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) stime = std::atof(field.c_str());
   }
-  return s;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 // This process's CPU time and its children's (the emulated cluster's servers, spawned by it).
 double cluster_cpu_s() {
@@ -91,8 +97,9 @@ double cluster_cpu_s() {
 }
 
 // Bursts of k one-token expert calls through the run's platform, `calls` calls in all: the CPU time per call
-// of the coordinator and the servers together, the coordinator's own, and the median burst's makespan (first
-// submission to last reply taken).
+// of the coordinator and the servers together (clock ticks over ~1000 calls: a few percent), the
+// coordinator's own, and the median burst's makespan (first submission to last reply taken). For the report:
+// what a call costs the host's cores, beside what it costs in wall time.
 Json cpu_per_call(exec::ExecClusterPlatform& platform,
                   const std::vector<std::pair<uint32_t, uint32_t>>& units,
                   const std::function<Op(uint32_t)>& expert_op, uint32_t k, uint32_t calls) {
@@ -207,12 +214,7 @@ Calibration calibrate(const serving::ClusterInput& in,
   for (const auto& [x, y] : call_overhead_medians(pts))
     cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
   for (uint32_t k : {1u, 2u, 4u, 16u})
-    cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 320);
-  // The lone calls' work: a one-token expert on the first unit (server 0's), as calibrated.
-  const double lone_work = CostModel(cal.hw.at(units.at(0).first))
-                               .duration(serving::cluster_compute_op(m, OpKind::kExpertCompute, 0, 1));
-  cal.call_cpu_s = std::max(0.0, cal.report["cpu_by_burst"]["1"]["cpu_per_call_s"].get<double>() - lone_work);
-  cal.report["call_cpu_s"] = cal.call_cpu_s;
+    cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 960);
   // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
   // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
@@ -451,7 +453,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.serve = true;
   ra.hw = cal.hw;
 
-  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, line_err;
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
   Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
@@ -476,18 +478,12 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   }
   const char* compared =
       per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
-  double cost_mean = 0, bare_mean = 0, line_mean = 0;
+  double cost_mean = 0, bare_mean = 0;
   {
     sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
-    line_mean = cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
+    cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
     sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
     bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
-    // On shared cores the host's CPU is the resource the calls and the units contend for (host_cores.h): it
-    // prices them in place of the line and of the units' stretch by units working.
-    if (co.shared_cores > 0)
-      cost_mean = figure(serve_on_host_cores(in, opt, sim_servers(in, cal.hw), co,
-                                             {co.shared_cores, cal.call_overhead_s, cal.call_cpu_s}),
-                         per_served);
   }
   for (uint32_t r = 0; r < a.repeat; ++r) {
     const RealClusterRun& run = runs[r];
@@ -503,7 +499,6 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     struct_err.push_back((s - e) / e);
     cost_err.push_back((cost_mean - e) / e);
     bare_err.push_back((bare_mean - e) / e);
-    line_err.push_back((line_mean - e) / e);
   }
 
   ClusterValidationOutput out;
@@ -518,15 +513,10 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["structure"] = {{"latency_mean_s", struct_mean}};
   j["breakdown"] = first_breakdown;
   j["calls_by_concurrency"] = calls_by_run;
-  j["cost"] = {{"latency_mean_s", cost_mean},
-               {"without_overheads_s", bare_mean},
-               {"line_s", line_mean},
-               {"model", co.shared_cores > 0 ? "host cores" : "call-overhead line"}};
+  j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
   j["errors"]["structure"] = error_json(struct_err);
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
-  j["errors"]["cost_line"] =
-      error_json(line_err);  // the call-overhead line alone (the cost before host cores)
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
   j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
                    {"cost", verdict(cost_err, a.cost_target)}};
