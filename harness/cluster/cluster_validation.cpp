@@ -1,10 +1,16 @@
 #include "harness/cluster/cluster_validation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <tuple>
 
 #include "base/error.h"
@@ -15,6 +21,7 @@
 #include "core/cost_model.h"
 #include "exec/exec_cluster_platform.h"
 #include "harness/arguments.h"
+#include "harness/cluster/call_load.h"
 #include "harness/cluster/call_overhead_fit.h"
 #include "harness/cluster/cluster_job.h"
 #include "harness/cluster/real_cluster.h"
@@ -58,6 +65,67 @@ std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool de
     pts.emplace_back(t, median(unit));
   }
   return pts;
+}
+
+// The CPU seconds process `pid` has run so far, its exited threads included (/proc/PID/stat's utime and
+// stime, in clock ticks; blind to every other process on the host).
+double process_cpu_s(const std::string& pid) {
+  std::ifstream f("/proc/" + pid + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const size_t close = line.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) stime = std::atof(field.c_str());
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+// This process's CPU time and its children's (the emulated cluster's servers, spawned by it).
+double cluster_cpu_s() {
+  double s = process_cpu_s("self");
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream f(t.path() / "children");
+    std::string child;
+    while (f >> child) s += process_cpu_s(child);
+  }
+  return s;
+}
+
+// Bursts of k one-token expert calls through the run's platform, `calls` calls in all: the CPU time per call
+// of the coordinator and the servers together (clock ticks over ~1000 calls: a few percent), the
+// coordinator's own, and the median burst's makespan (first submission to last reply taken). For the report:
+// what a call costs the host's cores, beside what it costs in wall time.
+Json cpu_per_call(exec::ExecClusterPlatform& platform,
+                  const std::vector<std::pair<uint32_t, uint32_t>>& units,
+                  const std::function<Op(uint32_t)>& expert_op, uint32_t k, uint32_t calls) {
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
+  std::vector<double> makespan;
+  const double cpu0 = cluster_cpu_s(), self0 = process_cpu_s("self"), t0 = platform.now();
+  for (uint32_t b = 0; b < calls / k; ++b) {
+    const size_t first = platform.records().size();
+    for (uint32_t i = 0; i < k; ++i) {
+      const auto [server, unit] = units[i % units.size()];
+      platform.server(server).submit_on(unit, expert_op(1), &ignore, i);
+    }
+    platform.run();
+    double last = 0;
+    for (size_t c = first; c < platform.records().size(); ++c)
+      last = std::max(last, platform.records()[c].returned);
+    makespan.push_back(last - platform.records()[first].submitted);
+  }
+  const double n = static_cast<double>(calls / k * k);
+  return {{"calls", calls / k * k},
+          {"wall_per_call_s", (platform.now() - t0) / n},
+          {"cpu_per_call_s", (cluster_cpu_s() - cpu0) / n},
+          {"coordinator_cpu_per_call_s", (process_cpu_s("self") - self0) / n},
+          {"makespan_median_s", median(makespan)}};
 }
 
 namespace cluster_validation_detail {
@@ -145,6 +213,8 @@ Calibration calibrate(const serving::ClusterInput& in,
   cal.call_overhead_per_inflight_s = line.per_inflight;
   for (const auto& [x, y] : call_overhead_medians(pts))
     cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
+  for (uint32_t k : {1u, 2u, 4u, 16u})
+    cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 960);
   // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
   // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
@@ -183,6 +253,15 @@ double before_server(const exec::ExecCallRecord& c) {
 }
 double after_server(const exec::ExecCallRecord& c) {
   return c.returned - c.timing.end;
+}
+
+std::vector<CallSpan> call_spans(const std::vector<exec::ExecCallRecord>& records) {
+  std::vector<CallSpan> out;
+  for (const exec::ExecCallRecord& c : records)
+    if (c.kind <= 2)
+      out.push_back({c.kind, c.submitted, c.kind == 2 ? c.timing.start : c.timing.received, c.timing.start,
+                     c.timing.end, c.returned});
+  return out;
 }
 
 double mean_latency(const serving::ClusterResult& r) {
@@ -375,7 +454,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.hw = cal.hw;
 
   std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
-  Json first_breakdown;
+  Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
   co.invoke_overhead_s = cal.invoke_overhead_s;
@@ -411,6 +490,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     const double e = figure(run.result, per_served);
     if (!(e > 0)) throw Error("validate --cluster: exec run " + std::to_string(r + 1) + " served no request");
     if (r == 0) first_breakdown = breakdown(run.records, cal.hw, in.model);
+    calls_by_run.push_back(overhead_by_concurrency(call_spans(run.records)));
     Replay replay(run.records);
     sim::SimClusterPlatform structure(sim_servers(in, cal.hw), in.links, replay.hooks());
     const double s = figure(serving::serve_cluster(in, opt, structure), per_served);
@@ -432,6 +512,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
   j["structure"] = {{"latency_mean_s", struct_mean}};
   j["breakdown"] = first_breakdown;
+  j["calls_by_concurrency"] = calls_by_run;
   j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
   j["errors"]["structure"] = error_json(struct_err);
   j["errors"]["cost"] = error_json(cost_err);

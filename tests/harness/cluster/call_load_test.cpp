@@ -1,0 +1,43 @@
+// The call-load measurement of `validate --cluster` (harness/cluster/call_load.h): a run's calls by the
+// others in flight and by those of them using a CPU.
+#include "harness/cluster/call_load.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace moesim::harness {
+namespace {
+
+TEST(CallLoad, OverheadsByCallsInFlightAndByThoseUsingACpu) {
+  // kind, submitted, received, start, end, returned (ms)
+  const std::vector<CallSpan> ms = {
+      {0, 0, 0.2, 0.3, 0.4, 0.6},       // alone: overhead 0.2 + 0.2
+      {1, 10, 10.2, 10.3, 10.4, 10.7},  // alone: 0.5
+      {1, 10.1, 10.5, 12, 12.1, 12.3},  // one in flight, in its hand-off (10.1 < 10.2): 0.6
+      {1, 11, 11.1, 11.2, 11.3, 11.4},  // one in flight (the one above), waiting for its unit: 0.2
+      {2, 20, 20.1, 20.1, 25, 25.2},    // an invocation
+      {1, 21, 21.3, 21.3, 21.4, 21.5},  // one in flight, waiting for the network: 0.4
+  };
+  std::vector<CallSpan> calls;
+  for (CallSpan c : ms) {
+    for (double* t : {&c.submitted, &c.received, &c.start, &c.end, &c.returned}) *t *= 1e-3;
+    calls.push_back(c);
+  }
+  const Json j = overhead_by_concurrency(calls);
+  EXPECT_EQ(j["dense"]["by_inflight"]["0"]["calls"], 1);
+  EXPECT_NEAR(j["dense"]["by_inflight"]["0"]["median_s"].get<double>(), 0.4e-3, 1e-12);
+  const Json& e = j["expert"];
+  EXPECT_EQ(e["by_inflight"]["0"]["calls"], 1);
+  EXPECT_EQ(e["by_inflight"]["1"]["calls"], 3);
+  EXPECT_NEAR(e["by_inflight"]["1"]["median_s"].get<double>(), 0.4e-3, 1e-12);
+  EXPECT_EQ(e["by_active"]["0"]["calls"], 3);  // the lone one, and the two whose companion used no CPU
+  EXPECT_NEAR(e["by_active"]["0"]["median_s"].get<double>(), 0.4e-3, 1e-12);
+  EXPECT_EQ(e["by_active"]["1"]["calls"], 1);
+  EXPECT_NEAR(e["by_active"]["1"]["median_s"].get<double>(), 0.6e-3, 1e-12);
+  EXPECT_NEAR(e["by_inflight"]["1"]["mean_s"].get<double>(), 0.4e-3, 1e-12);  // (0.6 + 0.2 + 0.4) / 3
+  EXPECT_NEAR(e["by_active"]["0"]["mean_s"].get<double>(), 1.1e-3 / 3, 1e-12);
+}
+
+}  // namespace
+}  // namespace moesim::harness
