@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/cache_config.h"
@@ -81,6 +82,19 @@ struct LookupStreamParts {
 };
 
 LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1, const LookupStreamParts& parts = {});
+
+// The batch-1 stream's core-level view (below) with storage of its own, built straight from the trace without
+// the LookupStream's vectors: what a replay that reads nothing else needs (read_mtr_lookup_stream on a file
+// without the lookup index). The view equals lookup_view(build_lookup_stream(trace, 1, {.tokens = false,
+// .next_use = with_next_use})), next_use empty without with_next_use; the arrays are written once, never
+// zero-filled first, and live in memory advised as huge pages, so that a stream of millions of lookups costs
+// few page faults. `storage` owns them.
+struct BuiltLookupView {
+  LookupView view;
+  uint64_t decode_lookups = 0;  // as LookupStream::decode_lookups
+  std::shared_ptr<const void> storage;
+};
+BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use);
 
 // The stream's invocations, keys, next uses and refreshes as the core-level view the caches replay
 // (core/cache_config.h). Borrows the arrays: `s` must outlive the view.

@@ -903,18 +903,13 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
   auto verify = [&] {
     if (checksum.valid()) checksum.get();
   };
-  struct Held {
-    std::shared_ptr<const void> mapping;
-    LookupStream stream;
-  };
-  auto held = std::make_shared<Held>();
-  held->mapping = owner;
+  BuiltLookupView built;
   MtrLookups m;
   try {
     const TraceColumns c = columns();
     const uint64_t sequences = check_records(c);
     const Trace t(info_, c, std::move(owner));
-    held->stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = with_next_use});
+    built = build_lookup_view(t, with_next_use);
     m.has_weights = !c.weights.empty();
     m.has_logits = !c.logits.empty();
     m.sequences = sequences;
@@ -932,9 +927,9 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
     verify();
   m.info = info_;
   m.records = records_;
-  m.decode_lookups = held->stream.decode_lookups();
-  m.view = lookup_view(held->stream);
-  m.storage = std::move(held);
+  m.decode_lookups = built.decode_lookups;
+  m.view = built.view;
+  m.storage = std::move(built.storage);
   return m;
 }
 
