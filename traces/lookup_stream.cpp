@@ -55,14 +55,15 @@ struct StreamArrays {
 // of its duplicate touches (see the header), into `a` (the refreshes into out.refresh without a.refresh).
 class InvocationBuilder {
  public:
-  InvocationBuilder(LookupStream& out, const StreamArrays& a, uint32_t experts)
+  // `ids`: the range of expert ids it indexes by (the trace's experts; any u16 for unchecked records).
+  InvocationBuilder(LookupStream& out, const StreamArrays& a, uint32_t ids)
       : out_(out),
         a_(a),
         tokens_(a.tokens != nullptr),
         key_(a.key),
         tok_(a.tokens),
-        pos_(experts, kNone),
-        seen_(experts, 0) {
+        pos_(ids, kNone),
+        seen_(ids, 0) {
     a_.inv_begin[0] = 0;
     a_.refresh_begin[0] = 0;
   }
@@ -168,8 +169,8 @@ class InvocationBuilder {
   uint32_t* key_;  // a_.key, sized to the trace's slots
   uint32_t* tok_;  // a_.tokens, or null
   size_t n_key_ = 0, n_inv_ = 0, n_ref_ = 0;
-  std::vector<uint32_t> pos_;   // [experts] lookup index of an expert in the open invocation
-  std::vector<uint32_t> seen_;  // [experts] epoch stamps for add_refreshes
+  std::vector<uint32_t> pos_;   // [ids] lookup index of an expert in the open invocation
+  std::vector<uint32_t> seen_;  // [ids] epoch stamps for add_refreshes
   uint32_t epoch_ = 0;
   std::vector<uint16_t> touched_;  // unique experts of the open invocation, first-touch order
   std::vector<uint16_t> touches_;  // every touch of the open invocation
@@ -232,11 +233,11 @@ std::vector<SeqRange> sequence_ranges(const Trace& trace) {
 class StepBuilder {
  public:
   StepBuilder(LookupStream& out, const StreamArrays& a, const Trace& trace, const std::vector<SeqRange>& seqs,
-              uint32_t batch)
+              uint32_t batch, uint32_t ids)
       : out_(out),
         trace_(trace),
         seqs_(seqs),
-        inv_(out, a, trace.info().experts),
+        inv_(out, a, ids),
         first_step_(seqs.size(), kNone),
         last_step_(seqs.size(), kNone) {
     const size_t group = std::min<size_t>(batch, seqs.size());
@@ -351,23 +352,26 @@ class StepBuilder {
   std::vector<char> is_active_;
 };
 
-// Each lookup's next use: a backward scan over the invocations (`keys`: layers x experts).
+// Each lookup's next use: a backward scan over the invocations (`keys`: layers x experts). kBounded: the
+// keys may be out of range (unchecked records, build_lookup_view), and such a key is skipped.
+template <bool kBounded>
 void fill_next_use(const uint32_t* key, const uint32_t* inv_begin, size_t invocations, size_t keys,
                    uint32_t* next_use) {
   std::vector<uint32_t> next(keys, kNoNextUse);
   for (size_t j = invocations; j-- > 0;)
     for (uint32_t i = inv_begin[j]; i < inv_begin[j + 1]; ++i) {
+      if (kBounded && key[i] >= keys) continue;
       next_use[i] = next[key[i]];
       next[key[i]] = static_cast<uint32_t>(j);
     }
 }
 
 // Builds the steps of every group of `batch` sequences into `out` and the arrays `a`, and says how many
-// invocations and lookups the arrays hold.
-void build_steps(LookupStream& out, const StreamArrays& a, const Trace& trace, uint32_t batch,
+// invocations and lookups the arrays hold. `ids`: as InvocationBuilder's.
+void build_steps(LookupStream& out, const StreamArrays& a, const Trace& trace, uint32_t batch, uint32_t ids,
                  size_t& invocations, size_t& lookups) {
   const std::vector<SeqRange> seqs = sequence_ranges(trace);
-  StepBuilder steps(out, a, trace, seqs, batch);
+  StepBuilder steps(out, a, trace, seqs, batch, ids);
   for (size_t g = 0; g < seqs.size(); g += batch) {
     const size_t g_end = std::min(seqs.size(), g + batch);
     for (size_t i = g; i < g_end; ++i) steps.prefill(i);
@@ -437,7 +441,7 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
   if (batch == 0) throw Error("batch size must be at least 1");
   LookupStream out = empty_stream(trace, batch, parts);
   size_t invocations = 0, lookups = 0;
-  build_steps(out, arrays_of(out), trace, batch, invocations, lookups);
+  build_steps(out, arrays_of(out), trace, batch, trace.info().experts, invocations, lookups);
   out.key.resize(lookups);
   if (parts.tokens) out.tokens.resize(lookups);
   out.inv_begin.resize(invocations + 1);
@@ -446,8 +450,8 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
   out.refresh_begin.resize(invocations + 1);
   if (parts.next_use) {
     out.next_use.resize(lookups);
-    fill_next_use(out.key.data(), out.inv_begin.data(), invocations, size_t{out.layers} * out.experts,
-                  out.next_use.data());
+    fill_next_use<false>(out.key.data(), out.inv_begin.data(), invocations, size_t{out.layers} * out.experts,
+                         out.next_use.data());
   }
   return out;
 }
@@ -469,7 +473,9 @@ BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
                        .refresh_begin = reinterpret_cast<uint32_t*>(m + at.refresh_begin),
                        .refresh = reinterpret_cast<uint32_t*>(m + at.refresh)};
   size_t invocations = 0, lookups = 0;
-  build_steps(held->stream, a, trace, 1, invocations, lookups);
+  // Every u16 id indexes the builder's tables, so that records not yet checked are safe to build from
+  // (build_lookup_view's contract in the header).
+  build_steps(held->stream, a, trace, 1, uint32_t{UINT16_MAX} + 1, invocations, lookups);
   BuiltLookupView b;
   LookupView& v = b.view;
   v.inv_begin = {a.inv_begin, invocations + 1};
@@ -480,8 +486,8 @@ BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
   v.refresh = {a.refresh, a.refresh_begin[invocations]};
   if (with_next_use) {
     auto* next_use = reinterpret_cast<uint32_t*>(m + at.next_use);
-    fill_next_use(a.key, a.inv_begin, invocations, size_t{trace.info().layers} * trace.info().experts,
-                  next_use);
+    fill_next_use<true>(a.key, a.inv_begin, invocations, size_t{trace.info().layers} * trace.info().experts,
+                        next_use);
     v.next_use = {next_use, lookups};
   }
   for (size_t i = 0; i < invocations; ++i)  // as LookupStream::decode_lookups

@@ -83,12 +83,12 @@ struct LookupStreamParts {
 
 LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1, const LookupStreamParts& parts = {});
 
-// The batch-1 stream's core-level view (below) with storage of its own, built straight from the trace without
-// the LookupStream's vectors: what a replay that reads nothing else needs (read_mtr_lookup_stream on a file
-// without the lookup index). The view equals lookup_view(build_lookup_stream(trace, 1, {.tokens = false,
-// .next_use = with_next_use})), next_use empty without with_next_use; the arrays are written once, never
-// zero-filled first, and live in memory advised as huge pages, so that a stream of millions of lookups costs
-// few page faults. `storage` owns them.
+// The batch-1 stream's core-level view (below) with storage of its own, for a replay that reads nothing else
+// (read_mtr_lookup_stream on a file without the index): equal to lookup_view(build_lookup_stream(trace, 1,
+// {.tokens = false, .next_use = with_next_use})). Arrays written once, never zero-filled first, in memory
+// advised as huge pages (few page faults for millions of lookups); `storage` owns them. Memory-safe on
+// records that break a Trace's guarantees (any id, layer or order), so that the reader runs it beside its
+// record check; only a valid trace's view means anything.
 struct BuiltLookupView {
   LookupView view;
   uint64_t decode_lookups = 0;  // as LookupStream::decode_lookups
