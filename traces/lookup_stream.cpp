@@ -383,34 +383,23 @@ void build_steps(LookupStream& out, const StreamArrays& a, const Trace& trace, u
 }
 
 // Anonymous memory for build_lookup_view's arrays. Unlike a vector's it is not zero-filled here: the builder
-// writes every element the view reads before it is read, and a page never written is never touched. The
-// kernel is asked for huge pages (transparent huge pages in madvise mode), so that the tens of megabytes of a
-// large stream fault in 2 MiB at a time instead of 4 KiB.
+// writes every element the view reads before it is read, and a page never written is never touched. Not
+// advised as transparent huge pages: a fresh 2 MiB page can cost more to fault in than the 4 KiB pages the
+// kernel reuses, and made the load's time vary (bench/results/replay.md).
 class ViewMemory {
  public:
-  static constexpr size_t kHugePage = size_t{2} << 20;
-  explicit ViewMemory(size_t bytes) : len_(bytes + kHugePage) {
+  explicit ViewMemory(size_t bytes) : len_(bytes + 1) {
     void* p = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    map_ = static_cast<char*>(p);
-    const auto at = reinterpret_cast<uintptr_t>(map_);
-    data_ = map_ + ((at + kHugePage - 1) / kHugePage * kHugePage - at);
-#ifdef MADV_HUGEPAGE
-    ::madvise(data_, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the same bytes fault in 4 KiB
-#endif
+    data_ = static_cast<char*>(p);
   }
   ViewMemory(const ViewMemory&) = delete;
   ViewMemory& operator=(const ViewMemory&) = delete;
-  ~ViewMemory() {
-    ::munmap(map_, len_);
-  }
-  char* data() const {
-    return data_;
-  }
+  ~ViewMemory() { ::munmap(data_, len_); }
+  char* data() const { return data_; }
 
  private:
   size_t len_;
-  char* map_ = nullptr;
   char* data_ = nullptr;
 };
 

@@ -85,8 +85,8 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1, const L
 
 // The batch-1 stream's core-level view (below) with storage of its own, for a replay that reads nothing else
 // (read_mtr_lookup_stream on a file without the index): equal to lookup_view(build_lookup_stream(trace, 1,
-// {.tokens = false, .next_use = with_next_use})). Arrays written once, never zero-filled first, in memory
-// advised as huge pages (few page faults for millions of lookups); `storage` owns them. Memory-safe on
+// {.tokens = false, .next_use = with_next_use})). Arrays written once, never zero-filled first, in one
+// anonymous mapping (a page never written is never touched); `storage` owns them. Memory-safe on
 // records that break a Trace's guarantees (any id, layer or order), so that the reader runs it beside its
 // record check; only a valid trace's view means anything.
 struct BuiltLookupView {
