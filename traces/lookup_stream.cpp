@@ -1,6 +1,11 @@
 #include "traces/lookup_stream.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <new>
 
 #include "base/error.h"
 
@@ -30,21 +35,42 @@ namespace {
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 
+// Where the builders write the per-lookup and per-invocation arrays, by index (so that a lookup costs a store
+// rather than a push_back's capacity check), sized to their upper bounds (a lookup per slot, an invocation
+// per record): a LookupStream's vectors (empty_stream), or the view's own storage (build_lookup_view).
+struct StreamArrays {
+  uint32_t* key = nullptr;
+  uint32_t* tokens = nullptr;  // null: token counts not built
+  uint32_t* inv_begin = nullptr;
+  uint16_t* inv_layer = nullptr;
+  uint8_t* inv_phase = nullptr;
+  uint32_t* refresh_begin = nullptr;
+  // The refreshes, sized to their upper bound (a refresh per lookup at most), or null: appended to the
+  // stream's vector (whose size is not known beforehand, and a vector's zero-fill of the bound would cost
+  // more than its growth).
+  uint32_t* refresh = nullptr;
+};
+
 // Accumulates one invocation: unique experts in first-touch order with token counts, and the refreshes
-// of its duplicate touches (see the header). The lookup and invocation arrays are sized to their upper
-// bounds (a lookup per slot, an invocation per record; empty_stream) and written by index, so that a
-// lookup costs a store rather than a push_back's capacity check; finish() trims them to what was written.
+// of its duplicate touches (see the header), into `a` (the refreshes into out.refresh without a.refresh).
 class InvocationBuilder {
  public:
-  InvocationBuilder(LookupStream& out, uint32_t experts, bool tokens)
+  // `ids`: the range of expert ids it indexes by (the trace's experts; any u16 for unchecked records).
+  InvocationBuilder(LookupStream& out, const StreamArrays& a, uint32_t ids)
       : out_(out),
-        tokens_(tokens),
-        key_(out.key.data()),
-        tok_(tokens ? out.tokens.data() : nullptr),
-        pos_(experts, kNone),
-        seen_(experts, 0) {}
+        a_(a),
+        tokens_(a.tokens != nullptr),
+        key_(a.key),
+        tok_(a.tokens),
+        pos_(ids, kNone),
+        seen_(ids, 0) {
+    a_.inv_begin[0] = 0;
+    a_.refresh_begin[0] = 0;
+  }
 
   size_t invocations() const { return n_inv_; }
+  size_t lookups() const { return n_key_; }
+  size_t refreshes() const { return a_.refresh ? n_ref_ : out_.refresh.size(); }
 
   void add(std::span<const uint16_t> ids, uint32_t layer) {
     for (uint16_t e : ids) {
@@ -69,34 +95,49 @@ class InvocationBuilder {
     push_invocation(layer, phase);
   }
 
-  // One record that is a whole invocation (a decode token at batch 1): its ids are distinct (a Trace
-  // guarantees it), so there is nothing to merge or refresh.
-  void single(const uint16_t* ids, uint32_t k, uint32_t layer, Phase phase) {
-    const uint32_t base = layer * out_.experts;
-    uint32_t* key = key_ + n_key_;
-    for (uint32_t s = 0; s < k; ++s) key[s] = base + ids[s];
-    if (tokens_) std::fill_n(tok_ + n_key_, k, 1u);
-    n_key_ += k;
-    push_invocation(layer, phase);
-  }
-
-  // Trims the arrays to what was written.
-  void finish() {
-    out_.key.resize(n_key_);
-    if (tokens_) out_.tokens.resize(n_key_);
-    out_.inv_begin.resize(n_inv_ + 1);
-    out_.inv_layer.resize(n_inv_);
-    out_.inv_phase.resize(n_inv_);
-    out_.refresh_begin.resize(n_inv_ + 1);
+  // Records [r0, r1), each a whole invocation (the decode tokens of one step at batch 1): a record's ids
+  // are distinct (a Trace guarantees it), so there is nothing to merge or refresh, and each array is written
+  // a run at a time. The slots are unrolled for the presets' common top-k.
+  void singles(const TraceColumns& c, uint32_t k, size_t r0, size_t r1, Phase phase) {
+    switch (k) {
+      case 6:
+        return singles_k<6>(c, k, r0, r1, phase);
+      case 8:
+        return singles_k<8>(c, k, r0, r1, phase);
+      default:
+        return singles_k<0>(c, k, r0, r1, phase);
+    }
   }
 
  private:
+  template <uint32_t K>
+  void singles_k(const TraceColumns& c, uint32_t k_any, size_t r0, size_t r1, Phase phase) {
+    const uint32_t k = K != 0 ? K : k_any;
+    const size_t n = r1 - r0;
+    const uint16_t* ids = c.experts.data() + r0 * k;
+    const uint16_t* layer = c.layer.data() + r0;
+    uint32_t* key = key_ + n_key_;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t base = uint32_t{layer[i]} * out_.experts;
+      for (uint32_t s = 0; s < k; ++s) key[i * k + s] = base + ids[i * k + s];
+    }
+    if (tokens_) std::fill_n(tok_ + n_key_, n * k, 1u);
+    std::copy_n(layer, n, a_.inv_layer + n_inv_);
+    std::fill_n(a_.inv_phase + n_inv_, n, static_cast<uint8_t>(phase));
+    const auto first = static_cast<uint32_t>(n_key_);
+    uint32_t* inv_begin = a_.inv_begin + n_inv_ + 1;
+    for (size_t i = 0; i < n; ++i) inv_begin[i] = first + static_cast<uint32_t>((i + 1) * k);
+    std::fill_n(a_.refresh_begin + n_inv_ + 1, n, static_cast<uint32_t>(refreshes()));
+    n_key_ += n * k;
+    n_inv_ += n;
+  }
+
   void push_invocation(uint32_t layer, Phase phase) {
-    out_.inv_layer[n_inv_] = static_cast<uint16_t>(layer);
-    out_.inv_phase[n_inv_] = static_cast<uint8_t>(phase);
+    a_.inv_layer[n_inv_] = static_cast<uint16_t>(layer);
+    a_.inv_phase[n_inv_] = static_cast<uint8_t>(phase);
     ++n_inv_;
-    out_.inv_begin[n_inv_] = static_cast<uint32_t>(n_key_);
-    out_.refresh_begin[n_inv_] = static_cast<uint32_t>(out_.refresh.size());
+    a_.inv_begin[n_inv_] = static_cast<uint32_t>(n_key_);
+    a_.refresh_begin[n_inv_] = static_cast<uint32_t>(refreshes());
   }
 
   // The last-touch order is the reverse of the first appearances in the reversed touches. Its longest
@@ -114,17 +155,22 @@ class InvocationBuilder {
     std::reverse(last_order_.begin(), last_order_.end());
     size_t keep = 1;
     while (keep < last_order_.size() && last_order_[keep] > last_order_[keep - 1]) ++keep;
-    out_.refresh.insert(out_.refresh.end(), last_order_.begin() + static_cast<std::ptrdiff_t>(keep),
-                        last_order_.end());
+    const auto from = last_order_.begin() + static_cast<std::ptrdiff_t>(keep);
+    if (a_.refresh) {
+      n_ref_ = static_cast<size_t>(std::copy(from, last_order_.end(), a_.refresh + n_ref_) - a_.refresh);
+    } else {
+      out_.refresh.insert(out_.refresh.end(), from, last_order_.end());
+    }
   }
 
   LookupStream& out_;
+  StreamArrays a_;
   bool tokens_;
-  uint32_t* key_;  // out_.key's storage, sized to the trace's slots
-  uint32_t* tok_;  // out_.tokens' storage, or null
-  size_t n_key_ = 0, n_inv_ = 0;
-  std::vector<uint32_t> pos_;   // [experts] lookup index of an expert in the open invocation
-  std::vector<uint32_t> seen_;  // [experts] epoch stamps for add_refreshes
+  uint32_t* key_;  // a_.key, sized to the trace's slots
+  uint32_t* tok_;  // a_.tokens, or null
+  size_t n_key_ = 0, n_inv_ = 0, n_ref_ = 0;
+  std::vector<uint32_t> pos_;   // [ids] lookup index of an expert in the open invocation
+  std::vector<uint32_t> seen_;  // [ids] epoch stamps for add_refreshes
   uint32_t epoch_ = 0;
   std::vector<uint16_t> touched_;  // unique experts of the open invocation, first-touch order
   std::vector<uint16_t> touches_;  // every touch of the open invocation
@@ -135,8 +181,8 @@ struct SeqRange {
   size_t prefill_begin, prefill_end, decode_begin, decode_end;
 };
 
-// A stream with its header and leading offsets, its arrays reserved for the trace.
-LookupStream empty_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
+// A stream with its header and its first step offset, without arrays.
+LookupStream stream_header(const Trace& trace, uint32_t batch) {
   const auto& info = trace.info();
   LookupStream out;
   out.layers = info.layers;
@@ -144,15 +190,28 @@ LookupStream empty_stream(const Trace& trace, uint32_t batch, const LookupStream
   out.experts = info.experts;
   out.batch = batch;
   out.step_begin.push_back(0);
-  // Upper bounds (a lookup per slot, an invocation per record), written by index (InvocationBuilder) and
-  // trimmed at the end.
+  return out;
+}
+
+// A stream with its header, its arrays sized to their upper bounds (StreamArrays) and trimmed at the end.
+LookupStream empty_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
+  LookupStream out = stream_header(trace, batch);
   out.key.resize(trace.slots());
   if (parts.tokens) out.tokens.resize(trace.slots());
-  out.inv_begin.resize(trace.records() + 1);  // inv_begin[0] = 0
+  out.inv_begin.resize(trace.records() + 1);
   out.inv_layer.resize(trace.records());
   out.inv_phase.resize(trace.records());
-  out.refresh_begin.resize(trace.records() + 1);  // refresh_begin[0] = 0
+  out.refresh_begin.resize(trace.records() + 1);
   return out;
+}
+
+StreamArrays arrays_of(LookupStream& s) {
+  return StreamArrays{.key = s.key.data(),
+                      .tokens = s.tokens.empty() ? nullptr : s.tokens.data(),
+                      .inv_begin = s.inv_begin.data(),
+                      .inv_layer = s.inv_layer.data(),
+                      .inv_phase = s.inv_phase.data(),
+                      .refresh_begin = s.refresh_begin.data()};
 }
 
 // Record ranges of each sequence's prefill and decode parts (records are canonical).
@@ -173,12 +232,12 @@ std::vector<SeqRange> sequence_ranges(const Trace& trace) {
 // Appends the steps of groups of `batch` sequences to the stream, and which steps each sequence took part in.
 class StepBuilder {
  public:
-  StepBuilder(LookupStream& out, const Trace& trace, const std::vector<SeqRange>& seqs, uint32_t batch,
-              bool tokens)
+  StepBuilder(LookupStream& out, const StreamArrays& a, const Trace& trace, const std::vector<SeqRange>& seqs,
+              uint32_t batch, uint32_t ids)
       : out_(out),
         trace_(trace),
         seqs_(seqs),
-        inv_(out, trace.info().experts, tokens),
+        inv_(out, a, ids),
         first_step_(seqs.size(), kNone),
         last_step_(seqs.size(), kNone) {
     const size_t group = std::min<size_t>(batch, seqs.size());
@@ -216,8 +275,10 @@ class StepBuilder {
       const uint32_t k = trace_.info().top_k;
       for (size_t r = cur_[0]; r < end_[0];) {
         const uint32_t step = c.step[r];
-        for (; r < end_[0] && c.step[r] == step; ++r)
-          inv_.single(c.experts.data() + r * k, k, c.layer[r], Phase::kDecode);
+        size_t step_end = r + 1;
+        while (step_end < end_[0] && c.step[step_end] == step) ++step_end;
+        inv_.singles(c, k, r, step_end, Phase::kDecode);
+        r = step_end;
         if (close_step(Phase::kDecode, 1)) took_part(g);
       }
       return;
@@ -239,10 +300,11 @@ class StepBuilder {
     }
   }
 
-  // Trims the stream's arrays and copies each sequence's first and last step to it, for those that have
-  // any.
+  size_t invocations() const { return inv_.invocations(); }
+  size_t lookups() const { return inv_.lookups(); }
+
+  // Copies each sequence's first and last step to the stream, for those that have any.
   void finish() {
-    inv_.finish();
     for (size_t i = 0; i < seqs_.size(); ++i)
       if (first_step_[i] != kNone) {
         out_.seq_first_step.push_back(first_step_[i]);
@@ -290,34 +352,138 @@ class StepBuilder {
   std::vector<char> is_active_;
 };
 
-// Each lookup's next use: a backward scan over invocations.
-void add_next_use(LookupStream& out) {
-  out.next_use.resize(out.key.size());
-  std::vector<uint32_t> next(size_t{out.layers} * out.experts, kNoNextUse);
-  const uint32_t* key = out.key.data();
-  uint32_t* next_use = out.next_use.data();
-  for (size_t j = out.invocations(); j-- > 0;)
-    for (uint32_t i = out.inv_begin[j]; i < out.inv_begin[j + 1]; ++i) {
+// Each lookup's next use: a backward scan over the invocations (`keys`: layers x experts). kBounded: the
+// keys may be out of range (unchecked records, build_lookup_view), and such a key is skipped.
+template <bool kBounded>
+void fill_next_use(const uint32_t* key, const uint32_t* inv_begin, size_t invocations, size_t keys,
+                   uint32_t* next_use) {
+  std::vector<uint32_t> next(keys, kNoNextUse);
+  for (size_t j = invocations; j-- > 0;)
+    for (uint32_t i = inv_begin[j]; i < inv_begin[j + 1]; ++i) {
+      if (kBounded && key[i] >= keys) continue;
       next_use[i] = next[key[i]];
       next[key[i]] = static_cast<uint32_t>(j);
     }
 }
 
-}  // namespace
-
-LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
-  if (batch == 0) throw Error("batch size must be at least 1");
-  LookupStream out = empty_stream(trace, batch, parts);
+// Builds the steps of every group of `batch` sequences into `out` and the arrays `a`, and says how many
+// invocations and lookups the arrays hold. `ids`: as InvocationBuilder's.
+void build_steps(LookupStream& out, const StreamArrays& a, const Trace& trace, uint32_t batch, uint32_t ids,
+                 size_t& invocations, size_t& lookups) {
   const std::vector<SeqRange> seqs = sequence_ranges(trace);
-  StepBuilder steps(out, trace, seqs, batch, parts.tokens);
+  StepBuilder steps(out, a, trace, seqs, batch, ids);
   for (size_t g = 0; g < seqs.size(); g += batch) {
     const size_t g_end = std::min(seqs.size(), g + batch);
     for (size_t i = g; i < g_end; ++i) steps.prefill(i);
     steps.decode(g, g_end - g);
   }
   steps.finish();
-  if (parts.next_use) add_next_use(out);
+  invocations = steps.invocations();
+  lookups = steps.lookups();
+}
+
+// Anonymous memory for build_lookup_view's arrays. Unlike a vector's it is not zero-filled here: the builder
+// writes every element the view reads before it is read, and a page never written is never touched. Not
+// advised as transparent huge pages: a fresh 2 MiB page can cost more to fault in than the 4 KiB pages the
+// kernel reuses, and made the load's time vary (bench/results/replay.md).
+class ViewMemory {
+ public:
+  explicit ViewMemory(size_t bytes) : len_(bytes + 1) {
+    void* p = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<char*>(p);
+  }
+  ViewMemory(const ViewMemory&) = delete;
+  ViewMemory& operator=(const ViewMemory&) = delete;
+  ~ViewMemory() { ::munmap(data_, len_); }
+  char* data() const { return data_; }
+
+ private:
+  size_t len_;
+  char* data_ = nullptr;
+};
+
+// Byte offsets of the view's arrays in ViewMemory, each 64-byte aligned, at their upper bounds.
+struct ViewLayout {
+  size_t key, next_use, inv_begin, refresh_begin, refresh, inv_layer, inv_phase, bytes;
+  ViewLayout(uint64_t slots, uint64_t records, bool with_next_use) {
+    size_t at = 0;
+    auto take = [&at](uint64_t n) {
+      const size_t o = at;
+      at = (at + static_cast<size_t>(n) + 63) / 64 * 64;
+      return o;
+    };
+    key = take(4 * slots);
+    next_use = take(with_next_use ? 4 * slots : 0);
+    inv_begin = take(4 * (records + 1));
+    refresh_begin = take(4 * (records + 1));
+    refresh = take(4 * slots);
+    inv_layer = take(2 * records);
+    inv_phase = take(records);
+    bytes = at;
+  }
+};
+
+}  // namespace
+
+LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
+  if (batch == 0) throw Error("batch size must be at least 1");
+  LookupStream out = empty_stream(trace, batch, parts);
+  size_t invocations = 0, lookups = 0;
+  build_steps(out, arrays_of(out), trace, batch, trace.info().experts, invocations, lookups);
+  out.key.resize(lookups);
+  if (parts.tokens) out.tokens.resize(lookups);
+  out.inv_begin.resize(invocations + 1);
+  out.inv_layer.resize(invocations);
+  out.inv_phase.resize(invocations);
+  out.refresh_begin.resize(invocations + 1);
+  if (parts.next_use) {
+    out.next_use.resize(lookups);
+    fill_next_use<false>(out.key.data(), out.inv_begin.data(), invocations, size_t{out.layers} * out.experts,
+                         out.next_use.data());
+  }
   return out;
+}
+
+BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
+  struct Held {
+    LookupStream stream;  // the header and the steps; no per-lookup arrays
+    ViewMemory memory;
+    explicit Held(size_t bytes) : memory(bytes) {}
+  };
+  const ViewLayout at(trace.slots(), trace.records(), with_next_use);
+  auto held = std::make_shared<Held>(at.bytes);
+  held->stream = stream_header(trace, 1);
+  char* m = held->memory.data();
+  const StreamArrays a{.key = reinterpret_cast<uint32_t*>(m + at.key),
+                       .inv_begin = reinterpret_cast<uint32_t*>(m + at.inv_begin),
+                       .inv_layer = reinterpret_cast<uint16_t*>(m + at.inv_layer),
+                       .inv_phase = reinterpret_cast<uint8_t*>(m + at.inv_phase),
+                       .refresh_begin = reinterpret_cast<uint32_t*>(m + at.refresh_begin),
+                       .refresh = reinterpret_cast<uint32_t*>(m + at.refresh)};
+  size_t invocations = 0, lookups = 0;
+  // Every u16 id indexes the builder's tables, so that records not yet checked are safe to build from
+  // (build_lookup_view's contract in the header).
+  build_steps(held->stream, a, trace, 1, uint32_t{UINT16_MAX} + 1, invocations, lookups);
+  BuiltLookupView b;
+  LookupView& v = b.view;
+  v.inv_begin = {a.inv_begin, invocations + 1};
+  v.inv_layer = {a.inv_layer, invocations};
+  v.inv_phase = {a.inv_phase, invocations};
+  v.key = {a.key, lookups};
+  v.refresh_begin = {a.refresh_begin, invocations + 1};
+  v.refresh = {a.refresh, a.refresh_begin[invocations]};
+  if (with_next_use) {
+    auto* next_use = reinterpret_cast<uint32_t*>(m + at.next_use);
+    fill_next_use<true>(a.key, a.inv_begin, invocations, size_t{trace.info().layers} * trace.info().experts,
+                        next_use);
+    v.next_use = {next_use, lookups};
+  }
+  for (size_t i = 0; i < invocations; ++i)  // as LookupStream::decode_lookups
+    b.decode_lookups += uint64_t{a.inv_phase[i] == static_cast<uint8_t>(Phase::kDecode)} *
+                        (a.inv_begin[i + 1] - a.inv_begin[i]);
+  b.storage = std::move(held);
+  return b;
 }
 
 }  // namespace moesim::traces

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/cache_config.h"
@@ -81,6 +82,19 @@ struct LookupStreamParts {
 };
 
 LookupStream build_lookup_stream(const Trace& trace, uint32_t batch = 1, const LookupStreamParts& parts = {});
+
+// The batch-1 stream's core-level view (below) with storage of its own, for a replay that reads nothing else
+// (read_mtr_lookup_stream on a file without the index): equal to lookup_view(build_lookup_stream(trace, 1,
+// {.tokens = false, .next_use = with_next_use})). Arrays written once, never zero-filled first, in one
+// anonymous mapping (a page never written is never touched); `storage` owns them. Memory-safe on
+// records that break a Trace's guarantees (any id, layer or order), so that the reader runs it beside its
+// record check; only a valid trace's view means anything.
+struct BuiltLookupView {
+  LookupView view;
+  uint64_t decode_lookups = 0;  // as LookupStream::decode_lookups
+  std::shared_ptr<const void> storage;
+};
+BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use);
 
 // The stream's invocations, keys, next uses and refreshes as the core-level view the caches replay
 // (core/cache_config.h). Borrows the arrays: `s` must outlive the view.

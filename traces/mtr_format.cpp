@@ -885,7 +885,7 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
 
 MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_next_use,
                                         bool with_token_counts, std::shared_ptr<const void> owner) {
-  // The whole-file checksum runs on a second thread while the records are checked and the stream is built
+  // The whole-file checksum runs on a thread of its own while the records are checked and the stream is built
   // (and, deferred, while the caller replays it); nothing is returned before it matched unless the caller
   // deferred it, and a mismatch is the error reported even when the records also fail their checks (a
   // corrupt file is named as such).
@@ -903,18 +903,18 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
   auto verify = [&] {
     if (checksum.valid()) checksum.get();
   };
-  struct Held {
-    std::shared_ptr<const void> mapping;
-    LookupStream stream;
-  };
-  auto held = std::make_shared<Held>();
-  held->mapping = owner;
+  BuiltLookupView built;
   MtrLookups m;
   try {
     const TraceColumns c = columns();
-    const uint64_t sequences = check_records(c);
     const Trace t(info_, c, std::move(owner));
-    held->stream = build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = with_next_use});
+    // The stream is built on a thread of its own while the records are checked here (build_lookup_view is
+    // memory-safe on records that fail the check) and used only once they passed; the future waits for the
+    // build however the check ends, before the trace it reads goes.
+    std::future<BuiltLookupView> build =
+        std::async(std::launch::async, [&t, with_next_use] { return build_lookup_view(t, with_next_use); });
+    const uint64_t sequences = check_records(c);
+    built = build.get();
     m.has_weights = !c.weights.empty();
     m.has_logits = !c.logits.empty();
     m.sequences = sequences;
@@ -932,9 +932,9 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
     verify();
   m.info = info_;
   m.records = records_;
-  m.decode_lookups = held->stream.decode_lookups();
-  m.view = lookup_view(held->stream);
-  m.storage = std::move(held);
+  m.decode_lookups = built.decode_lookups;
+  m.view = built.view;
+  m.storage = std::move(built.storage);
   return m;
 }
 

@@ -1,12 +1,17 @@
 // Lookup stream semantics (traces/lookup_stream.h) on a hand-written trace: prefill = one invocation per
 // layer over the prompt (union, first-appearance order, token counts), decode = one per token per layer,
 // batch B=2 = union over the group's sequences, a missing cell = no invocation; next_use vs brute force;
-// refreshes of duplicate touches (by hand, and against the last-touch order on the bundled traces).
+// refreshes of duplicate touches (by hand, and against the last-touch order on the bundled traces);
+// build_lookup_view equals the view of build_lookup_stream.
 #include "traces/lookup_stream.h"
 
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include "base/error.h"
+#include "tests/fixtures.h"
+#include "traces/trace_io.h"
 
 namespace moesim::traces {
 namespace {
@@ -70,7 +75,8 @@ TEST(LookupStream, BatchOneMatchesHandDerivation) {
   EXPECT_EQ(s.step_phase, (std::vector<uint8_t>{0, 1, 1, 0, 1, 1}));
   EXPECT_EQ(s.inv_layer, (std::vector<uint16_t>{0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1}));
   // Token counts: expert 1 at L0 and expert 0 at L1 serve both prompt tokens of sequence 0.
-  EXPECT_EQ(std::vector<uint32_t>(s.tokens.begin(), s.tokens.begin() + 6), (std::vector<uint32_t>{1, 2, 1, 1, 2, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(s.tokens.begin(), s.tokens.begin() + 6),
+            (std::vector<uint32_t>{1, 2, 1, 1, 2, 1}));
   EXPECT_EQ(s.lookups(), 24u);
   EXPECT_EQ(s.decode_lookups(), 14u);
   EXPECT_EQ(s.next_use, brute_next_use(s));
@@ -82,10 +88,10 @@ TEST(LookupStream, BatchOneMatchesHandDerivation) {
 TEST(LookupStream, BatchTwoUnionsTheGroupsDecodeSteps) {
   const LookupStream s = build_lookup_stream(hand_trace(), 2);
   const std::vector<std::vector<uint32_t>> want = {
-      {0, 1, 2}, {7, 4, 6},    // seq 0 prefill (a step of its own)
-      {3, 2},    {5, 4},       // seq 1 prefill
-      {2, 3, 0}, {4, 5, 6},    // decode step 0: seq 0 then seq 1, union
-      {2, 0, 3, 1}, {6, 7}};   // decode step 1: L1 only from seq 1 (seq 0's cell is missing)
+      {0, 1, 2},    {7, 4, 6},  // seq 0 prefill (a step of its own)
+      {3, 2},       {5, 4},     // seq 1 prefill
+      {2, 3, 0},    {4, 5, 6},  // decode step 0: seq 0 then seq 1, union
+      {2, 0, 3, 1}, {6, 7}};    // decode step 1: L1 only from seq 1 (seq 0's cell is missing)
   EXPECT_EQ(invocation_keys(s), want);
   EXPECT_EQ(s.step_tokens, (std::vector<uint32_t>{2, 1, 2, 2}));
   EXPECT_EQ(std::vector<uint32_t>(s.tokens.begin() + 10, s.tokens.begin() + 16),
@@ -156,7 +162,40 @@ TEST(LookupStream, RefreshesGiveTheLastTouchOrder) {
   EXPECT_EQ(prefill_refreshes({{0, 1}, {0, 1}, {2, 4}}), (std::vector<uint32_t>{}));
 }
 
-TEST(LookupStream, RejectsBatchZero) { EXPECT_THROW((void)build_lookup_stream(hand_trace(), 0), Error); }
+template <typename T>
+std::vector<T> vec(std::span<const T> s) {
+  return {s.begin(), s.end()};
+}
+
+// The view built into storage of its own, not zero-filled: every array equal to the stream's (a value the
+// builder failed to write would be whatever the fresh pages hold, zero), and alive as long as its storage.
+TEST(LookupStream, BuiltViewEqualsTheStreamsView) {
+  size_t refreshes = 0;
+  for (const Trace& t : {hand_trace(), load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"))})
+    for (bool next_use : {false, true}) {
+      const LookupStream s =
+          build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = next_use});
+      BuiltLookupView b = build_lookup_view(t, next_use);
+      const LookupView v = b.view;
+      const std::shared_ptr<const void> storage = std::move(b.storage);
+      b = BuiltLookupView{};
+      EXPECT_EQ(vec(v.inv_begin), s.inv_begin);
+      EXPECT_EQ(vec(v.inv_layer), s.inv_layer);
+      EXPECT_EQ(vec(v.inv_phase), s.inv_phase);
+      EXPECT_EQ(vec(v.key), s.key);
+      EXPECT_EQ(vec(v.next_use), s.next_use);
+      EXPECT_EQ(vec(v.refresh_begin), s.refresh_begin);
+      EXPECT_EQ(vec(v.refresh), s.refresh);
+      EXPECT_EQ(b.decode_lookups, 0u);
+      EXPECT_EQ(build_lookup_view(t, next_use).decode_lookups, s.decode_lookups());
+      refreshes += s.refreshes();
+    }
+  EXPECT_GT(refreshes, 0u);  // the Qwen3 prompt touches experts twice: refreshes are compared too
+}
+
+TEST(LookupStream, RejectsBatchZero) {
+  EXPECT_THROW((void)build_lookup_stream(hand_trace(), 0), Error);
+}
 
 }  // namespace
 }  // namespace moesim::traces

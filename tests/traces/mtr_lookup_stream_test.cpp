@@ -132,6 +132,48 @@ TEST(MtrLookupStream, CorruptionIsAnErrorNamingTheFileAndByte) {
   }
 }
 
+// The stream is built beside the record check (build_lookup_view is memory-safe on records that fail it):
+// records overwritten with large values -- ids and layers far out of range, steps and sequences out of order
+// -- are refused with the record check's error, the full reader's own, with or without next uses.
+TEST(MtrLookupStream, RecordsThatFailTheCheckAreRefusedWithTheChecksError) {
+  const std::string good = encode_mtr(qwen(), MtrWriteOptions{.lookup_index = false});
+  MtrReadOptions nocheck;
+  nocheck.verify_checksum = false;
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  const char* columns[] = {"seq", "phase", "step", "layer", "experts"};
+  const uint64_t records = qwen().records();
+  const uint64_t bytes[] = {4 * records, records, 4 * records, 2 * records, 12 * records};
+  int refused = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::string b = good;
+    const int c = trial % 5;
+    const uint64_t at = column_offset(b, columns[c]);
+    for (int i = 0; i < 64; ++i) b[at + next() % bytes[c]] = static_cast<char>(0xFF - next() % 4);
+    std::string full;
+    try {
+      (void)decode_mtr(b, "c.mtr", nocheck);
+    } catch (const Error& e) {
+      full = e.what();
+    }
+    for (bool next_use : {false, true}) {
+      std::string err;
+      try {
+        (void)decode_mtr_lookup_stream(b, "c.mtr", next_use, true, nocheck);
+      } catch (const Error& e) {
+        err = e.what();
+      }
+      ASSERT_FALSE(err.empty()) << columns[c] << " trial " << trial;
+      EXPECT_EQ(err, full);
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 80);
+}
+
 // Deferred checksums (MtrReadOptions::defer_checksum, what `moesim replay` asks for): the read returns once
 // the structure holds, and verify() reports the mismatch the synchronous read throws; a structure that
 // fails as well is reported as the mismatch, as without deferral.
