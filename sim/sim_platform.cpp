@@ -78,6 +78,10 @@ void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
 void SimPlatform::submit_ready(std::span<const ReadyOp> ready, OpSink* sink) {
   if (sink != sink_) set_sink(sink);
   in_flight_ += ready.size();
+  if (direct_submit_) {  // the common case, without a call per op
+    for (const ReadyOp& r : ready) enqueue(*r.op, r.token);
+    return;
+  }
   for (const ReadyOp& r : ready) submit_one(*r.op, r.token);
 }
 
@@ -204,14 +208,17 @@ void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
 }
 
 void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
-  Fused& f = *fused_.find(job);
+  if (by_unit_.size() <= unit) by_unit_.resize(unit + 1);
+  Fused& f = by_unit_[unit];
+  f = fused_.take(job);
   f.unit = unit;
+  f.job = job;
   if (f.wait >= 0) {
-    engine_.schedule_fn(engine_.now() + f.wait, [this, job] { fused_read_done(job); });
+    engine_.schedule_fn(engine_.now() + f.wait, [this, unit] { fused_read_done(unit); });
     return;
   }
   if (f.cached_s >= 0) {  // a buffered run whose page cache holds the E-chunk: a copy, on this worker
-    engine_.schedule_fn(engine_.now() + f.cached_s, [this, job] { fused_read_done(job); });
+    engine_.schedule_fn(engine_.now() + f.cached_s, [this, unit] { fused_read_done(unit); });
     return;
   }
   cost_.mark_ssd_read(f.prefill);
@@ -220,19 +227,20 @@ void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
   ssd_.submit(job, f.priority, f.bytes, f.prefill);
 }
 
-void SimPlatform::fused_read_done(uint32_t job) {
-  const Fused f = *fused_.find(job);
-  fused_.erase(job);
-  if (f.reading) --fused_reading_;
-  cpu_.resume(f.unit, f.work);
+void SimPlatform::fused_read_done(uint32_t unit) {
+  Fused& f = by_unit_[unit];
+  if (f.reading) {
+    f.reading = false;
+    --fused_reading_;
+  }
+  cpu_.resume(unit, f.work);
 }
 
 void SimPlatform::SsdListener::job_done(uint32_t job, const OpTiming& timing) {
   // A job is in flight once: a fused op reading at the SSD is no read of the I/O thread's.
-  if (owner->fused_reading_ > 0) {
-    const Fused* f = owner->fused_.find(job);
-    if (f && f->reading) return owner->fused_read_done(job);
-  }
+  if (owner->fused_reading_ > 0)
+    for (const Fused& f : owner->by_unit_)
+      if (f.reading && f.job == job) return owner->fused_read_done(f.unit);
   owner->io_.job_done(job, timing);
 }
 
@@ -252,14 +260,10 @@ SimPlatform::Fused& SimPlatform::FusedTable::insert(uint32_t job) {
   return e.f;
 }
 
-SimPlatform::Fused* SimPlatform::FusedTable::find(uint32_t job) {
-  Entry& e = entries_[slot(job)];
-  return e.used ? &e.f : nullptr;
-}
-
-void SimPlatform::FusedTable::erase(uint32_t job) {
+SimPlatform::Fused SimPlatform::FusedTable::take(uint32_t job) {
   const size_t mask = entries_.size() - 1;
   size_t hole = slot(job);
+  const Fused f = entries_[hole].f;
   // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, j].
   for (size_t j = (hole + 1) & mask; entries_[j].used; j = (j + 1) & mask) {
     const size_t h = home(entries_[j].job);
@@ -270,6 +274,7 @@ void SimPlatform::FusedTable::erase(uint32_t job) {
   }
   entries_[hole].used = false;
   --size_;
+  return f;
 }
 
 void SimPlatform::FusedTable::grow() {

@@ -172,7 +172,7 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   void job_done(uint32_t job, const OpTiming& timing) override;
   // Fused reads: a worker took the op (its read starts), and its read is over (its decompression starts).
   void unit_taken(uint32_t job, uint32_t unit) override;
-  void fused_read_done(uint32_t job);
+  void fused_read_done(uint32_t unit);
   void enqueue_fused(const Op& op, uint32_t job, double gap);
   struct Fused {
     uint32_t unit = 0;
@@ -183,16 +183,15 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
     double work = 0;       // the decompression's, on the worker
     double cached_s = -1;  // a page-cache hit's copy time (buffered runs); < 0: the read goes to the SSD
     bool reading = false;  // its read is at the SSD
+    uint32_t job = 0;
   };
-  // The fused ops in flight from their submission to the end of their read (a job is a token: any 32-bit
-  // value, so a fused read is told from the I/O thread's by this list, not by a flag in its id).
-  // Open addressing (linear probing, a multiplicative hash of the job), with deletion by backward shift: no
-  // allocation per fused op, and a lookup of a few probes.
+  // The fused ops waiting for a worker, by job (a job is a token: any 32-bit value). Open addressing (linear
+  // probing, a multiplicative hash of the job), with deletion by backward shift: no allocation per fused op,
+  // and a lookup of a few probes.
   class FusedTable {
    public:
     Fused& insert(uint32_t job);  // the job is not in the table
-    Fused* find(uint32_t job);    // nullptr: not in it
-    void erase(uint32_t job);     // the job is in the table
+    Fused take(uint32_t job);     // removes the job's record (it is in the table) and returns it
     bool empty() const { return size_ == 0; }
 
    private:
@@ -209,8 +208,12 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
     size_t size_ = 0;
   };
   FusedTable fused_;
-  uint32_t fused_reading_ = 0;  // of those, reads at the SSD: only then is an SSD completion looked up
-  // The SSD's listener: the I/O thread's reads go back to it, fused reads (jobs in fused_) to the worker.
+  // Then each by the worker that took it, until its read is over. A fused read at the SSD is told from the
+  // I/O thread's by this list (reading), not by a flag in its id; only while one is there is a completion
+  // looked up.
+  std::vector<Fused> by_unit_;
+  uint32_t fused_reading_ = 0;
+  // The SSD's listener: the I/O thread's reads go back to it, fused reads (by_unit_) to their worker.
   struct SsdListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
