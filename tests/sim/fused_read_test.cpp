@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "base/error.h"
@@ -135,6 +137,8 @@ TEST(FusedRead, ManyInFlightUnderScatteredTokensRunAsUnderSmallOnes) {
     Recorder rec;
     for (uint32_t i = 0; i < 400; ++i) {
       Op op = fused(static_cast<uint16_t>(i));
+      op.read_bytes += 1'000 * i;  // each fused op its own read and decompression: a record mixed up shows
+      op.bytes += 500 * i;
       if (i % 4 == 3) {
         op = Op{};
         op.kind = OpKind::kSsdRead;
@@ -150,9 +154,16 @@ TEST(FusedRead, ManyInFlightUnderScatteredTokensRunAsUnderSmallOnes) {
     return by_op;
   };
   const auto small = run([](uint32_t i) { return i; });
-  // Scattered: high bits as the pipeline's tokens carry their invocation slot, the top bit on every other
-  // one.
-  const auto scattered = run([](uint32_t i) { return (i % 2 ? 0x80000000u : 0u) | (i << 20) | (i % 3); });
+  // Scattered: distinct random 32-bit tokens (a fixed seed), whose hashes collide as any keys' do, unlike
+  // consecutive ones; the top bit set on about half.
+  std::vector<uint32_t> tokens;
+  std::set<uint32_t> seen;
+  std::mt19937 rng(7);
+  while (tokens.size() < 400) {
+    const uint32_t t = static_cast<uint32_t>(rng());
+    if (seen.insert(t).second) tokens.push_back(t);
+  }
+  const auto scattered = run([&](uint32_t i) { return tokens[i]; });
   ASSERT_EQ(small.size(), scattered.size());
   for (size_t i = 0; i < small.size(); ++i) {
     EXPECT_EQ(small[i].start, scattered[i].start) << i;
