@@ -54,19 +54,8 @@ void OpGraph::clear() {
   ops_.clear();
   dep_begin_.assign(1, 0);
   dep_.clear();
-  succ_begin_.clear();
+  first_succ_.clear();
   succ_.clear();
-}
-
-void OpGraph::finalize() {
-  const size_t n = ops_.size();
-  succ_begin_.assign(n + 1, 0);
-  for (uint32_t d : dep_) ++succ_begin_[d + 1];
-  for (size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-  succ_.resize(dep_.size());
-  fill_.assign(succ_begin_.begin(), succ_begin_.end() - 1);  // a member: no allocation per graph
-  for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t k = dep_begin_[i]; k < dep_begin_[i + 1]; ++k) succ_[fill_[dep_[k]]++] = i;
 }
 
 }  // namespace moesim

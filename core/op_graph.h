@@ -5,14 +5,17 @@
 // a priority set by the scheduling policy (lower runs first on a resource; equal priorities run in
 // submission order, which makes FCFS the all-zero priority).
 //
-// OpGraph stores ops and their dependencies as plain adjacency vectors (CSR built by finalize()).
+// OpGraph stores ops and their dependencies as plain adjacency vectors (CSR), and each op's successors as a
+// list linked while the ops are added (no pass over the graph to build them; in no particular order).
 // Invariant: an op's dependencies are ops added before it, so insertion order is a topological order
 // and a graph can never hold a cycle.
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <span>
 #include <vector>
 
@@ -116,9 +119,11 @@ class OpGraph {
     for (uint32_t d : deps) {
       assert(d < id && "an op may only depend on ops added before it");
       dep_.push_back(d);
+      link(d, id);
     }
     ops_.push_back(op);
     dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+    first_succ_.push_back(kNoSucc);
     return id;
   }
   uint32_t add(const Op& op, std::initializer_list<uint32_t> deps) {
@@ -132,20 +137,28 @@ class OpGraph {
     const auto first = static_cast<uint32_t>(ops_.size());
     if (part.ops_.size() <= 1) return first;
     ops_.insert(ops_.end(), part.ops_.begin() + 1, part.ops_.end());
+    first_succ_.resize(ops_.size(), kNoSucc);
     for (size_t i = 1; i < part.ops_.size(); ++i) {
+      const auto id = static_cast<uint32_t>(first + i - 1);
       for (uint32_t k = part.dep_begin_[i]; k < part.dep_begin_[i + 1]; ++k) {
         const uint32_t d = part.dep_[k];
-        if (d == 0)
-          for (uint32_t r : roots) dep_.push_back(r);  // a few roots: no memmove call
-        else
+        if (d == 0) {
+          for (uint32_t r : roots) {  // a few roots: no memmove call
+            dep_.push_back(r);
+            link(r, id);
+          }
+        } else {
           dep_.push_back(first + d - 1);
+          link(first + d - 1, id);
+        }
       }
       dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
     }
     return first;
   }
-  // Builds successor lists; call once after the last add().
-  void finalize();
+  // Nothing left to do once the last op is added (the successor lists are linked as ops are added); kept so
+  // that code which builds a graph and then finishes it (tests, schedulers' models) reads unchanged.
+  void finalize() {}
 
   size_t size() const { return ops_.size(); }
   Op& op(uint32_t i) { return ops_[i]; }
@@ -153,15 +166,52 @@ class OpGraph {
   std::span<const uint32_t> deps(uint32_t i) const {
     return {dep_.data() + dep_begin_[i], dep_begin_[i + 1] - dep_begin_[i]};
   }
-  std::span<const uint32_t> succs(uint32_t i) const {
-    return {succ_.data() + succ_begin_[i], succ_begin_[i + 1] - succ_begin_[i]};
-  }
+  uint32_t dep_count(uint32_t i) const { return dep_begin_[i + 1] - dep_begin_[i]; }
+  // The ops that depend on op i, each once per dependency, in no particular order (the latest added first):
+  // `for (uint32_t s : g.succs(i))`.
+  class Succs {
+   public:
+    struct Iter {
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = uint32_t;
+      using difference_type = std::ptrdiff_t;
+      using pointer = const uint32_t*;
+      using reference = uint32_t;
+      const OpGraph* g;
+      uint32_t node;
+      uint32_t operator*() const { return g->succ_[node].op; }
+      Iter& operator++() {
+        node = g->succ_[node].next;
+        return *this;
+      }
+      bool operator!=(const Iter& o) const { return node != o.node; }
+      bool operator==(const Iter& o) const { return node == o.node; }
+    };
+    Iter begin() const { return {g_, first_}; }
+    Iter end() const { return {g_, kNoSucc}; }
+    bool empty() const { return first_ == kNoSucc; }
+    Succs(const OpGraph* g, uint32_t first) : g_(g), first_(first) {}
+
+   private:
+    const OpGraph* g_;
+    uint32_t first_;
+  };
+  Succs succs(uint32_t i) const { return {this, first_succ_[i]}; }
 
  private:
+  static constexpr uint32_t kNoSucc = UINT32_MAX;
+  struct SuccNode {
+    uint32_t op;
+    uint32_t next;  // kNoSucc: the list's last
+  };
+  void link(uint32_t dep, uint32_t op) {
+    succ_.push_back(SuccNode{op, first_succ_[dep]});
+    first_succ_[dep] = static_cast<uint32_t>(succ_.size() - 1);
+  }
   std::vector<Op> ops_;
   std::vector<uint32_t> dep_begin_{0}, dep_;
-  std::vector<uint32_t> succ_begin_, succ_;
-  std::vector<uint32_t> fill_;  // finalize()'s scratch
+  std::vector<uint32_t> first_succ_;  // per op: its successor list's first node in succ_
+  std::vector<SuccNode> succ_;
 };
 
 }  // namespace moesim

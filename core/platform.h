@@ -5,10 +5,13 @@
 //
 // Contract: submit() never calls the sink synchronously (completion is reported from inside
 // run_until_idle()); the sink may submit further ops from op_done(). run_until_idle() returns when no
-// submitted op is left. Times are seconds since the platform was created.
+// submitted op is left. Times are seconds since the platform was created. A token names one op in flight:
+// no two ops submitted and not yet reported share one (the simulator runs the op under it, with no record of
+// its own per op).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,12 +84,23 @@ struct PlanningTime {
   double head = 0, tail = 0;
 };
 
+// One op handed over in a ready set (Platform::submit_ready): the op, valid during the call, and its token.
+struct ReadyOp {
+  const Op* op;
+  uint32_t token;
+};
+
 class Platform : public OpEstimator {
  public:
   virtual ~Platform() = default;
   virtual double now() const = 0;
   // Queues `op` on its resource; sink->op_done(token, timing) reports its completion.
   virtual void submit(const Op& op, OpSink* sink, uint32_t token) = 0;
+  // Queues the ops that became ready together, in the order given (the pipeline's priority order): the same
+  // as submit() on each in turn, in one call (the simulator's per-op hand-off without a virtual call each).
+  virtual void submit_ready(std::span<const ReadyOp> ready, OpSink* sink) {
+    for (const ReadyOp& r : ready) submit(*r.op, sink, r.token);
+  }
   virtual void run_until_idle() = 0;
   virtual std::vector<ResourceStats> resource_stats() const = 0;
   // A short description of the platform for run headers ("sim: jetson-agx-orin-64gb").

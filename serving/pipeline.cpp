@@ -244,6 +244,7 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
   for (uint32_t i = first; i < g.size(); ++i) {
     Op& op = g.op(i);
     op.prefetch = true;
+    op.priority = kPrefetchPriority;
     if (op.kind == OpKind::kSsdRead) bytes += op.bytes;
     bytes += op.read_bytes;
   }
@@ -261,17 +262,29 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
 
 void Pipeline::submit(std::vector<uint32_t>& ready) {
   // Ops that become ready at the same instant go to the platform in priority order (then token order),
-  // so that a free resource starts the most urgent one.
-  // Sorted as (priority, token) pairs: the comparisons read no op (ZipMoE readies ~100 ops at a time).
-  if (ready.size() > 1) {
-    thread_local std::vector<std::pair<int64_t, uint32_t>> keyed;
-    keyed.clear();
-    for (uint32_t t : ready) keyed.emplace_back(slots_[t >> kOpBits]->graph.op(t & kOpMask).priority, t);
-    std::sort(keyed.begin(), keyed.end());
-    for (size_t i = 0; i < keyed.size(); ++i) ready[i] = keyed[i].second;
+  // so that a free resource starts the most urgent one; the whole set in one call (Platform::submit_ready).
+  // Sorted as (priority, token, op) entries: the comparisons read no op (ZipMoE readies ~100 ops at a time).
+  if (ready.size() == 1) {
+    const uint32_t t = ready[0];
+    ready.clear();
+    const ReadyOp one{&slots_[t >> kOpBits]->graph.op(t & kOpMask), t};
+    platform_->submit_ready(std::span<const ReadyOp>(&one, 1), this);
+    return;
   }
-  for (uint32_t t : ready) platform_->submit(slots_[t >> kOpBits]->graph.op(t & kOpMask), this, t);
+  std::vector<Keyed>& keyed = keyed_;
+  keyed.clear();
+  for (uint32_t t : ready) {
+    const Op* op = &slots_[t >> kOpBits]->graph.op(t & kOpMask);
+    keyed.push_back(Keyed{op->priority, t, op});
+  }
   ready.clear();
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    return a.priority < b.priority || (a.priority == b.priority && a.token < b.token);
+  });
+  std::vector<ReadyOp>& out = ready_ops_;
+  out.clear();
+  for (const Keyed& k : keyed) out.push_back(ReadyOp{k.op, k.token});
+  platform_->submit_ready(out, this);
 }
 
 void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
@@ -656,17 +669,21 @@ void Pipeline::consider_prefetch(Invocation& v, uint32_t slot, const PrefetchReq
 }
 
 void Pipeline::submit_invocation(Invocation& v, uint32_t slot) {
-  OpGraph& g = v.graph;
-  g.finalize();
+  // The graph is final (its successor lists were linked as its ops were added; prefetch loads carry their
+  // priority from build_prefetch): the dependencies left per op, and the ops ready now.
+  const OpGraph& g = v.graph;
   platform_->ops_planned(g);
-  v.external.resize(g.size(), 0);
-  v.remaining.resize(g.size());
-  v.open_ops = static_cast<uint32_t>(g.size());
+  const auto n = static_cast<uint32_t>(g.size());
+  v.external.resize(n, 0);
+  v.remaining.resize(n);
+  v.open_ops = n;
   ready_.clear();
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    if (g.op(i).prefetch) g.op(i).priority = kPrefetchPriority;
-    v.remaining[i] = static_cast<uint32_t>(g.deps(i).size()) + v.external[i];
-    if (v.remaining[i] == 0) ready_.push_back((slot << kOpBits) | i);
+  const uint32_t* external = v.external.data();
+  uint32_t* remaining = v.remaining.data();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t r = g.dep_count(i) + external[i];
+    remaining[i] = r;
+    if (r == 0) ready_.push_back((slot << kOpBits) | i);
   }
   submit(ready_);
 }

@@ -291,6 +291,14 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   std::vector<uint8_t> kept_;
   InvocationWalker walker_;  // the lookups, refreshes and eviction of each invocation
   std::vector<uint32_t> tails_, ready_;
+  // submit()'s scratch: the ready set sorted by (priority, token), and as handed to the platform.
+  struct Keyed {
+    int64_t priority;
+    uint32_t token;
+    const Op* op;
+  };
+  std::vector<Keyed> keyed_;
+  std::vector<ReadyOp> ready_ops_;
   // PipelineOptions::compute_after_loads: the layer's loads so far, and the compute ops held back until the
   // last lookup (request index, op).
   std::vector<uint32_t> layer_loads_;

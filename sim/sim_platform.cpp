@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/error.h"
+
 namespace moesim::sim {
 namespace {
 
@@ -61,16 +63,29 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   }
 }
 
+void SimPlatform::set_sink(OpSink* sink) {
+  if (in_flight_ > 0)
+    throw Error("sim platform: ops submitted for a second sink while the first one's are in flight");
+  sink_ = sink;
+}
+
 void SimPlatform::submit(const Op& op, OpSink* sink, uint32_t token) {
-  uint32_t job;
-  if (!free_jobs_.empty()) {
-    job = free_jobs_.back();
-    free_jobs_.pop_back();
-    jobs_[job] = Pending{sink, token};
-  } else {
-    job = static_cast<uint32_t>(jobs_.size());
-    jobs_.push_back(Pending{sink, token});
+  if (sink != sink_) set_sink(sink);
+  ++in_flight_;
+  submit_one(op, token);
+}
+
+void SimPlatform::submit_ready(std::span<const ReadyOp> ready, OpSink* sink) {
+  if (sink != sink_) set_sink(sink);
+  in_flight_ += ready.size();
+  if (direct_submit_) {  // the common case, without a call per op
+    for (const ReadyOp& r : ready) enqueue(*r.op, r.token);
+    return;
   }
+  for (const ReadyOp& r : ready) submit_one(*r.op, r.token);
+}
+
+void SimPlatform::submit_one(const Op& op, uint32_t job) {
   if (direct_submit_) return enqueue(op, job);  // no hand-off, no planning delay: what follows gives now
   const auto rc = static_cast<size_t>(op.resource);
   const double by_class = opt_.dispatch[rc] > 0 ? opt_.dispatch[rc] : opt_.dispatch_latency;
@@ -167,8 +182,7 @@ void SimPlatform::enqueue(const Op& op, uint32_t job) {
 // ---- Fused reads (see the header) ----
 
 void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
-  if (fused_.size() <= job) fused_.resize(job + 1);
-  Fused& f = fused_[job];
+  Fused& f = fused_.insert(job);
   f = Fused{0, op.priority, op.read_bytes, op.prefill, -1, 0, -1};
   const MeasuredDurations::Measured* m = opt_.measured ? opt_.measured->peek(op) : nullptr;
   const double seconds = opt_.measured ? opt_.measured->next(op) : -1;  // counts a match or not
@@ -194,27 +208,82 @@ void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
 }
 
 void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
-  Fused& f = fused_[job];
+  if (by_unit_.size() <= unit) by_unit_.resize(unit + 1);
+  Fused& f = by_unit_[unit];
+  f = fused_.take(job);
   f.unit = unit;
+  f.job = job;
   if (f.wait >= 0) {
-    engine_.schedule_fn(engine_.now() + f.wait, [this, job] { fused_read_done(job); });
+    engine_.schedule_fn(engine_.now() + f.wait, [this, unit] { fused_read_done(unit); });
     return;
   }
   if (f.cached_s >= 0) {  // a buffered run whose page cache holds the E-chunk: a copy, on this worker
-    engine_.schedule_fn(engine_.now() + f.cached_s, [this, job] { fused_read_done(job); });
+    engine_.schedule_fn(engine_.now() + f.cached_s, [this, unit] { fused_read_done(unit); });
     return;
   }
   cost_.mark_ssd_read(f.prefill);
-  ssd_.submit(job | kFusedRead, f.priority, f.bytes, f.prefill);
+  ++fused_reading_;
+  f.reading = true;
+  ssd_.submit(job, f.priority, f.bytes, f.prefill);
 }
 
-void SimPlatform::fused_read_done(uint32_t job) {
-  cpu_.resume(fused_[job].unit, fused_[job].work);
+void SimPlatform::fused_read_done(uint32_t unit) {
+  Fused& f = by_unit_[unit];
+  if (f.reading) {
+    f.reading = false;
+    --fused_reading_;
+  }
+  cpu_.resume(unit, f.work);
 }
 
 void SimPlatform::SsdListener::job_done(uint32_t job, const OpTiming& timing) {
-  if (job & kFusedRead) return owner->fused_read_done(job & ~kFusedRead);
+  // A job is in flight once: a fused op reading at the SSD is no read of the I/O thread's.
+  if (owner->fused_reading_ > 0)
+    for (const Fused& f : owner->by_unit_)
+      if (f.reading && f.job == job) return owner->fused_read_done(f.unit);
   owner->io_.job_done(job, timing);
+}
+
+size_t SimPlatform::FusedTable::slot(uint32_t job) const {
+  const size_t mask = entries_.size() - 1;
+  size_t i = home(job);
+  while (entries_[i].used && entries_[i].job != job) i = (i + 1) & mask;
+  return i;
+}
+
+SimPlatform::Fused& SimPlatform::FusedTable::insert(uint32_t job) {
+  if (2 * (size_ + 1) > entries_.size()) grow();  // at most half full: short probes
+  Entry& e = entries_[slot(job)];
+  e.job = job;
+  e.used = true;
+  ++size_;
+  return e.f;
+}
+
+SimPlatform::Fused SimPlatform::FusedTable::take(uint32_t job) {
+  const size_t mask = entries_.size() - 1;
+  size_t hole = slot(job);
+  const Fused f = entries_[hole].f;
+  // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, j].
+  for (size_t j = (hole + 1) & mask; entries_[j].used; j = (j + 1) & mask) {
+    const size_t h = home(entries_[j].job);
+    const bool stays = hole < j ? (hole < h && h <= j) : (hole < h || h <= j);
+    if (stays) continue;
+    entries_[hole] = entries_[j];
+    hole = j;
+  }
+  entries_[hole].used = false;
+  --size_;
+  return f;
+}
+
+void SimPlatform::FusedTable::grow() {
+  std::vector<Entry> old(entries_.size() * 2);
+  old.swap(entries_);
+  --shift_;
+  size_ = 0;
+  for (const Entry& e : old)
+    if (e.used) insert(e.job) = e.f;
 }
 
 double SimPlatform::duration(const Op& op) const {
@@ -279,10 +348,17 @@ double SimPlatform::turnaround(const Op& op) const {
 
 void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
   if (serial_) {  // through the pipeline thread first
-    if (dispatch_timing_.size() <= job) dispatch_timing_.resize(job + 1);
-    dispatch_timing_[job] = timing;
+    uint32_t slot;
+    if (!free_dispatching_.empty()) {
+      slot = free_dispatching_.back();
+      free_dispatching_.pop_back();
+      dispatching_[slot] = {job, timing};
+    } else {
+      slot = static_cast<uint32_t>(dispatching_.size());
+      dispatching_.emplace_back(job, timing);
+    }
     dispatcher_.submit(
-        job, 0,
+        slot, 0,
         opt_.completion_latency +
             (dispatcher_.idle() ? (opt_.wake_q.empty() ? opt_.wake_latency : draw(opt_.wake_q)) : 0));
     return;
@@ -290,15 +366,16 @@ void SimPlatform::job_done(uint32_t job, const OpTiming& timing) {
   report(job, timing);
 }
 
-void SimPlatform::DispatchListener::job_done(uint32_t job, const OpTiming&) {
-  if (job == kPlanningJob) return;  // the pipeline thread's planning, not an op
-  owner->report(job, owner->dispatch_timing_[job]);
+void SimPlatform::DispatchListener::job_done(uint32_t slot, const OpTiming&) {
+  if (slot == kPlanningJob) return;  // the pipeline thread's planning, not an op
+  const auto [job, timing] = owner->dispatching_[slot];
+  owner->free_dispatching_.push_back(slot);
+  owner->report(job, timing);
 }
 
 void SimPlatform::report(uint32_t job, const OpTiming& timing) {
-  const Pending p = jobs_[job];
-  free_jobs_.push_back(job);
-  p.sink->op_done(p.token, timing);
+  --in_flight_;
+  sink_->op_done(job, timing);
 }
 
 void SimPlatform::run_until_idle() {

@@ -2,6 +2,8 @@
 // their class: SSD reads through the single I/O thread to the SSD model, decompressions to the pool of L
 // CPU workers, recovery and compute to the GPU stream(s), transfers to the host-device link; durations
 // come from CostModel. Deterministic: ties are broken by event sequence numbers, never by addresses.
+// An op runs under its token as the resources' job id (no record of its own per op): the ops in flight at
+// once report to one sink (the pipeline; a submission naming another while ops are in flight is an error).
 //
 // A fused read (Op::read_bytes, ZipMoE §4's prototype) is a decompression whose worker reads its E-chunk
 // itself: it queues for a CPU worker like any decompression; the worker it takes submits the read straight to
@@ -19,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/rng.h"
@@ -124,6 +128,7 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   SimPlatform(const HardwareProfile& hw, const SimOptions& opt = {});
   double now() const override { return engine_.now(); }
   void submit(const Op& op, OpSink* sink, uint32_t token) override;
+  void submit_ready(std::span<const ReadyOp> ready, OpSink* sink) override;
   void run_until_idle() override;
   // ssd, io_thread, cpu_workers, gpu, link (in that order).
   std::vector<ResourceStats> resource_stats() const override;
@@ -167,7 +172,7 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   void job_done(uint32_t job, const OpTiming& timing) override;
   // Fused reads: a worker took the op (its read starts), and its read is over (its decompression starts).
   void unit_taken(uint32_t job, uint32_t unit) override;
-  void fused_read_done(uint32_t job);
+  void fused_read_done(uint32_t unit);
   void enqueue_fused(const Op& op, uint32_t job, double gap);
   struct Fused {
     uint32_t unit = 0;
@@ -177,10 +182,38 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
     double wait = -1;      // the read's measured device time; < 0: the SSD model's
     double work = 0;       // the decompression's, on the worker
     double cached_s = -1;  // a page-cache hit's copy time (buffered runs); < 0: the read goes to the SSD
+    bool reading = false;  // its read is at the SSD
+    uint32_t job = 0;
   };
-  std::vector<Fused> fused_;  // by job
-  // The SSD's listener: the I/O thread's reads go back to it, fused reads (job | kFusedRead) to the worker.
-  static constexpr uint32_t kFusedRead = 1u << 31;
+  // The fused ops waiting for a worker, by job (a job is a token: any 32-bit value). Open addressing (linear
+  // probing, a multiplicative hash of the job), with deletion by backward shift: no allocation per fused op,
+  // and a lookup of a few probes.
+  class FusedTable {
+   public:
+    Fused& insert(uint32_t job);  // the job is not in the table
+    Fused take(uint32_t job);     // removes the job's record (it is in the table) and returns it
+    bool empty() const { return size_ == 0; }
+
+   private:
+    struct Entry {
+      uint32_t job = 0;
+      bool used = false;
+      Fused f;
+    };
+    size_t home(uint32_t job) const { return static_cast<size_t>((job * 0x9E3779B97F4A7C15ull) >> shift_); }
+    size_t slot(uint32_t job) const;  // the job's entry, or the free one where it would go
+    void grow();
+    std::vector<Entry> entries_ = std::vector<Entry>(64);
+    uint32_t shift_ = 64 - 6;
+    size_t size_ = 0;
+  };
+  FusedTable fused_;
+  // Then each by the worker that took it, until its read is over. A fused read at the SSD is told from the
+  // I/O thread's by this list (reading), not by a flag in its id; only while one is there is a completion
+  // looked up.
+  std::vector<Fused> by_unit_;
+  uint32_t fused_reading_ = 0;
+  // The SSD's listener: the I/O thread's reads go back to it, fused reads (by_unit_) to their worker.
   struct SsdListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
@@ -225,10 +258,6 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   };
   DispatchListener dispatch_listener_{};
   static constexpr uint32_t kPlanningJob = UINT32_MAX;  // a dispatcher job that is the pipeline's planning
-  struct Pending {
-    OpSink* sink;
-    uint32_t token;
-  };
   CostModel cost_;
   SimOptions opt_;
   bool workers_from_profile_ = false;  // the CPU workers are the profile's cpu.cores
@@ -241,14 +270,18 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   PageCache page_cache_;
   uint64_t major_faults_ = 0, decode_major_faults_ = 0, fault_bytes_ = 0;
   ServerPool dispatcher_;  // the pipeline thread (completion_latency > 0)
-  std::vector<OpTiming> dispatch_timing_;
-  double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning  // by job:
-                              // the op's own timing, reported after the dispatcher
-  std::vector<Pending> jobs_;
+  // Completions passing through the pipeline thread (serial_), by dispatcher job: the op's job and its own
+  // timing, reported after the dispatcher.
+  std::vector<std::pair<uint32_t, OpTiming>> dispatching_;
+  std::vector<uint32_t> free_dispatching_;
+  double planned_until_ = 0;  // ops submitted before this time wait for the pipeline's planning
+  OpSink* sink_ = nullptr;    // the sink of the ops in flight
+  uint64_t in_flight_ = 0;    // ops submitted and not yet reported
+  void submit_one(const Op& op, uint32_t job);
+  void set_sink(OpSink* sink);
   uint32_t handing_off_[kResourceClasses] = {};  // ops in their hand-off to an idle unit, not yet enqueued
   double handoff_until_[kResourceClasses] = {};  // when the latest of them is enqueued
   uint32_t free_units(ResourceClass r) const;
-  std::vector<uint32_t> free_jobs_;
   Rng rng_;
   double draw(const std::vector<double>& q) { return q[rng_.below(q.size())]; }
 };

@@ -1,9 +1,13 @@
-// The simulated platform's fused reads (Op::read_bytes, ZipMoE §4's prototype): a CPU worker reads its E-chunk
-// on the SSD model itself, then decompresses it; schedules worked by hand.
+// The simulated platform's fused reads (Op::read_bytes, ZipMoE §4's prototype): a CPU worker reads its
+// E-chunk on the SSD model itself, then decompresses it; schedules worked by hand.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <set>
+#include <vector>
 
+#include "base/error.h"
 #include "sim/measured_durations.h"
 #include "sim/sim_platform.h"
 
@@ -12,12 +16,14 @@ namespace {
 
 // SSD 1 GB/s, 100 us per request, 4 requests in service; decompression 1 GB/s of output per core.
 HardwareProfile profile() {
-  Json j = {{"name", "test"},
-            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4}}},
-            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
-            {"cpu", {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
-            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
-            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  Json j = {
+      {"name", "test"},
+      {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4}}},
+      {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+      {"cpu",
+       {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
+      {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+      {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
   return hardware_from_json(j, "test.json");
 }
 
@@ -80,18 +86,110 @@ TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
   EXPECT_NEAR(p.estimate(fused(0)), 200e-6 + 200e-6, 1e-12);
 }
 
+TEST(FusedRead, AnyTokenIsAJobAndAReadySetIsSubmittedAsOne) {
+  // The schedule above, its ops handed over as one ready set (Platform::submit_ready) under tokens with the
+  // top bit set: the platform runs an op under its token, so a fused read is told from the I/O thread's by
+  // the platform's list of fused ops, never by a bit of the id (a flag there took the read for a fused one).
+  SimOptions so;
+  so.cpu_workers = 2;
+  SimPlatform p(profile(), so);
+  Recorder rec;
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  read.part = TensorPart::kSm;
+  read.bytes = 100'000;
+  const Op f0 = fused(0), f1 = fused(1), f2 = fused(2);
+  constexpr uint32_t kHigh = 0x80000000u;
+  const std::vector<ReadyOp> ready = {
+      {&f0, kHigh | 0}, {&f1, kHigh | 1}, {&f2, kHigh | 2}, {&read, kHigh | 3}};
+  p.submit_ready(ready, &rec);
+  // The ops in flight report to one sink: another one is refused until they are done.
+  Recorder other;
+  EXPECT_THROW(p.submit(read, &other, 0), Error);
+  p.run_until_idle();
+  ASSERT_EQ(rec.timing.size(), 4u);
+  auto expect = [&](uint32_t token, double start_us, double end_us, uint32_t unit) {
+    EXPECT_NEAR(rec.timing[kHigh | token].start * 1e6, start_us, 1e-6) << "op " << token;
+    EXPECT_NEAR(rec.timing[kHigh | token].end * 1e6, end_us, 1e-6) << "op " << token;
+    EXPECT_EQ(rec.timing[kHigh | token].unit, unit) << "op " << token;
+  };
+  expect(0, 0, 600, 0);
+  expect(1, 0, 600, 1);
+  expect(2, 600, 1000, 0);
+  expect(3, 0, 400, 2);
+  EXPECT_EQ(p.resource_stats()[1].ops, 1u);  // the I/O thread issued only its own read
+  // Once they are done, another sink may submit.
+  p.submit(read, &other, 0);
+  p.run_until_idle();
+  EXPECT_EQ(other.timing.size(), 1u);
+}
+
+TEST(FusedRead, ManyInFlightUnderScatteredTokensRunAsUnderSmallOnes) {
+  // 300 fused ops and 100 I/O-thread reads at once on 3 workers: the platform's table of fused ops grows past
+  // its first size, collides and deletes in the middle of probe runs; the schedule must not depend on the
+  // tokens' values (the same ops under tokens 0..399 and under scattered 32-bit ones).
+  auto run = [](auto token) {
+    SimOptions so;
+    so.cpu_workers = 3;
+    so.io_depth = 2;
+    SimPlatform p(profile(), so);
+    Recorder rec;
+    for (uint32_t i = 0; i < 400; ++i) {
+      Op op = fused(static_cast<uint16_t>(i));
+      op.read_bytes += 1'000 * i;  // each fused op its own read and decompression: a record mixed up shows
+      op.bytes += 500 * i;
+      if (i % 4 == 3) {
+        op = Op{};
+        op.kind = OpKind::kSsdRead;
+        op.resource = ResourceClass::kSsd;
+        op.bytes = 50'000 + i;
+      }
+      op.priority = i % 7;
+      p.submit(op, &rec, token(i));
+    }
+    p.run_until_idle();
+    std::vector<OpTiming> by_op;
+    for (uint32_t i = 0; i < 400; ++i) by_op.push_back(rec.timing.at(token(i)));
+    return by_op;
+  };
+  const auto small = run([](uint32_t i) { return i; });
+  // Scattered: distinct random 32-bit tokens (a fixed seed), whose hashes collide as any keys' do, unlike
+  // consecutive ones; the top bit set on about half.
+  std::vector<uint32_t> tokens;
+  std::set<uint32_t> seen;
+  std::mt19937 rng(7);
+  while (tokens.size() < 400) {
+    const uint32_t t = static_cast<uint32_t>(rng());
+    if (seen.insert(t).second) tokens.push_back(t);
+  }
+  const auto scattered = run([&](uint32_t i) { return tokens[i]; });
+  ASSERT_EQ(small.size(), scattered.size());
+  for (size_t i = 0; i < small.size(); ++i) {
+    EXPECT_EQ(small[i].start, scattered[i].start) << i;
+    EXPECT_EQ(small[i].end, scattered[i].end) << i;
+    EXPECT_EQ(small[i].unit, scattered[i].unit) << i;
+  }
+}
+
 TEST(FusedRead, TheWorkerRunsItsReadsCpuTail) {
   // The profile's per-read CPU work (ssd.read_cpu_overhead 50 us + bytes / 1 GB/s: 150 us for 100 kB) is the
-  // issuing thread's: a fused read's worker runs it after the device, before decompressing. One fused op alone,
-  // by hand: read [0,200] (100 us latency + 100 us transfer), then 150 + 200 us of CPU work: ends at 550. Without
-  // the fields it ends at 400 (the test above).
-  Json j = {{"name", "test"},
-            {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4},
-                     {"read_cpu_overhead", "50us"}, {"read_cpu_bandwidth", "1GB/s"}}},
-            {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
-            {"cpu", {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
-            {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
-            {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
+  // issuing thread's: a fused read's worker runs it after the device, before decompressing. One fused op
+  // alone, by hand: read [0,200] (100 us latency + 100 us transfer), then 150 + 200 us of CPU work: ends at
+  // 550. Without the fields it ends at 400 (the test above).
+  Json j = {
+      {"name", "test"},
+      {"ssd",
+       {{"read_bandwidth", "1GB/s"},
+        {"read_latency", "100us"},
+        {"queue_depth", 4},
+        {"read_cpu_overhead", "50us"},
+        {"read_cpu_bandwidth", "1GB/s"}}},
+      {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
+      {"cpu",
+       {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
+      {"gpu", {{"bf16_flops", 1e14}, {"memory_bandwidth", "100GB/s"}, {"kernel_overhead", "10us"}}},
+      {"link", {{"kind", "uma"}, {"bandwidth", "100GB/s"}, {"latency", "5us"}}}};
   SimOptions so;
   so.cpu_workers = 2;
   SimPlatform p(hardware_from_json(j, "test.json"), so);
