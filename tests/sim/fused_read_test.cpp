@@ -42,6 +42,16 @@ Op fused(uint16_t shard) {
   return op;
 }
 
+// The I/O thread's own read of 100 kB (an SM tensor), beside the fused ops of the schedules below.
+Op io_thread_read() {
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  read.part = TensorPart::kSm;
+  read.bytes = 100'000;
+  return read;
+}
+
 struct Recorder : OpSink {
   std::map<uint32_t, OpTiming> timing;
   void op_done(uint32_t token, const OpTiming& t) override { timing[token] = t; }
@@ -56,11 +66,7 @@ TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
   so.cpu_workers = 2;
   SimPlatform p(profile(), so);
   Recorder rec;
-  Op read;
-  read.kind = OpKind::kSsdRead;
-  read.resource = ResourceClass::kSsd;
-  read.part = TensorPart::kSm;
-  read.bytes = 100'000;
+  const Op read = io_thread_read();
   p.submit(fused(0), &rec, 0);
   p.submit(fused(1), &rec, 1);
   p.submit(fused(2), &rec, 2);
@@ -94,11 +100,7 @@ TEST(FusedRead, AnyTokenIsAJobAndAReadySetIsSubmittedAsOne) {
   so.cpu_workers = 2;
   SimPlatform p(profile(), so);
   Recorder rec;
-  Op read;
-  read.kind = OpKind::kSsdRead;
-  read.resource = ResourceClass::kSsd;
-  read.part = TensorPart::kSm;
-  read.bytes = 100'000;
+  const Op read = io_thread_read();
   const Op f0 = fused(0), f1 = fused(1), f2 = fused(2);
   constexpr uint32_t kHigh = 0x80000000u;
   const std::vector<ReadyOp> ready = {
