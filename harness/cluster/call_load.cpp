@@ -4,15 +4,10 @@
 #include <map>
 #include <string>
 
+#include "harness/cluster/call_overhead_fit.h"
+
 namespace moesim::harness {
 namespace call_load_detail {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 double mean_of(const std::vector<double>& v) {
   double s = 0;
@@ -66,9 +61,8 @@ Json overhead_by_concurrency(const std::vector<CallSpan>& calls) {
   for (int kind = 0; kind < 2; ++kind)
     for (int by = 0; by < 2; ++by)
       for (const auto& [x, v] : at[kind][by])
-        out[kKinds[kind]][kBy[by]][std::to_string(x)] = {{"calls", v.size()},
-                                                         {"median_s", call_load_detail::median_of(v)},
-                                                         {"mean_s", call_load_detail::mean_of(v)}};
+        out[kKinds[kind]][kBy[by]][std::to_string(x)] = {
+            {"calls", v.size()}, {"median_s", median_of(v)}, {"mean_s", call_load_detail::mean_of(v)}};
   return out;
 }
 

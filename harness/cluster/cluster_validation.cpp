@@ -33,12 +33,6 @@
 namespace moesim::harness {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
@@ -62,7 +56,7 @@ std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool de
       const exec::CallTiming ct = dense ? c.dense(0, 0, t) : c.compute(0, 0, 0, t);
       unit.push_back(ct.end - ct.start);
     }
-    pts.emplace_back(t, median(unit));
+    pts.emplace_back(t, median_of(unit));
   }
   return pts;
 }
@@ -125,7 +119,7 @@ Json cpu_per_call(exec::ExecClusterPlatform& platform,
           {"wall_per_call_s", (platform.now() - t0) / n},
           {"cpu_per_call_s", (cluster_cpu_s() - cpu0) / n},
           {"coordinator_cpu_per_call_s", (process_cpu_s("self") - self0) / n},
-          {"makespan_median_s", median(makespan)}};
+          {"makespan_median_s", median_of(makespan)}};
 }
 
 namespace cluster_validation_detail {
@@ -149,7 +143,7 @@ Calibration calibrate(const serving::ClusterInput& in,
     hw.gpu_fresh_expert_overhead = -1;
     std::vector<double> dense_fixed;
     for (const auto& [t, y] : dense_pts) dense_fixed.push_back(y - t * dense_flops / hw.gpu_bf16_flops);
-    hw.gpu_kernel_overhead = hw.gpu_dense_gemm_overhead = std::max(median(dense_fixed), 0.0);
+    hw.gpu_kernel_overhead = hw.gpu_dense_gemm_overhead = std::max(median_of(dense_fixed), 0.0);
     cal.report["servers"][in.servers[n].name] = {{"expert_fixed_s", ea},
                                                  {"expert_per_token_s", eb},
                                                  {"dense_fixed_s", hw.gpu_kernel_overhead},
@@ -177,7 +171,7 @@ Calibration calibrate(const serving::ClusterInput& in,
       const exec::CallTiming ct = calls[n]->compute(0, 0, 0, 1);
       idle_handoff.push_back(ct.start - ct.received);
     }
-  const double h0 = std::max(median(idle_handoff), 0.0);
+  const double h0 = std::max(median_of(idle_handoff), 0.0);
   std::vector<exec::ExecClusterServer> servers;
   for (uint32_t n = 0; n < calls.size(); ++n)
     servers.push_back({in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, calls[n]});
@@ -237,7 +231,7 @@ Calibration calibrate(const serving::ClusterInput& in,
           residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
         }
     }
-  cal.invoke_overhead_s = std::max(median(residual), 0.0);
+  cal.invoke_overhead_s = std::max(median_of(residual), 0.0);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
@@ -315,7 +309,7 @@ class Replay {
           handoffs[unit.first].push_back(works[i].start - works[i].arrived);
     }
     std::map<uint32_t, double> handoff;
-    for (auto& [server, v] : handoffs) handoff[server] = std::max(median(v), 0.0);
+    for (auto& [server, v] : handoffs) handoff[server] = std::max(median_of(v), 0.0);
     for (const exec::ExecCallRecord& c : records) {
       if (c.kind <= 2) {
         add(pre_, {c.server, c.kind, c.layer}, before_server(c) + (c.kind <= 1 ? handoff[c.server] : 0));
@@ -415,7 +409,7 @@ std::string verdict(const std::vector<double>& errors, double target) {
 
 Json error_json(const std::vector<double>& errors) {
   const MedianInterval mi = median_interval(errors);
-  return {{"latency_mean", median(errors)},
+  return {{"latency_mean", median_of(errors)},
           {"runs", errors},
           {"interval", {mi.lo, mi.hi}},
           {"interval_coverage", mi.coverage}};
@@ -509,7 +503,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["compared"] = per_served ? "time_per_request_served_s" : "latency_mean_s";
   j["calibration"] = cal.report;
   const MedianInterval ei = median_interval(exec_mean);
-  j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
+  j["exec"] = {{"latency_mean_s", exec_mean}, {"median", median_of(exec_mean)}, {"interval", {ei.lo, ei.hi}}};
   j["structure"] = {{"latency_mean_s", struct_mean}};
   j["breakdown"] = first_breakdown;
   j["calls_by_concurrency"] = calls_by_run;
@@ -529,14 +523,14 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
       "cost without the calls' overheads %+.2f%%\n"
       "calibration: call overhead %.1f us, invocation overhead %.1f us\n",
       a.spec.c_str(), a.placement.c_str(), a.repeat, format_seconds(opt.duration_s).c_str(), compared,
-      median(exec_mean), *std::min_element(exec_mean.begin(), exec_mean.end()),
-      *std::max_element(exec_mean.begin(), exec_mean.end()), 100 * median(struct_err),
+      median_of(exec_mean), *std::min_element(exec_mean.begin(), exec_mean.end()),
+      *std::max_element(exec_mean.begin(), exec_mean.end()), 100 * median_of(struct_err),
       100 * *std::min_element(struct_err.begin(), struct_err.end()),
       100 * *std::max_element(struct_err.begin(), struct_err.end()),
-      j["verdicts"]["structure"].get<std::string>().c_str(), 100 * a.structure_target, 100 * median(cost_err),
-      100 * *std::min_element(cost_err.begin(), cost_err.end()),
+      j["verdicts"]["structure"].get<std::string>().c_str(), 100 * a.structure_target,
+      100 * median_of(cost_err), 100 * *std::min_element(cost_err.begin(), cost_err.end()),
       100 * *std::max_element(cost_err.begin(), cost_err.end()),
-      j["verdicts"]["cost"].get<std::string>().c_str(), 100 * a.cost_target, 100 * median(bare_err),
+      j["verdicts"]["cost"].get<std::string>().c_str(), 100 * a.cost_target, 100 * median_of(bare_err),
       1e6 * cal.call_overhead_s, 1e6 * cal.invoke_overhead_s);
   return out;
 }
