@@ -27,12 +27,35 @@ void EventEngine::FnHandler::on_event(uint64_t arg) {
   fn();
 }
 
-bool EventEngine::step() {
-  if (heap_.empty()) return false;
-  const Event e = quad_heap_pop(heap_, Before{});
+uint32_t EventEngine::add_timer(EventHandler* handler) {
+  Timer tm;
+  tm.ev.handler = handler;
+  timers_.push_back(tm);
+  return static_cast<uint32_t>(timers_.size() - 1);
+}
+
+void EventEngine::fire(const Event& e) {
   now_ = e.time;
   if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
   e.handler->on_event(e.arg);
+}
+
+bool EventEngine::step() {
+  if (armed_ > 0) {
+    Timer* tm = first_timer();
+    if (heap_.empty() || Before{}(tm->ev, heap_.front())) {
+      tm->armed = false;  // disarmed first: the handler may set it again
+      --armed_;
+      const Event e = tm->ev;
+      fire(e);
+      return true;
+    }
+  }
+  if (heap_.empty()) {
+    now_ = std::max(now_, horizon_);
+    return false;
+  }
+  fire(quad_heap_pop(heap_, Before{}));
   return true;
 }
 
@@ -42,7 +65,13 @@ void EventEngine::run() {
 }
 
 void EventEngine::run_until(double t) {
-  while (!heap_.empty() && heap_.front().time <= t) step();
+  for (;;) {
+    Timer* tm = armed_ > 0 ? first_timer() : nullptr;
+    const bool timer_next = tm && (heap_.empty() || Before{}(tm->ev, heap_.front()));
+    const double next = timer_next ? tm->ev.time : heap_.empty() ? t : heap_.front().time;
+    if ((!timer_next && heap_.empty()) || next > t) break;
+    step();
+  }
   now_ = std::max(now_, t);
 }
 

@@ -6,9 +6,19 @@
 // one more.
 //
 // Hot paths schedule a (handler, argument) pair: no allocation per event. schedule_fn() wraps a
-// std::function for convenience (tests, one-off callbacks). Events cannot be cancelled; a resource that
-// needs to move a completion (the SSD's processor sharing) bumps a generation counter and ignores stale
-// events. Not thread-safe: one engine per simulation, driven by one thread.
+// std::function for convenience (tests, one-off callbacks). Events cannot be cancelled.
+//
+// Timers: a handler that keeps moving one pending event of its own (the SSD's next transfer completion,
+// which every admission and latency end moves) holds a timer instead. set_timer() replaces the timer's
+// pending setting and takes the sequence number that schedule() would take at that moment, so the events
+// fire in exactly the order that scheduling a new event each time would give, minus the replaced settings,
+// which never fire. A timer lives outside the heap: step() compares the heap's first event with the armed
+// timers (one or two), where an indexed heap would pay a handle update on every move of every event.
+//
+// reach(t): the clock ends at t or later once nothing is pending (run(), or step() finding nothing to fire).
+// A timer's owner that used to let a replaced event fire (and so move the clock at the run's end) says so.
+//
+// Not thread-safe: one engine per simulation, driven by one thread.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +39,7 @@ class EventHandler {
 class EventEngine {
  public:
   double now() const { return now_; }
-  size_t pending() const { return heap_.size(); }
+  size_t pending() const { return heap_.size() + armed_; }
   uint64_t fired() const { return fired_; }
 
   // Schedules handler->on_event(arg) at time t >= now() (earlier times are a programming error and are
@@ -39,6 +49,26 @@ class EventEngine {
     quad_heap_push(heap_, Event{std::max(t, now_), next_seq_++, handler, arg}, Before{});
   }
   void schedule_fn(double t, std::function<void()> fn);
+
+  // A timer for `handler` (not armed); its id for set_timer/clear_timer.
+  uint32_t add_timer(EventHandler* handler);
+  // Arms timer `id` at time t (clamped to now() as schedule() does) with `arg`, replacing its pending
+  // setting if any. Inline: the SSD moves its completion at every admission.
+  void set_timer(uint32_t id, double t, uint64_t arg) {
+    Timer& tm = timers_[id];
+    if (!tm.armed) ++armed_;
+    tm.armed = true;
+    tm.ev = Event{std::max(t, now_), next_seq_++, tm.ev.handler, arg};
+  }
+  void clear_timer(uint32_t id) {
+    Timer& tm = timers_[id];
+    if (tm.armed) --armed_;
+    tm.armed = false;
+  }
+  bool timer_armed(uint32_t id) const { return timers_[id].armed; }
+  double timer_time(uint32_t id) const { return timers_[id].ev.time; }
+  // The clock reaches at least t once nothing is pending.
+  void reach(double t) { horizon_ = std::max(horizon_, t); }
 
   // Fires the earliest event; false when none is pending.
   bool step();
@@ -60,6 +90,18 @@ class EventEngine {
       return a.time < b.time || (a.time == b.time && a.seq < b.seq);
     }
   };
+  struct Timer {
+    bool armed = false;
+    Event ev{};
+  };
+  // The armed timer that fires first, or null.
+  Timer* first_timer() {
+    Timer* first = nullptr;
+    for (Timer& tm : timers_)
+      if (tm.armed && (!first || Before{}(tm.ev, first->ev))) first = &tm;
+    return first;
+  }
+  void fire(const Event& e);
   class FnHandler : public EventHandler {
    public:
     explicit FnHandler(EventEngine& e) : engine_(e) {}
@@ -73,6 +115,9 @@ class EventEngine {
   uint64_t next_seq_ = 0;
   uint64_t fired_ = 0;
   std::vector<Event> heap_;
+  std::vector<Timer> timers_;
+  uint32_t armed_ = 0;  // timers armed
+  double horizon_ = 0;  // reach()
   FnHandler fn_handler_{*this};
   std::vector<std::function<void()>> fns_;  // slots for schedule_fn, reused via free_fns_
   std::vector<uint64_t> free_fns_;

@@ -120,15 +120,7 @@ ResourceStats ServerPool::stats() const {
 namespace {
 constexpr uint64_t kLatencyEvent = 1ull << 63;
 
-// The SSD's next transfer completion: a new generation (older completion events go stale), and, while
-// transfers run, an event when the one with `least` bytes left ends at the shared bandwidth.
-void schedule_completion(EventEngine& engine, EventHandler* ssd, uint64_t& generation, uint32_t transferring,
-                         double bandwidth, double least) {
-  ++generation;
-  if (transferring == 0) return;
-  const double dt = std::max(least, 0.0) * transferring / bandwidth;
-  engine.schedule(engine.now() + dt, ssd, generation & ~kLatencyEvent);
-}
+constexpr uint64_t kCompletionEvent = 0;  // the SSD's timer: the next transfer completion
 }  // namespace
 
 Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_depth, JobListener* listener)
@@ -137,7 +129,8 @@ Ssd::Ssd(EventEngine& engine, double bandwidth, double latency, uint32_t queue_d
       latency_(latency),
       bulk_latency_(latency),
       listener_(listener),
-      slots_(std::max(queue_depth, 1u)) {}
+      slots_(std::max(queue_depth, 1u)),
+      timer_(engine.add_timer(this)) {}
 
 void Ssd::set_depth_curve(std::vector<SsdDepthPoint> curve) {
   curve_ = std::move(curve);
@@ -162,10 +155,12 @@ void Ssd::set_bulk_rate(double bandwidth, double latency) {
 }
 
 void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
+  settle_ghosts();
   ++ops_;
   bytes_ += bytes;
   // Sharing the bandwidth between transfers stays one model: a bulk read moves proportionally more of it.
   const double amount = static_cast<double>(bytes) * (bulk ? bulk_scale_ : 1.0);
+  if (in_service_ == 0 && queue_.empty()) return start_idle(job, amount, bulk);
   // Nothing waiting and a slot free: the request takes the first free slot at once, as admit() would give
   // it after a push and a pop (a waiting line's order is among the requests that wait, and none does).
   const bool at_once = queue_.empty() && in_service_ < slots_.size();
@@ -188,6 +183,28 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
   queue_.report();
 }
 
+// The general path below for a request that finds the SSD idle (offload's blocking reads: nearly every read),
+// written out: the same state and the same operations. Nothing is in service, so no transfer moves
+// (advance() only sets the clock of the progress), the request takes slot 0, and no completion is pending
+// (reschedule() would leave none).
+void Ssd::start_idle(uint32_t job, double amount, bool bulk) {
+  const double now = engine_.now();
+  peak_requests_ = std::max<size_t>(peak_requests_, 1);
+  used_slots_ = std::max(used_slots_, 1u);
+  slots_[0] = Slot{Phase::kLatency, job, now, amount};
+  busy_since_ = now;
+  in_service_ = 1;
+  peak_in_service_ = std::max(peak_in_service_, 1u);
+  double latency = bulk ? bulk_latency_ : latency_;
+  if (!curve_.empty()) {
+    last_update_ = now;
+    at_depth_ = at_depths_[1];
+    if (!bulk) latency = at_depth_.latency;
+  }
+  engine_.schedule(now + latency, this, kLatencyEvent);
+  queue_.report();
+}
+
 void Ssd::admit() {
   for (uint32_t s = 0; s < slots_.size() && !queue_.empty(); ++s)
     if (slots_[s].phase == Phase::kFree) start(s, queue_.pop());
@@ -201,9 +218,36 @@ void Ssd::start(uint32_t s, const JobQueue::Item& it) {
   engine_.schedule(engine_.now() + latency, this, kLatencyEvent | s);
 }
 
-void Ssd::advance() {
-  const double dt = engine_.now() - last_update_;
-  last_update_ = engine_.now();
+// A replaced completion's time is a ghost: the model used to let the replaced event fire (stale), and
+// firing moved the transfers' progress up to its time, a step of its own in each transfer's rounded
+// subtractions. Only the SSD reads that progress, and its transfer set and bandwidth change only in its own
+// calls, so the ghosts due by now, applied in time order before anything else the SSD does, make the same
+// steps from the same operands. A ghost at the current time changes nothing whichever side of the current
+// call it would have fired (its step is then 0).
+void Ssd::set_completion(double least) {
+  if (engine_.timer_armed(timer_)) {
+    const double t = engine_.timer_time(timer_);
+    ghosts_.push_back(t);
+    first_ghost_ = std::min(first_ghost_, t);
+    engine_.reach(t);  // the replaced event would have moved the clock there
+  }
+  if (transferring_ == 0) return engine_.clear_timer(timer_);
+  const double dt = std::max(least, 0.0) * transferring_ / bandwidth_now();
+  engine_.set_timer(timer_, engine_.now() + dt, kCompletionEvent);
+}
+
+void Ssd::settle_due_ghosts() {
+  const double now = engine_.now();
+  std::sort(ghosts_.begin(), ghosts_.end());
+  size_t k = 0;
+  for (; k < ghosts_.size() && ghosts_[k] <= now; ++k) advance_to(ghosts_[k]);
+  ghosts_.erase(ghosts_.begin(), ghosts_.begin() + static_cast<std::ptrdiff_t>(k));
+  first_ghost_ = ghosts_.empty() ? std::numeric_limits<double>::infinity() : ghosts_.front();
+}
+
+void Ssd::advance_to(double t) {
+  const double dt = t - last_update_;
+  last_update_ = t;
   if (transferring_ == 0 || dt <= 0) return;
   const double progressed = dt * bandwidth_now() / transferring_;
   for_each_transfer([&](uint32_t i) { slots_[i].remaining -= progressed; });
@@ -212,10 +256,18 @@ void Ssd::advance() {
 void Ssd::reschedule() {
   double least = std::numeric_limits<double>::infinity();
   for_each_transfer([&](uint32_t i) { least = std::min(least, slots_[i].remaining); });
-  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), least);
+  set_completion(least);
 }
 
 void Ssd::on_event(uint64_t arg) {
+  settle_ghosts();
+  if (transferring_ <= 1) {
+    if (transferring_ == 0) {  // no transfer moves (a latency end): the general path below, written out
+      last_update_ = engine_.now();
+      return start_transfer(static_cast<uint32_t>(arg & ~kLatencyEvent));
+    }
+    if (arg == kCompletionEvent) return finish_only_transfer();
+  }
   // One pass over the slots: advance()'s progress up to now, and the least remaining transfer after it.
   const double dt = engine_.now() - last_update_;
   last_update_ = engine_.now();
@@ -234,11 +286,9 @@ void Ssd::on_event(uint64_t arg) {
     set_transfer_bit(i, true);
     ++transferring_;
     // reschedule(), with the least remaining already known: the new transfer's or an older one's.
-    schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(),
-                        std::min(least, s.remaining));
+    set_completion(std::min(least, s.remaining));
     return;
   }
-  if (arg != (generation_ & ~kLatencyEvent)) return;  // stale: the transfer set changed since
   // Finish every transfer that is done. The event was scheduled for the least remaining transfer to reach
   // zero; transfers within a milli-byte of it end together (that absorbs rounding in the shared progress).
   // The others' least remaining is the next completion's: admit() starts requests in their latency phase,
@@ -260,8 +310,41 @@ void Ssd::on_event(uint64_t arg) {
   });
   admit();
   queue_.report();
-  schedule_completion(engine_, this, generation_, transferring_, bandwidth_now(), next);
+  set_completion(next);
   for (const auto& [job, t] : done) listener_->job_done(job, t);
+}
+
+// on_event's latency end with no transfer running: slot `i` starts the only transfer, whose end is the next
+// completion (the general path's least remaining, min(infinity, its bytes)).
+void Ssd::start_transfer(uint32_t i) {
+  Slot& s = slots_[i];
+  s.phase = Phase::kTransfer;
+  set_transfer_bit(i, true);
+  ++transferring_;
+  set_completion(std::min(std::numeric_limits<double>::infinity(), s.remaining));
+}
+
+// on_event's current completion with one transfer running: the general path for that case. The transfer is
+// the least remaining one, so it ends; the requests admit() starts are in their latency phase, so no transfer
+// runs after it and no completion is pending (the timer fired; set_completion would leave it clear).
+void Ssd::finish_only_transfer() {
+  uint32_t i = 0;
+  if (slots_.size() <= 64)
+    i = static_cast<uint32_t>(std::countr_zero(transfer_bits_));
+  else
+    while (slots_[i].phase != Phase::kTransfer) ++i;
+  Slot& s = slots_[i];
+  const double now = engine_.now();
+  last_update_ = now;  // the progress up to now: a freed slot's bytes left are never read
+  const uint32_t job = s.job;
+  const OpTiming t{s.start, now, i};
+  s.phase = Phase::kFree;
+  set_transfer_bit(i, false);
+  --transferring_;
+  set_in_service(-1);
+  if (!queue_.empty()) admit();
+  queue_.report();
+  listener_->job_done(job, t);
 }
 
 ResourceStats Ssd::stats() const {
@@ -280,7 +363,12 @@ void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk,
   const JobQueue::Item it{priority, 0, job, bulk, static_cast<double>(bytes), 0, cached_s};
   // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.
   if (queue_.empty() && outstanding_ < depth_) {
-    issue(it);
+    if (cached_s < 0) {  // issue(it) for an SSD read, written out (its bytes through the item's double)
+      if (outstanding_++ == 0) busy_since_ = engine_.now();
+      ssd_.submit(job, priority, static_cast<uint64_t>(it.amount), bulk);
+    } else {
+      issue(it);
+    }
   } else {
     queue_.push(priority, job, it.amount, 0, bulk, cached_s);
     dispatch();
@@ -307,7 +395,7 @@ void IoThread::issue(const JobQueue::Item& it) {
 
 void IoThread::job_done(uint32_t job, const OpTiming& timing) {
   if (--outstanding_ == 0) busy_time_ += engine_.now() - busy_since_;
-  dispatch();
+  if (!queue_.empty()) dispatch();
   queue_.report();
   listener_->job_done(job, timing);
 }

@@ -30,6 +30,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -177,9 +178,20 @@ class Ssd final : public EventHandler {
     double remaining = 0;  // bytes still to transfer
   };
   void admit();
+  void start_idle(uint32_t job, double amount, bool bulk);  // submit() to an idle SSD
+  void start_transfer(uint32_t i);                          // on_event: a latency end, no transfer running
+  void finish_only_transfer();                              // on_event: the one transfer's completion
   // Starts `it` in slot `s` (free): its latency phase.
   void start(uint32_t s, const JobQueue::Item& it);
-  void advance();     // moves transfer progress up to now
+  void advance() { advance_to(engine_.now()); }  // moves transfer progress up to now
+  void advance_to(double t);
+  // The next completion, while transfers run, when the one with `least` bytes left ends; replaces the
+  // pending one (a ghost).
+  void set_completion(double least);
+  void settle_ghosts() {  // the ghosts due by now, first thing in each submit and event
+    if (first_ghost_ <= engine_.now()) settle_due_ghosts();
+  }
+  void settle_due_ghosts();
   void reschedule();  // schedules the next transfer completion
   void set_in_service(int delta);
   double bandwidth_now() const {  // shared by the transfers, at the requests now in service
@@ -218,7 +230,10 @@ class Ssd final : public EventHandler {
   std::vector<std::pair<uint32_t, OpTiming>> done_;  // scratch of on_event
   uint32_t in_service_ = 0, transferring_ = 0;
   double last_update_ = 0;
-  uint64_t generation_ = 0;  // completion events of older generations are stale
+  uint32_t timer_;  // the engine's timer of the next transfer completion
+  // Replaced completions not yet applied (set_completion), and the earliest of them (infinity: none).
+  std::vector<double> ghosts_;
+  double first_ghost_ = std::numeric_limits<double>::infinity();
   JobQueue queue_;
   double busy_since_ = 0, busy_time_ = 0;
   uint64_t ops_ = 0, bytes_ = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,100 @@ TEST(EventEngine, AnInterruptRequestStopsARunWithin4096Events) {
   clear_interrupt();
   EXPECT_GT(f.fired, 10001u);
   EXPECT_LE(f.fired, 10001u + 4096u);
+}
+
+// A random program of ordinary events and one re-settable event, run two ways: (a) as a timer, each
+// replaced setting told to reach(); (b) every setting a new event, replaced ones firing and ignored (what the
+// SSD did before timers). Both must fire the same events in the same order at the same times and end at the
+// same clock.
+template <bool kTimer>
+class TimerProgram : public EventHandler {
+ public:
+  TimerProgram(EventEngine& e, uint64_t seed) : engine(e), rng(seed) {
+    if (kTimer) timer = e.add_timer(this);
+  }
+  void on_event(uint64_t arg) override {
+    const bool is_timer = arg & kTimerBit;
+    if (is_timer && !kTimer && (arg & ~kTimerBit) != generation) return;  // (b): replaced, stale
+    log.push_back({engine.now(), arg});
+    if (is_timer) armed = false;
+    if (++fired > 3000) return;
+    const int ordinary = 1 + static_cast<int>(rng() % 2);  // 1.5 per firing: the program grows
+    for (int k = 0; k < ordinary; ++k)
+      engine.schedule(engine.now() + static_cast<double>(rng() % 4), this, next_id++);
+    switch (rng() % 4) {
+      case 0:
+      case 1:
+        set(engine.now() + static_cast<double>(rng() % 6));
+        break;
+      case 2:
+        clear();
+        break;
+      default:
+        break;
+    }
+  }
+  void set(double t) {
+    ++generation;
+    if (kTimer) {
+      if (engine.timer_armed(timer)) engine.reach(engine.timer_time(timer));
+      engine.set_timer(timer, t, kTimerBit | generation);
+    } else {
+      engine.schedule(t, this, kTimerBit | generation);
+    }
+    armed = true;
+  }
+  void clear() {
+    ++generation;
+    if (kTimer) {
+      if (engine.timer_armed(timer)) engine.reach(engine.timer_time(timer));
+      engine.clear_timer(timer);
+    }
+    armed = false;
+  }
+  static constexpr uint64_t kTimerBit = 1ull << 63;
+  EventEngine& engine;
+  std::mt19937_64 rng;
+  uint32_t timer = 0;
+  uint64_t generation = 0, next_id = 0, fired = 0;
+  bool armed = false;
+  std::vector<std::pair<double, uint64_t>> log;
+};
+
+TEST(EventEngine, ATimerFiresAsNewEventsWithTheReplacedOnesIgnored) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    EventEngine ea, eb;
+    TimerProgram<true> a(ea, seed);
+    TimerProgram<false> b(eb, seed);
+    for (int k = 0; k < 5; ++k) {
+      ea.schedule(static_cast<double>(k), &a, a.next_id++);
+      eb.schedule(static_cast<double>(k), &b, b.next_id++);
+    }
+    a.set(2.0);
+    b.set(2.0);
+    ea.run();
+    eb.run();
+    ASSERT_EQ(a.log, b.log) << "seed " << seed;
+    EXPECT_GT(a.log.size(), 3000u);
+    EXPECT_EQ(ea.now(), eb.now()) << "seed " << seed;
+    EXPECT_EQ(ea.pending(), 0u);
+  }
+}
+
+TEST(EventEngine, RunUntilStopsAtATimerLaterThanItsTime) {
+  EventEngine e;
+  Recorder r(e);
+  const uint32_t t = e.add_timer(&r);
+  e.set_timer(t, 5.0, 7);
+  e.schedule(1.0, &r, 1);
+  EXPECT_EQ(e.pending(), 2u);
+  e.run_until(4.0);
+  ASSERT_EQ(r.log.size(), 1u);
+  EXPECT_EQ(e.now(), 4.0);
+  e.set_timer(t, 4.5, 8);  // moved: the setting at 5 never fires
+  e.run();
+  ASSERT_EQ(r.log.size(), 2u);
+  EXPECT_EQ(r.log[1], std::make_pair(4.5, uint64_t{8}));
 }
 
 }  // namespace
