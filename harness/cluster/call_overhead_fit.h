@@ -3,11 +3,12 @@
 // y = fixed + per_inflight * x, where x is the number of other calls in flight when a call is made and y
 // its overhead in seconds.
 //
-// The overhead's line is fitted to the mean overhead of each burst size (fit_call_overhead_bursts), over the
-// calibration's bursts repeated in blocks spread through it. The line anchored at the lone calls' median
-// (fit_call_overhead) is what the calibration took before, from one block: its intercept moved 232-370 us
-// between calibrations minutes apart, which the burst means over sixteen blocks do not
-// (bench/results/cluster-calls-2026-12-06b.md); it stays for the report beside the kept line.
+// The overhead's line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and
+// the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
+// intercept from the crowded points, whose scatter trades the intercept against the slope from one
+// calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
+// The line of the bursts' means (fit_call_overhead_bursts) is steadier between calibrations but sits lower
+// than the runs' calls; it is reported beside the cost (bench/results/cluster-calls-2026-12-06b.md).
 #pragma once
 
 #include <cstdint>
