@@ -48,6 +48,24 @@ CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>&
   return {std::max(fixed, 0.0), std::max(slope, 0.0)};
 }
 
+CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, double>>& calls) {
+  std::map<uint32_t, std::vector<double>> by_size;
+  for (const auto& [k, y] : calls) by_size[k].push_back(y);
+  std::vector<std::pair<double, double>> means;
+  for (const auto& [k, ys] : by_size) {
+    const double cap = kStallOverMedian * median_of(ys);
+    double sum = 0, n = 0;
+    for (double y : ys)
+      if (y <= cap) {
+        sum += y;
+        n += 1;
+      }
+    means.emplace_back((static_cast<double>(k) - 1) / 2, n > 0 ? sum / n : 0);
+  }
+  const auto [fixed, slope] = least_squares_line(means);
+  return {std::max(fixed, 0.0), std::max(slope, 0.0)};
+}
+
 std::map<int, double> call_overhead_medians(const std::vector<std::pair<double, double>>& points) {
   std::map<int, std::vector<double>> at;
   for (const auto& [x, y] : points) at[static_cast<int>(std::lround(x))].push_back(y);

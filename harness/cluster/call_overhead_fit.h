@@ -7,8 +7,11 @@
 // the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
 // intercept from the crowded points, whose scatter trades the intercept against the slope from one
 // calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
+// The line of the bursts' means (fit_call_overhead_bursts) is steadier between calibrations but sits lower
+// than the runs' calls; it is reported beside the cost (bench/results/cluster-calls-2026-12-06b.md).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <utility>
 #include <vector>
@@ -31,6 +34,22 @@ std::pair<double, double> least_squares_line(const std::vector<std::pair<double,
 // `points` are (calls in flight besides this one, overhead in seconds). No point at x = 0: the ordinary
 // least-squares line. No points, or all at one x > 0: fixed is their mean and the slope 0.
 CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>& points);
+
+// The line `validate --cluster` calibrates, from its bursts: `calls` holds one (burst size k, overhead in
+// seconds) per call made in a burst of k calls submitted together. The mean overhead of each burst size,
+// M_k, against (k - 1) / 2, by ordinary least squares with each burst size one point. The simulator charges a
+// call made with x others in flight fixed + per_inflight * x, so a burst of k costs it on average
+// fixed + per_inflight * (k - 1) / 2 per call: this line makes the simulator's bursts cost what the measured
+// ones did, as nearly as a line can. Measured, every call of a burst takes about the same overhead whatever
+// its place in it (the first of 16 as long as the last): the calls submitted after a call slow it as much as
+// those before, so the overhead by position (fit_call_overhead) mixes lone calls with the first calls of
+// bursts at x = 0, and its median there sits on whichever of the two the counts favour
+// (bench/results/cluster-calls-2026-12-06b.md). Means, not medians: the simulator's figure is a mean
+// latency; but a call over kStallOverMedian times its burst size's median is left out of the mean (a stall of
+// the host, milliseconds long, that one calibration meets and the next does not). One burst size only: fixed
+// is its mean and the slope 0; none: {0, 0}. Both at least 0.
+inline constexpr double kStallOverMedian = 4;
+CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, double>>& calls);
 
 // The median overhead at each number of other calls in flight that the points hold, for the report: where the
 // servers share the machine's cores, the second call in flight can cost several times the line's slope more

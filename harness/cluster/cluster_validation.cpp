@@ -40,12 +40,20 @@ double mean(const std::vector<double>& v) {
 struct Calibration {
   std::vector<HardwareProfile> hw;
   double call_overhead_s = 0, invoke_overhead_s = 0, call_overhead_per_inflight_s = 0;
+  // The line of the bursts' means over every block (fit_call_overhead_bursts), and the invocation overhead
+  // beside it: the report's `errors.cost_burst_means`, not the cost.
+  CallOverheadLine burst_means;
+  double burst_means_invoke_overhead_s = 0;
   Json report = Json::object();
 };
 
 constexpr uint32_t kTokens[] = {1, 2, 4, 8, 16, 32};
 constexpr int kReps = 5;
 constexpr int kLoneCallReps = 21;
+// Passes of the burst schedule, half before the CPU measurement and half after, alternately in increasing and
+// decreasing burst size: the calibration's first calls are slower than its later ones, and the machine's
+// speed drifts across its seconds (bench/results/cluster-calls-2026-12-06b.md).
+constexpr int kBurstBlocks = 16;
 
 // One server's unit work at each token count: the median of kReps calls alone on unit 0.
 std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool dense) {
@@ -122,6 +130,48 @@ Json cpu_per_call(exec::ExecClusterPlatform& platform,
           {"makespan_median_s", median_of(makespan)}};
 }
 
+// A call of the calibration's bursts: its burst's size, the other calls in flight when it was made (as the
+// simulator counts them) and its overhead in seconds.
+struct BurstCall {
+  uint32_t k = 0;
+  double x = 0, y = 0;
+};
+
+// One pass of the burst schedule: kLoneCallReps lone calls and kReps bursts of 2, 4, 8 and 16 one-token
+// expert calls spread over the units (in decreasing size when `reverse`). A call's overhead is its round trip
+// less its time at the server (the wait for its unit, which the simulator's FIFO makes itself, and its work)
+// plus a server's hand-off to an idle unit (h0), which the model holds in the call overhead.
+void burst_block(exec::ExecClusterPlatform& platform, const std::vector<std::pair<uint32_t, uint32_t>>& units,
+                 const std::function<Op(uint32_t)>& expert_op, double h0, bool reverse,
+                 std::vector<BurstCall>& out) {
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
+  std::vector<uint32_t> sizes = {1, 2, 4, 8, 16};
+  if (reverse) std::reverse(sizes.begin(), sizes.end());
+  for (uint32_t k : sizes)
+    for (int r = 0; r < (k == 1 ? kLoneCallReps : kReps); ++r) {
+      const size_t first = platform.records().size();
+      for (uint32_t i = 0; i < k; ++i) {
+        const auto [server, unit] = units[i % units.size()];
+        platform.server(server).submit_on(unit, expert_op(1), &ignore, i);
+      }
+      platform.run();
+      for (size_t c = first; c < platform.records().size(); ++c) {
+        const exec::ExecCallRecord& rec = platform.records()[c];
+        out.push_back({k, static_cast<double>(c - first),
+                       rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0});
+      }
+    }
+}
+
+std::vector<std::pair<uint32_t, double>> by_size(const std::vector<BurstCall>& calls, size_t from,
+                                                 size_t to) {
+  std::vector<std::pair<uint32_t, double>> out;
+  for (size_t i = from; i < to; ++i) out.emplace_back(calls[i].k, calls[i].y);
+  return out;
+}
+
 namespace cluster_validation_detail {
 Calibration calibrate(const serving::ClusterInput& in,
                       const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
@@ -154,13 +204,10 @@ Calibration calibrate(const serving::ClusterInput& in,
   // cores). The calls are made the way a run makes them: through an ExecClusterPlatform over the same
   // servers, so that each one's overhead holds what the run's hold -- the hand-off to a pool thread, the
   // gRPC round trip, the wake-up of the coordinator's thread that takes the reply, one reply at a time.
-  // Bursts of k one-token expert calls, k = 1 .. 16, spread over the units: the i-th call of a burst is
-  // made with i others in flight, as the simulator counts them (sim/sim_cluster_platform.h). A call's
-  // overhead is its round trip less its time at the server (the wait for its unit, which the simulator's
-  // FIFO makes itself, and its work) plus a server's hand-off to an idle unit (h0, from calls made alone),
-  // which the model holds in the call overhead. The line is anchored at the lone call
-  // (harness/cluster/call_overhead_fit.h), made more often than the crowded ones: a free least-squares
-  // intercept moved from 184 to 402 us between two calibrations of one cell.
+  // Bursts of k one-token expert calls, k = 1 .. 16, in kBurstBlocks passes. The cost's line is the first
+  // pass's, anchored at its lone calls (harness/cluster/call_overhead_fit.h); the line of the bursts' means
+  // over every pass, steadier from one calibration to the next, is reported beside it: it was tried as the
+  // cost and lost a met cell (bench/results/cluster-calls-2026-12-06b.md).
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
@@ -187,28 +234,31 @@ Calibration calibrate(const serving::ClusterInput& in,
   struct Ignore : OpSink {
     void op_done(uint32_t, const OpTiming&) override {}
   } ignore;
-  std::vector<std::pair<double, double>> pts;
-  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
-    for (int r = 0; r < (k == 1 ? kLoneCallReps : kReps); ++r) {
-      const size_t first = platform.records().size();
-      for (uint32_t i = 0; i < k; ++i) {
-        const auto [server, unit] = units[i % units.size()];
-        platform.server(server).submit_on(unit, expert_op(1), &ignore, i);
-      }
-      platform.run();
-      for (size_t c = first; c < platform.records().size(); ++c) {
-        const exec::ExecCallRecord& rec = platform.records()[c];
-        pts.emplace_back(static_cast<double>(c - first),
-                         rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0);
-      }
-    }
-  const CallOverheadLine line = fit_call_overhead(pts);
+  std::vector<BurstCall> bursts;
+  std::vector<size_t> block_end;
+  for (int b = 0; b < kBurstBlocks; ++b) {
+    if (b == kBurstBlocks / 2)
+      for (uint32_t k : {1u, 2u, 4u, 16u})
+        cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 960);
+    burst_block(platform, units, expert_op, h0, b % 2 == 1, bursts);
+    block_end.push_back(bursts.size());
+    const CallOverheadLine l =
+        fit_call_overhead_bursts(by_size(bursts, b ? block_end[b - 1] : 0, bursts.size()));
+    cal.report["call_overhead_block_lines_s"].push_back({l.fixed, l.per_inflight});
+  }
+  cal.burst_means = fit_call_overhead_bursts(by_size(bursts, 0, bursts.size()));
+  std::vector<std::pair<double, double>> first_pts;
+  for (size_t i = 0; i < block_end[0]; ++i) first_pts.emplace_back(bursts[i].x, bursts[i].y);
+  const CallOverheadLine line = fit_call_overhead(first_pts);
   cal.call_overhead_s = line.fixed;
   cal.call_overhead_per_inflight_s = line.per_inflight;
-  for (const auto& [x, y] : call_overhead_medians(pts))
+  for (const auto& [x, y] : call_overhead_medians(first_pts))
     cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
-  for (uint32_t k : {1u, 2u, 4u, 16u})
-    cal.report["cpu_by_burst"][std::to_string(k)] = cpu_per_call(platform, units, expert_op, k, 960);
+  std::map<uint32_t, std::vector<double>> at_size;
+  for (const BurstCall& c : bursts) at_size[c.k].push_back(c.y);
+  for (const auto& [k, v] : at_size)
+    cal.report["call_overhead_by_burst_s"][std::to_string(k)] = {
+        {"calls", v.size()}, {"mean_s", mean(v)}, {"median_s", median_of(v)}};
   // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
   // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
@@ -232,9 +282,14 @@ Calibration calibrate(const serving::ClusterInput& in,
         }
     }
   cal.invoke_overhead_s = std::max(median_of(residual), 0.0);
+  cal.burst_means_invoke_overhead_s =
+      std::max(median_of(residual) + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
+  cal.report["burst_means"] = {{"call_overhead_s", cal.burst_means.fixed},
+                               {"call_overhead_per_inflight_s", cal.burst_means.per_inflight},
+                               {"invoke_overhead_s", cal.burst_means_invoke_overhead_s}};
   return cal;
 }
 }  // namespace cluster_validation_detail
@@ -415,6 +470,23 @@ Json error_json(const std::vector<double>& errors) {
           {"interval_coverage", mi.coverage}};
 }
 
+// The simulator's figure with the calibrated model, without the calls' overheads, and with the line of the
+// bursts' means (Calibration::burst_means) in place of the cost's.
+std::tuple<double, double, double> cost_figures(const serving::ClusterInput& in,
+                                                const serving::ClusterOptions& opt, const Calibration& cal,
+                                                const sim::SimClusterOptions& co, bool per_served) {
+  sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
+  const double cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
+  sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
+  const double bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
+  sim::SimClusterOptions fo = co;
+  fo.call_overhead_s = cal.burst_means.fixed;
+  fo.call_overhead_per_inflight_s = cal.burst_means.per_inflight;
+  fo.invoke_overhead_s = cal.burst_means_invoke_overhead_s;
+  sim::SimClusterPlatform first(sim_servers(in, cal.hw), in.links, fo);
+  return {cost_mean, bare_mean, figure(serving::serve_cluster(in, opt, first), per_served)};
+}
+
 }  // namespace
 
 ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
@@ -447,7 +519,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.serve = true;
   ra.hw = cal.hw;
 
-  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err;
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, first_err;
   Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
@@ -472,13 +544,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   }
   const char* compared =
       per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
-  double cost_mean = 0, bare_mean = 0;
-  {
-    sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
-    cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
-    sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
-    bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
-  }
+  const auto [cost_mean, bare_mean, first_mean] = cost_figures(in, opt, cal, co, per_served);
   for (uint32_t r = 0; r < a.repeat; ++r) {
     const RealClusterRun& run = runs[r];
     const double e = figure(run.result, per_served);
@@ -493,6 +559,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     struct_err.push_back((s - e) / e);
     cost_err.push_back((cost_mean - e) / e);
     bare_err.push_back((bare_mean - e) / e);
+    first_err.push_back((first_mean - e) / e);
   }
 
   ClusterValidationOutput out;
@@ -511,6 +578,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["errors"]["structure"] = error_json(struct_err);
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
+  j["errors"]["cost_burst_means"] = error_json(first_err);
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
   j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
                    {"cost", verdict(cost_err, a.cost_target)}};

@@ -76,3 +76,55 @@ TEST(LeastSquaresLine, FitsAndDegeneratesToTheMean) {
 
 }  // namespace
 }  // namespace moesim::harness
+
+namespace moesim::harness {
+namespace {
+
+// Calls of bursts of k, every call of a burst taking fixed + slope * (k - 1) / 2 whatever its place in it,
+// as the calibration measured them: the line recovers fixed and slope exactly, and the simulator's charge for
+// a burst of k, k * fixed + slope * k (k - 1) / 2, is the burst's measured total.
+TEST(CallOverheadBursts, BurstMeansGiveTheLineAndTheBurstTotals) {
+  const double fixed = 150e-6, slope = 90e-6;
+  std::vector<std::pair<uint32_t, double>> calls;
+  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
+    for (int r = 0; r < 3; ++r)
+      for (uint32_t i = 0; i < k; ++i) calls.emplace_back(k, fixed + slope * (k - 1) / 2.0);
+  const CallOverheadLine l = fit_call_overhead_bursts(calls);
+  EXPECT_NEAR(l.fixed, fixed, 1e-12);
+  EXPECT_NEAR(l.per_inflight, slope, 1e-12);
+  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
+    EXPECT_NEAR(k * l.fixed + l.per_inflight * k * (k - 1) / 2.0, k * (fixed + slope * (k - 1) / 2.0), 1e-12);
+  // The anchored line by position reads the same calls differently: the first call of each burst is at x = 0
+  // with the lone calls, so its intercept is not the lone call's.
+  std::vector<std::pair<double, double>> by_position;
+  for (uint32_t k : {1u, 2u, 4u, 8u, 16u})
+    for (uint32_t i = 0; i < k; ++i) by_position.emplace_back(i, fixed + slope * (k - 1) / 2.0);
+  EXPECT_GT(fit_call_overhead(by_position).fixed, fixed + 1e-6);
+}
+
+// Means, not medians: one burst size's calls 100, 100, 130 us weigh in at 110. A stall over four times the
+// median is left out.
+TEST(CallOverheadBursts, MeanOfEachSizeWithoutStalls) {
+  const CallOverheadLine one = fit_call_overhead_bursts({{1, 100e-6}, {1, 100e-6}, {1, 130e-6}});
+  EXPECT_NEAR(one.fixed, 110e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(one.per_inflight, 0.0);
+  const CallOverheadLine stall =
+      fit_call_overhead_bursts({{1, 100e-6}, {1, 100e-6}, {1, 130e-6}, {1, 50e-3}});
+  EXPECT_NEAR(stall.fixed, 110e-6, 1e-12);
+  // Two sizes: the line through their means, (1, 110) and (2, 200) at x = 0 and 0.5.
+  const CallOverheadLine two =
+      fit_call_overhead_bursts({{1, 100e-6}, {1, 100e-6}, {1, 130e-6}, {2, 190e-6}, {2, 210e-6}});
+  EXPECT_NEAR(two.fixed, 110e-6, 1e-12);
+  EXPECT_NEAR(two.per_inflight, 180e-6, 1e-12);
+}
+
+TEST(CallOverheadBursts, EmptyAndNeverNegative) {
+  const CallOverheadLine none = fit_call_overhead_bursts({});
+  EXPECT_DOUBLE_EQ(none.fixed, 0.0);
+  EXPECT_DOUBLE_EQ(none.per_inflight, 0.0);
+  // Larger bursts cheaper per call than lone ones (noise): no negative growth.
+  EXPECT_DOUBLE_EQ(fit_call_overhead_bursts({{1, 300e-6}, {2, 200e-6}, {2, 200e-6}}).per_inflight, 0.0);
+}
+
+}  // namespace
+}  // namespace moesim::harness
