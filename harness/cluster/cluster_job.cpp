@@ -14,6 +14,7 @@
 #include "core/placement.h"
 #include "core/run_info.h"
 #include "harness/arguments.h"
+#include "harness/cluster/cluster_binary.h"
 #include "harness/cluster/real_cluster.h"
 #include "harness/exec_runner.h"
 #include "harness/plot_script.h"
@@ -237,9 +238,11 @@ std::string cluster_output(const ClusterArgs& a) {
         "--platform exec: system " + a.system.text() +
         " runs on the simulated cluster only (its servers load experts over host links, which the "
         "real servers do not have): use --platform sim");
-  if (real)
+  if (real) {
     require_exec(
         "cluster --platform exec runs real server processes over gRPC (--platform sim needs no exec)");
+    enter_cluster_binary();  // before any warning or output, which moesim-cluster then gives once
+  }
   // A real run takes its --duration in wall-clock time: no default that could hold a machine for half an
   // hour.
   if (real && a.duration.empty())

@@ -18,6 +18,7 @@
 #include "base/warnings.h"
 #include "exec/cluster_control.h"
 #include "exec/net_emulation.h"
+#include "harness/cluster/cluster_binary.h"
 #include "harness/cluster/cluster_rendezvous.h"
 #include "sim/network.h"
 
@@ -183,6 +184,9 @@ void launch_netns(const std::string& spec_path, const serving::ClusterInput& in,
 }
 
 }  // namespace
+
+// This is moesim-cluster (or the Python module), which has the real cluster: nothing to hand over.
+void enter_cluster_binary() {}
 
 RealClusterRun run_real_cluster(const std::string& spec_path, const serving::ClusterInput& in,
                                 serving::ClusterOptions opt, const RealClusterArgs& a) {
