@@ -3,9 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <thread>
 
 #include "base/error.h"
 
@@ -34,6 +37,14 @@ LookupView lookup_view(const LookupStream& s) {
 namespace {
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// How far a build has got, for LookupViewBuilder::prefault on another thread: lookups and invocations
+// written (each a lower bound of what the arrays will hold), and whether the build has ended.
+struct BuildProgress {
+  std::atomic<size_t> lookups{0}, invocations{0};
+  std::atomic<bool> sized{false};  // the counts are final (the steps are built)
+  std::atomic<bool> done{false};   // build() has returned or thrown
+};
 
 // Where the builders write the per-lookup and per-invocation arrays, by index (so that a lookup costs a store
 // rather than a push_back's capacity check), sized to their upper bounds (a lookup per slot, an invocation
@@ -233,8 +244,9 @@ std::vector<SeqRange> sequence_ranges(const Trace& trace) {
 class StepBuilder {
  public:
   StepBuilder(LookupStream& out, const StreamArrays& a, const Trace& trace, const std::vector<SeqRange>& seqs,
-              uint32_t batch, uint32_t ids)
+              uint32_t batch, uint32_t ids, BuildProgress* progress)
       : out_(out),
+        progress_(progress),
         trace_(trace),
         seqs_(seqs),
         inv_(out, a, ids),
@@ -329,6 +341,10 @@ class StepBuilder {
 
   // Returns whether a step was closed (false when every cell of it was missing).
   bool close_step(Phase phase, uint32_t tokens) {
+    if (progress_) {  // relaxed: the prefaulter only needs the counts to grow, never the arrays' contents
+      progress_->lookups.store(inv_.lookups(), std::memory_order_relaxed);
+      progress_->invocations.store(inv_.invocations(), std::memory_order_relaxed);
+    }
     if (inv_.invocations() == out_.step_begin.back()) return false;  // every cell missing: no step
     out_.step_phase.push_back(static_cast<uint8_t>(phase));
     out_.step_tokens.push_back(tokens);
@@ -343,6 +359,7 @@ class StepBuilder {
   }
 
   LookupStream& out_;
+  BuildProgress* progress_;  // null: nobody watches
   const Trace& trace_;
   const std::vector<SeqRange>& seqs_;
   InvocationBuilder inv_;
@@ -367,11 +384,12 @@ void fill_next_use(const uint32_t* key, const uint32_t* inv_begin, size_t invoca
 }
 
 // Builds the steps of every group of `batch` sequences into `out` and the arrays `a`, and says how many
-// invocations and lookups the arrays hold. `ids`: as InvocationBuilder's.
+// invocations and lookups the arrays hold. `ids`: as InvocationBuilder's. `progress` (or null) is told the
+// counts after every step.
 void build_steps(LookupStream& out, const StreamArrays& a, const Trace& trace, uint32_t batch, uint32_t ids,
-                 size_t& invocations, size_t& lookups) {
+                 size_t& invocations, size_t& lookups, BuildProgress* progress = nullptr) {
   const std::vector<SeqRange> seqs = sequence_ranges(trace);
-  StepBuilder steps(out, a, trace, seqs, batch, ids);
+  StepBuilder steps(out, a, trace, seqs, batch, ids, progress);
   for (size_t g = 0; g < seqs.size(); g += batch) {
     const size_t g_end = std::min(seqs.size(), g + batch);
     for (size_t i = g; i < g_end; ++i) steps.prefill(i);
@@ -424,6 +442,13 @@ struct ViewLayout {
   }
 };
 
+// What a view's build keeps: the header and the steps (no per-lookup vectors), and the arrays' memory.
+struct ViewHeld {
+  LookupStream stream;
+  ViewMemory memory;
+  explicit ViewHeld(size_t bytes) : memory(bytes) {}
+};
+
 }  // namespace
 
 LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const LookupStreamParts& parts) {
@@ -445,16 +470,34 @@ LookupStream build_lookup_stream(const Trace& trace, uint32_t batch, const Looku
   return out;
 }
 
-BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
-  struct Held {
-    LookupStream stream;  // the header and the steps; no per-lookup arrays
-    ViewMemory memory;
-    explicit Held(size_t bytes) : memory(bytes) {}
-  };
-  const ViewLayout at(trace.slots(), trace.records(), with_next_use);
-  auto held = std::make_shared<Held>(at.bytes);
-  held->stream = stream_header(trace, 1);
-  char* m = held->memory.data();
+struct LookupViewBuilder::State {
+  const Trace& trace;
+  bool with_next_use;
+  ViewLayout at;
+  std::shared_ptr<ViewHeld> held;
+  BuildProgress progress;
+  State(const Trace& t, bool nu)
+      : trace(t),
+        with_next_use(nu),
+        at(t.slots(), t.records(), nu),
+        held(std::make_shared<ViewHeld>(at.bytes)) {}
+};
+
+LookupViewBuilder::LookupViewBuilder(const Trace& trace, bool with_next_use)
+    : s_(std::make_unique<State>(trace, with_next_use)) {}
+
+LookupViewBuilder::~LookupViewBuilder() = default;
+
+BuiltLookupView LookupViewBuilder::build() {
+  State& st = *s_;
+  struct Done {  // the prefaulter stops however the build ends
+    BuildProgress& p;
+    ~Done() { p.done.store(true, std::memory_order_release); }
+  } done{st.progress};
+  const ViewLayout& at = st.at;
+  const Trace& trace = st.trace;
+  st.held->stream = stream_header(trace, 1);
+  char* m = st.held->memory.data();
   const StreamArrays a{.key = reinterpret_cast<uint32_t*>(m + at.key),
                        .inv_begin = reinterpret_cast<uint32_t*>(m + at.inv_begin),
                        .inv_layer = reinterpret_cast<uint16_t*>(m + at.inv_layer),
@@ -464,7 +507,10 @@ BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
   size_t invocations = 0, lookups = 0;
   // Every u16 id indexes the builder's tables, so that records not yet checked are safe to build from
   // (build_lookup_view's contract in the header).
-  build_steps(held->stream, a, trace, 1, uint32_t{UINT16_MAX} + 1, invocations, lookups);
+  build_steps(st.held->stream, a, trace, 1, uint32_t{UINT16_MAX} + 1, invocations, lookups, &st.progress);
+  st.progress.lookups.store(lookups, std::memory_order_relaxed);
+  st.progress.invocations.store(invocations, std::memory_order_relaxed);
+  st.progress.sized.store(true, std::memory_order_release);
   BuiltLookupView b;
   LookupView& v = b.view;
   v.inv_begin = {a.inv_begin, invocations + 1};
@@ -473,7 +519,7 @@ BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
   v.key = {a.key, lookups};
   v.refresh_begin = {a.refresh_begin, invocations + 1};
   v.refresh = {a.refresh, a.refresh_begin[invocations]};
-  if (with_next_use) {
+  if (st.with_next_use) {
     auto* next_use = reinterpret_cast<uint32_t*>(m + at.next_use);
     fill_next_use<true>(a.key, a.inv_begin, invocations, size_t{trace.info().layers} * trace.info().experts,
                         next_use);
@@ -482,8 +528,63 @@ BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
   for (size_t i = 0; i < invocations; ++i)  // as LookupStream::decode_lookups
     b.decode_lookups += uint64_t{a.inv_phase[i] == static_cast<uint8_t>(Phase::kDecode)} *
                         (a.inv_begin[i + 1] - a.inv_begin[i]);
-  b.storage = std::move(held);
+  b.storage = st.held;
   return b;
+}
+
+void LookupViewBuilder::prefault() {
+#ifdef MADV_POPULATE_WRITE
+  State& st = *s_;
+  const ViewLayout& at = st.at;
+  char* m = st.held->memory.data();
+  const size_t page = 4096;
+  // How far ahead of the builder's writes pages are faulted in (in lookups; invocations in proportion): a
+  // few hundred pages, so that the builder never catches up, and few pages are faulted in past the arrays'
+  // final ends (the bounds are a lookup per slot and an invocation per record).
+  const size_t lead_lookups = size_t{1} << 17;
+  const size_t lead_invocations =
+      lead_lookups * st.trace.records() / std::max<size_t>(1, st.trace.slots()) + 1;
+  struct Region {
+    size_t offset, elem, bound;
+    bool per_lookup;
+    bool behind;         // written by the steps, up to the progress (else after them: next uses, backwards)
+    size_t faulted = 0;  // bytes from offset faulted in
+  };
+  Region regions[] = {{at.key, 4, st.trace.slots(), true, true},
+                      {at.inv_begin, 4, st.trace.records() + 1, false, true},
+                      {at.refresh_begin, 4, st.trace.records() + 1, false, true},
+                      {at.inv_layer, 2, st.trace.records(), false, true},
+                      {at.inv_phase, 1, st.trace.records(), false, true},
+                      {at.next_use, 4, st.with_next_use ? st.trace.slots() : 0, true, false}};
+  const size_t max_chunk = size_t{64} * page;  // per call, so that the progress is read often
+  while (!st.progress.done.load(std::memory_order_acquire)) {
+    const bool sized = st.progress.sized.load(std::memory_order_acquire);
+    const size_t lookups = st.progress.lookups.load(std::memory_order_relaxed);
+    const size_t invocations = st.progress.invocations.load(std::memory_order_relaxed);
+    bool any = false;
+    for (Region& r : regions) {
+      const size_t at_now = r.per_lookup ? lookups : invocations;
+      const size_t lead = sized ? 0 : (r.per_lookup ? lead_lookups : lead_invocations);
+      const size_t want = std::min(r.bound, at_now + lead + (sized ? 1 : 0)) * r.elem;
+      // Start at the page the builder is writing (the builder has faulted in those below), or past what was
+      // faulted in already.
+      const size_t from = r.behind ? std::max(r.faulted, at_now * r.elem / page * page) : r.faulted;
+      if (want <= from) continue;
+      const size_t len = std::min(want - from, max_chunk);
+      const auto addr = reinterpret_cast<uintptr_t>(m + r.offset + from) / page * page;
+      const size_t span = reinterpret_cast<uintptr_t>(m + r.offset + from + len) - addr;
+      if (::madvise(reinterpret_cast<void*>(addr), span, MADV_POPULATE_WRITE) != 0)
+        return;  // not supported here, or no memory: the builder faults its pages itself
+      r.faulted = from + len;
+      any = true;
+    }
+    if (!any) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+#endif
+}
+
+BuiltLookupView build_lookup_view(const Trace& trace, bool with_next_use) {
+  return LookupViewBuilder(trace, with_next_use).build();
 }
 
 }  // namespace moesim::traces

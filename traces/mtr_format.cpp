@@ -389,7 +389,9 @@ void Reader::parse_header() {
   info.synthetic = h["synthetic"].get<bool>();
   if (!h.contains("provenance") || !h["provenance"].is_object())
     throw fail(kMtrPreambleBytes, "header.provenance", "missing or not an object");
-  info.provenance = h["provenance"];
+  // Moved, not copied: h_ is not read for it again, and a trace imported from many files has a provenance
+  // of hundreds of kB (the benchmark's tiled trace: 179 kB of header), which a copy would allocate again.
+  info.provenance = std::move(h["provenance"]);
   if (!h.contains("expert_bytes") || !h["expert_bytes"].is_array())
     throw fail(kMtrPreambleBytes, "header.expert_bytes", "missing or not an array");
   for (const Json& v : h["expert_bytes"]) {
@@ -870,7 +872,7 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
   MtrLookups m;
   check_lookups(opts.verify_checksum, with_next_use, owner,
                 opts.defer_checksum ? &m.pending_checksum : nullptr);
-  m.info = info_;
+  m.info = std::move(info_);  // the reader is done with it
   m.records = records_;
   m.has_weights = h_["columns"].contains("weights");
   m.has_logits = h_["columns"].contains("logits");
@@ -885,35 +887,51 @@ std::optional<MtrLookups> Reader::parse_lookups(const MtrReadOptions& opts, bool
 
 MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_next_use,
                                         bool with_token_counts, std::shared_ptr<const void> owner) {
-  // The whole-file checksum runs on a thread of its own while the records are checked and the stream is built
-  // (and, deferred, while the caller replays it); nothing is returned before it matched unless the caller
-  // deferred it, and a mismatch is the error reported even when the records also fail their checks (a
-  // corrupt file is named as such).
+  // The whole-file checksum runs on a thread of its own: deferred, once the records are checked and the
+  // stream built, so that it runs while the caller replays (on a core the replay leaves idle, where during
+  // the load it would take a core from the check or the build); otherwise from the start, beside them.
+  // Nothing is returned before it matched unless the caller deferred it, and a mismatch is the error reported
+  // even when the records also fail their checks (a corrupt file is named as such). The thread holds the
+  // mapping and lets it go when done, so that unmapping the file is its work, not the caller's.
   std::shared_future<void> checksum;
-  if (opts.verify_checksum)
+  auto start_checksum = [&] {
+    if (!opts.verify_checksum || checksum.valid()) return;
     checksum =
         std::async(std::launch::async, [base = base_, size = size_, stored = checksum_, origin = origin_,
-                                        owner] {
+                                        held = owner]() mutable {
+          const std::shared_ptr<const void> mapping = std::move(held);  // unmapped on this thread
           const uint64_t actual = hash64(base + kMtrPreambleBytes, size - kMtrPreambleBytes);
           if (actual != stored)
             throw binary_input_error(origin, 24, "checksum",
                                      "XXH64 mismatch: the file is corrupt (stored " + std::to_string(stored) +
                                          ", computed " + std::to_string(actual) + ")");
         }).share();
+  };
   auto verify = [&] {
+    start_checksum();
     if (checksum.valid()) checksum.get();
   };
+  if (!opts.defer_checksum) start_checksum();
   BuiltLookupView built;
   MtrLookups m;
   try {
     const TraceColumns c = columns();
-    const Trace t(info_, c, std::move(owner));
-    // The stream is built on a thread of its own while the records are checked here (build_lookup_view is
+    // The trace the build and the checks read, without the provenance (none of them reads it, and its copy
+    // would be a deep one).
+    Json provenance = std::move(info_.provenance);
+    const Trace t(info_, c, owner);
+    info_.provenance = std::move(provenance);
+    // The stream is built on a thread of its own while the records are checked here (the build is
     // memory-safe on records that fail the check) and used only once they passed; the future waits for the
-    // build however the check ends, before the trace it reads goes.
+    // build however the check ends, before the trace it reads goes. Once its check is done this thread faults
+    // in the view's pages ahead of the builder's writes (LookupViewBuilder::prefault): the kernel's work for
+    // them is most of the builder's time, the longer of the two. (A third thread doing it from the start
+    // competed with both for the two cores and was not faster: bench/results/replay.md.)
+    LookupViewBuilder builder(t, with_next_use);
     std::future<BuiltLookupView> build =
-        std::async(std::launch::async, [&t, with_next_use] { return build_lookup_view(t, with_next_use); });
+        std::async(std::launch::async, [&builder] { return builder.build(); });
     const uint64_t sequences = check_records(c);
+    builder.prefault();
     built = build.get();
     m.has_weights = !c.weights.empty();
     m.has_logits = !c.logits.empty();
@@ -926,11 +944,13 @@ MtrLookups Reader::lookups_from_records(const MtrReadOptions& opts, bool with_ne
     verify();
     throw;
   }
+  start_checksum();
+  owner.reset();  // the checksum's thread (if any) holds the mapping now
   if (opts.defer_checksum)
     m.pending_checksum = checksum;
   else
     verify();
-  m.info = info_;
+  m.info = std::move(info_);  // the reader is done with it
   m.records = records_;
   m.decode_lookups = built.decode_lookups;
   m.view = built.view;

@@ -2,12 +2,14 @@
 // layer over the prompt (union, first-appearance order, token counts), decode = one per token per layer,
 // batch B=2 = union over the group's sequences, a missing cell = no invocation; next_use vs brute force;
 // refreshes of duplicate touches (by hand, and against the last-touch order on the bundled traces);
-// build_lookup_view equals the view of build_lookup_stream.
+// build_lookup_view equals the view of build_lookup_stream, also with its pages faulted in by another thread.
 #include "traces/lookup_stream.h"
 
 #include <gtest/gtest.h>
 
 #include <span>
+#include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "tests/fixtures.h"
@@ -191,6 +193,55 @@ TEST(LookupStream, BuiltViewEqualsTheStreamsView) {
       refreshes += s.refreshes();
     }
   EXPECT_GT(refreshes, 0u);  // the Qwen3 prompt touches experts twice: refreshes are compared too
+}
+
+// The bundled Qwen3 trace imported `copies` times, each copy a sequence of its own.
+Trace tiled_qwen3(uint32_t copies) {
+  const Trace q = load_trace(test::bundled_data("traces/qwen3-30b-a3b.route.csv"));
+  TraceInfo info;
+  info.layers = q.info().layers;
+  info.experts = q.info().experts;
+  TraceBuilder b(info, false, false, "tiled");
+  std::vector<uint32_t> ex;
+  uint64_t line = 0;
+  for (uint32_t c = 0; c < copies; ++c)
+    for (size_t r = 0; r < q.records(); ++r) {
+      ex.assign(q.experts(r).begin(), q.experts(r).end());
+      b.add(c * 1000 + q.seq(r), q.phase(r), q.step(r), q.layer(r), ex, {}, {}, ++line);
+    }
+  return std::move(b).finish();
+}
+
+// LookupViewBuilder: the view is the same when another thread faults its pages in while it is built (on a
+// trace of 0.3 M lookups, more than the prefaulter's lead, so that it runs behind the builder and ahead of
+// it), whichever starts first, and prefault() returns when the build has already ended.
+TEST(LookupStream, BuiltViewWithPrefaultEqualsTheStreamsView) {
+  const Trace t = tiled_qwen3(8);
+  for (bool next_use : {false, true}) {
+    const LookupStream s =
+        build_lookup_stream(t, 1, LookupStreamParts{.tokens = false, .next_use = next_use});
+    ASSERT_GT(s.lookups(), size_t{300000});
+    for (int prefault_first : {0, 1}) {
+      LookupViewBuilder builder(t, next_use);
+      std::thread prefaulter;
+      if (prefault_first) prefaulter = std::thread([&builder] { builder.prefault(); });
+      BuiltLookupView b;
+      std::thread build([&] { b = builder.build(); });
+      if (!prefault_first) builder.prefault();
+      build.join();
+      if (prefaulter.joinable()) prefaulter.join();
+      const LookupView& v = b.view;
+      EXPECT_EQ(vec(v.inv_begin), s.inv_begin);
+      EXPECT_EQ(vec(v.inv_layer), s.inv_layer);
+      EXPECT_EQ(vec(v.inv_phase), s.inv_phase);
+      EXPECT_EQ(vec(v.key), s.key);
+      EXPECT_EQ(vec(v.next_use), s.next_use);
+      EXPECT_EQ(vec(v.refresh_begin), s.refresh_begin);
+      EXPECT_EQ(vec(v.refresh), s.refresh);
+      EXPECT_EQ(b.decode_lookups, s.decode_lookups());
+      builder.prefault();  // after the build: returns at once
+    }
+  }
 }
 
 TEST(LookupStream, RejectsBatchZero) {
