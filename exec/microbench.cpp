@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/hash64.h"
 #include "base/rng.h"
+#include "base/sample_stats.h"
 #include "exec/thread_cpu.h"
 #include "kernels/bf16.h"
 #include "kernels/codec.h"
@@ -27,12 +28,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-}
-
 // The mean of the values >= 0 (a clock that failed gives -1), -1 when there are none.
 double mean_of_known(const std::vector<double>& v) {
   double sum = 0;
@@ -43,13 +38,6 @@ double mean_of_known(const std::vector<double>& v) {
       ++n;
     }
   return n ? sum / static_cast<double>(n) : -1.0;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-  return v[m];
 }
 
 // A point's operation count, mean and median time (MicroOpPoint, MicroComputePoint).

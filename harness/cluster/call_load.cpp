@@ -4,16 +4,11 @@
 #include <map>
 #include <string>
 
+#include "base/sample_stats.h"
 #include "harness/cluster/call_overhead_fit.h"
 
 namespace moesim::harness {
 namespace call_load_detail {
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
 
 // Whether call `c`, in flight at `t`, uses a CPU then: in its hand-offs (before the server took it, after
 // its work) or its work; not while it waits for its unit or (an invocation) for the network and the peer.
@@ -62,7 +57,7 @@ Json overhead_by_concurrency(const std::vector<CallSpan>& calls) {
     for (int by = 0; by < 2; ++by)
       for (const auto& [x, v] : at[kind][by])
         out[kKinds[kind]][kBy[by]][std::to_string(x)] = {
-            {"calls", v.size()}, {"median_s", median_of(v)}, {"mean_s", call_load_detail::mean_of(v)}};
+            {"calls", v.size()}, {"median_s", median_of(v)}, {"mean_s", mean_of(v)}};
   return out;
 }
 

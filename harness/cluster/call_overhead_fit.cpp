@@ -5,14 +5,9 @@
 #include <map>
 #include <tuple>
 
-namespace moesim::harness {
+#include "base/sample_stats.h"
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+namespace moesim::harness {
 
 std::pair<double, double> least_squares_line(const std::vector<std::pair<double, double>>& points) {
   if (points.empty()) return {0.0, 0.0};

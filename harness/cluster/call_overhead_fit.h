@@ -22,10 +22,6 @@ struct CallOverheadLine {
   double fixed = 0, per_inflight = 0;  // seconds, seconds per other call in flight; both at least 0
 };
 
-// The median of the values (the mean of the middle two for an even count); 0 for none. The calibration's and
-// the run reports' medians in harness/cluster/ all take this one.
-double median_of(std::vector<double> v);
-
 // Ordinary least squares y = a + b x over the points: {a, b}. The calibration's lines of a unit's work
 // against its tokens, and the call overhead's line when no call was made alone. Fewer than two distinct x:
 // {mean y, 0} ({0, 0} without points).

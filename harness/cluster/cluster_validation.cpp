@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/median_interval.h"
+#include "base/sample_stats.h"
 #include "base/units.h"
 #include "base/warnings.h"
 #include "core/cluster_spec.h"
@@ -32,10 +33,6 @@
 
 namespace moesim::harness {
 namespace {
-
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
 
 struct Calibration {
   std::vector<HardwareProfile> hw;
@@ -258,7 +255,7 @@ Calibration calibrate(const serving::ClusterInput& in,
   for (const BurstCall& c : bursts) at_size[c.k].push_back(c.y);
   for (const auto& [k, v] : at_size)
     cal.report["call_overhead_by_burst_s"][std::to_string(k)] = {
-        {"calls", v.size()}, {"mean_s", mean(v)}, {"median_s", median_of(v)}};
+        {"calls", v.size()}, {"mean_s", mean_of(v)}, {"median_s", median_of(v)}};
   // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
   // work and the links.
   const sim::Network net(serving::server_names(in), in.links);
@@ -316,7 +313,7 @@ std::vector<CallSpan> call_spans(const std::vector<exec::ExecCallRecord>& record
 double mean_latency(const serving::ClusterResult& r) {
   std::vector<double> v;
   for (const auto& q : r.requests) v.push_back(q.end - q.arrival);
-  return mean(v);
+  return mean_of(v);
 }
 
 // The figure a validation compares: the mean latency, or, when the real runs were overloaded
@@ -450,8 +447,9 @@ Json breakdown(const std::vector<exec::ExecCallRecord>& records, const std::vect
       model.push_back(CostModel(hw.at(c.server)).duration(op));
     }
     if (pre.empty()) continue;
-    out[kNames[kind]] = {{"calls", pre.size()},  {"before_s", mean(pre)}, {"unit_wait_s", mean(wait)},
-                         {"work_s", mean(work)}, {"after_s", mean(post)}, {"model_work_s", mean(model)}};
+    out[kNames[kind]] = {{"calls", pre.size()},          {"before_s", mean_of(pre)},
+                         {"unit_wait_s", mean_of(wait)}, {"work_s", mean_of(work)},
+                         {"after_s", mean_of(post)},     {"model_work_s", mean_of(model)}};
   }
   return out;
 }
