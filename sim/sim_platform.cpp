@@ -193,7 +193,7 @@ void SimPlatform::enqueue_fused(const Op& op, uint32_t job, double gap) {
   } else {
     Op decompress = op;
     decompress.read_bytes = 0;
-    f.work = cost_.estimate(decompress);
+    f.work = durations_.get(cost_, decompress);
     Op read = op;  // the read as the page cache sees it: the compressed E-chunk's bytes
     read.bytes = op.read_bytes;
     if (read_hits_page_cache(read)) {
