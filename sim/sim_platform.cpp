@@ -423,7 +423,7 @@ void SimPlatform::ops_planned(const OpGraph& graph) {
 }
 
 double SimPlatform::estimate(const Op& op) const {
-  if (op.resource == ResourceClass::kSsd || op.fused_read()) return cost_.estimate(op);
+  if (op.fused_read()) return cost_.estimate(op);
   return durations_.get(cost_, op);
 }
 

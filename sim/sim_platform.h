@@ -225,13 +225,14 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   };
   SsdListener ssd_listener_{};
   double duration(const Op& op) const;  // measured, else the cost model
-  // The cost model's estimate of an op that is not an SSD read, remembered by the fields it reads (kind,
+  // The cost model's estimate of an op that is not a fused read, remembered by the fields it reads (kind,
   // resource, layer, bytes, FLOPs, tokens, prefill, fresh): a run's ops repeat a few shapes (the same tensor
   // of the same layer), and the model's answer is a pure function of them (its profile reads are marked by
   // the first ask). Direct-mapped: a collision replaces the entry, the answer is the same either way.
   class DurationCache {
    public:
-    // The estimate of `op` (no SSD read, no fused read), asked of `cost` where it is not remembered.
+    // The estimate of `op` (no fused read: its read bytes are no part of the key), asked of `cost` where it
+    // is not remembered.
     double get(const CostModel& cost, const Op& op) {
       const uint64_t shape = uint64_t{op.tokens} | (uint64_t{op.layer} << 32) |
                              (static_cast<uint64_t>(op.kind) << 48) |

@@ -294,7 +294,7 @@ TEST(SimPlatform, RemembersEachOpShapesEstimateApart) {
   expert.bytes = 1'000'000;
   expert.tokens = 1;
   expert.flops = 1e6;
-  std::vector<Op> ops(9, expert);
+  std::vector<Op> ops(11, expert);
   ops[1].fresh = true;
   ops[2].tokens = 2;  // the same FLOPs: the tokens alone differ (a GEMM's fixed cost from 2 tokens up)
   ops[3].layer = 1;
@@ -303,6 +303,12 @@ TEST(SimPlatform, RemembersEachOpShapesEstimateApart) {
   ops[6].kind = OpKind::kDenseCompute;
   ops[7].bytes = 3'000'000;
   ops[8].flops = 5e12;
+  ops[9].kind = OpKind::kSsdRead;  // a read of an idle SSD, at the decode rate and at prefill's bulk rate
+  ops[9].resource = ResourceClass::kSsd;
+  ops[10] = ops[9];
+  ops[10].prefill = true;
+  hw.ssd_prefill_read_bandwidth = 2e9;
+  hw.ssd_prefill_read_latency = 50e-6;
   hw.gpu_expert_gemm_overhead = 40e-6;
   SimPlatform gemm(hw);
   CostModel gemm_cost(hw);
