@@ -51,11 +51,11 @@ ResourceClass default_resource(OpKind k) {
 }
 
 void OpGraph::clear() {
-  ops_.clear();
-  dep_begin_.assign(1, 0);
-  dep_.clear();
-  first_succ_.clear();
-  succ_.clear();
+  ops_.n = 0;
+  dep_begin_.n = 1;  // dep_begin_[0] == 0 always
+  dep_.n = 0;
+  first_succ_.n = 0;
+  succ_.n = 0;
 }
 
 }  // namespace moesim

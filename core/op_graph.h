@@ -11,6 +11,7 @@
 // and a graph can never hold a cycle.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -115,31 +116,36 @@ class OpGraph {
   // Adds an op that runs after `deps` (indices of ops already added). Returns its index. Inline: the
   // pipeline adds every op of a run through it.
   uint32_t add(const Op& op, std::span<const uint32_t> deps = {}) {
-    const auto id = static_cast<uint32_t>(ops_.size());
+    const auto id = static_cast<uint32_t>(ops_.n);
     for (uint32_t d : deps) {
       assert(d < id && "an op may only depend on ops added before it");
       dep_.push_back(d);
       link(d, id);
     }
     ops_.push_back(op);
-    dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+    dep_begin_.push_back(static_cast<uint32_t>(dep_.n));
     first_succ_.push_back(kNoSucc);
     return id;
   }
   uint32_t add(const Op& op, std::initializer_list<uint32_t> deps) {
     return add(op, std::span<const uint32_t>(deps.begin(), deps.size()));
   }
-  // Appends a fragment built once and reused (the pipeline's per-system load templates): `part`'s op 0
-  // stands for `roots` and is not appended; its op i > 0 becomes op first + i - 1, where first is this
-  // graph's size before the call (returned), and a dependency on op 0 becomes the roots, in order. The
-  // same graph as adding those ops one by one, in one pass over `part`.
+  // Appends a fragment built once and reused (the pipeline's per-system templates): `part`'s op 0 stands for
+  // `roots` and is not appended; its op i > 0 becomes op first + i - 1, where first is this graph's size
+  // before the call (returned), and a dependency on op 0 becomes the roots, in order. The same graph as
+  // adding those ops one by one (successor lists in the same order included). Behind one root, `part`'s
+  // arrays are copied as blocks, each entry shifted by where it lands.
   uint32_t append(const OpGraph& part, std::span<const uint32_t> roots) {
-    const auto first = static_cast<uint32_t>(ops_.size());
-    if (part.ops_.size() <= 1) return first;
-    ops_.insert(ops_.end(), part.ops_.begin() + 1, part.ops_.end());
-    first_succ_.resize(ops_.size(), kNoSucc);
-    for (size_t i = 1; i < part.ops_.size(); ++i) {
+    const auto first = static_cast<uint32_t>(ops_.n);
+    if (part.ops_.n <= 1) return first;
+    std::copy(part.ops_.begin() + 1, part.ops_.end(), ops_.grow(part.ops_.n - 1));
+    if (roots.size() == 1) {
+      append_one_root(part, roots[0], first);
+      return first;
+    }
+    for (size_t i = 1; i < part.ops_.n; ++i) {
       const auto id = static_cast<uint32_t>(first + i - 1);
+      first_succ_.push_back(kNoSucc);
       for (uint32_t k = part.dep_begin_[i]; k < part.dep_begin_[i + 1]; ++k) {
         const uint32_t d = part.dep_[k];
         if (d == 0) {
@@ -152,7 +158,7 @@ class OpGraph {
           link(first + d - 1, id);
         }
       }
-      dep_begin_.push_back(static_cast<uint32_t>(dep_.size()));
+      dep_begin_.push_back(static_cast<uint32_t>(dep_.n));
     }
     return first;
   }
@@ -160,11 +166,11 @@ class OpGraph {
   // that code which builds a graph and then finishes it (tests, schedulers' models) reads unchanged.
   void finalize() {}
 
-  size_t size() const { return ops_.size(); }
+  size_t size() const { return ops_.n; }
   Op& op(uint32_t i) { return ops_[i]; }
   const Op& op(uint32_t i) const { return ops_[i]; }
   std::span<const uint32_t> deps(uint32_t i) const {
-    return {dep_.data() + dep_begin_[i], dep_begin_[i + 1] - dep_begin_[i]};
+    return {dep_.begin() + dep_begin_[i], dep_begin_[i + 1] - dep_begin_[i]};
   }
   uint32_t dep_count(uint32_t i) const { return dep_begin_[i + 1] - dep_begin_[i]; }
   // The ops that depend on op i, each once per dependency, in no particular order (the latest added first):
@@ -204,14 +210,73 @@ class OpGraph {
     uint32_t op;
     uint32_t next;  // kNoSucc: the list's last
   };
+  // A vector whose storage only grows: clear() keeps it, so that a graph rebuilt per layer invocation writes
+  // its entries without initializing them first (a std::vector's resize fills what it adds).
+  template <class T>
+  struct Buffer {
+    std::vector<T> v;
+    size_t n = 0;
+    T* grow(size_t k) {  // k more entries at the end, unset; returns the first
+      if (n + k > v.size()) v.resize(std::max(n + k, 2 * v.size()));
+      T* p = v.data() + n;
+      n += k;
+      return p;
+    }
+    void push_back(const T& x) {
+      if (n < v.size()) {
+        v[n++] = x;
+        return;
+      }
+      const T copy = x;  // x may be an entry of this buffer, which grow() moves
+      *grow(1) = copy;
+    }
+    T& operator[](size_t i) { return v[i]; }
+    const T& operator[](size_t i) const { return v[i]; }
+    const T* begin() const { return v.data(); }
+    const T* end() const { return v.data() + n; }
+  };
+  // append() behind one root: a dependency on op 0 is one dependency on `root`, so `part`'s dependency and
+  // successor arrays map entry for entry (the successor nodes in the order adding the ops would have made
+  // them); op 0's successor list (its nodes made as its successors were added) goes in front of the root's.
+  void append_one_root(const OpGraph& part, uint32_t root, uint32_t first) {
+    const size_t m = part.ops_.n - 1;  // ops appended
+    const auto dep0 = static_cast<uint32_t>(dep_.n);
+    const auto succ0 = static_cast<uint32_t>(succ_.n);
+    const uint32_t shift = first - 1;  // part's op i > 0 is op i + shift
+    const size_t nd = part.dep_.n;     // op 0 has no dependencies: part.dep_begin_[1] == 0
+    uint32_t* dep = dep_.grow(nd);
+    for (size_t k = 0; k < nd; ++k) {
+      const uint32_t d = part.dep_[k];
+      dep[k] = d == 0 ? root : d + shift;
+    }
+    uint32_t* begin = dep_begin_.grow(m);
+    uint32_t* fs = first_succ_.grow(m);
+    for (size_t i = 0; i < m; ++i) {
+      begin[i] = part.dep_begin_[i + 2] + dep0;
+      const uint32_t f = part.first_succ_[i + 1];
+      fs[i] = f == kNoSucc ? kNoSucc : f + succ0;
+    }
+    const size_t ns = part.succ_.n;
+    SuccNode* succ = succ_.grow(ns);
+    for (size_t k = 0; k < ns; ++k) {
+      const SuccNode& node = part.succ_[k];
+      succ[k] = SuccNode{node.op + shift, node.next == kNoSucc ? kNoSucc : node.next + succ0};
+    }
+    const uint32_t head = part.first_succ_[0];
+    if (head == kNoSucc) return;
+    uint32_t tail = head;
+    while (part.succ_[tail].next != kNoSucc) tail = part.succ_[tail].next;
+    succ[tail].next = first_succ_[root];
+    first_succ_[root] = head + succ0;
+  }
   void link(uint32_t dep, uint32_t op) {
     succ_.push_back(SuccNode{op, first_succ_[dep]});
-    first_succ_[dep] = static_cast<uint32_t>(succ_.size() - 1);
+    first_succ_[dep] = static_cast<uint32_t>(succ_.n - 1);
   }
-  std::vector<Op> ops_;
-  std::vector<uint32_t> dep_begin_{0}, dep_;
-  std::vector<uint32_t> first_succ_;  // per op: its successor list's first node in succ_
-  std::vector<SuccNode> succ_;
+  Buffer<Op> ops_;
+  Buffer<uint32_t> dep_begin_{{0}, 1}, dep_;
+  Buffer<uint32_t> first_succ_;  // per op: its successor list's first node in succ_
+  Buffer<SuccNode> succ_;
 };
 
 }  // namespace moesim

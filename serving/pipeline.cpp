@@ -60,9 +60,18 @@ struct Pipeline::LoadTemplates {
   std::vector<uint64_t> tensor_bytes;             // [layer * tensors + t]: ModelCosts::tensor_bytes
   std::vector<std::unique_ptr<Template>> by_key;  // [((layer * kStates + from) * kStates + to) * 2 + prefill]
   std::vector<uint8_t> has_succ;                  // build_prefetch's scratch
+  // A routed expert's whole request behind the dense op (op 0): its loads, then its compute joining them,
+  // with the expert's label, tokens and FLOPs left to set per request.
+  struct Request {
+    OpGraph ops;
+    uint32_t compute = 0;  // index into ops
+  };
+  // [((layer * kStates + state) * 2 + host copy) * 2 + prefill]
+  std::vector<std::unique_ptr<Request>> requests;
 
   void reset(const ModelCosts& costs, uint32_t layers) {
     by_key.clear();
+    requests.clear();
     // Every load asks its tensors' bytes: rounded once per run, not once per load.
     tensors = std::max<size_t>(costs.tensor_share.size(), 1);
     tensor_bytes.resize(size_t{layers} * tensors);
@@ -139,6 +148,8 @@ void Pipeline::wait_for_inflight(Invocation& v, uint32_t key, uint32_t first_op,
 // components only), appended to the graph; the ops that end the chain are appended to tails_.
 void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens,
                              LookupResult found, uint32_t dense) {
+  if (tokens > 0 && dense != kNoKey && !opt_.compute_after_loads)
+    return add_request(v, layer, expert, tokens, found, dense);
   OpGraph& g = v.graph;
   ExpertRequest req;
   req.expert = expert;
@@ -191,6 +202,64 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
     if (g.size() == req.first_op) return;  // resident and not computed (layer-offload): nothing to do
     req.compute_op = static_cast<uint32_t>(g.size() - 1);
   }
+  v.requests.push_back(req);
+}
+
+void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens,
+                           LookupResult found, uint32_t dense) {
+  constexpr size_t kStates = LoadTemplates::kStates;
+  LoadTemplates& lt = *templates_;
+  const bool prefill = v.phase == 0;
+  const bool host_copy = found.state == ExpertState::kFull && found.tier == MemoryTier::kHost &&
+                         opt_.compute_on == ResourceClass::kGpu;
+  const size_t index =
+      ((size_t{layer} * kStates + static_cast<size_t>(found.state)) * 2 + (host_copy ? 1 : 0)) * 2 +
+      (prefill ? 1 : 0);
+  if (lt.requests.size() <= index) lt.requests.resize(index + 1);
+  std::unique_ptr<LoadTemplates::Request>& slot = lt.requests[index];
+  if (!slot) {
+    // The fragment build_request's general path makes, behind op 0, without the expert's label and tokens.
+    auto tpl = std::make_unique<LoadTemplates::Request>();
+    OpGraph& g = tpl->ops;
+    const uint32_t root = g.add(Op{});
+    const std::span<const uint32_t> roots(&root, 1);
+    Op base;
+    base.layer = static_cast<uint16_t>(layer);
+    base.prefill = prefill;
+    tails_.clear();
+    if (found.state != ExpertState::kFull) {
+      add_loads(g, layer, kNoLabel, found.state, ExpertState::kFull, prefill, roots);
+    } else if (host_copy) {  // a DRAM copy on a discrete GPU: copy it over
+      for (uint32_t t = 0; t < lt.tensors; ++t) {
+        Op o = base;
+        o.kind = OpKind::kTransfer;
+        o.resource = default_resource(OpKind::kTransfer);
+        o.tensor = static_cast<uint16_t>(t);
+        o.bytes = lt.bytes(layer, t);
+        tails_.push_back(g.add(o, roots));
+      }
+    }
+    Op compute = base;
+    compute.kind = OpKind::kExpertCompute;
+    compute.resource = opt_.compute_on;
+    compute.bytes = costs_.expert_bytes[layer];
+    compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
+    if (tails_.empty()) tails_.push_back(root);
+    tpl->compute = g.add(compute, tails_);
+    slot = std::move(tpl);
+  }
+  OpGraph& g = v.graph;
+  ExpertRequest req;
+  req.expert = expert;
+  req.tokens = tokens;
+  req.state = found.state;
+  const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1));
+  req.first_op = first;
+  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
+  req.compute_op = first + slot->compute - 1;
+  Op& compute = g.op(req.compute_op);
+  compute.tokens = tokens;
+  compute.flops = costs_.expert_flops_per_token * tokens;
   v.requests.push_back(req);
 }
 

@@ -241,6 +241,10 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   uint32_t acquire_slot();
   void build_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
                      uint32_t dense);
+  // build_request for a routed expert behind the dense op (computed, not after the layer's loads): its whole
+  // fragment, loads and compute, appended from a template built once per (layer, state, host copy, phase).
+  void add_request(Invocation& v, uint32_t layer, uint16_t expert, uint32_t tokens, LookupResult found,
+                   uint32_t dense);
   void build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to);
   // A tensor load of the expert `base` names, with the run's placement options.
   TensorLoad tensor_load(const Op& base, ExpertState from, ExpertState to,

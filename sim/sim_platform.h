@@ -164,12 +164,16 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   EventEngine& engine() { return engine_; }
   const CostModel& cost_model() const { return cost_; }
   // The routed experts' storage, for the cost model's dequantization term (CostModel::set_expert_storage).
-  void set_expert_storage(CostModel::ExpertStorage storage) { cost_.set_expert_storage(std::move(storage)); }
+  void set_expert_storage(CostModel::ExpertStorage storage) {
+    cost_.set_expert_storage(std::move(storage));
+    durations_.clear();  // an expert's compute time depends on its storage
+  }
   // The profile's quantities this run read so far (core/profile_reads.h).
   HwReads reads() const;
 
  private:
   void job_done(uint32_t job, const OpTiming& timing) override;
+  void job_done_serial(uint32_t job, const OpTiming& timing);  // job_done() through the pipeline thread
   // Fused reads: a worker took the op (its read starts), and its read is over (its decompression starts).
   void unit_taken(uint32_t job, uint32_t unit) override;
   void fused_read_done(uint32_t unit);
@@ -217,9 +221,42 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   struct SsdListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
+    void job_done_serial(uint32_t job, const OpTiming& timing);  // job_done() through the pipeline thread
   };
   SsdListener ssd_listener_{};
-  double duration(const Op& op) const;    // measured, else the cost model
+  double duration(const Op& op) const;  // measured, else the cost model
+  // The cost model's estimate of an op that is not a fused read, remembered by the fields it reads (kind,
+  // resource, layer, bytes, FLOPs, tokens, prefill, fresh): a run's ops repeat a few shapes (the same tensor
+  // of the same layer), and the model's answer is a pure function of them (its profile reads are marked by
+  // the first ask). Direct-mapped: a collision replaces the entry, the answer is the same either way.
+  class DurationCache {
+   public:
+    // The estimate of `op` (no fused read: its read bytes are no part of the key), asked of `cost` where it
+    // is not remembered.
+    double get(const CostModel& cost, const Op& op) {
+      const uint64_t shape = uint64_t{op.tokens} | (uint64_t{op.layer} << 32) |
+                             (static_cast<uint64_t>(op.kind) << 48) |
+                             (static_cast<uint64_t>(op.resource) << 52) | (uint64_t{op.prefill} << 56) |
+                             (uint64_t{op.fresh} << 57) | (uint64_t{1} << 58);
+      Entry& e = entries_[static_cast<size_t>(((op.bytes ^ shape) * 0x9E3779B97F4A7C15ull) >> (64 - kBits))];
+      if (e.shape == shape && e.bytes == op.bytes && e.flops == op.flops) return e.seconds;
+      const double s = cost.estimate(op);
+      e = Entry{shape, op.bytes, op.flops, s};
+      return s;
+    }
+    void clear() { entries_.assign(kEntries, Entry{}); }
+
+   private:
+    static constexpr size_t kBits = 10, kEntries = size_t{1} << kBits;
+    struct Entry {
+      uint64_t shape = 0;  // tokens, layer, kind, resource, prefill, fresh, and bit 58 set: 0 is no entry
+      uint64_t bytes = 0;
+      double flops = 0;
+      double seconds = 0;
+    };
+    std::vector<Entry> entries_ = std::vector<Entry>(kEntries);
+  };
+  mutable DurationCache durations_;
   double turnaround(const Op& op) const;  // the op's gap after the op before it on its unit, if it queues
   // SSD reads go to io_depth plain servers (measured_io_) rather than the SSD model: measured durations, a
   // runtime turnaround to add, or the I/O thread's CPU work per read (HardwareProfile::read_cpu) after the
@@ -255,6 +292,7 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   struct DispatchListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
+    void job_done_serial(uint32_t job, const OpTiming& timing);  // job_done() through the pipeline thread
   };
   DispatchListener dispatch_listener_{};
   static constexpr uint32_t kPlanningJob = UINT32_MAX;  // a dispatcher job that is the pipeline's planning

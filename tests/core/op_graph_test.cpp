@@ -45,7 +45,8 @@ TEST(OpGraph, DepsAndSuccessors) {
 }
 
 // append() of a fragment is the graph of adding its ops one by one, its op 0 replaced by the roots: with two
-// roots, none, and a fragment whose ops depend on each other, on the roots, and on both.
+// roots, one (the block copy: successor lists in the same order, the root's old successors after the
+// fragment's), none, and a fragment whose ops depend on each other, on the roots, and on both.
 TEST(OpGraph, AppendIsAddingTheFragmentsOpsOneByOne) {
   OpGraph part;
   Op placeholder;
@@ -61,7 +62,8 @@ TEST(OpGraph, AppendIsAddingTheFragmentsOpsOneByOne) {
   Op join;
   join.kind = OpKind::kRecover;
   part.add(join, {x, root, r});
-  for (const std::vector<uint32_t>& roots : {std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{}}) {
+  for (const std::vector<uint32_t>& roots : {std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{1},
+                                             std::vector<uint32_t>{0}, std::vector<uint32_t>{}}) {
     OpGraph by_append, by_add;
     for (OpGraph* g : {&by_append, &by_add}) {
       g->add(read);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/routing.h"
@@ -267,6 +268,65 @@ TEST(SimPlatform, WindowKeepsOnlyItsSteps) {
   const PipelineResult none = run_two_layer(1, 5, 9);
   EXPECT_TRUE(none.timeline.empty());
   EXPECT_TRUE(none.counter_samples.empty());
+}
+
+// The platform remembers the estimate of an op that is not an SSD read by the fields the cost model reads:
+// each op below differs from another in one of them (fresh weights, tokens, layer, phase, resource, kind,
+// bytes) and costs something else, and asked in turns, each gets the cost model's own answer; a new expert
+// storage (a layer's dequantization term) is seen at once. Fails with any of those fields left out of the
+// key.
+TEST(SimPlatform, RemembersEachOpShapesEstimateApart) {
+  HardwareProfile hw = test_profile();
+  hw.gpu_fresh_expert_overhead = 3e-6;
+  hw.gpu_expert_overhead = 15e-6;
+  hw.cpu_flops_per_core = 1e11;
+  hw.cpu_prefill_compute_slowdown = 1.5;
+  hw.gpu_dequant_time_per_element["q4_k"] = 1e-12;
+  SimPlatform p(hw);
+  CostModel cost(hw);
+  const CostModel::ExpertStorage storage{{{"q4_k", 1000}}, {{"q4_k", 5000}}};
+  p.set_expert_storage(storage);
+  cost.set_expert_storage(storage);
+  Op expert;
+  expert.kind = OpKind::kExpertCompute;
+  expert.resource = ResourceClass::kGpu;
+  expert.layer = 0;
+  expert.bytes = 1'000'000;
+  expert.tokens = 1;
+  expert.flops = 1e6;
+  std::vector<Op> ops(11, expert);
+  ops[1].fresh = true;
+  ops[2].tokens = 2;  // the same FLOPs: the tokens alone differ (a GEMM's fixed cost from 2 tokens up)
+  ops[3].layer = 1;
+  ops[4].prefill = true;
+  ops[5].resource = ResourceClass::kCpu;
+  ops[6].kind = OpKind::kDenseCompute;
+  ops[7].bytes = 3'000'000;
+  ops[8].flops = 5e12;
+  ops[9].kind = OpKind::kSsdRead;  // a read of an idle SSD, at the decode rate and at prefill's bulk rate
+  ops[9].resource = ResourceClass::kSsd;
+  ops[10] = ops[9];
+  ops[10].prefill = true;
+  hw.ssd_prefill_read_bandwidth = 2e9;
+  hw.ssd_prefill_read_latency = 50e-6;
+  hw.gpu_expert_gemm_overhead = 40e-6;
+  SimPlatform gemm(hw);
+  CostModel gemm_cost(hw);
+  gemm.set_expert_storage(storage);
+  gemm_cost.set_expert_storage(storage);
+  std::set<double> distinct;
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[(i * 5 + static_cast<size_t>(round)) % ops.size()];
+      EXPECT_EQ(p.estimate(op), cost.estimate(op)) << i << " round " << round;
+      EXPECT_EQ(gemm.estimate(op), gemm_cost.estimate(op)) << i << " round " << round;
+      distinct.insert(gemm_cost.estimate(op));
+    }
+  EXPECT_EQ(distinct.size(), ops.size());  // each field changes the cost: the test can tell them apart
+  const CostModel::ExpertStorage more{{{"q4_k", 7000}}, {{"q4_k", 5000}}};
+  p.set_expert_storage(more);
+  cost.set_expert_storage(more);
+  EXPECT_EQ(p.estimate(ops[0]), cost.estimate(ops[0]));
 }
 
 }  // namespace
