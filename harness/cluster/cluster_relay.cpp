@@ -50,8 +50,8 @@ void enter_cluster_binary() {
     throw UsageError(
         "the real cluster (cluster --platform exec, validate --cluster, cluster-server) runs in " +
         target.string() +
-        ", which is missing: build it with `scripts/build moesim-cluster` (moesim's build makes "
-        "it too)");
+        ", which is missing: build it with `scripts/build moesim-cluster` (or `scripts/build`, "
+        "which builds every target)");
   std::vector<std::string> args = own_arguments();
   args[0] = target.string();
   std::vector<char*> argv;
