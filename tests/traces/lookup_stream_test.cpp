@@ -169,6 +169,18 @@ std::vector<T> vec(std::span<const T> s) {
   return {s.begin(), s.end()};
 }
 
+// Every array of a built view equal to the stream's (a value the builder failed to write would be whatever
+// the fresh pages hold, zero).
+void expect_view_equals_stream(const LookupView& v, const LookupStream& s) {
+  EXPECT_EQ(vec(v.inv_begin), s.inv_begin);
+  EXPECT_EQ(vec(v.inv_layer), s.inv_layer);
+  EXPECT_EQ(vec(v.inv_phase), s.inv_phase);
+  EXPECT_EQ(vec(v.key), s.key);
+  EXPECT_EQ(vec(v.next_use), s.next_use);
+  EXPECT_EQ(vec(v.refresh_begin), s.refresh_begin);
+  EXPECT_EQ(vec(v.refresh), s.refresh);
+}
+
 // The view built into storage of its own, not zero-filled: every array equal to the stream's (a value the
 // builder failed to write would be whatever the fresh pages hold, zero), and alive as long as its storage.
 TEST(LookupStream, BuiltViewEqualsTheStreamsView) {
@@ -181,13 +193,7 @@ TEST(LookupStream, BuiltViewEqualsTheStreamsView) {
       const LookupView v = b.view;
       const std::shared_ptr<const void> storage = std::move(b.storage);
       b = BuiltLookupView{};
-      EXPECT_EQ(vec(v.inv_begin), s.inv_begin);
-      EXPECT_EQ(vec(v.inv_layer), s.inv_layer);
-      EXPECT_EQ(vec(v.inv_phase), s.inv_phase);
-      EXPECT_EQ(vec(v.key), s.key);
-      EXPECT_EQ(vec(v.next_use), s.next_use);
-      EXPECT_EQ(vec(v.refresh_begin), s.refresh_begin);
-      EXPECT_EQ(vec(v.refresh), s.refresh);
+      expect_view_equals_stream(v, s);
       EXPECT_EQ(b.decode_lookups, 0u);
       EXPECT_EQ(build_lookup_view(t, next_use).decode_lookups, s.decode_lookups());
       refreshes += s.refreshes();
@@ -231,13 +237,7 @@ TEST(LookupStream, BuiltViewWithPrefaultEqualsTheStreamsView) {
       build.join();
       if (prefaulter.joinable()) prefaulter.join();
       const LookupView& v = b.view;
-      EXPECT_EQ(vec(v.inv_begin), s.inv_begin);
-      EXPECT_EQ(vec(v.inv_layer), s.inv_layer);
-      EXPECT_EQ(vec(v.inv_phase), s.inv_phase);
-      EXPECT_EQ(vec(v.key), s.key);
-      EXPECT_EQ(vec(v.next_use), s.next_use);
-      EXPECT_EQ(vec(v.refresh_begin), s.refresh_begin);
-      EXPECT_EQ(vec(v.refresh), s.refresh);
+      expect_view_equals_stream(v, s);
       EXPECT_EQ(b.decode_lookups, s.decode_lookups());
       builder.prefault();  // after the build: returns at once
     }
