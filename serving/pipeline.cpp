@@ -156,41 +156,14 @@ void Pipeline::build_request(Invocation& v, uint32_t layer, uint16_t expert, uin
   req.tokens = tokens;
   req.state = found.state;
   req.first_op = static_cast<uint32_t>(g.size());
-  Op base;
-  base.layer = static_cast<uint16_t>(layer);
-  base.expert = expert;
-  base.prefill = v.phase == 0;
-  tails_.clear();
-  const ExpertState st = found.state;
-  const auto tensors = static_cast<uint32_t>(std::max<size_t>(costs_.tensor_share.size(), 1));
-  auto make = [&](OpKind k, uint32_t t, uint64_t b) {
-    Op o = base;
-    o.kind = k;
-    o.resource = default_resource(k);
-    o.tensor = static_cast<uint16_t>(t);
-    o.bytes = b;
-    return o;
-  };
-  const bool to_gpu = opt_.compute_on == ResourceClass::kGpu;
+  const bool prefill = v.phase == 0;
   // The roots of the request depend on the layer's dense op; a prefetch load (dense == kNoKey) on nothing.
   const std::span<const uint32_t> root =
       dense == kNoKey ? std::span<const uint32_t>() : std::span<const uint32_t>(&dense, 1);
-  if (st == ExpertState::kFull) {
-    if (found.tier == MemoryTier::kHost && to_gpu)  // a DRAM copy on a discrete GPU: copy it over
-      for (uint32_t t = 0; t < tensors; ++t)
-        tails_.push_back(g.add(make(OpKind::kTransfer, t, templates_->bytes(layer, t)), root));
-  } else {
-    add_loads(g, layer, expert, found.state, ExpertState::kFull, base.prefill, root);
-  }
+  add_expert_loads(g, layer, expert, found, prefill, root);
   if (tokens > 0) {
-    Op compute = base;
-    compute.kind = OpKind::kExpertCompute;
-    compute.resource = opt_.compute_on;
-    compute.bytes = costs_.expert_bytes[layer];
-    compute.tokens = tokens;
-    compute.flops = costs_.expert_flops_per_token * tokens;
-    compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
-    if (opt_.compute_after_loads) {   // added behind every load of the layer by add_deferred_computes
+    const Op compute = expert_compute(layer, expert, prefill, tokens);
+    if (opt_.compute_after_loads) {  // added behind every load of the layer by add_deferred_computes
       layer_loads_.insert(layer_loads_.end(), tails_.begin(), tails_.end());
       deferred_.emplace_back(static_cast<uint32_t>(v.requests.size()), compute);
       v.requests.push_back(req);
@@ -222,28 +195,8 @@ void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint3
     auto tpl = std::make_unique<LoadTemplates::Request>();
     OpGraph& g = tpl->ops;
     const uint32_t root = g.add(Op{});
-    const std::span<const uint32_t> roots(&root, 1);
-    Op base;
-    base.layer = static_cast<uint16_t>(layer);
-    base.prefill = prefill;
-    tails_.clear();
-    if (found.state != ExpertState::kFull) {
-      add_loads(g, layer, kNoLabel, found.state, ExpertState::kFull, prefill, roots);
-    } else if (host_copy) {  // a DRAM copy on a discrete GPU: copy it over
-      for (uint32_t t = 0; t < lt.tensors; ++t) {
-        Op o = base;
-        o.kind = OpKind::kTransfer;
-        o.resource = default_resource(OpKind::kTransfer);
-        o.tensor = static_cast<uint16_t>(t);
-        o.bytes = lt.bytes(layer, t);
-        tails_.push_back(g.add(o, roots));
-      }
-    }
-    Op compute = base;
-    compute.kind = OpKind::kExpertCompute;
-    compute.resource = opt_.compute_on;
-    compute.bytes = costs_.expert_bytes[layer];
-    compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
+    add_expert_loads(g, layer, kNoLabel, found, prefill, std::span<const uint32_t>(&root, 1));
+    const Op compute = expert_compute(layer, kNoLabel, prefill, 0);
     if (tails_.empty()) tails_.push_back(root);
     tpl->compute = g.add(compute, tails_);
     slot = std::move(tpl);
@@ -261,6 +214,39 @@ void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint3
   compute.tokens = tokens;
   compute.flops = costs_.expert_flops_per_token * tokens;
   v.requests.push_back(req);
+}
+
+void Pipeline::add_expert_loads(OpGraph& g, uint32_t layer, uint16_t expert, LookupResult found, bool prefill,
+                                std::span<const uint32_t> root) {
+  tails_.clear();
+  if (found.state != ExpertState::kFull)
+    return add_loads(g, layer, expert, found.state, ExpertState::kFull, prefill, root);
+  if (found.tier != MemoryTier::kHost || opt_.compute_on != ResourceClass::kGpu) return;
+  Op o;  // a DRAM copy on a discrete GPU: copy it over
+  o.layer = static_cast<uint16_t>(layer);
+  o.expert = expert;
+  o.prefill = prefill;
+  o.kind = OpKind::kTransfer;
+  o.resource = default_resource(OpKind::kTransfer);
+  for (uint32_t t = 0; t < templates_->tensors; ++t) {
+    o.tensor = static_cast<uint16_t>(t);
+    o.bytes = templates_->bytes(layer, t);
+    tails_.push_back(g.add(o, root));
+  }
+}
+
+Op Pipeline::expert_compute(uint32_t layer, uint16_t expert, bool prefill, uint32_t tokens) const {
+  Op compute;
+  compute.layer = static_cast<uint16_t>(layer);
+  compute.expert = expert;
+  compute.prefill = prefill;
+  compute.kind = OpKind::kExpertCompute;
+  compute.resource = opt_.compute_on;
+  compute.bytes = costs_.expert_bytes[layer];
+  compute.tokens = tokens;
+  compute.flops = costs_.expert_flops_per_token * tokens;
+  compute.fresh = !tails_.empty();  // it depends on the ops that just produced its weights
+  return compute;
 }
 
 void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to,

@@ -285,6 +285,12 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   // per token (serving/pipeline.cpp).
   struct LoadTemplates;
   std::unique_ptr<LoadTemplates> templates_;
+  // What a routed expert found in `found` needs before its compute, behind `root`: its loads to full weights,
+  // or a host copy's transfer to a discrete GPU; the chains' ends replace tails_ (empty: none needed).
+  void add_expert_loads(OpGraph& g, uint32_t layer, uint16_t expert, LookupResult found, bool prefill,
+                        std::span<const uint32_t> root);
+  // A routed expert's compute op for `tokens` tokens; fresh when tails_ (add_expert_loads) holds loads.
+  Op expert_compute(uint32_t layer, uint16_t expert, bool prefill, uint32_t tokens) const;
   // Appends the loads of `expert` from `from` to `to` behind `roots`; their tails go to tails_.
   void add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertState from, ExpertState to, bool prefill,
                  std::span<const uint32_t> roots);
