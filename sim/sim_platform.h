@@ -221,7 +221,6 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   struct SsdListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
-    void job_done_serial(uint32_t job, const OpTiming& timing);  // job_done() through the pipeline thread
   };
   SsdListener ssd_listener_{};
   double duration(const Op& op) const;  // measured, else the cost model
@@ -292,7 +291,6 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   struct DispatchListener : JobListener {
     SimPlatform* owner = nullptr;
     void job_done(uint32_t job, const OpTiming& timing) override;
-    void job_done_serial(uint32_t job, const OpTiming& timing);  // job_done() through the pipeline thread
   };
   DispatchListener dispatch_listener_{};
   static constexpr uint32_t kPlanningJob = UINT32_MAX;  // a dispatcher job that is the pipeline's planning
