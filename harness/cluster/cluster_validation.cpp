@@ -278,9 +278,10 @@ Calibration calibrate(const serving::ClusterInput& in,
           residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
         }
     }
-  cal.invoke_overhead_s = std::max(median_of(residual), 0.0);
+  const double residual_median = median_of(residual);
+  cal.invoke_overhead_s = std::max(residual_median, 0.0);
   cal.burst_means_invoke_overhead_s =
-      std::max(median_of(residual) + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
+      std::max(residual_median + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
