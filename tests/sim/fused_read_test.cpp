@@ -57,6 +57,21 @@ struct Recorder : OpSink {
   void op_done(uint32_t token, const OpTiming& t) override { timing[token] = t; }
 };
 
+// The schedule worked by hand below (three fused ops and the I/O thread's read, tokens `high` | 0..3):
+// f0 and f1 [0,600] on workers 0 and 1, f2 [600,1000] on worker 0, the read [0,400] in SSD slot 2 (a read's
+// unit is its slot: the third request in service).
+void expect_hand_worked_schedule(Recorder& rec, uint32_t high) {
+  auto expect = [&](uint32_t token, double start_us, double end_us, uint32_t unit) {
+    EXPECT_NEAR(rec.timing[high | token].start * 1e6, start_us, 1e-6) << "op " << token;
+    EXPECT_NEAR(rec.timing[high | token].end * 1e6, end_us, 1e-6) << "op " << token;
+    EXPECT_EQ(rec.timing[high | token].unit, unit) << "op " << token;
+  };
+  expect(0, 0, 600, 0);
+  expect(1, 0, 600, 1);
+  expect(2, 600, 1000, 0);
+  expect(3, 0, 400, 2);
+}
+
 TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
   // Two workers; three fused ops and one I/O-thread read of 100 kB, all at time 0. By hand (microseconds):
   //   f0 takes worker 0, f1 worker 1; f2 waits for a worker. f0's, f1's and the I/O thread's reads are at the
@@ -73,15 +88,7 @@ TEST(FusedRead, WorkersReadOnTheSsdBesideTheIoThreadThenDecompress) {
   p.submit(read, &rec, 3);
   p.run_until_idle();
   ASSERT_EQ(rec.timing.size(), 4u);
-  auto expect = [&](uint32_t token, double start_us, double end_us, uint32_t unit) {
-    EXPECT_NEAR(rec.timing[token].start * 1e6, start_us, 1e-6) << "op " << token;
-    EXPECT_NEAR(rec.timing[token].end * 1e6, end_us, 1e-6) << "op " << token;
-    EXPECT_EQ(rec.timing[token].unit, unit) << "op " << token;
-  };
-  expect(0, 0, 600, 0);
-  expect(1, 0, 600, 1);
-  expect(2, 600, 1000, 0);
-  expect(3, 0, 400, 2);  // a read's unit is its SSD slot: the third request in service
+  expect_hand_worked_schedule(rec, 0);
   const std::vector<ResourceStats> stats = p.resource_stats();  // ssd, io_thread, cpu_workers, gpu, link
   EXPECT_EQ(stats[0].ops, 4u);  // the fused reads are the device's requests too
   EXPECT_EQ(stats[0].bytes, 400'000u);
@@ -111,15 +118,7 @@ TEST(FusedRead, AnyTokenIsAJobAndAReadySetIsSubmittedAsOne) {
   EXPECT_THROW(p.submit(read, &other, 0), Error);
   p.run_until_idle();
   ASSERT_EQ(rec.timing.size(), 4u);
-  auto expect = [&](uint32_t token, double start_us, double end_us, uint32_t unit) {
-    EXPECT_NEAR(rec.timing[kHigh | token].start * 1e6, start_us, 1e-6) << "op " << token;
-    EXPECT_NEAR(rec.timing[kHigh | token].end * 1e6, end_us, 1e-6) << "op " << token;
-    EXPECT_EQ(rec.timing[kHigh | token].unit, unit) << "op " << token;
-  };
-  expect(0, 0, 600, 0);
-  expect(1, 0, 600, 1);
-  expect(2, 600, 1000, 0);
-  expect(3, 0, 400, 2);
+  expect_hand_worked_schedule(rec, kHigh);
   EXPECT_EQ(p.resource_stats()[1].ops, 1u);  // the I/O thread issued only its own read
   // Once they are done, another sink may submit.
   p.submit(read, &other, 0);
