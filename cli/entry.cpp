@@ -83,11 +83,35 @@ int finish_stdout() {
   return 1;
 }
 
-void build_tree(CLI::App& app) {
+// The command the command line names ("trace import"), or "" when it names none: the words after the global
+// flags (which take no values), as far as they name a group or a command.
+std::string named_command(int argc, char** argv, const std::vector<Command>& cmds) {
+  int i = 1;
+  while (i < argc && argv[i][0] == '-') ++i;
+  std::string path;
+  for (; i < argc; ++i) {
+    const std::string next = path.empty() ? std::string(argv[i]) : path + " " + argv[i];
+    bool prefix = false;
+    for (const auto& c : cmds) {
+      if (c.path == next) return next;
+      prefix = prefix || c.path.rfind(next + " ", 0) == 0;
+    }
+    if (!prefix) return "";
+    path = next;
+  }
+  return "";
+}
+
+// Every command gets its node (so that --help lists them all), but only the command the line names declares
+// its options when it names one: declaring all of them (CLI11 checks each new name against its siblings') was
+// most of the start-up of every command. A line that names none (a mistyped command, a bare --help) gets the
+// whole tree, as before.
+void build_tree(CLI::App& app, int argc, char** argv) {
   std::map<std::string, std::string> group_text;
   for (const auto& g : moesim::cli::groups()) group_text[g.path] = g.description;
   auto cmds = moesim::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const Command& a, const Command& b) { return a.path < b.path; });
+  const std::string named = named_command(argc, argv, cmds);
   std::map<std::string, CLI::App*> nodes;
   for (const auto& c : cmds) {
     std::istringstream words(c.path);
@@ -110,7 +134,7 @@ void build_tree(CLI::App& app) {
       parent = it->second;
       prefix = key;
     }
-    c.setup(*parent);
+    if (named.empty() || named == c.path) c.setup(*parent);
   }
 }
 
@@ -128,7 +152,7 @@ int moesim::cli::run_main(int argc, char** argv, const std::string& version) {
   app.add_flag_callback(
       "-q,--quiet", [] { moesim::set_progress_enabled(false); },
       "No progress bars (they are drawn only on a terminal anyway); warnings and errors still print");
-  build_tree(app);
+  build_tree(app, argc, argv);
   // Once every command has declared its options: the checks every option gets (cli/option_checks.h).
   moesim::cli::add_option_checks(app);
   try {

@@ -162,6 +162,22 @@ TEST(OutputCli, HelpAndVersionExitZero) {
   EXPECT_THAT(r.out, ::testing::StartsWith("moesim "));
 }
 
+// Only the command a line names declares its options (cli/entry.cpp): whatever stands before it, its help
+// lists them, a nested command's included.
+TEST(OutputCli, TheNamedCommandDeclaresItsOptionsWhereverItStands) {
+  Result r = sh("\"$M\" -q replay --help");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--policy"));
+  r = sh("\"$M\" --quiet trace import --help");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--lookup-index"));
+  r = sh("\"$M\" --help replay");  // CLI11 gives the command's help wherever --help stands
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--mrc-sample"));
+  r = sh("\"$M\" -q " + kReplay);
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
 TEST(OutputCli, QuietBeforeOrAfterTheSubcommand) {
   EXPECT_EQ(sh("\"$M\" -q " + kReplay).status, 0);
   EXPECT_EQ(sh("\"$M\" " + kReplay + " --quiet").status, 0);
