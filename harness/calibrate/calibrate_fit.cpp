@@ -165,8 +165,4 @@ void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
   prof["calibration"]["runs_fits"] = std::move(runs);
 }
 
-bool fused_read_on_read_line(uint64_t read_bytes, double read_cpu, bool direct_io) {
-  return direct_io && read_bytes > 0 && read_cpu > 0;
-}
-
 }  // namespace moesim::harness

@@ -55,7 +55,6 @@ struct MeasuredRun {
   // The same with each read whole, its I/O thread's CPU time not split off (computed where `work` splits:
   // O_DIRECT reads): the profile of the model without ssd.read_cpu_*, the ablation beside the fitted one.
   std::optional<OpWork> whole;
-  bool direct_io = false;  // the run read with O_DIRECT (its fused reads' device times are the disk's)
   exec::ExecCounters counters;
 };
 struct MeasuredRuns {
@@ -90,9 +89,6 @@ struct RunFits {
   bool phases = false;  // a prefill's reads have a line of their own
   bool split = false;   // decompressions ran: E-chunks apart from the SM part
   bool recover_on_cpu = false;
-  // read_io, bulk_io: the I/O thread's reads alone (without the fused reads' points: the line as before
-  // those joined it, calibration.fits.ssd_read_io_thread, for comparison).
-  Fit read_io, bulk_io;
   Fit read, bulk, read_cpu, read_cpu_prefill, cbytes, dec, rec, cflops, dense_over, expert_over, fresh, gemm,
       dense_gemm;
   // The GEMMs' lines (gpu.{dense,expert}_gemm_flops with their overheads), where calibrate probed them; then
@@ -128,19 +124,16 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
           // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the
           // reads.
           o.add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
-          o.add(op.prefill ? "read_io_prefill" : "read_io", static_cast<double>(op.bytes), d);
           if (w.read_cpu[i] > 0)
             o.add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
           break;
         case OpKind::kDecompress:
-          // A fused read's decompression is its CPU part (the worker's CPU clock: the decompression and the
-          // read's CPU tail); without that clock it tells no decompression apart.
+          // A fused read's decompression is its CPU part (its read went through the page cache: not the I/O
+          // thread's O_DIRECT reads the read lines fit); without its CPU clock it tells no decompression
+          // apart.
           if (op.fused_read() && !(w.read_cpu[i] > 0)) break;
           o.add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes),
                 op.fused_read() ? w.read_cpu[i] : d);
-          // Its read's device time is a read off the same disk, of another size than the I/O thread's.
-          if (fused_read_on_read_line(op.read_bytes, w.read_cpu[i], r.direct_io))
-            o.add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.read_bytes), d);
           break;
         case OpKind::kRecover:
           o.add(op.prefill ? "recover_prefill" : "recover", 2.0 * static_cast<double>(op.bytes), d);
@@ -240,11 +233,6 @@ void fit_ssd_reads(OpPoints& o, bool quiet, RunFits& f) {
   f.phases = !o.pts["read_prefill"].first.empty();
   f.read = fit_reads(o, "read", quiet);
   f.bulk = f.phases ? fit_reads(o, "read_prefill", quiet) : Fit{};
-  if (o.pts["read_io"].first.size() >= 2 && o.pts["read_io"].first.size() < o.pts["read"].first.size())
-    f.read_io = fit_reads(o, "read_io", true);
-  if (o.pts["read_io_prefill"].first.size() >= 2 &&
-      o.pts["read_io_prefill"].first.size() < o.pts["read_prefill"].first.size())
-    f.bulk_io = fit_reads(o, "read_io_prefill", true);
   f.read_cpu = fit_read_cpu(o, "read_cpu");
   f.read_cpu_prefill = fit_read_cpu(o, "read_cpu_prefill");
 }
@@ -670,13 +658,6 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
                     ? "fixed + flops / rate, timed alone (calibration.gemm_probe); residuals on "
                       "the dense ops of 2+ tokens"
                     : "mean of time - roofline (dense ops of 2+ tokens)")}};
-  if (f.read_io.points > 0)
-    cal["fits"]["ssd_read_io_thread"] =
-        fit_json(f.read_io,
-                 "latency + bytes / bandwidth of the I/O thread's reads alone (decode steps'; "
-                 "ssd_read adds the CPU workers' fused reads)");
-  if (f.bulk_io.points > 0)
-    cal["fits"]["ssd_read_prefill_io_thread"] = fit_json(f.bulk_io, "the same, prefill steps' reads");
   if (f.gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(f.dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};
@@ -748,7 +729,6 @@ class TraceServer {
       MeasuredRun r;
       r.result = run_exec(cfg_, p_.stream, p_.trace.info(), p_.costs, planner, eo_, nullptr, &m.report);
       r.work = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, m.report.direct_io);
-      r.direct_io = m.report.direct_io;
       if (m.report.direct_io && measured)
         r.whole = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, false);
       r.counters = m.report.counters;

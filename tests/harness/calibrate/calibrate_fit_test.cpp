@@ -123,35 +123,5 @@ TEST(CalibrateFit, AValueSomeRunDidNotFitKeepsTheFitOverAllRuns) {
   EXPECT_EQ(prof["gpu"]["memory_bandwidth"]["source"], "fit");
 }
 
-TEST(CalibrateFit, AFusedReadGivesTheReadLineAPointOnlyInAnODirectRunWithItsCpuClock) {
-  EXPECT_TRUE(fused_read_on_read_line(17849, 60e-6, true));
-  EXPECT_FALSE(fused_read_on_read_line(17849, 60e-6, false));  // buffered: the page cache's copy
-  EXPECT_FALSE(fused_read_on_read_line(17849, 0, true));       // no CPU clock: no device time split off
-  EXPECT_FALSE(fused_read_on_read_line(0, 60e-6, true));       // not a fused read
-}
-
-TEST(CalibrateFit, FusedReadsOfAnotherSizeSeparateTheDisksLatencyFromItsRate) {
-  // A disk of 120 us per request + 2 GB/s. The I/O thread reads SM parts of one size (240 KB): through them
-  // alone the line goes through the origin and a 18 KB E-chunk read costs 18 KB's share of a 240 KB read's
-  // time. With the fused reads' device times on the line (as calibrate adds them in an O_DIRECT run) the
-  // latency and the rate come back.
-  auto t = [](double bytes) { return 120e-6 + bytes / 2e9; };
-  std::vector<double> x, y;
-  for (int i = 0; i < 4; ++i) {
-    x.push_back(240e3);
-    y.push_back(t(240e3));
-  }
-  const Fit sm_only = fit_line_or_origin(x, y, true);
-  EXPECT_LT(sm_only.slope * 18e3, 0.2 * t(18e3));
-  for (int i = 0; i < 4; ++i) {
-    if (!fused_read_on_read_line(18000, 50e-6, true)) continue;
-    x.push_back(18e3);
-    y.push_back(t(18e3));
-  }
-  const Fit both = fit_line_or_origin(x, y, false);
-  EXPECT_NEAR(both.intercept, 120e-6, 1e-9);
-  EXPECT_NEAR(1 / both.slope, 2e9, 1e3);
-}
-
 }  // namespace
 }  // namespace moesim::harness
