@@ -3,12 +3,13 @@
 // y = fixed + per_inflight * x, where x is the number of other calls in flight when a call is made and y
 // its overhead in seconds.
 //
-// The overhead's line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and
-// the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
-// intercept from the crowded points, whose scatter trades the intercept against the slope from one
-// calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
-// The line of the bursts' means (fit_call_overhead_bursts) is steadier between calibrations but sits lower
-// than the runs' calls; it is reported beside the cost (bench/results/cluster-calls-2026-12-06b.md).
+// The cost's line (fit_call_overhead_led): the intercept is the median lone call made as a run makes it, the
+// first of a pair (a pass's experts go out together), and the slope the line of the bursts' means'. A run
+// below capacity makes mostly such calls, so its cost rests on the intercept. The calibration's back-to-back
+// lone call, with no call after it, is 30-40% faster than a run's
+// (bench/results/cluster-calls-2026-12-06c.md); the line before (fit_call_overhead: anchored at the first
+// pass's lone calls and first calls of bursts together) and the bursts' means' own line are reported beside
+// the cost.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,13 @@ CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>&
 // is its mean and the slope 0; none: {0, 0}. Both at least 0.
 inline constexpr double kStallOverMedian = 4;
 CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, double>>& calls);
+
+// The cost's line: `lead_s` are the overheads (seconds) of lone calls each followed, microseconds later, by a
+// second call while it was in flight, the way a run's pass submits its experts; fixed is their median (a
+// median: one calibration's stalls of the host stay out of it), per_inflight is `bursts`' (the line of the
+// bursts' means, fit_call_overhead_bursts: its slope holds between calibrations where one pass's does not).
+// No lead calls: `bursts` as it is. Both at least 0.
+CallOverheadLine fit_call_overhead_led(const std::vector<double>& lead_s, const CallOverheadLine& bursts);
 
 // The median overhead at each number of other calls in flight that the points hold, for the report: where the
 // servers share the machine's cores, the second call in flight can cost several times the line's slope more
