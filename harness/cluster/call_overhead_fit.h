@@ -3,13 +3,14 @@
 // y = fixed + per_inflight * x, where x is the number of other calls in flight when a call is made and y
 // its overhead in seconds.
 //
-// The cost's line (fit_call_overhead_led): the intercept is the median lone call made as a run makes it, the
-// first of a pair (a pass's experts go out together), and the slope the line of the bursts' means'. A run
-// below capacity makes mostly such calls, so its cost rests on the intercept. The calibration's back-to-back
-// lone call, with no call after it, is 30-40% faster than a run's
-// (bench/results/cluster-calls-2026-12-06c.md); the line before (fit_call_overhead: anchored at the first
-// pass's lone calls and first calls of bursts together) and the bursts' means' own line are reported beside
-// the cost.
+// The overhead's line is anchored at the lone call (x = 0): `fixed` is the median of the points there, and
+// the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
+// intercept from the crowded points, whose scatter trades the intercept against the slope from one
+// calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
+// Two steadier lines are reported beside the cost, each tried as the cost and further from the same runs:
+// the bursts' means (fit_call_overhead_bursts, bench/results/cluster-calls-2026-12-06b.md), and the lead
+// call of a pair (fit_call_overhead_led), which measures the lone call a run makes: the first of a pass's
+// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md).
 #pragma once
 
 #include <cstdint>
@@ -48,8 +49,8 @@ CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>&
 inline constexpr double kStallOverMedian = 4;
 CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, double>>& calls);
 
-// The cost's line: `lead_s` are the overheads (seconds) of lone calls each followed, microseconds later, by a
-// second call while it was in flight, the way a run's pass submits its experts; fixed is their median (a
+// The lead call's line: `lead_s` are the overheads (seconds) of lone calls each followed, microseconds later,
+// by a second call while it was in flight, the way a run's pass submits its experts; fixed is their median (a
 // median: one calibration's stalls of the host stay out of it), per_inflight is `bursts`' (the line of the
 // bursts' means, fit_call_overhead_bursts: its slope holds between calibrations where one pass's does not).
 // No lead calls: `bursts` as it is. Both at least 0.

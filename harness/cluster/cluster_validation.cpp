@@ -41,10 +41,10 @@ struct Calibration {
   // beside it: the report's `errors.cost_burst_means`, not the cost.
   CallOverheadLine burst_means;
   double burst_means_invoke_overhead_s = 0;
-  // Main's line before this one (the first pass anchored at its lone calls), reported beside the cost
-  // (`errors.cost_first_block`) on the same runs.
-  CallOverheadLine first_block;
-  double first_block_invoke_overhead_s = 0;
+  // The line from the paired chain's lead calls (fit_call_overhead_led) and the invocation overhead beside
+  // it: the report's `errors.cost_lead_call`, not the cost.
+  CallOverheadLine lead_call;
+  double lead_call_invoke_overhead_s = 0;
   Json report = Json::object();
 };
 
@@ -211,6 +211,38 @@ std::vector<std::pair<uint32_t, double>> by_size(const std::vector<BurstCall>& c
   return out;
 }
 
+// Invocations between every ordered pair of the `n` servers, made as the calibration's calls: what each takes
+// beyond a call's overhead (`call_overhead_s`), the peer's work and the links.
+std::vector<double> invoke_residuals(exec::ExecClusterPlatform& platform, const serving::ClusterInput& in,
+                                     size_t n, double call_overhead_s,
+                                     const std::function<Op(uint32_t)>& expert_op) {
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
+  const ModelSpec& m = in.model;
+  const sim::Network net(serving::server_names(in), in.links);
+  std::vector<double> residual;
+  for (uint32_t a = 0; a < n; ++a)
+    for (uint32_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
+      for (uint32_t t : {1u, 32u})
+        for (int r = 0; r < 3; ++r) {
+          RemoteWork w;
+          w.op = expert_op(t);
+          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
+          platform.invoke(a, b, 0, static_cast<uint64_t>(bytes), {w}, &ignore, 0);
+          platform.run();
+          const exec::ExecCallRecord& rec = platform.records().back();
+          const double rt = rec.returned - rec.submitted;
+          const double work =
+              rec.timing.works.empty() ? 0 : rec.timing.works[0].second - rec.timing.works[0].first;
+          residual.push_back(rt - call_overhead_s - work - 2 * (lat + bytes * inv));
+        }
+    }
+  return residual;
+}
+
 namespace cluster_validation_detail {
 Calibration calibrate(const serving::ClusterInput& in,
                       const std::vector<std::shared_ptr<exec::ServerCalls>>& calls) {
@@ -244,9 +276,10 @@ Calibration calibrate(const serving::ClusterInput& in,
   // servers, so that each one's overhead holds what the run's hold -- the hand-off to a pool thread, the
   // gRPC round trip, the wake-up of the coordinator's thread that takes the reply, one reply at a time.
   // Bursts of k one-token expert calls, k = 1 .. 16, in kBurstBlocks passes, then the paired chain. The
-  // cost's line is the paired chain's lead call with the slope of the bursts' means over every pass
-  // (fit_call_overhead_led); the first pass's line anchored at its lone calls (the cost before) and the
-  // bursts' means' own line are reported beside it (bench/results/cluster-calls-2026-12-06b.md, -06c.md).
+  // cost's line is the first pass's, anchored at its lone calls (harness/cluster/call_overhead_fit.h); the
+  // line of the bursts' means over every pass and the paired chain's (its lead call with the bursts' slope)
+  // are reported beside it: each was tried as the cost and, on the same runs, was further from them
+  // (bench/results/cluster-calls-2026-12-06b.md, -06c.md).
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
@@ -270,9 +303,6 @@ Calibration calibrate(const serving::ClusterInput& in,
     op.tokens = tokens;
     return op;
   };
-  struct Ignore : OpSink {
-    void op_done(uint32_t, const OpTiming&) override {}
-  } ignore;
   std::vector<BurstCall> bursts;
   std::vector<size_t> block_end;
   for (int b = 0; b < kBurstBlocks; ++b) {
@@ -288,11 +318,11 @@ Calibration calibrate(const serving::ClusterInput& in,
   cal.burst_means = fit_call_overhead_bursts(by_size(bursts, 0, bursts.size()));
   std::vector<std::pair<double, double>> first_pts;
   for (size_t i = 0; i < block_end[0]; ++i) first_pts.emplace_back(bursts[i].x, bursts[i].y);
-  cal.first_block = fit_call_overhead(first_pts);
-  const std::vector<double> lead = paired_chain(platform, expert_op, h0);
-  const CallOverheadLine line = fit_call_overhead_led(lead, cal.burst_means);
+  const CallOverheadLine line = fit_call_overhead(first_pts);
   cal.call_overhead_s = line.fixed;
   cal.call_overhead_per_inflight_s = line.per_inflight;
+  const std::vector<double> lead = paired_chain(platform, expert_op, h0);
+  cal.lead_call = fit_call_overhead_led(lead, cal.burst_means);
   cal.report["lead_call_s"] = {
       {"calls", lead.size()}, {"median_s", median_of(lead)}, {"mean_s", mean_of(lead)}};
   for (const auto& [x, y] : call_overhead_medians(first_pts))
@@ -302,43 +332,22 @@ Calibration calibrate(const serving::ClusterInput& in,
   for (const auto& [k, v] : at_size)
     cal.report["call_overhead_by_burst_s"][std::to_string(k)] = {
         {"calls", v.size()}, {"mean_s", mean_of(v)}, {"median_s", median_of(v)}};
-  // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
-  // work and the links.
-  const sim::Network net(serving::server_names(in), in.links);
-  std::vector<double> residual;
-  for (uint32_t a = 0; a < calls.size(); ++a)
-    for (uint32_t b = 0; b < calls.size(); ++b) {
-      if (a == b) continue;
-      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
-      for (uint32_t t : {1u, 32u})
-        for (int r = 0; r < 3; ++r) {
-          RemoteWork w;
-          w.op = expert_op(t);
-          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
-          platform.invoke(a, b, 0, static_cast<uint64_t>(bytes), {w}, &ignore, 0);
-          platform.run();
-          const exec::ExecCallRecord& rec = platform.records().back();
-          const double rt = rec.returned - rec.submitted;
-          const double work =
-              rec.timing.works.empty() ? 0 : rec.timing.works[0].second - rec.timing.works[0].first;
-          residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
-        }
-    }
-  const double residual_median = median_of(residual);
+  const double residual_median =
+      median_of(invoke_residuals(platform, in, calls.size(), cal.call_overhead_s, expert_op));
   cal.invoke_overhead_s = std::max(residual_median, 0.0);
   cal.burst_means_invoke_overhead_s =
       std::max(residual_median + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
-  cal.first_block_invoke_overhead_s =
-      std::max(residual_median + cal.call_overhead_s - cal.first_block.fixed, 0.0);
+  cal.lead_call_invoke_overhead_s =
+      std::max(residual_median + cal.call_overhead_s - cal.lead_call.fixed, 0.0);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
   cal.report["burst_means"] = {{"call_overhead_s", cal.burst_means.fixed},
                                {"call_overhead_per_inflight_s", cal.burst_means.per_inflight},
                                {"invoke_overhead_s", cal.burst_means_invoke_overhead_s}};
-  cal.report["first_block"] = {{"call_overhead_s", cal.first_block.fixed},
-                               {"call_overhead_per_inflight_s", cal.first_block.per_inflight},
-                               {"invoke_overhead_s", cal.first_block_invoke_overhead_s}};
+  cal.report["lead_call"] = {{"call_overhead_s", cal.lead_call.fixed},
+                             {"call_overhead_per_inflight_s", cal.lead_call.per_inflight},
+                             {"invoke_overhead_s", cal.lead_call_invoke_overhead_s}};
   return cal;
 }
 }  // namespace cluster_validation_detail
@@ -522,9 +531,9 @@ Json error_json(const std::vector<double>& errors) {
 
 // The simulator's figures: with the calibrated model, without the calls' overheads, with the line of the
 // bursts' means (Calibration::burst_means) in place of the cost's, and with the first pass's line
-// (Calibration::first_block, the cost before the paired chain).
+// (Calibration::lead_call, the paired chain's lead call and the bursts' slope).
 struct CostFigures {
-  double cost = 0, bare = 0, burst_means = 0, first_block = 0;
+  double cost = 0, bare = 0, burst_means = 0, lead_call = 0;
 };
 CostFigures cost_figures(const serving::ClusterInput& in, const serving::ClusterOptions& opt,
                          const Calibration& cal, const sim::SimClusterOptions& co, bool per_served) {
@@ -544,7 +553,7 @@ CostFigures cost_figures(const serving::ClusterInput& in, const serving::Cluster
     return with(o);
   };
   f.burst_means = line(cal.burst_means, cal.burst_means_invoke_overhead_s);
-  f.first_block = line(cal.first_block, cal.first_block_invoke_overhead_s);
+  f.lead_call = line(cal.lead_call, cal.lead_call_invoke_overhead_s);
   return f;
 }
 
@@ -580,7 +589,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.serve = true;
   ra.hw = cal.hw;
 
-  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, means_err, first_err;
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, means_err, lead_err;
   Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
@@ -621,7 +630,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     cost_err.push_back((cf.cost - e) / e);
     bare_err.push_back((cf.bare - e) / e);
     means_err.push_back((cf.burst_means - e) / e);
-    first_err.push_back((cf.first_block - e) / e);
+    lead_err.push_back((cf.lead_call - e) / e);
   }
 
   ClusterValidationOutput out;
@@ -641,7 +650,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
   j["errors"]["cost_burst_means"] = error_json(means_err);
-  j["errors"]["cost_first_block"] = error_json(first_err);
+  j["errors"]["cost_lead_call"] = error_json(lead_err);
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
   j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
                    {"cost", verdict(cost_err, a.cost_target)}};
