@@ -61,6 +61,11 @@ CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, 
   return {std::max(fixed, 0.0), std::max(slope, 0.0)};
 }
 
+CallOverheadLine fit_call_overhead_led(const std::vector<double>& lead_s, const CallOverheadLine& bursts) {
+  if (lead_s.empty()) return bursts;
+  return {std::max(median_of(lead_s), 0.0), std::max(bursts.per_inflight, 0.0)};
+}
+
 std::map<int, double> call_overhead_medians(const std::vector<std::pair<double, double>>& points) {
   std::map<int, std::vector<double>> at;
   for (const auto& [x, y] : points) at[static_cast<int>(std::lround(x))].push_back(y);

@@ -7,8 +7,10 @@
 // the slope is least squares through that anchor over every point. A free least-squares line extrapolates its
 // intercept from the crowded points, whose scatter trades the intercept against the slope from one
 // calibration to the next; a run below capacity makes mostly lone calls, so its cost rests on the intercept.
-// The line of the bursts' means (fit_call_overhead_bursts) is steadier between calibrations but sits lower
-// than the runs' calls; it is reported beside the cost (bench/results/cluster-calls-2026-12-06b.md).
+// Two steadier lines are reported beside the cost, each tried as the cost and further from the same runs:
+// the bursts' means (fit_call_overhead_bursts, bench/results/cluster-calls-2026-12-06b.md), and the lead
+// call of a pair (fit_call_overhead_led), which measures the lone call a run makes: the first of a pass's
+// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,13 @@ CallOverheadLine fit_call_overhead(const std::vector<std::pair<double, double>>&
 // is its mean and the slope 0; none: {0, 0}. Both at least 0.
 inline constexpr double kStallOverMedian = 4;
 CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, double>>& calls);
+
+// The lead call's line: `lead_s` are the overheads (seconds) of lone calls each followed, microseconds later,
+// by a second call while it was in flight, the way a run's pass submits its experts; fixed is their median (a
+// median: one calibration's stalls of the host stay out of it), per_inflight is `bursts`' (the line of the
+// bursts' means, fit_call_overhead_bursts: its slope holds between calibrations where one pass's does not).
+// No lead calls: `bursts` as it is. Both at least 0.
+CallOverheadLine fit_call_overhead_led(const std::vector<double>& lead_s, const CallOverheadLine& bursts);
 
 // The median overhead at each number of other calls in flight that the points hold, for the report: where the
 // servers share the machine's cores, the second call in flight can cost several times the line's slope more

@@ -41,6 +41,10 @@ struct Calibration {
   // beside it: the report's `errors.cost_burst_means`, not the cost.
   CallOverheadLine burst_means;
   double burst_means_invoke_overhead_s = 0;
+  // The line from the paired chain's lead calls (fit_call_overhead_led) and the invocation overhead beside
+  // it: the report's `errors.cost_lead_call`, not the cost.
+  CallOverheadLine lead_call;
+  double lead_call_invoke_overhead_s = 0;
   Json report = Json::object();
 };
 
@@ -51,6 +55,8 @@ constexpr int kLoneCallReps = 21;
 // decreasing burst size: the calibration's first calls are slower than its later ones, and the machine's
 // speed drifts across its seconds (bench/results/cluster-calls-2026-12-06b.md).
 constexpr int kBurstBlocks = 16;
+// Steps of the paired chain (paired_chain): a median over them holds to a few percent.
+constexpr int kPairSteps = 120;
 
 // One server's unit work at each token count: the median of kReps calls alone on unit 0.
 std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool dense) {
@@ -162,11 +168,79 @@ void burst_block(exec::ExecClusterPlatform& platform, const std::vector<std::pai
     }
 }
 
+// The lone call as a run makes it: a run's pass submits its experts together, so a call with no other in
+// flight is, in a run, nearly always the first of a pass's two or more, with the next submitted microseconds
+// after it; and it is made from the coordinator's thread as it takes the reply before it. kPairSteps steps,
+// each a one-token expert call on the first unit with one call on the next server's first unit submitted
+// right after it (another unit of the first server when there is one server), the next step from the callback
+// of the step's last reply. The lead calls' overheads (as burst_block's), for the line's intercept
+// (fit_call_overhead_led): the calibration's back-to-back lone call, with nothing after it, is 30-40% faster
+// than a run's (bench/results/cluster-calls-2026-12-06c.md).
+std::vector<double> paired_chain(exec::ExecClusterPlatform& platform,
+                                 const std::function<Op(uint32_t)>& expert_op, double h0) {
+  const uint32_t S = platform.servers();
+  const uint32_t follow_server = S > 1 ? 1 : 0;
+  const uint32_t follow_unit = S > 1 ? 0 : std::min(1u, platform.server(0).units(ResourceClass::kGpu) - 1);
+  struct Chain : OpSink {
+    std::function<void()> step;
+    int left = 0, steps = 0;
+    void op_done(uint32_t, const OpTiming&) override {
+      if (--left == 0 && ++steps < kPairSteps) step();
+    }
+  } chain;
+  const size_t first = platform.records().size();
+  chain.step = [&] {
+    chain.left = 2;
+    platform.server(0).submit_on(0, expert_op(1), &chain, 0);
+    platform.server(follow_server).submit_on(follow_unit, expert_op(1), &chain, 1);
+  };
+  chain.step();
+  platform.run();
+  std::vector<double> lead;
+  for (size_t c = first; c < platform.records().size(); c += 2) {
+    const exec::ExecCallRecord& rec = platform.records()[c];
+    lead.push_back(rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0);
+  }
+  return lead;
+}
+
 std::vector<std::pair<uint32_t, double>> by_size(const std::vector<BurstCall>& calls, size_t from,
                                                  size_t to) {
   std::vector<std::pair<uint32_t, double>> out;
   for (size_t i = from; i < to; ++i) out.emplace_back(calls[i].k, calls[i].y);
   return out;
+}
+
+// Invocations between every ordered pair of the `n` servers, made as the calibration's calls: what each takes
+// beyond a call's overhead (`call_overhead_s`), the peer's work and the links.
+std::vector<double> invoke_residuals(exec::ExecClusterPlatform& platform, const serving::ClusterInput& in,
+                                     size_t n, double call_overhead_s,
+                                     const std::function<Op(uint32_t)>& expert_op) {
+  struct Ignore : OpSink {
+    void op_done(uint32_t, const OpTiming&) override {}
+  } ignore;
+  const ModelSpec& m = in.model;
+  const sim::Network net(serving::server_names(in), in.links);
+  std::vector<double> residual;
+  for (uint32_t a = 0; a < n; ++a)
+    for (uint32_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
+      for (uint32_t t : {1u, 32u})
+        for (int r = 0; r < 3; ++r) {
+          RemoteWork w;
+          w.op = expert_op(t);
+          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
+          platform.invoke(a, b, 0, static_cast<uint64_t>(bytes), {w}, &ignore, 0);
+          platform.run();
+          const exec::ExecCallRecord& rec = platform.records().back();
+          const double rt = rec.returned - rec.submitted;
+          const double work =
+              rec.timing.works.empty() ? 0 : rec.timing.works[0].second - rec.timing.works[0].first;
+          residual.push_back(rt - call_overhead_s - work - 2 * (lat + bytes * inv));
+        }
+    }
+  return residual;
 }
 
 namespace cluster_validation_detail {
@@ -201,10 +275,11 @@ Calibration calibrate(const serving::ClusterInput& in,
   // cores). The calls are made the way a run makes them: through an ExecClusterPlatform over the same
   // servers, so that each one's overhead holds what the run's hold -- the hand-off to a pool thread, the
   // gRPC round trip, the wake-up of the coordinator's thread that takes the reply, one reply at a time.
-  // Bursts of k one-token expert calls, k = 1 .. 16, in kBurstBlocks passes. The cost's line is the first
-  // pass's, anchored at its lone calls (harness/cluster/call_overhead_fit.h); the line of the bursts' means
-  // over every pass, steadier from one calibration to the next, is reported beside it: it was tried as the
-  // cost and lost a met cell (bench/results/cluster-calls-2026-12-06b.md).
+  // Bursts of k one-token expert calls, k = 1 .. 16, in kBurstBlocks passes, then the paired chain. The
+  // cost's line is the first pass's, anchored at its lone calls (harness/cluster/call_overhead_fit.h); the
+  // line of the bursts' means over every pass and the paired chain's (its lead call with the bursts' slope)
+  // are reported beside it: each was tried as the cost and, on the same runs, was further from them
+  // (bench/results/cluster-calls-2026-12-06b.md, -06c.md).
   std::vector<std::pair<uint32_t, uint32_t>> units;  // (server, unit)
   for (uint32_t g = 0; g < 8; ++g)
     for (uint32_t n = 0; n < calls.size(); ++n)
@@ -228,9 +303,6 @@ Calibration calibrate(const serving::ClusterInput& in,
     op.tokens = tokens;
     return op;
   };
-  struct Ignore : OpSink {
-    void op_done(uint32_t, const OpTiming&) override {}
-  } ignore;
   std::vector<BurstCall> bursts;
   std::vector<size_t> block_end;
   for (int b = 0; b < kBurstBlocks; ++b) {
@@ -249,6 +321,10 @@ Calibration calibrate(const serving::ClusterInput& in,
   const CallOverheadLine line = fit_call_overhead(first_pts);
   cal.call_overhead_s = line.fixed;
   cal.call_overhead_per_inflight_s = line.per_inflight;
+  const std::vector<double> lead = paired_chain(platform, expert_op, h0);
+  cal.lead_call = fit_call_overhead_led(lead, cal.burst_means);
+  cal.report["lead_call_s"] = {
+      {"calls", lead.size()}, {"median_s", median_of(lead)}, {"mean_s", mean_of(lead)}};
   for (const auto& [x, y] : call_overhead_medians(first_pts))
     cal.report["call_overhead_median_by_inflight_s"][std::to_string(x)] = y;
   std::map<uint32_t, std::vector<double>> at_size;
@@ -256,38 +332,22 @@ Calibration calibrate(const serving::ClusterInput& in,
   for (const auto& [k, v] : at_size)
     cal.report["call_overhead_by_burst_s"][std::to_string(k)] = {
         {"calls", v.size()}, {"mean_s", mean_of(v)}, {"median_s", median_of(v)}};
-  // Invocations between every ordered pair, made the same way: what they take beyond the calls, the peer's
-  // work and the links.
-  const sim::Network net(serving::server_names(in), in.links);
-  std::vector<double> residual;
-  for (uint32_t a = 0; a < calls.size(); ++a)
-    for (uint32_t b = 0; b < calls.size(); ++b) {
-      if (a == b) continue;
-      const double lat = net.route_latency(a, b), inv = net.route_inverse_bandwidth(a, b);
-      for (uint32_t t : {1u, 32u})
-        for (int r = 0; r < 3; ++r) {
-          RemoteWork w;
-          w.op = expert_op(t);
-          const double bytes = static_cast<double>(t) * static_cast<double>(m.hidden_size) * sizeof(float);
-          platform.invoke(a, b, 0, static_cast<uint64_t>(bytes), {w}, &ignore, 0);
-          platform.run();
-          const exec::ExecCallRecord& rec = platform.records().back();
-          const double rt = rec.returned - rec.submitted;
-          const double work =
-              rec.timing.works.empty() ? 0 : rec.timing.works[0].second - rec.timing.works[0].first;
-          residual.push_back(rt - cal.call_overhead_s - work - 2 * (lat + bytes * inv));
-        }
-    }
-  const double residual_median = median_of(residual);
+  const double residual_median =
+      median_of(invoke_residuals(platform, in, calls.size(), cal.call_overhead_s, expert_op));
   cal.invoke_overhead_s = std::max(residual_median, 0.0);
   cal.burst_means_invoke_overhead_s =
       std::max(residual_median + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
+  cal.lead_call_invoke_overhead_s =
+      std::max(residual_median + cal.call_overhead_s - cal.lead_call.fixed, 0.0);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
   cal.report["burst_means"] = {{"call_overhead_s", cal.burst_means.fixed},
                                {"call_overhead_per_inflight_s", cal.burst_means.per_inflight},
                                {"invoke_overhead_s", cal.burst_means_invoke_overhead_s}};
+  cal.report["lead_call"] = {{"call_overhead_s", cal.lead_call.fixed},
+                             {"call_overhead_per_inflight_s", cal.lead_call.per_inflight},
+                             {"invoke_overhead_s", cal.lead_call_invoke_overhead_s}};
   return cal;
 }
 }  // namespace cluster_validation_detail
@@ -469,21 +529,32 @@ Json error_json(const std::vector<double>& errors) {
           {"interval_coverage", mi.coverage}};
 }
 
-// The simulator's figure with the calibrated model, without the calls' overheads, and with the line of the
-// bursts' means (Calibration::burst_means) in place of the cost's.
-std::tuple<double, double, double> cost_figures(const serving::ClusterInput& in,
-                                                const serving::ClusterOptions& opt, const Calibration& cal,
-                                                const sim::SimClusterOptions& co, bool per_served) {
-  sim::SimClusterPlatform cost(sim_servers(in, cal.hw), in.links, co);
-  const double cost_mean = figure(serving::serve_cluster(in, opt, cost), per_served);
+// The simulator's figures: with the calibrated model, without the calls' overheads, with the line of the
+// bursts' means (Calibration::burst_means) in place of the cost's, and with the first pass's line
+// (Calibration::lead_call, the paired chain's lead call and the bursts' slope).
+struct CostFigures {
+  double cost = 0, bare = 0, burst_means = 0, lead_call = 0;
+};
+CostFigures cost_figures(const serving::ClusterInput& in, const serving::ClusterOptions& opt,
+                         const Calibration& cal, const sim::SimClusterOptions& co, bool per_served) {
+  const auto with = [&](const sim::SimClusterOptions& o) {
+    sim::SimClusterPlatform p(sim_servers(in, cal.hw), in.links, o);
+    return figure(serving::serve_cluster(in, opt, p), per_served);
+  };
+  CostFigures f;
+  f.cost = with(co);
   sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
-  const double bare_mean = figure(serving::serve_cluster(in, opt, bare), per_served);
-  sim::SimClusterOptions fo = co;
-  fo.call_overhead_s = cal.burst_means.fixed;
-  fo.call_overhead_per_inflight_s = cal.burst_means.per_inflight;
-  fo.invoke_overhead_s = cal.burst_means_invoke_overhead_s;
-  sim::SimClusterPlatform first(sim_servers(in, cal.hw), in.links, fo);
-  return {cost_mean, bare_mean, figure(serving::serve_cluster(in, opt, first), per_served)};
+  f.bare = figure(serving::serve_cluster(in, opt, bare), per_served);
+  const auto line = [&](const CallOverheadLine& l, double invoke) {
+    sim::SimClusterOptions o = co;
+    o.call_overhead_s = l.fixed;
+    o.call_overhead_per_inflight_s = l.per_inflight;
+    o.invoke_overhead_s = invoke;
+    return with(o);
+  };
+  f.burst_means = line(cal.burst_means, cal.burst_means_invoke_overhead_s);
+  f.lead_call = line(cal.lead_call, cal.lead_call_invoke_overhead_s);
+  return f;
 }
 
 }  // namespace
@@ -518,7 +589,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   ra.serve = true;
   ra.hw = cal.hw;
 
-  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, first_err;
+  std::vector<double> exec_mean, struct_mean, struct_err, cost_err, bare_err, means_err, lead_err;
   Json first_breakdown, calls_by_run = Json::array();
   sim::SimClusterOptions co;
   co.call_overhead_s = cal.call_overhead_s;
@@ -543,7 +614,7 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   }
   const char* compared =
       per_served ? "time per request served (1 / throughput; the runs were overloaded)" : "mean latency";
-  const auto [cost_mean, bare_mean, first_mean] = cost_figures(in, opt, cal, co, per_served);
+  const CostFigures cf = cost_figures(in, opt, cal, co, per_served);
   for (uint32_t r = 0; r < a.repeat; ++r) {
     const RealClusterRun& run = runs[r];
     const double e = figure(run.result, per_served);
@@ -556,9 +627,10 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
     exec_mean.push_back(e);
     struct_mean.push_back(s);
     struct_err.push_back((s - e) / e);
-    cost_err.push_back((cost_mean - e) / e);
-    bare_err.push_back((bare_mean - e) / e);
-    first_err.push_back((first_mean - e) / e);
+    cost_err.push_back((cf.cost - e) / e);
+    bare_err.push_back((cf.bare - e) / e);
+    means_err.push_back((cf.burst_means - e) / e);
+    lead_err.push_back((cf.lead_call - e) / e);
   }
 
   ClusterValidationOutput out;
@@ -573,11 +645,12 @@ ClusterValidationOutput validate_cluster(const ClusterValidateArgs& a) {
   j["structure"] = {{"latency_mean_s", struct_mean}};
   j["breakdown"] = first_breakdown;
   j["calls_by_concurrency"] = calls_by_run;
-  j["cost"] = {{"latency_mean_s", cost_mean}, {"without_overheads_s", bare_mean}};
+  j["cost"] = {{"latency_mean_s", cf.cost}, {"without_overheads_s", cf.bare}};
   j["errors"]["structure"] = error_json(struct_err);
   j["errors"]["cost"] = error_json(cost_err);
   j["errors"]["cost_without_overheads"] = error_json(bare_err);
-  j["errors"]["cost_burst_means"] = error_json(first_err);
+  j["errors"]["cost_burst_means"] = error_json(means_err);
+  j["errors"]["cost_lead_call"] = error_json(lead_err);
   j["targets"] = {{"structure", a.structure_target}, {"cost", a.cost_target}};
   j["verdicts"] = {{"structure", verdict(struct_err, a.structure_target)},
                    {"cost", verdict(cost_err, a.cost_target)}};

@@ -126,5 +126,26 @@ TEST(CallOverheadBursts, EmptyAndNeverNegative) {
   EXPECT_DOUBLE_EQ(fit_call_overhead_bursts({{1, 300e-6}, {2, 200e-6}, {2, 200e-6}}).per_inflight, 0.0);
 }
 
+// The cost's line: the lead calls' median as the intercept (a stall does not move it, as it would a mean),
+// the bursts' line's slope.
+TEST(CallOverheadLed, InterceptIsTheLeadCallsMedianSlopeTheBursts) {
+  const CallOverheadLine bursts{150e-6, 90e-6};
+  const CallOverheadLine l = fit_call_overhead_led({230e-6, 220e-6, 240e-6, 25e-3, 235e-6}, bursts);
+  EXPECT_NEAR(l.fixed, 235e-6, 1e-12);
+  EXPECT_NEAR(l.per_inflight, 90e-6, 1e-12);
+  // The lead call is the run's lone call, not the bursts' line's intercept.
+  EXPECT_GT(l.fixed, bursts.fixed + 50e-6);
+}
+
+TEST(CallOverheadLed, WithoutLeadCallsTheBurstsLineNeverNegative) {
+  const CallOverheadLine bursts{150e-6, 90e-6};
+  const CallOverheadLine none = fit_call_overhead_led({}, bursts);
+  EXPECT_DOUBLE_EQ(none.fixed, bursts.fixed);
+  EXPECT_DOUBLE_EQ(none.per_inflight, bursts.per_inflight);
+  const CallOverheadLine clamped = fit_call_overhead_led({-5e-6, -3e-6, -4e-6}, {0, -1e-6});
+  EXPECT_DOUBLE_EQ(clamped.fixed, 0.0);
+  EXPECT_DOUBLE_EQ(clamped.per_inflight, 0.0);
+}
+
 }  // namespace
 }  // namespace moesim::harness
