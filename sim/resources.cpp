@@ -8,13 +8,17 @@
 
 namespace moesim::sim {
 
-void JobQueue::push(int64_t priority, uint32_t job, double amount, double gap, bool bulk, double tail,
-                    bool waits) {
-  quad_heap_push(heap_, Item{priority, next_seq_++, job, bulk, amount, gap, tail, waits}, Before{});
+void JobQueue::push_out_of_order(const Item& it) {
+  quad_heap_push(heap_, it, Before{});
 }
 
-JobQueue::Item JobQueue::pop() {
+JobQueue::Item JobQueue::pop_heap() {
   return quad_heap_pop(heap_, Before{});
+}
+
+void JobQueue::compact() {
+  fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
 }
 
 // ---- ServerPool ----

@@ -47,7 +47,11 @@ class JobListener {
   virtual void job_done(uint32_t job, const OpTiming& timing) = 0;
 };
 
-// A waiting line ordered by (priority, arrival sequence).
+// A waiting line ordered by (priority, arrival sequence). Jobs nearly always arrive in priority order (the
+// pipeline and the schedulers hand a resource its ops by rising priority), so the line is two parts: a FIFO
+// of the arrivals that sort after every job in it (priority >= its last one's: the arrival sequence only
+// grows), pushed and popped in O(1), and a 4-ary heap (sim/quad_heap.h) of the others. pop() takes the
+// earlier of the two fronts, so the order is the one (priority, sequence) gives whatever the arrivals.
 class JobQueue {
  public:
   struct Item {
@@ -61,25 +65,49 @@ class JobQueue {
         tail;  // pool: CPU work after the duration (ServerPool::share_cores_for_tails); IoThread: see submit
     bool waits = false;  // pool: the unit first waits outside the pool (ServerPool::submit_waiting)
   };
+  // Inline: every job that finds its resource busy is pushed, and popped when a unit frees.
   void push(int64_t priority, uint32_t job, double amount, double gap = 0, bool bulk = false, double tail = 0,
-            bool waits = false);
-  Item pop();
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
+            bool waits = false) {
+    const Item it{priority, next_seq_++, job, bulk, amount, gap, tail, waits};
+    if (fifo_.empty() || priority >= fifo_.back().priority)
+      fifo_.push_back(it);
+    else
+      push_out_of_order(it);
+  }
+  Item pop() {  // not empty
+    if (!heap_.empty() && (fifo_.empty() || Before{}(heap_.front(), fifo_[head_]))) return pop_heap();
+    const Item it = fifo_[head_++];
+    if (head_ == fifo_.size()) {
+      fifo_.clear();
+      head_ = 0;
+    } else if (head_ >= kCompactAt && 2 * head_ >= fifo_.size()) {
+      compact();
+    }
+    return it;
+  }
+  bool empty() const { return fifo_.empty() && heap_.empty(); }
+  size_t size() const { return fifo_.size() - head_ + heap_.size(); }
   void set_observer(QueueObserver* observer, uint32_t id) {
     observer_ = observer;
     id_ = id;
   }
   void report() const {
-    if (observer_) observer_->queue_length(id_, heap_.size());
+    if (observer_) observer_->queue_length(id_, size());
   }
 
  private:
-  struct Before {  // a 4-ary heap (sim/quad_heap.h) in this order
+  struct Before {  // the line's order
     bool operator()(const Item& a, const Item& b) const {
       return a.priority < b.priority || (a.priority == b.priority && a.seq < b.seq);
     }
   };
+  // The FIFO's popped prefix is dropped once it is this long and at least half the vector (amortized O(1)).
+  static constexpr size_t kCompactAt = 64;
+  void push_out_of_order(const Item& it);
+  Item pop_heap();
+  void compact();
+  std::vector<Item> fifo_;  // [head_, end): the line in order; [0, head_): popped
+  size_t head_ = 0;
   std::vector<Item> heap_;
   uint64_t next_seq_ = 0;
   QueueObserver* observer_ = nullptr;
