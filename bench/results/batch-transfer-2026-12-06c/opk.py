@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-# (06b's opk.py; a kind is the name before its layer, so 'decompress + read e' is its own.)
 # Per op kind, decode steps only: exec against cost (validate --timeline PREFIX-{exec,cost}.json).
-# usage: opk.py PREFIX_B1 PREFIX_B8   prints, per kind (and token class), n, mean us exec/cost, and cost/exec - 1
-# at each batch, plus the change of that error between the two batches.
+# usage: opk.py [--first-word] PREFIX_B1 PREFIX_B8   prints, per kind (and token class), n, mean us exec/cost, and cost/exec - 1
+# at each batch, plus the change of that error between the two batches. A kind is the op's name before its
+# layer ('decompress + read e' its own kind); --first-word takes the name's first word (06b's rule).
 import json, re, sys, statistics as st
+FIRST_WORD = '--first-word' in sys.argv
+if FIRST_WORD: sys.argv.remove('--first-word')
 from collections import defaultdict
 
 def load(path):
@@ -17,7 +19,7 @@ def load(path):
         if e.get('ph') != 'X' or e.get('tid') in (1001, 1002): continue
         a = e.get('args') or {}
         if a.get('step') not in decode: continue
-        kind = re.split(r' L\d', e['name'])[0].replace(' ', '_')
+        kind = e['name'].split()[0] if FIRST_WORD else re.split(r' L\d', e['name'])[0].replace(' ', '_')
         tok = a.get('tokens')
         if kind in ('expert_compute', 'dense_compute'):
             cls = '%s t=%s%s' % (kind, tok if tok in (1, 2, 3, 4) else ('5-8' if tok and tok <= 8 else '9+'),

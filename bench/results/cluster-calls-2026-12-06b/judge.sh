@@ -1,14 +1,5 @@
 #!/usr/bin/env bash
-# judge.sh OUTDIR CELL... : per cell, main's binary and h-calls2's back to back (order alternating by cell).
-O=$1; shift; MAIN=/tmp/main-8feb9a2/moesim; MINE=/tmp/calls2/bin3/moesim; cd /tmp/calls2/w; mkdir -p $O
-n=0
-for cell in "$@"; do
-  spec=${cell%%:*}; p=${cell#*:}
-  if [ $((n % 2)) = 0 ]; then order="main mine"; else order="mine main"; fi; n=$((n+1))
-  for who in $order; do
-    B=$MAIN; [ $who = mine ] && B=$MINE
-    echo "$spec/$p $who start $(date -u +%T) load $(cut -d' ' -f1-4 /proc/loadavg)"
-    timeout 200 $B -q validate --cluster $spec.servers.json --placement $p --duration 20s --repeat 3 --json -o $O/$spec.$p.$who.json > $O/$spec.$p.$who.log 2>&1 || echo rc=$?
-  done
-done
-echo "end $(date -u +%T)"
+# judge.sh OUTDIR CELL... : per cell, main's binary and h-calls2's back to back (order alternating by cell);
+# the script is ../cluster-calls-2026-12-06c/judge.sh with this session's binaries and cells.
+MAIN=/tmp/main-8feb9a2/moesim MINE=/tmp/calls2/bin3/moesim CELLS=/tmp/calls2/w \
+  exec bash "$(dirname "$0")/../cluster-calls-2026-12-06c/judge.sh" "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # judge.sh OUTDIR CELL... : per cell, main's binary and h-calls3's back to back (order alternating by cell).
-# MINE: commit a752d9c (the paired chain's lead call as the cost), copied to /tmp/calls3/bin2.
-O=$1; shift; MAIN=/tmp/main-b6652e1/moesim; MINE=/tmp/calls3/bin2/moesim; cd /tmp/calls3/w; mkdir -p $O
+# MINE: commit a752d9c (the paired chain's lead call as the cost), copied to /tmp/calls3/bin2. MAIN, MINE and
+# CELLS (the cells' folder) may be given in the environment (../cluster-calls-2026-12-06b/judge.sh does).
+O=$1; shift; MAIN=${MAIN:-/tmp/main-b6652e1/moesim}; MINE=${MINE:-/tmp/calls3/bin2/moesim}
+mkdir -p $O; O=$(cd $O && pwd); cd ${CELLS:-/tmp/calls3/w}
 n=0
 for cell in "$@"; do
   spec=${cell%%:*}; p=${cell#*:}
