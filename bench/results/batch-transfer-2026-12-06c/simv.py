@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# TPOT (mean, s) of `moesim run` under a profile with fields overridden (06b's simv.py, paths of /tmp/btc):
+# TPOT (mean, s) of `moesim run` under a profile with fields overridden (paths: this session's /tmp/btc, or the
+# environment's SIMV_WORK, SIMV_DS_MODEL, SIMV_SM_MODEL, as ../batch-transfer-2026-12-06b/simv.py gives them):
 #   simv.py MOESIM PROF TRACE BATCH SYS [sec.key=value|sec.key*=factor|sec.key=DEL ...]
 import json, os, subprocess, sys, tempfile
 M, prof, trace, batch, sysname = sys.argv[1:6]
@@ -15,8 +16,9 @@ for kv in sys.argv[6:]:
     if isinstance(cur, dict): cur['value'] = val
     else: p[sec][key] = {'value': val, 'source': 'variant'}
 mod = 'ds' if '/ds' in trace else 'sm'
-W = '/tmp/btc/' + mod
-model = '/tmp/batch-transfer-cells/ds.json' if mod == 'ds' else '/work/wt/batch/tests/data/models/small-moe.json'
+W = os.environ.get('SIMV_WORK', '/tmp/btc') + '/' + mod
+model = (os.environ.get('SIMV_DS_MODEL', '/tmp/batch-transfer-cells/ds.json') if mod == 'ds' else
+         os.environ.get('SIMV_SM_MODEL', '/work/wt/batch/tests/data/models/small-moe.json'))
 budget = '256MiB' if mod == 'ds' else '64MiB'
 opts = ['--system', 'offload', '--store', W + '/r.store'] if sysname == 'offload' else ['--system', 'zipmoe', '--store', W + '/z.store', '--recover-on', 'cpu']
 with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as f: json.dump(p, f)
