@@ -101,6 +101,11 @@ double cluster_cpu_s() {
   return s;
 }
 
+// The calibration's calls are timed from the platform's records; their replies need no handling.
+struct IgnoreReplies : OpSink {
+  void op_done(uint32_t, const OpTiming&) override {}
+};
+
 // Bursts of k one-token expert calls through the run's platform, `calls` calls in all: the CPU time per call
 // of the coordinator and the servers together (clock ticks over ~1000 calls: a few percent), the
 // coordinator's own, and the median burst's makespan (first submission to last reply taken). For the report:
@@ -108,9 +113,7 @@ double cluster_cpu_s() {
 Json cpu_per_call(exec::ExecClusterPlatform& platform,
                   const std::vector<std::pair<uint32_t, uint32_t>>& units,
                   const std::function<Op(uint32_t)>& expert_op, uint32_t k, uint32_t calls) {
-  struct Ignore : OpSink {
-    void op_done(uint32_t, const OpTiming&) override {}
-  } ignore;
+  IgnoreReplies ignore;
   std::vector<double> makespan;
   const double cpu0 = cluster_cpu_s(), self0 = process_cpu_s("self"), t0 = platform.now();
   for (uint32_t b = 0; b < calls / k; ++b) {
@@ -140,16 +143,20 @@ struct BurstCall {
   double x = 0, y = 0;
 };
 
+// A calibration call's overhead: its round trip less its time at the server (the wait for its unit, which the
+// simulator's FIFO makes itself, and its work) plus a server's hand-off to an idle unit (h0), which the model
+// holds in the call overhead.
+double call_overhead(const exec::ExecCallRecord& rec, double h0) {
+  return rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0;
+}
+
 // One pass of the burst schedule: kLoneCallReps lone calls and kReps bursts of 2, 4, 8 and 16 one-token
-// expert calls spread over the units (in decreasing size when `reverse`). A call's overhead is its round trip
-// less its time at the server (the wait for its unit, which the simulator's FIFO makes itself, and its work)
-// plus a server's hand-off to an idle unit (h0), which the model holds in the call overhead.
+// expert calls spread over the units (in decreasing size when `reverse`), each call's overhead
+// (call_overhead).
 void burst_block(exec::ExecClusterPlatform& platform, const std::vector<std::pair<uint32_t, uint32_t>>& units,
                  const std::function<Op(uint32_t)>& expert_op, double h0, bool reverse,
                  std::vector<BurstCall>& out) {
-  struct Ignore : OpSink {
-    void op_done(uint32_t, const OpTiming&) override {}
-  } ignore;
+  IgnoreReplies ignore;
   std::vector<uint32_t> sizes = {1, 2, 4, 8, 16};
   if (reverse) std::reverse(sizes.begin(), sizes.end());
   for (uint32_t k : sizes)
@@ -162,8 +169,7 @@ void burst_block(exec::ExecClusterPlatform& platform, const std::vector<std::pai
       platform.run();
       for (size_t c = first; c < platform.records().size(); ++c) {
         const exec::ExecCallRecord& rec = platform.records()[c];
-        out.push_back({k, static_cast<double>(c - first),
-                       rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0});
+        out.push_back({k, static_cast<double>(c - first), call_overhead(rec, h0)});
       }
     }
 }
@@ -199,7 +205,7 @@ std::vector<double> paired_chain(exec::ExecClusterPlatform& platform,
   std::vector<double> lead;
   for (size_t c = first; c < platform.records().size(); c += 2) {
     const exec::ExecCallRecord& rec = platform.records()[c];
-    lead.push_back(rec.returned - rec.submitted - (rec.timing.end - rec.timing.received) + h0);
+    lead.push_back(call_overhead(rec, h0));
   }
   return lead;
 }
@@ -216,9 +222,7 @@ std::vector<std::pair<uint32_t, double>> by_size(const std::vector<BurstCall>& c
 std::vector<double> invoke_residuals(exec::ExecClusterPlatform& platform, const serving::ClusterInput& in,
                                      size_t n, double call_overhead_s,
                                      const std::function<Op(uint32_t)>& expert_op) {
-  struct Ignore : OpSink {
-    void op_done(uint32_t, const OpTiming&) override {}
-  } ignore;
+  IgnoreReplies ignore;
   const ModelSpec& m = in.model;
   const sim::Network net(serving::server_names(in), in.links);
   std::vector<double> residual;
@@ -335,10 +339,13 @@ Calibration calibrate(const serving::ClusterInput& in,
   const double residual_median =
       median_of(invoke_residuals(platform, in, calls.size(), cal.call_overhead_s, expert_op));
   cal.invoke_overhead_s = std::max(residual_median, 0.0);
-  cal.burst_means_invoke_overhead_s =
-      std::max(residual_median + cal.call_overhead_s - cal.burst_means.fixed, 0.0);
-  cal.lead_call_invoke_overhead_s =
-      std::max(residual_median + cal.call_overhead_s - cal.lead_call.fixed, 0.0);
+  // A line reported beside the cost keeps the invocations' total: what the cost's line leaves to the
+  // invocation overhead, less what that line's own intercept takes more.
+  const auto invoke_beside = [&](const CallOverheadLine& l) {
+    return std::max(residual_median + cal.call_overhead_s - l.fixed, 0.0);
+  };
+  cal.burst_means_invoke_overhead_s = invoke_beside(cal.burst_means);
+  cal.lead_call_invoke_overhead_s = invoke_beside(cal.lead_call);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
@@ -529,9 +536,9 @@ Json error_json(const std::vector<double>& errors) {
           {"interval_coverage", mi.coverage}};
 }
 
-// The simulator's figures: with the calibrated model, without the calls' overheads, with the line of the
-// bursts' means (Calibration::burst_means) in place of the cost's, and with the first pass's line
-// (Calibration::lead_call, the paired chain's lead call and the bursts' slope).
+// The simulator's figures: with the calibrated model, without the calls' overheads, and with each line
+// reported beside the cost's in its place: the bursts' means (Calibration::burst_means) and the paired
+// chain's lead call with the bursts' slope (Calibration::lead_call).
 struct CostFigures {
   double cost = 0, bare = 0, burst_means = 0, lead_call = 0;
 };
@@ -543,8 +550,7 @@ CostFigures cost_figures(const serving::ClusterInput& in, const serving::Cluster
   };
   CostFigures f;
   f.cost = with(co);
-  sim::SimClusterPlatform bare(sim_servers(in, cal.hw), in.links);
-  f.bare = figure(serving::serve_cluster(in, opt, bare), per_served);
+  f.bare = with(sim::SimClusterOptions{});
   const auto line = [&](const CallOverheadLine& l, double invoke) {
     sim::SimClusterOptions o = co;
     o.call_overhead_s = l.fixed;

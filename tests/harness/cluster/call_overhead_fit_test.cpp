@@ -126,8 +126,8 @@ TEST(CallOverheadBursts, EmptyAndNeverNegative) {
   EXPECT_DOUBLE_EQ(fit_call_overhead_bursts({{1, 300e-6}, {2, 200e-6}, {2, 200e-6}}).per_inflight, 0.0);
 }
 
-// The cost's line: the lead calls' median as the intercept (a stall does not move it, as it would a mean),
-// the bursts' line's slope.
+// The lead call's line (reported beside the cost): the lead calls' median as the intercept (a stall does not
+// move it, as it would a mean), the bursts' line's slope.
 TEST(CallOverheadLed, InterceptIsTheLeadCallsMedianSlopeTheBursts) {
   const CallOverheadLine bursts{150e-6, 90e-6};
   const CallOverheadLine l = fit_call_overhead_led({230e-6, 220e-6, 240e-6, 25e-3, 235e-6}, bursts);
