@@ -70,7 +70,9 @@ class QueueObserver {
 
 // Expected duration of an op on an idle unit of its resource (seconds): the "offline-profiled delays"
 // that planners and schedulers reason with (ZipMoE §3.3-3.4). SimPlatform answers from its cost model,
-// exec from its calibrated profile.
+// exec from its calibrated profile. An estimate is a function of the op's fields other than its expert
+// label, priority and prefetch flag, fixed for the estimator's lifetime (not of time or load): a scheduler
+// may keep the answers for ops of one request shape (core/scheduling.h, ExpertRequest::shape) across a run.
 class OpEstimator {
  public:
   virtual ~OpEstimator() = default;

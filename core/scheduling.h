@@ -28,6 +28,9 @@
 
 namespace moesim {
 
+// ExpertRequest::shape of a request whose ops are not known to repeat another's.
+inline constexpr uint32_t kNoShape = UINT32_MAX;
+
 // One requested expert of the invocation and where its ops are in the graph.
 struct ExpertRequest {
   uint16_t expert = 0;
@@ -35,6 +38,11 @@ struct ExpertRequest {
   ExpertState state = ExpertState::kMissed;
   uint32_t first_op = 0;    // its ops are [first_op, compute_op] in the graph
   uint32_t compute_op = 0;  // the expert compute op
+  // Requests of one run (ScheduleContext::run) with the same shape have the same ops, dependencies (relative
+  // to first_op) and fields but for the expert label and the compute's tokens and FLOPs: a policy may keep
+  // what it derived from one (the tasks, their estimates: OpEstimator's contract) for the others. The
+  // pipeline's request templates (serving/pipeline.h); kNoShape: no such promise.
+  uint32_t shape = kNoShape;
 };
 
 struct ScheduleContext {
@@ -45,6 +53,9 @@ struct ScheduleContext {
   const OpEstimator* estimator = nullptr;
   uint32_t cpu_workers = 1;  // L: decompression threads
   uint32_t shards = 1;       // K: E-chunk shards per tensor
+  // The pipeline run whose shapes ExpertRequest::shape names, unique in the process (0: none; shapes are
+  // then ignored). A new run may reuse a shape number for other ops.
+  uint64_t run = 0;
 };
 
 class SchedulingPolicy {

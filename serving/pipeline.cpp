@@ -1,6 +1,7 @@
 #include "serving/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "base/error.h"
@@ -29,6 +30,9 @@ constexpr uint32_t kOpMask = (1u << kOpBits) - 1;
 constexpr uint32_t kMaxSlots = 1u << (32 - kOpBits);
 // Prefetch loads yield to every demand op waiting for the same resource.
 constexpr int64_t kPrefetchPriority = INT64_MAX / 4;
+// ScheduleContext::run: unique per Pipeline::run in the process (request shapes are template indices of
+// one run).
+std::atomic<uint64_t> next_run{1};
 
 }  // namespace
 
@@ -206,6 +210,7 @@ void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint3
   req.expert = expert;
   req.tokens = tokens;
   req.state = found.state;
+  req.shape = static_cast<uint32_t>(index);  // the template: same ops but for the label and tokens
   const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1));
   req.first_op = first;
   for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
@@ -541,7 +546,7 @@ void Pipeline::start_invocation(uint32_t inv) {
   walk_lookups(v, decode, dense_op);
   note_peaks();
   scheduling_.order(ScheduleContext{layer, decode, dense_op, platform_, platform_->units(ResourceClass::kCpu),
-                                    loads_->shards()},
+                                    loads_->shards(), run_id_},
                     v.requests, v.graph);
   v.open_layer_ops = static_cast<uint32_t>(v.graph.size());
 
@@ -758,6 +763,7 @@ PipelineResult Pipeline::run(const WorkloadView& w, Platform& platform) {
   in_window_ = false;
   kept_.assign(w.experts, 0);
   templates_->reset(costs_, w.layers);
+  run_id_ = next_run.fetch_add(1, std::memory_order_relaxed);
   walker_ = InvocationWalker(w.experts);
   route_pos_.assign(w.experts, kNoSlot);
   clock_ = next_clock_ = 0;

@@ -264,6 +264,7 @@ class Pipeline : private OpSink, private ResidencyView, private QueueObserver, p
   PipelineResult* result_ = nullptr;
   uint32_t experts_ = 0;
   uint32_t step_ = 0;
+  uint64_t run_id_ = 0;  // ScheduleContext::run of this run's invocations
   StepTiming step_timing_;
   bool finished_ = false;
   std::vector<std::unique_ptr<Invocation>> slots_;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -167,19 +168,6 @@ bool canonical_before(const Task& a, const Task& b) {
   return a.decompressions.size() < b.decompressions.size();
 }
 
-// A stable sort of task indices by canonical_before: insertion for the few tasks of a decode layer (no
-// buffer to allocate), std::stable_sort beyond; both give the one stable order.
-void canonical_sort(std::span<const Task> tasks, std::vector<uint32_t>& idx) {
-  auto before = [&](uint32_t x, uint32_t y) { return canonical_before(tasks[x], tasks[y]); };
-  if (idx.size() > 32) return std::stable_sort(idx.begin(), idx.end(), before);
-  for (size_t i = 1; i < idx.size(); ++i) {
-    const uint32_t x = idx[i];
-    size_t j = i;
-    for (; j > 0 && before(x, idx[j - 1]); --j) idx[j] = idx[j - 1];
-    idx[j] = x;
-  }
-}
-
 // The memo's key for one task: every feature canonical_before reads, bit for bit (so two keys are equal
 // exactly when the features' bytes are), as 64-bit words. An E-chunk read count below 2^31 (shards are
 // 16-bit).
@@ -221,6 +209,27 @@ FlatBlocks flatten(const std::vector<std::vector<size_t>>& blocks) {
   return f;
 }
 
+// One request shape's tensor tasks (ExpertRequest::shape): their ops as offsets from the request's first op,
+// their durations asked once per run (OpEstimator's contract), p left to set per request.
+struct Shape {
+  std::vector<Task> tasks;
+  std::vector<uint32_t> unlabelled;  // offsets of the request's ops outside a tensor task (set_request)
+  uint32_t compute = 0;              // offset of the expert compute
+  double e_read = 0;                 // its longest E-chunk read
+  // The task classes for the last p seen (decode repeats one token count per expert).
+  uint64_t p_bits = 0;
+  bool has_classes = false;
+  std::vector<uint32_t> classes;
+};
+
+// A task of the invocation: its class (features), request, and where its ops are (op index = base + entry).
+struct Active {
+  uint32_t cls = 0;
+  uint32_t request = 0;
+  uint32_t base = 0;
+  const Task* task = nullptr;
+};
+
 class ZipMoE final : public SchedulingPolicy {
  public:
   void order(const ScheduleContext& ctx, std::span<const ExpertRequest> requests, OpGraph& graph) override {
@@ -230,79 +239,67 @@ class ZipMoE final : public SchedulingPolicy {
       return;
     }
     const OpEstimator& est = *ctx.estimator;
-    // Scratch reused across invocations (their inner vectors keep their capacity: no allocation per layer).
-    std::vector<Task>& tasks = pool_;
+    if (ctx.run != run_) {  // shapes name templates of one pipeline run only
+      run_ = ctx.run;
+      shapes_.clear();
+    }
+    if (classes_.size() >= kMaxClasses) clear_classes();  // bounded memory; results do not depend on it
     size_t used = 0;
     count_of_.assign(requests.size(), 0);  // tensor tasks per request
+    active_.clear();
     double e_read = 0;
     for (size_t r = 0; r < requests.size(); ++r) {
       const ExpertRequest& req = requests[r];
       const double p = est.estimate(graph.op(req.compute_op));
-      std::vector<size_t>& by_tensor = by_tensor_;  // tensor label -> index into tasks (+1), 0: none yet
-      by_tensor.clear();
-      for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
-        const Op& op = graph.op(i);
-        if (op.prefetch || op.tensor == kNoLabel) continue;
-        if (by_tensor.size() <= op.tensor) by_tensor.resize(op.tensor + 1u, 0);
-        if (by_tensor[op.tensor] == 0) {
-          if (used == tasks.size()) tasks.emplace_back();
-          Task& task = tasks[used++];
-          task.request = r;
-          task.p = p;
-          task.type1 = false;
-          task.e_reads.clear();
-          task.e_read_durations.clear();
-          task.sm_reads.clear();
-          task.sm_duration = 0;
-          task.decompressions.clear();
-          task.others.clear();
-          ++count_of_[r];
-          by_tensor[op.tensor] = used;
+      if (req.shape != kNoShape && ctx.run != 0) {
+        Shape& sh = shape(est, graph, req);
+        const uint64_t pb = std::bit_cast<uint64_t>(p);
+        if (!sh.has_classes || sh.p_bits != pb) {
+          sh.classes.clear();
+          for (Task& t : sh.tasks) {
+            t.p = p;
+            sh.classes.push_back(intern(t));
+          }
+          sh.p_bits = pb;
+          sh.has_classes = true;
         }
-        Task& t = tasks[by_tensor[op.tensor] - 1];
-        const double d = est.estimate(op);
-        if (op.kind == OpKind::kSsdRead && op.part == TensorPart::kE) {
-          t.e_reads.push_back(i);
-          t.e_read_durations.push_back(d);
-          e_read = std::max(e_read, d);
-        } else if (op.kind == OpKind::kSsdRead) {
-          t.sm_reads.push_back(i);
-          t.sm_duration += d;
-          t.type1 = true;
-        } else if (op.kind == OpKind::kDecompress) {
-          Decompression dc;
-          dc.op = i;
-          dc.duration = d;
-          for (uint32_t dep : graph.deps(i))
-            for (size_t k = 0; k < t.e_reads.size(); ++k)
-              if (t.e_reads[k] == dep) dc.e_read = static_cast<int>(k);
-          t.decompressions.push_back(dc);
-        } else {
-          t.others.push_back(i);
-        }
+        for (size_t k = 0; k < sh.tasks.size(); ++k)
+          active_.push_back(Active{sh.classes[k], static_cast<uint32_t>(r), req.first_op, &sh.tasks[k]});
+        count_of_[r] = static_cast<uint32_t>(sh.tasks.size());
+        e_read = std::max(e_read, sh.e_read);
+        continue;
       }
+      const size_t before = used;
+      e_read = std::max(e_read, build_tasks(est, graph, req, p, r, pool_, used));
+      count_of_[r] = static_cast<uint32_t>(used - before);
+      for (size_t k = before; k < used; ++k)
+        active_.push_back(Active{0, static_cast<uint32_t>(r), 0, nullptr});
     }
+    // Pool tasks: their addresses are final now that the pool has grown.
+    for (size_t a = 0, k = 0; a < active_.size(); ++a)
+      if (active_[a].task == nullptr) {
+        active_[a].task = &pool_[k++];
+        active_[a].cls = intern(pool_[k - 1]);
+      }
     const uint32_t workers = std::max(ctx.cpu_workers, 1u), shards = std::max(ctx.shards, 1u);
-    const std::span<const Task> active(pool_.data(), used);
     // The blocks depend only on the tasks' timing features, and decode layers repeat the same few patterns
     // (top-k experts in a handful of states): memoize them by those features, with the active put in a
     // canonical order first (tasks with equal features are interchangeable; Alg. 1 breaks ties of p
-    // arbitrarily, here by that order).
-    canon_.resize(active.size());
-    for (size_t i = 0; i < active.size(); ++i) canon_[i] = static_cast<uint32_t>(i);
-    canonical_sort(active, canon_);
+    // arbitrarily, here by that order). A class stands for one feature set bit for bit, and classes are
+    // ranked in canonical order, so sorting by (rank, index) is the stable canonical sort of the tasks.
+    canonical_order();
     key_.clear();
     key_.push_back(workers | static_cast<uint64_t>(shards) << 32);
     key_.push_back(std::bit_cast<uint64_t>(e_read));
-    for (uint32_t c : canon_) append_key(active[c], key_);
+    for (uint32_t c : canon_) key_.push_back(active_[c].cls);
     auto it = memo_.find(key_);
     if (it == memo_.end()) {
-      if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded memory; results do not depend on it
+      if (memo_.size() >= kMemoEntries) memo_.clear();
       ordered_.clear();
-      for (uint32_t c : canon_) ordered_.push_back(active[c]);
+      for (uint32_t c : canon_) ordered_.push_back(class_task_[active_[c].cls]);
       it = memo_.emplace(key_, flatten(build_blocks(ordered_, workers, shards, e_read))).first;
     }
-    assign_priorities(active, it->second, requests, graph);
+    assign_priorities(it->second, requests, graph);
   }
 
  private:
@@ -365,8 +362,7 @@ class ZipMoE final : public SchedulingPolicy {
   }
 
   // Priorities in block order (see the top of the file); `blocks` index the tasks in canonical order.
-  void assign_priorities(std::span<const Task> tasks, const FlatBlocks& blocks,
-                         std::span<const ExpertRequest> requests, OpGraph& graph) {
+  void assign_priorities(const FlatBlocks& blocks, std::span<const ExpertRequest> requests, OpGraph& graph) {
     int64_t next = 0;
     for (size_t r = 0; r < requests.size(); ++r)  // F experts: compute only, ready at once
       if (count_of_[r] == 0) set_request(graph, requests[r], next++);
@@ -374,36 +370,170 @@ class ZipMoE final : public SchedulingPolicy {
     for (uint32_t end : blocks.ends) {
       const std::span<const uint32_t> block(blocks.tasks.data() + first, end - first);
       first = end;
-      for (uint32_t b : block)
-        for (uint32_t op : tasks[canon_[b]].e_reads) graph.op(op).priority = next++;
-      for (uint32_t b : block)
-        for (uint32_t op : tasks[canon_[b]].sm_reads) graph.op(op).priority = next++;
       for (uint32_t b : block) {
-        const Task& t = tasks[canon_[b]];
-        for (const Decompression& d : t.decompressions) graph.op(d.op).priority = next++;
-        for (uint32_t op : t.others) graph.op(op).priority = next++;
-        if (--count_of_[t.request] == 0) set_request(graph, requests[t.request], next++);
+        const Active& a = active_[canon_[b]];
+        for (uint32_t op : a.task->e_reads) graph.op(a.base + op).priority = next++;
+      }
+      for (uint32_t b : block) {
+        const Active& a = active_[canon_[b]];
+        for (uint32_t op : a.task->sm_reads) graph.op(a.base + op).priority = next++;
+      }
+      for (uint32_t b : block) {
+        const Active& a = active_[canon_[b]];
+        for (const Decompression& d : a.task->decompressions) graph.op(a.base + d.op).priority = next++;
+        for (uint32_t op : a.task->others) graph.op(a.base + op).priority = next++;
+        if (--count_of_[a.request] == 0) set_request(graph, requests[a.request], next++);
       }
     }
   }
 
   // The request's compute and any of its ops outside a tensor task (unlabelled, not prefetches).
-  static void set_request(OpGraph& graph, const ExpertRequest& req, int64_t priority) {
+  void set_request(OpGraph& graph, const ExpertRequest& req, int64_t priority) const {
+    if (req.shape != kNoShape && run_ != 0 && req.shape < shapes_.size() && shapes_[req.shape]) {
+      const Shape& sh = *shapes_[req.shape];
+      for (uint32_t op : sh.unlabelled) graph.op(req.first_op + op).priority = priority;
+      graph.op(req.first_op + sh.compute).priority = priority;
+      return;
+    }
     for (uint32_t i = req.first_op; i <= req.compute_op; ++i) {
       Op& op = graph.op(i);
       if (i == req.compute_op || (!op.prefetch && op.tensor == kNoLabel)) op.priority = priority;
     }
   }
 
+  // The tensor tasks of `req` (ops of graph), appended to tasks[used...]; returns the longest E-chunk read.
+  static double build_tasks(const OpEstimator& est, const OpGraph& graph, const ExpertRequest& req, double p,
+                            size_t r, std::vector<Task>& tasks, size_t& used) {
+    double e_read = 0;
+    std::vector<size_t> by_tensor;  // tensor label -> index into tasks (+1), 0: none yet
+    for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
+      const Op& op = graph.op(i);
+      if (op.prefetch || op.tensor == kNoLabel) continue;
+      if (by_tensor.size() <= op.tensor) by_tensor.resize(op.tensor + 1u, 0);
+      if (by_tensor[op.tensor] == 0) {
+        if (used == tasks.size()) tasks.emplace_back();
+        Task& task = tasks[used++];
+        task.request = r;
+        task.p = p;
+        task.type1 = false;
+        task.e_reads.clear();
+        task.e_read_durations.clear();
+        task.sm_reads.clear();
+        task.sm_duration = 0;
+        task.decompressions.clear();
+        task.others.clear();
+        by_tensor[op.tensor] = used;
+      }
+      Task& t = tasks[by_tensor[op.tensor] - 1];
+      const double d = est.estimate(op);
+      if (op.kind == OpKind::kSsdRead && op.part == TensorPart::kE) {
+        t.e_reads.push_back(i);
+        t.e_read_durations.push_back(d);
+        e_read = std::max(e_read, d);
+      } else if (op.kind == OpKind::kSsdRead) {
+        t.sm_reads.push_back(i);
+        t.sm_duration += d;
+        t.type1 = true;
+      } else if (op.kind == OpKind::kDecompress) {
+        Decompression dc;
+        dc.op = i;
+        dc.duration = d;
+        for (uint32_t dep : graph.deps(i))
+          for (size_t k = 0; k < t.e_reads.size(); ++k)
+            if (t.e_reads[k] == dep) dc.e_read = static_cast<int>(k);
+        t.decompressions.push_back(dc);
+      } else {
+        t.others.push_back(i);
+      }
+    }
+    return e_read;
+  }
+
+  // The shape of `req`, built from its ops the first time the run shows it.
+  Shape& shape(const OpEstimator& est, const OpGraph& graph, const ExpertRequest& req) {
+    if (shapes_.size() <= req.shape) shapes_.resize(req.shape + size_t{1});
+    std::unique_ptr<Shape>& slot = shapes_[req.shape];
+    if (slot) return *slot;
+    slot = std::make_unique<Shape>();
+    Shape& sh = *slot;
+    size_t used = 0;
+    sh.e_read = build_tasks(est, graph, req, 0, 0, sh.tasks, used);
+    sh.tasks.resize(used);
+    const uint32_t base = req.first_op;
+    for (Task& t : sh.tasks) {
+      for (uint32_t& op : t.e_reads) op -= base;
+      for (uint32_t& op : t.sm_reads) op -= base;
+      for (Decompression& d : t.decompressions) d.op -= base;
+      for (uint32_t& op : t.others) op -= base;
+    }
+    for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
+      const Op& op = graph.op(i);
+      if (!op.prefetch && op.tensor == kNoLabel) sh.unlabelled.push_back(i - base);
+    }
+    sh.compute = req.compute_op - base;
+    return sh;
+  }
+
+  // The class of a task's features (bit for bit), ranked among the classes in canonical order.
+  uint32_t intern(const Task& t) {
+    ckey_.clear();
+    append_key(t, ckey_);
+    auto [it, added] = classes_.try_emplace(ckey_, static_cast<uint32_t>(class_task_.size()));
+    if (!added) return it->second;
+    const auto c = static_cast<uint32_t>(class_task_.size());
+    class_task_.push_back(t);
+    auto pos = std::lower_bound(by_rank_.begin(), by_rank_.end(), c, [&](uint32_t x, uint32_t y) {
+      return canonical_before(class_task_[x], class_task_[y]);
+    });
+    by_rank_.insert(pos, c);
+    rank_.resize(class_task_.size());
+    for (size_t k = 0; k < by_rank_.size(); ++k) rank_[by_rank_[k]] = static_cast<uint32_t>(k);
+    return c;
+  }
+
+  void clear_classes() {
+    classes_.clear();
+    class_task_.clear();
+    by_rank_.clear();
+    rank_.clear();
+    memo_.clear();
+    for (auto& sh : shapes_)
+      if (sh) sh->has_classes = false;
+  }
+
+  // canon_: the active tasks sorted by (class rank, index); insertion for a decode layer's few tasks.
+  void canonical_order() {
+    canon_.resize(active_.size());
+    for (size_t i = 0; i < active_.size(); ++i) canon_[i] = static_cast<uint32_t>(i);
+    auto before = [&](uint32_t x, uint32_t y) {
+      const uint32_t rx = rank_[active_[x].cls], ry = rank_[active_[y].cls];
+      return rx < ry || (rx == ry && x < y);
+    };
+    if (canon_.size() > 32) return std::sort(canon_.begin(), canon_.end(), before);
+    for (size_t i = 1; i < canon_.size(); ++i) {
+      const uint32_t x = canon_[i];
+      size_t j = i;
+      for (; j > 0 && before(x, canon_[j - 1]); --j) canon_[j] = canon_[j - 1];
+      canon_[j] = x;
+    }
+  }
   static constexpr size_t kMemoEntries = 1 << 16;
+  static constexpr size_t kMaxClasses = 1 << 12;
   bool warned_ = false;
-  std::vector<uint64_t> key_;
-  std::vector<Task> pool_;
+  std::vector<uint64_t> key_, ckey_;
+  std::vector<Task> pool_;          // tasks of requests without a shape
   std::vector<uint32_t> count_of_;  // per request: its tensor tasks (not yet given priorities)
-  std::vector<size_t> by_tensor_;
+  std::vector<Active> active_;      // the invocation's tasks in request order
   std::vector<Task> ordered_;
   std::vector<uint32_t> canon_;  // the active tasks in canonical order
   std::unordered_map<std::vector<uint64_t>, FlatBlocks, KeyHash> memo_;
+  // Task classes: features (append_key) -> class; each class's features; the classes in canonical order
+  // and each one's place in it.
+  std::unordered_map<std::vector<uint64_t>, uint32_t, KeyHash> classes_;
+  std::vector<Task> class_task_;
+  std::vector<uint32_t> by_rank_, rank_;
+  uint64_t run_ = 0;  // ScheduleContext::run the shapes belong to
+  std::vector<std::unique_ptr<Shape>> shapes_;
 };
 
 }  // namespace

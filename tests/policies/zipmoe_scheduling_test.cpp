@@ -163,6 +163,43 @@ TEST(ZipMoeScheduling, SchedulesOfRandomLayersAreThePinnedOnes) {
   EXPECT_EQ(hash, 5078895970104203717ull);  // the byte-string key's schedules (main, 02b7031)
 }
 
+// Requests with a shape (ExpertRequest::shape: the pipeline's request templates) get the schedules of the
+// same requests without one: the shape's tasks and estimates are kept per run, and a new run (a new
+// ScheduleContext::run) may use the same shape numbers for other ops. Random layers as above, one run per
+// trial, each layer ordered twice in its run (the second time from the kept shapes).
+TEST(ZipMoeScheduling, ShapedRequestsGetTheSchedulesOfUnshapedOnes) {
+  Rng rng(53);
+  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
+                                ExpertState::kE, ExpertState::kFull};
+  auto shared = make_scheduling_policy("zipmoe");
+  for (int trial = 0; trial < 300; ++trial) {
+    LayerSpec s;
+    s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
+    s.workers = 1 + static_cast<uint32_t>(rng.below(4));
+    s.tensors = 1 + static_cast<uint32_t>(rng.below(3));
+    s.u = static_cast<double>(2 + rng.below(6));
+    s.e = 0.5 * static_cast<double>(1 + rng.below(3));
+    s.c = static_cast<double>(1 + rng.below(4));
+    s.full_tensor = rng.below(8) == 0;
+    const size_t n = 1 + rng.below(8);
+    for (size_t i = 0; i < n; ++i)
+      s.experts.push_back(ExpertSpec{states[rng.below(5)], static_cast<double>(1 + rng.below(3))});
+    test::Layer a = test::build_layer(s), b = test::build_layer(s);
+    for (size_t i = 0; i < n; ++i) a.requests[i].shape = static_cast<uint32_t>(s.experts[i].state);
+    test::FlopsEstimator est;
+    ScheduleContext ctx{0, true, a.dense, &est, s.workers, s.shards};
+    make_scheduling_policy("zipmoe")->order(ctx, b.requests, b.graph);
+    ctx.run = static_cast<uint64_t>(trial) + 1;
+    for (int again = 0; again < 2; ++again) {
+      for (uint32_t i = a.dense + 1; i < a.graph.size(); ++i)
+        a.graph.op(i).priority = -1;  // left unset: fails
+      shared->order(ctx, a.requests, a.graph);
+      for (uint32_t i = 0; i < a.graph.size(); ++i)
+        ASSERT_EQ(a.graph.op(i).priority, b.graph.op(i).priority) << "trial " << trial << " op " << i;
+    }
+  }
+}
+
 TEST(ZipMoeScheduling, FullTensorGraphsKeepTheirOrderAcrossTypes) {
   LayerSpec s;
   s.full_tensor = true;
