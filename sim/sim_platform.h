@@ -9,11 +9,15 @@
 // itself: it queues for a CPU worker like any decompression; the worker it takes submits the read straight to
 // the SSD model (not through the I/O thread: it is one more request in flight at the device, sharing its
 // bandwidth), holds the unit idle on the cores while the read is in service, then decompresses for the
-// decompression's duration and releases the unit. Measured durations (`moesim validate`) replay a fused op as
-// its two measured parts: its device time as a plain wait on the unit, then its CPU work on the cores
-// (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the parts
-// as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a buffered
-// run whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the
+// decompression's duration and releases the unit. Where the profile's device is no deeper than the I/O
+// thread's queue (ssd.queue_depth <= io_depth: calibrate writes the depth exec's I/O thread ran with), the
+// SSD model would queue the worker's read behind the I/O thread's, where the disk serves the threads side by
+// side: the read is then the worker's own wait at the idle-SSD estimate (CostModel::estimate), beside the I/O
+// thread's reads (bench/results/batch-transfer-2026-12-06d.md). Measured durations (`moesim validate`) replay
+// a fused op as its two measured parts: its device time as a plain wait on the unit, then its CPU work on the
+// cores (harness/exec_runner.h's op_work splits it by the worker's CPU clock; MeasuredDurations keeps the
+// parts as seconds and cpu_tail). A fused read goes as the run's reads go (SimOptions::buffered_io): in a
+// buffered run whose page cache holds the E-chunk it is a copy on the worker instead of an SSD request (the
 // prototype's configuration is `zipmoe:io=fused --io buffered`). A read's CPU tail (ssd.read_cpu_*: the
 // kernel's O_DIRECT path, the checksum) is the issuing thread's, so a fused read's worker runs it after the
 // device and before decompressing; leaving it out underestimated the fused ops by half on a CPU machine and

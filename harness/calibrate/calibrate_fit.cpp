@@ -165,4 +165,20 @@ void take_median_of_runs(Json& prof, const std::vector<Json>& own) {
   prof["calibration"]["runs_fits"] = std::move(runs);
 }
 
+bool fused_read_on_read_line(uint64_t read_bytes, double read_cpu, bool direct_io) {
+  return direct_io && read_bytes > 0 && read_cpu > 0;
+}
+
+std::vector<double> fused_read_tails(const std::vector<double>& plain_bytes,
+                                     const std::vector<double>& plain_s,
+                                     const std::vector<double>& fused_bytes,
+                                     const std::vector<double>& fused_cpu) {
+  if (plain_bytes.size() < 2) return {};
+  const Fit plain = fit_line(plain_bytes, plain_s, true);
+  std::vector<double> tails(fused_bytes.size());
+  for (size_t i = 0; i < fused_bytes.size(); ++i)
+    tails[i] = std::max(0.0, fused_cpu[i] - plain.slope * fused_bytes[i]);
+  return tails;
+}
+
 }  // namespace moesim::harness

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,26 @@ Json fit_json(const Fit& f, const char* model);
 // takes its own median: taking a line's fixed cost and rate together from the run whose line is the median
 // at the ops' mean size (Fit::x_mean) lowered no spread there.
 void take_median_of_runs(Json& prof, const std::vector<Json>& own);
+
+// Whether a CPU worker's fused read (Op::read_bytes: the worker reads its E-chunk, then decompresses it)
+// gives the SSD read line a point: its read's device time (op_work's, the wall time less its CPU phase) at
+// read_bytes. Only in an O_DIRECT run (a buffered run's page cache serves the read as a copy: CPU time, no
+// device time) and where exec recorded the op's CPU clock (`read_cpu` > 0; without it the parts are not told
+// apart). zipmoe's I/O thread reads only SM parts, all of one size, so its reads alone cannot separate the
+// disk's per-request latency from its rate: the line went through the origin and costed an E-chunk read of a
+// tenth the size at a tenth the time, where the disk took most of a read's latency for it
+// (bench/results/batch-transfer-2026-12-06c.md).
+bool fused_read_on_read_line(uint64_t read_bytes, double read_cpu, bool direct_io);
+
+// The CPU tails of fused reads, as points of the read CPU line (ssd.read_cpu_*): each fused op's CPU clock
+// (`fused_cpu`, at `fused_bytes` decompressed) less its decompression on the line through the origin of the
+// decompressions whose E-chunk the I/O thread read (`plain_bytes`, `plain_s`: no read in their time), at
+// least 0. Empty with fewer than 2 plain points (no line to take off). zipmoe's I/O thread reads only SM
+// parts, all of one size, so its tails alone give the line no slope, and a worker's E-chunk read, a tenth the
+// size, took the SM read's whole tail (bench/results/batch-transfer-2026-12-06d.md).
+std::vector<double> fused_read_tails(const std::vector<double>& plain_bytes,
+                                     const std::vector<double>& plain_s,
+                                     const std::vector<double>& fused_bytes,
+                                     const std::vector<double>& fused_cpu);
 
 }  // namespace moesim::harness

@@ -55,6 +55,7 @@ struct MeasuredRun {
   // The same with each read whole, its I/O thread's CPU time not split off (computed where `work` splits:
   // O_DIRECT reads): the profile of the model without ssd.read_cpu_*, the ablation beside the fitted one.
   std::optional<OpWork> whole;
+  bool direct_io = false;  // the run read with O_DIRECT (its fused reads' device times are the disk's)
   exec::ExecCounters counters;
 };
 struct MeasuredRuns {
@@ -73,6 +74,14 @@ struct ComputeOp {
 struct OpPoints {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> pts;
   std::vector<ComputeOp> computes, gemms;
+  // An O_DIRECT run's fused reads: where their decompression points are, the bytes read, the phase.
+  struct FusedPoint {
+    const char* key;  // its decompression point: pts[key] at index
+    size_t index;
+    uint64_t read_bytes;
+    bool prefill;
+  };
+  std::vector<FusedPoint> fused;
   double transfer_sum = 0;
   size_t transfers = 0;
   bool recover_on_cpu = false;
@@ -89,6 +98,15 @@ struct RunFits {
   bool phases = false;  // a prefill's reads have a line of their own
   bool split = false;   // decompressions ran: E-chunks apart from the SM part
   bool recover_on_cpu = false;
+  // read_io, bulk_io: the I/O thread's reads alone (without the fused reads' points: the line as before
+  // those joined it, calibration.fits.ssd_read_io_thread, for comparison).
+  Fit read_io, bulk_io;
+  // dec_tail: the decompression line over the fused ops' CPU clocks with their read's CPU tail left in (the
+  // line as before fused_without_tail, calibration.fits.decompress_with_read_tail, for comparison).
+  Fit dec_tail;
+  // read_cpu_io, read_cpu_prefill_io: the read CPU lines over the I/O thread's reads alone (without the fused
+  // reads' tails: calibration.fits.ssd_read_cpu_io_thread, for comparison).
+  Fit read_cpu_io, read_cpu_prefill_io;
   Fit read, bulk, read_cpu, read_cpu_prefill, cbytes, dec, rec, cflops, dense_over, expert_over, fresh, gemm,
       dense_gemm;
   // The GEMMs' lines (gpu.{dense,expert}_gemm_flops with their overheads), where calibrate probed them; then
@@ -124,16 +142,24 @@ OpPoints collect_op_points(std::span<const MeasuredRun> runs, bool reads_whole) 
           // The device's time; the I/O thread's CPU work after it is a line of its own, per phase as the
           // reads.
           o.add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.bytes), d);
+          o.add(op.prefill ? "read_io_prefill" : "read_io", static_cast<double>(op.bytes), d);
           if (w.read_cpu[i] > 0)
             o.add(op.prefill ? "read_cpu_prefill" : "read_cpu", static_cast<double>(op.bytes), w.read_cpu[i]);
           break;
         case OpKind::kDecompress:
-          // A fused read's decompression is its CPU part (its read went through the page cache: not the I/O
-          // thread's O_DIRECT reads the read lines fit); without its CPU clock it tells no decompression
-          // apart.
+          // A fused read's decompression is its CPU part (the worker's CPU clock: the decompression and the
+          // read's CPU tail); without that clock it tells no decompression apart.
           if (op.fused_read() && !(w.read_cpu[i] > 0)) break;
           o.add(op.prefill ? "decompress_prefill" : "decompress", static_cast<double>(op.bytes),
                 op.fused_read() ? w.read_cpu[i] : d);
+          // Its read's device time is a read off the same disk, of another size than the I/O thread's; its
+          // CPU clock holds that read's CPU tail, which the simulator charges apart (ssd.read_cpu_*): taken
+          // out of its decompression point by fused_without_tail.
+          if (fused_read_on_read_line(op.read_bytes, w.read_cpu[i], r.direct_io)) {
+            o.add(op.prefill ? "read_prefill" : "read", static_cast<double>(op.read_bytes), d);
+            const char* k = op.prefill ? "decompress_prefill" : "decompress";
+            o.fused.push_back({k, o.pts[k].second.size() - 1, op.read_bytes, op.prefill});
+          }
           break;
         case OpKind::kRecover:
           o.add(op.prefill ? "recover_prefill" : "recover", 2.0 * static_cast<double>(op.bytes), d);
@@ -227,12 +253,65 @@ Fit fit_read_cpu(OpPoints& o, const char* k) {
                               : fit_offset(std::vector<double>(cx.size(), 0.0), cy);
 }
 
+// The fused reads' CPU tails on the read CPU line (fused_read_tails), per phase; before fused_without_tail,
+// while the points' indices hold.
+void fused_tails_on_read_cpu_line(OpPoints& o) {
+  for (const bool prefill : {false, true}) {
+    const auto& [x, y] = o.pts[prefill ? "decompress_prefill" : "decompress"];
+    std::vector<bool> fused(x.size(), false);
+    std::vector<double> px, py, fx, fy, fread;
+    for (const OpPoints::FusedPoint& q : o.fused)
+      if (q.prefill == prefill) {
+        fused[q.index] = true;
+        fx.push_back(x[q.index]);
+        fy.push_back(y[q.index]);
+        fread.push_back(static_cast<double>(q.read_bytes));
+      }
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!fused[i]) {
+        px.push_back(x[i]);
+        py.push_back(y[i]);
+      }
+    const std::vector<double> tails = fused_read_tails(px, py, fx, fy);
+    for (size_t i = 0; i < tails.size(); ++i)
+      o.add(prefill ? "read_cpu_prefill" : "read_cpu", fread[i], tails[i]);
+  }
+}
+
+// A fused read's decompression point: its CPU clock less its read's CPU tail on the I/O thread's line
+// (fit_read_cpu over the same runs' reads, the prefill's where it has one; at least 0), which the simulator
+// charges the worker apart. Before pool_phases, while the points' indices hold.
+void fused_without_tail(OpPoints& o) {
+  const Fit dec = fit_read_cpu(o, "read_cpu"), pre = fit_read_cpu(o, "read_cpu_prefill");
+  for (const OpPoints::FusedPoint& q : o.fused) {
+    const Fit& t = q.prefill && pre.points > 0 ? pre : dec;
+    double& y = o.pts[q.key].second[q.index];
+    y = std::max(0.0, y - (t.intercept + t.slope * static_cast<double>(q.read_bytes)));
+  }
+}
+
+// The decompression line as pool_phases and fit_worker_ops would fit it, over the points as they are now.
+Fit decompress_line(OpPoints& o) {
+  auto d = o.pts["decompress"];
+  if (d.first.size() < 2) {
+    const auto& pre = o.pts["decompress_prefill"];
+    d.first.insert(d.first.end(), pre.first.begin(), pre.first.end());
+    d.second.insert(d.second.end(), pre.second.begin(), pre.second.end());
+  }
+  return d.first.size() >= 2 ? fit_line(d.first, d.second, true) : Fit{};
+}
+
 void fit_ssd_reads(OpPoints& o, bool quiet, RunFits& f) {
   // A disk need not serve a prefill's bulk reads at a decode step's rate, and one line over both then
   // mis-estimates every decode read (bench/results/validate.md, "the calibration checks itself").
   f.phases = !o.pts["read_prefill"].first.empty();
   f.read = fit_reads(o, "read", quiet);
   f.bulk = f.phases ? fit_reads(o, "read_prefill", quiet) : Fit{};
+  if (o.pts["read_io"].first.size() >= 2 && o.pts["read_io"].first.size() < o.pts["read"].first.size())
+    f.read_io = fit_reads(o, "read_io", true);
+  if (o.pts["read_io_prefill"].first.size() >= 2 &&
+      o.pts["read_io_prefill"].first.size() < o.pts["read_prefill"].first.size())
+    f.bulk_io = fit_reads(o, "read_io_prefill", true);
   f.read_cpu = fit_read_cpu(o, "read_cpu");
   f.read_cpu_prefill = fit_read_cpu(o, "read_cpu_prefill");
 }
@@ -658,6 +737,26 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
                     ? "fixed + flops / rate, timed alone (calibration.gemm_probe); residuals on "
                       "the dense ops of 2+ tokens"
                     : "mean of time - roofline (dense ops of 2+ tokens)")}};
+  if (f.read_io.points > 0)
+    cal["fits"]["ssd_read_io_thread"] =
+        fit_json(f.read_io,
+                 "latency + bytes / bandwidth of the I/O thread's reads alone (decode steps'; "
+                 "ssd_read adds the CPU workers' fused reads)");
+  if (f.read_cpu_io.points > 0)
+    cal["fits"]["ssd_read_cpu_io_thread"] =
+        fit_json(f.read_cpu_io,
+                 "overhead + bytes / bandwidth of the I/O thread's CPU time alone (decode steps' reads; "
+                 "ssd_read_cpu adds the CPU workers' fused reads' tails)");
+  if (f.read_cpu_prefill_io.points > 0)
+    cal["fits"]["ssd_read_cpu_prefill_io_thread"] =
+        fit_json(f.read_cpu_prefill_io, "the same, prefill steps'");
+  if (f.dec_tail.points > 0)
+    cal["fits"]["decompress_with_read_tail"] =
+        fit_json(f.dec_tail,
+                 "bytes / bandwidth with each fused op's read CPU tail left in its point (decode steps'; "
+                 "decompress takes it out: the simulator charges the worker that tail apart)");
+  if (f.bulk_io.points > 0)
+    cal["fits"]["ssd_read_prefill_io_thread"] = fit_json(f.bulk_io, "the same, prefill steps' reads");
   if (f.gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(f.dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};
@@ -673,8 +772,15 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
               std::span<const MeasuredRun> runs, const ExecReport& report, const CalibrationStamp& st,
               bool quiet, bool reads_whole = false, const GemmProbe* probe = nullptr) {
   OpPoints o = collect_op_points(runs, reads_whole);
-  pool_phases(o);
   RunFits f;
+  if (!o.fused.empty()) {
+    f.dec_tail = decompress_line(o);
+    f.read_cpu_io = fit_read_cpu(o, "read_cpu");
+    f.read_cpu_prefill_io = fit_read_cpu(o, "read_cpu_prefill");
+    fused_tails_on_read_cpu_line(o);
+  }
+  fused_without_tail(o);
+  pool_phases(o);
   f.gpu = eo.gpu;
   fit_ssd_reads(o, quiet, f);
   fit_worker_ops(o, quiet, f);
@@ -729,6 +835,7 @@ class TraceServer {
       MeasuredRun r;
       r.result = run_exec(cfg_, p_.stream, p_.trace.info(), p_.costs, planner, eo_, nullptr, &m.report);
       r.work = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, m.report.direct_io);
+      r.direct_io = m.report.direct_io;
       if (m.report.direct_io && measured)
         r.whole = op_work(r.result.result.timeline, machine_cores(), eo_.gpu, false);
       r.counters = m.report.counters;

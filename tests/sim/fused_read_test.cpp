@@ -14,11 +14,12 @@
 namespace moesim::sim {
 namespace {
 
-// SSD 1 GB/s, 100 us per request, 4 requests in service; decompression 1 GB/s of output per core.
-HardwareProfile profile() {
+// SSD 1 GB/s, 100 us per request, 4 requests in service (or `queue_depth`); decompression 1 GB/s of output
+// per core.
+HardwareProfile profile(int queue_depth = 4) {
   Json j = {
       {"name", "test"},
-      {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", 4}}},
+      {"ssd", {{"read_bandwidth", "1GB/s"}, {"read_latency", "100us"}, {"queue_depth", queue_depth}}},
       {"memory", {{"capacity", "8GiB"}, {"bandwidth", "100GB/s"}, {"unified", true}}},
       {"cpu",
        {{"cores", 4}, {"memcpy_bandwidth_per_core", "10GB/s"}, {"decompress_bandwidth_per_core", "1GB/s"}}},
@@ -223,6 +224,32 @@ TEST(FusedRead, MeasuredPartsReplayAsADeviceWaitThenCpuWork) {
   Op plain = fused(0);
   plain.read_bytes = 0;
   EXPECT_EQ(md.peek(plain), nullptr);
+}
+
+TEST(FusedRead, OnADeviceNoDeeperThanTheIoThreadsTheWorkersReadBesideIt) {
+  // ssd.queue_depth 1, the I/O thread's depth (what calibrate writes: the depth exec's I/O thread ran with):
+  // the SSD model would serve one request at a time and queue the workers' reads behind the I/O thread's,
+  // where the disk serves the threads side by side. Each worker's read is its own wait at the idle-SSD
+  // estimate (100 us + 100 kB at 1 GB/s), beside the I/O thread's read. By hand (microseconds): f0, f1 read
+  // [0,200] on workers 0 and 1 and decompress [200,400]; the I/O thread's read [0,200], its own at the SSD.
+  // Queued on the one-deep SSD instead: f0 [0,400], f1 [0,600], the read [400,600].
+  SimOptions so;
+  so.cpu_workers = 2;
+  SimPlatform p(profile(1), so);
+  Recorder rec;
+  p.submit(fused(0), &rec, 0);
+  p.submit(fused(1), &rec, 1);
+  p.submit(io_thread_read(), &rec, 2);
+  p.run_until_idle();
+  ASSERT_EQ(rec.timing.size(), 3u);
+  EXPECT_NEAR(rec.timing[0].end * 1e6, 400, 1e-6);
+  EXPECT_NEAR(rec.timing[1].end * 1e6, 400, 1e-6);
+  EXPECT_NEAR(rec.timing[2].start * 1e6, 0, 1e-6);
+  EXPECT_NEAR(rec.timing[2].end * 1e6, 200, 1e-6);
+  // The estimate is the same: a fused read alone on an idle SSD, then its decompression.
+  EXPECT_NEAR(p.estimate(fused(0)), 200e-6 + 200e-6, 1e-12);
+  // The profile's read line was read (HwReads): the run's reads report it.
+  EXPECT_TRUE(p.reads().has(HwParam::kSsdReadLatency));
 }
 
 }  // namespace

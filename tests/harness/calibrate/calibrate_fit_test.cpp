@@ -123,5 +123,58 @@ TEST(CalibrateFit, AValueSomeRunDidNotFitKeepsTheFitOverAllRuns) {
   EXPECT_EQ(prof["gpu"]["memory_bandwidth"]["source"], "fit");
 }
 
+TEST(CalibrateFit, AFusedReadGivesTheReadLineAPointOnlyInAnODirectRunWithItsCpuClock) {
+  EXPECT_TRUE(fused_read_on_read_line(17849, 60e-6, true));
+  EXPECT_FALSE(fused_read_on_read_line(17849, 60e-6, false));  // buffered: the page cache's copy
+  EXPECT_FALSE(fused_read_on_read_line(17849, 0, true));       // no CPU clock: no device time split off
+  EXPECT_FALSE(fused_read_on_read_line(0, 60e-6, true));       // not a fused read
+}
+
+TEST(CalibrateFit, FusedReadsOfAnotherSizeSeparateTheDisksLatencyFromItsRate) {
+  // A disk of 120 us per request + 2 GB/s. The I/O thread reads SM parts of one size (240 KB): through them
+  // alone the line goes through the origin and a 18 KB E-chunk read costs 18 KB's share of a 240 KB read's
+  // time. With the fused reads' device times on the line (as calibrate adds them in an O_DIRECT run) the
+  // latency and the rate come back.
+  auto t = [](double bytes) { return 120e-6 + bytes / 2e9; };
+  std::vector<double> x, y;
+  for (int i = 0; i < 4; ++i) {
+    x.push_back(240e3);
+    y.push_back(t(240e3));
+  }
+  const Fit sm_only = fit_line_or_origin(x, y, true);
+  EXPECT_LT(sm_only.slope * 18e3, 0.2 * t(18e3));
+  for (int i = 0; i < 4; ++i) {
+    if (!fused_read_on_read_line(18000, 50e-6, true)) continue;
+    x.push_back(18e3);
+    y.push_back(t(18e3));
+  }
+  const Fit both = fit_line_or_origin(x, y, false);
+  EXPECT_NEAR(both.intercept, 120e-6, 1e-9);
+  EXPECT_NEAR(1 / both.slope, 2e9, 1e3);
+}
+
+TEST(CalibrateFit, FusedReadsTailsGiveTheReadCpuLineTheSizeItLacks) {
+  // Decompressions the I/O thread read for take 1 ns per decompressed byte; a fused op's CPU clock holds its
+  // decompression and its read's CPU tail (here 12 us + 1 ns per read byte). The tail left after the plain
+  // line comes back; the I/O thread's SM reads (242 kB, 254 us of tail) alone give a line without slope, so
+  // an 18 kB E-chunk read took 254 us, where with the fused tails on the line it takes 30 us.
+  auto tail = [](double read_bytes) { return 12e-6 + read_bytes * 1e-9; };
+  const std::vector<double> px = {40e3, 45e3, 50e3}, py = {40e-6, 45e-6, 50e-6};
+  const std::vector<double> fx = {45e3, 50e3}, fy = {45e-6 + tail(18e3), 50e-6 + tail(18e3)};
+  const std::vector<double> tails = fused_read_tails(px, py, fx, fy);
+  ASSERT_EQ(tails.size(), 2u);
+  EXPECT_NEAR(tails[0], tail(18e3), 1e-12);
+  EXPECT_NEAR(tails[1], tail(18e3), 1e-12);
+  std::vector<double> rx(4, 242e3), ry(4, tail(242e3));
+  rx.insert(rx.end(), 2, 18e3);
+  ry.insert(ry.end(), tails.begin(), tails.end());
+  const Fit both = fit_line_or_origin(rx, ry, false);
+  EXPECT_NEAR(both.intercept + both.slope * 18e3, tail(18e3), 1e-12);
+  EXPECT_NEAR(both.intercept + both.slope * 242e3, tail(242e3), 1e-12);
+  // A clock below the plain line gives a zero tail, not a negative one; without a plain line, no tails.
+  EXPECT_EQ(fused_read_tails(px, py, {45e3}, {30e-6}), std::vector<double>{0.0});
+  EXPECT_TRUE(fused_read_tails({45e3}, {45e-6}, fx, fy).empty());
+}
+
 }  // namespace
 }  // namespace moesim::harness
