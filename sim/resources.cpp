@@ -34,8 +34,7 @@ constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is
 void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
-    for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
+    return start(first_free(), JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   }
   queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();
@@ -45,8 +44,7 @@ void ServerPool::submit_waiting(uint32_t job, int64_t priority, double gap, Unit
   waiter_ = waiter;
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
-    for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
+    return start(first_free(), JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
   }
   queue_.push(priority, job, 0, gap, false, 0, true);
   queue_.report();
@@ -61,7 +59,7 @@ void ServerPool::resume(uint32_t unit, double duration) {
 
 void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
   Unit& u = units_[unit];
-  u.busy = true;
+  set_busy(unit, true);
   u.job = item.job;
   u.start = engine_.now();
   ++busy_units_;
@@ -94,7 +92,7 @@ void ServerPool::on_event(uint64_t arg) {
   }
   const auto unit = static_cast<uint32_t>(arg);
   Unit& u = units_[unit];
-  u.busy = false;
+  set_busy(unit, false);
   --busy_units_;
   if (cores_ || tail_cores_) busy_time_ += engine_.now() - u.start;
   const OpTiming t{u.start, engine_.now(), unit};
@@ -104,7 +102,7 @@ void ServerPool::on_event(uint64_t arg) {
     const JobQueue::Item next = queue_.pop();
     queue_.report();
     if (next.gap > 0) {  // the unit stays taken through its turnaround
-      u.busy = true;
+      set_busy(unit, true);
       u.next = next;
       ++busy_units_;
       engine_.schedule(engine_.now() + next.gap, this, kStartEvent | unit);
@@ -240,12 +238,31 @@ void Ssd::set_completion(double least) {
   engine_.set_timer(timer_, engine_.now() + dt, kCompletionEvent);
 }
 
+// advance_to() of each due ghost in time order, its transfer steps first computed once (the transfer set
+// and the bandwidth do not change in between), then each transfer's bytes left taking them in that order: the
+// same subtractions of the same operands, without a pass over the transfers per ghost.
 void Ssd::settle_due_ghosts() {
   const double now = engine_.now();
   std::sort(ghosts_.begin(), ghosts_.end());
-  size_t k = 0;
-  for (; k < ghosts_.size() && ghosts_[k] <= now; ++k) advance_to(ghosts_[k]);
-  ghosts_.erase(ghosts_.begin(), ghosts_.begin() + static_cast<std::ptrdiff_t>(k));
+  size_t due = 0;
+  while (due < ghosts_.size() && ghosts_[due] <= now) ++due;
+  size_t steps = 0;  // ghosts_[0, steps): the progress of each step that moves, overwriting the ghosts read
+  double last = last_update_;
+  const double bw = bandwidth_now();
+  for (size_t k = 0; k < due; ++k) {
+    const double t = ghosts_[k];
+    const double dt = t - last;
+    last = t;
+    if (transferring_ != 0 && dt > 0) ghosts_[steps++] = dt * bw / transferring_;
+  }
+  last_update_ = last;
+  if (steps > 0)
+    for_each_transfer([&](uint32_t i) {
+      double left = slots_[i].remaining;
+      for (size_t j = 0; j < steps; ++j) left -= ghosts_[j];
+      slots_[i].remaining = left;
+    });
+  ghosts_.erase(ghosts_.begin(), ghosts_.begin() + static_cast<std::ptrdiff_t>(due));
   first_ghost_ = ghosts_.empty() ? std::numeric_limits<double>::infinity() : ghosts_.front();
 }
 
