@@ -34,7 +34,8 @@ constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is
 void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
-    return start(first_free(), JobQueue::Item{priority, 0, job, false, duration, 0, tail});
+    for (uint32_t u = 0; u < units_.size(); ++u)
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   }
   queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();
@@ -44,7 +45,8 @@ void ServerPool::submit_waiting(uint32_t job, int64_t priority, double gap, Unit
   waiter_ = waiter;
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
-    return start(first_free(), JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
+    for (uint32_t u = 0; u < units_.size(); ++u)
+      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
   }
   queue_.push(priority, job, 0, gap, false, 0, true);
   queue_.report();
@@ -59,7 +61,7 @@ void ServerPool::resume(uint32_t unit, double duration) {
 
 void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
   Unit& u = units_[unit];
-  set_busy(unit, true);
+  u.busy = true;
   u.job = item.job;
   u.start = engine_.now();
   ++busy_units_;
@@ -92,7 +94,7 @@ void ServerPool::on_event(uint64_t arg) {
   }
   const auto unit = static_cast<uint32_t>(arg);
   Unit& u = units_[unit];
-  set_busy(unit, false);
+  u.busy = false;
   --busy_units_;
   if (cores_ || tail_cores_) busy_time_ += engine_.now() - u.start;
   const OpTiming t{u.start, engine_.now(), unit};
@@ -102,7 +104,7 @@ void ServerPool::on_event(uint64_t arg) {
     const JobQueue::Item next = queue_.pop();
     queue_.report();
     if (next.gap > 0) {  // the unit stays taken through its turnaround
-      set_busy(unit, true);
+      u.busy = true;
       u.next = next;
       ++busy_units_;
       engine_.schedule(engine_.now() + next.gap, this, kStartEvent | unit);

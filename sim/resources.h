@@ -166,19 +166,6 @@ class ServerPool final : public EventHandler {
   };
   std::vector<Unit> units_;
   uint32_t busy_units_ = 0;
-  // With at most 64 units, bit u: unit u is busy. A submission takes the lowest free unit, as a pass over
-  // the units would, without reading each one's record.
-  uint64_t busy_bits_ = 0;
-  void set_busy(uint32_t unit, bool busy) {
-    units_[unit].busy = busy;
-    if (unit < 64) busy_bits_ = busy ? busy_bits_ | uint64_t{1} << unit : busy_bits_ & ~(uint64_t{1} << unit);
-  }
-  uint32_t first_free() const {  // some unit is free
-    if (units_.size() <= 64) return static_cast<uint32_t>(std::countr_zero(~busy_bits_));
-    uint32_t u = 0;
-    while (units_[u].busy) ++u;
-    return u;
-  }
   JobQueue queue_;
   CpuCores* cores_ = nullptr;
   CpuCores* tail_cores_ = nullptr;
