@@ -41,9 +41,10 @@ void EventEngine::fire(const Event& e) {
 }
 
 bool EventEngine::step() {
+  const Event* next = next_event();
   if (armed_ > 0) {
     Timer* tm = first_timer();
-    if (heap_.empty() || Before{}(tm->ev, heap_.front())) {
+    if (!next || Before{}(tm->ev, *next)) {
       tm->armed = false;  // disarmed first: the handler may set it again
       --armed_;
       const Event e = tm->ev;
@@ -51,11 +52,11 @@ bool EventEngine::step() {
       return true;
     }
   }
-  if (heap_.empty()) {
+  if (!next) {
     now_ = std::max(now_, horizon_);
     return false;
   }
-  fire(quad_heap_pop(heap_, Before{}));
+  fire(take_next());
   return true;
 }
 
@@ -67,9 +68,10 @@ void EventEngine::run() {
 void EventEngine::run_until(double t) {
   for (;;) {
     Timer* tm = armed_ > 0 ? first_timer() : nullptr;
-    const bool timer_next = tm && (heap_.empty() || Before{}(tm->ev, heap_.front()));
-    const double next = timer_next ? tm->ev.time : heap_.empty() ? t : heap_.front().time;
-    if ((!timer_next && heap_.empty()) || next > t) break;
+    const Event* ev = next_event();
+    const bool timer_next = tm && (!ev || Before{}(tm->ev, *ev));
+    const double next = timer_next ? tm->ev.time : ev ? ev->time : t;
+    if ((!timer_next && !ev) || next > t) break;
     step();
   }
   now_ = std::max(now_, t);

@@ -1,9 +1,9 @@
 // The discrete-event engine (docs/architecture.md §5): a clock and a queue of pending events ordered by
 // (time, sequence number). The sequence number grows by one per scheduled event, so events at the same
 // time fire in the order they were scheduled -- never in an order that depends on the heap's layout --
-// and a run is bit-for-bit reproducible. The queue is a 4-ary heap (sim/quad_heap.h): the simulator keeps
-// about one event per busy unit pending (and the SSD's stale completions), each fired event scheduling about
-// one more.
+// and a run is bit-for-bit reproducible. The queue is a front slot (the first pending event) before a 4-ary
+// heap (sim/quad_heap.h): the simulator keeps about one event per busy unit pending, each fired event
+// scheduling about one more, and most land in an empty engine or ahead of every pending event.
 //
 // Hot paths schedule a (handler, argument) pair: no allocation per event. schedule_fn() wraps a
 // std::function for convenience (tests, one-off callbacks). Events cannot be cancelled.
@@ -39,14 +39,26 @@ class EventHandler {
 class EventEngine {
  public:
   double now() const { return now_; }
-  size_t pending() const { return heap_.size() + armed_; }
+  size_t pending() const { return heap_.size() + (has_front_ ? 1 : 0) + armed_; }
   uint64_t fired() const { return fired_; }
 
   // Schedules handler->on_event(arg) at time t >= now() (earlier times are a programming error and are
   // clamped to now(), so simulated time never runs backwards).
   // Inline: every resource schedules an event per op it starts.
   void schedule(double t, EventHandler* handler, uint64_t arg) {
-    quad_heap_push(heap_, Event{std::max(t, now_), next_seq_++, handler, arg}, Before{});
+    const Event e{std::max(t, now_), next_seq_++, handler, arg};
+    if (!has_front_) {
+      if (heap_.empty() || Before{}(e, heap_.front())) {  // the next event: the slot, no sift
+        front_ = e;
+        has_front_ = true;
+        return;
+      }
+    } else if (Before{}(e, front_)) {  // before the front: the old front leads the heap
+      quad_heap_push(heap_, front_, Before{});
+      front_ = e;
+      return;
+    }
+    quad_heap_push(heap_, e, Before{});
   }
   void schedule_fn(double t, std::function<void()> fn);
 
@@ -102,6 +114,19 @@ class EventEngine {
     return first;
   }
   void fire(const Event& e);
+  // The first event outside the timers (front_ or the heap's first), or null when none is pending.
+  const Event* next_event() const {
+    if (has_front_) return &front_;
+    return heap_.empty() ? nullptr : &heap_.front();
+  }
+  // Removes and returns next_event() (not null).
+  Event take_next() {
+    if (has_front_) {
+      has_front_ = false;
+      return front_;
+    }
+    return quad_heap_pop(heap_, Before{});
+  }
   class FnHandler : public EventHandler {
    public:
     explicit FnHandler(EventEngine& e) : engine_(e) {}
@@ -114,6 +139,11 @@ class EventEngine {
   double now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t fired_ = 0;
+  // The first pending event, where has_front_, held outside the heap: it fires before every event in the
+  // heap. Most events are scheduled into an empty engine or ahead of every pending one (a unit's completion,
+  // the next op's start), and then neither their push nor their pop sifts.
+  Event front_{};
+  bool has_front_ = false;
   std::vector<Event> heap_;
   std::vector<Timer> timers_;
   uint32_t armed_ = 0;  // timers armed

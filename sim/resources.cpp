@@ -240,12 +240,31 @@ void Ssd::set_completion(double least) {
   engine_.set_timer(timer_, engine_.now() + dt, kCompletionEvent);
 }
 
+// advance_to() of each due ghost in time order, its transfer steps first computed once (the transfer set
+// and the bandwidth do not change in between), then each transfer's bytes left taking them in that order: the
+// same subtractions of the same operands, without a pass over the transfers per ghost.
 void Ssd::settle_due_ghosts() {
   const double now = engine_.now();
   std::sort(ghosts_.begin(), ghosts_.end());
-  size_t k = 0;
-  for (; k < ghosts_.size() && ghosts_[k] <= now; ++k) advance_to(ghosts_[k]);
-  ghosts_.erase(ghosts_.begin(), ghosts_.begin() + static_cast<std::ptrdiff_t>(k));
+  size_t due = 0;
+  while (due < ghosts_.size() && ghosts_[due] <= now) ++due;
+  size_t steps = 0;  // ghosts_[0, steps): the progress of each step that moves, overwriting the ghosts read
+  double last = last_update_;
+  const double bw = bandwidth_now();
+  for (size_t k = 0; k < due; ++k) {
+    const double t = ghosts_[k];
+    const double dt = t - last;
+    last = t;
+    if (transferring_ != 0 && dt > 0) ghosts_[steps++] = dt * bw / transferring_;
+  }
+  last_update_ = last;
+  if (steps > 0)
+    for_each_transfer([&](uint32_t i) {
+      double left = slots_[i].remaining;
+      for (size_t j = 0; j < steps; ++j) left -= ghosts_[j];
+      slots_[i].remaining = left;
+    });
+  ghosts_.erase(ghosts_.begin(), ghosts_.begin() + static_cast<std::ptrdiff_t>(due));
   first_ghost_ = ghosts_.empty() ? std::numeric_limits<double>::infinity() : ghosts_.front();
 }
 

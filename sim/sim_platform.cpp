@@ -438,7 +438,6 @@ void SimPlatform::ops_planned(const OpGraph& graph) {
 }
 
 double SimPlatform::estimate(const Op& op) const {
-  if (op.fused_read()) return cost_.estimate(op);
   return durations_.get(cost_, op);
 }
 

@@ -228,23 +228,25 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   };
   SsdListener ssd_listener_{};
   double duration(const Op& op) const;  // measured, else the cost model
-  // The cost model's estimate of an op that is not a fused read, remembered by the fields it reads (kind,
-  // resource, layer, bytes, FLOPs, tokens, prefill, fresh): a run's ops repeat a few shapes (the same tensor
-  // of the same layer), and the model's answer is a pure function of them (its profile reads are marked by
-  // the first ask). Direct-mapped: a collision replaces the entry, the answer is the same either way.
+  // The cost model's estimate of an op, remembered by the fields it reads (kind, resource, layer, bytes,
+  // FLOPs, tokens, prefill, fresh, a fused read's bytes): a run's ops repeat a few shapes (the same tensor of
+  // the same layer), and the model's answer is a pure function of them (its profile reads, a function of the
+  // same fields, are marked by the first ask). Direct-mapped: a collision replaces the entry, the answer is
+  // the same either way.
   class DurationCache {
    public:
-    // The estimate of `op` (no fused read: its read bytes are no part of the key), asked of `cost` where it
-    // is not remembered.
+    // The estimate of `op`, asked of `cost` where it is not remembered.
     double get(const CostModel& cost, const Op& op) {
       const uint64_t shape = uint64_t{op.tokens} | (uint64_t{op.layer} << 32) |
                              (static_cast<uint64_t>(op.kind) << 48) |
                              (static_cast<uint64_t>(op.resource) << 52) | (uint64_t{op.prefill} << 56) |
                              (uint64_t{op.fresh} << 57) | (uint64_t{1} << 58);
-      Entry& e = entries_[static_cast<size_t>(((op.bytes ^ shape) * 0x9E3779B97F4A7C15ull) >> (64 - kBits))];
-      if (e.shape == shape && e.bytes == op.bytes && e.flops == op.flops) return e.seconds;
+      const uint64_t h = (op.bytes ^ shape ^ (op.read_bytes << 20)) * 0x9E3779B97F4A7C15ull;
+      Entry& e = entries_[static_cast<size_t>(h >> (64 - kBits))];
+      if (e.shape == shape && e.bytes == op.bytes && e.flops == op.flops && e.read_bytes == op.read_bytes)
+        return e.seconds;
       const double s = cost.estimate(op);
-      e = Entry{shape, op.bytes, op.flops, s};
+      e = Entry{shape, op.bytes, op.flops, op.read_bytes, s};
       return s;
     }
     void clear() { entries_.assign(kEntries, Entry{}); }
@@ -255,6 +257,7 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
       uint64_t shape = 0;  // tokens, layer, kind, resource, prefill, fresh, and bit 58 set: 0 is no entry
       uint64_t bytes = 0;
       double flops = 0;
+      uint64_t read_bytes = 0;  // a fused read's (Op::read_bytes), 0 for any other op
       double seconds = 0;
     };
     std::vector<Entry> entries_ = std::vector<Entry>(kEntries);

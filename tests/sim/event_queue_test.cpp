@@ -53,6 +53,27 @@ TEST(EventEngine, SimultaneousEventsFireInSchedulingOrder) {
   }
 }
 
+// The first pending event sits outside the heap (EventEngine's front slot): a tie with it goes after it, an
+// earlier event takes its place, and one ahead of the heap's first after the slot fired takes the slot again.
+TEST(EventEngine, TheFrontSlotKeepsTimeThenSchedulingOrder) {
+  EventEngine e;
+  Recorder r(e);
+  e.schedule(2.0, &r, 1);  // an empty engine: the slot
+  e.schedule(2.0, &r, 2);  // a tie with the slot: after it
+  e.schedule(1.0, &r, 3);  // ahead of the slot: the old one joins the heap
+  e.schedule(1.0, &r, 4);  // a tie with the new slot
+  e.schedule(3.0, &r, 5);
+  EXPECT_EQ(e.pending(), 5u);
+  ASSERT_TRUE(e.step());   // fires 3: the slot is empty, the heap holds 4, 1, 2, 5
+  e.schedule(1.5, &r, 6);  // after the heap's first (4): into the heap
+  e.schedule(1.0, &r, 7);  // a tie with the heap's first, scheduled later: after 4
+  e.run();
+  std::vector<uint64_t> order;
+  for (const auto& [t, a] : r.log) order.push_back(a);
+  EXPECT_EQ(order, (std::vector<uint64_t>{3, 4, 7, 6, 1, 2, 5}));
+  EXPECT_EQ(e.pending(), 0u);
+}
+
 TEST(EventEngine, EventsScheduledFromCallbacksAtTheSameTimeRunAfterPendingTies) {
   EventEngine e;
   std::vector<std::string> order;
