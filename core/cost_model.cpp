@@ -6,6 +6,16 @@
 
 namespace moesim {
 
+Op fused_chunk_read(uint64_t bytes, bool prefill) {
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.resource = ResourceClass::kSsd;
+  read.part = TensorPart::kE;
+  read.bytes = bytes;
+  read.prefill = prefill;
+  return read;
+}
+
 double CostModel::roof(uint64_t bytes, double flops) const {
   reads_.mark(HwParam::kGpuMemoryBandwidth);
   reads_.mark(HwParam::kGpuBf16Flops);
@@ -141,12 +151,7 @@ double CostModel::estimate(const Op& op) const {
   }
   if (op.fused_read()) {  // the worker's own read on an idle SSD and its CPU tail (ssd.read_cpu_*), then the
                           // op itself
-    Op read;
-    read.kind = OpKind::kSsdRead;
-    read.resource = ResourceClass::kSsd;
-    read.part = TensorPart::kE;
-    read.bytes = op.read_bytes;
-    read.prefill = op.prefill;
+    const Op read = fused_chunk_read(op.read_bytes, op.prefill);
     Op rest = op;
     rest.read_bytes = 0;
     return estimate(read) + read_cpu(read.bytes, read.prefill) + duration(rest);

@@ -50,6 +50,9 @@ namespace moesim {
 // The predictor of an op's duration from the profile alone: the simulator's resources hold ops for
 // duration(), and estimate() is what the planner and schedulers ask before they decide, in simulated and in
 // real runs alike (an exec run's estimates come from here, not from a simulated platform).
+// The SSD read of a fused op's E-chunk (Op::read_bytes): what its worker reads before decompressing.
+Op fused_chunk_read(uint64_t bytes, bool prefill);
+
 class CostModel : public OpEstimator {
  public:
   explicit CostModel(const HardwareProfile& hw) : hw_(hw), uma_(hw.link_kind == "uma") {}

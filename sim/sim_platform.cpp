@@ -226,13 +226,8 @@ void SimPlatform::unit_taken(uint32_t job, uint32_t unit) {
     // I/O thread ran with): the SSD model would queue this worker's read behind the I/O thread's, where the
     // disk serves the two threads' reads side by side. The read is its worker's wait at the idle-SSD
     // estimate, beside the I/O thread's reads.
-    Op read;
-    read.kind = OpKind::kSsdRead;
-    read.resource = ResourceClass::kSsd;
-    read.part = TensorPart::kE;
-    read.bytes = f.bytes;
-    read.prefill = f.prefill;
-    engine_.schedule_fn(engine_.now() + cost_.estimate(read), [this, unit] { fused_read_done(unit); });
+    engine_.schedule_fn(engine_.now() + cost_.estimate(fused_chunk_read(f.bytes, f.prefill)),
+                        [this, unit] { fused_read_done(unit); });
     return;
   }
   cost_.mark_ssd_read(f.prefill);

@@ -737,26 +737,22 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
                     ? "fixed + flops / rate, timed alone (calibration.gemm_probe); residuals on "
                       "the dense ops of 2+ tokens"
                     : "mean of time - roofline (dense ops of 2+ tokens)")}};
-  if (f.read_io.points > 0)
-    cal["fits"]["ssd_read_io_thread"] =
-        fit_json(f.read_io,
-                 "latency + bytes / bandwidth of the I/O thread's reads alone (decode steps'; "
-                 "ssd_read adds the CPU workers' fused reads)");
-  if (f.read_cpu_io.points > 0)
-    cal["fits"]["ssd_read_cpu_io_thread"] =
-        fit_json(f.read_cpu_io,
-                 "overhead + bytes / bandwidth of the I/O thread's CPU time alone (decode steps' reads; "
-                 "ssd_read_cpu adds the CPU workers' fused reads' tails)");
-  if (f.read_cpu_prefill_io.points > 0)
-    cal["fits"]["ssd_read_cpu_prefill_io_thread"] =
-        fit_json(f.read_cpu_prefill_io, "the same, prefill steps'");
-  if (f.dec_tail.points > 0)
-    cal["fits"]["decompress_with_read_tail"] =
-        fit_json(f.dec_tail,
-                 "bytes / bandwidth with each fused op's read CPU tail left in its point (decode steps'; "
-                 "decompress takes it out: the simulator charges the worker that tail apart)");
-  if (f.bulk_io.points > 0)
-    cal["fits"]["ssd_read_prefill_io_thread"] = fit_json(f.bulk_io, "the same, prefill steps' reads");
+  // Main's lines from the same ops, beside the ones the profile takes (where they differ), for comparison.
+  const auto beside = [&](const char* name, const auto& fit, const char* how) {
+    if (fit.points > 0) cal["fits"][name] = fit_json(fit, how);
+  };
+  beside("ssd_read_io_thread", f.read_io,
+         "latency + bytes / bandwidth of the I/O thread's reads alone (decode steps'; ssd_read adds the CPU "
+         "workers' fused reads)");
+  beside("ssd_read_cpu_io_thread", f.read_cpu_io,
+         "overhead + bytes / bandwidth of the I/O thread's CPU time alone (decode steps' reads; ssd_read_cpu "
+         "adds "
+         "the CPU workers' fused reads' tails)");
+  beside("ssd_read_cpu_prefill_io_thread", f.read_cpu_prefill_io, "the same, prefill steps'");
+  beside("decompress_with_read_tail", f.dec_tail,
+         "bytes / bandwidth with each fused op's read CPU tail left in its point (decode steps'; decompress "
+         "takes it out: the simulator charges the worker that tail apart)");
+  beside("ssd_read_prefill_io_thread", f.bulk_io, "the same, prefill steps' reads");
   if (f.gpu)
     cal["fits"]["compute_overheads"] = {{"dense", fit_json(f.dense_over, "mean of time - roofline")},
                                         {"expert", fit_json(f.expert_over, "mean of time - roofline")}};

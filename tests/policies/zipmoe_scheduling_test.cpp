@@ -128,28 +128,35 @@ TEST(ZipMoeScheduling, AHandMadeLayer) {
   EXPECT_DOUBLE_EQ(sc.start[m.compute_op], 7);
 }
 
+// A random layer of 1-8 experts in random states: shards, workers, tensors and the unit times drawn in a
+// fixed order (the pinned schedules' hash below depends on it).
+LayerSpec random_layer(Rng& rng) {
+  static const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
+                                       ExpertState::kE, ExpertState::kFull};
+  LayerSpec s;
+  s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
+  s.workers = 1 + static_cast<uint32_t>(rng.below(4));
+  s.tensors = 1 + static_cast<uint32_t>(rng.below(3));
+  s.u = static_cast<double>(2 + rng.below(6));
+  s.e = 0.5 * static_cast<double>(1 + rng.below(3));
+  s.c = static_cast<double>(1 + rng.below(4));
+  s.full_tensor = rng.below(8) == 0;
+  const size_t n = 1 + rng.below(8);
+  for (size_t i = 0; i < n; ++i)
+    s.experts.push_back(ExpertSpec{states[rng.below(5)], static_cast<double>(1 + rng.below(3))});
+  return s;
+}
+
 // The schedules of random layers with many ties (equal p across experts, several tensors per expert, every
 // state), pinned by a hash of every op's priority: the block memo's key and the canonical order of the tasks
 // (Alg. 1 breaks ties of p by it) must give the schedules they gave with the byte-string key. A policy that
 // sees every layer (memo hits for repeated patterns) and a fresh policy per layer (always a miss) agree.
 TEST(ZipMoeScheduling, SchedulesOfRandomLayersAreThePinnedOnes) {
   Rng rng(47);
-  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
-                                ExpertState::kE, ExpertState::kFull};
   auto shared = make_scheduling_policy("zipmoe");
   uint64_t hash = 1469598103934665603ull;  // FNV-1a over the priorities, in op order
   for (int trial = 0; trial < 400; ++trial) {
-    LayerSpec s;
-    s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
-    s.workers = 1 + static_cast<uint32_t>(rng.below(4));
-    s.tensors = 1 + static_cast<uint32_t>(rng.below(3));
-    s.u = static_cast<double>(2 + rng.below(6));
-    s.e = 0.5 * static_cast<double>(1 + rng.below(3));
-    s.c = static_cast<double>(1 + rng.below(4));
-    s.full_tensor = rng.below(8) == 0;
-    const size_t n = 1 + rng.below(8);
-    for (size_t i = 0; i < n; ++i)
-      s.experts.push_back(ExpertSpec{states[rng.below(5)], static_cast<double>(1 + rng.below(3))});
+    const LayerSpec s = random_layer(rng);
     test::Layer a = test::build_layer(s), b = test::build_layer(s);
     test::FlopsEstimator est;
     const ScheduleContext ctx{0, true, a.dense, &est, s.workers, s.shards};
@@ -169,21 +176,10 @@ TEST(ZipMoeScheduling, SchedulesOfRandomLayersAreThePinnedOnes) {
 // trial, each layer ordered twice in its run (the second time from the kept shapes).
 TEST(ZipMoeScheduling, ShapedRequestsGetTheSchedulesOfUnshapedOnes) {
   Rng rng(53);
-  const ExpertState states[] = {ExpertState::kMissed, ExpertState::kCompressed, ExpertState::kSM,
-                                ExpertState::kE, ExpertState::kFull};
   auto shared = make_scheduling_policy("zipmoe");
   for (int trial = 0; trial < 300; ++trial) {
-    LayerSpec s;
-    s.shards = std::array<uint32_t, 3>{1, 2, 4}[rng.below(3)];
-    s.workers = 1 + static_cast<uint32_t>(rng.below(4));
-    s.tensors = 1 + static_cast<uint32_t>(rng.below(3));
-    s.u = static_cast<double>(2 + rng.below(6));
-    s.e = 0.5 * static_cast<double>(1 + rng.below(3));
-    s.c = static_cast<double>(1 + rng.below(4));
-    s.full_tensor = rng.below(8) == 0;
-    const size_t n = 1 + rng.below(8);
-    for (size_t i = 0; i < n; ++i)
-      s.experts.push_back(ExpertSpec{states[rng.below(5)], static_cast<double>(1 + rng.below(3))});
+    const LayerSpec s = random_layer(rng);
+    const size_t n = s.experts.size();
     test::Layer a = test::build_layer(s), b = test::build_layer(s);
     for (size_t i = 0; i < n; ++i) a.requests[i].shape = static_cast<uint32_t>(s.experts[i].state);
     test::FlopsEstimator est;

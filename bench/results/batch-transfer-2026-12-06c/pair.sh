@@ -7,7 +7,7 @@ set -e
 M=$1; mod=$2; sys=$3; A=$4; B=$5; BV=$6; O=$7; W=/tmp/btc/$mod; mkdir -p $O
 tr() { if [ -f $W/seq$1.mtr ]; then echo $W/seq$1.mtr; else echo /tmp/btc/$mod$1.mtr; fi; }
 if [ $mod = ds ]; then common="--model /tmp/batch-transfer-cells/ds.json --budget 256MiB --workers 2 --gpu off"
-else common="--model /work/wt/batch/tests/data/models/small-moe.json --budget 64MiB --workers 2 --gpu off"; fi
+else common="--model ${SM_MODEL:-$(dirname $0)/../../../tests/data/models/small-moe.json} --budget 64MiB --workers 2 --gpu off"; fi
 case $sys in offload) opts="--system offload --store $W/r.store";; zipmoe) opts="--system zipmoe --store $W/z.store --recover-on cpu";; esac
 t=$mod-$sys-$A-$B
 echo "$t start $(date -u +%T) load $(cat /proc/loadavg)"

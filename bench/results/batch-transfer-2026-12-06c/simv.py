@@ -18,7 +18,7 @@ for kv in sys.argv[6:]:
 mod = 'ds' if '/ds' in trace else 'sm'
 W = os.environ.get('SIMV_WORK', '/tmp/btc') + '/' + mod
 model = (os.environ.get('SIMV_DS_MODEL', '/tmp/batch-transfer-cells/ds.json') if mod == 'ds' else
-         os.environ.get('SIMV_SM_MODEL', '/work/wt/batch/tests/data/models/small-moe.json'))
+         os.environ.get('SIMV_SM_MODEL', os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../tests/data/models/small-moe.json')))
 budget = '256MiB' if mod == 'ds' else '64MiB'
 opts = ['--system', 'offload', '--store', W + '/r.store'] if sysname == 'offload' else ['--system', 'zipmoe', '--store', W + '/z.store', '--recover-on', 'cpu']
 with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as f: json.dump(p, f)
