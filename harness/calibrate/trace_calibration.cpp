@@ -278,9 +278,10 @@ void fused_tails_on_read_cpu_line(OpPoints& o) {
   }
 }
 
-// A fused read's decompression point: its CPU clock less its read's CPU tail on the I/O thread's line
-// (fit_read_cpu over the same runs' reads, the prefill's where it has one; at least 0), which the simulator
-// charges the worker apart. Before pool_phases, while the points' indices hold.
+// A fused read's decompression point: its CPU clock less its read's CPU tail on the read CPU line as it
+// stands (fit_read_cpu over the I/O thread's reads and the fused reads' tails, the prefill's line where it
+// has one; at least 0): the tail the simulator charges the worker apart. Before pool_phases, while the
+// points' indices hold.
 void fused_without_tail(OpPoints& o) {
   const Fit dec = fit_read_cpu(o, "read_cpu"), pre = fit_read_cpu(o, "read_cpu_prefill");
   for (const OpPoints::FusedPoint& q : o.fused) {
@@ -745,9 +746,8 @@ Json calibration_json(const RunArgs& a, const CalibrationStamp& st, const ExecRu
          "latency + bytes / bandwidth of the I/O thread's reads alone (decode steps'; ssd_read adds the CPU "
          "workers' fused reads)");
   beside("ssd_read_cpu_io_thread", f.read_cpu_io,
-         "overhead + bytes / bandwidth of the I/O thread's CPU time alone (decode steps' reads; ssd_read_cpu "
-         "adds "
-         "the CPU workers' fused reads' tails)");
+         "overhead + bytes / bandwidth of the I/O thread's CPU time alone (decode steps' reads; "
+         "ssd_read_cpu adds the CPU workers' fused reads' tails)");
   beside("ssd_read_cpu_prefill_io_thread", f.read_cpu_prefill_io, "the same, prefill steps'");
   beside("decompress_with_read_tail", f.dec_tail,
          "bytes / bandwidth with each fused op's read CPU tail left in its point (decode steps'; decompress "
@@ -774,8 +774,8 @@ Json fit_runs(const RunArgs& a, const std::string& name, const PreparedRun& p, c
     f.read_cpu_io = fit_read_cpu(o, "read_cpu");
     f.read_cpu_prefill_io = fit_read_cpu(o, "read_cpu_prefill");
     fused_tails_on_read_cpu_line(o);
+    fused_without_tail(o);
   }
-  fused_without_tail(o);
   pool_phases(o);
   f.gpu = eo.gpu;
   fit_ssd_reads(o, quiet, f);

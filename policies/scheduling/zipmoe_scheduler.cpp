@@ -52,7 +52,6 @@ struct Decompression {
 };
 
 struct Task {
-  size_t request = 0;
   double p = 0;  // the expert compute's duration
   bool type1 = false;
   std::vector<uint32_t> e_reads;
@@ -270,7 +269,7 @@ class ZipMoE final : public SchedulingPolicy {
         continue;
       }
       const size_t before = used;
-      e_read = std::max(e_read, build_tasks(est, graph, req, p, r, pool_, used));
+      e_read = std::max(e_read, build_tasks(est, graph, req, p, pool_, used, by_tensor_));
       count_of_[r] = static_cast<uint32_t>(used - before);
       for (size_t k = before; k < used; ++k)
         active_.push_back(Active{0, static_cast<uint32_t>(r), 0, nullptr});
@@ -402,10 +401,11 @@ class ZipMoE final : public SchedulingPolicy {
   }
 
   // The tensor tasks of `req` (ops of graph), appended to tasks[used...]; returns the longest E-chunk read.
+  // by_tensor: scratch (tensor label -> index into tasks (+1), 0: none yet), its capacity kept between calls.
   static double build_tasks(const OpEstimator& est, const OpGraph& graph, const ExpertRequest& req, double p,
-                            size_t r, std::vector<Task>& tasks, size_t& used) {
+                            std::vector<Task>& tasks, size_t& used, std::vector<size_t>& by_tensor) {
     double e_read = 0;
-    std::vector<size_t> by_tensor;  // tensor label -> index into tasks (+1), 0: none yet
+    by_tensor.clear();
     for (uint32_t i = req.first_op; i < req.compute_op; ++i) {
       const Op& op = graph.op(i);
       if (op.prefetch || op.tensor == kNoLabel) continue;
@@ -413,7 +413,6 @@ class ZipMoE final : public SchedulingPolicy {
       if (by_tensor[op.tensor] == 0) {
         if (used == tasks.size()) tasks.emplace_back();
         Task& task = tasks[used++];
-        task.request = r;
         task.p = p;
         task.type1 = false;
         task.e_reads.clear();
@@ -457,7 +456,7 @@ class ZipMoE final : public SchedulingPolicy {
     slot = std::make_unique<Shape>();
     Shape& sh = *slot;
     size_t used = 0;
-    sh.e_read = build_tasks(est, graph, req, 0, 0, sh.tasks, used);
+    sh.e_read = build_tasks(est, graph, req, 0, sh.tasks, used, by_tensor_);
     sh.tasks.resize(used);
     const uint32_t base = req.first_op;
     for (Task& t : sh.tasks) {
@@ -524,6 +523,7 @@ class ZipMoE final : public SchedulingPolicy {
   std::vector<Task> pool_;          // tasks of requests without a shape
   std::vector<uint32_t> count_of_;  // per request: its tensor tasks (not yet given priorities)
   std::vector<Active> active_;      // the invocation's tasks in request order
+  std::vector<size_t> by_tensor_;   // build_tasks' scratch
   std::vector<Task> ordered_;
   std::vector<uint32_t> canon_;  // the active tasks in canonical order
   std::unordered_map<std::vector<uint64_t>, FlatBlocks, KeyHash> memo_;
