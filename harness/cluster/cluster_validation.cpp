@@ -395,8 +395,8 @@ std::vector<CallSpan> call_spans(const std::vector<exec::ExecCallRecord>& record
 // A run's calls cost more than the calibration's bursts and chains make them (a pass's calls overlap each
 // other and the coordinator's own work: bench/results/cluster-calls-2026-12-06c.md); its calls' overheads,
 // measured as the calibration measures its own, against the calls in flight at their submission as the
-// simulator counts them, give the line reported beside the cost (fit_call_overhead, anchored at the lone
-// calls), with the invocations' total kept.
+// simulator counts them, give the line reported beside the cost (fit_call_overhead_total: the lone calls'
+// median, and the slope that charges the serve's calls their total), with the invocations' total kept.
 constexpr double kServeSeconds = 4;
 constexpr uint64_t kServeSeedOffset = 7919;
 void serve_line(const serving::ClusterInput& in, const serving::ClusterOptions& opt,
@@ -421,7 +421,7 @@ void serve_line(const serving::ClusterInput& in, const serving::ClusterOptions& 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::vector<std::pair<double, double>> points =
       overhead_points(call_spans(platform.records()), cal.handoff_s);
-  cal.serve = fit_call_overhead(points);
+  cal.serve = fit_call_overhead_total(points);
   cal.serve_invoke_overhead_s = std::max(cal.invoke_total_s - cal.serve.fixed, 0.0);
   Json& j = cal.report["serve"];
   j = {{"duration_s", o.duration_s},
