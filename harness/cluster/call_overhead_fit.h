@@ -10,7 +10,9 @@
 // Two steadier lines are reported beside the cost, each tried as the cost and further from the same runs:
 // the bursts' means (fit_call_overhead_bursts, bench/results/cluster-calls-2026-12-06b.md), and the lead
 // call of a pair (fit_call_overhead_led), which measures the lone call a run makes: the first of a pass's
-// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md).
+// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md). And the
+// line of a short serve inside the calibration (fit_call_overhead_total), closer overall on the held-out
+// cells but a met verdict lost (bench/results/cluster-calls-2026-12-06e.md).
 #pragma once
 
 #include <cstdint>
