@@ -421,7 +421,10 @@ void serve_line(const serving::ClusterInput& in, const serving::ClusterOptions& 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::vector<std::pair<double, double>> points =
       overhead_points(call_spans(platform.records()), cal.handoff_s);
-  cal.serve = fit_call_overhead_total(points);
+  // No call in the serve (a spec whose arrivals all come later): the cost's line, so that the report holds
+  // no line of nothing.
+  cal.serve = points.empty() ? CallOverheadLine{cal.call_overhead_s, cal.call_overhead_per_inflight_s}
+                             : fit_call_overhead_total(points);
   cal.serve_invoke_overhead_s = std::max(cal.invoke_total_s - cal.serve.fixed, 0.0);
   Json& j = cal.report["serve"];
   j = {{"duration_s", o.duration_s},
