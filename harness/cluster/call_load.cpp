@@ -61,4 +61,27 @@ Json overhead_by_concurrency(const std::vector<CallSpan>& calls) {
   return out;
 }
 
+std::vector<std::pair<double, double>> overhead_points(const std::vector<CallSpan>& calls, double handoff_s) {
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return calls[a].submitted < calls[b].submitted; });
+  double longest = 0;
+  for (const CallSpan& c : calls) longest = std::max(longest, c.returned - c.submitted);
+  std::vector<std::pair<double, double>> out;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const CallSpan& c = calls[order[k]];
+    if (c.kind > 1) continue;
+    int in_flight = 0;
+    // Only calls made up to `longest` before can still be in flight.
+    for (size_t j = k; j-- > 0;) {
+      const CallSpan& o = calls[order[j]];
+      if (o.submitted < c.submitted - longest) break;
+      in_flight += o.returned > c.submitted ? 1 : 0;
+    }
+    out.emplace_back(in_flight, (c.received - c.submitted) + (c.returned - c.end) + handoff_s);
+  }
+  return out;
+}
+
 }  // namespace moesim::harness

@@ -4,10 +4,12 @@
 // took the reply) against the other calls in flight when it was made, and against those of them that were
 // using a CPU then (in their hand-offs or their work; a call waiting for its unit or for the network uses
 // none). A report, not a model: bench/results/cluster-calls-2026-12-06.md tried two models of it and kept
-// neither.
+// neither. And the points of the calibration's short serve (overhead_points), whose line is reported beside
+// the cost.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/json_io.h"
@@ -28,5 +30,13 @@ struct CallSpan {
 // by those of them using a CPU ("by_active"): {"expert": {"by_inflight": {"0": {"calls": n, "median_s":
 // s}}}}.
 Json overhead_by_concurrency(const std::vector<CallSpan>& calls);
+
+// The dense and expert calls' overheads measured as the calibration measures its own
+// (harness/cluster/cluster_validation.cpp): per call, in submission order, (the calls in flight when it was
+// made, counted as the simulator counts them -- every call, invocations included, made before it and not yet
+// returned -- , (received - submitted) + (returned - end) + handoff_s), handoff_s being a server's hand-off
+// to an idle unit, which the model holds in the call overhead and the call's wait for its unit leaves out.
+// The points of the calibration's short serve, for fit_call_overhead (harness/cluster/call_overhead_fit.h).
+std::vector<std::pair<double, double>> overhead_points(const std::vector<CallSpan>& calls, double handoff_s);
 
 }  // namespace moesim::harness

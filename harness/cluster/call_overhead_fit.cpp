@@ -66,6 +66,20 @@ CallOverheadLine fit_call_overhead_led(const std::vector<double>& lead_s, const 
   return {std::max(median_of(lead_s), 0.0), std::max(bursts.per_inflight, 0.0)};
 }
 
+CallOverheadLine fit_call_overhead_total(const std::vector<std::pair<double, double>>& points) {
+  std::vector<double> lone;
+  double sx = 0, sy = 0;
+  for (const auto& [x, y] : points) {
+    if (x == 0) lone.push_back(y);
+    sx += x;
+    sy += y;
+  }
+  if (lone.empty()) return fit_call_overhead(points);
+  const double fixed = std::max(median_of(lone), 0.0);
+  const double n = static_cast<double>(points.size());
+  return {fixed, sx > 0 ? std::max((sy - n * fixed) / sx, 0.0) : 0.0};
+}
+
 std::map<int, double> call_overhead_medians(const std::vector<std::pair<double, double>>& points) {
   std::map<int, std::vector<double>> at;
   for (const auto& [x, y] : points) at[static_cast<int>(std::lround(x))].push_back(y);

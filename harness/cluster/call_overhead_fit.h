@@ -10,7 +10,9 @@
 // Two steadier lines are reported beside the cost, each tried as the cost and further from the same runs:
 // the bursts' means (fit_call_overhead_bursts, bench/results/cluster-calls-2026-12-06b.md), and the lead
 // call of a pair (fit_call_overhead_led), which measures the lone call a run makes: the first of a pass's
-// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md).
+// experts, with the next submitted right after it (bench/results/cluster-calls-2026-12-06c.md). And the
+// line of a short serve inside the calibration (fit_call_overhead_total), closer overall on the held-out
+// cells but a met verdict lost (bench/results/cluster-calls-2026-12-06e.md).
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,16 @@ CallOverheadLine fit_call_overhead_bursts(const std::vector<std::pair<uint32_t, 
 // bursts' means, fit_call_overhead_bursts: its slope holds between calibrations where one pass's does not).
 // No lead calls: `bursts` as it is. Both at least 0.
 CallOverheadLine fit_call_overhead_led(const std::vector<double>& lead_s, const CallOverheadLine& bursts);
+
+// The short serve's line (`validate --cluster`'s calibration.serve): `points` as fit_call_overhead's, from a
+// serve's calls. fixed is the median at x = 0, and the slope makes the line charge the points their measured
+// total: sum(y) = n fixed + slope sum(x). Its calls then cost the simulator, at their own calls in flight,
+// what they cost the serve, stalls of the host included (a run meets them too), while the lone calls, most of
+// a call-bound run's, keep their median. Least squares anchored at x = 0 (fit_call_overhead) weighs each
+// point by x squared, so the rare crowded calls, milliseconds long, set its slope; a free least-squares line
+// trades its intercept against them (both tried on the design cells:
+// bench/results/cluster-calls-2026-12-06e.md). No point at x = 0: fit_call_overhead's line. Both at least 0.
+CallOverheadLine fit_call_overhead_total(const std::vector<std::pair<double, double>>& points);
 
 // The median overhead at each number of other calls in flight that the points hold, for the report: where the
 // servers share the machine's cores, the second call in flight can cost several times the line's slope more

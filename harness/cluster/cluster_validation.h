@@ -7,8 +7,11 @@
 //                    coordinator's call round trip around it (call_overhead_s, made through the coordinator's
 //                    own platform as a run makes it: harness/cluster/call_overhead_fit.h), and an invocation
 //                    between every ordered pair at 1 and 32 tokens, whose time beyond the links' model (the
-//                    spec's latency and bandwidth) and the calls' is invoke_overhead_s. Nothing of the runs
-//                    below is seen: the profile is fitted on other work than it is checked on.
+//                    spec's latency and bandwidth) and the calls' is invoke_overhead_s. Then a short serve
+//                    (4 s of arrivals) of other requests than the runs' (each server the next one's traces,
+//                    another seed) on the same servers, whose calls' overheads give a line reported beside
+//                    the cost (errors.cost_serve). Nothing of the runs below is seen: the profile is fitted
+//                    on other work than it is checked on.
 //   2. N exec runs   `cluster --platform exec` of the spec, each a fresh set of processes, the coordinator
 //                    estimating with the calibrated profiles.
 //   3. structure     per run, the simulator fed that run's measured durations: every unit's work, every

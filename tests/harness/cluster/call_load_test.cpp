@@ -39,5 +39,30 @@ TEST(CallLoad, OverheadsByCallsInFlightAndByThoseUsingACpu) {
   EXPECT_NEAR(e["by_active"]["0"]["mean_s"].get<double>(), 1.1e-3 / 3, 1e-12);
 }
 
+TEST(CallLoad, OverheadPointsCountTheCallsInFlightAsTheSimulatorDoes) {
+  // kind, submitted, received, start, end, returned (ms); out of submission order on purpose
+  const std::vector<CallSpan> ms = {
+      {0, 1, 1.1, 1.2, 1.3, 1.4},     // the invocation and the expert of 0.6 in flight: x 2, 0.1 + 0.1
+      {1, 0, 0.1, 0.2, 0.3, 0.5},     // first made: x 0, 0.1 + 0.2
+      {1, 0, 0.15, 0.3, 0.4, 0.6},    // made at the same time, after it: x 1, 0.15 + 0.2
+      {2, 0.2, 0.3, 0.3, 4.8, 5},     // an invocation: counted in flight, not a point
+      {1, 0.6, 0.7, 0.9, 1.0, 1.05},  // the expert above returned at its submission: x 1, 0.1 + 0.05
+      {1, 6, 6.1, 6.2, 6.3, 6.4},     // alone again: x 0, 0.1 + 0.1
+  };
+  std::vector<CallSpan> calls;
+  for (CallSpan c : ms) {
+    for (double* t : {&c.submitted, &c.received, &c.start, &c.end, &c.returned}) *t *= 1e-3;
+    calls.push_back(c);
+  }
+  const auto p = overhead_points(calls, 0.05e-3);  // in submission order, each with the idle hand-off added
+  const std::vector<std::pair<double, double>> want = {
+      {0, 0.35e-3}, {1, 0.4e-3}, {1, 0.2e-3}, {2, 0.25e-3}, {0, 0.25e-3}};
+  ASSERT_EQ(p.size(), want.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(p[i].first, want[i].first) << i;
+    EXPECT_NEAR(p[i].second, want[i].second, 1e-12) << i;
+  }
+}
+
 }  // namespace
 }  // namespace moesim::harness

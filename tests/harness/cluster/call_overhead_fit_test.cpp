@@ -149,3 +149,32 @@ TEST(CallOverheadLed, WithoutLeadCallsTheBurstsLineNeverNegative) {
 
 }  // namespace
 }  // namespace moesim::harness
+
+namespace moesim::harness {
+namespace {
+
+TEST(CallOverheadTotal, LoneMedianAndTheSlopeThatChargesTheTotal) {
+  // Lone calls 100, 200, 300 us; one at 1 in flight, 400; one at 4, a 2.2 ms stall.
+  const std::vector<std::pair<double, double>> pts = {
+      {0, 100e-6}, {0, 200e-6}, {1, 400e-6}, {0, 300e-6}, {4, 2200e-6}};
+  const CallOverheadLine l = fit_call_overhead_total(pts);
+  EXPECT_NEAR(l.fixed, 200e-6, 1e-15);
+  EXPECT_NEAR(l.per_inflight, 440e-6, 1e-15);  // 5 x 200 + 440 x (1 + 4) = 3200, the points' total
+  // Least squares anchored at the same median weighs the crowded call by x squared: another slope.
+  EXPECT_GT(fit_call_overhead(pts).per_inflight, 480e-6);
+}
+
+TEST(CallOverheadTotal, WithoutLoneCallsTheLeastSquaresLineNeverNegative) {
+  const std::vector<std::pair<double, double>> crowded = {{1, 300e-6}, {3, 700e-6}};
+  const CallOverheadLine a = fit_call_overhead_total(crowded), b = fit_call_overhead(crowded);
+  EXPECT_EQ(a.fixed, b.fixed);
+  EXPECT_EQ(a.per_inflight, b.per_inflight);
+  // Crowded calls cheaper than the lone ones: slope 0, not negative.
+  const CallOverheadLine c = fit_call_overhead_total({{0, 500e-6}, {2, 100e-6}});
+  EXPECT_EQ(c.fixed, 500e-6);
+  EXPECT_EQ(c.per_inflight, 0);
+  EXPECT_EQ(fit_call_overhead_total({}).fixed, 0);
+}
+
+}  // namespace
+}  // namespace moesim::harness
