@@ -17,9 +17,9 @@
 //   gpu.memory_bandwidth, gpu.bf16_flops        expert and dense compute = max(bytes / bandwidth, flops /
 //   peak):
 //                                               bandwidth from ops of 1 token, peak from ops of 8+ tokens;
-//   (calibration.fits.compute_fresh)            experts on weights their request just read or recovered: mean
-//                                               of time - flops / peak, reported but not written as
-//                                               gpu.fresh_expert_overhead: it improved no held-out matrix run
+//   gpu.fresh_expert_overhead                   experts of 1 token on weights their request just read or
+//                                               recovered: mean of time - flops / peak
+//                                               (calibration.fits.compute_fresh; without a GPU)
 //   gpu.expert_gemm_overhead, dense_gemm_overhead  experts and dense ops of 2+ tokens (GEMMs where 1 token
 //                                               takes GEMVs): mean of time - roofline
 // Fits are ordinary least squares, through the origin except the SSD's (mean-preserving: the fitted model

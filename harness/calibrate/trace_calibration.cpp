@@ -549,9 +549,16 @@ void put_gpu_section(Json& prof, const PreparedRun& p, const ExecReport& report,
          val(1.0 / cbytes.slope, "expert and dense compute of 1 token: weight bytes / bandwidth", cbytes)},
         {"kernel_overhead",
          val(cbytes.intercept, "intercept of the 1-token compute fit: fixed cost per compute op", cbytes)}};
-    // gpu.fresh_expert_overhead is fitted (calibration.fits.compute_fresh) but not written: on the held-out
-    // matrix it improved no run, quiet or loaded (bench/results/matrix-2026-11-28.md; docs/exec.md, "terms on
-    // the held-out matrix"), so a fresh expert costs like any other. A profile may still set it by hand.
+    // Experts of 1 token on weights their request just produced (Op::fresh) read them from the last-level
+    // cache: the 1-token line above, fitted on resident weights that come from memory, costs them well above
+    // their time. Their own fixed cost (calibration.fits.compute_fresh) is written where it has points: on
+    // the held-out batch-transfer cells judged by a rule fixed before the runs it brought the cost TPOT
+    // closer in most cells and lost no verdict, though later windows left it within their noise
+    // (bench/results/batch-transfer-2026-12-06e.md), and the held-out matrix of 2026-11-28 had found it no
+    // better (docs/exec.md, "terms on the held-out matrix").
+    if (f.fresh.points >= 2)
+      prof["gpu"]["fresh_expert_overhead"] =
+          val(f.fresh.intercept, "experts of 1 token on fresh weights: mean of time - flops / peak", f.fresh);
     const auto& lines = f.gemm_lines;
     for (int k = 0; k < 2; ++k) {
       const Fit& fit = k ? f.gemm : f.dense_gemm;
