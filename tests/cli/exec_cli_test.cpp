@@ -504,13 +504,15 @@ TEST_F(ExecCli, CalibrateWritesAProfileThatRunAndValidateLoad) {
   EXPECT_GT(p["cpu"]["decompress_bandwidth_per_core"]["value"].get<double>(), 0);
   EXPECT_GT(p["gpu"]["bf16_flops"]["value"].get<double>(), 0);
   // The trace prefills and decodes, and misses: a prefill's reads and a decode step's are fitted apart. The
-  // experts computed on weights their request just recovered have their fixed cost fitted and reported, but
-  // not written to the profile: that term improved no run of the held-out matrix.
+  // experts computed on weights their request just recovered have their fixed cost fitted, reported and
+  // written (gpu.fresh_expert_overhead: bench/results/batch-transfer-2026-12-06e.md).
   EXPECT_GT(p["ssd"]["prefill_read_bandwidth"]["value"].get<double>(), 0);
   EXPECT_GE(p["ssd"]["prefill_read_latency"]["value"].get<double>(), 0);
   EXPECT_GE(p["calibration"]["fits"]["ssd_read_prefill"]["points"].get<uint64_t>(), 2u);
   EXPECT_GE(p["calibration"]["fits"]["compute_fresh"]["points"].get<uint64_t>(), 2u);
-  EXPECT_FALSE(p["gpu"].contains("fresh_expert_overhead")) << p["gpu"].dump();
+  ASSERT_TRUE(p["gpu"].contains("fresh_expert_overhead")) << p["gpu"].dump();
+  EXPECT_DOUBLE_EQ(p["gpu"]["fresh_expert_overhead"]["value"].get<double>(),
+                   p["calibration"]["fits"]["compute_fresh"]["intercept_s"].get<double>());
   // The CPU-worker ops' models come from decode steps; a prefill's are scaled by fitted slowdowns, the
   // decompressions' and the recoveries' apart.
   EXPECT_GT(p["cpu"]["prefill_slowdown"]["value"].get<double>(), 0);
