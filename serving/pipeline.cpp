@@ -211,9 +211,8 @@ void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint3
   req.tokens = tokens;
   req.state = found.state;
   req.shape = static_cast<uint32_t>(index);  // the template: same ops but for the label and tokens
-  const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1));
+  const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1), expert);
   req.first_op = first;
-  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
   req.compute_op = first + slot->compute - 1;
   Op& compute = g.op(req.compute_op);
   compute.tokens = tokens;
@@ -279,8 +278,7 @@ void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertStat
   }
   // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
   // the roots, in order: the graph add_load would have built for this expert, appended in one block.
-  const auto first = g.append(slot->ops, roots);
-  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
+  const auto first = g.append(slot->ops, roots, expert);
   for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
 }
 
@@ -320,6 +318,39 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
   prefetch_bytes_[key] = bytes;
 }
 
+namespace {
+
+// submit()'s order: (priority, token), a total order (tokens are unique), so any sort gives the same result.
+// A completion readies its successors in reverse order of addition (OpGraph::succs), so a ready set often
+// arrives exactly reversed; small sets are insertion-sorted in place (std::sort's insertion step moves
+// entries with a memmove call each).
+template <class Keyed>
+void sort_keyed(std::vector<Keyed>& keyed) {
+  const auto before = [](const Keyed& a, const Keyed& b) {
+    return a.priority < b.priority || (a.priority == b.priority && a.token < b.token);
+  };
+  const size_t n = keyed.size();
+  Keyed* k = keyed.data();
+  size_t down = 1;
+  while (down < n && before(k[down], k[down - 1])) ++down;
+  if (down == n) {
+    std::reverse(k, k + n);
+    return;
+  }
+  if (n > 32) {
+    std::sort(k, k + n, before);
+    return;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const Keyed x = k[i];
+    size_t j = i;
+    for (; j > 0 && before(x, k[j - 1]); --j) k[j] = k[j - 1];
+    k[j] = x;
+  }
+}
+
+}  // namespace
+
 void Pipeline::submit(std::vector<uint32_t>& ready) {
   // Ops that become ready at the same instant go to the platform in priority order (then token order),
   // so that a free resource starts the most urgent one; the whole set in one call (Platform::submit_ready).
@@ -338,9 +369,7 @@ void Pipeline::submit(std::vector<uint32_t>& ready) {
     keyed.push_back(Keyed{op->priority, t, op});
   }
   ready.clear();
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
-    return a.priority < b.priority || (a.priority == b.priority && a.token < b.token);
-  });
+  sort_keyed(keyed);
   std::vector<ReadyOp>& out = ready_ops_;
   out.clear();
   for (const Keyed& k : keyed) out.push_back(ReadyOp{k.op, k.token});

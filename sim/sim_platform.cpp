@@ -295,12 +295,12 @@ void SimPlatform::FusedTable::grow() {
     if (e.used) insert(e.job) = e.f;
 }
 
-double SimPlatform::duration(const Op& op) const {
+inline double SimPlatform::duration(const Op& op) const {
   if (opt_.measured) {
     const double d = opt_.measured->next(op);
     if (d >= 0) return d;
   }
-  return estimate(op);
+  return durations_.get(cost_, op);  // estimate(op)
 }
 
 bool SimPlatform::read_hits_page_cache(const Op& op) {
