@@ -376,6 +376,43 @@ void Pipeline::submit(std::vector<uint32_t>& ready) {
   platform_->submit_ready(out, this);
 }
 
+namespace {
+
+// op_done()'s paths that most completions skip, out of line so that the common path saves fewer registers.
+[[gnu::noinline]] void record_op(std::vector<TimelineEvent>& timeline, const Op& op, const OpTiming& timing,
+                                 uint32_t step) {
+  timeline.push_back(TimelineEvent{op, timing, step});
+}
+
+// The ops of later invocations that wait for op `i` (a load in flight they found): one dependency less each.
+template <class Slots>
+[[gnu::noinline]] void release_waiters(std::vector<std::pair<uint32_t, uint32_t>>& waiters, Slots& slots,
+                                       uint32_t i, std::vector<uint32_t>& ready) {
+  for (size_t w = 0; w < waiters.size();) {
+    if (waiters[w].first != i) {
+      ++w;
+      continue;
+    }
+    const uint32_t t = waiters[w].second;
+    auto& u = *slots[t >> kOpBits];
+    if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
+    waiters[w] = waiters.back();
+    waiters.pop_back();
+  }
+}
+
+// A prefetch load's op `token` of `key` done: the key stays in flight until all its tails are.
+[[gnu::noinline]] void load_done(std::unordered_map<uint32_t, std::vector<uint32_t>>& inflight, uint32_t key,
+                                 uint32_t token) {
+  auto it = inflight.find(key);
+  if (it == inflight.end()) return;
+  auto& tails = it->second;
+  tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
+  if (tails.empty()) inflight.erase(it);
+}
+
+}  // namespace
+
 void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   Invocation& v = *slots_[token >> kOpBits];
   const uint32_t i = token & kOpMask;
@@ -388,7 +425,7 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     result_->ssd_bytes += op.read_bytes;
     result_->ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)] += op.read_bytes;
   }
-  if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
+  if (in_window_) record_op(result_->timeline, op, timing, step_);
   // The ops this completion readies gather in ready_ itself: it is empty between calls (submit() empties
   // it), and nothing below re-enters op_done or start_invocation before submit() has (the platform never
   // reports a completion from inside submit(), core/platform.h). A vector swapped in and out of the member
@@ -396,29 +433,17 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   std::vector<uint32_t>& ready = ready_;
   for (uint32_t s : v.graph.succs(i))
     if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
-  if (!v.waiters.empty()) {
-    for (size_t w = 0; w < v.waiters.size();) {
-      if (v.waiters[w].first != i) {
-        ++w;
-        continue;
-      }
-      const uint32_t t = v.waiters[w].second;
-      Invocation& u = *slots_[t >> kOpBits];
-      if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
-      v.waiters[w] = v.waiters.back();
-      v.waiters.pop_back();
-    }
+  if (!v.waiters.empty()) release_waiters(v.waiters, slots_, i, ready);
+  // A load's last op done: the key is no longer in flight once all its tails are.
+  if (op.prefetch) load_done(inflight_, static_cast<uint32_t>(op.layer) * experts_ + op.expert, token);
+  if (ready.size() == 1) {  // submit()'s common case, without its call
+    const uint32_t t = ready[0];
+    ready.clear();
+    const ReadyOp one{&slots_[t >> kOpBits]->graph.op(t & kOpMask), t};
+    platform_->submit_ready(std::span<const ReadyOp>(&one, 1), this);
+  } else if (!ready.empty()) {
+    submit(ready);
   }
-  if (op.prefetch) {
-    // A load's last op done: the key is no longer in flight once all its tails are.
-    auto it = inflight_.find(static_cast<uint32_t>(op.layer) * experts_ + op.expert);
-    if (it != inflight_.end()) {
-      auto& tails = it->second;
-      tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
-      if (tails.empty()) inflight_.erase(it);
-    }
-  }
-  if (!ready.empty()) submit(ready);
   --v.open_ops;
   if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
   if (v.open_ops == 0) free_slots_.push_back(v.slot);
@@ -685,8 +710,8 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
         result.prefetch.useless_bytes += prefetch_bytes_[key];
       }
     }
+    // v.external: zeros past its size (start_invocation clears it), grown where an op waits.
     const uint32_t first = static_cast<uint32_t>(v.graph.size());
-    v.external.resize(first, 0);
     build_request(v, layer, d.expert, d.tokens, found, dense_op);
     // (Most runs prefetch nothing: an empty map answers without hashing the key.)
     if (found.state != ExpertState::kMissed && !inflight_.empty() && inflight_.count(key)) {

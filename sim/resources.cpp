@@ -410,7 +410,7 @@ void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk,
   queue_.report();
 }
 
-void IoThread::dispatch() {
+inline void IoThread::dispatch() {
   while (outstanding_ < depth_ && !queue_.empty()) issue(queue_.pop());
 }
 

@@ -143,7 +143,7 @@ uint32_t SimPlatform::free_units(ResourceClass r) const {
   return 0;
 }
 
-void SimPlatform::enqueue(const Op& op, uint32_t job) {
+inline void SimPlatform::enqueue(const Op& op, uint32_t job) {
   const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
   switch (op.resource) {
     case ResourceClass::kSsd:
