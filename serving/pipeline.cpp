@@ -38,8 +38,8 @@ std::atomic<uint64_t> next_run{1};
 
 struct Pipeline::Invocation {
   OpGraph graph;
-  std::vector<uint32_t> remaining;                     // unmet dependencies per op
-  std::vector<uint32_t> external;                      // per op: waits on loads of earlier invocations
+  std::vector<uint32_t> remaining;  // unmet dependencies per op (the first graph.size(); storage only grows)
+  std::vector<uint32_t> external;   // per op: waits on loads of earlier invocations
   std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (op of this graph, token that waits for it)
   std::vector<ExpertRequest> requests;
   uint32_t slot = 0;
@@ -637,6 +637,9 @@ void Pipeline::collect_demands(uint32_t inv, uint32_t layer, bool decode) {
     d.next_use = w.lookups.next_use.empty() ? kNeverUsedAgain : w.lookups.next_use[j];
     demands_.push_back(d);
   }
+  // The identity router changes nothing: finish_demands() then needs no copy (unless it adds the layer's
+  // other experts, which its general path does).
+  if (routing_.identity() && !opt_.load_whole_layer) return;
   original_ = demands_;
   if (routing_.identity()) return;
   if (w.routing.empty())
@@ -664,6 +667,10 @@ void Pipeline::finish_demands() {
   PipelineResult& result = *result_;
   // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
   // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
+  if (routing_.identity() && !opt_.load_whole_layer) {  // nothing rewritten, nothing added, nothing to count
+    result.routing.lookups += demands_.size();
+    return;
+  }
   result.routing.lookups += original_.size();
   for (const auto& d : demands_) kept_[d.expert] |= 1;
   for (const auto& d : original_) {
@@ -788,16 +795,26 @@ void Pipeline::submit_invocation(Invocation& v, uint32_t slot) {
   const OpGraph& g = v.graph;
   platform_->ops_planned(g);
   const auto n = static_cast<uint32_t>(g.size());
-  v.external.resize(n, 0);
-  v.remaining.resize(n);
+  // Only a graph with waits on earlier loads holds external counts (wait_for_inflight grows them); the counts
+  // left are all overwritten below, so neither vector is filled first.
+  if (v.remaining.size() < n) v.remaining.resize(n);
   v.open_ops = n;
   ready_.clear();
-  const uint32_t* external = v.external.data();
   uint32_t* remaining = v.remaining.data();
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t r = g.dep_count(i) + external[i];
-    remaining[i] = r;
-    if (r == 0) ready_.push_back((slot << kOpBits) | i);
+  if (v.external.empty()) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = g.dep_count(i);
+      remaining[i] = r;
+      if (r == 0) ready_.push_back((slot << kOpBits) | i);
+    }
+  } else {
+    v.external.resize(n, 0);
+    const uint32_t* external = v.external.data();
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = g.dep_count(i) + external[i];
+      remaining[i] = r;
+      if (r == 0) ready_.push_back((slot << kOpBits) | i);
+    }
   }
   submit(ready_);
 }

@@ -394,17 +394,17 @@ IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* l
 
 void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
-  const JobQueue::Item it{priority, 0, job, bulk, static_cast<double>(bytes), 0, cached_s};
+  const auto amount = static_cast<double>(bytes);  // the bytes as an item holds them
   // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.
   if (queue_.empty() && outstanding_ < depth_) {
-    if (cached_s < 0) {  // issue(it) for an SSD read, written out (its bytes through the item's double)
+    if (cached_s < 0) {  // issue() for an SSD read, written out (its bytes through the item's double)
       if (outstanding_++ == 0) busy_since_ = engine_.now();
-      ssd_.submit(job, priority, static_cast<uint64_t>(it.amount), bulk);
+      ssd_.submit(job, priority, static_cast<uint64_t>(amount), bulk);
     } else {
-      issue(it);
+      issue(JobQueue::Item{priority, 0, job, bulk, amount, 0, cached_s});
     }
   } else {
-    queue_.push(priority, job, it.amount, 0, bulk, cached_s);
+    queue_.push(priority, job, amount, 0, bulk, cached_s);
     dispatch();
   }
   queue_.report();
