@@ -498,7 +498,7 @@ void Pipeline::memory_event(const MemoryEvent& e) {
     pool_bytes_[e.pool] -= e.bytes;
     if (e.kind == MemoryEvent::Kind::kEvict) {
       // An evicted expert's loads still in flight no longer make it resident.
-      inflight_.erase(e.key);
+      if (!inflight_.empty()) inflight_.erase(e.key);
       if (prefetched_[e.key]) {
         prefetched_[e.key] = 0;
         ++result_->prefetch.useless;
@@ -719,7 +719,10 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
     }
     // v.external: zeros past its size (start_invocation clears it), grown where an op waits.
     const uint32_t first = static_cast<uint32_t>(v.graph.size());
-    build_request(v, layer, d.expert, d.tokens, found, dense_op);
+    if (d.tokens > 0 && !opt_.compute_after_loads)  // build_request()'s common case, without its call
+      add_request(v, layer, d.expert, d.tokens, found, dense_op);
+    else
+      build_request(v, layer, d.expert, d.tokens, found, dense_op);
     // (Most runs prefetch nothing: an empty map answers without hashing the key.)
     if (found.state != ExpertState::kMissed && !inflight_.empty() && inflight_.count(key)) {
       v.external.resize(v.graph.size(), 0);
