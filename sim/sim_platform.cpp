@@ -63,6 +63,43 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   }
 }
 
+// Inline in each caller: every op of a run goes through one of them (submit_ready's loop, mostly).
+[[gnu::always_inline]] inline void SimPlatform::enqueue(const Op& op, uint32_t job) {
+  const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
+  switch (op.resource) {
+    case ResourceClass::kSsd:
+      // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
+      // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
+      if (reads_on_servers()) {
+        measured_io_.add_bytes(op.bytes);
+        if (read_hits_page_cache(op))
+          return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
+        const double tail = read_tail(op);  // before duration(), which takes the op's measurements
+        measured_io_.submit(job, op.priority, duration(op), gap, tail);
+        return;
+      }
+      if (read_hits_page_cache(op))
+        return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
+      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
+      io_.submit(job, op.priority, op.bytes, op.prefill);
+      return;
+    case ResourceClass::kCpu:
+      if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
+      cpu_.add_bytes(op.bytes);
+      if (op.fused_read()) return enqueue_fused(op, job, gap);
+      cpu_.submit(job, op.priority, duration(op), gap);
+      return;
+    case ResourceClass::kGpu:
+      gpu_.add_bytes(op.bytes);
+      gpu_.submit(job, op.priority, duration(op) + dense_fault_time(op), gap);
+      return;
+    case ResourceClass::kLink:
+      link_.add_bytes(op.bytes);
+      link_.submit(job, op.priority, duration(op), gap);
+      return;
+  }
+}
+
 void SimPlatform::set_sink(OpSink* sink) {
   if (in_flight_ > 0)
     throw Error("sim platform: ops submitted for a second sink while the first one's are in flight");
@@ -141,42 +178,6 @@ uint32_t SimPlatform::free_units(ResourceClass r) const {
       return link_.free_units();
   }
   return 0;
-}
-
-inline void SimPlatform::enqueue(const Op& op, uint32_t job) {
-  const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
-  switch (op.resource) {
-    case ResourceClass::kSsd:
-      // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
-      // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
-      if (reads_on_servers()) {
-        measured_io_.add_bytes(op.bytes);
-        if (read_hits_page_cache(op))
-          return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
-        const double tail = read_tail(op);  // before duration(), which takes the op's measurements
-        measured_io_.submit(job, op.priority, duration(op), gap, tail);
-        return;
-      }
-      if (read_hits_page_cache(op))
-        return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
-      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
-      io_.submit(job, op.priority, op.bytes, op.prefill);
-      return;
-    case ResourceClass::kCpu:
-      if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
-      cpu_.add_bytes(op.bytes);
-      if (op.fused_read()) return enqueue_fused(op, job, gap);
-      cpu_.submit(job, op.priority, duration(op), gap);
-      return;
-    case ResourceClass::kGpu:
-      gpu_.add_bytes(op.bytes);
-      gpu_.submit(job, op.priority, duration(op) + dense_fault_time(op), gap);
-      return;
-    case ResourceClass::kLink:
-      link_.add_bytes(op.bytes);
-      link_.submit(job, op.priority, duration(op), gap);
-      return;
-  }
 }
 
 // ---- Fused reads (see the header) ----
