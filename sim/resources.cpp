@@ -31,22 +31,13 @@ constexpr uint64_t kStartEvent = 1ull << 63;  // ServerPool: a unit's turnaround
 constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is over, its CPU tail starts
 }  // namespace
 
-void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap, double tail) {
+// submit() of a job that finds every unit busy, a waiting line, or a pool sharing cores.
+void ServerPool::submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
     uint32_t u = 0;
-    while (units_[u].busy) ++u;  // the first free unit: one is (busy_units_ counts the busy ones)
-    if (cores_ || tail_cores_) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
-    // start() without cores to share, written out: the same state and the same operations.
-    Unit& x = units_[u];
-    x.busy = true;
-    x.job = job;
-    x.start = engine_.now();
-    ++busy_units_;
-    const double t = std::max(tail, 0.0);
-    busy_time_ += duration + t;
-    engine_.schedule(engine_.now() + duration + t, this, u);
-    return;
+    while (units_[u].busy) ++u;
+    return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   }
   queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();

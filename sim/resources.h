@@ -28,6 +28,7 @@
 //   to the SSD in (priority, arrival) order. It is busy while at least one of its reads is outstanding.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -128,7 +129,23 @@ class ServerPool final : public EventHandler {
   // engine's turnaround: reporting the finished op, taking the next). A job that finds a unit free starts at
   // once. `tail`: the unit's CPU work after the duration (an I/O thread's after its read; see
   // share_cores_for_tails), the job ends when it is done.
-  void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0);
+  // Inline: every op of a pool's class is submitted here. A free unit of a pool without shared cores starts
+  // the job at once (start()'s operations, written out); the other cases are submit_queued's.
+  void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0) {
+    if (busy_units_ == units_.size() || !queue_.empty() || cores_ || tail_cores_)
+      return submit_queued(job, priority, duration, gap, tail);
+    ++ops_;
+    uint32_t u = 0;
+    while (units_[u].busy) ++u;  // the first free unit: one is (busy_units_ counts the busy ones)
+    Unit& x = units_[u];
+    x.busy = true;
+    x.job = job;
+    x.start = engine_.now();
+    ++busy_units_;
+    const double t = std::max(tail, 0.0);
+    busy_time_ += duration + t;
+    engine_.schedule(engine_.now() + duration + t, this, u);
+  }
   // A job whose unit first waits for something outside the pool (a CPU worker's own SSD read, ZipMoE §4):
   // it queues like any job; when it takes a unit the pool calls waiter->unit_taken(job, unit) (from inside
   // submit when a unit is free) and holds the unit, idle on the cores, until resume(unit, duration); then it
@@ -154,6 +171,7 @@ class ServerPool final : public EventHandler {
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
+  void submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail);
   EventEngine& engine_;
   std::string name_;
   JobListener* listener_;

@@ -52,6 +52,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   bool handoffs = opt_.dispatch_latency > 0 || (opt_.measured_handoff && opt_.measured);
   for (size_t r = 0; r < kResourceClasses; ++r)
     handoffs = handoffs || opt_.dispatch[r] > 0 || !opt_.dispatch_q[r].empty();
+  decode_reads_mark_ = !curve_has_depth1(hw);
   gaps_ = opt_.measured_turnaround && opt_.measured;
   for (size_t r = 0; r < kResourceClasses; ++r) gaps_ = gaps_ || opt_.turnaround[r] != 0;
   direct_submit_ = !handoffs && !(opt_.plan_latency_fixed > 0) && !(opt_.plan_latency_per_op > 0) &&
@@ -80,7 +81,10 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
       }
       if (read_hits_page_cache(op))
         return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
-      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
+      if ((op.prefill || decode_reads_mark_) && !read_marked_[op.prefill]) {
+        cost_.mark_ssd_read(op.prefill);
+        read_marked_[op.prefill] = true;
+      }
       io_.submit(job, op.priority, op.bytes, op.prefill);
       return;
     case ResourceClass::kCpu:
