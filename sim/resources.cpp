@@ -383,7 +383,8 @@ ResourceStats Ssd::stats() const {
 IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener)
     : ssd_(ssd), engine_(engine), depth_(std::max(depth, 1u)), listener_(listener) {}
 
-void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
+// submit() with a read slot free.
+void IoThread::submit_issuing(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
   const auto amount = static_cast<double>(bytes);  // the bytes as an item holds them
   // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.

@@ -292,7 +292,14 @@ class IoThread final : public JobListener {
   IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
   // `cached_s` >= 0: a read the OS page cache serves (sim/page_cache.h): it holds one of the thread's `depth`
   // outstanding reads for that long (a copy out of DRAM) and never reaches the SSD.
-  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false, double cached_s = -1);
+  // Inline: with every read slot taken (a layer's reads arrive together) the read only queues, which is what
+  // submit_issuing's path would do then (its dispatch() issues nothing).
+  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false, double cached_s = -1) {
+    if (outstanding_ < depth_) return submit_issuing(job, priority, bytes, bulk, cached_s);
+    ++ops_;
+    queue_.push(priority, job, static_cast<double>(bytes), 0, bulk, cached_s);
+    queue_.report();
+  }
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }
@@ -300,6 +307,7 @@ class IoThread final : public JobListener {
   void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:
+  void submit_issuing(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s);
   void dispatch();
   void issue(const JobQueue::Item& it);  // hands a read to the SSD (or the page cache)
   Ssd& ssd_;
