@@ -139,27 +139,22 @@ class OpGraph {
     const auto first = static_cast<uint32_t>(ops_.n);
     if (part.ops_.n <= 1) return first;
     std::copy(part.ops_.begin() + 1, part.ops_.end(), ops_.grow(part.ops_.n - 1));
-    if (roots.size() == 1) {
-      append_one_root(part, roots[0], first);
-      return first;
+    append_links(part, roots, first);
+    return first;
+  }
+  // append(), every appended op labelled with `expert` (Op::expert): a template built for any expert of a
+  // layer, appended for one. The ops are copied and labelled in one pass.
+  uint32_t append(const OpGraph& part, std::span<const uint32_t> roots, uint16_t expert) {
+    const auto first = static_cast<uint32_t>(ops_.n);
+    if (part.ops_.n <= 1) return first;
+    const size_t m = part.ops_.n - 1;
+    Op* dst = ops_.grow(m);
+    const Op* src = part.ops_.begin() + 1;
+    for (size_t i = 0; i < m; ++i) {
+      dst[i] = src[i];
+      dst[i].expert = expert;
     }
-    for (size_t i = 1; i < part.ops_.n; ++i) {
-      const auto id = static_cast<uint32_t>(first + i - 1);
-      first_succ_.push_back(kNoSucc);
-      for (uint32_t k = part.dep_begin_[i]; k < part.dep_begin_[i + 1]; ++k) {
-        const uint32_t d = part.dep_[k];
-        if (d == 0) {
-          for (uint32_t r : roots) {  // a few roots: no memmove call
-            dep_.push_back(r);
-            link(r, id);
-          }
-        } else {
-          dep_.push_back(first + d - 1);
-          link(first + d - 1, id);
-        }
-      }
-      dep_begin_.push_back(static_cast<uint32_t>(dep_.n));
-    }
+    append_links(part, roots, first);
     return first;
   }
   // Nothing left to do once the last op is added (the successor lists are linked as ops are added); kept so
@@ -217,11 +212,15 @@ class OpGraph {
     std::vector<T> v;
     size_t n = 0;
     T* grow(size_t k) {  // k more entries at the end, unset; returns the first
-      if (n + k > v.size()) v.resize(std::max(n + k, 2 * v.size()));
+      if (n + k > v.size()) [[unlikely]]
+        enlarge(n + k);
       T* p = v.data() + n;
       n += k;
       return p;
     }
+    // Out of line, so that grow() (every append, three times) inlines: its storage only grows at a run's
+    // start.
+    [[gnu::noinline]] void enlarge(size_t need) { v.resize(std::max(need, 2 * v.size())); }
     void push_back(const T& x) {
       if (n < v.size()) {
         v[n++] = x;
@@ -235,6 +234,27 @@ class OpGraph {
     const T* begin() const { return v.data(); }
     const T* end() const { return v.data() + n; }
   };
+  // append()'s dependencies and successor lists of `part`'s ops, whose copies start at op `first`.
+  void append_links(const OpGraph& part, std::span<const uint32_t> roots, uint32_t first) {
+    if (roots.size() == 1) return append_one_root(part, roots[0], first);
+    for (size_t i = 1; i < part.ops_.n; ++i) {
+      const auto id = static_cast<uint32_t>(first + i - 1);
+      first_succ_.push_back(kNoSucc);
+      for (uint32_t k = part.dep_begin_[i]; k < part.dep_begin_[i + 1]; ++k) {
+        const uint32_t d = part.dep_[k];
+        if (d == 0) {
+          for (uint32_t r : roots) {  // a few roots: no memmove call
+            dep_.push_back(r);
+            link(r, id);
+          }
+        } else {
+          dep_.push_back(first + d - 1);
+          link(first + d - 1, id);
+        }
+      }
+      dep_begin_.push_back(static_cast<uint32_t>(dep_.n));
+    }
+  }
   // append() behind one root: a dependency on op 0 is one dependency on `root`, so `part`'s dependency and
   // successor arrays map entry for entry (the successor nodes in the order adding the ops would have made
   // them); op 0's successor list (its nodes made as its successors were added) goes in front of the root's.

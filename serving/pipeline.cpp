@@ -38,8 +38,8 @@ std::atomic<uint64_t> next_run{1};
 
 struct Pipeline::Invocation {
   OpGraph graph;
-  std::vector<uint32_t> remaining;                     // unmet dependencies per op
-  std::vector<uint32_t> external;                      // per op: waits on loads of earlier invocations
+  std::vector<uint32_t> remaining;  // unmet dependencies per op (the first graph.size(); storage only grows)
+  std::vector<uint32_t> external;   // per op: waits on loads of earlier invocations
   std::vector<std::pair<uint32_t, uint32_t>> waiters;  // (op of this graph, token that waits for it)
   std::vector<ExpertRequest> requests;
   uint32_t slot = 0;
@@ -211,9 +211,8 @@ void Pipeline::add_request(Invocation& v, uint32_t layer, uint16_t expert, uint3
   req.tokens = tokens;
   req.state = found.state;
   req.shape = static_cast<uint32_t>(index);  // the template: same ops but for the label and tokens
-  const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1));
+  const uint32_t first = g.append(slot->ops, std::span<const uint32_t>(&dense, 1), expert);
   req.first_op = first;
-  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
   req.compute_op = first + slot->compute - 1;
   Op& compute = g.op(req.compute_op);
   compute.tokens = tokens;
@@ -279,8 +278,7 @@ void Pipeline::add_loads(OpGraph& g, uint32_t layer, uint16_t expert, ExpertStat
   }
   // The template's op i becomes op first + i - 1, with the expert's label; a dependency on op 0 becomes
   // the roots, in order: the graph add_load would have built for this expert, appended in one block.
-  const auto first = g.append(slot->ops, roots);
-  for (auto i = first; i < g.size(); ++i) g.op(i).expert = expert;
+  const auto first = g.append(slot->ops, roots, expert);
   for (uint32_t t : slot->tails) tails_.push_back(t - 1 + first);
 }
 
@@ -320,6 +318,39 @@ void Pipeline::build_prefetch(Invocation& v, uint32_t layer, uint16_t expert, Ex
   prefetch_bytes_[key] = bytes;
 }
 
+namespace {
+
+// submit()'s order: (priority, token), a total order (tokens are unique), so any sort gives the same result.
+// A completion readies its successors in reverse order of addition (OpGraph::succs), so a ready set often
+// arrives exactly reversed; small sets are insertion-sorted in place (std::sort's insertion step moves
+// entries with a memmove call each).
+template <class Keyed>
+void sort_keyed(std::vector<Keyed>& keyed) {
+  const auto before = [](const Keyed& a, const Keyed& b) {
+    return a.priority < b.priority || (a.priority == b.priority && a.token < b.token);
+  };
+  const size_t n = keyed.size();
+  Keyed* k = keyed.data();
+  size_t down = 1;
+  while (down < n && before(k[down], k[down - 1])) ++down;
+  if (down == n) {
+    std::reverse(k, k + n);
+    return;
+  }
+  if (n > 32) {
+    std::sort(k, k + n, before);
+    return;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const Keyed x = k[i];
+    size_t j = i;
+    for (; j > 0 && before(x, k[j - 1]); --j) k[j] = k[j - 1];
+    k[j] = x;
+  }
+}
+
+}  // namespace
+
 void Pipeline::submit(std::vector<uint32_t>& ready) {
   // Ops that become ready at the same instant go to the platform in priority order (then token order),
   // so that a free resource starts the most urgent one; the whole set in one call (Platform::submit_ready).
@@ -338,14 +369,49 @@ void Pipeline::submit(std::vector<uint32_t>& ready) {
     keyed.push_back(Keyed{op->priority, t, op});
   }
   ready.clear();
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
-    return a.priority < b.priority || (a.priority == b.priority && a.token < b.token);
-  });
+  sort_keyed(keyed);
   std::vector<ReadyOp>& out = ready_ops_;
   out.clear();
   for (const Keyed& k : keyed) out.push_back(ReadyOp{k.op, k.token});
   platform_->submit_ready(out, this);
 }
+
+namespace {
+
+// op_done()'s paths that most completions skip, out of line so that the common path saves fewer registers.
+[[gnu::noinline]] void record_op(std::vector<TimelineEvent>& timeline, const Op& op, const OpTiming& timing,
+                                 uint32_t step) {
+  timeline.push_back(TimelineEvent{op, timing, step});
+}
+
+// The ops of later invocations that wait for op `i` (a load in flight they found): one dependency less each.
+template <class Slots>
+[[gnu::noinline]] void release_waiters(std::vector<std::pair<uint32_t, uint32_t>>& waiters, Slots& slots,
+                                       uint32_t i, std::vector<uint32_t>& ready) {
+  for (size_t w = 0; w < waiters.size();) {
+    if (waiters[w].first != i) {
+      ++w;
+      continue;
+    }
+    const uint32_t t = waiters[w].second;
+    auto& u = *slots[t >> kOpBits];
+    if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
+    waiters[w] = waiters.back();
+    waiters.pop_back();
+  }
+}
+
+// A prefetch load's op `token` of `key` done: the key stays in flight until all its tails are.
+[[gnu::noinline]] void load_done(std::unordered_map<uint32_t, std::vector<uint32_t>>& inflight, uint32_t key,
+                                 uint32_t token) {
+  auto it = inflight.find(key);
+  if (it == inflight.end()) return;
+  auto& tails = it->second;
+  tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
+  if (tails.empty()) inflight.erase(it);
+}
+
+}  // namespace
 
 void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   Invocation& v = *slots_[token >> kOpBits];
@@ -359,7 +425,7 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
     result_->ssd_bytes += op.read_bytes;
     result_->ssd_bytes_by_part[static_cast<size_t>(TensorPart::kE)] += op.read_bytes;
   }
-  if (in_window_) result_->timeline.push_back(TimelineEvent{op, timing, step_});
+  if (in_window_) record_op(result_->timeline, op, timing, step_);
   // The ops this completion readies gather in ready_ itself: it is empty between calls (submit() empties
   // it), and nothing below re-enters op_done or start_invocation before submit() has (the platform never
   // reports a completion from inside submit(), core/platform.h). A vector swapped in and out of the member
@@ -367,29 +433,17 @@ void Pipeline::op_done(uint32_t token, const OpTiming& timing) {
   std::vector<uint32_t>& ready = ready_;
   for (uint32_t s : v.graph.succs(i))
     if (--v.remaining[s] == 0) ready.push_back((v.slot << kOpBits) | s);
-  if (!v.waiters.empty()) {
-    for (size_t w = 0; w < v.waiters.size();) {
-      if (v.waiters[w].first != i) {
-        ++w;
-        continue;
-      }
-      const uint32_t t = v.waiters[w].second;
-      Invocation& u = *slots_[t >> kOpBits];
-      if (--u.remaining[t & kOpMask] == 0) ready.push_back(t);
-      v.waiters[w] = v.waiters.back();
-      v.waiters.pop_back();
-    }
+  if (!v.waiters.empty()) release_waiters(v.waiters, slots_, i, ready);
+  // A load's last op done: the key is no longer in flight once all its tails are.
+  if (op.prefetch) load_done(inflight_, static_cast<uint32_t>(op.layer) * experts_ + op.expert, token);
+  if (ready.size() == 1) {  // submit()'s common case, without its call
+    const uint32_t t = ready[0];
+    ready.clear();
+    const ReadyOp one{&slots_[t >> kOpBits]->graph.op(t & kOpMask), t};
+    platform_->submit_ready(std::span<const ReadyOp>(&one, 1), this);
+  } else if (!ready.empty()) {
+    submit(ready);
   }
-  if (op.prefetch) {
-    // A load's last op done: the key is no longer in flight once all its tails are.
-    auto it = inflight_.find(static_cast<uint32_t>(op.layer) * experts_ + op.expert);
-    if (it != inflight_.end()) {
-      auto& tails = it->second;
-      tails.erase(std::remove(tails.begin(), tails.end(), token), tails.end());
-      if (tails.empty()) inflight_.erase(it);
-    }
-  }
-  if (!ready.empty()) submit(ready);
   --v.open_ops;
   if (!op.prefetch && --v.open_layer_ops == 0) finish_layer(v);
   if (v.open_ops == 0) free_slots_.push_back(v.slot);
@@ -444,7 +498,7 @@ void Pipeline::memory_event(const MemoryEvent& e) {
     pool_bytes_[e.pool] -= e.bytes;
     if (e.kind == MemoryEvent::Kind::kEvict) {
       // An evicted expert's loads still in flight no longer make it resident.
-      inflight_.erase(e.key);
+      if (!inflight_.empty()) inflight_.erase(e.key);
       if (prefetched_[e.key]) {
         prefetched_[e.key] = 0;
         ++result_->prefetch.useless;
@@ -583,6 +637,9 @@ void Pipeline::collect_demands(uint32_t inv, uint32_t layer, bool decode) {
     d.next_use = w.lookups.next_use.empty() ? kNeverUsedAgain : w.lookups.next_use[j];
     demands_.push_back(d);
   }
+  // The identity router changes nothing: finish_demands() then needs no copy (unless it adds the layer's
+  // other experts, which its general path does).
+  if (routing_.identity() && !opt_.load_whole_layer) return;
   original_ = demands_;
   if (routing_.identity()) return;
   if (w.routing.empty())
@@ -610,6 +667,10 @@ void Pipeline::finish_demands() {
   PipelineResult& result = *result_;
   // Measure the rewrite: an original expert that is no longer requested was replaced or dropped.
   // kept_[e]: bit 0 = requested after the rewrite, bit 1 = requested by the router.
+  if (routing_.identity() && !opt_.load_whole_layer) {  // nothing rewritten, nothing added, nothing to count
+    result.routing.lookups += demands_.size();
+    return;
+  }
   result.routing.lookups += original_.size();
   for (const auto& d : demands_) kept_[d.expert] |= 1;
   for (const auto& d : original_) {
@@ -656,9 +717,12 @@ void Pipeline::walk_lookups(Invocation& v, bool decode, uint32_t dense_op) {
         result.prefetch.useless_bytes += prefetch_bytes_[key];
       }
     }
+    // v.external: zeros past its size (start_invocation clears it), grown where an op waits.
     const uint32_t first = static_cast<uint32_t>(v.graph.size());
-    v.external.resize(first, 0);
-    build_request(v, layer, d.expert, d.tokens, found, dense_op);
+    if (d.tokens > 0 && !opt_.compute_after_loads)  // build_request()'s common case, without its call
+      add_request(v, layer, d.expert, d.tokens, found, dense_op);
+    else
+      build_request(v, layer, d.expert, d.tokens, found, dense_op);
     // (Most runs prefetch nothing: an empty map answers without hashing the key.)
     if (found.state != ExpertState::kMissed && !inflight_.empty() && inflight_.count(key)) {
       v.external.resize(v.graph.size(), 0);
@@ -734,16 +798,26 @@ void Pipeline::submit_invocation(Invocation& v, uint32_t slot) {
   const OpGraph& g = v.graph;
   platform_->ops_planned(g);
   const auto n = static_cast<uint32_t>(g.size());
-  v.external.resize(n, 0);
-  v.remaining.resize(n);
+  // Only a graph with waits on earlier loads holds external counts (wait_for_inflight grows them); the counts
+  // left are all overwritten below, so neither vector is filled first.
+  if (v.remaining.size() < n) v.remaining.resize(n);
   v.open_ops = n;
   ready_.clear();
-  const uint32_t* external = v.external.data();
   uint32_t* remaining = v.remaining.data();
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t r = g.dep_count(i) + external[i];
-    remaining[i] = r;
-    if (r == 0) ready_.push_back((slot << kOpBits) | i);
+  if (v.external.empty()) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = g.dep_count(i);
+      remaining[i] = r;
+      if (r == 0) ready_.push_back((slot << kOpBits) | i);
+    }
+  } else {
+    v.external.resize(n, 0);
+    const uint32_t* external = v.external.data();
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = g.dep_count(i) + external[i];
+      remaining[i] = r;
+      if (r == 0) ready_.push_back((slot << kOpBits) | i);
+    }
   }
   submit(ready_);
 }

@@ -31,11 +31,13 @@ constexpr uint64_t kStartEvent = 1ull << 63;  // ServerPool: a unit's turnaround
 constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is over, its CPU tail starts
 }  // namespace
 
-void ServerPool::submit(uint32_t job, int64_t priority, double duration, double gap, double tail) {
+// submit() of a job that finds every unit busy, a waiting line, or a pool sharing cores.
+void ServerPool::submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
   if (busy_units_ < units_.size() && queue_.empty()) {
-    for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
+    uint32_t u = 0;
+    while (units_[u].busy) ++u;
+    return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   }
   queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();
@@ -145,7 +147,7 @@ void Ssd::set_depth_curve(std::vector<SsdDepthPoint> curve) {
   set_in_service(0);
 }
 
-void Ssd::set_in_service(int delta) {
+inline void Ssd::set_in_service(int delta) {
   if (in_service_ == 0 && delta > 0) busy_since_ = engine_.now();
   in_service_ = static_cast<uint32_t>(static_cast<int>(in_service_) + delta);
   if (!curve_.empty()) at_depth_ = at_depths_[in_service_];
@@ -191,7 +193,7 @@ void Ssd::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk) {
 // written out: the same state and the same operations. Nothing is in service, so no transfer moves
 // (advance() only sets the clock of the progress), the request takes slot 0, and no completion is pending
 // (reschedule() would leave none).
-void Ssd::start_idle(uint32_t job, double amount, bool bulk) {
+inline void Ssd::start_idle(uint32_t job, double amount, bool bulk) {
   const double now = engine_.now();
   peak_requests_ = std::max<size_t>(peak_requests_, 1);
   used_slots_ = std::max(used_slots_, 1u);
@@ -228,7 +230,7 @@ void Ssd::start(uint32_t s, const JobQueue::Item& it) {
 // calls, so the ghosts due by now, applied in time order before anything else the SSD does, make the same
 // steps from the same operands. A ghost at the current time changes nothing whichever side of the current
 // call it would have fired (its step is then 0).
-void Ssd::set_completion(double least) {
+inline void Ssd::set_completion(double least) {
   if (engine_.timer_armed(timer_)) {
     const double t = engine_.timer_time(timer_);
     ghosts_.push_back(t);
@@ -339,7 +341,7 @@ void Ssd::on_event(uint64_t arg) {
 
 // on_event's latency end with no transfer running: slot `i` starts the only transfer, whose end is the next
 // completion (the general path's least remaining, min(infinity, its bytes)).
-void Ssd::start_transfer(uint32_t i) {
+inline void Ssd::start_transfer(uint32_t i) {
   Slot& s = slots_[i];
   s.phase = Phase::kTransfer;
   set_transfer_bit(i, true);
@@ -350,7 +352,7 @@ void Ssd::start_transfer(uint32_t i) {
 // on_event's current completion with one transfer running: the general path for that case. The transfer is
 // the least remaining one, so it ends; the requests admit() starts are in their latency phase, so no transfer
 // runs after it and no completion is pending (the timer fired; set_completion would leave it clear).
-void Ssd::finish_only_transfer() {
+inline void Ssd::finish_only_transfer() {
   uint32_t i = 0;
   if (slots_.size() <= 64)
     i = static_cast<uint32_t>(std::countr_zero(transfer_bits_));
@@ -381,29 +383,30 @@ ResourceStats Ssd::stats() const {
 IoThread::IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener)
     : ssd_(ssd), engine_(engine), depth_(std::max(depth, 1u)), listener_(listener) {}
 
-void IoThread::submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
+// submit() with a read slot free.
+void IoThread::submit_issuing(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s) {
   ++ops_;
-  const JobQueue::Item it{priority, 0, job, bulk, static_cast<double>(bytes), 0, cached_s};
+  const auto amount = static_cast<double>(bytes);  // the bytes as an item holds them
   // Nothing waiting and a read slot free: issued at once, as dispatch() would after a push and a pop.
   if (queue_.empty() && outstanding_ < depth_) {
-    if (cached_s < 0) {  // issue(it) for an SSD read, written out (its bytes through the item's double)
+    if (cached_s < 0) {  // issue() for an SSD read, written out (its bytes through the item's double)
       if (outstanding_++ == 0) busy_since_ = engine_.now();
-      ssd_.submit(job, priority, static_cast<uint64_t>(it.amount), bulk);
+      ssd_.submit(job, priority, static_cast<uint64_t>(amount), bulk);
     } else {
-      issue(it);
+      issue(JobQueue::Item{priority, 0, job, bulk, amount, 0, cached_s});
     }
   } else {
-    queue_.push(priority, job, it.amount, 0, bulk, cached_s);
+    queue_.push(priority, job, amount, 0, bulk, cached_s);
     dispatch();
   }
   queue_.report();
 }
 
-void IoThread::dispatch() {
+inline void IoThread::dispatch() {
   while (outstanding_ < depth_ && !queue_.empty()) issue(queue_.pop());
 }
 
-void IoThread::issue(const JobQueue::Item& it) {
+inline void IoThread::issue(const JobQueue::Item& it) {
   if (outstanding_++ == 0) busy_since_ = engine_.now();
   if (it.tail >= 0) {  // served by the page cache
     const double start = engine_.now();

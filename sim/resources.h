@@ -28,6 +28,7 @@
 //   to the SSD in (priority, arrival) order. It is busy while at least one of its reads is outstanding.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -128,7 +129,23 @@ class ServerPool final : public EventHandler {
   // engine's turnaround: reporting the finished op, taking the next). A job that finds a unit free starts at
   // once. `tail`: the unit's CPU work after the duration (an I/O thread's after its read; see
   // share_cores_for_tails), the job ends when it is done.
-  void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0);
+  // Inline: every op of a pool's class is submitted here. A free unit of a pool without shared cores starts
+  // the job at once (start()'s operations, written out); the other cases are submit_queued's.
+  void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0) {
+    if (busy_units_ == units_.size() || !queue_.empty() || cores_ || tail_cores_)
+      return submit_queued(job, priority, duration, gap, tail);
+    ++ops_;
+    uint32_t u = 0;
+    while (units_[u].busy) ++u;  // the first free unit: one is (busy_units_ counts the busy ones)
+    Unit& x = units_[u];
+    x.busy = true;
+    x.job = job;
+    x.start = engine_.now();
+    ++busy_units_;
+    const double t = std::max(tail, 0.0);
+    busy_time_ += duration + t;
+    engine_.schedule(engine_.now() + duration + t, this, u);
+  }
   // A job whose unit first waits for something outside the pool (a CPU worker's own SSD read, ZipMoE §4):
   // it queues like any job; when it takes a unit the pool calls waiter->unit_taken(job, unit) (from inside
   // submit when a unit is free) and holds the unit, idle on the cores, until resume(unit, duration); then it
@@ -154,6 +171,7 @@ class ServerPool final : public EventHandler {
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
+  void submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail);
   EventEngine& engine_;
   std::string name_;
   JobListener* listener_;
@@ -274,7 +292,14 @@ class IoThread final : public JobListener {
   IoThread(Ssd& ssd, EventEngine& engine, uint32_t depth, JobListener* listener);
   // `cached_s` >= 0: a read the OS page cache serves (sim/page_cache.h): it holds one of the thread's `depth`
   // outstanding reads for that long (a copy out of DRAM) and never reaches the SSD.
-  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false, double cached_s = -1);
+  // Inline: with every read slot taken (a layer's reads arrive together) the read only queues, which is what
+  // submit_issuing's path would do then (its dispatch() issues nothing).
+  void submit(uint32_t job, int64_t priority, uint64_t bytes, bool bulk = false, double cached_s = -1) {
+    if (outstanding_ < depth_) return submit_issuing(job, priority, bytes, bulk, cached_s);
+    ++ops_;
+    queue_.push(priority, job, static_cast<double>(bytes), 0, bulk, cached_s);
+    queue_.report();
+  }
   void job_done(uint32_t job, const OpTiming& timing) override;
   ResourceStats stats() const;
   bool idle() const { return outstanding_ == 0 && queue_.empty(); }
@@ -282,6 +307,7 @@ class IoThread final : public JobListener {
   void set_queue_observer(QueueObserver* o, uint32_t id) { queue_.set_observer(o, id); }
 
  private:
+  void submit_issuing(uint32_t job, int64_t priority, uint64_t bytes, bool bulk, double cached_s);
   void dispatch();
   void issue(const JobQueue::Item& it);  // hands a read to the SSD (or the page cache)
   Ssd& ssd_;

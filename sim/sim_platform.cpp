@@ -52,6 +52,7 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
   bool handoffs = opt_.dispatch_latency > 0 || (opt_.measured_handoff && opt_.measured);
   for (size_t r = 0; r < kResourceClasses; ++r)
     handoffs = handoffs || opt_.dispatch[r] > 0 || !opt_.dispatch_q[r].empty();
+  decode_reads_mark_ = !curve_has_depth1(hw);
   gaps_ = opt_.measured_turnaround && opt_.measured;
   for (size_t r = 0; r < kResourceClasses; ++r) gaps_ = gaps_ || opt_.turnaround[r] != 0;
   direct_submit_ = !handoffs && !(opt_.plan_latency_fixed > 0) && !(opt_.plan_latency_per_op > 0) &&
@@ -60,6 +61,46 @@ SimPlatform::SimPlatform(const HardwareProfile& hw, const SimOptions& opt)
     cpu_.share_cores(&cores_);
     if (opt_.gpu_on_cpu) gpu_.share_cores(&cores_);
     measured_io_.share_cores_for_tails(&cores_);  // a read's CPU work after the device (read_tail())
+  }
+}
+
+// Inline in each caller: every op of a run goes through one of them (submit_ready's loop, mostly).
+[[gnu::always_inline]] inline void SimPlatform::enqueue(const Op& op, uint32_t job) {
+  const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
+  switch (op.resource) {
+    case ResourceClass::kSsd:
+      // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
+      // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
+      if (reads_on_servers()) {
+        measured_io_.add_bytes(op.bytes);
+        if (read_hits_page_cache(op))
+          return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
+        const double tail = read_tail(op);  // before duration(), which takes the op's measurements
+        measured_io_.submit(job, op.priority, duration(op), gap, tail);
+        return;
+      }
+      if (read_hits_page_cache(op))
+        return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
+      if ((op.prefill || decode_reads_mark_) && !read_marked_[op.prefill]) {
+        cost_.mark_ssd_read(op.prefill);
+        read_marked_[op.prefill] = true;
+      }
+      io_.submit(job, op.priority, op.bytes, op.prefill);
+      return;
+    case ResourceClass::kCpu:
+      if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
+      cpu_.add_bytes(op.bytes);
+      if (op.fused_read()) return enqueue_fused(op, job, gap);
+      cpu_.submit(job, op.priority, duration(op), gap);
+      return;
+    case ResourceClass::kGpu:
+      gpu_.add_bytes(op.bytes);
+      gpu_.submit(job, op.priority, duration(op) + dense_fault_time(op), gap);
+      return;
+    case ResourceClass::kLink:
+      link_.add_bytes(op.bytes);
+      link_.submit(job, op.priority, duration(op), gap);
+      return;
   }
 }
 
@@ -141,42 +182,6 @@ uint32_t SimPlatform::free_units(ResourceClass r) const {
       return link_.free_units();
   }
   return 0;
-}
-
-void SimPlatform::enqueue(const Op& op, uint32_t job) {
-  const double gap = gaps_ ? turnaround(op) : 0;  // before duration(), which takes the op's measurements
-  switch (op.resource) {
-    case ResourceClass::kSsd:
-      // Measured durations, or a runtime turnaround to add: the reads go to io_depth plain servers (with
-      // io_depth 1, the SSD model's latency + bytes / bandwidth exactly; deeper queues lose its sharing).
-      if (reads_on_servers()) {
-        measured_io_.add_bytes(op.bytes);
-        if (read_hits_page_cache(op))
-          return measured_io_.submit(job, op.priority, page_cache_read_time(op), gap);
-        const double tail = read_tail(op);  // before duration(), which takes the op's measurements
-        measured_io_.submit(job, op.priority, duration(op), gap, tail);
-        return;
-      }
-      if (read_hits_page_cache(op))
-        return io_.submit(job, op.priority, op.bytes, op.prefill, page_cache_read_time(op));
-      if (op.prefill || !curve_has_depth1(cost_.hardware())) cost_.mark_ssd_read(op.prefill);
-      io_.submit(job, op.priority, op.bytes, op.prefill);
-      return;
-    case ResourceClass::kCpu:
-      if (workers_from_profile_) cost_.reads().mark(HwParam::kCpuCores);
-      cpu_.add_bytes(op.bytes);
-      if (op.fused_read()) return enqueue_fused(op, job, gap);
-      cpu_.submit(job, op.priority, duration(op), gap);
-      return;
-    case ResourceClass::kGpu:
-      gpu_.add_bytes(op.bytes);
-      gpu_.submit(job, op.priority, duration(op) + dense_fault_time(op), gap);
-      return;
-    case ResourceClass::kLink:
-      link_.add_bytes(op.bytes);
-      link_.submit(job, op.priority, duration(op), gap);
-      return;
-  }
 }
 
 // ---- Fused reads (see the header) ----
@@ -295,12 +300,12 @@ void SimPlatform::FusedTable::grow() {
     if (e.used) insert(e.job) = e.f;
 }
 
-double SimPlatform::duration(const Op& op) const {
+inline double SimPlatform::duration(const Op& op) const {
   if (opt_.measured) {
     const double d = opt_.measured->next(op);
     if (d >= 0) return d;
   }
-  return estimate(op);
+  return durations_.get(cost_, op);  // estimate(op)
 }
 
 bool SimPlatform::read_hits_page_cache(const Op& op) {

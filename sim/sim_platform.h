@@ -277,6 +277,10 @@ class SimPlatform final : public Platform, private JobListener, private UnitWait
   // Whether an op may have a turnaround (measured, or SimOptions::turnaround not all 0): else enqueue()
   // charges none without asking turnaround() per op.
   bool gaps_ = false;
+  // The I/O thread's reads mark the profile's SSD read fields (CostModel::mark_ssd_read): a decode read only
+  // without a curve point at depth 1 (fixed at construction), and each kind once, marks never being cleared.
+  bool decode_reads_mark_ = false;
+  bool read_marked_[2] = {false, false};  // [prefill]
   // A read's CPU work after the device: its measured one (the structure check), else the profile's.
   double read_tail(const Op& op) const;
   void enqueue(const Op& op, uint32_t job);

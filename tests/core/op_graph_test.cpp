@@ -97,6 +97,53 @@ TEST(OpGraph, AppendIsAddingTheFragmentsOpsOneByOne) {
   EXPECT_EQ(g.size(), 0u);
 }
 
+// append() with an expert label: the graph append() without one makes, every appended op carrying the label
+// and its other fields as in the fragment; the ops before the call keep theirs.
+TEST(OpGraph, AppendWithALabelLabelsEveryAppendedOp) {
+  OpGraph part;
+  const uint32_t root = part.add(Op{});
+  Op read;
+  read.kind = OpKind::kSsdRead;
+  read.layer = 3;
+  read.expert = kNoLabel;
+  read.tensor = 1;
+  read.bytes = 7;
+  const uint32_t r = part.add(read, {root});
+  Op compute;
+  compute.kind = OpKind::kExpertCompute;
+  compute.expert = kNoLabel;
+  compute.tokens = 4;
+  part.add(compute, {r, root});
+  for (const std::vector<uint32_t>& roots : {std::vector<uint32_t>{0}, std::vector<uint32_t>{0, 1}}) {
+    OpGraph labelled, plain;
+    for (OpGraph* g : {&labelled, &plain}) {
+      Op dense;
+      dense.expert = 9;
+      g->add(dense);
+      g->add(dense, {0});
+    }
+    EXPECT_EQ(labelled.append(part, roots, 5), 2u);
+    EXPECT_EQ(plain.append(part, roots), 2u);
+    ASSERT_EQ(labelled.size(), 4u);
+    ASSERT_EQ(plain.size(), 4u);
+    for (uint32_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(labelled.op(i).expert, i < 2 ? 9 : 5) << i;
+      EXPECT_EQ(plain.op(i).expert, i < 2 ? 9 : kNoLabel) << i;
+      EXPECT_EQ(labelled.op(i).kind, plain.op(i).kind) << i;
+      EXPECT_EQ(labelled.op(i).layer, plain.op(i).layer) << i;
+      EXPECT_EQ(labelled.op(i).tensor, plain.op(i).tensor) << i;
+      EXPECT_EQ(labelled.op(i).bytes, plain.op(i).bytes) << i;
+      EXPECT_EQ(labelled.op(i).tokens, plain.op(i).tokens) << i;
+      EXPECT_EQ(std::vector<uint32_t>(labelled.deps(i).begin(), labelled.deps(i).end()),
+                std::vector<uint32_t>(plain.deps(i).begin(), plain.deps(i).end()))
+          << i;
+      EXPECT_EQ(std::vector<uint32_t>(labelled.succs(i).begin(), labelled.succs(i).end()),
+                std::vector<uint32_t>(plain.succs(i).begin(), plain.succs(i).end()))
+          << i;
+    }
+  }
+}
+
 TEST(OpGraph, ResourceOfEachKind) {
   EXPECT_EQ(default_resource(OpKind::kSsdRead), ResourceClass::kSsd);
   EXPECT_EQ(default_resource(OpKind::kDecompress), ResourceClass::kCpu);
