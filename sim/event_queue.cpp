@@ -34,6 +34,37 @@ uint32_t EventEngine::add_timer(EventHandler* handler) {
   return static_cast<uint32_t>(timers_.size() - 1);
 }
 
+void EventEngine::heap_push(const Event& e) {
+  if (!heap_mode_) {  // the line, sorted, is a valid heap as it stands
+    heap_.assign(line_ + head_, line_ + tail_);
+    head_ = tail_ = kLineFront;
+    heap_mode_ = true;
+  }
+  quad_heap_push(heap_, e, Before{});
+}
+
+EventEngine::Event EventEngine::heap_pop() {
+  const Event e = quad_heap_pop(heap_, Before{});
+  if (heap_.size() < kHeapMin) {
+    std::sort(heap_.begin(), heap_.end(), Before{});
+    std::copy(heap_.begin(), heap_.end(), line_ + kLineFront);
+    head_ = kLineFront;
+    tail_ = kLineFront + static_cast<uint32_t>(heap_.size());
+    heap_.clear();
+    heap_mode_ = false;
+  }
+  return e;
+}
+
+bool EventEngine::compact() {
+  const uint32_t n = tail_ - head_;
+  if (n >= kLineMax) return false;
+  std::copy(line_ + head_, line_ + tail_, line_ + kLineFront);
+  head_ = kLineFront;
+  tail_ = kLineFront + n;
+  return true;
+}
+
 void EventEngine::fire(const Event& e) {
   now_ = e.time;
   if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
