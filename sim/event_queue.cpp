@@ -66,15 +66,13 @@ bool EventEngine::compact() {
 }
 
 void EventEngine::fire(const Event& e) {
-  now_ = e.time;
-  if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
-  e.handler->on_event(e.arg);
+  fire(e.time, e.handler, e.arg);
 }
 
 bool EventEngine::step() {
-  const Event* next = next_event();
   if (armed_ > 0) {
     Timer* tm = first_timer();
+    const Event* next = next_event();
     if (!next || Before{}(tm->ev, *next)) {
       tm->armed = false;  // disarmed first: the handler may set it again
       --armed_;
@@ -83,11 +81,25 @@ bool EventEngine::step() {
       return true;
     }
   }
-  if (!next) {
+  if (!heap_mode_) {
+    if (head_ == tail_) {
+      now_ = std::max(now_, horizon_);
+      return false;
+    }
+    // The fields read out before the handler runs: it may schedule into this slot.
+    const Event& e = line_[head_++];
+    const double t = e.time;
+    EventHandler* const handler = e.handler;
+    const uint64_t arg = e.arg;
+    if (head_ == tail_) head_ = tail_ = kLineFront;  // empty: room again before the first
+    fire(t, handler, arg);
+    return true;
+  }
+  if (heap_.empty()) {
     now_ = std::max(now_, horizon_);
     return false;
   }
-  fire(take_next());
+  fire(heap_pop());
   return true;
 }
 

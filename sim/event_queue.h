@@ -27,6 +27,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/interrupt.h"
 #include "sim/quad_heap.h"
 
 namespace moesim::sim {
@@ -121,6 +122,11 @@ class EventEngine {
     for (Timer& tm : timers_)
       if (tm.armed && (!first || Before{}(tm.ev, first->ev))) first = &tm;
     return first;
+  }
+  void fire(double t, EventHandler* handler, uint64_t arg) {
+    now_ = t;
+    if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
+    handler->on_event(arg);
   }
   void fire(const Event& e);
   // The first event outside the timers, or null when none is pending.
