@@ -76,8 +76,7 @@ bool EventEngine::step() {
     if (!next || Before{}(tm->ev, *next)) {
       tm->armed = false;  // disarmed first: the handler may set it again
       --armed_;
-      const Event e = tm->ev;
-      fire(e);
+      fire(tm->ev.time, tm->ev.handler, tm->ev.arg);  // read before the handler runs: it may set the timer
       return true;
     }
   }

@@ -51,23 +51,25 @@ class EventEngine {
     const Event e{std::max(t, now_), next_seq_++, handler, arg};
     if (heap_mode_) return heap_push(e);
     if (tail_ == kLineSlots && !compact()) return heap_push(e);
-    Event* b = line_;
-    uint32_t i = tail_;
-    if (i == head_ || !Before{}(e, b[i - 1])) {  // after every pending event: appended
-      b[i] = e;
-      tail_ = i + 1;
+    // e's sequence number is above every pending event's: e fires before one of them exactly when its time
+    // is earlier, and a tie goes after. So the line compares times only.
+    Event* end = line_ + tail_;
+    if (tail_ == head_ || !(e.time < end[-1].time)) {  // after every pending event: appended
+      *end = e;
+      ++tail_;
       return;
     }
-    if (head_ > 0 && Before{}(e, b[head_])) {  // before every pending event: prepended
-      b[--head_] = e;
+    if (head_ > 0 && e.time < line_[head_].time) {  // before every pending event: prepended
+      line_[--head_] = e;
       return;
     }
     if (tail_ - head_ >= kLineMax) return heap_push(e);
+    Event* p = end;
     do {  // the later events move up one slot
-      b[i] = b[i - 1];
-      --i;
-    } while (Before{}(e, b[i - 1]));  // stops at b[head_] at the latest: e is not before it
-    b[i] = e;
+      *p = p[-1];
+      --p;
+    } while (e.time < p[-1].time);  // stops at line_[head_] at the latest: e is not before it
+    *p = e;
     ++tail_;
   }
   void schedule_fn(double t, std::function<void()> fn);
