@@ -118,8 +118,9 @@ class EventEngine {
     bool armed = false;
     Event ev{};
   };
-  // The armed timer that fires first, or null.
+  // The armed timer that fires first; some timer is armed (armed_ > 0).
   Timer* first_timer() {
+    if (timers_.size() == 1) return &timers_.front();  // one SSD: its timer, armed
     Timer* first = nullptr;
     for (Timer& tm : timers_)
       if (tm.armed && (!first || Before{}(tm.ev, first->ev))) first = &tm;

@@ -314,5 +314,25 @@ TEST(EventEngine, RunUntilStopsAtATimerLaterThanItsTime) {
   EXPECT_EQ(r.log[1], std::make_pair(4.5, uint64_t{8}));
 }
 
+// Two timers (two SSDs): the earlier setting fires first, a tie in setting order, each among the ordinary
+// events by (time, sequence number).
+TEST(EventEngine, TwoTimersFireInTimeThenSettingOrder) {
+  EventEngine e;
+  Recorder r(e);
+  const uint32_t a = e.add_timer(&r), b = e.add_timer(&r);
+  e.set_timer(a, 3.0, 1);
+  e.set_timer(b, 2.0, 2);
+  e.schedule(2.5, &r, 3);
+  e.schedule(2.0, &r, 4);  // a tie with b's setting, scheduled after it
+  e.run();
+  e.set_timer(b, 5.0, 5);  // a tie of the two timers: b was set first
+  e.set_timer(a, 5.0, 6);
+  e.run();
+  std::vector<uint64_t> order;
+  for (const auto& [t, arg] : r.log) order.push_back(arg);
+  EXPECT_EQ(order, (std::vector<uint64_t>{2, 4, 3, 1, 5, 6}));
+  EXPECT_EQ(e.now(), 5.0);
+}
+
 }  // namespace
 }  // namespace moesim::sim
