@@ -132,6 +132,7 @@ class EventEngine {
     handler->on_event(arg);
   }
   void fire(const Event& e);
+  bool advance();  // step()
   // The first event outside the timers, or null when none is pending.
   const Event* next_event() const {
     if (!heap_mode_) return head_ < tail_ ? &line_[head_] : nullptr;
