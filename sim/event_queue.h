@@ -138,15 +138,6 @@ class EventEngine {
     if (!heap_mode_) return head_ < tail_ ? &line_[head_] : nullptr;
     return heap_.empty() ? nullptr : &heap_.front();
   }
-  // Removes and returns next_event() (not null).
-  Event take_next() {
-    if (!heap_mode_) {
-      const Event e = line_[head_++];
-      if (head_ == tail_) head_ = tail_ = kLineFront;  // empty: room again before the first
-      return e;
-    }
-    return heap_pop();
-  }
   void heap_push(const Event& e);  // heap mode, or the line long: the line becomes the heap first
   Event heap_pop();                // heap mode; back to the line once the heap is short
   // The line reached its last slot: moves it down to kLineFront; false (nothing moved) when it is long.
