@@ -34,34 +34,81 @@ uint32_t EventEngine::add_timer(EventHandler* handler) {
   return static_cast<uint32_t>(timers_.size() - 1);
 }
 
-void EventEngine::fire(const Event& e) {
-  now_ = e.time;
-  if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
-  e.handler->on_event(e.arg);
+void EventEngine::heap_push(const Event& e) {
+  if (!heap_mode_) {  // the line, sorted, is a valid heap as it stands
+    heap_.assign(line_ + head_, line_ + tail_);
+    head_ = tail_ = kLineFront;
+    heap_mode_ = true;
+  }
+  quad_heap_push(heap_, e, Before{});
 }
 
-bool EventEngine::step() {
-  const Event* next = next_event();
-  if (armed_ > 0) {
-    Timer* tm = first_timer();
-    if (!next || Before{}(tm->ev, *next)) {
-      tm->armed = false;  // disarmed first: the handler may set it again
-      --armed_;
-      const Event e = tm->ev;
-      fire(e);
-      return true;
-    }
+EventEngine::Event EventEngine::heap_pop() {
+  const Event e = quad_heap_pop(heap_, Before{});
+  if (heap_.size() < kHeapMin) {
+    std::sort(heap_.begin(), heap_.end(), Before{});
+    std::copy(heap_.begin(), heap_.end(), line_ + kLineFront);
+    head_ = kLineFront;
+    tail_ = kLineFront + static_cast<uint32_t>(heap_.size());
+    heap_.clear();
+    heap_mode_ = false;
   }
-  if (!next) {
-    now_ = std::max(now_, horizon_);
-    return false;
-  }
-  fire(take_next());
+  return e;
+}
+
+bool EventEngine::compact() {
+  const uint32_t n = tail_ - head_;
+  if (n >= kLineMax) return false;
+  std::copy(line_ + head_, line_ + tail_, line_ + kLineFront);
+  head_ = kLineFront;
+  tail_ = kLineFront + n;
   return true;
 }
 
+void EventEngine::fire(const Event& e) {
+  fire(e.time, e.handler, e.arg);
+}
+
+// step()'s body, inlined into run()'s loop: no call and no frame per event.
+inline bool EventEngine::advance() {
+  if (armed_ > 0) {
+    Timer* tm = first_timer();
+    const Event* next = next_event();
+    if (!next || Before{}(tm->ev, *next)) {
+      tm->armed = false;  // disarmed first: the handler may set it again
+      --armed_;
+      fire(tm->ev.time, tm->ev.handler, tm->ev.arg);  // read before the handler runs: it may set the timer
+      return true;
+    }
+  }
+  if (!heap_mode_) {
+    if (head_ == tail_) {
+      now_ = std::max(now_, horizon_);
+      return false;
+    }
+    // The fields read out before the handler runs: it may schedule into this slot.
+    const Event& e = line_[head_++];
+    const double t = e.time;
+    EventHandler* const handler = e.handler;
+    const uint64_t arg = e.arg;
+    if (head_ == tail_) head_ = tail_ = kLineFront;  // empty: room again before the first
+    fire(t, handler, arg);
+    return true;
+  }
+  if (heap_.empty()) {
+    now_ = std::max(now_, horizon_);
+    return false;
+  }
+  fire(heap_pop());
+  return true;
+}
+
+bool EventEngine::step() {
+  return advance();
+}
+
 void EventEngine::run() {
-  while (step()) {
+  while (advance()) {
   }
 }
 

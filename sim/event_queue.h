@@ -1,9 +1,10 @@
 // The discrete-event engine (docs/architecture.md §5): a clock and a queue of pending events ordered by
 // (time, sequence number). The sequence number grows by one per scheduled event, so events at the same
 // time fire in the order they were scheduled -- never in an order that depends on the heap's layout --
-// and a run is bit-for-bit reproducible. The queue is a front slot (the first pending event) before a 4-ary
-// heap (sim/quad_heap.h): the simulator keeps about one event per busy unit pending, each fired event
-// scheduling about one more, and most land in an empty engine or ahead of every pending event.
+// and a run is bit-for-bit reproducible. The simulator keeps about one event per busy unit pending (1-3 for
+// an offloading run, 8-15 for ZipMoE's), each fired event scheduling about one more: while few, the queue is
+// a sorted line (a pop takes its first slot; a push lands last or first, or shifts the later events up one
+// slot), and past kLineMax events a 4-ary heap (sim/quad_heap.h).
 //
 // Hot paths schedule a (handler, argument) pair: no allocation per event. schedule_fn() wraps a
 // std::function for convenience (tests, one-off callbacks). Events cannot be cancelled.
@@ -12,7 +13,7 @@
 // which every admission and latency end moves) holds a timer instead. set_timer() replaces the timer's
 // pending setting and takes the sequence number that schedule() would take at that moment, so the events
 // fire in exactly the order that scheduling a new event each time would give, minus the replaced settings,
-// which never fire. A timer lives outside the heap: step() compares the heap's first event with the armed
+// which never fire. A timer lives outside the queue: step() compares the queue's first event with the armed
 // timers (one or two), where an indexed heap would pay a handle update on every move of every event.
 //
 // reach(t): the clock ends at t or later once nothing is pending (run(), or step() finding nothing to fire).
@@ -26,6 +27,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/interrupt.h"
 #include "sim/quad_heap.h"
 
 namespace moesim::sim {
@@ -39,7 +41,7 @@ class EventHandler {
 class EventEngine {
  public:
   double now() const { return now_; }
-  size_t pending() const { return heap_.size() + (has_front_ ? 1 : 0) + armed_; }
+  size_t pending() const { return (heap_mode_ ? heap_.size() : tail_ - head_) + armed_; }
   uint64_t fired() const { return fired_; }
 
   // Schedules handler->on_event(arg) at time t >= now() (earlier times are a programming error and are
@@ -47,18 +49,28 @@ class EventEngine {
   // Inline: every resource schedules an event per op it starts.
   void schedule(double t, EventHandler* handler, uint64_t arg) {
     const Event e{std::max(t, now_), next_seq_++, handler, arg};
-    if (!has_front_) {
-      if (heap_.empty() || Before{}(e, heap_.front())) {  // the next event: the slot, no sift
-        front_ = e;
-        has_front_ = true;
-        return;
-      }
-    } else if (Before{}(e, front_)) {  // before the front: the old front leads the heap
-      quad_heap_push(heap_, front_, Before{});
-      front_ = e;
+    if (heap_mode_) return heap_push(e);
+    if (tail_ == kLineSlots && !compact()) return heap_push(e);
+    // e's sequence number is above every pending event's: e fires before one of them exactly when its time
+    // is earlier, and a tie goes after. So the line compares times only.
+    Event* end = line_ + tail_;
+    if (tail_ == head_ || !(e.time < end[-1].time)) {  // after every pending event: appended
+      *end = e;
+      ++tail_;
       return;
     }
-    quad_heap_push(heap_, e, Before{});
+    if (head_ > 0 && e.time < line_[head_].time) {  // before every pending event: prepended
+      line_[--head_] = e;
+      return;
+    }
+    if (tail_ - head_ >= kLineMax) return heap_push(e);
+    Event* p = end;
+    do {  // the later events move up one slot
+      *p = p[-1];
+      --p;
+    } while (e.time < p[-1].time);  // stops at line_[head_] at the latest: e is not before it
+    *p = e;
+    ++tail_;
   }
   void schedule_fn(double t, std::function<void()> fn);
 
@@ -106,27 +118,30 @@ class EventEngine {
     bool armed = false;
     Event ev{};
   };
-  // The armed timer that fires first, or null.
+  // The armed timer that fires first; some timer is armed (armed_ > 0).
   Timer* first_timer() {
+    if (timers_.size() == 1) return &timers_.front();  // one SSD: its timer, armed
     Timer* first = nullptr;
     for (Timer& tm : timers_)
       if (tm.armed && (!first || Before{}(tm.ev, first->ev))) first = &tm;
     return first;
   }
+  void fire(double t, EventHandler* handler, uint64_t arg) {
+    now_ = t;
+    if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
+    handler->on_event(arg);
+  }
   void fire(const Event& e);
-  // The first event outside the timers (front_ or the heap's first), or null when none is pending.
+  bool advance();  // step()
+  // The first event outside the timers, or null when none is pending.
   const Event* next_event() const {
-    if (has_front_) return &front_;
+    if (!heap_mode_) return head_ < tail_ ? &line_[head_] : nullptr;
     return heap_.empty() ? nullptr : &heap_.front();
   }
-  // Removes and returns next_event() (not null).
-  Event take_next() {
-    if (has_front_) {
-      has_front_ = false;
-      return front_;
-    }
-    return quad_heap_pop(heap_, Before{});
-  }
+  void heap_push(const Event& e);  // heap mode, or the line long: the line becomes the heap first
+  Event heap_pop();                // heap mode; back to the line once the heap is short
+  // The line reached its last slot: moves it down to kLineFront; false (nothing moved) when it is long.
+  bool compact();
   class FnHandler : public EventHandler {
    public:
     explicit FnHandler(EventEngine& e) : engine_(e) {}
@@ -139,11 +154,14 @@ class EventEngine {
   double now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t fired_ = 0;
-  // The first pending event, where has_front_, held outside the heap: it fires before every event in the
-  // heap. Most events are scheduled into an empty engine or ahead of every pending one (a unit's completion,
-  // the next op's start), and then neither their push nor their pop sifts.
-  Event front_{};
-  bool has_front_ = false;
+  // Pending events outside the timers: while few, a sorted line line_[head_, tail_) (earliest first), where
+  // a pop takes the first slot and a push shifts the events after it up one slot (most events land last or
+  // first: no shift); past kLineMax events, a 4-ary heap (heap_mode_), back to the line below kHeapMin. A
+  // sorted line is a valid heap, and both pop the same (time, seq) order.
+  static constexpr uint32_t kLineSlots = 128, kLineMax = 64, kLineFront = 16, kHeapMin = 16;
+  Event line_[kLineSlots];
+  uint32_t head_ = kLineFront, tail_ = kLineFront;
+  bool heap_mode_ = false;
   std::vector<Event> heap_;
   std::vector<Timer> timers_;
   uint32_t armed_ = 0;  // timers armed

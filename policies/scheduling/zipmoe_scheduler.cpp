@@ -275,11 +275,12 @@ class ZipMoE final : public SchedulingPolicy {
         active_.push_back(Active{0, static_cast<uint32_t>(r), 0, nullptr});
     }
     // Pool tasks: their addresses are final now that the pool has grown.
-    for (size_t a = 0, k = 0; a < active_.size(); ++a)
-      if (active_[a].task == nullptr) {
-        active_[a].task = &pool_[k++];
-        active_[a].cls = intern(pool_[k - 1]);
-      }
+    if (used > 0)
+      for (size_t a = 0, k = 0, n = active_.size(); a < n; ++a)
+        if (active_[a].task == nullptr) {
+          active_[a].task = &pool_[k++];
+          active_[a].cls = intern(pool_[k - 1]);
+        }
     const uint32_t workers = std::max(ctx.cpu_workers, 1u), shards = std::max(ctx.shards, 1u);
     // The blocks depend only on the tasks' timing features, and decode layers repeat the same few patterns
     // (top-k experts in a handful of states): memoize them by those features, with the active put in a
@@ -500,21 +501,24 @@ class ZipMoE final : public SchedulingPolicy {
       if (sh) sh->has_classes = false;
   }
 
-  // canon_: the active tasks sorted by (class rank, index); insertion for a decode layer's few tasks.
+  // canon_: the active tasks sorted by (class rank, index), as one integer each; insertion for a decode
+  // layer's few tasks.
   void canonical_order() {
-    canon_.resize(active_.size());
-    for (size_t i = 0; i < active_.size(); ++i) canon_[i] = static_cast<uint32_t>(i);
-    auto before = [&](uint32_t x, uint32_t y) {
-      const uint32_t rx = rank_[active_[x].cls], ry = rank_[active_[y].cls];
-      return rx < ry || (rx == ry && x < y);
-    };
-    if (canon_.size() > 32) return std::sort(canon_.begin(), canon_.end(), before);
-    for (size_t i = 1; i < canon_.size(); ++i) {
-      const uint32_t x = canon_[i];
-      size_t j = i;
-      for (; j > 0 && before(x, canon_[j - 1]); --j) canon_[j] = canon_[j - 1];
-      canon_[j] = x;
+    const size_t n = active_.size();
+    sort_keys_.resize(n);
+    for (size_t i = 0; i < n; ++i) sort_keys_[i] = uint64_t{rank_[active_[i].cls]} << 32 | i;
+    if (n > 32) {
+      std::sort(sort_keys_.begin(), sort_keys_.end());
+    } else {
+      for (size_t i = 1; i < n; ++i) {
+        const uint64_t x = sort_keys_[i];
+        size_t j = i;
+        for (; j > 0 && x < sort_keys_[j - 1]; --j) sort_keys_[j] = sort_keys_[j - 1];
+        sort_keys_[j] = x;
+      }
     }
+    canon_.resize(n);
+    for (size_t i = 0; i < n; ++i) canon_[i] = static_cast<uint32_t>(sort_keys_[i]);
   }
   static constexpr size_t kMemoEntries = 1 << 16;
   static constexpr size_t kMaxClasses = 1 << 12;
@@ -525,7 +529,8 @@ class ZipMoE final : public SchedulingPolicy {
   std::vector<Active> active_;      // the invocation's tasks in request order
   std::vector<size_t> by_tensor_;   // build_tasks' scratch
   std::vector<Task> ordered_;
-  std::vector<uint32_t> canon_;  // the active tasks in canonical order
+  std::vector<uint32_t> canon_;      // the active tasks in canonical order
+  std::vector<uint64_t> sort_keys_;  // canonical_order's scratch: (rank, index)
   std::unordered_map<std::vector<uint64_t>, FlatBlocks, KeyHash> memo_;
   // Task classes: features (append_key) -> class; each class's features; the classes in canonical order
   // and each one's place in it.

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/interrupt.h"
@@ -53,25 +55,60 @@ TEST(EventEngine, SimultaneousEventsFireInSchedulingOrder) {
   }
 }
 
-// The first pending event sits outside the heap (EventEngine's front slot): a tie with it goes after it, an
-// earlier event takes its place, and one ahead of the heap's first after the slot fired takes the slot again.
-TEST(EventEngine, TheFrontSlotKeepsTimeThenSchedulingOrder) {
+// While few events are pending they wait in a sorted line: a tie with the last goes after it, an event
+// before the first goes before it (ties with the first after it), and one in between after its ties.
+TEST(EventEngine, TheSortedLineKeepsTimeThenSchedulingOrder) {
   EventEngine e;
   Recorder r(e);
-  e.schedule(2.0, &r, 1);  // an empty engine: the slot
-  e.schedule(2.0, &r, 2);  // a tie with the slot: after it
-  e.schedule(1.0, &r, 3);  // ahead of the slot: the old one joins the heap
-  e.schedule(1.0, &r, 4);  // a tie with the new slot
+  e.schedule(2.0, &r, 1);  // an empty engine
+  e.schedule(2.0, &r, 2);  // a tie with the last: appended
+  e.schedule(1.0, &r, 3);  // before the first: prepended
+  e.schedule(1.0, &r, 4);  // a tie with the first: after it
   e.schedule(3.0, &r, 5);
   EXPECT_EQ(e.pending(), 5u);
-  ASSERT_TRUE(e.step());   // fires 3: the slot is empty, the heap holds 4, 1, 2, 5
-  e.schedule(1.5, &r, 6);  // after the heap's first (4): into the heap
-  e.schedule(1.0, &r, 7);  // a tie with the heap's first, scheduled later: after 4
+  ASSERT_TRUE(e.step());   // fires 3; the line holds 4, 1, 2, 5
+  e.schedule(1.5, &r, 6);  // between 4 and 1
+  e.schedule(1.0, &r, 7);  // a tie with the first (4), scheduled later: after it
   e.run();
   std::vector<uint64_t> order;
   for (const auto& [t, a] : r.log) order.push_back(a);
   EXPECT_EQ(order, (std::vector<uint64_t>{3, 4, 7, 6, 1, 2, 5}));
   EXPECT_EQ(e.pending(), 0u);
+}
+
+// The queue against a sorted reference, step by step, while the pending count swings between a handful
+// (the sorted line, its slots used up and moved down many times) and a few hundred (the heap, and back to
+// the line below its threshold): every step fires the reference's first (time, scheduling order).
+TEST(EventEngine, TheLineAndTheHeapFireAsASortedReference) {
+  EventEngine e;
+  Recorder r(e);
+  std::mt19937_64 rng(7);
+  std::set<std::tuple<double, uint64_t>> ref;  // (time, id); ids are given in scheduling order
+  uint64_t id = 0;
+  auto push = [&] {
+    // Ties (half-unit times), events before every pending one (lead 0) and after every one.
+    const double t = e.now() + 0.5 * static_cast<double>(rng() % 12);
+    ref.insert({t, id});
+    e.schedule(t, &r, id++);
+  };
+  auto pop = [&] {
+    ASSERT_TRUE(e.step());
+    ASSERT_EQ(r.log.back(), std::make_pair(std::get<0>(*ref.begin()), std::get<1>(*ref.begin())));
+    ref.erase(ref.begin());
+  };
+  for (size_t target : {3, 10, 70, 5, 300, 12, 40, 1, 150, 0}) {
+    for (int churn = 0; churn < 500; ++churn) {  // about `target` pending: pushes and pops interleaved
+      if (ref.size() < target || (ref.size() == target && rng() % 2 == 0)) {
+        push();
+      } else if (!ref.empty()) {
+        pop();
+      }
+      ASSERT_EQ(e.pending(), ref.size());
+    }
+  }
+  while (!ref.empty()) pop();
+  EXPECT_FALSE(e.step());
+  EXPECT_GT(id, 2000u);
 }
 
 TEST(EventEngine, EventsScheduledFromCallbacksAtTheSameTimeRunAfterPendingTies) {
@@ -275,6 +312,26 @@ TEST(EventEngine, RunUntilStopsAtATimerLaterThanItsTime) {
   e.run();
   ASSERT_EQ(r.log.size(), 2u);
   EXPECT_EQ(r.log[1], std::make_pair(4.5, uint64_t{8}));
+}
+
+// Two timers (two SSDs): the earlier setting fires first, a tie in setting order, each among the ordinary
+// events by (time, sequence number).
+TEST(EventEngine, TwoTimersFireInTimeThenSettingOrder) {
+  EventEngine e;
+  Recorder r(e);
+  const uint32_t a = e.add_timer(&r), b = e.add_timer(&r);
+  e.set_timer(a, 3.0, 1);
+  e.set_timer(b, 2.0, 2);
+  e.schedule(2.5, &r, 3);
+  e.schedule(2.0, &r, 4);  // a tie with b's setting, scheduled after it
+  e.run();
+  e.set_timer(b, 5.0, 5);  // a tie of the two timers: b was set first
+  e.set_timer(a, 5.0, 6);
+  e.run();
+  std::vector<uint64_t> order;
+  for (const auto& [t, arg] : r.log) order.push_back(arg);
+  EXPECT_EQ(order, (std::vector<uint64_t>{2, 4, 3, 1, 5, 6}));
+  EXPECT_EQ(e.now(), 5.0);
 }
 
 }  // namespace
