@@ -12,12 +12,13 @@ quick=0
 [ "${2:-}" = --quick ] && quick=1
 [ -x /usr/bin/time ] || { echo "scaling.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 77; }
 m="$build/moesim"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 d="$(mktemp -d /tmp/moesim-scaling.XXXXXX)"
 trap 'rm -rf "$d"' EXIT
 
 # trace MODEL TOKENS SEQUENCES -> path (made once)
 trace() {
-  local f="$d/$1-$2-$3.mtr"
+  local f="$d/$(basename "$1" .json)-$2-$3.mtr"
   [ -f "$f" ] || "$m" -q trace synth --model "$1" --tokens $(($2 / $3)) --sequences "$3" --zipf 0.9 --seed 1 \
     -o "$f" 2> /dev/null
   echo "$f"
@@ -35,7 +36,7 @@ row() {
   fi
   out="$(echo "$out" | tail -1)"
   read -r wall user sys rss <<< "$out"
-  printf '| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f |\n' "$what" "$model" "$tokens" "$seqs" "$batch" "$wall" \
+  printf '| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f |\n' "$what" "$(basename "$model" .json)" "$tokens" "$seqs" "$batch" "$wall" \
     "$(echo "$user + $sys" | bc)" "$(echo "$rss / 1024" | bc)"
 }
 
@@ -58,7 +59,33 @@ done
 for n in 1000 10000 100000; do
   row "run zipmoe" qwen3-30b-a3b "$n" 1 1 -- run --model qwen3-30b-a3b --system zipmoe --budget 16GiB --hw jetson-agx-orin-64gb
 done
-# Experts per layer, at 10,000 tokens.
+# variant EXPERTS TOPK -> a model JSON of DeepSeek-V3's shape (58 MoE layers) with that many routed experts per
+# layer and that top-k, all else as the preset (made once).
+variant() {
+  local f="$d/deepseek-v3-e$1-k$2.json"
+  [ -f "$f" ] || python3 - "$repo/data/models/deepseek-v3.json" "$f" "$1" "$2" << 'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["name"] = "deepseek-v3-e%s-k%s" % (sys.argv[3], sys.argv[4])
+j["routed_experts"]["value"] = int(sys.argv[3])
+j["top_k"]["value"] = int(sys.argv[4])
+json.dump(j, open(sys.argv[2], "w"))
+PY
+  echo "$f"
+}
+# One factor at a time on DeepSeek-V3's 58 layers, 10,000 tokens: experts per layer at top-8, then top-k at
+# 256 experts (the preset is 256, top-8). No bundled preset has 384 experts; the variants do.
+for e in 64 128 256 384; do
+  v="$(variant "$e" 8)"
+  row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
+  row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
+done
+for k in 1 2 4 16; do
+  v="$(variant 256 "$k")"
+  row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
+  row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
+done
+# Experts per layer across the bundled shapes, at 10,000 tokens.
 for model in olmoe-1b-7b qwen3-30b-a3b deepseek-v3; do
   row "replay lru" "$model" 10000 1 1 -- replay --policy lru --budget 16
   row "run offload" "$model" 10000 1 1 -- run --model "$model" --budget 25% --allow-overcommit --hw server-h100-nvme
@@ -67,3 +94,5 @@ done
 for b in 1 4 16 64; do
   row "run offload" deepseek-v3 16000 64 "$b" -- run --model deepseek-v3 --budget 64GiB --allow-overcommit --hw server-h100-nvme
 done
+# The issue's case: a DeepSeek-V3-shaped trace of 100,032 decode tokens (64 sequences of 1,563) at batch 16.
+row "run offload" deepseek-v3 100032 64 16 -- run --model deepseek-v3 --budget 64GiB --allow-overcommit --hw server-h100-nvme
