@@ -59,31 +59,42 @@ done
 for n in 1000 10000 100000; do
   row "run zipmoe" qwen3-30b-a3b "$n" 1 1 -- run --model qwen3-30b-a3b --system zipmoe --budget 16GiB --hw jetson-agx-orin-64gb
 done
-# variant EXPERTS TOPK -> a model JSON of DeepSeek-V3's shape (58 MoE layers) with that many routed experts per
-# layer and that top-k, all else as the preset (made once).
+# variant EXPERTS TOPK [bf16] -> a model JSON of DeepSeek-V3's shape (58 MoE layers) with that many routed experts
+# per layer and that top-k, all else as the preset (made once); with bf16, its weights in BF16 (the checkpoint's
+# dtype before FP8: ZipMoE codes BF16 exponents and refuses the FP8 preset).
 variant() {
-  local f="$d/deepseek-v3-e$1-k$2.json"
-  [ -f "$f" ] || python3 - "$repo/data/models/deepseek-v3.json" "$f" "$1" "$2" << 'PY'
+  local f="$d/deepseek-v3-e$1-k$2${3:+-$3}.json"
+  [ -f "$f" ] || python3 - "$repo/data/models/deepseek-v3.json" "$f" "$1" "$2" "${3:-}" << 'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-j["name"] = "deepseek-v3-e%s-k%s" % (sys.argv[3], sys.argv[4])
+j["name"] = "deepseek-v3-e%s-k%s" % (sys.argv[3], sys.argv[4]) + ("-bf16" if sys.argv[5] else "")
 j["routed_experts"]["value"] = int(sys.argv[3])
 j["top_k"]["value"] = int(sys.argv[4])
+if sys.argv[5]:
+    j.pop("quantization", None)
+    j.pop("weight_types", None)
 json.dump(j, open(sys.argv[2], "w"))
 PY
   echo "$f"
 }
 # One factor at a time on DeepSeek-V3's 58 layers, 10,000 tokens: experts per layer at top-8, then top-k at
-# 256 experts (the preset is 256, top-8). No bundled preset has 384 experts; the variants do.
+# 256 experts (the preset is 256, top-8); ZipMoE on the same shapes in BF16. No bundled preset has 384
+# experts per layer; the variants do.
 for e in 64 128 256 384; do
   v="$(variant "$e" 8)"
   row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
   row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
+  v="$(variant "$e" 8 bf16)"
+  row "run zipmoe" "$v" 10000 1 1 -- run --model "$v" --system zipmoe --budget 25% --allow-overcommit \
+    --hw server-h100-nvme
 done
 for k in 1 2 4 16; do
   v="$(variant 256 "$k")"
   row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
   row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
+  v="$(variant 256 "$k" bf16)"
+  row "run zipmoe" "$v" 10000 1 1 -- run --model "$v" --system zipmoe --budget 25% --allow-overcommit \
+    --hw server-h100-nvme
 done
 # Experts per layer across the bundled shapes, at 10,000 tokens.
 for model in olmoe-1b-7b qwen3-30b-a3b deepseek-v3; do
