@@ -59,16 +59,18 @@ class EventEngine {
       ++tail_;
       return;
     }
-    if (head_ > 0 && e.time < line_[head_].time) {  // before every pending event: prepended
+    const bool first = e.time < line_[head_].time;  // before every pending event
+    if (first && head_ > 0) {                       // prepended
       line_[--head_] = e;
       return;
     }
     if (tail_ - head_ >= kLineMax) return heap_push(e);
     Event* p = end;
-    do {  // the later events move up one slot
+    Event* const stop = first ? line_ + head_ : line_ + head_ + 1;  // e is not before line_[head_]
+    do {                                                            // the later events move up one slot
       *p = p[-1];
       --p;
-    } while (e.time < p[-1].time);  // stops at line_[head_] at the latest: e is not before it
+    } while (p != stop && e.time < p[-1].time);
     *p = e;
     ++tail_;
   }

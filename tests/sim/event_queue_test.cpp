@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -74,6 +75,31 @@ TEST(EventEngine, TheSortedLineKeepsTimeThenSchedulingOrder) {
   for (const auto& [t, a] : r.log) order.push_back(a);
   EXPECT_EQ(order, (std::vector<uint64_t>{3, 4, 7, 6, 1, 2, 5}));
   EXPECT_EQ(e.pending(), 0u);
+}
+
+// Each event earlier than every pending one: the first are prepended into the room before the line's first
+// slot, and once that room is used up the line shifts up to put the next one first, reading and writing
+// nothing before the line. The engine sits after a guard of large times, so a read before the line takes a
+// guard value for a later event and a write lands in the guard: both show here, not only under a memory
+// checker.
+TEST(EventEngine, EarlierAndEarlierEventsPastTheLinesFrontRoomFireInTimeOrder) {
+  struct Guarded {
+    double guard[16];
+    EventEngine engine;
+  };
+  auto g = std::make_unique<Guarded>();
+  std::fill(std::begin(g->guard), std::end(g->guard), 1e300);
+  EventEngine& e = g->engine;
+  Recorder r(e);
+  for (uint64_t i = 0; i < 40; ++i) e.schedule(1000.0 - static_cast<double>(i), &r, i);
+  ASSERT_EQ(e.pending(), 40u);
+  for (double v : g->guard) ASSERT_EQ(v, 1e300);  // before run(): a corrupted line would fire garbage
+  e.run();
+  ASSERT_EQ(r.log.size(), 40u);
+  for (uint64_t i = 0; i < 40; ++i) {
+    EXPECT_EQ(r.log[i].second, 39 - i) << i;
+    EXPECT_EQ(r.log[i].first, 961.0 + static_cast<double>(i)) << i;
+  }
 }
 
 // The queue against a sorted reference, step by step, while the pending count swings between a handful
