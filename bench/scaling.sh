@@ -80,22 +80,18 @@ PY
 # One factor at a time on DeepSeek-V3's 58 layers, 10,000 tokens: experts per layer at top-8, then top-k at
 # 256 experts (the preset is 256, top-8); ZipMoE on the same shapes in BF16. No bundled preset has 384
 # experts per layer; the variants do.
-for e in 64 128 256 384; do
-  v="$(variant "$e" 8)"
+# shape_rows EXPERTS TOPK: replay, offload and ZipMoE rows of that variant at 10,000 tokens.
+shape_rows() {
+  local v
+  v="$(variant "$1" "$2")"
   row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
   row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
-  v="$(variant "$e" 8 bf16)"
+  v="$(variant "$1" "$2" bf16)"
   row "run zipmoe" "$v" 10000 1 1 -- run --model "$v" --system zipmoe --budget 25% --allow-overcommit \
     --hw server-h100-nvme
-done
-for k in 1 2 4 16; do
-  v="$(variant 256 "$k")"
-  row "replay lru" "$v" 10000 1 1 -- replay --policy lru --budget 16
-  row "run offload" "$v" 10000 1 1 -- run --model "$v" --budget 25% --allow-overcommit --hw server-h100-nvme
-  v="$(variant 256 "$k" bf16)"
-  row "run zipmoe" "$v" 10000 1 1 -- run --model "$v" --system zipmoe --budget 25% --allow-overcommit \
-    --hw server-h100-nvme
-done
+}
+for e in 64 128 256 384; do shape_rows "$e" 8; done
+for k in 1 2 4 16; do shape_rows 256 "$k"; done
 # Experts per layer across the bundled shapes, at 10,000 tokens.
 for model in olmoe-1b-7b qwen3-30b-a3b deepseek-v3; do
   row "replay lru" "$model" 10000 1 1 -- replay --policy lru --budget 16
