@@ -34,11 +34,8 @@ constexpr uint64_t kTailEvent = 1ull << 62;   // ServerPool: a job's duration is
 // submit() of a job that finds every unit busy, a waiting line, or a pool sharing cores.
 void ServerPool::submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail) {
   ++ops_;
-  if (busy_units_ < units_.size() && queue_.empty()) {
-    uint32_t u = 0;
-    while (units_[u].busy) ++u;
-    return start(u, JobQueue::Item{priority, 0, job, false, duration, 0, tail});
-  }
+  if (busy_units_ < units_.size() && queue_.empty())
+    return start(first_free(), JobQueue::Item{priority, 0, job, false, duration, 0, tail});
   queue_.push(priority, job, duration, gap, false, tail);
   queue_.report();
 }
@@ -46,10 +43,8 @@ void ServerPool::submit_queued(uint32_t job, int64_t priority, double duration, 
 void ServerPool::submit_waiting(uint32_t job, int64_t priority, double gap, UnitWaiter* waiter) {
   waiter_ = waiter;
   ++ops_;
-  if (busy_units_ < units_.size() && queue_.empty()) {
-    for (uint32_t u = 0; u < units_.size(); ++u)
-      if (!units_[u].busy) return start(u, JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
-  }
+  if (busy_units_ < units_.size() && queue_.empty())
+    return start(first_free(), JobQueue::Item{priority, 0, job, false, 0, 0, 0, true});
   queue_.push(priority, job, 0, gap, false, 0, true);
   queue_.report();
 }
@@ -62,11 +57,7 @@ void ServerPool::resume(uint32_t unit, double duration) {
 }
 
 void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
-  Unit& u = units_[unit];
-  u.busy = true;
-  u.job = item.job;
-  u.start = engine_.now();
-  ++busy_units_;
+  take(unit, item.job);
   if (item.waits) return waiter_->unit_taken(item.job, unit);  // resume() goes on
   const double tail = std::max(item.tail, 0.0);
   if (cores_) {
@@ -74,7 +65,7 @@ void ServerPool::start(uint32_t unit, const JobQueue::Item& item) {
     return;
   }
   if (tail > 0 && tail_cores_) {  // the duration, then the tail on the shared cores
-    u.tail = tail;
+    units_[unit].tail = tail;
     engine_.schedule(engine_.now() + item.amount, this, kTailEvent | unit);
     return;
   }

@@ -130,18 +130,14 @@ class ServerPool final : public EventHandler {
   // once. `tail`: the unit's CPU work after the duration (an I/O thread's after its read; see
   // share_cores_for_tails), the job ends when it is done.
   // Inline: every op of a pool's class is submitted here. A free unit of a pool without shared cores starts
-  // the job at once (start()'s operations, written out); the other cases are submit_queued's.
+  // the job at once (start()'s path for such a pool, without building an item); the other cases are
+  // submit_queued's.
   void submit(uint32_t job, int64_t priority, double duration, double gap = 0, double tail = 0) {
     if (busy_units_ == units_.size() || !queue_.empty() || cores_ || tail_cores_)
       return submit_queued(job, priority, duration, gap, tail);
     ++ops_;
-    uint32_t u = 0;
-    while (units_[u].busy) ++u;  // the first free unit: one is (busy_units_ counts the busy ones)
-    Unit& x = units_[u];
-    x.busy = true;
-    x.job = job;
-    x.start = engine_.now();
-    ++busy_units_;
+    const uint32_t u = first_free();
+    take(u, job);
     const double t = std::max(tail, 0.0);
     busy_time_ += duration + t;
     engine_.schedule(engine_.now() + duration + t, this, u);
@@ -171,6 +167,20 @@ class ServerPool final : public EventHandler {
 
  private:
   void start(uint32_t unit, const JobQueue::Item& item);
+  // The first unit not busy; one is (busy_units_ counts the busy ones).
+  uint32_t first_free() const {
+    uint32_t u = 0;
+    while (units_[u].busy) ++u;
+    return u;
+  }
+  // `unit` taken by `job` now.
+  void take(uint32_t unit, uint32_t job) {
+    Unit& x = units_[unit];
+    x.busy = true;
+    x.job = job;
+    x.start = engine_.now();
+    ++busy_units_;
+  }
   void submit_queued(uint32_t job, int64_t priority, double duration, double gap, double tail);
   EventEngine& engine_;
   std::string name_;
