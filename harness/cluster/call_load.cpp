@@ -17,16 +17,28 @@ bool active_at(const CallSpan& c, double t) {
   return c.kind <= 1 && t >= c.start;
 }
 
+// The calls' indices in the order they were submitted (ties in their given order), and the longest a call
+// was in flight: only calls made up to that long before a call can still be in flight when it is made.
+std::vector<size_t> by_submission(const std::vector<CallSpan>& calls) {
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return calls[a].submitted < calls[b].submitted; });
+  return order;
+}
+double longest_flight(const std::vector<CallSpan>& calls) {
+  double longest = 0;
+  for (const CallSpan& c : calls) longest = std::max(longest, c.returned - c.submitted);
+  return longest;
+}
+
 }  // namespace call_load_detail
 
 Json overhead_by_concurrency(const std::vector<CallSpan>& calls) {
   using call_load_detail::active_at;
-  std::vector<size_t> order(calls.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return calls[a].submitted < calls[b].submitted; });
-  double longest = 0;
-  for (const CallSpan& c : calls) longest = std::max(longest, c.returned - c.submitted);
+  // A call submitted together with others counts them all, whichever comes first in this order.
+  const std::vector<size_t> order = call_load_detail::by_submission(calls);
+  const double longest = call_load_detail::longest_flight(calls);
   constexpr int kTop = 8;
   // [kind][0 in flight, 1 active][count] -> overheads
   std::map<int, std::vector<double>> at[2][2];
@@ -62,12 +74,8 @@ Json overhead_by_concurrency(const std::vector<CallSpan>& calls) {
 }
 
 std::vector<std::pair<double, double>> overhead_points(const std::vector<CallSpan>& calls, double handoff_s) {
-  std::vector<size_t> order(calls.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return calls[a].submitted < calls[b].submitted; });
-  double longest = 0;
-  for (const CallSpan& c : calls) longest = std::max(longest, c.returned - c.submitted);
+  const std::vector<size_t> order = call_load_detail::by_submission(calls);
+  const double longest = call_load_detail::longest_flight(calls);
   std::vector<std::pair<double, double>> out;
   for (size_t k = 0; k < order.size(); ++k) {
     const CallSpan& c = calls[order[k]];

@@ -28,7 +28,7 @@ struct CallSpan {
 // overhead (received - submitted) + (returned - end) and the number of calls (a mean far above the median: a
 // tail of slow hand-offs), by calls in flight ("by_inflight") and
 // by those of them using a CPU ("by_active"): {"expert": {"by_inflight": {"0": {"calls": n, "median_s":
-// s}}}}.
+// s}}}}. Calls made at the same time count each other, in whichever order they are given.
 Json overhead_by_concurrency(const std::vector<CallSpan>& calls);
 
 // The dense and expert calls' overheads measured as the calibration measures its own

@@ -39,6 +39,21 @@ TEST(CallLoad, OverheadsByCallsInFlightAndByThoseUsingACpu) {
   EXPECT_NEAR(e["by_active"]["0"]["mean_s"].get<double>(), 1.1e-3 / 3, 1e-12);
 }
 
+TEST(CallLoad, CallsMadeTogetherCountEachOtherWhicheverComesFirst) {
+  // Two expert calls made at the same time, then one alone: each of the two has the other in flight, in
+  // either order of the input.
+  std::vector<CallSpan> calls = {{1, 0, 1e-4, 2e-4, 3e-4, 5e-4},
+                                 {1, 0, 2e-4, 3e-4, 4e-4, 7e-4},
+                                 {1, 1e-2, 1.01e-2, 1.02e-2, 1.03e-2, 1.04e-2}};
+  for (int swap = 0; swap < 2; ++swap) {
+    if (swap) std::swap(calls[0], calls[1]);
+    const Json j = overhead_by_concurrency(calls)["expert"]["by_inflight"];
+    EXPECT_EQ(j["0"]["calls"], 1) << swap;
+    EXPECT_EQ(j["1"]["calls"], 2) << swap;
+    EXPECT_NEAR(j["1"]["mean_s"].get<double>(), (3e-4 + 5e-4) / 2, 1e-12) << swap;
+  }
+}
+
 TEST(CallLoad, OverheadPointsCountTheCallsInFlightAsTheSimulatorDoes) {
   // kind, submitted, received, start, end, returned (ms); out of submission order on purpose
   const std::vector<CallSpan> ms = {
