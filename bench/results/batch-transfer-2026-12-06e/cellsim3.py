@@ -9,7 +9,7 @@
 # undecided. The term's interval is main's exec interval under the term's simulated TPOT (same exec runs).
 #   usage: cellsim3.py MOESIM Q...   (Q: pair3.sh output folders: prof-*.json, val-*-bN.json)
 import glob, json, os, re, statistics, subprocess, sys
-M = sys.argv[1]
+M = None  # the binary: sys.argv[1] when run as a script (judge.py of 06g imports the helpers)
 here = os.path.dirname(os.path.abspath(__file__))
 simv = os.path.join(here, '..', 'batch-transfer-2026-12-06c', 'simv.py')
 def tpot(prof, tr, batch, sysname, over):
@@ -26,13 +26,20 @@ def verdict(sim, lo, hi, lim=0.10):
     if max(abs(a), abs(b)) <= lim: return 'met', a, b
     if a > lim or b < -lim: return 'missed', a, b
     return 'undecided', a, b
-rows = []
-for Q in sys.argv[2:]:
-    for val in sorted(glob.glob(Q + '/val-*-b[0-9]*.json')):
-        mod, sysname, A, B, batch = re.match(r'val-(\w+)-(\w+)-(\d+)-(\d+)-b(\d+)\.json', os.path.basename(val)).groups()
-        prof = '%s/prof-%s-%s-%s-%s.json' % (Q, mod, sysname, A, B)
-        v = json.load(open(val)); ex = v['exec']['tpot_median_s']
-        lo, hi = v['exec']['tpot_median_interval']['lo_s'], v['exec']['tpot_median_interval']['hi_s']
+def cells(folders):
+    """Each held-out cell of pair3.sh's output folders: its names, profile, validate JSON, exec TPOT median and
+    that median's interval."""
+    for Q in folders:
+        for val in sorted(glob.glob(Q + '/val-*-b[0-9]*.json')):
+            mod, sysname, A, B, batch = re.match(r'val-(\w+)-(\w+)-(\d+)-(\d+)-b(\d+)\.json', os.path.basename(val)).groups()
+            v = json.load(open(val)); iv = v['exec']['tpot_median_interval']
+            yield (mod, sysname, A, B, batch, '%s/prof-%s-%s-%s-%s.json' % (Q, mod, sysname, A, B), v,
+                   v['exec']['tpot_median_s'], iv['lo_s'], iv['hi_s'])
+def main():
+    global M
+    M = sys.argv[1]
+    rows = []
+    for mod, sysname, A, B, batch, prof, v, ex, lo, hi in cells(sys.argv[2:]):
         fv, how = fresh_value(prof)
         tr = '/tmp/btc/%s%s.mtr' % (mod, B)
         # A profile the branch's calibrate wrote has the field already: main's line is then the profile without it.
@@ -46,9 +53,17 @@ for Q in sys.argv[2:]:
             mod, sysname, A, B, batch, ex, lo, hi, len(v['exec']['tpot_s']), 100 * v['errors']['cost']['tpot'],
             100 * (m / ex - 1), 100 * vm[1], 100 * vm[2], vm[0], 100 * (n / ex - 1), 100 * vn[1], 100 * vn[2], vn[0],
             1e6 * fv, how), flush=True)
-if rows:
+    summary(rows, 'term')
+
+def summary(rows, name):
+    """rows: (|error| main, |error| other, verdict main, verdict other) per cell."""
+    if not rows: return
     k = len(rows)
-    print('cells %d: mean |error| main %.2f%%, term %.2f%%; term closer in %d of %d; met main %d, term %d; '
-          'verdicts lost %d, gained %d' % (k, 100 * sum(r[0] for r in rows) / k, 100 * sum(r[1] for r in rows) / k,
-          sum(r[1] < r[0] for r in rows), k, sum(r[2] == 'met' for r in rows), sum(r[3] == 'met' for r in rows),
-          sum(r[2] == 'met' and r[3] != 'met' for r in rows), sum(r[2] != 'met' and r[3] == 'met' for r in rows)))
+    print('cells %d: mean |error| main %.2f%%, %s %.2f%%; %s closer in %d of %d; met main %d, %s %d; '
+          'verdicts lost %d, gained %d' % (k, 100 * sum(r[0] for r in rows) / k, name, 100 * sum(r[1] for r in rows) / k,
+          name, sum(r[1] < r[0] for r in rows), k, sum(r[2] == 'met' for r in rows), name,
+          sum(r[3] == 'met' for r in rows), sum(r[2] == 'met' and r[3] != 'met' for r in rows),
+          sum(r[2] != 'met' and r[3] == 'met' for r in rows)))
+
+if __name__ == '__main__':
+    main()
