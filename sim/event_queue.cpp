@@ -65,10 +65,6 @@ bool EventEngine::compact() {
   return true;
 }
 
-void EventEngine::fire(const Event& e) {
-  fire(e.time, e.handler, e.arg);
-}
-
 // step()'s body, inlined into run()'s loop: no call and no frame per event.
 inline bool EventEngine::advance() {
   if (armed_ > 0) {
@@ -99,7 +95,8 @@ inline bool EventEngine::advance() {
     now_ = std::max(now_, horizon_);
     return false;
   }
-  fire(heap_pop());
+  const Event e = heap_pop();
+  fire(e.time, e.handler, e.arg);
   return true;
 }
 

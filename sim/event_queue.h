@@ -133,7 +133,6 @@ class EventEngine {
     if ((++fired_ & 0xFFF) == 0) interrupt_point();  // every 4096 events: well under a millisecond of work
     handler->on_event(arg);
   }
-  void fire(const Event& e);
   bool advance();  // step()
   // The first event outside the timers, or null when none is pending.
   const Event* next_event() const {
