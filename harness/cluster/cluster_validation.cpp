@@ -50,6 +50,9 @@ struct Calibration {
   // links and the peer's work (the cost's call overhead plus its invocation overhead), which a line reported
   // beside the cost keeps.
   double handoff_s = 0, invoke_total_s = 0;
+  // The invocation overhead beside a line reported with the cost: what keeps the invocations' total with that
+  // line's intercept.
+  double invoke_beside(const CallOverheadLine& l) const { return std::max(invoke_total_s - l.fixed, 0.0); }
   // The line from the calibration's short serve (serve_line) and the invocation overhead beside it: the
   // report's `errors.cost_serve`, not the cost.
   CallOverheadLine serve;
@@ -66,6 +69,17 @@ constexpr int kLoneCallReps = 21;
 constexpr int kBurstBlocks = 16;
 // Steps of the paired chain (paired_chain): a median over them holds to a few percent.
 constexpr int kPairSteps = 120;
+
+// The servers' calls as a platform's servers, each estimating with `hw`'s profile (empty: the spec's).
+std::vector<exec::ExecClusterServer> exec_servers(
+    const serving::ClusterInput& in, const std::vector<std::shared_ptr<exec::ServerCalls>>& calls,
+    const std::vector<HardwareProfile>& hw) {
+  std::vector<exec::ExecClusterServer> servers;
+  for (uint32_t n = 0; n < calls.size(); ++n)
+    servers.push_back(
+        {in.servers[n].name, hw.empty() ? in.servers[n].hw : hw.at(n), in.servers[n].gpus, calls[n]});
+  return servers;
+}
 
 // One server's unit work at each token count: the median of kReps calls alone on unit 0.
 std::vector<std::pair<double, double>> unit_points(exec::ServerCalls& c, bool dense) {
@@ -304,10 +318,7 @@ Calibration calibrate(const serving::ClusterInput& in,
       idle_handoff.push_back(ct.start - ct.received);
     }
   const double h0 = std::max(median_of(idle_handoff), 0.0);
-  std::vector<exec::ExecClusterServer> servers;
-  for (uint32_t n = 0; n < calls.size(); ++n)
-    servers.push_back({in.servers[n].name, in.servers[n].hw, in.servers[n].gpus, calls[n]});
-  exec::ExecClusterPlatform platform(servers, in.links);
+  exec::ExecClusterPlatform platform(exec_servers(in, calls, {}), in.links);
   const auto expert_op = [](uint32_t tokens) {  // expert 0 of layer 0, as the calls above
     Op op;
     op.kind = OpKind::kExpertCompute;
@@ -350,13 +361,10 @@ Calibration calibrate(const serving::ClusterInput& in,
   cal.invoke_overhead_s = std::max(residual_median, 0.0);
   // A line reported beside the cost keeps the invocations' total: what the cost's line leaves to the
   // invocation overhead, less what that line's own intercept takes more.
-  const auto invoke_beside = [&](const CallOverheadLine& l) {
-    return std::max(residual_median + cal.call_overhead_s - l.fixed, 0.0);
-  };
   cal.handoff_s = h0;
   cal.invoke_total_s = residual_median + cal.call_overhead_s;
-  cal.burst_means_invoke_overhead_s = invoke_beside(cal.burst_means);
-  cal.lead_call_invoke_overhead_s = invoke_beside(cal.lead_call);
+  cal.burst_means_invoke_overhead_s = cal.invoke_beside(cal.burst_means);
+  cal.lead_call_invoke_overhead_s = cal.invoke_beside(cal.lead_call);
   cal.report["call_overhead_s"] = cal.call_overhead_s;
   cal.report["call_overhead_per_inflight_s"] = cal.call_overhead_per_inflight_s;
   cal.report["invoke_overhead_s"] = cal.invoke_overhead_s;
@@ -412,10 +420,7 @@ void serve_line(const serving::ClusterInput& in, const serving::ClusterOptions& 
   o.seed = opt.seed + kServeSeedOffset;
   o.record_timeline = false;
   o.on_progress = nullptr;
-  std::vector<exec::ExecClusterServer> servers;
-  for (uint32_t n = 0; n < calls.size(); ++n)
-    servers.push_back({in.servers[n].name, cal.hw[n], in.servers[n].gpus, calls[n]});
-  exec::ExecClusterPlatform platform(servers, in.links);
+  exec::ExecClusterPlatform platform(exec_servers(in, calls, cal.hw), in.links);
   const auto t0 = std::chrono::steady_clock::now();
   const serving::ClusterResult r = serving::serve_cluster(other, o, platform);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -425,7 +430,7 @@ void serve_line(const serving::ClusterInput& in, const serving::ClusterOptions& 
   // no line of nothing.
   cal.serve = points.empty() ? CallOverheadLine{cal.call_overhead_s, cal.call_overhead_per_inflight_s}
                              : fit_call_overhead_total(points);
-  cal.serve_invoke_overhead_s = std::max(cal.invoke_total_s - cal.serve.fixed, 0.0);
+  cal.serve_invoke_overhead_s = cal.invoke_beside(cal.serve);
   Json& j = cal.report["serve"];
   j = {{"duration_s", o.duration_s},
        {"seed", o.seed},
